@@ -1,0 +1,84 @@
+// Command tierbench reproduces storage-tiered key-value server benchmarks.
+//
+// The entry point only wires flags to packages: each subcommand lives in a
+// file of its own in this folder and hands a Config to its package's Run.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// command is one subcommand: its name, a one-line summary for the usage
+// text, and the function that parses its flags and runs it, returning the
+// process exit status (0 ok, 1 failure, 2 usage error).
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands is filled by each subcommand's file in init, in the order the
+// usage text lists them.
+var commands []command
+
+func register(c command) { commands = append(commands, c) }
+
+func main() {
+	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func dispatch(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return 0
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "tierbench: unknown command %q\n\n", name)
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `tierbench reproduces storage-tiered key-value server benchmarks
+(the Garnet "NVMe storage-bound" matrix) on any Linux host, and publishes
+them with a fingerprint of the host.
+
+Usage:
+  tierbench <command> [flags]
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `  version    print the version and VCS revision of this binary
+
+Run 'tierbench <command> --help' for the flags of a command.
+The stack measured is RESP <= KV <= Device <= fio: each layer is reported as
+a share of the layer below it.
+`)
+}
+
+// notBuilt is the run function of a subcommand whose package is not there
+// yet: it says so and fails, rather than pretending to work.
+func notBuilt(name string, issue int) func([]string, io.Writer, io.Writer) int {
+	return func(_ []string, _, stderr io.Writer) int {
+		fmt.Fprintf(stderr, "tierbench %s: not built yet (issue #%d)\n", name, issue)
+		return 1
+	}
+}
