@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // command is one subcommand: its name, a one-line summary for the usage
@@ -19,9 +20,12 @@ type command struct {
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
-// commands is filled by each subcommand's file in init, in the order the
-// usage text lists them.
+// commands is filled by each subcommand's file in init.
 var commands []command
+
+// usageOrder is the order the usage text lists the commands in: from the
+// host check up the stack to the reproduction.
+var usageOrder = []string{"preflight", "device", "kv", "server", "bench", "run", "report"}
 
 func register(c command) { commands = append(commands, c) }
 
@@ -63,7 +67,11 @@ Usage:
 
 Commands:
 `)
-	for _, c := range commands {
+	sorted := slices.Clone(commands)
+	slices.SortStableFunc(sorted, func(a, b command) int {
+		return rank(a.name) - rank(b.name)
+	})
+	for _, c := range sorted {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `  version    print the version and VCS revision of this binary
@@ -72,6 +80,14 @@ Run 'tierbench <command> --help' for the flags of a command.
 The stack measured is RESP <= KV <= Device <= fio: each layer is reported as
 a share of the layer below it.
 `)
+}
+
+// rank is a command's place in usageOrder; unlisted commands go last.
+func rank(name string) int {
+	if i := slices.Index(usageOrder, name); i >= 0 {
+		return i
+	}
+	return len(usageOrder)
 }
 
 // notBuilt is the run function of a subcommand whose package is not there
