@@ -1,0 +1,305 @@
+package fio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ErrNotInstalled is returned by Run when no fio executable is on the PATH.
+var ErrNotInstalled = errors.New("fio: not installed (apt-get install fio)")
+
+// Job describes one random-read fio run. Either Filenames lists the files
+// explicitly, or Dir, Files and FileBytes name Files files called
+// tierbench-fio.<i> in Dir. All jobs share the same files, so Files is the
+// number of files in total, not per job.
+type Job struct {
+	Filenames      []string // explicit files (fio --filename=a:b:c); or Dir+Files+FileBytes
+	Dir            string
+	Files          int
+	FileBytes      int64  // size of each file
+	BlockBytes     int    // --bs
+	Jobs           int    // --numjobs (with --group_reporting)
+	IODepth        int    // --iodepth (64 default)
+	Engine         string // "io_uring" | "libaio"
+	RuntimeSeconds int
+}
+
+// Result is one group-reported fio run.
+type Result struct {
+	Version                   string
+	Engine                    string
+	BlockBytes, Jobs, IODepth int
+	IOPS                      float64
+	BandwidthKiBps            float64
+	ClatUs                    struct{ P50, P99, P999 float64 } // from clat_ns.percentile
+	UsrCPU, SysCPU            float64
+}
+
+// Defaults applied by Run to zero fields of a Job.
+const (
+	DefaultBlockBytes     = 4096
+	DefaultIODepth        = 64
+	DefaultEngine         = "io_uring"
+	DefaultRuntimeSeconds = 5
+	DefaultFiles          = 8
+	DefaultFileBytes      = 64 << 20
+)
+
+// Args returns the fio command-line arguments for job after defaults, or an
+// error naming the field that cannot be expressed to fio.
+func (job Job) Args() ([]string, error) {
+	job = job.withDefaults()
+	names := job.Filenames
+	if len(names) == 0 {
+		if job.Dir == "" {
+			return nil, errors.New("fio: job has neither Filenames nor Dir")
+		}
+		for i := range job.Files {
+			names = append(names, filepath.Join(job.Dir, fmt.Sprintf("tierbench-fio.%d", i)))
+		}
+	}
+	for _, n := range names {
+		// fio splits --filename on ':'; refusing is clearer than escaping.
+		if strings.Contains(n, ":") {
+			return nil, fmt.Errorf("fio: file name %q contains ':', which fio treats as a separator", n)
+		}
+	}
+	switch {
+	case job.BlockBytes < 0, job.Jobs < 0, job.IODepth < 0, job.RuntimeSeconds < 0, job.FileBytes < 0:
+		return nil, fmt.Errorf("fio: negative field in job %+v", job)
+	case job.FileBytes > 0 && job.FileBytes < int64(job.BlockBytes):
+		return nil, fmt.Errorf("fio: file size %d B is smaller than the block size %d B", job.FileBytes, job.BlockBytes)
+	}
+	args := []string{
+		"--name=tierbench-randread",
+		"--rw=randread",
+		"--direct=1",
+		"--ioengine=" + job.Engine,
+		"--bs=" + strconv.Itoa(job.BlockBytes),
+		"--numjobs=" + strconv.Itoa(job.Jobs),
+		"--iodepth=" + strconv.Itoa(job.IODepth),
+		"--group_reporting",
+		"--time_based",
+		"--runtime=" + strconv.Itoa(job.RuntimeSeconds),
+		"--filename=" + strings.Join(names, ":"),
+		"--output-format=json",
+	}
+	if job.FileBytes > 0 {
+		args = append(args, "--filesize="+strconv.FormatInt(job.FileBytes, 10))
+	}
+	return args, nil
+}
+
+func (job Job) withDefaults() Job {
+	if job.BlockBytes == 0 {
+		job.BlockBytes = DefaultBlockBytes
+	}
+	if job.Jobs == 0 {
+		job.Jobs = 1
+	}
+	if job.IODepth == 0 {
+		job.IODepth = DefaultIODepth
+	}
+	if job.Engine == "" {
+		job.Engine = DefaultEngine
+	}
+	if job.RuntimeSeconds == 0 {
+		job.RuntimeSeconds = DefaultRuntimeSeconds
+	}
+	if len(job.Filenames) == 0 {
+		if job.Files == 0 {
+			job.Files = DefaultFiles
+		}
+		if job.FileBytes == 0 {
+			job.FileBytes = DefaultFileBytes
+		}
+	}
+	return job
+}
+
+// Run runs the real fio (rw=randread, direct=1, group reporting, JSON
+// output) and parses its result. A missing fio gives ErrNotInstalled; fio
+// exiting non-zero gives an error quoting what it printed.
+func Run(ctx context.Context, job Job) (Result, error) {
+	args, err := job.Args()
+	if err != nil {
+		return Result{}, err
+	}
+	bin, err := exec.LookPath("fio")
+	if err != nil {
+		return Result{}, ErrNotInstalled
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return Result{}, fmt.Errorf("fio: %w", ctx.Err())
+		}
+		return Result{}, fmt.Errorf("fio %s: %w: %s", strings.Join(args, " "), err, snippet(stderr.Bytes(), stdout.Bytes()))
+	}
+	res, err := Parse(stdout.Bytes())
+	if err != nil {
+		if stderr.Len() > 0 {
+			return Result{}, fmt.Errorf("%w (fio stderr: %s)", err, snippet(stderr.Bytes()))
+		}
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// snippet joins what a program printed, trimmed to a length that fits in an
+// error message.
+func snippet(parts ...[]byte) string {
+	const max = 800
+	s := strings.TrimSpace(string(bytes.Join(parts, []byte("\n"))))
+	if s == "" {
+		return "(no output)"
+	}
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// report is the part of fio's JSON output that Parse reads.
+type report struct {
+	Version       string            `json:"fio version"`
+	GlobalOptions map[string]string `json:"global options"`
+	Jobs          []struct {
+		Name       string            `json:"jobname"`
+		Error      int               `json:"error"`
+		JobOptions map[string]string `json:"job options"`
+		Read       struct {
+			IOPS   float64 `json:"iops"`
+			BWKiBs float64 `json:"bw"`
+			IOs    int64   `json:"total_ios"`
+			ClatNs struct {
+				Percentile map[string]float64 `json:"percentile"`
+			} `json:"clat_ns"`
+		} `json:"read"`
+		UsrCPU float64 `json:"usr_cpu"`
+		SysCPU float64 `json:"sys_cpu"`
+	} `json:"jobs"`
+}
+
+// Parse reads fio's --output-format=json output. It skips anything before
+// the first '{' (fio prints error lines into the same stream), sums IOPS and
+// bandwidth over the job entries (one with --group_reporting) and takes the
+// completion-latency percentiles of the first entry.
+func Parse(jsonOutput []byte) (Result, error) {
+	start := bytes.IndexByte(jsonOutput, '{')
+	if start < 0 {
+		return Result{}, fmt.Errorf("fio: output has no JSON document: %s", snippet(jsonOutput))
+	}
+	var rep report
+	dec := json.NewDecoder(bytes.NewReader(jsonOutput[start:]))
+	if err := dec.Decode(&rep); err != nil {
+		return Result{}, fmt.Errorf("fio: parse JSON output: %v: %s", err, snippet(jsonOutput))
+	}
+	if len(rep.Jobs) == 0 {
+		return Result{}, fmt.Errorf("fio: JSON output has no jobs: %s", snippet(jsonOutput))
+	}
+	res := Result{Version: rep.Version}
+	for _, j := range rep.Jobs {
+		if j.Error != 0 {
+			return Result{}, fmt.Errorf("fio: job %q ended with error %d", j.Name, j.Error)
+		}
+		if bad(j.Read.IOPS) || bad(j.Read.BWKiBs) {
+			return Result{}, fmt.Errorf("fio: job %q reports invalid read iops %v or bw %v", j.Name, j.Read.IOPS, j.Read.BWKiBs)
+		}
+		res.IOPS += j.Read.IOPS
+		res.BandwidthKiBps += j.Read.BWKiBs
+		res.UsrCPU += j.UsrCPU
+		res.SysCPU += j.SysCPU
+	}
+	first := rep.Jobs[0]
+	if first.Read.IOs == 0 && first.Read.IOPS == 0 {
+		return Result{}, fmt.Errorf("fio: job %q did no reads (is rw=randread?)", first.Name)
+	}
+	opt := func(key string) string {
+		if v, ok := first.JobOptions[key]; ok {
+			return v
+		}
+		return rep.GlobalOptions[key]
+	}
+	res.Engine = opt("ioengine")
+	var err error
+	if res.BlockBytes, err = optionInt(opt, "bs", 0); err != nil {
+		return Result{}, err
+	}
+	if res.Jobs, err = optionInt(opt, "numjobs", 1); err != nil {
+		return Result{}, err
+	}
+	if res.IODepth, err = optionInt(opt, "iodepth", 1); err != nil {
+		return Result{}, err
+	}
+	pct := first.Read.ClatNs.Percentile
+	for _, p := range []struct {
+		key string
+		dst *float64
+	}{{"50.000000", &res.ClatUs.P50}, {"99.000000", &res.ClatUs.P99}, {"99.900000", &res.ClatUs.P999}} {
+		ns, ok := pct[p.key]
+		if !ok {
+			return Result{}, fmt.Errorf("fio: job %q has no clat_ns percentile %s", first.Name, p.key)
+		}
+		if bad(ns) {
+			return Result{}, fmt.Errorf("fio: job %q has invalid clat_ns percentile %s = %v", first.Name, p.key, ns)
+		}
+		*p.dst = ns / 1000
+	}
+	return res, nil
+}
+
+func bad(f float64) bool { return f < 0 || math.IsNaN(f) || math.IsInf(f, 0) }
+
+// optionInt reads a numeric fio option such as bs=4k; an absent option
+// gives def.
+func optionInt(opt func(string) string, key string, def int) (int, error) {
+	v := strings.TrimSpace(opt(key))
+	if v == "" {
+		return def, nil
+	}
+	n, err := ParseSize(v)
+	if err != nil || n > math.MaxInt32 {
+		return 0, fmt.Errorf("fio: option %s=%q is not a size", key, v)
+	}
+	return int(n), nil
+}
+
+// ParseSize reads a fio-style size: a decimal number with an optional
+// k, m, g or t suffix (powers of 1024, case-insensitive, an optional
+// trailing "b" or "ib").
+func ParseSize(s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "ib"), "b")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'k':
+			mult = 1 << 10
+		case 'm':
+			mult = 1 << 20
+		case 'g':
+			mult = 1 << 30
+		case 't':
+			mult = 1 << 40
+		}
+		if mult != 1 {
+			t = t[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("fio: %q is not a size (like 512, 4k, 64m)", s)
+	}
+	return n * mult, nil
+}
