@@ -1,0 +1,160 @@
+package device
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// slot is the device-side state of one request in flight. The slot index
+// travels through the kernel as the iocb's aio_data or the SQE's user_data,
+// so a completion finds its request without a map or an allocation.
+type slot struct {
+	userData uint64
+	offset   uint64
+	// buf keeps the caller's buffer reachable while the kernel holds its
+	// address as a plain integer.
+	buf []byte
+	op  Op
+}
+
+// core is the part every backend shares: validated config, the slot table
+// that is also the throttle, and the in-flight accounting.
+type core struct {
+	cfg    Config
+	sector uint64
+
+	slots []slot
+	// free holds the indexes of unused slots. It has exactly ThrottleLimit
+	// entries in all, so receiving from it is the throttle: a submitter
+	// blocks while ThrottleLimit requests are in flight.
+	free chan uint32
+
+	inFlight    atomic.Int64
+	maxInFlight atomic.Int64 // instrumentation: the highest inFlight seen
+	closed      atomic.Bool
+}
+
+func newCore(cfg Config, limit int) *core {
+	c := &core{cfg: cfg, sector: uint64(cfg.SectorSize), slots: make([]slot, limit), free: make(chan uint32, limit)}
+	for i := range limit {
+		c.free <- uint32(i)
+	}
+	return c
+}
+
+// check refuses a request that breaks the alignment or segment invariants,
+// before anything reaches the kernel.
+func (c *core) check(r *Request) error {
+	if r.Op != OpRead && r.Op != OpWrite {
+		return fmt.Errorf("device: request at offset %d has op %d, want read or write", r.Offset, r.Op)
+	}
+	n := uint64(len(r.Buf))
+	if n == 0 {
+		return fmt.Errorf("%w: empty buffer at offset %d", ErrUnaligned, r.Offset)
+	}
+	if r.Offset%c.sector != 0 || n%c.sector != 0 || uint64(uintptr(unsafe.Pointer(&r.Buf[0])))%c.sector != 0 {
+		return fmt.Errorf("%w: offset %d, length %d, buffer address %#x, sector size %d",
+			ErrUnaligned, r.Offset, n, uintptr(unsafe.Pointer(&r.Buf[0])), c.sector)
+	}
+	seg := r.Offset / c.cfg.SegmentBytes
+	if (r.Offset+n-1)/c.cfg.SegmentBytes != seg || r.Offset+n < r.Offset {
+		return fmt.Errorf("device: %d bytes at offset %d cross the end of segment %d (segments are %d bytes)",
+			n, r.Offset, seg, c.cfg.SegmentBytes)
+	}
+	if seg >= maxSegmentFiles {
+		return fmt.Errorf("%w: offset %d is in segment %d, beyond the last possible segment %d",
+			ErrPastEnd, r.Offset, seg, maxSegmentFiles-1)
+	}
+	return nil
+}
+
+// acquire takes a free slot, blocking while the throttle is full when wait
+// is set. ok is false when no slot was free and wait is unset.
+func (c *core) acquire(wait bool) (idx uint32, ok bool) {
+	if wait {
+		idx = <-c.free
+	} else {
+		select {
+		case idx = <-c.free:
+		default:
+			return 0, false
+		}
+	}
+	n := c.inFlight.Add(1)
+	for {
+		m := c.maxInFlight.Load()
+		if n <= m || c.maxInFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	return idx, true
+}
+
+// release returns a slot whose completion has been delivered (or whose
+// request was never handed to the kernel).
+func (c *core) release(idx uint32) {
+	c.slots[idx].buf = nil
+	c.inFlight.Add(-1)
+	c.free <- idx
+}
+
+// fill records req in slot idx.
+func (c *core) fill(idx uint32, r *Request) {
+	s := &c.slots[idx]
+	s.userData, s.offset, s.buf, s.op = r.UserData, r.Offset, r.Buf, r.Op
+}
+
+// complete turns a kernel result for slot idx into the caller's completion
+// and releases the slot. res is bytes transferred, or a negative errno.
+func (c *core) complete(idx uint32, res int64) {
+	s := &c.slots[idx]
+	want := int64(len(s.buf))
+	var err error
+	n := int(res)
+	switch {
+	case res < 0:
+		n, err = 0, fmt.Errorf("device: %s of %d bytes at offset %d: %w", s.op, want, s.offset, errnoErr(-res))
+	case res == 0 && s.op == OpRead:
+		err = fmt.Errorf("%w: read of %d bytes at offset %d returned nothing", ErrPastEnd, want, s.offset)
+	case res < want:
+		err = fmt.Errorf("%w: %s of %d bytes at offset %d transferred %d", ErrShortIO, s.op, want, s.offset, res)
+	}
+	ud := s.userData
+	c.release(idx)
+	c.cfg.OnComplete(ud, n, err)
+}
+
+// SectorSize is the alignment unit of offsets, lengths and buffers.
+func (c *core) SectorSize() int { return int(c.sector) }
+
+// InFlight is the number of requests submitted and not yet completed.
+func (c *core) InFlight() int { return int(c.inFlight.Load()) }
+
+// drain waits until every accepted request has been completed. It is only
+// called by Close, after closed is set, so no new request can start.
+func (c *core) drain() {
+	for c.inFlight.Load() > 0 {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// String names an Op in errors.
+func (o Op) String() string {
+	switch o {
+	case OpRead:
+		return "read"
+	case OpWrite:
+		return "write"
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+func errnoErr(e int64) error { return unix.Errno(e) }
+
+// maxInFlightSeen is the highest in-flight count since Open (instrumentation
+// for the tests and the benchmark: it must never exceed ThrottleLimit).
+func (c *core) maxInFlightSeen() int64 { return c.maxInFlight.Load() }
