@@ -1,5 +1,299 @@
 package device
 
-import "errors"
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
 
-func openLibaio(cfg Config) (Device, error) { return nil, errors.New("device: libaio not built yet") }
+	"golang.org/x/sys/unix"
+)
+
+// Command codes of struct iocb's aio_lio_opcode (<linux/aio_abi.h>). They
+// are explicit numbers, not iota: the kernel skips 4.
+const (
+	iocbCmdPread  = 0
+	iocbCmdPwrite = 1
+)
+
+// ioEvent is struct io_event of <linux/aio_abi.h>, 32 bytes.
+type ioEvent struct {
+	data uint64 // the iocb's aio_data
+	obj  uint64 // the iocb's user address
+	res  int64  // bytes transferred, or a negative errno
+	res2 int64
+}
+
+// Compile-time checks of the kernel ABI sizes.
+var (
+	_ [64 - unsafe.Sizeof(iocb{})]struct{}
+	_ [unsafe.Sizeof(iocb{}) - 64]struct{}
+	_ [32 - unsafe.Sizeof(ioEvent{})]struct{}
+	_ [unsafe.Sizeof(ioEvent{}) - 32]struct{}
+)
+
+const (
+	// aioBatch is the most iocbs one io_submit call carries.
+	aioBatch = 256
+	// aioReapTimeout bounds how long a reaper sleeps in io_getevents when
+	// nothing is in flight, so that Close is noticed.
+	aioReapTimeout = 50 * time.Millisecond
+	// submitRetries bounds the retries of an io_submit or io_uring_enter
+	// that fails with EAGAIN/EINTR/EBUSY before the error is surfaced.
+	submitRetries = 2000
+)
+
+// aioContext is one kernel AIO context with its submission scratch space.
+// The kernel copies each iocb during io_submit, so the scratch is reused as
+// soon as the call returns; mu guards it.
+type aioContext struct {
+	id   uintptr // aio_context_t
+	mu   sync.Mutex
+	cbs  [aioBatch]iocb
+	ptrs [aioBatch]uintptr // io_submit takes an array of iocb pointers
+}
+
+// aioDevice is the libaio backend: raw io_setup/io_submit/io_getevents/
+// io_destroy, one reaping goroutine (locked to its OS thread) per context.
+type aioDevice struct {
+	*core
+	files   *segmentFiles
+	ctxs    []*aioContext
+	depth   int    // events per context
+	reduced string // why depth is below the throttle limit, if it is
+	next    atomic.Uint32
+	stop    atomic.Bool
+	wg      sync.WaitGroup
+}
+
+var _ Device = (*aioDevice)(nil)
+
+// AIOEventsNeeded is how much of the host-wide fs.aio-max-nr budget a device
+// opened with cfg asks for: one context per IOContexts, each as deep as the
+// throttle limit (defaults applied). Preflight compares it with
+// fs.aio-max-nr − fs.aio-nr; Open reduces the depth to fit if it must.
+func AIOEventsNeeded(cfg Config) int {
+	throttle := cfg.ThrottleLimit
+	if throttle <= 0 {
+		throttle = DefaultThrottleLimit
+	}
+	ctxs := cfg.IOContexts
+	if ctxs <= 0 {
+		ctxs = DefaultIOContexts(BackendLibaio, cfg.CompletionThreads)
+	}
+	return ctxs * throttle
+}
+
+// readProcInt reads one integer from a /proc/sys file.
+func readProcInt(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
+}
+
+func openLibaio(cfg Config) (*aioDevice, error) {
+	nctx := cfg.IOContexts
+	depth := cfg.ThrottleLimit
+	var reduced string
+	maxNr, err1 := readProcInt("/proc/sys/fs/aio-max-nr")
+	used, err2 := readProcInt("/proc/sys/fs/aio-nr")
+	if err1 == nil && err2 == nil {
+		if free := maxNr - used; nctx*depth > free {
+			depth = free / nctx
+			reduced = fmt.Sprintf("reduced from %d to fit fs.aio-max-nr %d with fs.aio-nr %d in use", cfg.ThrottleLimit, maxNr, used)
+		}
+	}
+	d := &aioDevice{files: newSegmentFiles(cfg.Dir)}
+	for len(d.ctxs) < nctx {
+		if depth < 1 {
+			d.destroyContexts()
+			return nil, fmt.Errorf("%w: io_setup: no room in fs.aio-max-nr for %d contexts (%w)", ErrKernelRefused, nctx, unix.EAGAIN)
+		}
+		var id uintptr
+		_, _, e := unix.Syscall(unix.SYS_IO_SETUP, uintptr(depth), uintptr(unsafe.Pointer(&id)), 0)
+		if e == unix.EAGAIN && depth > 1 {
+			// Another process took some of the budget meanwhile: start
+			// over with half the depth, so all contexts stay equal.
+			d.destroyContexts()
+			depth /= 2
+			reduced = fmt.Sprintf("reduced from %d: io_setup said EAGAIN (fs.aio-max-nr exhausted)", cfg.ThrottleLimit)
+			continue
+		}
+		if e != 0 {
+			d.destroyContexts()
+			return nil, fmt.Errorf("%w: io_setup(%d): %w", ErrKernelRefused, depth, e)
+		}
+		d.ctxs = append(d.ctxs, &aioContext{id: id})
+	}
+	d.depth = depth
+	d.reduced = reduced
+	// A context can hold depth requests and any context may be handed all
+	// of them, so the throttle never exceeds the depth: io_submit then never
+	// runs out of room.
+	d.core = newCore(cfg, min(cfg.ThrottleLimit, depth))
+	if err := d.files.openExisting(); err != nil {
+		d.destroyContexts()
+		return nil, err
+	}
+	for _, c := range d.ctxs {
+		d.wg.Add(1)
+		go d.reap(c)
+	}
+	return d, nil
+}
+
+func (d *aioDevice) destroyContexts() {
+	for _, c := range d.ctxs {
+		unix.Syscall(unix.SYS_IO_DESTROY, c.id, 0, 0)
+	}
+	d.ctxs = d.ctxs[:0]
+}
+
+func (d *aioDevice) dir() string { return d.files.dir }
+
+// Describe reports the contexts and depth the device really got.
+func (d *aioDevice) Describe() string {
+	s := fmt.Sprintf("libaio: %d contexts × depth %d, %d reaping goroutines, throttle %d, sector %d B",
+		len(d.ctxs), d.depth, len(d.ctxs), len(d.slots), d.sector)
+	if d.reduced != "" {
+		s += " (depth " + d.reduced + ")"
+	}
+	return s
+}
+
+// Submit implements Device: requests are spread over the contexts, one
+// io_submit per batch of up to aioBatch.
+func (d *aioDevice) Submit(reqs []Request) (int, error) {
+	if d.closed.Load() {
+		return 0, ErrClosed
+	}
+	accepted := 0
+	for accepted < len(reqs) {
+		c := d.ctxs[d.next.Add(1)%uint32(len(d.ctxs))]
+		n, err := d.submitBatch(c, reqs[accepted:])
+		accepted += n
+		if err != nil {
+			return accepted, err
+		}
+	}
+	return accepted, nil
+}
+
+// submitBatch hands a prefix of reqs to context c in one io_submit (more if
+// the kernel takes fewer than offered). It blocks on the throttle only for
+// the first request, so a batch never waits holding slots it cannot use.
+func (d *aioDevice) submitBatch(c *aioContext, reqs []Request) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := 0
+	var err error
+	for k < len(reqs) && k < aioBatch {
+		r := &reqs[k]
+		if err = d.check(r); err != nil {
+			break
+		}
+		var fd int32
+		if fd, err = d.files.fd(r.Offset/d.cfg.SegmentBytes, r.Op == OpWrite); err != nil {
+			break
+		}
+		idx, ok := d.acquire(k == 0)
+		if !ok {
+			break
+		}
+		if d.closed.Load() {
+			d.release(idx)
+			err = ErrClosed
+			break
+		}
+		d.fill(idx, r)
+		cb := &c.cbs[k]
+		*cb = iocb{
+			data:   uint64(idx),
+			opcode: iocbCmdPread,
+			fildes: uint32(fd),
+			buf:    uint64(uintptr(unsafe.Pointer(&r.Buf[0]))),
+			nbytes: uint64(len(r.Buf)),
+			offset: int64(r.Offset % d.cfg.SegmentBytes),
+		}
+		if r.Op == OpWrite {
+			cb.opcode = iocbCmdPwrite
+		}
+		c.ptrs[k] = uintptr(unsafe.Pointer(cb))
+		k++
+	}
+	done, retries := 0, 0
+	for done < k {
+		n, _, e := unix.Syscall(unix.SYS_IO_SUBMIT, c.id, uintptr(k-done), uintptr(unsafe.Pointer(&c.ptrs[done])))
+		switch {
+		case e == 0:
+			done += int(n)
+			retries = 0
+			continue
+		case (e == unix.EAGAIN || e == unix.EINTR) && retries < submitRetries:
+			retries++
+			if retries > 10 {
+				time.Sleep(50 * time.Microsecond)
+			} else {
+				runtime.Gosched()
+			}
+			continue
+		}
+		// The kernel refused the iocb at done: it and the ones after it
+		// were never queued and get no completion.
+		cb := &c.cbs[done]
+		serr := fmt.Errorf("device: io_submit of a %d-byte %s at offset %d: %w",
+			cb.nbytes, d.slots[cb.data].op, d.slots[cb.data].offset, e)
+		for i := done; i < k; i++ {
+			d.release(uint32(c.cbs[i].data))
+		}
+		return done, serr
+	}
+	return k, err
+}
+
+// reap is the completion goroutine of context c, locked to its OS thread
+// because it spends its life blocked in io_getevents.
+func (d *aioDevice) reap(c *aioContext) {
+	defer d.wg.Done()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var events [aioBatch]ioEvent
+	ts := unix.NsecToTimespec(int64(aioReapTimeout))
+	for {
+		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, c.id, 1, aioBatch,
+			uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&ts)), 0)
+		if e != 0 {
+			if e != unix.EINTR {
+				// Only a bug (EFAULT, EINVAL) gets here; do not spin.
+				time.Sleep(time.Millisecond)
+			}
+			n = 0
+		}
+		for i := range int(n) {
+			d.complete(uint32(events[i].data), events[i].res)
+		}
+		if n == 0 && d.stop.Load() {
+			return
+		}
+	}
+}
+
+// Close implements Device.
+func (d *aioDevice) Close() error {
+	if d.closed.Swap(true) {
+		return ErrClosed
+	}
+	d.drain()
+	d.stop.Store(true)
+	d.wg.Wait()
+	d.destroyContexts()
+	return d.files.closeAll()
+}
+
