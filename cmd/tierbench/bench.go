@@ -1,5 +1,136 @@
 package main
 
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tierbench/tierbench/bench"
+)
+
 func init() {
-	register(command{name: "bench", summary: "RESP load generator: offline throughput, online latency", run: notBuilt("bench", 6)})
+	register(command{name: "bench", summary: "RESP load generator: offline throughput, online latency", run: runBench})
+}
+
+const benchUsage = `Usage: tierbench bench [flags]
+
+bench drives any RESP server (tierbench, Redis, Garnet, Dragonfly, KeyDB)
+the way Garnet's Resp.benchmark does. It first loads keys 0..dbsize-1 with
+MSET (every key exactly once; -s skips this), then either measures offline
+throughput: for each thread count of -t, one connection per thread sends
+pre-built pipelined batches of -b requests for --runtime seconds and prints
+[Throughput]; or, with --online, measures per-op latency with --itp ops in
+flight per connection, printing percentiles every 2 s. A key is its index in
+decimal, zero-padded to --keylength; its value is derived from the key, so
+--verify can check every GET. Misses (null replies) and error replies are
+counted beside the hits, never hidden, and the client reports when its own
+CPU is saturated. --json prints one JSON document on stdout.
+
+Example, against a local redis-server:
+  redis-server --port 6379 --save '' &
+  tierbench bench --op GET --dbsize 100000 -t 1,4 -b 1024 --runtime 10
+  tierbench bench -s --online --op-workload GET,SET --op-percent 90,10 \
+      --dbsize 100000 -t 4 --itp 8 --rate 50000 --runtime 30 --hdr-out lat.hlog
+
+Flags:
+`
+
+func runBench(args []string, stdout, stderr io.Writer) int {
+	cfg := bench.DefaultConfig()
+	fs := flag.NewFlagSet("tierbench bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), benchUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.Host, "host", cfg.Host, "server `address`")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "server TCP `port`")
+	fs.StringVar(&cfg.Auth, "auth", "", "`password` sent with AUTH on every connection")
+	fs.StringVar(&cfg.Op, "op", cfg.Op, "offline `command`: GET, SET, MSET, MGET, INCR, DEL or PING (MGET/MSET carry -b keys in one command)")
+	fs.Int64Var(&cfg.DBSize, "dbsize", cfg.DBSize, "distinct `keys`: indices 0..dbsize-1, loaded unless -s")
+	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key `bytes`: the key index zero-padded; 0 means the digits of dbsize-1")
+	fs.IntVar(&cfg.ValueLength, "valuelength", cfg.ValueLength, "value `bytes` (values are digits derived from the key; up to 18 they are valid INCR operands)")
+	threads := fs.String("t", "1,2,4,8,16,32", "thread-count `sweep`, comma-separated: one cell per count, one connection per thread (online: one count, default 1)")
+	fs.IntVar(&cfg.Batch, "b", cfg.Batch, "`requests` per pipelined batch (offline), keys per MSET (load)")
+	runtime := fs.Int("runtime", int(cfg.Runtime/time.Second), "`seconds` per cell; 0 loads only; -1 (online) runs until interrupted")
+	fs.BoolVar(&cfg.SkipLoad, "s", false, "skip the load: run against a server loaded before")
+	fs.BoolVar(&cfg.SkipLoad, "skipload", false, "same as -s")
+	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "load `connections`; 0 means the largest of -t")
+	fs.BoolVar(&cfg.Zipf, "zipf", false, "draw keys zipf-distributed (hottest keys are the lowest indices) instead of uniform")
+	fs.Float64Var(&cfg.ZipfTheta, "zipf-theta", cfg.ZipfTheta, "zipf skew `theta`, between 0 and 1")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "`seed` of the key draws: equal seeds draw equal keys")
+	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document on stdout; human lines go to stderr")
+	fs.BoolVar(&cfg.Verify, "verify", false, "check every GET/MGET value against the loaded one; mismatches, misses and errors fail the run")
+	fs.BoolVar(&cfg.Online, "online", false, "latency mode: per-op HdrHistogram percentiles every 2 s")
+	workload := fs.String("op-workload", "GET", "online: comma-separated `commands` mixed (GET, SET, INCR, DEL, PING)")
+	percent := fs.String("op-percent", "100", "online: comma-separated `shares` of --op-workload, adding up to 100")
+	fs.IntVar(&cfg.InFlight, "itp", cfg.InFlight, "online: `ops` in flight per connection")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "online: offered load in `ops/sec` over all connections, latency counted from each op's intended send time; 0 sends as fast as replies return")
+	fs.StringVar(&cfg.HdrOut, "hdr-out", "", "online: write the HdrHistogram interval log (nanoseconds) to `file`")
+	fs.DurationVar(&cfg.ReportInterval, "report-interval", cfg.ReportInterval, "online: `period` of the percentile rows")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "tierbench bench: "+format+"\n\n", a...)
+		fs.Usage()
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	threadsSet := false
+	fs.Visit(func(f *flag.Flag) { threadsSet = threadsSet || f.Name == "t" })
+	if cfg.Online && !threadsSet {
+		*threads = "1"
+	}
+	if cfg.Threads, err = parseInts(*threads); err != nil {
+		return usageErr("-t: %v", err)
+	}
+	if cfg.OpPercent, err = parseInts(*percent); err != nil {
+		return usageErr("--op-percent: %v", err)
+	}
+	cfg.OpWorkload = strings.Split(*workload, ",")
+	if cfg.Online && len(cfg.Threads) != 1 {
+		return usageErr("--online takes one thread count, -t %s is a sweep", *threads)
+	}
+	if *runtime < -1 {
+		return usageErr("--runtime %d: give seconds, 0 to load only, or -1 (online) to run until interrupted", *runtime)
+	}
+	cfg.Runtime = time.Duration(*runtime) * time.Second
+	if err := cfg.Validate(); err != nil {
+		return usageErr("%v", strings.TrimPrefix(err.Error(), bench.ErrUsage.Error()+": "))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := bench.Run(ctx, cfg, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "tierbench bench: %v\n", strings.TrimPrefix(err.Error(), "bench: "))
+		return 1
+	}
+	return 0
+}
+
+// parseInts parses a comma-separated list of integers such as "8,32,48,64".
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a comma-separated list of integers", s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -1,0 +1,229 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Config is one invocation of the load generator. The zero value is not
+// usable; DefaultConfig returns the defaults of the command line, which
+// follow Garnet's Resp.benchmark.
+type Config struct {
+	Host string // server address; default 127.0.0.1
+	Port int    // default 6379
+	Auth string // password sent with AUTH on every connection; empty: none
+
+	// Op is the command of offline mode: GET, SET, MSET, MGET, INCR, DEL or
+	// PING. MGET and MSET send one command per batch carrying Batch keys;
+	// the others send Batch commands per batch.
+	Op          string
+	DBSize      int64 // distinct keys: key indices 0..DBSize-1
+	KeyLength   int   // key bytes: the index zero-padded; 0: the digits of DBSize-1
+	ValueLength int   // value bytes written by the load, SET and MSET
+
+	Threads  []int         // offline thread-count sweep: one cell per entry, one connection per thread
+	Batch    int           // requests per pipelined batch (keys per MSET in the load)
+	Runtime  time.Duration // per cell; 0: load only; negative (online only): until ctx ends
+	SkipLoad bool          // run against a server loaded before
+
+	LoadThreads int // load connections; 0: the largest of Threads
+
+	Zipf      bool    // draw keys zipf-distributed instead of uniform
+	ZipfTheta float64 // skew, 0 < theta < 1
+	Seed      uint64  // seed of the key draws; equal seeds draw equal keys
+
+	JSON   bool // one JSON document on stdout; the human lines go to stderr
+	Verify bool // check every GET/MGET value against the loaded one
+
+	Online         bool          // latency mode instead of offline throughput
+	OpWorkload     []string      // online: the commands mixed
+	OpPercent      []int         // online: each command's share, summing to 100
+	InFlight       int           // online: ops in flight per connection (--itp)
+	Rate           float64       // online: offered ops/sec over all connections; 0: closed loop
+	HdrOut         string        // online: write the HdrHistogram interval log here
+	ReportInterval time.Duration // online: period of the percentile rows; default 2 s
+
+	// PrebuiltOpsPerThread is how many requests each offline thread builds
+	// before the timed window and then cycles through; 0 picks a size that
+	// keeps key draws varied and memory bounded.
+	PrebuiltOpsPerThread int
+}
+
+// DefaultConfig returns the command line's defaults.
+func DefaultConfig() Config {
+	return Config{
+		Host:           "127.0.0.1",
+		Port:           6379,
+		Op:             "GET",
+		DBSize:         1024,
+		ValueLength:    8,
+		Threads:        []int{1, 2, 4, 8, 16, 32},
+		Batch:          4096,
+		Runtime:        15 * time.Second,
+		ZipfTheta:      0.99,
+		Seed:           1,
+		OpWorkload:     []string{"GET"},
+		OpPercent:      []int{100},
+		InFlight:       1,
+		ReportInterval: 2 * time.Second,
+	}
+}
+
+// ErrUsage is wrapped by every error that Validate returns: the
+// configuration itself is wrong, not the server or the network.
+var ErrUsage = errors.New("bench: bad configuration")
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+}
+
+// plan is a validated Config with its derived values.
+type plan struct {
+	Config
+	addr        string
+	op          opcode
+	keyLength   int
+	loadThreads int
+	zipf        *zipfDist // nil: uniform
+	workload    [100]opcode
+}
+
+// Validate reports the first thing wrong with cfg, naming the flag.
+func (cfg Config) Validate() error {
+	_, err := cfg.plan()
+	return err
+}
+
+func (cfg Config) plan() (*plan, error) {
+	p := &plan{Config: cfg}
+	if cfg.Host == "" {
+		return nil, usagef("--host is empty")
+	}
+	if cfg.Port <= 0 || cfg.Port > 65535 {
+		return nil, usagef("--port %d is not a TCP port (1..65535)", cfg.Port)
+	}
+	p.addr = net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	op, ok := parseOp(cfg.Op)
+	if !ok {
+		return nil, usagef("--op %q is not one of GET, SET, MSET, MGET, INCR, DEL, PING", cfg.Op)
+	}
+	p.op = op
+	if cfg.DBSize < 1 {
+		return nil, usagef("--dbsize %d: need at least 1 key", cfg.DBSize)
+	}
+	need := decimalDigits(uint64(cfg.DBSize - 1))
+	p.keyLength = cfg.KeyLength
+	switch {
+	case cfg.KeyLength == 0:
+		p.keyLength = need
+	case cfg.KeyLength < 0:
+		return nil, usagef("--keylength %d is negative", cfg.KeyLength)
+	case cfg.KeyLength < need:
+		return nil, usagef("--keylength %d is too short for --dbsize %d: key index %d needs %d digits", cfg.KeyLength, cfg.DBSize, cfg.DBSize-1, need)
+	case cfg.KeyLength > 1<<20:
+		return nil, usagef("--keylength %d is larger than 1 MiB", cfg.KeyLength)
+	}
+	if cfg.ValueLength < 1 || cfg.ValueLength > 64<<20 {
+		return nil, usagef("--valuelength %d is outside 1..%d", cfg.ValueLength, 64<<20)
+	}
+	if cfg.Batch < 1 {
+		return nil, usagef("-b %d: a batch needs at least 1 request", cfg.Batch)
+	}
+	if cfg.Batch > 1<<20 {
+		return nil, usagef("-b %d is larger than %d", cfg.Batch, 1<<20)
+	}
+	if len(cfg.Threads) == 0 {
+		return nil, usagef("-t is empty: give thread counts such as 1,2,4")
+	}
+	maxThreads := 0
+	for _, t := range cfg.Threads {
+		if t < 1 || t > 4096 {
+			return nil, usagef("-t %d is outside 1..4096", t)
+		}
+		maxThreads = max(maxThreads, t)
+	}
+	p.loadThreads = cfg.LoadThreads
+	if p.loadThreads == 0 {
+		p.loadThreads = maxThreads
+	}
+	if p.loadThreads < 1 || p.loadThreads > 4096 {
+		return nil, usagef("--load-threads %d is outside 1..4096", cfg.LoadThreads)
+	}
+	if cfg.Zipf {
+		if !(cfg.ZipfTheta > 0 && cfg.ZipfTheta < 1) {
+			return nil, usagef("--zipf-theta %v is outside (0, 1)", cfg.ZipfTheta)
+		}
+		if cfg.DBSize >= 2 {
+			p.zipf = newZipf(uint64(cfg.DBSize), cfg.ZipfTheta)
+		}
+	}
+	if cfg.PrebuiltOpsPerThread < 0 {
+		return nil, usagef("prebuilt ops per thread %d is negative", cfg.PrebuiltOpsPerThread)
+	}
+	if cfg.Online {
+		if err := p.planOnline(); err != nil {
+			return nil, err
+		}
+	} else {
+		if cfg.Runtime < 0 {
+			return nil, usagef("--runtime %v: offline cells need a duration (-1 is for --online)", cfg.Runtime.Seconds())
+		}
+		if cfg.Rate != 0 || cfg.HdrOut != "" {
+			return nil, usagef("--rate and --hdr-out need --online")
+		}
+		if cfg.Verify && op != opGet && op != opMGet {
+			return nil, usagef("--verify checks GET and MGET values; --op %s returns none", op)
+		}
+	}
+	return p, nil
+}
+
+func (p *plan) planOnline() error {
+	cfg := p.Config
+	if cfg.Runtime == 0 {
+		return usagef("--runtime 0 loads only, which --online does not do: give seconds, or -1 to run until interrupted")
+	}
+	if len(cfg.OpWorkload) == 0 || len(cfg.OpWorkload) != len(cfg.OpPercent) {
+		return usagef("--op-workload has %d commands but --op-percent has %d shares", len(cfg.OpWorkload), len(cfg.OpPercent))
+	}
+	sum, at := 0, 0
+	hasGet := false
+	for i, name := range cfg.OpWorkload {
+		op, ok := parseOp(name)
+		if !ok || op.multiKey() {
+			return usagef("--op-workload %q is not one of GET, SET, INCR, DEL, PING", name)
+		}
+		hasGet = hasGet || op == opGet
+		pct := cfg.OpPercent[i]
+		if pct < 0 {
+			return usagef("--op-percent %d for %s is negative", pct, op)
+		}
+		sum += pct
+		if sum > 100 {
+			break
+		}
+		for range pct {
+			p.workload[at] = op
+			at++
+		}
+	}
+	if sum != 100 {
+		return usagef("--op-percent adds up to %d, not 100", sum)
+	}
+	if cfg.InFlight < 1 || cfg.InFlight > 1<<16 {
+		return usagef("--itp %d is outside 1..65536", cfg.InFlight)
+	}
+	if cfg.Rate < 0 {
+		return usagef("--rate %v is negative", cfg.Rate)
+	}
+	if cfg.ReportInterval <= 0 {
+		return usagef("report interval %v is not positive", cfg.ReportInterval)
+	}
+	if cfg.Verify && !hasGet {
+		return usagef("--verify checks GET values; --op-workload has no GET")
+	}
+	return nil
+}

@@ -1,0 +1,302 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// readBufferBytes is each connection's reply buffer; it must hold the
+// longest reply line, not a whole batch.
+const readBufferBytes = 64 << 10
+
+// loadWriteBytes is how much MSET the loader pipelines per write: enough to
+// amortise the round trip, small enough to bound memory per load thread.
+const loadWriteBytes = 1 << 20
+
+// progressInterval is how often a long load reports on stderr.
+const progressInterval = 2 * time.Second
+
+// loadRange is the half-open range of key indices one load thread writes.
+// Splitting with lo = n*i/threads gives every key to exactly one thread,
+// the remainder of an uneven split included.
+func loadRange(n int64, threads, i int) (lo, hi int64) {
+	return n * int64(i) / int64(threads), n * int64(i+1) / int64(threads)
+}
+
+// load writes every key 0..DBSize-1 exactly once with MSET batches.
+func load(ctx context.Context, p *plan, progress io.Writer) (*LoadResult, error) {
+	threads := int(min(int64(p.loadThreads), p.DBSize))
+	res := &LoadResult{Keys: p.DBSize, Threads: threads, Batch: p.Batch}
+	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(conns)
+	stopWatch := context.AfterFunc(ctx, func() {
+		for _, c := range conns {
+			c.SetDeadline(time.Now())
+		}
+	})
+	defer stopWatch()
+
+	var acked atomic.Int64
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		t := time.NewTicker(progressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				a := acked.Load()
+				fmt.Fprintf(progress, "[Load]: %d of %d keys (%.1f%%), %.0f keys/sec\n", a, p.DBSize, 100*float64(a)/float64(p.DBSize), float64(a)/time.Since(start).Seconds())
+			}
+		}
+	}()
+
+	counts := make([]replyCounts, threads)
+	firstErrors := make([]string, threads)
+	errs := make([]error, threads)
+	var wg sync.WaitGroup
+	for i := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := loadRange(p.DBSize, threads, i)
+			rr := newReplyReader(conns[i], readBufferBytes, opMSet, false, p.ValueLength)
+			errs[i] = loadThread(conns[i], p, lo, hi, rr, &acked)
+			counts[i] = rr.counts
+			firstErrors[i] = rr.firstError
+		}()
+	}
+	wg.Wait()
+	close(done)
+	res.Seconds = time.Since(start).Seconds()
+	for i := range threads {
+		res.Acknowledged += counts[i].hits
+		res.Errors += counts[i].errors
+		if res.FirstError == "" {
+			res.FirstError = firstErrors[i]
+		}
+	}
+	res.OpsPerSec = float64(res.Acknowledged) / max(res.Seconds, 1e-9)
+	err = errors.Join(errs...)
+	if err != nil {
+		res.Incomplete = true
+		if ctx.Err() != nil {
+			err = fmt.Errorf("bench: load interrupted after %d of %d keys: %w", res.Acknowledged, res.Keys, ctx.Err())
+		} else {
+			err = fmt.Errorf("bench: load to %s: %w", p.addr, err)
+		}
+	}
+	return res, err
+}
+
+// loadThread writes keys [lo, hi) as MSETs of up to Batch keys, pipelining
+// about loadWriteBytes per write, and reads every reply.
+func loadThread(conn net.Conn, p *plan, lo, hi int64, rr *replyReader, acked *atomic.Int64) error {
+	var buf []byte
+	keys := make([]uint64, 0, p.Batch)
+	var sizes []int // keys in each MSET of the current write
+	for lo < hi {
+		buf, sizes = buf[:0], sizes[:0]
+		for lo < hi && (len(buf) == 0 || len(buf) < loadWriteBytes) {
+			n := min(int64(p.Batch), hi-lo)
+			keys = keys[:0]
+			for k := lo; k < lo+n; k++ {
+				keys = append(keys, uint64(k))
+			}
+			buf = appendCommand(buf, opMSet, keys, p.keyLength, p.ValueLength)
+			sizes = append(sizes, int(n))
+			lo += n
+		}
+		if _, err := conn.Write(buf); err != nil {
+			return fmt.Errorf("send MSET: %w", closedErr(err))
+		}
+		for _, n := range sizes {
+			before := rr.counts.hits
+			if err := rr.reply(keys[:n]); err != nil {
+				return fmt.Errorf("read MSET reply: %w", closedErr(err))
+			}
+			acked.Add(rr.counts.hits - before)
+		}
+	}
+	return nil
+}
+
+// threadBatches is one offline thread's pre-built requests: batch i is
+// req[offsets[i]:offsets[i+1]] and asks for keys[i*Batch:(i+1)*Batch].
+// Both are flat so a big set of batches holds no pointers for the GC.
+type threadBatches struct {
+	req     []byte
+	offsets []int
+	keys    []uint64
+}
+
+// prebuiltOps picks how many requests a thread builds before the window.
+func prebuiltOps(p *plan, threads int) int {
+	if p.PrebuiltOpsPerThread > 0 {
+		return p.PrebuiltOpsPerThread
+	}
+	return min(max((1<<21)/threads, 4*p.Batch), 1<<16)
+}
+
+// maxPrebuiltBytes bounds one thread's pre-built requests.
+const maxPrebuiltBytes = 16 << 20
+
+// buildBatches draws the keys of one thread and encodes its batches.
+func buildBatches(p *plan, threads, thread int) *threadBatches {
+	b := p.Batch
+	nb := max((prebuiltOps(p, threads)+b-1)/b, 1)
+	s := newKeySampler(uint64(p.DBSize), p.zipf, p.Seed, uint64(threads)<<32|uint64(thread))
+	tb := &threadBatches{offsets: make([]int, 1, nb+1), keys: make([]uint64, 0, nb*b)}
+	for i := range nb {
+		first := len(tb.keys)
+		for range b {
+			tb.keys = append(tb.keys, s.next())
+		}
+		keys := tb.keys[first:]
+		if p.op.multiKey() {
+			tb.req = appendCommand(tb.req, p.op, keys, p.keyLength, p.ValueLength)
+		} else {
+			for j := range keys {
+				tb.req = appendCommand(tb.req, p.op, keys[j:j+1], p.keyLength, p.ValueLength)
+			}
+		}
+		tb.offsets = append(tb.offsets, len(tb.req))
+		if len(tb.req) >= maxPrebuiltBytes && i+1 < nb {
+			break
+		}
+	}
+	return tb
+}
+
+func (tb *threadBatches) count() int { return len(tb.offsets) - 1 }
+
+// offlineThread is one connection's share of a cell.
+type offlineThread struct {
+	conn    net.Conn
+	batches *threadBatches
+	rr      *replyReader
+	sent    int64
+	err     error
+}
+
+// run sends batches in turn, each followed by reading all its replies,
+// until stop is set. It allocates nothing per batch.
+func (t *offlineThread) run(p *plan, stop *atomic.Bool) {
+	replies, perReply := p.Batch, 1
+	if p.op.multiKey() {
+		replies, perReply = 1, p.Batch
+	}
+	tb := t.batches
+	n := tb.count()
+	for i := 0; ; i++ {
+		if i == n {
+			i = 0
+		}
+		req := tb.req[tb.offsets[i]:tb.offsets[i+1]]
+		if _, err := t.conn.Write(req); err != nil {
+			t.err = fmt.Errorf("send %s batch: %w", p.op, closedErr(err))
+			return
+		}
+		t.sent += int64(len(req))
+		if err := t.rr.replies(replies, perReply, tb.keys[i*p.Batch:(i+1)*p.Batch]); err != nil {
+			t.err = fmt.Errorf("read %s replies: %w", p.op, closedErr(err))
+			return
+		}
+		if stop.Load() {
+			return
+		}
+	}
+}
+
+// runCell runs one offline cell at the given thread count: connections and
+// batches are made first, then all threads start together and run for
+// Runtime. The result covers what was done even when err is set.
+func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
+	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Verified: p.Verify, Zipf: p.zipf != nil}
+	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(conns)
+	ts := make([]*offlineThread, threads)
+	var wg sync.WaitGroup
+	for i := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ts[i] = &offlineThread{
+				conn:    conns[i],
+				batches: buildBatches(p, threads, i),
+				rr:      newReplyReader(conns[i], readBufferBytes, p.op, p.Verify, p.ValueLength),
+			}
+		}()
+	}
+	wg.Wait()
+
+	var stop atomic.Bool
+	stopWatch := context.AfterFunc(ctx, func() {
+		stop.Store(true)
+		for _, c := range conns {
+			c.SetDeadline(time.Now())
+		}
+	})
+	defer stopWatch()
+	cpu0 := cpuSeconds()
+	start := time.Now()
+	timer := time.AfterFunc(p.Runtime, func() { stop.Store(true) })
+	defer timer.Stop()
+	for _, t := range ts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.run(p, &stop)
+			if t.err != nil {
+				// One connection failing ends the cell: the others finish
+				// their batch so the figures stay consistent.
+				stop.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	res.Seconds = time.Since(start).Seconds()
+	res.ClientCPUSeconds = cpuSeconds() - cpu0
+	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, threads)
+	var errs []error
+	for _, t := range ts {
+		c := t.rr.counts
+		res.Hits += c.hits
+		res.Misses += c.misses
+		res.Errors += c.errors
+		res.Mismatches += c.mismatches
+		res.BytesSent += t.sent
+		res.BytesReceived += t.rr.received
+		if res.FirstError == "" {
+			res.FirstError = t.rr.firstError
+		}
+		if t.err != nil {
+			errs = append(errs, t.err)
+		}
+	}
+	res.Ops = res.Hits + res.Misses + res.Errors
+	res.OpsPerSec = float64(res.Ops) / max(res.Seconds, 1e-9)
+	switch {
+	case ctx.Err() != nil:
+		res.Incomplete = true
+		return res, fmt.Errorf("bench: %s cell with %d threads interrupted after %d ops: %w", res.Op, threads, res.Ops, ctx.Err())
+	case len(errs) > 0:
+		res.Incomplete = true
+		return res, fmt.Errorf("bench: %s cell with %d threads against %s stopped after %d ops: %w", res.Op, threads, p.addr, res.Ops, errs[0])
+	}
+	return res, nil
+}

@@ -1,0 +1,321 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latencies are recorded in nanoseconds from 1 ns to a minute at three
+// significant digits, and printed in microseconds.
+const (
+	histLowestNs  = 1
+	histHighestNs = int64(time.Minute)
+	histDigits    = 3
+)
+
+// drainTimeout bounds how long in-flight replies are awaited after the run
+// ends before their connections are cut.
+const drainTimeout = 5 * time.Second
+
+// inflight is one sent op awaiting its reply; stampNs is when it was sent
+// or, with a --rate, when it was meant to be sent.
+type inflight struct {
+	stampNs int64
+	key     uint64
+	op      opcode
+}
+
+// onlineThread is one connection: a sender goroutine and a receiver
+// goroutine share it, the receiver recording each op's latency.
+type onlineThread struct {
+	conn net.Conn
+	rr   *replyReader
+
+	mu   sync.Mutex
+	hist *hdrhistogram.Histogram // since the last report; guarded by mu
+	ops  atomic.Int64
+
+	sendErr, recvErr error
+}
+
+func (t *onlineThread) record(ns int64) {
+	t.mu.Lock()
+	t.hist.RecordValue(max(ns, histLowestNs))
+	t.mu.Unlock()
+	t.ops.Add(1)
+}
+
+// send issues ops until stop, keeping at most itp in flight; with an
+// interval it paces op k to start+k*interval and stamps it with that time,
+// so a stall of the server is charged to every op it delayed.
+func (t *onlineThread) send(p *plan, thread int, base time.Time, intervalNs int64, stop *atomic.Bool, slots chan struct{}, pending chan<- inflight) {
+	defer close(pending)
+	sampler := newKeySampler(uint64(p.DBSize), p.zipf, p.Seed, uint64(1)<<62|uint64(thread))
+	mix := rand.New(rand.NewPCG(p.Seed, mix64(uint64(thread)^0x5eed)))
+	buf := make([]byte, 0, 256+p.keyLength+p.ValueLength)
+	var keys [1]uint64
+	for k := int64(0); !stop.Load(); k++ {
+		op := p.workload[mix.IntN(len(p.workload))]
+		keys[0] = sampler.next()
+		var stamp int64
+		if intervalNs > 0 {
+			stamp = k * intervalNs
+			if d := stamp - int64(time.Since(base)); d > 0 {
+				time.Sleep(time.Duration(d))
+			}
+			slots <- struct{}{}
+		} else {
+			slots <- struct{}{}
+			stamp = int64(time.Since(base))
+		}
+		buf = appendCommand(buf[:0], op, keys[:], p.keyLength, p.ValueLength)
+		pending <- inflight{stampNs: stamp, key: keys[0], op: op}
+		if _, err := t.conn.Write(buf); err != nil {
+			t.sendErr = fmt.Errorf("send %s: %w", op, closedErr(err))
+			stop.Store(true)
+			return
+		}
+	}
+}
+
+// receive reads the reply of each pending op in order and records its
+// latency. After a failure it keeps draining pending without reading so
+// the sender never blocks on a slot.
+func (t *onlineThread) receive(base time.Time, stop *atomic.Bool, slots chan struct{}, pending <-chan inflight) {
+	var keys [1]uint64
+	for e := range pending {
+		if t.recvErr == nil {
+			keys[0] = e.key
+			t.rr.op = e.op
+			if err := t.rr.reply(keys[:]); err != nil {
+				t.recvErr = fmt.Errorf("read %s reply: %w", e.op, closedErr(err))
+				stop.Store(true)
+			} else {
+				t.record(int64(time.Since(base)) - e.stampNs)
+			}
+		}
+		<-slots
+	}
+}
+
+// latencySummary turns a histogram of nanoseconds into microseconds.
+func latencySummary(h *hdrhistogram.Histogram) LatencySummary {
+	if h.TotalCount() == 0 {
+		return LatencySummary{}
+	}
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	return LatencySummary{
+		Min:  us(h.Min()),
+		P5:   us(h.ValueAtQuantile(5)),
+		P50:  us(h.ValueAtQuantile(50)),
+		Avg:  h.Mean() / 1e3,
+		P95:  us(h.ValueAtQuantile(95)),
+		P99:  us(h.ValueAtQuantile(99)),
+		P999: us(h.ValueAtQuantile(99.9)),
+		Max:  us(h.Max()),
+	}
+}
+
+const onlineHeader = "min (us); 5th (us); median (us); avg (us); 95th (us); 99th (us); 99.9th (us); total_ops; iter_tops; tpt (Kops/sec)"
+
+func printOnlineRow(w io.Writer, l LatencySummary, totalOps, iterOps int64, iterSeconds float64) {
+	fmt.Fprintf(w, "%.1f; %.1f; %.1f; %.1f; %.1f; %.1f; %.1f; %d; %d; %.2f\n",
+		l.Min, l.P5, l.P50, l.Avg, l.P95, l.P99, l.P999, totalOps, iterOps, float64(iterOps)/max(iterSeconds, 1e-9)/1e3)
+}
+
+// runOnline runs the latency mode: Threads[0] connections, each with up to
+// InFlight ops outstanding, printing a percentile row every ReportInterval.
+func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, error) {
+	threads := p.Threads[0]
+	res := &OnlineResult{Threads: threads, InFlight: p.InFlight, RateOpsPerSec: p.Rate, Verified: p.Verify}
+	for i, name := range p.OpWorkload {
+		op, _ := parseOp(name)
+		res.Workload = append(res.Workload, WorkloadShare{Op: op.String(), Percent: p.OpPercent[i]})
+	}
+	var hdrLog *hdrhistogram.HistogramLogWriter
+	if p.HdrOut != "" {
+		f, err := os.Create(p.HdrOut)
+		if err != nil {
+			return nil, fmt.Errorf("bench: --hdr-out: %w", err)
+		}
+		defer f.Close()
+		hdrLog = hdrhistogram.NewHistogramLogWriter(f)
+	}
+	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(conns)
+
+	ts := make([]*onlineThread, threads)
+	for i := range ts {
+		ts[i] = &onlineThread{
+			conn: conns[i],
+			rr:   newReplyReader(conns[i], readBufferBytes, opGet, p.Verify, p.ValueLength),
+			hist: hdrhistogram.New(histLowestNs, histHighestNs, histDigits),
+		}
+	}
+	var intervalNs int64
+	if p.Rate > 0 {
+		intervalNs = int64(float64(threads) * 1e9 / p.Rate)
+		intervalNs = max(intervalNs, 1)
+	}
+
+	var stop atomic.Bool
+	stopped := make(chan struct{})
+	var stopOnce sync.Once
+	end := func() { stopOnce.Do(func() { stop.Store(true); close(stopped) }) }
+	stopWatch := context.AfterFunc(ctx, end)
+	defer stopWatch()
+	if p.Runtime > 0 {
+		timer := time.AfterFunc(p.Runtime, end)
+		defer timer.Stop()
+	}
+
+	base := time.Now()
+	if hdrLog != nil {
+		hdrLog.OutputLogFormatVersion()
+		hdrLog.OutputStartTime(base.UnixMilli())
+		hdrLog.OutputBaseTime(base.UnixMilli())
+		hdrLog.SetBaseTime(base.UnixMilli())
+		hdrLog.OutputComment("[values in nanoseconds; Interval_Max in milliseconds]")
+		hdrLog.OutputLegend()
+	}
+	cpu0 := cpuSeconds()
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		slots := make(chan struct{}, p.InFlight)
+		pending := make(chan inflight, p.InFlight)
+		wg.Add(2)
+		go func() { defer wg.Done(); t.send(p, i, base, intervalNs, &stop, slots, pending) }()
+		go func() {
+			defer wg.Done()
+			t.receive(base, &stop, slots, pending)
+			if t.recvErr != nil {
+				end()
+			}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+
+	interval := hdrhistogram.New(histLowestNs, histHighestNs, histDigits)
+	total := hdrhistogram.New(histLowestNs, histHighestNs, histDigits)
+	var totalOps int64
+	var hdrErr error
+	last := base
+	collect := func(now time.Time) {
+		interval.Reset()
+		for _, t := range ts {
+			t.mu.Lock()
+			interval.Merge(t.hist)
+			t.hist.Reset()
+			t.mu.Unlock()
+		}
+		iterOps := interval.TotalCount()
+		totalOps += iterOps
+		printOnlineRow(human, latencySummary(interval), totalOps, iterOps, now.Sub(last).Seconds())
+		if hdrLog != nil && iterOps > 0 {
+			interval.SetStartTimeMs(last.UnixMilli())
+			interval.SetEndTimeMs(now.UnixMilli())
+			if err := hdrLog.OutputIntervalHistogram(interval); err != nil && hdrErr == nil {
+				hdrErr = fmt.Errorf("bench: write --hdr-out %s: %w", p.HdrOut, err)
+			}
+		}
+		total.Merge(interval)
+		last = now
+	}
+	fmt.Fprintln(human, onlineHeader)
+	ticker := time.NewTicker(p.ReportInterval)
+	defer ticker.Stop()
+	drainCut := (<-chan time.Time)(nil)
+loop:
+	for {
+		select {
+		case now := <-ticker.C:
+			collect(now)
+		case <-stopped:
+			stopped = nil
+			// Replies still owed are awaited, then the connections are cut
+			// so a server that went silent cannot hang the run.
+			drainCut = time.After(drainTimeout)
+		case <-drainCut:
+			for _, c := range conns {
+				c.SetDeadline(time.Now())
+			}
+			drainCut = nil
+		case <-finished:
+			break loop
+		}
+	}
+	now := time.Now()
+	collect(now)
+	res.Seconds = now.Sub(base).Seconds()
+	res.ClientCPUSeconds = cpuSeconds() - cpu0
+	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, threads)
+	res.LatencyMicros = latencySummary(total)
+	var errs []error
+	for _, t := range ts {
+		c := t.rr.counts
+		res.Hits += c.hits
+		res.Misses += c.misses
+		res.Errors += c.errors
+		res.Mismatches += c.mismatches
+		if res.FirstError == "" {
+			res.FirstError = t.rr.firstError
+		}
+		if t.sendErr != nil {
+			errs = append(errs, t.sendErr)
+		}
+		if t.recvErr != nil {
+			errs = append(errs, t.recvErr)
+		}
+	}
+	res.Ops = res.Hits + res.Misses + res.Errors
+	res.OpsPerSec = float64(res.Ops) / max(res.Seconds, 1e-9)
+	printOnlineSummary(human, res)
+	// Ending on ctx is how --runtime -1 is meant to stop; with a finite
+	// runtime it cuts the run short.
+	switch {
+	case len(errs) > 0:
+		res.Incomplete = true
+		return res, fmt.Errorf("bench: online run against %s stopped after %d ops: %w", p.addr, res.Ops, errors.Join(errs...))
+	case ctx.Err() != nil && p.Runtime > 0:
+		res.Incomplete = true
+		return res, fmt.Errorf("bench: online run interrupted after %d ops: %w", res.Ops, ctx.Err())
+	}
+	return res, hdrErr
+}
+
+func printOnlineSummary(w io.Writer, r *OnlineResult) {
+	fmt.Fprintf(w, "[Total]: %d ops in %.2f s: %.0f ops/sec, latency us min %.1f median %.1f 99th %.1f 99.9th %.1f max %.1f\n",
+		r.Ops, r.Seconds, r.OpsPerSec, r.LatencyMicros.Min, r.LatencyMicros.P50, r.LatencyMicros.P99, r.LatencyMicros.P999, r.LatencyMicros.Max)
+	if r.RateOpsPerSec > 0 {
+		fmt.Fprintf(w, "[Rate]: offered %.0f ops/sec; latency counted from each op's intended send time\n", r.RateOpsPerSec)
+	}
+	fmt.Fprintf(w, "[Hits]: %d [Misses]: %d [Errors]: %d\n", r.Hits, r.Misses, r.Errors)
+	if r.Errors > 0 {
+		fmt.Fprintf(w, "[First error]: %s\n", r.FirstError)
+	}
+	if r.Verified {
+		fmt.Fprintf(w, "[Verify]: %d mismatched values, %d misses, %d errors\n", r.Mismatches, r.Misses, r.Errors)
+	}
+	fmt.Fprintf(w, "[Client CPU]: %.2f s user+sys over %.2f s wall", r.ClientCPUSeconds, r.Seconds)
+	if r.ClientSaturated {
+		fmt.Fprint(w, " SATURATED: the client may be adding latency")
+	}
+	fmt.Fprintln(w)
+	if r.Incomplete {
+		fmt.Fprintln(w, "[Incomplete]: the run stopped early; the figures cover what was done")
+	}
+}

@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Report is the --json document: the load (null when skipped), one cell per
+// offline thread count, and the online run (null in offline mode). The field
+// names are a contract: the orchestrator and other tools read them.
+type Report struct {
+	Load   *LoadResult   `json:"load"`
+	Cells  []CellResult  `json:"cells"`
+	Online *OnlineResult `json:"online"`
+}
+
+// LoadResult is the MSET load phase. Acknowledged counts keys whose MSET was
+// answered +OK: an MSET of k keys acknowledges k.
+type LoadResult struct {
+	Keys         int64   `json:"keys"`
+	Acknowledged int64   `json:"acknowledged"`
+	Seconds      float64 `json:"seconds"`
+	OpsPerSec    float64 `json:"ops_per_sec"`
+	Threads      int     `json:"threads"`
+	Batch        int     `json:"batch"`
+	Errors       int64   `json:"errors"`
+	FirstError   string  `json:"first_error"`
+	Incomplete   bool    `json:"incomplete"`
+}
+
+// CellResult is one offline cell: one op at one thread count. Ops counts
+// keys answered (hits + misses + errors); OpsPerSec is Ops / Seconds, so a
+// miss is in the throughput but always reported beside it.
+type CellResult struct {
+	Op               string  `json:"op"`
+	Threads          int     `json:"threads"`
+	Batch            int     `json:"batch"`
+	Ops              int64   `json:"ops"`
+	Seconds          float64 `json:"seconds"`
+	OpsPerSec        float64 `json:"ops_per_sec"`
+	Hits             int64   `json:"hits"`
+	Misses           int64   `json:"misses"`
+	Errors           int64   `json:"errors"`
+	Mismatches       int64   `json:"mismatches"`
+	Verified         bool    `json:"verified"`
+	FirstError       string  `json:"first_error"`
+	BytesSent        int64   `json:"bytes_sent"`
+	BytesReceived    int64   `json:"bytes_received"`
+	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
+	ClientSaturated  bool    `json:"client_saturated"`
+	Incomplete       bool    `json:"incomplete"`
+	Zipf             bool    `json:"zipf"`
+}
+
+// OnlineResult is the --online run as a whole.
+type OnlineResult struct {
+	Workload         []WorkloadShare `json:"workload"`
+	Threads          int             `json:"threads"`
+	InFlight         int             `json:"itp"`
+	RateOpsPerSec    float64         `json:"rate"` // offered load; 0: closed loop
+	Ops              int64           `json:"ops"`
+	Seconds          float64         `json:"seconds"`
+	OpsPerSec        float64         `json:"ops_per_sec"`
+	Hits             int64           `json:"hits"`
+	Misses           int64           `json:"misses"`
+	Errors           int64           `json:"errors"`
+	Mismatches       int64           `json:"mismatches"`
+	Verified         bool            `json:"verified"`
+	FirstError       string          `json:"first_error"`
+	ClientCPUSeconds float64         `json:"client_cpu_seconds"`
+	ClientSaturated  bool            `json:"client_saturated"`
+	Incomplete       bool            `json:"incomplete"`
+	LatencyMicros    LatencySummary  `json:"latency_us"`
+}
+
+// WorkloadShare is one command of the online mix.
+type WorkloadShare struct {
+	Op      string `json:"op"`
+	Percent int    `json:"percent"`
+}
+
+// LatencySummary is the latency distribution in microseconds. With a
+// --rate, latency runs from each op's intended send time.
+type LatencySummary struct {
+	Min  float64 `json:"min"`
+	P5   float64 `json:"p5"`
+	P50  float64 `json:"p50"`
+	Avg  float64 `json:"avg"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p99_9"`
+	Max  float64 `json:"max"`
+}
+
+func writeJSON(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// cpuSeconds is this process's user+system CPU time so far.
+func cpuSeconds() float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// saturated reports whether the client used at least 90 % of the CPUs its
+// threads could run on: then it, not the server, may be the limit.
+func saturated(cpuSec, wallSec float64, threads int) bool {
+	if wallSec <= 0 {
+		return false
+	}
+	usable := float64(min(threads, runtime.GOMAXPROCS(0)))
+	return cpuSec/wallSec >= 0.9*usable
+}
+
+func printLoad(w io.Writer, l *LoadResult) {
+	fmt.Fprintf(w, "[Total time]: %.2f ms for %d ops\n", l.Seconds*1e3, l.Acknowledged+l.Errors)
+	fmt.Fprintf(w, "[Acknowledged]: %d of %d keys (MSET, %d threads, %d keys per MSET)\n", l.Acknowledged, l.Keys, l.Threads, l.Batch)
+	if l.Errors > 0 {
+		fmt.Fprintf(w, "[Errors]: %d keys refused; first: %s\n", l.Errors, l.FirstError)
+	}
+	if l.Incomplete {
+		fmt.Fprintln(w, "[Incomplete]: the load stopped early")
+	}
+}
+
+func printCell(w io.Writer, c *CellResult) {
+	keys := "uniform"
+	if c.Zipf {
+		keys = "zipf"
+	}
+	fmt.Fprintf(w, "Operation type: %s, threads: %d, batch: %d, keys: %s\n", c.Op, c.Threads, c.Batch, keys)
+	fmt.Fprintf(w, "[Total time]: %.2f ms for %d ops\n", c.Seconds*1e3, c.Ops)
+	fmt.Fprintf(w, "[Throughput]: %.0f ops/sec\n", c.OpsPerSec)
+	fmt.Fprintf(w, "[Hits]: %d [Misses]: %d [Errors]: %d\n", c.Hits, c.Misses, c.Errors)
+	if c.Misses > 0 && (c.Op == "GET" || c.Op == "MGET") {
+		fmt.Fprintf(w, "[Warning]: %.2f%% of reads were misses: those keys were never loaded, and a miss is far cheaper than a hit\n", 100*float64(c.Misses)/float64(max(c.Ops, 1)))
+	}
+	if c.Errors > 0 {
+		fmt.Fprintf(w, "[First error]: %s\n", c.FirstError)
+	}
+	if c.Verified {
+		fmt.Fprintf(w, "[Verify]: %d mismatched values, %d misses, %d errors\n", c.Mismatches, c.Misses, c.Errors)
+	}
+	fmt.Fprintf(w, "[Client CPU]: %.2f s user+sys over %.2f s wall (%.2f CPUs)", c.ClientCPUSeconds, c.Seconds, c.ClientCPUSeconds/max(c.Seconds, 1e-9))
+	if c.ClientSaturated {
+		fmt.Fprint(w, " SATURATED: the client may be the bottleneck; the server may be faster than this")
+	}
+	fmt.Fprintln(w)
+	if c.Incomplete {
+		fmt.Fprintln(w, "[Incomplete]: the cell stopped early; the figures cover what was done")
+	}
+}
