@@ -44,7 +44,7 @@ func (c *collector) wait(t *testing.T) result {
 
 // backends lists every backend; file backends are skipped only when the
 // kernel refuses their setup syscall.
-var backends = []string{BackendLocalMemory, BackendLibaio}
+var backends = []string{BackendLocalMemory, BackendLibaio, BackendUring}
 
 // openTest opens a device for a test, skipping only when the kernel refuses
 // the backend, and closes it when the test ends.

@@ -296,4 +296,3 @@ func (d *aioDevice) Close() error {
 	d.destroyContexts()
 	return d.files.closeAll()
 }
-
