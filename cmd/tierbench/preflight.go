@@ -1,5 +1,146 @@
 package main
 
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/fio"
+)
+
 func init() {
-	register(command{name: "preflight", summary: "check whether this host can give honest numbers, and fingerprint it", run: notBuilt("preflight", 2)})
+	register(command{name: "preflight", summary: "check whether this host can give honest numbers, and fingerprint it", run: runPreflight})
+}
+
+// sizeFlag is a byte count written like Garnet's --index 8g.
+type sizeFlag struct{ bytes *int64 }
+
+func (s sizeFlag) String() string {
+	if s.bytes == nil {
+		return ""
+	}
+	return strconv.FormatInt(*s.bytes, 10)
+}
+
+func (s sizeFlag) Set(v string) error {
+	n, err := fio.ParseSize(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a size like 512, 64m or 8g", v)
+	}
+	*s.bytes = n
+	return nil
+}
+
+// intListFlag is a comma-separated list of counts, like --threads 8,32,48,64.
+type intListFlag struct{ list *[]int }
+
+func (l intListFlag) String() string {
+	if l.list == nil {
+		return ""
+	}
+	parts := make([]string, len(*l.list))
+	for i, n := range *l.list {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (l intListFlag) Set(v string) error {
+	var out []int
+	for _, p := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%q is not a positive count", p)
+		}
+		out = append(out, n)
+	}
+	*l.list = out
+	return nil
+}
+
+func runPreflight(args []string, stdout, stderr io.Writer) int {
+	cfg := hostcheck.Config{
+		Root:              "/",
+		DataDir:           hostcheck.DefaultDataDir,
+		Threads:           hostcheck.DefaultThreads,
+		QueueDepth:        hostcheck.DefaultQueueDepth,
+		DBSize:            hostcheck.DefaultDBSize,
+		RecordBytes:       hostcheck.DefaultRecordBytes,
+		IndexBytes:        hostcheck.DefaultIndexBytes,
+		MemoryBytes:       hostcheck.DefaultMemoryBytes,
+		FIOFileBytes:      hostcheck.DefaultFIOFileBytes,
+		FIOFiles:          hostcheck.DefaultFIOFiles,
+		FIORuntimeSeconds: hostcheck.DefaultFIORuntimeSeconds,
+	}
+	fs := flag.NewFlagSet("preflight", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory the store's log will live in (created if missing); the O_DIRECT probe and fio run there")
+	fs.Var(intListFlag{&cfg.Threads}, "threads", "client thread counts of the planned matrix, comma-separated")
+	fs.IntVar(&cfg.QueueDepth, "queue-depth", cfg.QueueDepth, "device reads in flight per thread; fs.aio-max-nr must hold max(threads) × this")
+	fs.Int64Var(&cfg.DBSize, "dbsize", cfg.DBSize, "records in the planned dataset")
+	fs.IntVar(&cfg.RecordBytes, "record-bytes", cfg.RecordBytes, "bytes per record on the device, header included (rounded up to 8)")
+	fs.Var(sizeFlag{&cfg.IndexBytes}, "index", "planned hash index memory, e.g. 8g")
+	fs.Var(sizeFlag{&cfg.MemoryBytes}, "memory", "planned in-memory log size, e.g. 16m")
+	fs.BoolVar(&cfg.FIO, "fio", false, "run the fio random-read baseline (512 B and 4 KiB, O_DIRECT, io_uring or libaio)")
+	fs.Var(sizeFlag{&cfg.FIOFileBytes}, "fio-size", "size of each fio file, e.g. 64m")
+	fs.IntVar(&cfg.FIOFiles, "fio-files", cfg.FIOFiles, "number of fio files, shared by all jobs")
+	fs.IntVar(&cfg.FIORuntimeSeconds, "fio-runtime", cfg.FIORuntimeSeconds, "seconds per fio block size")
+	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document {checks, fingerprint, fio} on stdout and nothing else")
+	fs.StringVar(&cfg.Root, "root", cfg.Root, "directory /sys and /proc are read under (for a host's tree mounted elsewhere)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: tierbench preflight [flags]
+
+Checks whether this host can give honest storage-bound numbers before you
+spend an hour on it, and fingerprints it: NUMA topology, fs.aio-max-nr
+against the planned threads × queue depth, a real O_DIRECT write and read
+back in the data dir (and the disks below it), io_uring and libaio, free
+disk and memory against the planned dataset, the Docker engine, and with
+--fio the fio random-read ceiling. Prints a check | status | detail table
+and a "Host —" paragraph. Exit status: 0 nothing failed, 1 a check failed,
+2 usage error.
+
+Example:
+  tierbench preflight --data-dir /var/tmp/tierbench --fio
+  tierbench preflight --data-dir /mnt/nvme/tb --threads 8,32,48,64 --dbsize 100000000 --index 8g --memory 16m --json
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tierbench preflight: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "tierbench preflight: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := hostcheck.Run(ctx, cfg, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "tierbench preflight: %v\n", err)
+		if errors.Is(err, hostcheck.ErrConfig) {
+			return 2
+		}
+		return 1
+	}
+	if rep.Failed() {
+		return 1
+	}
+	return 0
 }
