@@ -1,5 +1,48 @@
 package main
 
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/tierbench/tierbench/orchestrator"
+)
+
 func init() {
-	register(command{name: "report", summary: "render table.md and report.md again from a results bundle", run: notBuilt("report", 7)})
+	register(command{name: "report", summary: "render table.md and report.md again from a results bundle", run: runReport})
+}
+
+func runReport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: tierbench report DIR
+
+Renders results.json, table.md and report.md of the results bundle in DIR
+again from its plan.json, cells.jsonl and preflight.json (for example after
+an interrupted run, or with a newer tierbench), and prints the table.
+
+Example:
+  tierbench report results/20261130T120000Z-1a2b3c
+
+Flags: none.
+`)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	if err := orchestrator.Report(context.Background(), orchestrator.ReportConfig{Dir: fs.Arg(0)}, stdout); err != nil {
+		fmt.Fprintf(stderr, "tierbench report: %v\n", err)
+		return 1
+	}
+	return 0
 }

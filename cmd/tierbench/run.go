@@ -1,5 +1,115 @@
 package main
 
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator"
+)
+
 func init() {
-	register(command{name: "run", summary: "the one-command reproduction of the backend x pin x threads matrix", run: notBuilt("run", 7)})
+	// A child the process runtime started pinned binds its CPUs and
+	// memory and re-executes itself before anything else runs.
+	orchestrator.ExecPinnedChild()
+	register(command{name: "run", summary: "the one-command reproduction of the backend x pin x threads matrix", run: runRun})
+}
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	var cfg orchestrator.Config
+	var threads, backends, pins string
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.Profile, "profile", "quick", "quick (minutes on a small host, dataset ≥ 20 × --memory) or reference (the Garnet seed: 100 M keys, 12 s cells, 3 passes)")
+	fs.Int64Var(&cfg.DBSize, "dbsize", 0, "keys to load and read (default from the profile: quick 2500000, reference 100000000)")
+	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key bytes (default 16)")
+	fs.IntVar(&cfg.ValueLength, "valuelength", 0, "value bytes (default 96)")
+	fs.StringVar(&threads, "threads", "", "client connections per cell, one column each (default 8,32,48,64; env THREADS)")
+	fs.IntVar(&cfg.Batch, "batch", 0, "GETs per pipelined batch, Resp.benchmark's -b (default quick 256, reference 1024)")
+	fs.IntVar(&cfg.CellSeconds, "cell-seconds", 0, "seconds per measured cell (default quick 2, reference 12; env RUNTIME)")
+	fs.IntVar(&cfg.Passes, "passes", 0, "passes per cell; the table shows the median (default quick 2, reference 3; env PASSES)")
+	fs.IntVar(&cfg.WarmupSeconds, "warmup-seconds", 0, "seconds of the unrecorded warm-up GET phase per row (default quick 1, reference 12)")
+	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "loader connections (default quick 8, reference 32)")
+	fs.StringVar(&cfg.Memory, "memory", "", "server --memory, the in-memory log (default 16m)")
+	fs.StringVar(&cfg.Page, "page", "", "server --page (default 4m)")
+	fs.StringVar(&cfg.Segment, "segment", "", "server --segment (default 1g)")
+	fs.StringVar(&cfg.Index, "index", "", "server --index (default quick 256m, reference 8g)")
+	fs.StringVar(&backends, "backends", "libaio,uring", "device backends, one pair of rows each")
+	fs.StringVar(&pins, "pin", "pinned,none", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none")
+	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test, wiped before each row (default /var/tmp/tierbench-data; env DATA)")
+	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory (default results/<run id>)")
+	fs.StringVar(&cfg.Resume, "resume", "", "complete the bundle in this directory: the passes it holds are skipped")
+	fs.StringVar(&cfg.Runtime, "runtime", "auto", "docker, process, or auto (Docker when the engine answers)")
+	fs.StringVar(&cfg.Binary, "binary", "", "the static tierbench binary to run as server and client (default this one)")
+	fs.StringVar(&cfg.ServerAddr, "server-addr", "", "HOST:PORT of a RESP server already running (Redis, Garnet, …): measure it instead of starting one")
+	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "that server's pid on this host, to count its device reads in /proc/<pid>/io")
+	fs.BoolVar(&cfg.SkipLoad, "skip-load", false, "with --server-addr: do not load; the key count is still verified")
+	fs.BoolVar(&cfg.Force, "force", false, "measure even when a preflight check failed")
+	fs.BoolVar(&cfg.NoFio, "no-fio", false, "skip the fio baseline (the report then has no ceiling)")
+	fs.BoolVar(&cfg.Silent, "silent", false, "no progress lines on stderr")
+	fs.StringVar(&cfg.StateDir, "state-dir", "", "where pid files of running children are kept (default $TMPDIR/tierbench-state)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage: tierbench run [flags]
+
+Reproduces the Garnet "NVMe storage-bound" matrix: for each backend × pin
+row it runs the preflight, starts a fresh tiered server on a wiped data dir,
+loads the dataset and verifies the load (loader acknowledgements, DBSIZE,
+the log's head address), warms up, then measures each thread count for
+several passes, counting the server's device reads in /proc/<pid>/io. Cells
+served from memory or with misses are kept out of the table. It prints the
+| backend | NUMA | t=8 | t=32 | t=48 | t=64 | table and writes a results
+bundle (fingerprint.json, preflight.json, cells.jsonl, results.json,
+table.md, report.md, logs/). Interrupted runs continue with --resume.
+
+Environment overrides, as the reference generator takes them: DATA (data
+dir), THREADS, PASSES, RUNTIME (seconds per cell); flags win over them.
+
+Examples:
+  tierbench run --profile quick --data /var/tmp/tierbench-data
+  tierbench run --profile reference --data /mnt/nvme/tierbench --runtime docker
+  tierbench run --server-addr 127.0.0.1:6379 --server-pid 1234 --dbsize 1000000 --skip-load
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tierbench run: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if threads != "" {
+		t, err := orchestrator.ParseInts(threads)
+		if err != nil {
+			fmt.Fprintf(stderr, "tierbench run: --threads %q: %v\n", threads, err)
+			return 2
+		}
+		cfg.Threads = t
+	}
+	cfg.Backends = splitList(backends)
+	cfg.Pins = splitList(pins)
+	if err := orchestrator.Run(context.Background(), cfg, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "tierbench run: %v\n", err)
+		if errors.Is(err, orchestrator.ErrConfig) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
+		out = append(out, strings.ToLower(f))
+	}
+	return out
 }

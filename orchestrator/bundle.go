@@ -1,0 +1,283 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion is the version of results.json and of the cells.jsonl
+// lines; a reader refuses a bundle with a newer one.
+const SchemaVersion = 1
+
+// Bundle file names.
+const (
+	fileFingerprint = "fingerprint.json"
+	filePreflight   = "preflight.json"
+	fileCells       = "cells.jsonl"
+	fileResults     = "results.json"
+	fileTable       = "table.md"
+	fileReport      = "report.md"
+	filePlan        = "plan.json"
+	dirLogs         = "logs"
+)
+
+// Placement is where a process may run: the sets asked for and the
+// effective ones read back from /proc/<pid>/status.
+type Placement struct {
+	WantCPUs string `json:"want_cpus,omitempty"` // cpulist asked for; "" = any
+	WantMems string `json:"want_mems,omitempty"`
+	CPUs     string `json:"cpus"` // Cpus_allowed_list
+	Mems     string `json:"mems"` // Mems_allowed_list
+	Policy   string `json:"mempolicy,omitempty"`
+}
+
+// Row is one backend × pin row of the matrix.
+type Row struct {
+	Backend string `json:"backend"` // libaio | uring | the external server's name
+	Pin     string `json:"pin"`     // pinned | none
+	Label   string `json:"label"`   // the NUMA column, e.g. "srv node-0 / cli node-1"
+}
+
+func (r Row) key() string { return r.Backend + "/" + r.Pin }
+
+// PassRecord is one line of cells.jsonl: one GET phase of one cell.
+type PassRecord struct {
+	Kind    string `json:"kind"` // "pass"
+	Schema  int    `json:"schema_version"`
+	Row     Row    `json:"row"`
+	Threads int    `json:"threads"`
+	Pass    int    `json:"pass"` // 1-based
+	Batch   int    `json:"batch"`
+
+	Ops       int64   `json:"ops"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	Hits      int64   `json:"hits"`
+	Misses    int64   `json:"misses"`
+	Errors    int64   `json:"errors"`
+
+	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
+	ClientSaturated  bool    `json:"client_saturated"`
+	Incomplete       bool    `json:"incomplete"`
+
+	// ReadBytes is the server's /proc/<pid>/io read_bytes delta over the
+	// phase; -1 when the server's pid is unknown.
+	ReadBytes       int64   `json:"read_bytes"`
+	ReadBytesPerGet float64 `json:"read_bytes_per_get"`
+
+	// Exclusions: a cell with any of these set is kept out of the table.
+	MissRatio    float64 `json:"miss_ratio"`
+	TooManyMiss  bool    `json:"too_many_misses,omitempty"`
+	MemoryServed bool    `json:"memory_served,omitempty"`
+	Unverified   bool    `json:"device_reads_unverified,omitempty"`
+
+	Server Placement `json:"server_placement"`
+	Client Placement `json:"client_placement"`
+	Time   time.Time `json:"time"`
+}
+
+// LoadRecord is a cells.jsonl line with the load evidence of one row.
+type LoadRecord struct {
+	Kind   string `json:"kind"` // "load"
+	Schema int    `json:"schema_version"`
+	Row    Row    `json:"row"`
+
+	DBSize       int64   `json:"dbsize"`       // keys asked for
+	Acknowledged int64   `json:"acknowledged"` // keys the loader saw acknowledged; -1 when skipped
+	LoadSeconds  float64 `json:"load_seconds"`
+	ServerKeys   int64   `json:"server_keys"` // DBSIZE after the load
+
+	Tiered       bool    `json:"tiered"`
+	BeginAddress uint64  `json:"begin_address,omitempty"`
+	HeadAddress  uint64  `json:"head_address,omitempty"`
+	TailAddress  uint64  `json:"tail_address,omitempty"`
+	DeviceShare  float64 `json:"device_share,omitempty"` // (Head−Begin)/(Tail−Begin)
+
+	Server     Placement `json:"server_placement"`
+	UringProbe string    `json:"uring_probe,omitempty"`
+	Time       time.Time `json:"time"`
+}
+
+// Plan is what a run set out to do; --resume reads it back.
+type Plan struct {
+	Schema    int       `json:"schema_version"`
+	RunID     string    `json:"run_id"`
+	Started   time.Time `json:"started"`
+	Runtime   string    `json:"runtime"` // the runtime actually used
+	Config    Config    `json:"config"`
+	Rows      []Row     `json:"rows"`
+	Nodes     int       `json:"numa_nodes"`
+	Version   string    `json:"tierbench_version,omitempty"`
+	Hostname  string    `json:"hostname,omitempty"`
+	MaxMisses float64   `json:"max_miss_ratio"`
+}
+
+// Results is results.json: the plan, the load evidence and each cell's
+// median with its spread.
+type Results struct {
+	Schema   int          `json:"schema_version"`
+	Plan     Plan         `json:"plan"`
+	Finished time.Time    `json:"finished"`
+	Loads    []LoadRecord `json:"loads"`
+	Cells    []Cell       `json:"cells"`
+	// FioIOPS512 is the fio random-read ceiling at 512 B; 0 when unknown.
+	FioIOPS512 float64 `json:"fio_iops_512"`
+}
+
+// Cell is one table cell: a row and a thread count, over its passes.
+type Cell struct {
+	Row     Row     `json:"row"`
+	Threads int     `json:"threads"`
+	Passes  int     `json:"passes"`
+	Median  float64 `json:"median_ops_per_sec"`
+	Min     float64 `json:"min_ops_per_sec"`
+	Max     float64 `json:"max_ops_per_sec"`
+	// ReadBytesPerGet is the median device bytes per GET.
+	ReadBytesPerGet float64 `json:"read_bytes_per_get"`
+	MissRatio       float64 `json:"max_miss_ratio"`
+	// Excluded says why the cell is kept out of the table ("" = shown).
+	Excluded string `json:"excluded,omitempty"`
+	// FioShare is Median / the fio 512 B ceiling; 0 when unknown.
+	FioShare float64 `json:"fio_share,omitempty"`
+}
+
+// cellsLog appends records to cells.jsonl, each followed by an fsync, so
+// that a cell finished before a crash or a signal is never lost.
+type cellsLog struct {
+	f *os.File
+}
+
+func openCellsLog(dir string) (*cellsLog, error) {
+	f, err := os.OpenFile(filepath.Join(dir, fileCells), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: open cells log: %w", err)
+	}
+	return &cellsLog{f: f}, nil
+}
+
+func (l *cellsLog) append(rec any) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("orchestrator: encode cell record: %w", err)
+	}
+	b = append(b, '\n')
+	if _, err := l.f.Write(b); err != nil {
+		return fmt.Errorf("orchestrator: append to %s: %w", l.f.Name(), err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("orchestrator: fsync %s: %w", l.f.Name(), err)
+	}
+	return nil
+}
+
+func (l *cellsLog) Close() error { return l.f.Close() }
+
+// readCells reads cells.jsonl. A torn last line (the process died while
+// writing it) is dropped; a bad line elsewhere is an error naming it.
+func readCells(dir string) ([]PassRecord, []LoadRecord, error) {
+	data, err := os.ReadFile(filepath.Join(dir, fileCells))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("orchestrator: read cells: %w", err)
+	}
+	return parseCells(data)
+}
+
+func parseCells(data []byte) ([]PassRecord, []LoadRecord, error) {
+	var passes []PassRecord
+	var loads []LoadRecord
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	line := 0
+	complete := len(data) == 0 || data[len(data)-1] == '\n'
+	total := bytes.Count(data, []byte{'\n'})
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var head struct {
+			Kind   string `json:"kind"`
+			Schema int    `json:"schema_version"`
+		}
+		if err := json.Unmarshal(b, &head); err != nil {
+			if !complete && line == total+1 {
+				break // torn final line
+			}
+			return nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
+		}
+		if head.Schema > SchemaVersion {
+			return nil, nil, fmt.Errorf("orchestrator: %s line %d: schema_version %d is newer than this tierbench's %d", fileCells, line, head.Schema, SchemaVersion)
+		}
+		switch head.Kind {
+		case "pass":
+			var p PassRecord
+			if err := json.Unmarshal(b, &p); err != nil {
+				return nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
+			}
+			passes = append(passes, p)
+		case "load":
+			var l LoadRecord
+			if err := json.Unmarshal(b, &l); err != nil {
+				return nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
+			}
+			loads = append(loads, l)
+		default:
+			return nil, nil, fmt.Errorf("orchestrator: %s line %d: unknown kind %q", fileCells, line, head.Kind)
+		}
+	}
+	return passes, loads, sc.Err()
+}
+
+// writeJSON writes v to dir/name atomically (temp file, fsync, rename).
+func writeJSON(dir, name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("orchestrator: encode %s: %w", name, err)
+	}
+	return writeFile(dir, name, append(b, '\n'))
+}
+
+func writeFile(dir, name string, data []byte) error {
+	path := filepath.Join(dir, name)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("orchestrator: write %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("orchestrator: write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("orchestrator: fsync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("orchestrator: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("orchestrator: write %s: %w", path, err)
+	}
+	return nil
+}
+
+func readJSON(dir, name string, v any) error {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return fmt.Errorf("orchestrator: read bundle: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("orchestrator: %s: %w", filepath.Join(dir, name), err)
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// benchOutput is the JSON document `tierbench bench --json` prints.
+type benchOutput struct {
+	Load  *benchLoad  `json:"load"`
+	Cells []benchCell `json:"cells"`
+}
+
+type benchLoad struct {
+	Keys         int64   `json:"keys"`
+	Acknowledged int64   `json:"acknowledged"`
+	Seconds      float64 `json:"seconds"`
+}
+
+type benchCell struct {
+	Op               string  `json:"op"`
+	Threads          int     `json:"threads"`
+	Batch            int     `json:"batch"`
+	Ops              int64   `json:"ops"`
+	Seconds          float64 `json:"seconds"`
+	OpsPerSec        float64 `json:"ops_per_sec"`
+	Hits             int64   `json:"hits"`
+	Misses           int64   `json:"misses"`
+	Errors           int64   `json:"errors"`
+	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
+	ClientSaturated  bool    `json:"client_saturated"`
+	Incomplete       bool    `json:"incomplete"`
+}
+
+// parseBench parses bench's JSON. Anything printed before the document
+// (a warning line) is skipped; the raw text is quoted when it does not
+// parse, so the reader sees what the client really said.
+func parseBench(out []byte) (benchOutput, error) {
+	var b benchOutput
+	doc, err := jsonDocument(out)
+	if err != nil {
+		return b, fmt.Errorf("orchestrator: bench output: %w", err)
+	}
+	if err := json.Unmarshal(doc, &b); err != nil {
+		return b, fmt.Errorf("orchestrator: bench output is not its JSON document: %w: %q", err, clip(out))
+	}
+	for i, c := range b.Cells {
+		if c.Ops < 0 || c.Seconds < 0 || c.Hits < 0 || c.Misses < 0 || c.Errors < 0 || c.OpsPerSec < 0 {
+			return b, fmt.Errorf("orchestrator: bench output cell %d has negative counts: %+v", i, c)
+		}
+	}
+	if b.Load != nil && (b.Load.Keys < 0 || b.Load.Acknowledged < 0) {
+		return b, fmt.Errorf("orchestrator: bench output load has negative counts: %+v", *b.Load)
+	}
+	return b, nil
+}
+
+// preflightOutput is the JSON document `tierbench preflight --json` prints.
+type preflightOutput struct {
+	Checks      []preflightCheck `json:"checks"`
+	Fingerprint json.RawMessage  `json:"fingerprint"`
+	Fio         *struct {
+		Engine  string `json:"engine"`
+		Results []struct {
+			BlockBytes int     `json:"block_bytes"`
+			IOPS       float64 `json:"iops"`
+		} `json:"results"`
+	} `json:"fio"`
+}
+
+type preflightCheck struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // pass | warn | fail
+	Detail string `json:"detail"`
+}
+
+func parsePreflight(out []byte) (preflightOutput, error) {
+	var p preflightOutput
+	doc, err := jsonDocument(out)
+	if err != nil {
+		return p, fmt.Errorf("orchestrator: preflight output: %w", err)
+	}
+	if err := json.Unmarshal(doc, &p); err != nil {
+		return p, fmt.Errorf("orchestrator: preflight output is not its JSON document: %w: %q", err, clip(out))
+	}
+	if len(p.Checks) == 0 {
+		return p, fmt.Errorf("orchestrator: preflight output has no checks: %q", clip(out))
+	}
+	return p, nil
+}
+
+// failed returns the checks that failed.
+func (p preflightOutput) failed() []preflightCheck {
+	var out []preflightCheck
+	for _, c := range p.Checks {
+		if c.Status == "fail" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// fioIOPS returns the fio ceiling at one block size; 0 when not measured.
+func (p preflightOutput) fioIOPS(blockBytes int) float64 {
+	if p.Fio == nil {
+		return 0
+	}
+	for _, r := range p.Fio.Results {
+		if r.BlockBytes == blockBytes {
+			return r.IOPS
+		}
+	}
+	return 0
+}
+
+// jsonDocument returns the text from the first '{' to the end: a
+// subcommand's JSON is its last output, warnings may come before it.
+func jsonDocument(out []byte) ([]byte, error) {
+	i := bytes.IndexByte(out, '{')
+	if i < 0 {
+		return nil, fmt.Errorf("no JSON document in %q", clip(out))
+	}
+	return out[i:], nil
+}
+
+func clip(b []byte) string {
+	const n = 600
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,412 @@
+package orchestrator
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/tierbench/tierbench/images"
+)
+
+// Container labels. Every container of a run carries the run id, and the
+// pid and start time of the process that owns it, so a later run can tell
+// a leftover (owner gone) from a run in progress.
+const (
+	labelRun   = "tierbench.run"
+	labelOwner = "tierbench.owner"
+	labelRole  = "tierbench.role"
+	labelImage = "tierbench.image"
+)
+
+// containerDataDir is where the data dir is bind-mounted in the server.
+const containerDataDir = "/data"
+
+// dockerDriver runs server and client as containers of an image built
+// FROM scratch from the static binary.
+type dockerDriver struct {
+	cli   *client.Client
+	image string
+	runID string
+	owner string
+	proc  procRoot
+
+	mu  sync.Mutex
+	ids map[string]string // container id → log path
+}
+
+// newDockerDriver connects to the engine and builds the image unless one
+// for this exact binary exists already.
+func newDockerDriver(ctx context.Context, binary, runID, out string) (*dockerDriver, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: docker client: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("orchestrator: the Docker engine does not answer: %w", err)
+	}
+	d := &dockerDriver{cli: cli, runID: runID, proc: "/proc", ids: map[string]string{},
+		owner: fmt.Sprintf("%d:%d", os.Getpid(), startTime(os.Getpid()))}
+	if err := d.buildImage(ctx, binary); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *dockerDriver) name() string           { return RuntimeDocker }
+func (d *dockerDriver) dataPath(string) string { return containerDataDir }
+
+// checkStatic refuses a binary that needs a dynamic loader: FROM scratch
+// has none.
+func checkStatic(binary string) error {
+	f, err := elf.Open(binary)
+	if err != nil {
+		return fmt.Errorf("orchestrator: %s is not an ELF binary: %w", binary, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("orchestrator: %s is dynamically linked; the image is FROM scratch: build it with CGO_ENABLED=0 go build ./cmd/tierbench", binary)
+		}
+	}
+	return nil
+}
+
+// buildImage builds tierbench:<hash of the binary> from an in-memory tar
+// context: images.Dockerfile and the binary. Nothing is pulled.
+func (d *dockerDriver) buildImage(ctx context.Context, binary string) error {
+	if err := checkStatic(binary); err != nil {
+		return err
+	}
+	bin, err := os.ReadFile(binary)
+	if err != nil {
+		return fmt.Errorf("orchestrator: read the binary for the image: %w", err)
+	}
+	sum := sha256.Sum256(bin)
+	d.image = "tierbench:" + hex.EncodeToString(sum[:6])
+	if _, err := d.cli.ImageInspect(ctx, d.image); err == nil {
+		return nil
+	}
+	var ctxTar bytes.Buffer
+	tw := tar.NewWriter(&ctxTar)
+	files := []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"Dockerfile", 0o644, []byte(images.Dockerfile)}, {images.BinaryName, 0o755, bin}}
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
+			return fmt.Errorf("orchestrator: image context: %w", err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return fmt.Errorf("orchestrator: image context: %w", err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("orchestrator: image context: %w", err)
+	}
+	resp, err := d.cli.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{
+		Tags: []string{d.image}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
+		Labels: map[string]string{labelImage: "1"},
+	})
+	if err != nil {
+		return fmt.Errorf("orchestrator: build image %s: %w", d.image, err)
+	}
+	defer resp.Body.Close()
+	// The build streams JSON messages; an error arrives as one of them.
+	dec := json.NewDecoder(resp.Body)
+	var log strings.Builder
+	for {
+		var msg struct {
+			Stream      string `json:"stream"`
+			Error       string `json:"error"`
+			ErrorDetail struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return fmt.Errorf("orchestrator: build image %s: read progress: %w", d.image, err)
+		}
+		log.WriteString(msg.Stream)
+		if msg.Error != "" {
+			return fmt.Errorf("orchestrator: build image %s: %s\n%s", d.image, msg.Error, log.String())
+		}
+	}
+	if _, err := d.cli.ImageInspect(ctx, d.image); err != nil {
+		return fmt.Errorf("orchestrator: build image %s: no image after the build: %w\n%s", d.image, err, log.String())
+	}
+	return nil
+}
+
+func (d *dockerDriver) labels(role string) map[string]string {
+	return map[string]string{labelRun: d.runID, labelOwner: d.owner, labelRole: role}
+}
+
+// create creates and starts a container of the image on the host network.
+func (d *dockerDriver) create(ctx context.Context, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
+	cfg := &container.Config{Image: d.image, Cmd: args, Labels: d.labels(role)}
+	host := &container.HostConfig{
+		NetworkMode: "host",
+		Privileged:  privileged,
+		Binds:       binds,
+		Resources:   container.Resources{CpusetCpus: cpus, CpusetMems: mems},
+	}
+	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.runID, role, name)
+	resp, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, cname)
+	if err != nil {
+		return "", fmt.Errorf("orchestrator: create container %s: %w", cname, err)
+	}
+	d.mu.Lock()
+	d.ids[resp.ID] = logPath
+	d.mu.Unlock()
+	if err := d.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		return resp.ID, fmt.Errorf("orchestrator: start container %s: %w", cname, err)
+	}
+	return resp.ID, nil
+}
+
+// hostPID returns the container's main process as this host sees it.
+func (d *dockerDriver) hostPID(ctx context.Context, id string) (int, error) {
+	in, err := d.cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("orchestrator: inspect container %s: %w", id[:12], err)
+	}
+	if in.State == nil || in.State.Pid == 0 {
+		return 0, fmt.Errorf("orchestrator: container %s is not running", id[:12])
+	}
+	return in.State.Pid, nil
+}
+
+type dockerServer struct {
+	d   *dockerDriver
+	id  string
+	p   int
+	pl  Placement
+	log string
+}
+
+func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
+	id, err := d.create(ctx, "server", s.Name, s.Args, s.CPUs, s.Mems, true,
+		[]string{s.DataDir + ":" + containerDataDir}, s.LogPath)
+	if err != nil {
+		if id != "" {
+			d.remove(context.Background(), id)
+		}
+		return nil, err
+	}
+	srv := &dockerServer{d: d, id: id, log: s.LogPath}
+	if srv.p, err = d.hostPID(ctx, id); err != nil {
+		d.remove(context.Background(), id)
+		return nil, err
+	}
+	pl, err := d.proc.placement(srv.p)
+	pl.WantCPUs, pl.WantMems = s.CPUs, s.Mems
+	if err == nil {
+		err = checkPlacement("server", pl)
+	}
+	srv.pl = pl
+	if err != nil {
+		d.remove(context.Background(), id)
+		return nil, err
+	}
+	return srv, nil
+}
+
+func (s *dockerServer) pid() int             { return s.p }
+func (s *dockerServer) placement() Placement { return s.pl }
+
+// stop stops the server (SIGTERM, 30 s, SIGKILL, as the reference does),
+// keeps its log and removes the container.
+func (s *dockerServer) stop(ctx context.Context) error {
+	timeout := 30
+	err := s.d.cli.ContainerStop(ctx, s.id, container.StopOptions{Timeout: &timeout})
+	return errors.Join(err, s.d.remove(ctx, s.id))
+}
+
+// saveLogs writes a container's stdout and stderr to path and returns stdout.
+func (d *dockerDriver) saveLogs(ctx context.Context, id, path string) ([]byte, error) {
+	rc, err := d.cli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: logs of container %s: %w", id[:12], err)
+	}
+	defer rc.Close()
+	var stdout, stderr bytes.Buffer
+	if _, err := stdcopy.StdCopy(&stdout, &stderr, rc); err != nil {
+		return nil, fmt.Errorf("orchestrator: logs of container %s: %w", id[:12], err)
+	}
+	if path != "" {
+		var all bytes.Buffer
+		all.Write(stderr.Bytes())
+		all.Write(stdout.Bytes())
+		os.WriteFile(path, all.Bytes(), 0o644)
+	}
+	return stdout.Bytes(), nil
+}
+
+// remove saves the container's logs and removes it, forcibly.
+func (d *dockerDriver) remove(ctx context.Context, id string) error {
+	d.mu.Lock()
+	logPath, ok := d.ids[id]
+	delete(d.ids, id)
+	d.mu.Unlock()
+	if ok && logPath != "" {
+		d.saveLogs(ctx, id, logPath)
+	}
+	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+	if err != nil && !strings.Contains(err.Error(), "No such container") {
+		return fmt.Errorf("orchestrator: remove container %s: %w", id[:12], err)
+	}
+	return nil
+}
+
+func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error) {
+	pl := Placement{WantCPUs: s.CPUs, WantMems: s.Mems}
+	id, err := d.create(ctx, "client", s.Name, s.Args, s.CPUs, s.Mems, false, nil, "")
+	if id != "" {
+		defer d.remove(context.Background(), id)
+	}
+	if err != nil {
+		return nil, pl, err
+	}
+	if pid, err := d.hostPID(ctx, id); err == nil {
+		if got, err := d.proc.placement(pid); err == nil {
+			got.WantCPUs, got.WantMems = s.CPUs, s.Mems
+			pl = got
+		}
+	}
+	waitC, errC := d.cli.ContainerWait(ctx, id, container.WaitConditionNotRunning)
+	var status int64
+	select {
+	case w := <-waitC:
+		status = w.StatusCode
+		if w.Error != nil {
+			return nil, pl, fmt.Errorf("orchestrator: client %s: %s", s.Name, w.Error.Message)
+		}
+	case err := <-errC:
+		return nil, pl, fmt.Errorf("orchestrator: wait for client %s: %w", s.Name, err)
+	case <-ctx.Done():
+		return nil, pl, ctx.Err()
+	}
+	stdout, err := d.saveLogs(ctx, id, s.LogPath)
+	if err != nil {
+		return nil, pl, err
+	}
+	if status != 0 {
+		return stdout, pl, fmt.Errorf("orchestrator: client %s exited with status %d (log %s)", s.Name, status, s.LogPath)
+	}
+	return stdout, pl, nil
+}
+
+// preflightAt runs `tierbench preflight --json` inside the server's
+// container: it proves io_uring and O_DIRECT work there, under the
+// container's seccomp profile and mounts, not just on the host.
+func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDir string) ([]byte, error) {
+	ds, ok := srv.(*dockerServer)
+	if !ok {
+		return nil, fmt.Errorf("orchestrator: not a container server")
+	}
+	ex, err := d.cli.ContainerExecCreate(ctx, ds.id, container.ExecOptions{
+		Cmd:          []string{"/" + images.BinaryName, "preflight", "--data-dir", dataDir, "--json"},
+		AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: exec preflight in the server container: %w", err)
+	}
+	att, err := d.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: exec preflight in the server container: %w", err)
+	}
+	defer att.Close()
+	var stdout, stderr bytes.Buffer
+	if _, err := stdcopy.StdCopy(&stdout, &stderr, att.Reader); err != nil {
+		return nil, fmt.Errorf("orchestrator: exec preflight in the server container: %w", err)
+	}
+	in, err := d.cli.ContainerExecInspect(ctx, ex.ID)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: exec preflight in the server container: %w", err)
+	}
+	if in.ExitCode != 0 && in.ExitCode != 1 {
+		return stdout.Bytes(), fmt.Errorf("orchestrator: preflight in the server container exited %d: %s", in.ExitCode, clip(stderr.Bytes()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// close removes every container of this run, keeping their logs.
+func (d *dockerDriver) close(ctx context.Context) error {
+	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+d.runID))})
+	var errs []error
+	if err != nil {
+		errs = append(errs, fmt.Errorf("orchestrator: list containers of run %s: %w", d.runID, err))
+	}
+	for _, c := range list {
+		if err := d.remove(ctx, c.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	d.cli.Close()
+	return errors.Join(errs...)
+}
+
+// removeStale removes containers left by earlier runs whose owner process
+// is gone, and says what it removed.
+func (d *dockerDriver) removeStale(ctx context.Context) []string {
+	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", labelRun))})
+	if err != nil {
+		return []string{fmt.Sprintf("could not list earlier containers: %v", err)}
+	}
+	var did []string
+	for _, c := range list {
+		if c.Labels[labelRun] == d.runID || ownerAlive(c.Labels[labelOwner]) {
+			continue
+		}
+		if err := d.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
+			did = append(did, fmt.Sprintf("could not remove stale container %s: %v", c.ID[:12], err))
+			continue
+		}
+		did = append(did, fmt.Sprintf("removed container %s (%s) left by run %s", strings.TrimPrefix(firstName(c.Names), "/"), c.Labels[labelRole], c.Labels[labelRun]))
+	}
+	return did
+}
+
+func firstName(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
+}
+
+// ownerAlive reads a "pid:starttime" owner label.
+func ownerAlive(owner string) bool {
+	p, st, ok := strings.Cut(owner, ":")
+	if !ok {
+		return false
+	}
+	pid, err1 := strconv.Atoi(p)
+	start, err2 := strconv.ParseUint(st, 10, 64)
+	return err1 == nil && err2 == nil && alive(pid, start)
+}

@@ -1,0 +1,88 @@
+package orchestrator
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Environment variables through which the process runtime asks a child
+// tierbench to pin itself before it starts any work.
+const (
+	envPinCPUs = "TIERBENCH_PIN_CPUS"
+	envPinMems = "TIERBENCH_PIN_MEMS"
+)
+
+// mpolBind is MPOL_BIND of set_mempolicy(2).
+const mpolBind = 2
+
+// ExecPinnedChild is called first thing by the tierbench binary (from an
+// init function). When the process runtime started this process with
+// TIERBENCH_PIN_CPUS / TIERBENCH_PIN_MEMS, it binds the calling thread's
+// CPU affinity and memory policy and re-executes the binary in place:
+// both are inherited across execve, so every thread of the new image
+// starts pinned, which setting them from outside after start cannot
+// promise. Without those variables it returns at once.
+func ExecPinnedChild() {
+	cpus, mems := os.Getenv(envPinCPUs), os.Getenv(envPinMems)
+	if cpus == "" && mems == "" {
+		return
+	}
+	// Init functions run on the main thread; keep it there until execve.
+	runtime.LockOSThread()
+	if err := pinThread(cpus, mems); err != nil {
+		fmt.Fprintf(os.Stderr, "tierbench: pin to cpus %q mems %q: %v\n", cpus, mems, err)
+		os.Exit(1)
+	}
+	os.Unsetenv(envPinCPUs)
+	os.Unsetenv(envPinMems)
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "/proc/self/exe"
+	}
+	err = syscall.Exec(exe, os.Args, os.Environ())
+	fmt.Fprintf(os.Stderr, "tierbench: re-exec %s after pinning: %v\n", exe, err)
+	os.Exit(1)
+}
+
+// pinThread sets the calling thread's CPU affinity and binds its memory
+// policy to the given nodes.
+func pinThread(cpus, mems string) error {
+	if cpus != "" {
+		list, err := parseCPUList(cpus)
+		if err != nil {
+			return err
+		}
+		var set unix.CPUSet
+		for _, c := range list {
+			set.Set(c)
+		}
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return fmt.Errorf("sched_setaffinity %s: %w", cpus, err)
+		}
+	}
+	if mems != "" {
+		nodes, err := parseCPUList(mems)
+		if err != nil {
+			return err
+		}
+		var mask [16]uint64 // 1024 nodes
+		for _, n := range nodes {
+			if n >= len(mask)*64 {
+				return fmt.Errorf("node %d is beyond %d", n, len(mask)*64)
+			}
+			mask[n/64] |= 1 << (n % 64)
+		}
+		// maxnode counts bits plus one, as numactl passes it.
+		_, _, errno := unix.Syscall(unix.SYS_SET_MEMPOLICY, mpolBind,
+			uintptr(unsafe.Pointer(&mask[0])), uintptr(len(mask)*64+1))
+		if errno != 0 {
+			return fmt.Errorf("set_mempolicy MPOL_BIND %s: %w", mems, errno)
+		}
+	}
+	return nil
+}

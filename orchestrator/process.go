@@ -1,0 +1,389 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// driver starts the server and the client somewhere: as containers or as
+// child processes. Every driver removes all it started in close.
+type driver interface {
+	name() string
+	// dataPath is the server's view of the host data directory.
+	dataPath(host string) string
+	startServer(ctx context.Context, s serverSpec) (serverHandle, error)
+	// runClient runs one `tierbench bench` to completion and returns its
+	// stdout and the placement it actually had.
+	runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error)
+	// preflightAt runs a preflight (without fio) where the server runs:
+	// inside its container for Docker, on the host for processes.
+	preflightAt(ctx context.Context, srv serverHandle, dataDir string) ([]byte, error)
+	close(ctx context.Context) error
+}
+
+type serverSpec struct {
+	Name       string   // e.g. "libaio-pinned", for logs
+	Args       []string // after the binary: "server", flags…
+	CPUs, Mems string   // "" = not pinned
+	LogPath    string
+	DataDir    string // host path, bind-mounted for containers
+}
+
+type clientSpec struct {
+	Name       string
+	Args       []string // "bench", flags…
+	CPUs, Mems string
+	LogPath    string
+}
+
+type serverHandle interface {
+	pid() int // on this host, for /proc
+	placement() Placement
+	stop(ctx context.Context) error
+}
+
+// processDriver runs server and client as child processes of this one:
+// each in its own process group, killed if this process dies (Pdeathsig),
+// pinned by ExecPinnedChild in the child, and listed in a pid file so a
+// later run can remove them if this one is killed outright.
+type processDriver struct {
+	binary string
+	proc   procRoot
+	pids   *pidFile
+
+	mu       sync.Mutex
+	children map[int]*exec.Cmd
+}
+
+func newProcessDriver(binary string, pids *pidFile) *processDriver {
+	return &processDriver{binary: binary, proc: "/proc", pids: pids, children: map[int]*exec.Cmd{}}
+}
+
+func (d *processDriver) name() string             { return RuntimeProcess }
+func (d *processDriver) dataPath(h string) string { return h }
+
+func (d *processDriver) command(args []string, cpus, mems string) *exec.Cmd {
+	cmd := exec.Command(d.binary, args...)
+	cmd.Env = os.Environ()
+	if cpus != "" {
+		cmd.Env = append(cmd.Env, envPinCPUs+"="+cpus)
+	}
+	if mems != "" {
+		cmd.Env = append(cmd.Env, envPinMems+"="+mems)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+func (d *processDriver) start(cmd *exec.Cmd) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("orchestrator: start %s: %w", strings.Join(cmd.Args, " "), err)
+	}
+	d.children[cmd.Process.Pid] = cmd
+	if d.pids != nil {
+		if err := d.pids.add(cmd.Process.Pid); err != nil {
+			killGroup(cmd)
+			cmd.Wait()
+			delete(d.children, cmd.Process.Pid)
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *processDriver) forget(pid int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.children, pid)
+	if d.pids != nil {
+		d.pids.remove(pid)
+	}
+}
+
+// waitPlacement waits until a pinned child has pinned itself and
+// re-executed (its environment no longer holds the pin request), then
+// reads its placement and checks it against the request. The memory
+// policy set with set_mempolicy is per task and does not show in
+// /proc/<pid>/status; the child exits rather than run unbound when the
+// call fails, so a re-executed child carries bind:<mems>.
+func (d *processDriver) waitPlacement(pid int, cpus, mems string, deadline time.Duration) (Placement, error) {
+	end := time.Now().Add(deadline)
+	if cpus != "" || mems != "" {
+		for {
+			env, err := os.ReadFile(fmt.Sprintf("%s/%d/environ", d.proc, pid))
+			if err != nil {
+				return Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d exited before it was pinned: %w", pid, err)
+			}
+			if !bytes.Contains(env, []byte(envPinCPUs+"=")) && !bytes.Contains(env, []byte(envPinMems+"=")) {
+				break
+			}
+			if time.Now().After(end) {
+				return Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d did not pin itself within %v", pid, deadline)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	pl, err := d.proc.placement(pid)
+	pl.WantCPUs, pl.WantMems = cpus, mems
+	if err != nil {
+		return pl, err
+	}
+	if mems != "" && (pl.Policy == "" || pl.Policy == "default") {
+		pl.Policy = "bind:" + mems
+	}
+	return pl, checkPlacement("child", pl)
+}
+
+type processServer struct {
+	d    *processDriver
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *os.File
+	pl   Placement
+}
+
+func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
+	logf, err := os.Create(s.LogPath)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: server log: %w", err)
+	}
+	cmd := d.command(s.Args, s.CPUs, s.Mems)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := d.start(cmd); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	ps := &processServer{d: d, cmd: cmd, done: make(chan struct{}), log: logf}
+	go func() { cmd.Wait(); close(ps.done) }()
+	pl, err := d.waitPlacement(cmd.Process.Pid, s.CPUs, s.Mems, 3*time.Second)
+	ps.pl = pl
+	if err != nil {
+		ps.stop(context.Background())
+		return nil, fmt.Errorf("orchestrator: server placement: %w", err)
+	}
+	return ps, nil
+}
+
+func (p *processServer) pid() int             { return p.cmd.Process.Pid }
+func (p *processServer) placement() Placement { return p.pl }
+
+// stop sends SIGTERM to the server's process group, waits up to 30 s as
+// the reference does, then SIGKILLs it.
+func (p *processServer) stop(ctx context.Context) error {
+	defer p.log.Close()
+	defer p.d.forget(p.cmd.Process.Pid)
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(30 * time.Second):
+	case <-ctx.Done():
+	}
+	killGroup(p.cmd)
+	<-p.done
+	return nil
+}
+
+func killGroup(cmd *exec.Cmd) {
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Process.Kill()
+}
+
+func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error) {
+	logf, err := os.Create(s.LogPath)
+	if err != nil {
+		return nil, Placement{}, fmt.Errorf("orchestrator: client log: %w", err)
+	}
+	defer logf.Close()
+	var stdout bytes.Buffer
+	cmd := d.command(s.Args, s.CPUs, s.Mems)
+	cmd.Stdout = io.MultiWriter(&stdout, logf)
+	cmd.Stderr = logf
+	if err := d.start(cmd); err != nil {
+		return nil, Placement{}, err
+	}
+	defer d.forget(cmd.Process.Pid)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	pl, plErr := d.waitPlacement(cmd.Process.Pid, s.CPUs, s.Mems, 3*time.Second)
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		killGroup(cmd)
+		<-done
+		return nil, pl, ctx.Err()
+	}
+	if err != nil {
+		return stdout.Bytes(), pl, fmt.Errorf("orchestrator: client %s: %w (log %s)", s.Name, err, s.LogPath)
+	}
+	if plErr != nil && (s.CPUs != "" || s.Mems != "") {
+		return stdout.Bytes(), pl, fmt.Errorf("orchestrator: client placement: %w", plErr)
+	}
+	return stdout.Bytes(), pl, nil
+}
+
+func (d *processDriver) preflightAt(ctx context.Context, _ serverHandle, dataDir string) ([]byte, error) {
+	return runPreflight(ctx, d.binary, dataDir, false)
+}
+
+// runPreflight runs `tierbench preflight --json` on this host. Its exit
+// status 1 (a check failed) is not an error here: the caller reads the
+// checks; any other failure is.
+func runPreflight(ctx context.Context, binary, dataDir string, fio bool) ([]byte, error) {
+	args := []string{"preflight", "--data-dir", dataDir, "--json"}
+	if fio {
+		args = append(args, "--fio")
+	}
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1 && stdout.Len() > 0) {
+		return stdout.Bytes(), fmt.Errorf("orchestrator: %s: %w: %s", strings.Join(cmd.Args, " "), err, clip(stderr.Bytes()))
+	}
+	return stdout.Bytes(), nil
+}
+
+func (d *processDriver) close(ctx context.Context) error {
+	d.mu.Lock()
+	cmds := make([]*exec.Cmd, 0, len(d.children))
+	for _, c := range d.children {
+		cmds = append(cmds, c)
+	}
+	d.mu.Unlock()
+	for _, c := range cmds {
+		killGroup(c)
+		d.forget(c.Process.Pid)
+	}
+	return nil
+}
+
+// pidFile lists the children of one run: its first line is the owner
+// (this process), each further line a child, as "pid starttime" so a
+// recycled pid is never mistaken for ours.
+type pidFile struct {
+	path string
+	mu   sync.Mutex
+	pids map[int]uint64
+}
+
+func newPidFile(stateDir, runID string) (*pidFile, error) {
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("orchestrator: state dir: %w", err)
+	}
+	p := &pidFile{path: filepath.Join(stateDir, runID+".pids"), pids: map[int]uint64{}}
+	return p, p.write()
+}
+
+func (p *pidFile) write() error {
+	var b strings.Builder
+	self := os.Getpid()
+	fmt.Fprintf(&b, "%d %d\n", self, startTime(self))
+	for pid, st := range p.pids {
+		fmt.Fprintf(&b, "%d %d\n", pid, st)
+	}
+	if err := os.WriteFile(p.path, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("orchestrator: pid file: %w", err)
+	}
+	return nil
+}
+
+func (p *pidFile) add(pid int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pids[pid] = startTime(pid)
+	return p.write()
+}
+
+func (p *pidFile) remove(pid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.pids, pid)
+	p.write()
+}
+
+func (p *pidFile) close() { os.Remove(p.path) }
+
+// startTime is field 22 of /proc/<pid>/stat (clock ticks since boot); 0
+// when the process is gone.
+func startTime(pid int) uint64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	return parseStatStartTime(data)
+}
+
+func parseStatStartTime(data []byte) uint64 {
+	// The command name (field 2) may hold spaces and parentheses: the
+	// fields after it start after the last ')'.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
+}
+
+// alive reports whether pid is still the process that started at st.
+func alive(pid int, st uint64) bool {
+	return st != 0 && startTime(pid) == st
+}
+
+// removeStaleProcesses kills the children listed in pid files whose owner
+// is gone, and removes those files; it returns what it did.
+func removeStaleProcesses(stateDir string) []string {
+	files, _ := filepath.Glob(filepath.Join(stateDir, "*.pids"))
+	var did []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		var owner int
+		var ownerStart uint64
+		if len(lines) == 0 || !scanPid(lines[0], &owner, &ownerStart) {
+			os.Remove(f)
+			continue
+		}
+		if owner == os.Getpid() || alive(owner, ownerStart) {
+			continue // another run in progress
+		}
+		for _, l := range lines[1:] {
+			var pid int
+			var st uint64
+			if scanPid(l, &pid, &st) && alive(pid, st) {
+				syscall.Kill(-pid, syscall.SIGKILL)
+				syscall.Kill(pid, syscall.SIGKILL)
+				did = append(did, fmt.Sprintf("killed process %d left by the run in %s", pid, filepath.Base(f)))
+			}
+		}
+		os.Remove(f)
+	}
+	return did
+}
+
+func scanPid(line string, pid *int, st *uint64) bool {
+	_, err := fmt.Sscanf(line, "%d %d", pid, st)
+	return err == nil && *pid > 0
+}

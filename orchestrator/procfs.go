@@ -1,0 +1,238 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// procRoot is where /proc is read from; tests point it at testdata trees.
+type procRoot string
+
+// readBytes returns read_bytes of /proc/<pid>/io: the bytes the process
+// caused to be fetched from the storage layer.
+func (p procRoot) readBytes(pid int) (int64, error) {
+	path := filepath.Join(string(p), strconv.Itoa(pid), "io")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("orchestrator: read device bytes of pid %d: %w", pid, err)
+	}
+	v, err := parseProcIO(data)
+	if err != nil {
+		return 0, fmt.Errorf("orchestrator: %s: %w", path, err)
+	}
+	return v, nil
+}
+
+// parseProcIO finds the read_bytes line of a /proc/<pid>/io file.
+func parseProcIO(data []byte) (int64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		name, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok || strings.TrimSpace(name) != "read_bytes" {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("read_bytes %q is not a byte count", strings.TrimSpace(val))
+		}
+		return v, nil
+	}
+	return 0, fmt.Errorf("no read_bytes line")
+}
+
+// placement reads Cpus_allowed_list and Mems_allowed_list of
+// /proc/<pid>/status, and the memory policy of the first mapping with one
+// from /proc/<pid>/numa_maps (set_mempolicy does not show in status).
+func (p procRoot) placement(pid int) (Placement, error) {
+	path := filepath.Join(string(p), strconv.Itoa(pid), "status")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Placement{}, fmt.Errorf("orchestrator: read placement of pid %d: %w", pid, err)
+	}
+	pl, err := parseStatus(data)
+	if err != nil {
+		return Placement{}, fmt.Errorf("orchestrator: %s: %w", path, err)
+	}
+	if maps, err := os.ReadFile(filepath.Join(string(p), strconv.Itoa(pid), "numa_maps")); err == nil {
+		pl.Policy = parseNumaMapsPolicy(maps)
+	}
+	return pl, nil
+}
+
+func parseStatus(data []byte) (Placement, error) {
+	var pl Placement
+	var haveCPUs, haveMems bool
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		name, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		switch name {
+		case "Cpus_allowed_list":
+			if _, err := parseCPUList(val); err != nil {
+				return pl, fmt.Errorf("Cpus_allowed_list: %w", err)
+			}
+			pl.CPUs, haveCPUs = val, true
+		case "Mems_allowed_list":
+			if _, err := parseCPUList(val); err != nil {
+				return pl, fmt.Errorf("Mems_allowed_list: %w", err)
+			}
+			pl.Mems, haveMems = val, true
+		}
+	}
+	if !haveCPUs || !haveMems {
+		return pl, fmt.Errorf("no Cpus_allowed_list or Mems_allowed_list line")
+	}
+	return pl, nil
+}
+
+// parseNumaMapsPolicy returns the policy of the first mapping that has a
+// non-default one ("bind:0"), else "default".
+func parseNumaMapsPolicy(data []byte) string {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[1] != "default" {
+			return f[1]
+		}
+	}
+	return "default"
+}
+
+// parseCPUList parses a kernel cpulist like "0-3,8,10-11" into sorted,
+// distinct numbers.
+func parseCPUList(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("cpulist %q: bad element %q", s, part)
+		}
+		b := a
+		if isRange {
+			b, err = strconv.Atoi(hi)
+			if err != nil || b < a || b-a > 1<<16 {
+				return nil, fmt.Errorf("cpulist %q: bad range %q", s, part)
+			}
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// formatCPUList writes sorted numbers back as a cpulist, ranges collapsed.
+func formatCPUList(xs []int) string {
+	var b strings.Builder
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j == i {
+			fmt.Fprintf(&b, "%d", xs[i])
+		} else {
+			fmt.Fprintf(&b, "%d-%d", xs[i], xs[j])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// sameSet reports whether two cpulists name the same numbers.
+func sameSet(a, b string) bool {
+	x, err1 := parseCPUList(a)
+	y, err2 := parseCPUList(b)
+	return err1 == nil && err2 == nil && slices.Equal(x, y)
+}
+
+// checkPlacement compares the effective placement with the one asked for.
+// Memory is honoured either through the cpuset (Mems_allowed_list, as
+// Docker sets it) or through a bind memory policy (set_mempolicy, as the
+// process runtime sets it).
+func checkPlacement(role string, pl Placement) error {
+	if pl.WantCPUs != "" && !sameSet(pl.WantCPUs, pl.CPUs) {
+		return fmt.Errorf("orchestrator: %s pinning not honoured: asked for cpus %s, Cpus_allowed_list is %s", role, pl.WantCPUs, pl.CPUs)
+	}
+	if pl.WantMems != "" && !sameSet(pl.WantMems, pl.Mems) && pl.Policy != "bind:"+pl.WantMems {
+		return fmt.Errorf("orchestrator: %s pinning not honoured: asked for mems %s, Mems_allowed_list is %s and the memory policy %q", role, pl.WantMems, pl.Mems, pl.Policy)
+	}
+	return nil
+}
+
+// topology is the host's NUMA layout: the CPUs of each node, in order.
+type topology struct {
+	Nodes [][]int
+}
+
+// readTopology reads /sys/devices/system/node/node<N>/cpulist under root;
+// without NUMA information the host is one node with every online CPU.
+func readTopology(sysRoot string, ncpu int) topology {
+	var t topology
+	for n := 0; ; n++ {
+		data, err := os.ReadFile(filepath.Join(sysRoot, "devices/system/node", fmt.Sprintf("node%d", n), "cpulist"))
+		if err != nil {
+			break
+		}
+		cpus, err := parseCPUList(string(data))
+		if err != nil || len(cpus) == 0 {
+			continue // memory-only node
+		}
+		t.Nodes = append(t.Nodes, cpus)
+	}
+	if len(t.Nodes) == 0 {
+		all := make([]int, ncpu)
+		for i := range all {
+			all[i] = i
+		}
+		t.Nodes = [][]int{all}
+	}
+	return t
+}
+
+// pinning is where the pinned row puts the server and the client.
+type pinning struct {
+	ServerCPUs, ServerMems string
+	ClientCPUs, ClientMems string
+	Label                  string
+}
+
+// pinned places the server on node 0 and the client on node 1; on a
+// one-node host it splits node 0's CPUs into disjoint halves and says so.
+func (t topology) pinned() (pinning, error) {
+	if len(t.Nodes) >= 2 {
+		return pinning{
+			ServerCPUs: formatCPUList(t.Nodes[0]), ServerMems: "0",
+			ClientCPUs: formatCPUList(t.Nodes[1]), ClientMems: "1",
+			Label: "srv node-0 / cli node-1",
+		}, nil
+	}
+	cpus := t.Nodes[0]
+	if len(cpus) < 2 {
+		return pinning{}, fmt.Errorf("orchestrator: the pinned row needs two CPUs to separate server and client; this host has %d (use --pin none)", len(cpus))
+	}
+	half := len(cpus) / 2
+	srv, cli := formatCPUList(cpus[:half]), formatCPUList(cpus[half:])
+	return pinning{
+		ServerCPUs: srv, ServerMems: "0",
+		ClientCPUs: cli, ClientMems: "0",
+		Label: fmt.Sprintf("srv cpus %s / cli cpus %s (1 node)", srv, cli),
+	}, nil
+}

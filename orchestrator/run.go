@@ -1,0 +1,801 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Verification thresholds of the methodology.
+const (
+	// minLoadedShare: the loader's acknowledgements and the server's key
+	// count must each reach 99 % of dbsize.
+	minLoadedShare = 0.99
+	// minDeviceShare: ≥ 99 % of the hybrid log below HeadAddress, unless
+	// the part above it is no larger than --memory (the store evicted all
+	// it could) and the dataset is ≥ 20 × memory, as validate requires.
+	minDeviceShare = 0.99
+	// maxMissRatio: a cell whose GETs missed more often is kept out.
+	maxMissRatio = 0.001
+	// sectorBytes: fewer device bytes per GET than one sector means the
+	// cell was served from memory.
+	sectorBytes = 512
+)
+
+// ErrPartialLoad is returned when the server holds fewer keys than the
+// run is about to read: their misses would be answered from memory.
+var ErrPartialLoad = errors.New("orchestrator: partial load")
+
+// Run runs the matrix cfg describes, writes the results bundle under
+// cfg.OutDir (or completes the one named by cfg.Resume), prints the table
+// on stdout and progress on stderr. SIGINT and SIGTERM stop it; whatever
+// it started is removed on every way out, and the passes already measured
+// stay in cells.jsonl for --resume.
+func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) {
+	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	if cfg.Silent {
+		stderr = io.Discard
+	}
+	r := &runner{stderr: stderr, proc: "/proc"}
+	if err := r.setup(cfg); err != nil {
+		return err
+	}
+	r.printf("tierbench run %s: bundle %s\n", r.plan.RunID, r.out)
+
+	for _, did := range removeStaleProcesses(r.cfg.StateDir) {
+		r.printf("cleanup: %s\n", did)
+	}
+	if r.pids, err = newPidFile(r.cfg.StateDir, r.plan.RunID); err != nil {
+		return err
+	}
+	defer r.pids.close()
+
+	if err := r.pickDriver(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		// A fresh context: the run's own may be cancelled by a signal,
+		// and cleanup must still happen.
+		cctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		if cerr := r.drv.close(cctx); cerr != nil {
+			r.printf("cleanup: %v\n", cerr)
+			err = errors.Join(err, cerr)
+		}
+	}()
+
+	if err := r.writePlan(); err != nil {
+		return err
+	}
+	if err := r.preflight(ctx); err != nil {
+		return err
+	}
+	if r.cells, err = openCellsLog(r.out); err != nil {
+		return err
+	}
+	defer r.cells.Close()
+	r.countWork()
+	for _, row := range r.plan.Rows {
+		if err := r.runRow(ctx, row); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("orchestrator: interrupted during %s %s: the finished passes are in %s; complete with --resume %s", row.Backend, row.Label, filepath.Join(r.out, fileCells), r.out)
+			}
+			return err
+		}
+	}
+	table, err := render(r.out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, table)
+	r.printf("done in %s: %s\n", time.Since(r.started).Round(time.Second), r.out)
+	return nil
+}
+
+type runner struct {
+	cfg     Config
+	plan    Plan
+	out     string
+	stderr  io.Writer
+	proc    procRoot
+	drv     driver
+	pids    *pidFile
+	cells   *cellsLog
+	started time.Time
+	topo    topology
+	pinning pinning
+
+	done      map[string]bool // passes already in cells.jsonl
+	loadsDone map[string]bool
+	cellTotal int
+	cellIndex int
+	cellTime  time.Duration // measured time of the cells run so far
+}
+
+func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.stderr, format, a...) }
+
+// setup resolves the configuration, or reads it back from the bundle to
+// resume, and plans the rows.
+func (r *runner) setup(cfg Config) error {
+	r.started = time.Now()
+	if cfg.Resume != "" {
+		var plan Plan
+		if err := readJSON(cfg.Resume, filePlan, &plan); err != nil {
+			return fmt.Errorf("orchestrator: --resume %s: %w", cfg.Resume, err)
+		}
+		if plan.Schema > SchemaVersion {
+			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, plan.Schema, SchemaVersion)
+		}
+		// The plan decides what is measured; how it is run may change.
+		saved := plan.Config
+		saved.Resume, saved.OutDir = cfg.Resume, cfg.Resume
+		if cfg.Runtime != "" {
+			saved.Runtime = cfg.Runtime
+		}
+		saved.Binary, saved.Force, saved.Silent = cfg.Binary, cfg.Force, cfg.Silent
+		if cfg.StateDir != "" {
+			saved.StateDir = cfg.StateDir
+		}
+		resolved, err := saved.resolve(func(string) string { return "" })
+		if err != nil {
+			return err
+		}
+		r.cfg, r.plan, r.out = resolved, plan, cfg.Resume
+		r.plan.Config = resolved
+		passes, loads, err := readCells(r.out)
+		if err != nil {
+			return err
+		}
+		r.done = donePasses(passes)
+		r.loadsDone = map[string]bool{}
+		for _, l := range loads {
+			r.loadsDone[l.Row.key()] = true
+		}
+	} else {
+		resolved, err := cfg.resolve(os.Getenv)
+		if err != nil {
+			return err
+		}
+		r.cfg = resolved
+		r.plan = Plan{Schema: SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: maxMissRatio}
+		r.out = resolved.OutDir
+		if r.out == "" {
+			r.out = filepath.Join("results", r.plan.RunID)
+		}
+		r.cfg.OutDir = r.out
+		r.done = map[string]bool{}
+		r.loadsDone = map[string]bool{}
+	}
+	if r.cfg.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("orchestrator: locate the tierbench binary: %w", err)
+		}
+		r.cfg.Binary = exe
+	}
+	if err := os.MkdirAll(filepath.Join(r.out, dirLogs), 0o755); err != nil {
+		return fmt.Errorf("orchestrator: create the bundle: %w", err)
+	}
+	r.topo = readTopology("/sys", runtime.NumCPU())
+	r.plan.Nodes = len(r.topo.Nodes)
+	r.plan.Hostname, _ = os.Hostname()
+	if r.cfg.Resume == "" {
+		rows, err := r.planRows()
+		if err != nil {
+			return err
+		}
+		r.plan.Rows = rows
+	}
+	if slices.Contains(r.cfg.Pins, PinPinned) && r.cfg.ServerAddr == "" {
+		p, err := r.topo.pinned()
+		if err != nil {
+			return err
+		}
+		r.pinning = p
+	}
+	return nil
+}
+
+// planRows lists the rows in the reference's order: per backend the
+// pinned row, then the unpinned one.
+func (r *runner) planRows() ([]Row, error) {
+	if r.cfg.ServerAddr != "" {
+		return []Row{{Backend: "external", Pin: PinNone, Label: "no pin (" + r.cfg.ServerAddr + ")"}}, nil
+	}
+	var rows []Row
+	for _, b := range r.cfg.Backends {
+		for _, p := range r.cfg.Pins {
+			row := Row{Backend: b, Pin: p, Label: "no pin"}
+			if p == PinPinned {
+				pin, err := r.topo.pinned()
+				if err != nil {
+					return nil, err
+				}
+				row.Label = pin.Label
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
+
+func newRunID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+func (r *runner) pickDriver(ctx context.Context) error {
+	runtimeName := r.cfg.Runtime
+	if r.cfg.ServerAddr != "" {
+		runtimeName = RuntimeProcess // only the client runs; locally
+	}
+	if runtimeName == RuntimeDocker || runtimeName == RuntimeAuto {
+		d, err := newDockerDriver(ctx, r.cfg.Binary, r.plan.RunID, r.out)
+		if err == nil {
+			for _, did := range d.removeStale(ctx) {
+				r.printf("cleanup: %s\n", did)
+			}
+			r.printf("runtime: docker (image %s)\n", d.image)
+			r.drv = d
+			r.plan.Runtime = RuntimeDocker
+			return nil
+		}
+		if runtimeName == RuntimeDocker {
+			return err
+		}
+		r.printf("runtime: process (no Docker engine: %v)\n", err)
+	}
+	r.drv = newProcessDriver(r.cfg.Binary, r.pids)
+	r.plan.Runtime = RuntimeProcess
+	return nil
+}
+
+func (r *runner) writePlan() error {
+	r.plan.Config = r.cfg
+	return writeJSON(r.out, filePlan, r.plan)
+}
+
+// preflight runs the host's preflight with the fio baseline once per run
+// and keeps its JSON; a failed check stops the run unless --force.
+func (r *runner) preflight(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(r.out, filePreflight)); err == nil && r.cfg.Resume != "" {
+		return nil // measured when the run began
+	}
+	if err := os.MkdirAll(r.cfg.DataDir, 0o755); err != nil {
+		return fmt.Errorf("orchestrator: data dir: %w", err)
+	}
+	r.printf("preflight: %s (fio baseline: %v)\n", r.cfg.DataDir, !r.cfg.NoFio)
+	out, err := runPreflight(ctx, r.cfg.Binary, r.cfg.DataDir, !r.cfg.NoFio)
+	var p preflightOutput
+	if err == nil {
+		p, err = parsePreflight(out)
+	}
+	if err != nil {
+		if !r.cfg.Force {
+			return fmt.Errorf("%w (--force measures without a preflight)", err)
+		}
+		r.printf("preflight: %v; measuring anyway (--force)\n", err)
+		b, _ := json.Marshal(map[string]string{"error": err.Error()})
+		return errors.Join(writeFile(r.out, filePreflight, b), writeFile(r.out, fileFingerprint, []byte("null\n")))
+	}
+	if err := writeFile(r.out, filePreflight, out); err != nil {
+		return err
+	}
+	fp := p.Fingerprint
+	if len(fp) == 0 {
+		fp = json.RawMessage("null")
+	}
+	if err := writeFile(r.out, fileFingerprint, append(fp, '\n')); err != nil {
+		return err
+	}
+	return r.judgePreflight(p, "host")
+}
+
+func (r *runner) judgePreflight(p preflightOutput, where string) error {
+	for _, c := range p.Checks {
+		if c.Status == "warn" {
+			r.printf("preflight (%s): WARN %s: %s\n", where, c.Name, c.Detail)
+		}
+	}
+	failed := p.failed()
+	if len(failed) == 0 {
+		return nil
+	}
+	var msgs []string
+	for _, c := range failed {
+		msgs = append(msgs, c.Name+": "+c.Detail)
+	}
+	if r.cfg.Force {
+		r.printf("preflight (%s): FAIL %s; measuring anyway (--force)\n", where, strings.Join(msgs, "; "))
+		return nil
+	}
+	return fmt.Errorf("orchestrator: preflight (%s) failed: %s (--force measures anyway)", where, strings.Join(msgs, "; "))
+}
+
+// countWork counts the passes still to measure, for the progress line.
+func (r *runner) countWork() {
+	for _, row := range r.plan.Rows {
+		for p := 1; p <= r.cfg.Passes; p++ {
+			for _, t := range r.cfg.Threads {
+				if !r.done[passKey(row, t, p)] {
+					r.cellTotal++
+				}
+			}
+		}
+	}
+}
+
+// rowTarget is where one row's server answers.
+type rowTarget struct {
+	addr string
+	pid  int // 0 = unknown
+	srv  serverHandle
+}
+
+func (r *runner) runRow(ctx context.Context, row Row) error {
+	var todo int
+	for p := 1; p <= r.cfg.Passes; p++ {
+		for _, t := range r.cfg.Threads {
+			if !r.done[passKey(row, t, p)] {
+				todo++
+			}
+		}
+	}
+	if todo == 0 {
+		r.printf("%s %s: done already, skipped\n", titleCase(row.Backend), row.Label)
+		return nil
+	}
+	tgt, err := r.startTarget(ctx, row)
+	if err != nil {
+		return err
+	}
+	if tgt.srv != nil {
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+			defer cancel()
+			tgt.srv.stop(cctx)
+		}()
+	}
+	if err := r.loadAndVerify(ctx, row, tgt); err != nil {
+		return err
+	}
+	r.printf("%s %s: warm-up, %d s at t=%d\n", titleCase(row.Backend), row.Label, r.cfg.WarmupSeconds, slices.Max(r.cfg.Threads))
+	if r.cfg.WarmupSeconds > 0 {
+		if _, _, err := r.bench(ctx, row, tgt, "warmup", slices.Max(r.cfg.Threads), r.cfg.WarmupSeconds); err != nil {
+			return fmt.Errorf("orchestrator: warm-up of %s %s: %w", row.Backend, row.Label, err)
+		}
+	}
+	for p := 1; p <= r.cfg.Passes; p++ {
+		for _, t := range r.cfg.Threads {
+			if r.done[passKey(row, t, p)] {
+				continue
+			}
+			if err := r.measure(ctx, row, tgt, t, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// startTarget starts a fresh server on a wiped data dir, or attaches to
+// the external one.
+func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
+	if r.cfg.ServerAddr != "" {
+		return rowTarget{addr: r.cfg.ServerAddr, pid: r.cfg.ServerPID}, nil
+	}
+	if err := wipeDir(r.cfg.DataDir); err != nil {
+		return rowTarget{}, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return rowTarget{}, err
+	}
+	spec := serverSpec{
+		Name: row.Backend + "-" + row.Pin,
+		Args: []string{"server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
+			"--storage-tier", "--logdir", r.drv.dataPath(r.cfg.DataDir),
+			"--device-type", "native", "--device-io-backend", row.Backend},
+		LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("server-%s-%s.log", row.Backend, row.Pin)),
+		DataDir: r.cfg.DataDir,
+	}
+	if row.Pin == PinPinned {
+		spec.CPUs, spec.Mems = r.pinning.ServerCPUs, r.pinning.ServerMems
+	}
+	r.printf("%s %s: starting the server on a wiped %s\n", titleCase(row.Backend), row.Label, r.cfg.DataDir)
+	srv, err := r.drv.startServer(ctx, spec)
+	if err != nil {
+		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
+	}
+	tgt := rowTarget{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), pid: srv.pid(), srv: srv}
+	if err := waitPing(ctx, tgt.addr, 60*time.Second); err != nil {
+		srv.stop(context.Background())
+		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: server never answered: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
+	}
+	// The preflight where the server runs: for uring it proves io_uring
+	// can be set up there (Docker's seccomp profile would refuse it).
+	out, err := r.drv.preflightAt(ctx, srv, r.drv.dataPath(r.cfg.DataDir))
+	var p preflightOutput
+	if err == nil {
+		p, err = parsePreflight(out)
+	}
+	if err == nil {
+		err = r.judgePreflight(serverSide(p), r.drv.name()+" "+row.Backend)
+	}
+	if err == nil && row.Backend == "uring" {
+		err = uringUsable(p)
+	}
+	if err != nil {
+		srv.stop(context.Background())
+		if r.cfg.Force && !errors.Is(err, errUringRefused) {
+			r.printf("preflight (%s): %v; measuring anyway (--force)\n", row.Backend, err)
+		} else {
+			return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
+		}
+		return r.startTargetForced(ctx, row, spec, port)
+	}
+	return tgt, nil
+}
+
+// startTargetForced starts the server again after a preflight that
+// --force overrides (the preflight stopped the first one to keep the
+// failure path simple).
+func (r *runner) startTargetForced(ctx context.Context, row Row, spec serverSpec, port int) (rowTarget, error) {
+	if err := wipeDir(r.cfg.DataDir); err != nil {
+		return rowTarget{}, err
+	}
+	srv, err := r.drv.startServer(ctx, spec)
+	if err != nil {
+		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
+	}
+	tgt := rowTarget{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), pid: srv.pid(), srv: srv}
+	if err := waitPing(ctx, tgt.addr, 60*time.Second); err != nil {
+		srv.stop(context.Background())
+		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: server never answered: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
+	}
+	return tgt, nil
+}
+
+// serverSide keeps the checks that concern the server's own process —
+// O_DIRECT, libaio and io_uring — from a preflight run where it runs;
+// host-level checks (fio, Docker, NUMA) were judged once on the host.
+func serverSide(p preflightOutput) preflightOutput {
+	var keep []preflightCheck
+	for _, c := range p.Checks {
+		n := strings.ToLower(c.Name)
+		if strings.Contains(n, "uring") || strings.Contains(n, "direct") || strings.Contains(n, "aio") {
+			keep = append(keep, c)
+		}
+	}
+	p.Checks = keep
+	return p
+}
+
+var errUringRefused = errors.New("orchestrator: io_uring cannot be set up where the server runs")
+
+// uringUsable looks for preflight's io_uring check and requires it to pass.
+func uringUsable(p preflightOutput) error {
+	for _, c := range p.Checks {
+		name := strings.ToLower(c.Name)
+		if strings.Contains(name, "uring") {
+			if c.Status == "fail" {
+				return fmt.Errorf("%w: %s: %s", errUringRefused, c.Name, c.Detail)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: preflight reported no io_uring check", errUringRefused)
+}
+
+func wipeDir(dir string) error {
+	if dir == "" || dir == "/" {
+		return fmt.Errorf("orchestrator: refusing to wipe data dir %q", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("orchestrator: wipe data dir: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("orchestrator: wipe data dir: %w", err)
+		}
+	}
+	return os.MkdirAll(dir, 0o755)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("orchestrator: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitPing(ctx context.Context, addr string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		c, err := dialRESP(ctx, addr)
+		if err == nil {
+			_, err = c.do("PING")
+			c.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%v (last: %v)", ctx.Err(), last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// loadAndVerify loads the dataset (unless --skip-load) and checks it with
+// two witnesses — the loader's acknowledgements and the server's DBSIZE —
+// and, for a tiered server, that the log really sits on the device.
+func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) error {
+	rec := LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
+	if tgt.srv != nil {
+		rec.Server = tgt.srv.placement()
+	}
+	if !r.cfg.SkipLoad {
+		r.printf("%s %s: loading %d keys of %d+%d B\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength)
+		stopProgress := r.loadProgress(ctx, tgt.addr)
+		start := time.Now()
+		out, err := r.runBench(ctx, row, tgt, "load", []string{"--op", "GET", "--load-threads", strconv.Itoa(r.cfg.LoadThreads),
+			"-b", strconv.Itoa(r.cfg.LoadBatch), "--runtime", "0"}, nil)
+		stopProgress()
+		if err != nil {
+			return fmt.Errorf("orchestrator: load of %s %s: %w", row.Backend, row.Label, err)
+		}
+		if out.Load == nil {
+			return fmt.Errorf("orchestrator: load of %s %s: the loader reported no load section", row.Backend, row.Label)
+		}
+		rec.Acknowledged, rec.LoadSeconds = out.Load.Acknowledged, out.Load.Seconds
+		if rec.LoadSeconds == 0 {
+			rec.LoadSeconds = time.Since(start).Seconds()
+		}
+	}
+	c, err := dialRESP(ctx, tgt.addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if rec.ServerKeys, err = c.dbsize(); err != nil {
+		return err
+	}
+	info, err := c.info("store")
+	if err != nil && !isRESPError(err) {
+		return err
+	}
+	if a, aerr := parseLogAddresses(info); aerr == nil {
+		rec.Tiered = true
+		rec.BeginAddress, rec.HeadAddress, rec.TailAddress = a.Begin, a.Head, a.Tail
+		rec.DeviceShare = a.deviceShare()
+	} else if !errors.Is(aerr, errNotTiered) {
+		return aerr
+	}
+	if err := r.cells.append(rec); err != nil {
+		return err
+	}
+	return verifyLoad(rec, r.cfg)
+}
+
+func isRESPError(err error) bool {
+	var e errRESP
+	return errors.As(err, &e)
+}
+
+// verifyLoad applies the load checks to one load record.
+func verifyLoad(rec LoadRecord, cfg Config) error {
+	want := float64(rec.DBSize) * minLoadedShare
+	if rec.Acknowledged >= 0 && float64(rec.Acknowledged) < want {
+		return fmt.Errorf("%w: the loader saw %d of %d keys acknowledged (%.2f %%, want ≥ 99 %%)",
+			ErrPartialLoad, rec.Acknowledged, rec.DBSize, 100*float64(rec.Acknowledged)/float64(rec.DBSize))
+	}
+	if float64(rec.ServerKeys) < want {
+		hint := ""
+		if cfg.SkipLoad {
+			hint = "; refusing to measure a partial load: drop --skip-load to load it, or give the --dbsize it holds"
+		}
+		return fmt.Errorf("%w: the server holds %d keys, %.2f %% of --dbsize %d (want ≥ 99 %%)%s",
+			ErrPartialLoad, rec.ServerKeys, 100*float64(rec.ServerKeys)/float64(rec.DBSize), rec.DBSize, hint)
+	}
+	if rec.Tiered && rec.DeviceShare < minDeviceShare {
+		mem, _ := ParseSize(cfg.Memory)
+		page, _ := ParseSize(cfg.Page)
+		inMemory := rec.TailAddress - rec.HeadAddress
+		if cfg.ServerAddr != "" || mem <= 0 || inMemory > uint64(mem+page) || rec.DeviceShare < 1-1.0/minDeviceToMemory {
+			return fmt.Errorf("orchestrator: only %.2f %% of the log is on the device (begin %d, head %d, tail %d; %d bytes above HeadAddress with --memory %s): reads would be served from memory",
+				100*rec.DeviceShare, rec.BeginAddress, rec.HeadAddress, rec.TailAddress, inMemory, cfg.Memory)
+		}
+	}
+	return nil
+}
+
+// loadProgress prints the server's key count every two seconds until
+// the returned function is called.
+func (r *runner) loadProgress(ctx context.Context, addr string) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		start := time.Now()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			c, err := dialRESP(ctx, addr)
+			if err != nil {
+				continue
+			}
+			n, err := c.dbsize()
+			c.Close()
+			if err == nil {
+				rate := float64(n) / time.Since(start).Seconds()
+				left := ""
+				if rate > 0 && n < r.cfg.DBSize {
+					left = fmt.Sprintf(", ~%.0fs left", float64(r.cfg.DBSize-n)/rate)
+				}
+				r.printf("  load: %d / %d keys (%.1f %%)%s\n", n, r.cfg.DBSize, 100*float64(n)/float64(r.cfg.DBSize), left)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// bench runs one GET phase of `threads` connections for `seconds`.
+func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
+	var pl Placement
+	out, err := r.runBench(ctx, row, tgt, name, []string{"-s", "--op", "GET", "-t", strconv.Itoa(threads),
+		"-b", strconv.Itoa(r.cfg.Batch), "--runtime", strconv.Itoa(seconds)}, &pl)
+	if err != nil {
+		return benchCell{}, pl, err
+	}
+	for _, c := range out.Cells {
+		if c.Threads == threads || len(out.Cells) == 1 {
+			return c, pl, nil
+		}
+	}
+	return benchCell{}, pl, fmt.Errorf("orchestrator: bench reported no cell for t=%d", threads)
+}
+
+func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name string, extra []string, pl *Placement) (benchOutput, error) {
+	host, port, _ := net.SplitHostPort(tgt.addr)
+	args := append([]string{"bench", "--host", host, "--port", port,
+		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
+		"--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
+		"--json"}, extra...)
+	spec := clientSpec{Name: name, Args: args,
+		LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("client-%s-%s-%s.log", row.Backend, row.Pin, name))}
+	if row.Pin == PinPinned {
+		spec.CPUs, spec.Mems = r.pinning.ClientCPUs, r.pinning.ClientMems
+	}
+	stdout, got, err := r.drv.runClient(ctx, spec)
+	if pl != nil {
+		*pl = got
+	}
+	if err != nil {
+		return benchOutput{}, err
+	}
+	return parseBench(stdout)
+}
+
+// measure runs one pass of one cell with the server's device reads
+// counted around it, and appends it to cells.jsonl.
+func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, pass int) error {
+	r.cellIndex++
+	left := ""
+	if r.cellIndex > 1 {
+		per := r.cellTime / time.Duration(r.cellIndex-1)
+		left = fmt.Sprintf(", ~%.0fs left", (per * time.Duration(r.cellTotal-r.cellIndex+1)).Seconds())
+	} else {
+		left = fmt.Sprintf(", ~%ds left", (r.cfg.CellSeconds+1)*r.cellTotal)
+	}
+	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s\n", r.cellIndex, r.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, left)
+	start := time.Now()
+	defer func() { r.cellTime += time.Since(start) }()
+
+	rec := PassRecord{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.cfg.Batch, ReadBytes: -1}
+	var before int64
+	var err error
+	if tgt.pid > 0 {
+		if before, err = r.proc.readBytes(tgt.pid); err != nil {
+			return err
+		}
+	}
+	cell, clientPl, err := r.bench(ctx, row, tgt, fmt.Sprintf("t%d-p%d", threads, pass), threads, r.cfg.CellSeconds)
+	if err != nil {
+		return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+	}
+	if tgt.pid > 0 {
+		after, err := r.proc.readBytes(tgt.pid)
+		if err != nil {
+			return err
+		}
+		rec.ReadBytes = after - before
+		rec.Server, err = r.proc.placement(tgt.pid)
+		if err != nil {
+			return err
+		}
+		if tgt.srv != nil {
+			want := tgt.srv.placement()
+			rec.Server.WantCPUs, rec.Server.WantMems = want.WantCPUs, want.WantMems
+			if rec.Server.Policy == "default" {
+				rec.Server.Policy = want.Policy
+			}
+		}
+	}
+	rec.Client = clientPl
+	for _, check := range []struct {
+		role string
+		pl   Placement
+	}{{"server", rec.Server}, {"client", rec.Client}} {
+		if err := checkPlacement(check.role, check.pl); err != nil {
+			return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+		}
+	}
+	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
+	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
+	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
+	judgePass(&rec)
+	rec.Time = time.Now().UTC()
+	if err := r.cells.append(rec); err != nil {
+		return err
+	}
+	r.done[passKey(row, threads, pass)] = true
+	note := ""
+	switch {
+	case rec.TooManyMiss:
+		note = fmt.Sprintf("  [misses %.2f %%: kept out of the table]", 100*rec.MissRatio)
+	case rec.MemoryServed:
+		note = fmt.Sprintf("  [%.0f device bytes per GET: memory-served, kept out of the table]", rec.ReadBytesPerGet)
+	}
+	r.printf("  %s ops/s, %.0f device bytes per GET%s\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, note)
+	return nil
+}
+
+// judgePass fills the derived fields and the exclusion marks of a pass.
+func judgePass(rec *PassRecord) {
+	answered := rec.Hits + rec.Misses + rec.Errors
+	if answered == 0 {
+		answered = rec.Ops
+	}
+	if answered > 0 {
+		rec.MissRatio = float64(rec.Misses+rec.Errors) / float64(answered)
+	}
+	rec.TooManyMiss = rec.MissRatio > maxMissRatio || rec.Ops == 0
+	if rec.ReadBytes < 0 {
+		rec.Unverified = true
+		return
+	}
+	if rec.Ops > 0 {
+		rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(rec.Ops)
+	}
+	rec.MemoryServed = rec.ReadBytesPerGet < sectorBytes
+}

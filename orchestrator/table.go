@@ -1,0 +1,89 @@
+package orchestrator
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Marks written in place of an excluded cell; the notes under the table
+// explain them.
+var excludedMark = map[string]string{
+	excludedMisses:       "misses*",
+	excludedMemoryServed: "mem-served*",
+	excludedUnverified:   "unverified*",
+}
+
+// renderTable writes the reference layout
+// `| backend | NUMA | t=8 | t=32 | t=48 | t=64 |` as Markdown, one line per
+// planned row, followed by a note for each kind of excluded cell.
+func renderTable(plan Plan, cells []Cell) (string, error) {
+	header := []string{"backend", "NUMA"}
+	for _, t := range plan.Config.Threads {
+		header = append(header, fmt.Sprintf("t=%d", t))
+	}
+	byKey := map[string]Cell{}
+	for _, c := range cells {
+		byKey[cellKey(c.Row, c.Threads)] = c
+	}
+	var buf bytes.Buffer
+	table := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+	)
+	table.Header(header)
+	seen := map[string]bool{}
+	for _, row := range plan.Rows {
+		line := []string{titleCase(row.Backend), row.Label}
+		for _, t := range plan.Config.Threads {
+			c, ok := byKey[cellKey(row, t)]
+			switch {
+			case !ok || c.Passes == 0:
+				line = append(line, "—")
+			case c.Excluded != "":
+				seen[c.Excluded] = true
+				line = append(line, excludedMark[c.Excluded])
+			default:
+				line = append(line, FormatOps(c.Median))
+			}
+		}
+		if err := table.Append(line); err != nil {
+			return "", fmt.Errorf("orchestrator: table row %v: %w", line, err)
+		}
+	}
+	if err := table.Render(); err != nil {
+		return "", fmt.Errorf("orchestrator: render table: %w", err)
+	}
+	var notes []string
+	if seen[excludedMemoryServed] {
+		notes = append(notes, "mem-served*: the server read less than one 512 B sector from its device per GET: the cell was served from memory, not storage-bound, and is kept out of the table.")
+	}
+	if seen[excludedMisses] {
+		notes = append(notes, fmt.Sprintf("misses*: more than %.1f %% of the GETs missed: a miss is answered without a device read, so the cell is kept out of the table.", plan.MaxMisses*100))
+	}
+	if seen[excludedUnverified] {
+		notes = append(notes, "unverified*: the server's pid is unknown (give --server-pid), so its device reads could not be counted; the cell is kept out of the table.")
+	}
+	out := buf.String()
+	if len(notes) > 0 {
+		out += "\n" + strings.Join(notes, "\n") + "\n"
+	}
+	return out, nil
+}
+
+// titleCase writes a backend as the reference does: "Libaio", "Uring".
+func titleCase(s string) string {
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
