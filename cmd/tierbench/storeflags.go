@@ -1,0 +1,59 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/tierbench/tierbench/server/store"
+)
+
+// bindStoreFlags registers the store flags shared by `tierbench server` and
+// `tierbench kv`, named as Garnet names them. The returned function, called
+// after fs.Parse, parses the sizes and returns the store's Config; its
+// errors name the flag.
+func bindStoreFlags(fs *flag.FlagSet) func() (store.Config, error) {
+	memory := fs.String("memory", store.FormatSize(store.DefaultMemoryBytes), "in-memory log size with --storage-tier (k, m, g suffixes); without it the log stays in memory and grows")
+	page := fs.String("page", store.FormatSize(store.DefaultPageBytes), "log page size, a power of two")
+	segment := fs.String("segment", store.FormatSize(store.DefaultSegmentBytes), "size of one segment file on the device, a power of two")
+	index := fs.String("index", store.FormatSize(store.DefaultIndexBytes), "hash index size: 64-byte buckets of 7 entries (about 9-15 bytes per key); 8g for 100 M keys")
+	tier := fs.Bool("storage-tier", false, "keep only --memory of the log in memory and the rest on the device")
+	logDir := fs.String("logdir", "", "directory for the segment files (needed with --storage-tier and the native device; must accept O_DIRECT)")
+	devType := fs.String("device-type", store.DefaultDeviceType, "device under the log: native (O_DIRECT files) or localmemory (RAM, the software ceiling)")
+	backend := fs.String("device-io-backend", store.DefaultBackend, "native device IO backend: libaio or uring")
+	throttle := fs.Int("device-throttle-limit", 0, "max device requests in flight (0: the device default, 4096)")
+	completion := fs.Int("device-completion-threads", 0, "device completion goroutines (0: the device default, 4)")
+	contexts := fs.Int("device-io-contexts", 0, "libaio contexts or io_uring rings (0: the device default)")
+	sector := fs.Int("sector-size", 0, "device sector size in bytes (0: the logical block size of the disk under --logdir)")
+	return func() (store.Config, error) {
+		cfg := store.Config{
+			StorageTier:       *tier,
+			LogDir:            *logDir,
+			DeviceType:        *devType,
+			Backend:           *backend,
+			ThrottleLimit:     *throttle,
+			CompletionThreads: *completion,
+			IOContexts:        *contexts,
+			SectorSize:        *sector,
+		}
+		for _, f := range []struct {
+			name string
+			in   string
+			out  *int64
+		}{
+			{"memory", *memory, &cfg.MemoryBytes},
+			{"page", *page, &cfg.PageBytes},
+			{"segment", *segment, &cfg.SegmentBytes},
+			{"index", *index, &cfg.IndexBytes},
+		} {
+			n, err := store.ParseSize(f.in)
+			if err != nil {
+				return cfg, fmt.Errorf("--%s: %w", f.name, err)
+			}
+			if n <= 0 {
+				return cfg, fmt.Errorf("--%s %q: want a size above zero", f.name, f.in)
+			}
+			*f.out = n
+		}
+		return cfg, nil
+	}
+}

@@ -1,0 +1,649 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/tierbench/tierbench/device"
+)
+
+// Status is the outcome of a Read.
+type Status uint8
+
+const (
+	// Found: the key is live and its value was returned.
+	Found Status = iota
+	// NotFound: the key was never written, or was deleted.
+	NotFound
+	// Pending: the record is on the device; its result arrives through
+	// CompletePending with the token given to Read.
+	Pending
+)
+
+func (s Status) String() string {
+	switch s {
+	case Found:
+		return "Found"
+	case NotFound:
+		return "NotFound"
+	case Pending:
+		return "Pending"
+	}
+	return fmt.Sprintf("Status(%d)", uint8(s))
+}
+
+const (
+	slotsPerChunk = 64
+	maxSlotChunks = 1024 // 65536 pending reads per session
+	syncSlot      = math.MaxUint32
+	// defaultValueGuess is the value length a session assumes for its first
+	// device read: the reference's 96 B values make 128 B records, one
+	// sector. Afterwards it assumes the last value length it saw.
+	defaultValueGuess = 96
+)
+
+// pendingRead is one device read of a session. The session goroutine owns
+// every field except n, err and next, which the device's completion
+// goroutine writes (atomically) before pushing the slot on the session's
+// completion stack.
+type pendingRead struct {
+	token  uint64
+	key    []byte // a copy of the key; reused across reads
+	addr   uint64 // address of the record being fetched
+	start  uint64 // device offset of window[0]: addr rounded down to a sector
+	window []byte // where the device reads to: own[:n] or big
+	own    []byte // this slot's part of its chunk's aligned buffer
+	big    []byte // a dedicated aligned buffer for a record that outgrows own
+
+	n    atomic.Int64
+	err  atomic.Pointer[error]
+	next atomic.Uint32 // next slot+1 on the completion stack
+}
+
+// slotChunk is a block of pending slots with one aligned buffer behind them.
+type slotChunk struct {
+	buf   []byte
+	slots [slotsPerChunk]pendingRead
+}
+
+// Session is one goroutine's handle on the store: it owns read buffers and
+// pending slots so that the hot paths do not allocate. It is not safe for
+// concurrent use.
+type Session struct {
+	st *Store
+	id uint32
+
+	chunks      [maxSlotChunks]atomic.Pointer[slotChunk]
+	nChunks     int
+	free        []uint32 // free slot numbers
+	queued      []uint32 // slots waiting for the next Submit
+	reqs        []device.Request
+	outstanding int // slots in use: queued, in flight or being delivered
+
+	done   atomic.Uint64 // completion stack: slot+1 of the top, 0 when empty
+	notify chan struct{} // capacity 1: a completion arrived
+
+	// One synchronous device read at a time, for writers.
+	syncBuf  []byte
+	syncReq  [1]device.Request
+	syncN    atomic.Int64
+	syncErr  atomic.Pointer[error]
+	syncDone chan struct{}
+
+	valueGuess uint64
+	mem        []byte // scratch for values found in memory during completion
+	old        []byte // RMW: the current value
+	next       []byte // RMW: the new value
+	closed     bool
+}
+
+func newSession(st *Store) *Session {
+	return &Session{
+		st:         st,
+		notify:     make(chan struct{}, 1),
+		syncDone:   make(chan struct{}, 1),
+		valueGuess: defaultValueGuess,
+		free:       make([]uint32, 0, slotsPerChunk),
+		queued:     make([]uint32, 0, slotsPerChunk),
+		reqs:       make([]device.Request, 0, slotsPerChunk),
+	}
+}
+
+// slotBytes is the size of each slot's own read buffer: two sectors, at
+// least 2 KiB, so a record of up to a sector always fits whatever its
+// alignment.
+func (s *Session) slotBytes() int { return int(max(2048, 2*s.st.sector)) }
+
+func (s *Session) slot(i uint32) *pendingRead {
+	return &s.chunks[i/slotsPerChunk].Load().slots[i%slotsPerChunk]
+}
+
+// takeSlot returns a free slot, growing the slot table by one chunk (one
+// allocation per 64 slots, kept for the session's life) when none is free.
+func (s *Session) takeSlot() (uint32, error) {
+	if len(s.free) == 0 {
+		if s.nChunks == maxSlotChunks {
+			return 0, ErrTooMany
+		}
+		sb := s.slotBytes()
+		buf, err := device.AlignedBuffer(slotsPerChunk * sb)
+		if err != nil {
+			return 0, fmt.Errorf("store: allocate read buffers: %w", err)
+		}
+		c := &slotChunk{buf: buf}
+		for i := range c.slots {
+			c.slots[i].own = buf[i*sb : (i+1)*sb : (i+1)*sb]
+		}
+		base := uint32(s.nChunks * slotsPerChunk)
+		s.chunks[s.nChunks].Store(c)
+		s.nChunks++
+		for i := slotsPerChunk - 1; i >= 0; i-- {
+			s.free = append(s.free, base+uint32(i))
+		}
+	}
+	i := s.free[len(s.free)-1]
+	s.free = s.free[:len(s.free)-1]
+	s.outstanding++
+	return i, nil
+}
+
+func (s *Session) releaseSlot(i uint32) {
+	pr := s.slot(i)
+	if pr.big != nil {
+		device.FreeBuffer(pr.big)
+		pr.big = nil
+	}
+	pr.window = nil
+	s.free = append(s.free, i)
+	s.outstanding--
+}
+
+// completed runs on a device completion goroutine.
+func (s *Session) completed(i uint32, n int, err error) {
+	if i == syncSlot {
+		if err != nil {
+			e := new(error)
+			*e = err
+			s.syncErr.Store(e)
+		}
+		s.syncN.Store(int64(n))
+		s.syncDone <- struct{}{}
+		return
+	}
+	pr := s.slot(i)
+	if err != nil {
+		e := new(error)
+		*e = err
+		pr.err.Store(e)
+	}
+	pr.n.Store(int64(n))
+	for {
+		top := s.done.Load()
+		pr.next.Store(uint32(top))
+		if s.done.CompareAndSwap(top, uint64(i)+1) {
+			break
+		}
+	}
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// window computes the sector-aligned device window [start, end) that covers
+// recordBytes from addr, clipped to addr's page (records never straddle
+// pages, and pages never straddle segments).
+func (s *Session) window(addr, recBytes uint64) (start, size uint64) {
+	sec := s.st.sector
+	start = addr &^ (sec - 1)
+	end := (addr + recBytes + sec - 1) &^ (sec - 1)
+	l := s.st.log
+	if pageEnd := (addr>>l.pageShift + 1) << l.pageShift; end > pageEnd {
+		end = pageEnd
+	}
+	return start, end - start
+}
+
+// aim points slot pr at the record at addr, expecting recBytes.
+func (s *Session) aim(pr *pendingRead, addr, recBytes uint64) error {
+	start, size := s.window(addr, recBytes)
+	if pr.big != nil {
+		device.FreeBuffer(pr.big)
+		pr.big = nil
+	}
+	if size <= uint64(len(pr.own)) {
+		pr.window = pr.own[:size]
+	} else {
+		big, err := device.AlignedBuffer(int(size))
+		if err != nil {
+			return fmt.Errorf("store: allocate a %d B read buffer: %w", size, err)
+		}
+		pr.big = big
+		pr.window = big
+	}
+	pr.addr = addr
+	pr.start = start
+	return nil
+}
+
+// memOutcome says what a record in memory turned out to be.
+type memOutcome uint8
+
+const (
+	memMatch memOutcome = iota // the key's record (check tombstone)
+	memOther                   // another key's record: follow prev
+	memGone                    // the page left memory: read the device
+)
+
+// inMemory inspects the record at addr if its page is still in memory,
+// appending its value to dst[:0] when the key matches.
+func (s *Session) inMemory(addr uint64, key, dst []byte) (value []byte, h header, out memOutcome, err error) {
+	l := s.st.log
+	page, f, ok := l.pin(addr)
+	if !ok {
+		return dst, h, memGone, nil
+	}
+	defer l.unpin(f)
+	off := addr & l.pageMask
+	h = readHeader(page[off:])
+	if err := l.checkRecord(addr, h); err != nil {
+		return dst, h, memOther, err
+	}
+	k := page[off+headerBytes : off+headerBytes+h.keyBytes]
+	if !bytes.Equal(k, key) {
+		return dst, h, memOther, nil
+	}
+	if !h.tombstone {
+		v := off + headerBytes + h.keyBytes
+		dst = append(dst[:0], page[v:v+h.valueBytes]...)
+	}
+	return dst, h, memMatch, nil
+}
+
+// Read looks key up. A record in memory is answered at once: its value is
+// appended to dst[:0] and returned with Found, or NotFound. A record below
+// HeadAddress becomes a queued device read and Read returns Pending; the
+// result is delivered with token by CompletePending, which submits every
+// read queued since the last call in one batch.
+func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
+	st := s.st
+	h := st.hash(key)
+	begin := st.log.begin.Load()
+	addr := st.ix.find(h, begin)
+	for addr >= begin {
+		if addr >= st.log.head.Load() {
+			v, hd, out, err := s.inMemory(addr, key, dst)
+			if err != nil {
+				return nil, NotFound, err
+			}
+			switch out {
+			case memMatch:
+				if hd.tombstone {
+					return nil, NotFound, nil
+				}
+				return v, Found, nil
+			case memOther:
+				addr = hd.prev
+				continue
+			}
+		}
+		if st.dev == nil {
+			return nil, NotFound, fmt.Errorf("%w: address %d is not in memory and there is no storage tier", errCorrupt, addr)
+		}
+		i, err := s.takeSlot()
+		if err != nil {
+			return nil, NotFound, err
+		}
+		pr := s.slot(i)
+		pr.token = token
+		pr.key = append(pr.key[:0], key...)
+		if err := s.aim(pr, addr, recordBytes(uint64(len(key)), s.valueGuess)); err != nil {
+			s.releaseSlot(i)
+			return nil, NotFound, err
+		}
+		s.queued = append(s.queued, i)
+		return nil, Pending, nil
+	}
+	return nil, NotFound, nil
+}
+
+// Pending is the number of reads issued and not yet delivered.
+func (s *Session) Pending() int { return s.outstanding }
+
+// CompletePending submits the queued device reads of this session in one
+// batch and delivers the results of the completed ones to fn (value is valid
+// only during fn; status Found or NotFound, with err set when the read
+// failed). With wait it returns only when every pending read of this
+// session has been delivered.
+func (s *Session) CompletePending(wait bool, fn func(token uint64, value []byte, st Status, err error)) error {
+	if wait {
+		return s.CompleteAtLeast(math.MaxInt, fn)
+	}
+	return s.CompleteAtLeast(0, fn)
+}
+
+// CompleteAtLeast is CompletePending that returns once at least n results
+// have been delivered (or none are pending). It lets a caller keep a steady
+// number of reads in flight: issue, CompleteAtLeast(1), issue again.
+func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st Status, err error)) error {
+	if s.closed {
+		return ErrClosed
+	}
+	delivered := 0
+	for {
+		if len(s.queued) > 0 {
+			delivered += s.submit(fn)
+		}
+		top := s.done.Swap(0)
+		for top != 0 {
+			i := uint32(top - 1)
+			pr := s.slot(i)
+			top = uint64(pr.next.Load())
+			if s.resolve(i, pr, fn) {
+				delivered++
+			}
+		}
+		if s.outstanding == 0 {
+			return nil
+		}
+		if len(s.queued) > 0 {
+			continue
+		}
+		if delivered >= n {
+			return nil
+		}
+		<-s.notify
+	}
+}
+
+// submit hands every queued read to the device in one Submit; reads the
+// device refuses are delivered with its error. It returns how many it
+// delivered that way.
+func (s *Session) submit(fn func(uint64, []byte, Status, error)) int {
+	s.reqs = s.reqs[:0]
+	for _, i := range s.queued {
+		pr := s.slot(i)
+		pr.err.Store(nil)
+		s.reqs = append(s.reqs, device.Request{Op: device.OpRead, Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i)})
+	}
+	s.st.pendingReads.Add(int64(len(s.reqs)))
+	accepted, err := s.st.dev.Submit(s.reqs)
+	failed := 0
+	if err != nil {
+		s.st.pendingReads.Add(-int64(len(s.reqs) - accepted))
+		for _, i := range s.queued[accepted:] {
+			pr := s.slot(i)
+			fn(pr.token, nil, NotFound, fmt.Errorf("store: submit a read of address %d: %w", pr.addr, err))
+			s.releaseSlot(i)
+			failed++
+		}
+	}
+	s.queued = s.queued[:0]
+	return failed
+}
+
+// resolve handles the completion of slot i: it delivers the result, or
+// re-aims the slot (a longer record, or a tag collision's previous address)
+// and queues it again. It reports whether it delivered.
+func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Status, error)) bool {
+	st := s.st
+	st.pendingReads.Add(-1)
+	st.completedReads.Add(1)
+	deliver := func(v []byte, status Status, err error) bool {
+		fn(pr.token, v, status, err)
+		s.releaseSlot(i)
+		return true
+	}
+	if e := pr.err.Load(); e != nil {
+		return deliver(nil, NotFound, fmt.Errorf("store: read the record at address %d: %w", pr.addr, *e))
+	}
+	if n := pr.n.Load(); n != int64(len(pr.window)) {
+		return deliver(nil, NotFound, fmt.Errorf("store: read the record at address %d: got %d bytes, want %d: %w", pr.addr, n, len(pr.window), device.ErrShortIO))
+	}
+	off := pr.addr - pr.start
+	h := readHeader(pr.window[off:])
+	if err := st.log.checkRecord(pr.addr, h); err != nil {
+		return deliver(nil, NotFound, err)
+	}
+	if rb := recordBytes(h.keyBytes, h.valueBytes); off+rb > uint64(len(pr.window)) {
+		// The record is longer than guessed: fetch it whole.
+		s.valueGuess = h.valueBytes
+		if err := s.aim(pr, pr.addr, rb); err != nil {
+			return deliver(nil, NotFound, err)
+		}
+		s.queued = append(s.queued, i)
+		return false
+	}
+	k := pr.window[off+headerBytes : off+headerBytes+h.keyBytes]
+	if bytes.Equal(k, pr.key) {
+		s.valueGuess = h.valueBytes
+		if h.tombstone {
+			return deliver(nil, NotFound, nil)
+		}
+		v := off + headerBytes + h.keyBytes
+		return deliver(pr.window[v:v+h.valueBytes], Found, nil)
+	}
+	// A tag collision: follow the chain, in memory while it stays there.
+	begin := st.log.begin.Load()
+	addr := h.prev
+	for addr >= begin {
+		if addr >= st.log.head.Load() {
+			v, hd, out, err := s.inMemory(addr, pr.key, s.mem)
+			if err != nil {
+				return deliver(nil, NotFound, err)
+			}
+			switch out {
+			case memMatch:
+				s.mem = v
+				if hd.tombstone {
+					return deliver(nil, NotFound, nil)
+				}
+				return deliver(v, Found, nil)
+			case memOther:
+				addr = hd.prev
+				continue
+			}
+		}
+		if err := s.aim(pr, addr, recordBytes(uint64(len(pr.key)), s.valueGuess)); err != nil {
+			return deliver(nil, NotFound, err)
+		}
+		s.queued = append(s.queued, i)
+		return false
+	}
+	return deliver(nil, NotFound, nil)
+}
+
+// readSync reads the device window covering recBytes at addr and waits.
+func (s *Session) readSync(addr, recBytes uint64) (window []byte, off uint64, err error) {
+	start, size := s.window(addr, recBytes)
+	if uint64(len(s.syncBuf)) < size {
+		device.FreeBuffer(s.syncBuf)
+		s.syncBuf = nil
+		b, err := device.AlignedBuffer(int(max(size, 4096)))
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: allocate a %d B read buffer: %w", size, err)
+		}
+		s.syncBuf = b
+	}
+	w := s.syncBuf[:size]
+	s.syncErr.Store(nil)
+	s.syncReq[0] = device.Request{Op: device.OpRead, Offset: start, Buf: w, UserData: uint64(s.id)<<32 | syncSlot}
+	s.st.pendingReads.Add(1)
+	if _, err := s.st.dev.Submit(s.syncReq[:]); err != nil {
+		s.st.pendingReads.Add(-1)
+		return nil, 0, fmt.Errorf("store: submit a read of address %d: %w", addr, err)
+	}
+	<-s.syncDone
+	s.st.pendingReads.Add(-1)
+	s.st.completedReads.Add(1)
+	if e := s.syncErr.Load(); e != nil {
+		return nil, 0, fmt.Errorf("store: read the record at address %d: %w", addr, *e)
+	}
+	if n := s.syncN.Load(); n != int64(size) {
+		return nil, 0, fmt.Errorf("store: read the record at address %d: got %d bytes, want %d: %w", addr, n, size, device.ErrShortIO)
+	}
+	return w, addr - start, nil
+}
+
+// lookupSync finds key's newest record from the chain at addr, reading the
+// device synchronously when the chain leaves memory. With wantValue the live
+// value is copied to s.old. Writers call it with the bucket latch held.
+func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (live bool, err error) {
+	st := s.st
+	begin := st.log.begin.Load()
+	guess := recordBytes(uint64(len(key)), s.valueGuess)
+	for addr >= begin {
+		if addr >= st.log.head.Load() {
+			v, hd, out, err := s.inMemory(addr, key, s.old[:0])
+			if err != nil {
+				return false, err
+			}
+			switch out {
+			case memMatch:
+				s.old = v
+				return !hd.tombstone, nil
+			case memOther:
+				addr = hd.prev
+				continue
+			}
+		}
+		if st.dev == nil {
+			return false, fmt.Errorf("%w: address %d is not in memory and there is no storage tier", errCorrupt, addr)
+		}
+		w, off, err := s.readSync(addr, guess)
+		if err != nil {
+			return false, err
+		}
+		h := readHeader(w[off:])
+		if err := st.log.checkRecord(addr, h); err != nil {
+			return false, err
+		}
+		if rb := recordBytes(h.keyBytes, h.valueBytes); off+rb > uint64(len(w)) {
+			guess = rb
+			continue
+		}
+		guess = recordBytes(uint64(len(key)), s.valueGuess)
+		if bytes.Equal(w[off+headerBytes:off+headerBytes+h.keyBytes], key) {
+			if !h.tombstone && wantValue {
+				v := off + headerBytes + h.keyBytes
+				s.old = append(s.old[:0], w[v:v+h.valueBytes]...)
+			}
+			return !h.tombstone, nil
+		}
+		addr = h.prev
+	}
+	return false, nil
+}
+
+// write appends a record for key with the bucket latch for h held, and
+// publishes it in the index. It returns whether the key was live before.
+// lookupValue makes the previous value available in s.old.
+func (s *Session) write(key []byte, h uint64, tombstone bool, value func(old []byte, live bool) ([]byte, bool, error)) (bool, error) {
+	st := s.st
+	b := st.ix.lock(h)
+	defer st.ix.unlock(b)
+	begin := st.log.begin.Load()
+	slot, cur, err := st.ix.slotFor(b, h, begin)
+	if err != nil {
+		return false, err
+	}
+	live := false
+	s.old = s.old[:0]
+	if cur != 0 {
+		if live, err = s.lookupSync(key, cur, true); err != nil {
+			return false, err
+		}
+	}
+	v, write, err := value(s.old, live)
+	if err != nil || !write {
+		return live, err
+	}
+	size := recordBytes(uint64(len(key)), uint64(len(v)))
+	if size > st.log.pageBytes {
+		return live, tooLarge(len(key), len(v), st.log.pageBytes)
+	}
+	addr, rec, f, err := st.log.allocate(size)
+	if err != nil {
+		return live, err
+	}
+	writeRecord(rec, cur, tombstone, key, v)
+	st.log.doneWriting(f)
+	atomic.StoreUint64(slot, h>>tagShift<<tagShift|addr)
+	switch {
+	case tombstone && live:
+		st.keys.Add(-1)
+	case !tombstone && !live:
+		st.keys.Add(1)
+	}
+	return live, nil
+}
+
+// Upsert sets key to value, appending a record.
+func (s *Session) Upsert(key, value []byte) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if size := recordBytes(uint64(len(key)), uint64(len(value))); size > s.st.log.pageBytes {
+		return tooLarge(len(key), len(value), s.st.log.pageBytes)
+	}
+	_, err := s.write(key, s.st.hash(key), false, func([]byte, bool) ([]byte, bool, error) { return value, true, nil })
+	return err
+}
+
+// Delete writes a tombstone for key if it is live; existed reports whether
+// it was. Finding out may read the device, synchronously.
+func (s *Session) Delete(key []byte) (existed bool, err error) {
+	if s.closed {
+		return false, ErrClosed
+	}
+	return s.write(key, s.st.hash(key), true, func(_ []byte, live bool) ([]byte, bool, error) { return nil, live, nil })
+}
+
+// RMW reads key's current value (synchronously, from memory or the device),
+// calls fn(old, exists, dst) and writes fn's result, which it returns (valid
+// until the session's next call). fn runs with the key's index bucket
+// latched, so it must be quick; its error aborts without writing and is
+// returned.
+func (s *Session) RMW(key []byte, fn func(old []byte, exists bool, dst []byte) ([]byte, error)) ([]byte, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	var out []byte
+	_, err := s.write(key, s.st.hash(key), false, func(old []byte, live bool) ([]byte, bool, error) {
+		v, err := fn(old, live, s.next[:0])
+		if err != nil {
+			return nil, false, err
+		}
+		s.next = v
+		out = v
+		return v, true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Close waits for the session's pending reads (discarding them) and releases
+// its buffers.
+func (s *Session) Close() {
+	if s.closed {
+		return
+	}
+	s.CompletePending(true, func(uint64, []byte, Status, error) {})
+	s.closed = true
+	for i := 0; i < s.nChunks; i++ {
+		c := s.chunks[i].Load()
+		for j := range c.slots {
+			if c.slots[j].big != nil {
+				device.FreeBuffer(c.slots[j].big)
+			}
+		}
+		device.FreeBuffer(c.buf)
+	}
+	device.FreeBuffer(s.syncBuf)
+	s.syncBuf = nil
+	s.st.dropSession(s.id)
+}

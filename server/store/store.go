@@ -1,0 +1,207 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tierbench/tierbench/device"
+)
+
+// flushUserData tags the log's page writes; session reads carry their
+// session id (≥ 1) in the top 32 bits instead.
+const flushUserData = 0
+
+// Store is a tiered key-value store. Its methods are safe for concurrent
+// use; its Sessions are not.
+type Store struct {
+	cfg    Config
+	seed   maphash.Seed
+	ix     *index
+	log    *hlog
+	dev    device.Device // nil without a storage tier
+	sector uint64
+
+	keys           atomic.Int64
+	pendingReads   atomic.Int64
+	completedReads atomic.Int64
+
+	// sessions is copied on write so the device's completion goroutines
+	// find a session by id with one atomic load: entry i is session id i.
+	sessionsMu sync.Mutex
+	sessions   atomic.Pointer[[]*Session]
+	freeIDs    []uint32
+	closed     atomic.Bool
+
+	// flushDone carries the completion of the log's one page write in
+	// flight; made before the device so its goroutines never see it change.
+	flushDone chan error
+}
+
+// Stats is a snapshot of the store's counters.
+type Stats struct {
+	BeginAddress, HeadAddress, ReadOnlyAddress, TailAddress uint64
+	Keys                                                    int64 // live keys (a counter, never a scan)
+	IndexBuckets, OverflowBuckets                           int64
+	PendingReads, CompletedReads                            int64 // device reads in flight, and done
+	SectorSize                                              int
+	Backend, DeviceType                                     string
+}
+
+// Open builds a store as cfg describes: the index, the in-memory log and,
+// with a storage tier, the device under it.
+func Open(cfg Config) (*Store, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: cfg, seed: maphash.MakeSeed(), sector: 512, flushDone: make(chan error, 1)}
+	empty := make([]*Session, 1) // id 0 is the log's page writes
+	s.sessions.Store(&empty)
+	if cfg.StorageTier {
+		dev, err := device.Open(device.Config{
+			Backend:           cfg.deviceBackend(),
+			Dir:               cfg.LogDir,
+			SegmentBytes:      uint64(cfg.SegmentBytes),
+			SectorSize:        cfg.SectorSize,
+			ThrottleLimit:     cfg.ThrottleLimit,
+			CompletionThreads: cfg.CompletionThreads,
+			IOContexts:        cfg.IOContexts,
+			OnComplete:        s.onComplete,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("store: open the %s device in %q: %w", cfg.deviceBackend(), cfg.LogDir, err)
+		}
+		s.dev = dev
+		s.sector = uint64(dev.SectorSize())
+		if s.sector == 0 || s.sector&(s.sector-1) != 0 || s.sector > uint64(cfg.PageBytes) {
+			dev.Close()
+			return nil, fmt.Errorf("store: device sector size %d does not divide --page %s", s.sector, FormatSize(cfg.PageBytes))
+		}
+	}
+	s.ix = newIndex(cfg.IndexBytes)
+	s.log, err = newLog(cfg, s.dev, s.flushDone)
+	if err != nil {
+		if s.dev != nil {
+			s.dev.Close()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// onComplete receives every device completion. It runs on the device's
+// completion goroutines: it only stores results into atomics of the session
+// slot named by userData and wakes the session, without allocating.
+func (s *Store) onComplete(userData uint64, n int, err error) {
+	if userData == flushUserData {
+		s.flushDone <- err
+		return
+	}
+	sessions := *s.sessions.Load()
+	id := userData >> 32
+	if id >= uint64(len(sessions)) || sessions[id] == nil {
+		return // cannot happen: a session outlives its reads
+	}
+	sessions[id].completed(uint32(userData), n, err)
+}
+
+// Close stops the flusher and closes the device. Every Session must be
+// closed first. Nothing is made durable.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return ErrClosed
+	}
+	s.log.close()
+	var err error
+	if s.dev != nil {
+		if cerr := s.dev.Close(); cerr != nil {
+			err = fmt.Errorf("store: close the device: %w", cerr)
+		}
+	}
+	s.log.free()
+	return err
+}
+
+// Stats returns the counters; it reads atomics only.
+func (s *Store) Stats() Stats {
+	st := Stats{
+		BeginAddress:    s.log.begin.Load(),
+		HeadAddress:     s.log.head.Load(),
+		ReadOnlyAddress: s.log.readOnly.Load(),
+		TailAddress:     s.log.tail.Load(),
+		Keys:            s.keys.Load(),
+		IndexBuckets:    s.ix.bucketCount(),
+		OverflowBuckets: int64(s.ix.overflowCount.Load()),
+		PendingReads:    s.pendingReads.Load(),
+		CompletedReads:  s.completedReads.Load(),
+		SectorSize:      int(s.sector),
+	}
+	st.HeadAddress = max(st.HeadAddress, st.BeginAddress)
+	st.ReadOnlyAddress = max(st.ReadOnlyAddress, st.HeadAddress)
+	if s.cfg.StorageTier {
+		st.DeviceType = s.cfg.DeviceType
+		st.Backend = s.cfg.deviceBackend()
+	} else {
+		st.DeviceType = "none"
+		st.Backend = "none"
+	}
+	return st
+}
+
+// Config returns the configuration in effect, defaults filled in.
+func (s *Store) Config() Config { return s.cfg }
+
+// FlushAll drops every key by moving BeginAddress to the tail: records
+// below it no longer exist, and index entries pointing below it are free.
+// It is instant whatever the index size. Writes that race with it land on
+// either side of it; the key count is exact once they are done only if none
+// raced.
+func (s *Store) FlushAll() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	s.log.allocMu.Lock()
+	s.log.begin.Store(s.log.tail.Load())
+	s.keys.Store(0)
+	s.log.allocMu.Unlock()
+	return nil
+}
+
+func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) }
+
+// NewSession returns a session for one goroutine.
+func (s *Store) NewSession() *Session {
+	sess := newSession(s)
+	s.sessionsMu.Lock()
+	defer s.sessionsMu.Unlock()
+	old := *s.sessions.Load()
+	var id uint32
+	if n := len(s.freeIDs); n > 0 {
+		id = s.freeIDs[n-1]
+		s.freeIDs = s.freeIDs[:n-1]
+	} else {
+		id = uint32(len(old))
+	}
+	next := make([]*Session, max(len(old), int(id)+1))
+	copy(next, old)
+	sess.id = id
+	next[id] = sess
+	s.sessions.Store(&next)
+	return sess
+}
+
+func (s *Store) dropSession(id uint32) {
+	s.sessionsMu.Lock()
+	defer s.sessionsMu.Unlock()
+	old := *s.sessions.Load()
+	next := make([]*Session, len(old))
+	copy(next, old)
+	next[id] = nil
+	s.sessions.Store(&next)
+	s.freeIDs = append(s.freeIDs, id)
+}
+
+var errCorrupt = errors.New("store: corrupt record")

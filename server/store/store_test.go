@@ -1,0 +1,615 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+// tieredBackends are the devices the tiered tests run on.
+var tieredBackends = []string{"localmemory", "libaio"}
+
+// smallConfig is a tiered store with 64 KiB pages and 256 KiB of memory, so
+// that a few thousand records already live mostly on the device.
+func smallConfig(t testing.TB, backend string) Config {
+	cfg := Config{
+		MemoryBytes:  256 << 10,
+		PageBytes:    64 << 10,
+		SegmentBytes: 1 << 20,
+		IndexBytes:   64 << 10,
+	}
+	switch backend {
+	case "":
+	case "localmemory":
+		cfg.StorageTier = true
+		cfg.DeviceType = "localmemory"
+	default:
+		cfg.StorageTier = true
+		cfg.DeviceType = "native"
+		cfg.Backend = backend
+		cfg.LogDir = testenv.MustDiskDir(t)
+	}
+	return cfg
+}
+
+func openTest(t testing.TB, cfg Config) *Store {
+	t.Helper()
+	s, err := Open(cfg)
+	if err != nil {
+		t.Fatalf("Open(%+v): %v", cfg, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil && !errors.Is(err, ErrClosed) {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func newTestSession(t testing.TB, s *Store) *Session {
+	sess := s.NewSession()
+	t.Cleanup(sess.Close)
+	return sess
+}
+
+// testKey is the 16-byte key of record i.
+func testKey(i int) []byte { return fmt.Appendf(nil, "key:%012d", i) }
+
+// testValue is n bytes that name record i and its version, so a value read
+// back proves which write it came from.
+func testValue(i, version, n int) []byte {
+	v := bytes.Repeat([]byte{byte('a' + i%26)}, n)
+	copy(v, fmt.Sprintf("%d/%d;", i, version))
+	return v
+}
+
+// get reads key and waits for the device if it has to.
+func get(t testing.TB, sess *Session, key []byte) ([]byte, Status) {
+	t.Helper()
+	v, st, err := sess.Read(key, nil, 7)
+	if err != nil {
+		t.Fatalf("Read(%q): %v", key, err)
+	}
+	if st != Pending {
+		return v, st
+	}
+	delivered := 0
+	err = sess.CompletePending(true, func(token uint64, value []byte, status Status, err error) {
+		delivered++
+		if err != nil {
+			t.Errorf("Read(%q) completion: %v", key, err)
+		}
+		if token != 7 {
+			t.Errorf("Read(%q) completion: got token %d, want 7", key, token)
+		}
+		v, st = bytes.Clone(value), status
+	})
+	if err != nil || delivered != 1 {
+		t.Fatalf("CompletePending: got %d results, %v; want 1, nil", delivered, err)
+	}
+	return v, st
+}
+
+func mustUpsert(t testing.TB, sess *Session, key, value []byte) {
+	t.Helper()
+	if err := sess.Upsert(key, value); err != nil {
+		t.Fatalf("Upsert(%q, %d B): %v", key, len(value), err)
+	}
+}
+
+// readBackAll reads every key 0..n-1 in batches of pending reads and checks
+// each value against want(i).
+func readBackAll(t *testing.T, sess *Session, n int, want func(i int) []byte) {
+	t.Helper()
+	const batch = 100
+	for lo := 0; lo < n; lo += batch {
+		got := make(map[int][]byte)
+		for i := lo; i < min(lo+batch, n); i++ {
+			v, st, err := sess.Read(testKey(i), nil, uint64(i))
+			switch {
+			case err != nil:
+				t.Fatalf("Read(%d): %v", i, err)
+			case st == Found:
+				got[i] = v
+			case st == NotFound:
+				got[i] = nil
+			}
+		}
+		err := sess.CompletePending(true, func(token uint64, value []byte, st Status, err error) {
+			if err != nil {
+				t.Errorf("Read(%d): %v", token, err)
+			}
+			if st == Found {
+				got[int(token)] = bytes.Clone(value)
+			} else {
+				got[int(token)] = nil
+			}
+		})
+		if err != nil {
+			t.Fatalf("CompletePending: %v", err)
+		}
+		for i := lo; i < min(lo+batch, n); i++ {
+			w := want(i)
+			g, ok := got[i]
+			if !ok {
+				t.Fatalf("key %d: no result delivered", i)
+			}
+			if !bytes.Equal(g, w) {
+				t.Fatalf("key %d: got %q, want %q", i, g, w)
+			}
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"page not a power of two", Config{PageBytes: 3 << 20}, "--page 3m"},
+		{"page too small", Config{PageBytes: 512}, "--page 512"},
+		{"segment below page", Config{PageBytes: 4 << 20, SegmentBytes: 1 << 20}, "--segment 1m"},
+		{"index below a bucket", Config{IndexBytes: 32}, "--index 32"},
+		{"memory below two pages", Config{StorageTier: true, DeviceType: "localmemory", MemoryBytes: 4 << 20, PageBytes: 4 << 20}, "--memory 4m"},
+		{"native without logdir", Config{StorageTier: true}, "--logdir"},
+		{"unknown backend", Config{StorageTier: true, LogDir: "/var/tmp", Backend: "spdk"}, `--device-io-backend "spdk"`},
+		{"unknown device type", Config{StorageTier: true, DeviceType: "nvme"}, `--device-type "nvme"`},
+		{"negative throttle", Config{ThrottleLimit: -1}, "negative device setting"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Open(tc.cfg)
+			if err == nil {
+				s.Close()
+				t.Fatalf("Open: got nil error, want one containing %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Open: got error %q, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestInMemory(t *testing.T) {
+	s := openTest(t, smallConfig(t, ""))
+	sess := newTestSession(t, s)
+	const n = 5000 // about 10 pages of 64 KiB: the untiered log grows
+	for i := range n {
+		mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
+	}
+	if got := s.Stats().Keys; got != n {
+		t.Errorf("Keys after %d upserts: got %d, want %d", n, got, n)
+	}
+	for i := range n {
+		v, st := get(t, sess, testKey(i))
+		if st != Found || !bytes.Equal(v, testValue(i, 0, 96)) {
+			t.Fatalf("key %d: got %q, %v; want %q, Found", i, v, st, testValue(i, 0, 96))
+		}
+	}
+	if _, st := get(t, sess, testKey(n)); st != NotFound {
+		t.Errorf("missing key: got %v, want NotFound", st)
+	}
+	// Overwrite some keys: the count stays.
+	for i := 0; i < n; i += 3 {
+		mustUpsert(t, sess, testKey(i), testValue(i, 1, 10+i%50))
+	}
+	if got := s.Stats().Keys; got != n {
+		t.Errorf("Keys after overwrites: got %d, want %d", got, n)
+	}
+	st := s.Stats()
+	if st.HeadAddress != beginAddress || st.TailAddress <= 10*64<<10 || st.DeviceType != "none" {
+		t.Errorf("Stats: got head %d, tail %d, device %q; want head %d, tail above 10 pages, device none", st.HeadAddress, st.TailAddress, st.DeviceType, beginAddress)
+	}
+	if err := s.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Keys; got != 0 {
+		t.Errorf("Keys after FlushAll: got %d, want 0", got)
+	}
+	if _, st := get(t, sess, testKey(3)); st != NotFound {
+		t.Errorf("key after FlushAll: got %v, want NotFound", st)
+	}
+	mustUpsert(t, sess, testKey(3), []byte("again"))
+	if v, st := get(t, sess, testKey(3)); st != Found || string(v) != "again" {
+		t.Errorf("key written after FlushAll: got %q, %v; want again, Found", v, st)
+	}
+	if got := s.Stats().Keys; got != 1 {
+		t.Errorf("Keys after one upsert past FlushAll: got %d, want 1", got)
+	}
+}
+
+func TestTooLarge(t *testing.T) {
+	s := openTest(t, smallConfig(t, ""))
+	sess := newTestSession(t, s)
+	big := make([]byte, 64<<10)
+	err := sess.Upsert([]byte("k"), big)
+	if !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Upsert of a %d B value into 64 KiB pages: got %v, want ErrTooLarge", len(big), err)
+	}
+	for _, want := range []string{"65536 B value", "--page is 65536 B"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	_, err = sess.RMW([]byte("k"), func(_ []byte, _ bool, dst []byte) ([]byte, error) { return append(dst, big...), nil })
+	if !errors.Is(err, ErrTooLarge) {
+		t.Errorf("RMW to a %d B value: got %v, want ErrTooLarge", len(big), err)
+	}
+	// The largest record that fits a page works, and nothing was counted
+	// for the refused ones.
+	fits := make([]byte, 64<<10-headerBytes-1)
+	mustUpsert(t, sess, []byte("k"), fits)
+	if v, st := get(t, sess, []byte("k")); st != Found || len(v) != len(fits) {
+		t.Errorf("page-sized record: got %d B, %v; want %d B, Found", len(v), st, len(fits))
+	}
+	if got := s.Stats().Keys; got != 1 {
+		t.Errorf("Keys: got %d, want 1", got)
+	}
+}
+
+// TestTieredReadBack loads enough records that most go to the device and
+// reads every one back, on every backend.
+func TestTieredReadBack(t *testing.T) {
+	for _, backend := range tieredBackends {
+		t.Run(backend, func(t *testing.T) {
+			s := openTest(t, smallConfig(t, backend))
+			sess := newTestSession(t, s)
+			const n = 20000 // 2.5 MB of 128 B records over 256 KiB of memory
+			for i := range n {
+				mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
+			}
+			st := s.Stats()
+			if st.Keys != n {
+				t.Errorf("Keys: got %d, want %d", st.Keys, n)
+			}
+			if onDevice := float64(st.HeadAddress) / float64(st.TailAddress); onDevice < 0.85 {
+				t.Errorf("HeadAddress %d / TailAddress %d = %.2f on the device, want ≥ 0.85", st.HeadAddress, st.TailAddress, onDevice)
+			}
+			before := s.Stats().CompletedReads
+			readBackAll(t, sess, n, func(i int) []byte { return testValue(i, 0, 96) })
+			reads := s.Stats().CompletedReads - before
+			if reads < n*8/10 {
+				t.Errorf("device reads for %d keys: got %d, want ≥ %d", n, reads, n*8/10)
+			}
+			if p := s.Stats().PendingReads; p != 0 {
+				t.Errorf("PendingReads after delivery: got %d, want 0", p)
+			}
+		})
+	}
+}
+
+// TestVariableSizes reads back records whose sizes force re-reads (a value
+// longer than the session guessed), dedicated buffers (longer than a slot's
+// buffer) and sector-straddling windows.
+func TestVariableSizes(t *testing.T) {
+	for _, backend := range tieredBackends {
+		t.Run(backend, func(t *testing.T) {
+			s := openTest(t, smallConfig(t, backend))
+			sess := newTestSession(t, s)
+			size := func(i int) int { return []int{96, 0, 700, 3000, 20, 9000, 96, 511, 512, 513}[i%10] }
+			const n = 2000
+			for i := range n {
+				mustUpsert(t, sess, testKey(i), testValue(i, 0, size(i)))
+			}
+			readBackAll(t, sess, n, func(i int) []byte { return testValue(i, 0, size(i)) })
+			// The same through the synchronous path of writers.
+			for i := range n {
+				got, err := sess.RMW(testKey(i), func(old []byte, exists bool, dst []byte) ([]byte, error) {
+					if !exists || !bytes.Equal(old, testValue(i, 0, size(i))) {
+						return nil, fmt.Errorf("key %d: RMW saw %q, %v; want its value", i, old, exists)
+					}
+					return append(dst, old[:min(len(old), 5)]...), nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != min(size(i), 5) {
+					t.Fatalf("key %d: RMW returned %q", i, got)
+				}
+			}
+		})
+	}
+}
+
+// TestSectorStraddle checks a 128 B record whose bytes cross a sector
+// boundary reads back from the device.
+func TestSectorStraddle(t *testing.T) {
+	for _, backend := range tieredBackends {
+		t.Run(backend, func(t *testing.T) {
+			s := openTest(t, smallConfig(t, backend))
+			sess := newTestSession(t, s)
+			const n = 4000
+			for i := range n {
+				mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
+			}
+			sector := s.Stats().SectorSize
+			straddling := -1
+			for i := range n {
+				addr := s.ix.find(s.hash(testKey(i)), beginAddress)
+				if addr < s.log.head.Load() && addr/uint64(sector) != (addr+127)/uint64(sector) {
+					straddling = i
+					break
+				}
+			}
+			if straddling < 0 {
+				t.Fatalf("no record on the device straddles a %d B sector boundary", sector)
+			}
+			before := s.Stats().CompletedReads
+			v, st := get(t, sess, testKey(straddling))
+			if st != Found || !bytes.Equal(v, testValue(straddling, 0, 96)) {
+				t.Errorf("straddling key %d: got %q, %v; want %q, Found", straddling, v, st, testValue(straddling, 0, 96))
+			}
+			if got := s.Stats().CompletedReads - before; got != 1 {
+				t.Errorf("device reads for one straddling record: got %d, want 1 (one two-sector window)", got)
+			}
+		})
+	}
+}
+
+// TestTombstonesAndRMW deletes and increments keys whose records are on
+// the device, and checks the live-key counter stays exact.
+func TestTombstonesAndRMW(t *testing.T) {
+	for _, backend := range tieredBackends {
+		t.Run(backend, func(t *testing.T) {
+			s := openTest(t, smallConfig(t, backend))
+			sess := newTestSession(t, s)
+			const n = 6000
+			for i := range n {
+				mustUpsert(t, sess, testKey(i), []byte(strconv.Itoa(i)))
+			}
+			incr := func(i int) {
+				t.Helper()
+				_, err := sess.RMW(testKey(i), func(old []byte, exists bool, dst []byte) ([]byte, error) {
+					v := 0
+					if exists {
+						var err error
+						if v, err = strconv.Atoi(string(old)); err != nil {
+							return nil, err
+						}
+					}
+					return strconv.AppendInt(dst, int64(v+1000000), 10), nil
+				})
+				if err != nil {
+					t.Fatalf("RMW(%d): %v", i, err)
+				}
+			}
+			deleted := 0
+			for i := 0; i < n; i += 2 {
+				existed, err := sess.Delete(testKey(i))
+				if err != nil || !existed {
+					t.Fatalf("Delete(%d): got %v, %v; want true, nil", i, existed, err)
+				}
+				deleted++
+			}
+			if existed, err := sess.Delete(testKey(0)); err != nil || existed {
+				t.Errorf("Delete of a deleted key: got %v, %v; want false, nil", existed, err)
+			}
+			if existed, err := sess.Delete(testKey(n + 5)); err != nil || existed {
+				t.Errorf("Delete of a missing key: got %v, %v; want false, nil", existed, err)
+			}
+			if got := s.Stats().Keys; got != int64(n-deleted) {
+				t.Errorf("Keys after deletes: got %d, want %d", got, n-deleted)
+			}
+			// Increment every key: odd ones exist (on the device by now),
+			// even ones were deleted and start again from 0.
+			for i := range n {
+				incr(i)
+			}
+			if got := s.Stats().Keys; got != n {
+				t.Errorf("Keys after increments: got %d, want %d", got, n)
+			}
+			// Push everything to the device with more writes, then check.
+			for i := n; i < 2*n; i++ {
+				mustUpsert(t, sess, testKey(i), []byte("x"))
+			}
+			readBackAll(t, sess, n, func(i int) []byte {
+				if i%2 == 0 {
+					return []byte("1000000")
+				}
+				return []byte(strconv.Itoa(i + 1000000))
+			})
+			for i := 0; i < n; i += 2 {
+				if _, err := sess.Delete(testKey(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := n; i < 2*n; i++ {
+				mustUpsert(t, sess, testKey(i), []byte("y"))
+			}
+			readBackAll(t, sess, n, func(i int) []byte {
+				if i%2 == 0 {
+					return nil
+				}
+				return []byte(strconv.Itoa(i + 1000000))
+			})
+			if got := s.Stats().Keys; got != int64(2*n-n/2) {
+				t.Errorf("Keys at the end: got %d, want %d", got, 2*n-n/2)
+			}
+		})
+	}
+}
+
+// TestTinyIndex uses one index bucket, so every key shares one overflow
+// chain and many share a tag: lookups must follow record chains through
+// memory and the device.
+func TestTinyIndex(t *testing.T) {
+	for _, backend := range []string{"", "localmemory", "libaio"} {
+		t.Run("backend="+backend, func(t *testing.T) {
+			cfg := smallConfig(t, backend)
+			cfg.IndexBytes = 64
+			s := openTest(t, cfg)
+			sess := newTestSession(t, s)
+			const n = 3000
+			for i := range n {
+				mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
+			}
+			tags := map[uint64]int{}
+			for i := range n {
+				tags[s.hash(testKey(i))>>tagShift]++
+			}
+			if len(tags) == n {
+				t.Fatalf("no two of %d keys share a tag; the test needs collisions", n)
+			}
+			st := s.Stats()
+			// Each distinct tag takes one entry: 7 in the main bucket, 7 in
+			// each overflow bucket.
+			wantOverflow := int64((len(tags)+entriesPerBkt-1)/entriesPerBkt - 1)
+			if st.IndexBuckets != 1 || st.OverflowBuckets < wantOverflow {
+				t.Errorf("Stats: got %d buckets, %d overflow; want 1 and ≥ %d for %d tags", st.IndexBuckets, st.OverflowBuckets, wantOverflow, len(tags))
+			}
+			if st.Keys != n {
+				t.Errorf("Keys: got %d, want %d", st.Keys, n)
+			}
+			readBackAll(t, sess, n, func(i int) []byte { return testValue(i, 0, 96) })
+			if _, st := get(t, sess, testKey(n+1)); st != NotFound {
+				t.Errorf("missing key: got %v, want NotFound", st)
+			}
+		})
+	}
+}
+
+// TestConcurrentEviction runs writers and readers in parallel while pages
+// are evicted: every read must return some version of the key's own value,
+// never torn bytes, and the final versions must all be there.
+func TestConcurrentEviction(t *testing.T) {
+	for _, backend := range tieredBackends {
+		t.Run(backend, func(t *testing.T) {
+			s := openTest(t, smallConfig(t, backend))
+			const keys, writers, readers, rounds = 2000, 2, 2, 4
+			var wg sync.WaitGroup
+			errs := make(chan error, writers+readers)
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sess := s.NewSession()
+					defer sess.Close()
+					for r := range rounds {
+						for i := w; i < keys; i += writers {
+							if err := sess.Upsert(testKey(i), testValue(i, r, 96)); err != nil {
+								errs <- err
+								return
+							}
+						}
+					}
+				}()
+			}
+			for range readers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sess := s.NewSession()
+					defer sess.Close()
+					check := func(i int, v []byte) error {
+						for r := range rounds {
+							if bytes.Equal(v, testValue(i, r, 96)) {
+								return nil
+							}
+						}
+						return fmt.Errorf("key %d: read %q, not any version of its value", i, v)
+					}
+					for pass := 0; pass < 3; pass++ {
+						for lo := 0; lo < keys; lo += 64 {
+							for i := lo; i < min(lo+64, keys); i++ {
+								v, st, err := sess.Read(testKey(i), nil, uint64(i))
+								if err != nil {
+									errs <- err
+									return
+								}
+								if st == Found {
+									if err := check(i, v); err != nil {
+										errs <- err
+										return
+									}
+								}
+							}
+							var cerr error
+							err := sess.CompletePending(true, func(token uint64, v []byte, st Status, err error) {
+								if err == nil && st == Found {
+									err = check(int(token), v)
+								}
+								if err != nil && cerr == nil {
+									cerr = err
+								}
+							})
+							if err == nil {
+								err = cerr
+							}
+							if err != nil {
+								errs <- err
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			sess := newTestSession(t, s)
+			readBackAll(t, sess, keys, func(i int) []byte { return testValue(i, rounds-1, 96) })
+			if got := s.Stats().Keys; got != keys {
+				t.Errorf("Keys: got %d, want %d", got, keys)
+			}
+			if st := s.Stats(); st.HeadAddress <= beginAddress {
+				t.Errorf("HeadAddress %d: nothing was evicted", st.HeadAddress)
+			}
+		})
+	}
+}
+
+// TestAllocs proves the hot paths allocate nothing: a memory hit, and a
+// device read from Read through CompletePending.
+func TestAllocs(t *testing.T) {
+	s := openTest(t, smallConfig(t, "localmemory"))
+	sess := newTestSession(t, s)
+	const n = 20000
+	for i := range n {
+		mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
+	}
+	dst := make([]byte, 0, 256)
+	hot, cold := testKey(n-1), testKey(0)
+	if _, st, _ := sess.Read(hot, dst, 0); st != Found {
+		t.Fatalf("newest key: got %v, want Found in memory", st)
+	}
+	if _, st, _ := sess.Read(cold, dst, 0); st != Pending {
+		t.Fatalf("oldest key: got %v, want Pending", st)
+	}
+	found := 0
+	fn := func(_ uint64, v []byte, st Status, _ error) {
+		if st == Found {
+			found++
+		}
+	}
+	sess.CompletePending(true, fn)
+	if a := testing.AllocsPerRun(200, func() { sess.Read(hot, dst, 0) }); a != 0 {
+		t.Errorf("memory hit: %v allocations per Read, want 0", a)
+	}
+	keys := make([][]byte, 64)
+	for i := range keys {
+		keys[i] = testKey(i * 100)
+	}
+	a := testing.AllocsPerRun(50, func() {
+		for i, k := range keys {
+			sess.Read(k, dst, uint64(i))
+		}
+		sess.CompletePending(true, fn)
+	})
+	if a != 0 {
+		t.Errorf("device reads: %v allocations per batch of %d Reads and CompletePending, want 0", a, len(keys))
+	}
+	if found < 50*len(keys) {
+		t.Errorf("device reads found %d records, want %d", found, 50*len(keys))
+	}
+	if a := testing.AllocsPerRun(200, func() { sess.Upsert(hot, dst[:96]) }); a != 0 {
+		t.Errorf("Upsert: %v allocations, want 0", a)
+	}
+}
