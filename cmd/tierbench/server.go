@@ -1,5 +1,81 @@
 package main
 
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tierbench/tierbench/server"
+)
+
 func init() {
-	register(command{name: "server", summary: "run the tiered RESP server", run: notBuilt("server", 5)})
+	register(command{name: "server", summary: "run the tiered RESP server", run: runServer})
+}
+
+func runServer(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			fs.SetOutput(stdout) // asked-for help is output, not an error
+		}
+	}
+	var cfg server.Config
+	fs.IntVar(&cfg.Port, "port", server.DefaultPort, "TCP `port` to listen on")
+	fs.StringVar(&cfg.Bind, "bind", "127.0.0.1", "`address` to listen on")
+	fs.StringVar(&cfg.Auth, "auth", "", "`password` clients must give with AUTH before other commands (empty: no authentication)")
+	fs.BoolVar(&cfg.ScatterGatherGet, "sg-get", true, "submit the device reads of all GETs of a pipelined batch together and wait once;\nfalse waits for each GET's read on its own")
+	storeConfig := bindStoreFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: tierbench server [flags]
+
+Serves RESP2 (the Redis protocol) on a hybrid-log store. Without
+--storage-tier the store lives in memory; with it the log keeps only
+--memory bytes in memory and older records on the device under --logdir,
+so GETs of them become device reads (all GETs of one pipelined batch are
+submitted together with --sg-get). redis-cli, redis-benchmark and Redis
+client libraries work against it: GET SET MGET MSET DEL EXISTS INCR INCRBY
+DBSIZE FLUSHALL INFO CONFIG GET COMMAND CLIENT SELECT HELLO AUTH PING ECHO
+QUIT SHUTDOWN. It stops on SIGTERM, SIGINT or SHUTDOWN.
+
+Example (100 M x 128 B records tiered onto a disk, as the reference runs):
+  tierbench server --port 6379 --bind 127.0.0.1 --memory 16m --page 4m \
+    --segment 1g --index 8g --storage-tier --logdir /var/tmp/tierbench \
+    --device-type native --device-io-backend libaio
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tierbench server: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	sc, err := storeConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "tierbench server: %v\n", err)
+		return 2
+	}
+	cfg.Store = sc
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := server.Run(ctx, cfg, logger); err != nil {
+		fmt.Fprintf(stderr, "tierbench server: %v\n", err)
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,706 @@
+package server
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// redisCompatVersion is the Redis version the server reports in INFO and
+// HELLO: clients look at it to pick features, and tierbench answers the
+// RESP2 subset of Redis 7.0 it implements.
+const redisCompatVersion = "7.0.0"
+
+// commandSpec is one entry of the command table.
+type commandSpec struct {
+	name string // lower case, as Redis names it in error messages
+	// arity counts the command name: n means exactly n arguments, -n at
+	// least n (Redis's convention).
+	arity   int
+	flags   commandFlags
+	run     func(c *conn, args [][]byte)
+	group   string
+	summary string
+}
+
+type commandFlags uint8
+
+const (
+	// flagDrain: wait for the batch's pending device reads before running,
+	// so a GET pipelined before a SET of the same key never sees the
+	// SET, whatever order the store completes reads in.
+	flagDrain commandFlags = 1 << iota
+	// flagNoAuth: allowed before AUTH succeeds.
+	flagNoAuth
+	flagWrite
+	flagFast
+)
+
+// commands maps a lower-case command name to its spec. It is filled in
+// init because COMMAND itself reads the table.
+var commands map[string]*commandSpec
+
+// commandNames is the table's names, sorted, for COMMAND and its kin.
+var commandNames []string
+
+func init() {
+	specs := []*commandSpec{
+		{name: "ping", arity: -1, flags: flagFast, run: cmdPing, group: "connection", summary: "Returns the server's liveliness response."},
+		{name: "echo", arity: 2, flags: flagFast, run: cmdEcho, group: "connection", summary: "Returns the given string."},
+		{name: "get", arity: 2, flags: flagFast, run: cmdGet, group: "string", summary: "Returns the string value of a key."},
+		{name: "mget", arity: -2, flags: flagFast, run: cmdMget, group: "string", summary: "Atomically returns the string values of one or more keys."},
+		{name: "set", arity: -3, flags: flagDrain | flagWrite, run: cmdSet, group: "string", summary: "Sets the string value of a key. Options (EX, NX, ...) are not supported."},
+		{name: "mset", arity: -3, flags: flagDrain | flagWrite, run: cmdMset, group: "string", summary: "Sets the string values of one or more keys."},
+		{name: "del", arity: -2, flags: flagDrain | flagWrite, run: cmdDel, group: "generic", summary: "Deletes one or more keys."},
+		{name: "exists", arity: -2, flags: flagDrain | flagFast, run: cmdExists, group: "generic", summary: "Determines whether one or more keys exist."},
+		{name: "incr", arity: 2, flags: flagDrain | flagWrite | flagFast, run: cmdIncr, group: "string", summary: "Increments the integer value of a key by one."},
+		{name: "incrby", arity: 3, flags: flagDrain | flagWrite | flagFast, run: cmdIncrBy, group: "string", summary: "Increments the integer value of a key by a number."},
+		{name: "decr", arity: 2, flags: flagDrain | flagWrite | flagFast, run: cmdDecr, group: "string", summary: "Decrements the integer value of a key by one."},
+		{name: "decrby", arity: 3, flags: flagDrain | flagWrite | flagFast, run: cmdDecrBy, group: "string", summary: "Decrements the integer value of a key by a number."},
+		{name: "dbsize", arity: 1, flags: flagFast, run: cmdDBSize, group: "server", summary: "Returns the number of keys in the database."},
+		{name: "flushall", arity: -1, flags: flagDrain | flagWrite, run: cmdFlushAll, group: "server", summary: "Removes all keys."},
+		{name: "flushdb", arity: -1, flags: flagDrain | flagWrite, run: cmdFlushAll, group: "server", summary: "Removes all keys (there is one database)."},
+		{name: "info", arity: -1, run: cmdInfo, group: "server", summary: "Returns information and statistics about the server."},
+		{name: "config", arity: -2, run: cmdConfig, group: "server", summary: "CONFIG GET returns the effective values of configuration parameters."},
+		{name: "command", arity: -1, run: cmdCommand, group: "server", summary: "Returns detailed information about all commands."},
+		{name: "client", arity: -2, run: cmdClient, group: "connection", summary: "CLIENT ID, SETNAME, GETNAME, INFO, LIST, SETINFO."},
+		{name: "select", arity: 2, flags: flagFast, run: cmdSelect, group: "connection", summary: "Changes the selected database (only 0 exists)."},
+		{name: "quit", arity: -1, flags: flagNoAuth | flagFast, run: cmdQuit, group: "connection", summary: "Closes the connection."},
+		{name: "shutdown", arity: -1, flags: flagDrain, run: cmdShutdown, group: "server", summary: "Stops the server."},
+		{name: "hello", arity: -1, flags: flagNoAuth | flagFast, run: cmdHello, group: "connection", summary: "Handshakes with the server (RESP2 only)."},
+		{name: "auth", arity: -2, flags: flagNoAuth | flagFast, run: cmdAuth, group: "connection", summary: "Authenticates the connection."},
+	}
+	commands = make(map[string]*commandSpec, len(specs))
+	for _, s := range specs {
+		commands[s.name] = s
+		commandNames = append(commandNames, s.name)
+	}
+	slices.Sort(commandNames)
+}
+
+// lookupCommand finds the spec of name case-insensitively without
+// allocating: names are lowered into a stack buffer and the map lookup
+// with string(b) does not copy.
+func lookupCommand(name []byte) *commandSpec {
+	var buf [16]byte
+	if len(name) > len(buf) {
+		return nil
+	}
+	for i, ch := range name {
+		if 'A' <= ch && ch <= 'Z' {
+			ch += 'a' - 'A'
+		}
+		buf[i] = ch
+	}
+	return commands[string(buf[:len(name)])]
+}
+
+// dispatch runs one request; args[0] is the command name. Checks follow
+// Redis's order: unknown command, arity, authentication.
+func (c *conn) dispatch(args [][]byte) {
+	c.commands++
+	cmd := lookupCommand(args[0])
+	if cmd == nil {
+		c.out = appendError(c.out, unknownCommand(args))
+		return
+	}
+	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
+		c.wrongArity(cmd.name)
+		return
+	}
+	if !c.authed && cmd.flags&flagNoAuth == 0 {
+		c.out = appendError(c.out, "NOAUTH Authentication required.")
+		return
+	}
+	if cmd.flags&flagDrain != 0 {
+		c.fillHoles()
+	}
+	cmd.run(c, args)
+}
+
+// unknownCommand words the error as Redis 7 does, quoting at most about
+// 128 bytes of the arguments.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	b.WriteString("ERR unknown command '")
+	b.Write(truncate(args[0], 128))
+	b.WriteString("', with args beginning with: ")
+	quoted := 0
+	for _, a := range args[1:] {
+		if quoted >= 128 {
+			break
+		}
+		s := truncate(a, 128-quoted)
+		b.WriteByte('\'')
+		b.Write(s)
+		b.WriteString("' ")
+		quoted += len(s) + 3
+	}
+	return b.String()
+}
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+func (c *conn) wrongArity(name string) {
+	c.out = append(c.out, "-ERR wrong number of arguments for '"...)
+	c.out = append(c.out, name...)
+	c.out = append(c.out, "' command\r\n"...)
+}
+
+func (c *conn) errorReply(msg string) { c.out = appendError(c.out, msg) }
+
+func (c *conn) storeError(err error) { c.out = appendStoreError(c.out, err) }
+
+func cmdPing(c *conn, args [][]byte) {
+	switch len(args) {
+	case 1:
+		c.out = append(c.out, "+PONG\r\n"...)
+	case 2:
+		c.out = appendBulk(c.out, args[1])
+	default:
+		c.wrongArity("ping")
+	}
+}
+
+func cmdEcho(c *conn, args [][]byte) { c.out = appendBulk(c.out, args[1]) }
+
+func cmdGet(c *conn, args [][]byte) { c.get(args[1]) }
+
+func cmdMget(c *conn, args [][]byte) {
+	c.out = appendArray(c.out, len(args)-1)
+	for _, key := range args[1:] {
+		c.get(key)
+		if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets {
+			// A long MGET is written as it goes, so its reply never
+			// needs more than MaxReplyBytes plus one value of memory.
+			if !c.writeOut() {
+				c.closing = true
+				return
+			}
+		}
+	}
+}
+
+// setOptions are the SET options Redis has; tierbench stores no TTLs and
+// no conditions, and says so rather than ignoring them.
+var setOptions = []string{"EX", "PX", "EXAT", "PXAT", "NX", "XX", "KEEPTTL", "GET"}
+
+func cmdSet(c *conn, args [][]byte) {
+	if len(args) > 3 {
+		opt := args[3]
+		for _, o := range setOptions {
+			if bytes.EqualFold(opt, []byte(o)) {
+				c.errorReply("ERR SET option '" + o + "' is not supported by tierbench (plain SET key value only)")
+				return
+			}
+		}
+		c.errorReply("ERR syntax error")
+		return
+	}
+	if err := c.sess.Upsert(args[1], args[2]); err != nil {
+		c.storeError(err)
+		return
+	}
+	c.out = appendOK(c.out)
+}
+
+func cmdMset(c *conn, args [][]byte) {
+	if len(args)%2 != 1 {
+		c.wrongArity("mset")
+		return
+	}
+	for i := 1; i < len(args); i += 2 {
+		if err := c.sess.Upsert(args[i], args[i+1]); err != nil {
+			c.storeError(err)
+			return
+		}
+	}
+	c.out = appendOK(c.out)
+}
+
+func cmdDel(c *conn, args [][]byte) {
+	var n int64
+	for _, key := range args[1:] {
+		existed, err := c.sess.Delete(key)
+		if err != nil {
+			c.storeError(err)
+			return
+		}
+		if existed {
+			n++
+		}
+	}
+	c.out = appendInt(c.out, n)
+}
+
+func cmdExists(c *conn, args [][]byte) {
+	var n int64
+	for _, key := range args[1:] {
+		ok, err := c.exists(key)
+		if err != nil {
+			c.storeError(err)
+			return
+		}
+		if ok {
+			n++
+		}
+	}
+	c.out = appendInt(c.out, n)
+}
+
+var errOverflow = errors.New("ERR increment or decrement would overflow")
+
+func cmdIncr(c *conn, args [][]byte) { c.incrBy(args[1], 1) }
+func cmdDecr(c *conn, args [][]byte) { c.incrBy(args[1], -1) }
+
+func cmdIncrBy(c *conn, args [][]byte) {
+	d, ok := parseInt(args[2])
+	if !ok {
+		c.errorReply(errNotInteger.Error())
+		return
+	}
+	c.incrBy(args[1], d)
+}
+
+func cmdDecrBy(c *conn, args [][]byte) {
+	d, ok := parseInt(args[2])
+	if !ok || d == math.MinInt64 {
+		// Redis refuses to negate the smallest int64 the same way.
+		if ok {
+			c.errorReply("ERR decrement would overflow")
+		} else {
+			c.errorReply(errNotInteger.Error())
+		}
+		return
+	}
+	c.incrBy(args[1], -d)
+}
+
+func (c *conn) incrBy(key []byte, delta int64) {
+	c.incrDelta, c.incrErr = delta, nil
+	v, err := c.sess.RMW(key, c.incrFn)
+	switch {
+	case c.incrErr != nil:
+		c.errorReply(c.incrErr.Error())
+	case err != nil:
+		c.storeError(err)
+	default:
+		n, _ := parseInt(v)
+		c.out = appendInt(c.out, n)
+	}
+}
+
+// incr is the RMW function of INCRBY: c.incrDelta added to the stored
+// integer (0 when the key does not exist). Its own refusals are kept in
+// c.incrErr so they reach the client in Redis's words, not the store's.
+func (c *conn) incr(old []byte, exists bool, dst []byte) ([]byte, error) {
+	var v int64
+	if exists {
+		var ok bool
+		if v, ok = parseInt(old); !ok {
+			c.incrErr = errNotInteger
+			return nil, errNotInteger
+		}
+	}
+	d := c.incrDelta
+	if (d > 0 && v > math.MaxInt64-d) || (d < 0 && v < math.MinInt64-d) {
+		c.incrErr = errOverflow
+		return nil, errOverflow
+	}
+	return strconv.AppendInt(dst[:0], v+d, 10), nil
+}
+
+func cmdDBSize(c *conn, _ [][]byte) { c.out = appendInt(c.out, c.srv.st.Stats().Keys) }
+
+func cmdFlushAll(c *conn, args [][]byte) {
+	for _, a := range args[1:] {
+		if !bytes.EqualFold(a, []byte("ASYNC")) && !bytes.EqualFold(a, []byte("SYNC")) {
+			c.errorReply("ERR syntax error")
+			return
+		}
+	}
+	if err := c.srv.st.FlushAll(); err != nil {
+		c.storeError(err)
+		return
+	}
+	c.out = appendOK(c.out)
+}
+
+func cmdSelect(c *conn, args [][]byte) {
+	n, ok := parseInt(args[1])
+	switch {
+	case !ok:
+		c.errorReply(errNotInteger.Error())
+	case n != 0:
+		c.errorReply("ERR DB index is out of range")
+	default:
+		c.out = appendOK(c.out)
+	}
+}
+
+func cmdQuit(c *conn, _ [][]byte) {
+	c.out = appendOK(c.out)
+	c.closing = true
+}
+
+func cmdShutdown(c *conn, args [][]byte) {
+	for _, a := range args[1:] {
+		switch strings.ToUpper(string(a)) {
+		case "NOSAVE", "SAVE", "NOW", "FORCE":
+		case "ABORT":
+			c.errorReply("ERR No shutdown in progress.")
+			return
+		default:
+			c.errorReply("ERR syntax error")
+			return
+		}
+	}
+	// Like Redis, a successful SHUTDOWN has no reply: the connection closes.
+	c.srv.log.Info("SHUTDOWN received", "client_id", c.id, "addr", c.nc.RemoteAddr().String())
+	c.srv.Shutdown()
+	c.closing = true
+}
+
+// checkPassword reports whether user/pass match the configured password;
+// the comparison takes the same time wherever the first difference is.
+func (c *conn) checkPassword(user, pass []byte) bool {
+	if user != nil && string(user) != "default" {
+		return false
+	}
+	return subtle.ConstantTimeCompare(pass, []byte(c.srv.cfg.Auth)) == 1
+}
+
+const wrongPass = "WRONGPASS invalid username-password pair or user is disabled."
+
+func cmdAuth(c *conn, args [][]byte) {
+	var user, pass []byte
+	switch len(args) {
+	case 2:
+		pass = args[1]
+	case 3:
+		user, pass = args[1], args[2]
+	default:
+		c.errorReply("ERR syntax error")
+		return
+	}
+	if c.srv.cfg.Auth == "" {
+		c.errorReply("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+		return
+	}
+	if !c.checkPassword(user, pass) {
+		c.errorReply(wrongPass)
+		return
+	}
+	c.authed = true
+	c.out = appendOK(c.out)
+}
+
+func cmdHello(c *conn, args [][]byte) {
+	if len(args) > 1 {
+		ver, ok := parseInt(args[1])
+		if !ok {
+			c.errorReply("ERR Protocol version is not an integer or out of range")
+			return
+		}
+		if ver == 3 {
+			c.errorReply("NOPROTO sorry, tierbench speaks RESP2 only: use HELLO 2 or no HELLO")
+			return
+		}
+		if ver != 2 {
+			c.errorReply("NOPROTO unsupported protocol version")
+			return
+		}
+	}
+	var name []byte
+	authed := c.authed
+	for i := 2; i < len(args); i++ {
+		switch {
+		case bytes.EqualFold(args[i], []byte("AUTH")) && i+2 < len(args):
+			if c.srv.cfg.Auth == "" {
+				c.errorReply("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+				return
+			}
+			if !c.checkPassword(args[i+1], args[i+2]) {
+				c.errorReply(wrongPass)
+				return
+			}
+			authed = true
+			i += 2
+		case bytes.EqualFold(args[i], []byte("SETNAME")) && i+1 < len(args):
+			if !validClientName(args[i+1]) {
+				c.errorReply(errClientName)
+				return
+			}
+			name = args[i+1]
+			i++
+		default:
+			c.errorReply("ERR Syntax error in HELLO option '" + string(truncate(args[i], 128)) + "'")
+			return
+		}
+	}
+	if !authed {
+		c.errorReply("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		return
+	}
+	c.authed = true
+	if name != nil {
+		c.name = append(c.name[:0], name...)
+	}
+	c.out = appendArray(c.out, 14)
+	c.out = appendBulkString(c.out, "server")
+	c.out = appendBulkString(c.out, "redis")
+	c.out = appendBulkString(c.out, "version")
+	c.out = appendBulkString(c.out, redisCompatVersion)
+	c.out = appendBulkString(c.out, "proto")
+	c.out = appendInt(c.out, 2)
+	c.out = appendBulkString(c.out, "id")
+	c.out = appendInt(c.out, c.id)
+	c.out = appendBulkString(c.out, "mode")
+	c.out = appendBulkString(c.out, "standalone")
+	c.out = appendBulkString(c.out, "role")
+	c.out = appendBulkString(c.out, "master")
+	c.out = appendBulkString(c.out, "modules")
+	c.out = appendArray(c.out, 0)
+}
+
+const errClientName = "ERR Client names cannot contain spaces, newlines or special characters."
+
+// validClientName applies Redis's rule: printable ASCII without spaces.
+func validClientName(name []byte) bool {
+	for _, ch := range name {
+		if ch < '!' || ch > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+func cmdClient(c *conn, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	arity := func(n int) bool {
+		if len(args) != n {
+			c.wrongArity("client|" + sub)
+			return false
+		}
+		return true
+	}
+	switch sub {
+	case "id":
+		if arity(2) {
+			c.out = appendInt(c.out, c.id)
+		}
+	case "setname":
+		if !arity(3) {
+			return
+		}
+		if !validClientName(args[2]) {
+			c.errorReply(errClientName)
+			return
+		}
+		c.name = append(c.name[:0], args[2]...)
+		c.out = appendOK(c.out)
+	case "getname":
+		if !arity(2) {
+			return
+		}
+		if len(c.name) == 0 {
+			c.out = appendNull(c.out)
+		} else {
+			c.out = appendBulk(c.out, c.name)
+		}
+	case "info":
+		if arity(2) {
+			c.out = appendBulkString(c.out, c.clientLine()+"\n")
+		}
+	case "list":
+		// Only this connection: listing others would need their state
+		// shared across goroutines for a command no benchmark uses.
+		c.out = appendBulkString(c.out, c.clientLine()+"\n")
+	case "setinfo":
+		if arity(4) {
+			c.out = appendOK(c.out)
+		}
+	case "no-evict", "no-touch":
+		if arity(3) {
+			c.out = appendOK(c.out)
+		}
+	default:
+		c.errorReply("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try CLIENT HELP.")
+	}
+}
+
+func (c *conn) clientLine() string {
+	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s db=0 resp=2", c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name)
+}
+
+// configValues answers CONFIG GET; a parameter is listed when redis-cli,
+// redis-benchmark or a client library asks for it.
+func (c *conn) configValues() [][2]string {
+	cfg := c.srv.cfg
+	return [][2]string{
+		{"appendonly", "no"},
+		{"appendfsync", "no"},
+		{"bind", cfg.Bind},
+		{"client-query-buffer-limit", strconv.Itoa(cfg.MaxQueryBytes)},
+		{"cluster-enabled", "no"},
+		{"databases", "1"},
+		{"dir", cfg.Store.LogDir},
+		{"io-threads", "1"},
+		{"maxclients", "10000"},
+		{"maxmemory", "0"},
+		{"maxmemory-policy", "noeviction"},
+		{"port", strconv.Itoa(c.srv.port())},
+		{"proto-max-bulk-len", strconv.Itoa(maxBulkBytes)},
+		{"save", ""},
+		{"tcp-keepalive", "0"},
+		{"timeout", "0"},
+	}
+}
+
+func cmdConfig(c *conn, args [][]byte) {
+	sub := strings.ToLower(string(args[1]))
+	switch sub {
+	case "get":
+		if len(args) < 3 {
+			c.wrongArity("config|get")
+			return
+		}
+		values := c.configValues()
+		var matched [][2]string
+		for _, kv := range values {
+			for _, p := range args[2:] {
+				if ok, _ := path.Match(strings.ToLower(string(p)), kv[0]); ok {
+					matched = append(matched, kv)
+					break
+				}
+			}
+		}
+		c.out = appendArray(c.out, 2*len(matched))
+		for _, kv := range matched {
+			c.out = appendBulkString(c.out, kv[0])
+			c.out = appendBulkString(c.out, kv[1])
+		}
+	case "set":
+		c.errorReply("ERR CONFIG SET is not supported by tierbench: restart the server with the flag instead")
+	case "resetstat":
+		c.out = appendOK(c.out)
+	default:
+		c.errorReply("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try CONFIG HELP.")
+	}
+}
+
+func cmdCommand(c *conn, args [][]byte) {
+	if len(args) == 1 {
+		c.out = appendArray(c.out, len(commandNames))
+		for _, n := range commandNames {
+			c.appendCommandInfo(commands[n])
+		}
+		return
+	}
+	sub := strings.ToLower(string(args[1]))
+	switch sub {
+	case "count":
+		c.out = appendInt(c.out, int64(len(commandNames)))
+	case "list":
+		c.out = appendArray(c.out, len(commandNames))
+		for _, n := range commandNames {
+			c.out = appendBulkString(c.out, n)
+		}
+	case "info":
+		names := args[2:]
+		if len(names) == 0 {
+			c.out = appendArray(c.out, len(commandNames))
+			for _, n := range commandNames {
+				c.appendCommandInfo(commands[n])
+			}
+			return
+		}
+		c.out = appendArray(c.out, len(names))
+		for _, n := range names {
+			if spec := lookupCommand(n); spec != nil {
+				c.appendCommandInfo(spec)
+			} else {
+				c.out = appendNull(c.out)
+			}
+		}
+	case "docs":
+		var specs []*commandSpec
+		if len(args) == 2 {
+			for _, n := range commandNames {
+				specs = append(specs, commands[n])
+			}
+		} else {
+			for _, n := range args[2:] {
+				if spec := lookupCommand(n); spec != nil {
+					specs = append(specs, spec)
+				}
+			}
+		}
+		// A map in RESP2 is a flat array of name, value pairs.
+		c.out = appendArray(c.out, 2*len(specs))
+		for _, spec := range specs {
+			c.out = appendBulkString(c.out, spec.name)
+			c.out = appendArray(c.out, 4)
+			c.out = appendBulkString(c.out, "summary")
+			c.out = appendBulkString(c.out, spec.summary)
+			c.out = appendBulkString(c.out, "group")
+			c.out = appendBulkString(c.out, spec.group)
+		}
+	default:
+		c.errorReply("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try COMMAND HELP.")
+	}
+}
+
+// appendCommandInfo writes a COMMAND INFO entry: name, arity, flags, first
+// key, last key, key step, ACL categories, tips, key specs, subcommands.
+func (c *conn) appendCommandInfo(spec *commandSpec) {
+	var flags []string
+	if spec.flags&flagWrite != 0 {
+		flags = append(flags, "write")
+	} else {
+		flags = append(flags, "readonly")
+	}
+	if spec.flags&flagFast != 0 {
+		flags = append(flags, "fast")
+	}
+	if spec.flags&flagNoAuth != 0 {
+		flags = append(flags, "no-auth")
+	}
+	first, last, step := int64(0), int64(0), int64(0)
+	switch spec.group {
+	case "string", "generic":
+		first, last, step = 1, 1, 1
+		if spec.arity < 0 {
+			last = -1
+		}
+		if spec.name == "mset" {
+			step = 2
+		}
+	}
+	c.out = appendArray(c.out, 10)
+	c.out = appendBulkString(c.out, spec.name)
+	c.out = appendInt(c.out, int64(spec.arity))
+	c.out = appendArray(c.out, len(flags))
+	for _, f := range flags {
+		c.out = appendSimple(c.out, f)
+	}
+	c.out = appendInt(c.out, first)
+	c.out = appendInt(c.out, last)
+	c.out = appendInt(c.out, step)
+	c.out = appendArray(c.out, 1)
+	c.out = appendSimple(c.out, "@"+spec.group)
+	c.out = appendArray(c.out, 0)
+	c.out = appendArray(c.out, 0)
+	c.out = appendArray(c.out, 0)
+}

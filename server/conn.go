@@ -1,0 +1,393 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/server/store"
+)
+
+// conn is one client connection, served by one goroutine.
+//
+// Buffer ownership: rbuf[r:w] holds the requests not yet answered. The
+// arguments of a request are sub-slices of rbuf, and a key handed to
+// Session.Read may be used by the store until its read completes, so rbuf
+// is compacted or reused only after every pending read of the batch has
+// completed (flush does that first). out is the reply stream in order,
+// except where a GET's reply waits for the device: such a reply is a hole
+// at a recorded offset of out, filled from pend when the reads complete.
+type conn struct {
+	srv  *Server
+	nc   net.Conn
+	sess *store.Session
+	id   int64
+
+	rbuf []byte
+	r, w int
+	need int // the request at rbuf[r:] takes at least this many bytes (0: unknown)
+	args [][]byte
+
+	out   []byte
+	holes []hole
+	pend  []byte // replies of completed device reads, referenced by holes
+	asm   []byte // scratch for merging out and pend
+	val   []byte // scratch for values read from memory
+
+	// completion routes the results CompletePending delivers.
+	completion completionMode
+	syncStatus store.Status
+	syncErr    error
+	onComplete func(token uint64, value []byte, st store.Status, err error)
+
+	// incrDelta is the argument of the INCR/INCRBY in progress; incrFn is
+	// bound once so RMW gets a function value without an allocation.
+	incrDelta int64
+	incrErr   error
+	incrFn    func(old []byte, exists bool, dst []byte) ([]byte, error)
+
+	authed        bool
+	name          []byte
+	closing       bool // QUIT or a protocol error: answer, flush, close
+	protocolError bool
+
+	// Counts for INFO, added to the server's atomics once per batch.
+	commands, hits, misses, deviceGets int64
+}
+
+// hole is a reply position in out whose bytes come from a device read.
+type hole struct {
+	at         int // offset in out the reply belongs at
+	start, end int // the reply in pend, once filled
+	filled     bool
+}
+
+// After a protocol error the server reads and drops at most lingerBytes
+// during lingerTime before it closes the socket.
+const (
+	lingerTime  = 200 * time.Millisecond
+	lingerBytes = 1 << 20
+)
+
+type completionMode uint8
+
+const (
+	// completeHoles: tokens index holes; replies go to pend.
+	completeHoles completionMode = iota
+	// completeAppend: the one pending GET's reply goes to the end of out
+	// (used without scatter-gather, where each read is waited for at once).
+	completeAppend
+	// completeStatus: the one pending read's status is recorded (EXISTS).
+	completeStatus
+)
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{
+		srv:    s,
+		nc:     nc,
+		sess:   s.st.NewSession(),
+		id:     s.nextID.Add(1),
+		rbuf:   make([]byte, initialReadBytes),
+		args:   make([][]byte, 0, 16),
+		out:    make([]byte, 0, 16<<10),
+		authed: s.cfg.Auth == "",
+	}
+	storeMax(&s.stats.maxInputBuffer, initialReadBytes)
+	c.onComplete = c.complete
+	c.incrFn = c.incr
+	return c
+}
+
+// serve reads, answers every complete buffered request, writes the replies
+// with one write, and only then reads again: a client that sends faster
+// than it reads is held back by TCP, not by server memory.
+func (c *conn) serve() {
+	defer func() {
+		c.sess.Close()
+		if c.protocolError {
+			c.lingerClose()
+		}
+		c.nc.Close()
+	}()
+	for {
+		if c.r == c.w {
+			c.r, c.w = 0, 0
+		}
+		if !c.makeRoom() {
+			return
+		}
+		n, err := c.nc.Read(c.rbuf[c.w:])
+		c.w += n
+		if n > 0 {
+			c.srv.stats.readBytes.Add(int64(n))
+			c.process()
+			if !c.flush() || c.closing {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// lingerClose half-closes the connection and discards what the client
+// still sends for a moment: closing a socket with unread input makes the
+// kernel send a reset, which can destroy the error reply before the client
+// reads it.
+func (c *conn) lingerClose() {
+	tc, ok := c.nc.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	tc.CloseWrite()
+	tc.SetReadDeadline(time.Now().Add(lingerTime))
+	io.CopyN(io.Discard, tc, lingerBytes)
+}
+
+// makeRoom ensures rbuf has space to read into, and space for the whole
+// request in progress when its size is known: it compacts the unanswered
+// bytes to the front, or grows rbuf up to MaxQueryBytes. A request that
+// cannot fit is refused with a protocol error; false means the connection
+// is done.
+func (c *conn) makeRoom() bool {
+	const minRead = 4 << 10
+	limit := c.srv.cfg.MaxQueryBytes
+	buffered := c.w - c.r
+	want := max(c.need, buffered+1)
+	if want > limit {
+		c.out = appendError(c.out, fmt.Sprintf("ERR Protocol error: request of at least %d bytes exceeds the query buffer limit of %d bytes", want, limit))
+		c.srv.stats.rejected.Add(1)
+		c.protocolError = true
+		c.flush()
+		return false
+	}
+	target := min(max(want, buffered+minRead), limit)
+	if c.r+target <= len(c.rbuf) {
+		return true
+	}
+	if target <= len(c.rbuf) {
+		c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
+		c.r = 0
+		return true
+	}
+	size := 2 * len(c.rbuf)
+	for size < target {
+		size *= 2
+	}
+	nb := make([]byte, min(size, limit))
+	storeMax(&c.srv.stats.maxInputBuffer, int64(len(nb)))
+	c.w = copy(nb, c.rbuf[c.r:c.w])
+	c.r = 0
+	c.rbuf = nb
+	return true
+}
+
+// process answers every complete request in rbuf[r:w].
+func (c *conn) process() {
+	lim := defaultLimits
+	for c.r < c.w && !c.closing {
+		if c.need > 0 && c.w-c.r < c.need {
+			return
+		}
+		if !c.authed {
+			lim = unauthLimits
+		} else {
+			lim = defaultLimits
+		}
+		args, n, need, err := parseCommand(c.rbuf[c.r:c.w], c.args, lim)
+		c.args = args[:0]
+		if err != nil {
+			c.out = appendError(c.out, "ERR "+err.Error())
+			c.srv.stats.rejected.Add(1)
+			c.closing, c.protocolError = true, true
+			return
+		}
+		if n == 0 {
+			c.need = need
+			return
+		}
+		c.need = 0
+		c.r += n
+		if len(args) == 0 {
+			continue
+		}
+		c.dispatch(args)
+		if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets {
+			if !c.writeOut() {
+				c.closing = true
+				return
+			}
+		}
+	}
+}
+
+// flush completes pending reads and writes out; it also publishes the
+// batch's counters. It returns false when the connection is broken.
+func (c *conn) flush() bool {
+	ok := c.writeOut()
+	st := &c.srv.stats
+	if c.commands != 0 {
+		st.commands.Add(c.commands)
+		c.commands = 0
+	}
+	if c.hits != 0 {
+		st.hits.Add(c.hits)
+		c.hits = 0
+	}
+	if c.misses != 0 {
+		st.misses.Add(c.misses)
+		c.misses = 0
+	}
+	if c.deviceGets != 0 {
+		st.deviceGets.Add(c.deviceGets)
+		c.deviceGets = 0
+	}
+	return ok
+}
+
+// writeOut fills the holes and writes out to the client.
+func (c *conn) writeOut() bool {
+	c.fillHoles()
+	if len(c.out) == 0 {
+		return true
+	}
+	storeMax(&c.srv.stats.maxOutputBuffer, int64(len(c.out)))
+	n, err := c.nc.Write(c.out)
+	c.srv.stats.writtenBytes.Add(int64(n))
+	c.out = c.out[:0]
+	if cap(c.out) > 4*c.srv.cfg.MaxReplyBytes {
+		// One huge reply (a big MGET) must not pin its buffer forever.
+		c.out = make([]byte, 0, 16<<10)
+	}
+	return err == nil
+}
+
+// fillHoles waits for every pending device read of the batch and merges
+// their replies into out at their positions.
+func (c *conn) fillHoles() {
+	if len(c.holes) == 0 {
+		return
+	}
+	c.completion = completeHoles
+	err := c.sess.CompletePending(true, c.onComplete)
+	c.asm = c.asm[:0]
+	prev := 0
+	for i := range c.holes {
+		h := &c.holes[i]
+		c.asm = append(c.asm, c.out[prev:h.at]...)
+		if h.filled {
+			c.asm = append(c.asm, c.pend[h.start:h.end]...)
+		} else {
+			// The store failed to deliver this read: say so in its place
+			// rather than shifting every later reply.
+			c.asm = appendStoreError(c.asm, errors.Join(errors.New("store: pending read not delivered"), err))
+		}
+		prev = h.at
+	}
+	c.asm = append(c.asm, c.out[prev:]...)
+	c.out, c.asm = c.asm, c.out
+	c.holes = c.holes[:0]
+	c.pend = c.pend[:0]
+}
+
+// complete receives device read results from CompletePending.
+func (c *conn) complete(token uint64, value []byte, st store.Status, err error) {
+	switch c.completion {
+	case completeHoles:
+		if token >= uint64(len(c.holes)) {
+			return
+		}
+		h := &c.holes[token]
+		h.start = len(c.pend)
+		c.pend = c.appendGetReply(c.pend, value, st, err)
+		h.end = len(c.pend)
+		h.filled = true
+	case completeAppend:
+		c.out = c.appendGetReply(c.out, value, st, err)
+	case completeStatus:
+		c.syncStatus, c.syncErr = st, err
+	}
+}
+
+func (c *conn) appendGetReply(dst, value []byte, st store.Status, err error) []byte {
+	switch {
+	case err != nil:
+		return appendStoreError(dst, err)
+	case st == store.Found:
+		c.hits++
+		return appendBulk(dst, value)
+	default:
+		c.misses++
+		return appendNull(dst)
+	}
+}
+
+func appendStoreError(dst []byte, err error) []byte {
+	return appendError(dst, "ERR "+err.Error())
+}
+
+// get appends the reply to GET key: at once when the record is in memory,
+// as a hole when it needs the device (scatter-gather), or after waiting
+// for the read.
+func (c *conn) get(key []byte) {
+	token := uint64(len(c.holes))
+	v, st, err := c.sess.Read(key, c.val[:0], token)
+	if errors.Is(err, store.ErrTooMany) && len(c.holes) > 0 {
+		// The session's pending-read table is full: complete the batch so
+		// far (its replies stay in place) and issue this read again.
+		c.fillHoles()
+		v, st, err = c.sess.Read(key, c.val[:0], 0)
+	}
+	if v != nil {
+		c.val = v[:0]
+	}
+	if err != nil || st != store.Pending {
+		c.out = c.appendGetReply(c.out, v, st, err)
+		return
+	}
+	c.deviceGets++
+	if c.srv.cfg.ScatterGatherGet {
+		c.holes = append(c.holes, hole{at: len(c.out)})
+		return
+	}
+	c.completion = completeAppend
+	if err := c.sess.CompletePending(true, c.onComplete); err != nil {
+		c.out = appendStoreError(c.out, err)
+	}
+}
+
+// exists reports whether key is live, waiting for the device if needed.
+// The caller has filled the holes first (the command is marked drain), so
+// the only read CompletePending can deliver is this one.
+func (c *conn) exists(key []byte) (bool, error) {
+	v, st, err := c.sess.Read(key, c.val[:0], 0)
+	if v != nil {
+		c.val = v[:0]
+	}
+	if err != nil {
+		return false, err
+	}
+	if st != store.Pending {
+		return st == store.Found, nil
+	}
+	c.completion = completeStatus
+	c.syncStatus, c.syncErr = store.NotFound, errors.New("store: pending read not delivered")
+	if err := c.sess.CompletePending(true, c.onComplete); err != nil {
+		return false, err
+	}
+	return c.syncStatus == store.Found, c.syncErr
+}
+
+// storeMax raises m to v if v is larger.
+func storeMax(m *atomic.Int64, v int64) {
+	for {
+		old := m.Load()
+		if v <= old || m.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}

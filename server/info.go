@@ -1,0 +1,130 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// infoSections are INFO's sections in the order "INFO" with no argument
+// prints them.
+var infoSections = []string{"server", "clients", "memory", "stats", "store", "keyspace"}
+
+func cmdInfo(c *conn, args [][]byte) {
+	want := map[string]bool{}
+	if len(args) == 1 {
+		for _, s := range infoSections {
+			want[s] = true
+		}
+	}
+	for _, a := range args[1:] {
+		switch s := strings.ToLower(string(a)); s {
+		case "all", "everything", "default":
+			for _, s := range infoSections {
+				want[s] = true
+			}
+		default:
+			want[s] = true
+		}
+	}
+	var b strings.Builder
+	for _, sec := range infoSections {
+		if !want[sec] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		c.srv.writeInfoSection(&b, sec)
+	}
+	c.out = appendBulkString(c.out, b.String())
+}
+
+// writeInfoSection writes one "# Title" block of "name:value" lines.
+func (s *Server) writeInfoSection(b *strings.Builder, section string) {
+	line := func(name string, value any) { fmt.Fprintf(b, "%s:%v\r\n", name, value) }
+	st := s.st.Stats()
+	switch section {
+	case "server":
+		b.WriteString("# Server\r\n")
+		line("redis_version", redisCompatVersion)
+		line("tierbench_version", buildVersion())
+		line("redis_mode", "standalone")
+		line("os", runtime.GOOS+" "+runtime.GOARCH)
+		line("arch_bits", 64)
+		line("go_version", runtime.Version())
+		line("process_id", os.Getpid())
+		line("tcp_port", s.port())
+		line("uptime_in_seconds", int64(time.Since(s.start).Seconds()))
+		line("sg_get", boolInt(s.cfg.ScatterGatherGet))
+	case "clients":
+		b.WriteString("# Clients\r\n")
+		line("connected_clients", s.stats.connected.Load())
+		line("maxclients", 10000)
+		line("client_recent_max_input_buffer", s.stats.maxInputBuffer.Load())
+		line("client_recent_max_output_buffer", s.stats.maxOutputBuffer.Load())
+	case "memory":
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		b.WriteString("# Memory\r\n")
+		line("used_memory", m.HeapAlloc)
+		line("used_memory_sys", m.Sys)
+		line("maxmemory", 0)
+		line("maxmemory_policy", "noeviction")
+		line("store_memory_bytes", s.cfg.Store.MemoryBytes)
+		line("store_index_bytes", s.cfg.Store.IndexBytes)
+	case "stats":
+		b.WriteString("# Stats\r\n")
+		line("total_connections_received", s.stats.connectionsReceived.Load())
+		line("total_commands_processed", s.stats.commands.Load())
+		line("total_net_input_bytes", s.stats.readBytes.Load())
+		line("total_net_output_bytes", s.stats.writtenBytes.Load())
+		line("rejected_connections", 0)
+		line("protocol_errors", s.stats.rejected.Load())
+		line("keyspace_hits", s.stats.hits.Load())
+		line("keyspace_misses", s.stats.misses.Load())
+		line("device_gets", s.stats.deviceGets.Load())
+	case "store":
+		b.WriteString("# Store\r\n")
+		line("Log.BeginAddress", st.BeginAddress)
+		line("Log.HeadAddress", st.HeadAddress)
+		line("Log.ReadOnlyAddress", st.ReadOnlyAddress)
+		line("Log.TailAddress", st.TailAddress)
+		line("Index.Buckets", st.IndexBuckets)
+		line("Index.OverflowBuckets", st.OverflowBuckets)
+		line("Device.PendingReads", st.PendingReads)
+		line("Device.CompletedReads", st.CompletedReads)
+		line("Device.Type", st.DeviceType)
+		line("Device.Backend", st.Backend)
+		line("Device.SectorSize", st.SectorSize)
+		line("Store.Tiered", boolInt(s.cfg.Store.StorageTier))
+		line("Store.Keys", st.Keys)
+	case "keyspace":
+		b.WriteString("# Keyspace\r\n")
+		fmt.Fprintf(b, "db0:keys=%d,expires=0,avg_ttl=0\r\n", st.Keys)
+	}
+}
+
+func boolInt(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// buildVersion is the VCS revision the binary was built from.
+func buildVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, s := range info.Settings {
+		if s.Key == "vcs.revision" {
+			return s.Value
+		}
+	}
+	return info.Main.Version
+}

@@ -1,0 +1,275 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/server/store"
+)
+
+// Config is what `tierbench server` is started with.
+type Config struct {
+	Bind string // listen address, e.g. 127.0.0.1
+	Port int    // TCP port; 0 picks a free one (see Server.Addr)
+	// Auth, when not empty, is the password clients must give with AUTH
+	// (or HELLO ... AUTH default <password>) before any other command.
+	Auth string
+	// ScatterGatherGet submits the device reads of all GETs of one
+	// pipelined batch together and waits for them once (Garnet's --sg-get).
+	// Without it every GET that misses memory waits for its own read.
+	ScatterGatherGet bool
+	// MaxQueryBytes caps one connection's read buffer, so the largest
+	// request it accepts (default 64 MiB). A client that pipelines more
+	// is not read from until the buffered requests are answered.
+	MaxQueryBytes int
+	// MaxReplyBytes is the reply backlog after which a connection writes
+	// what it has before parsing further requests (default 256 KiB).
+	MaxReplyBytes int
+	Store         store.Config
+}
+
+// Defaults for the zero values of Config.
+const (
+	DefaultPort          = 6379
+	DefaultMaxQueryBytes = 64 << 20
+	DefaultMaxReplyBytes = 256 << 10
+	initialReadBytes     = 16 << 10
+	// minMaxQueryBytes leaves room for the longest inline line, so an
+	// over-long line gets the parser's own error.
+	minMaxQueryBytes = 2 * maxInlineBytes
+	// maxPendingGets bounds the device reads one connection has waiting
+	// in one batch, and with it the buffer their replies gather in.
+	maxPendingGets = 4096
+)
+
+// ErrClosed is returned by Serve when the server was already stopped.
+var ErrClosed = errors.New("server: closed")
+
+// Server is a RESP server on top of one store.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	st     *store.Store
+	ln     net.Listener
+	start  time.Time
+	nextID atomic.Int64
+
+	shutdown     chan struct{} // closed by SHUTDOWN
+	shutdownOnce sync.Once
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+
+	stats serverStats
+}
+
+// serverStats are the counters INFO reports. Connections add their
+// per-batch counts here once per batch, not per command.
+type serverStats struct {
+	connectionsReceived atomic.Int64
+	connected           atomic.Int64
+	commands            atomic.Int64
+	hits, misses        atomic.Int64
+	deviceGets          atomic.Int64 // GET/MGET keys answered from a device read
+	rejected            atomic.Int64 // connections closed for a protocol error
+	readBytes           atomic.Int64
+	writtenBytes        atomic.Int64
+	// The largest read buffer and reply batch any connection has had:
+	// they show that a client cannot make the server buffer without bound.
+	maxInputBuffer, maxOutputBuffer atomic.Int64
+}
+
+// Run opens the store, serves RESP on cfg.Bind:cfg.Port until ctx is
+// cancelled or a client sends SHUTDOWN, and then closes everything.
+func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	s, err := New(cfg, logger)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// New opens the store and starts listening; Serve then accepts clients.
+func New(cfg Config, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Bind == "" {
+		cfg.Bind = "127.0.0.1"
+	}
+	if cfg.Port < 0 || cfg.Port > 65535 {
+		return nil, fmt.Errorf("server: port %d out of range 0-65535", cfg.Port)
+	}
+	if cfg.MaxQueryBytes <= 0 {
+		cfg.MaxQueryBytes = DefaultMaxQueryBytes
+	}
+	if cfg.MaxQueryBytes < minMaxQueryBytes {
+		cfg.MaxQueryBytes = minMaxQueryBytes
+	}
+	if cfg.MaxReplyBytes <= 0 {
+		cfg.MaxReplyBytes = DefaultMaxReplyBytes
+	}
+	st, err := store.Open(cfg.Store)
+	if err != nil {
+		return nil, fmt.Errorf("server: open store: %w", err)
+	}
+	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("server: listen on %s: %w", addr, err)
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      logger,
+		st:       st,
+		ln:       ln,
+		start:    time.Now(),
+		shutdown: make(chan struct{}),
+		conns:    make(map[*conn]struct{}),
+	}
+	// The effective configuration, defaults filled in by the store, so the
+	// log says what really runs.
+	stats, ec := st.Stats(), st.Config()
+	logger.Info("tierbench server ready",
+		"addr", ln.Addr().String(),
+		"storage_tier", ec.StorageTier,
+		"memory", store.FormatSize(ec.MemoryBytes), "page", store.FormatSize(ec.PageBytes),
+		"segment", store.FormatSize(ec.SegmentBytes), "index", store.FormatSize(ec.IndexBytes),
+		"index_buckets", stats.IndexBuckets,
+		"device_type", stats.DeviceType, "backend", stats.Backend,
+		"sector_size", stats.SectorSize, "logdir", ec.LogDir,
+		"throttle_limit", ec.ThrottleLimit, "completion_threads", ec.CompletionThreads,
+		"io_contexts", ec.IOContexts,
+		"sg_get", cfg.ScatterGatherGet, "auth", cfg.Auth != "",
+		"max_query_bytes", cfg.MaxQueryBytes)
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Store is the store the server serves (for tests and in-process tools).
+func (s *Server) Store() *store.Store { return s.st }
+
+// Serve accepts clients until ctx is cancelled or SHUTDOWN is received,
+// then closes the listener and every connection, waits for their
+// goroutines, and closes the store. It returns nil on such a stop.
+func (s *Server) Serve(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.mu.Unlock()
+
+	stopped := make(chan struct{})
+	var reason string
+	go func() {
+		select {
+		case <-ctx.Done():
+			reason = "context done: " + context.Cause(ctx).Error()
+		case <-s.shutdown:
+			reason = "SHUTDOWN received"
+		}
+		s.ln.Close()
+		close(stopped)
+	}()
+
+	var acceptErr error
+	var tempDelay time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-stopped:
+			default:
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					continue
+				}
+				// Out of file descriptors and the like: back off and retry
+				// rather than stopping a server that may recover.
+				if tempDelay == 0 {
+					tempDelay = 5 * time.Millisecond
+				} else if tempDelay < time.Second {
+					tempDelay *= 2
+				}
+				s.log.Warn("accept failed", "err", err, "retry_in", tempDelay)
+				select {
+				case <-time.After(tempDelay):
+					continue
+				case <-stopped:
+				}
+			}
+			break
+		}
+		tempDelay = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		if !s.startConn(nc) {
+			nc.Close()
+			break
+		}
+	}
+	<-stopped
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	if err := s.st.Close(); err != nil {
+		acceptErr = errors.Join(acceptErr, fmt.Errorf("server: close store: %w", err))
+	}
+	s.log.Info("tierbench server stopped", "reason", reason)
+	return acceptErr
+}
+
+// Shutdown stops the server as the SHUTDOWN command does.
+func (s *Server) Shutdown() {
+	s.shutdownOnce.Do(func() { close(s.shutdown) })
+}
+
+// startConn registers nc and starts its goroutine; false when the server
+// is stopping.
+func (s *Server) startConn(nc net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	c := newConn(s, nc)
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.stats.connectionsReceived.Add(1)
+	s.stats.connected.Add(1)
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.stats.connected.Add(-1)
+	}()
+	return true
+}
+
+// port is the TCP port the server listens on.
+func (s *Server) port() int {
+	if a, ok := s.ln.Addr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
+}
