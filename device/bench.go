@@ -1,0 +1,583 @@
+package device
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/internal/fio"
+)
+
+// BenchConfig is the shape of one raw random-read benchmark (the
+// reference's Device.benchmark): Threads workers each keep QueueDepth reads
+// of BlockBytes in flight for RuntimeSeconds, over Files files of
+// FileBytes in Dir.
+type BenchConfig struct {
+	Backend        string // libaio | uring | localmemory
+	Dir            string // the file set: <Dir>/segment.<N>
+	FileBytes      int64
+	Files          int
+	BlockBytes     int
+	Threads        int
+	QueueDepth     int
+	RuntimeSeconds int
+	Verify         bool // check the pattern of every read
+	JSON           bool // RunBench prints one JSON document instead of text
+	CompareFio     bool // run the real fio with the same shape on the same files afterwards
+
+	// Device knobs, passed to Config; zero picks the device defaults.
+	SectorSize        int
+	ThrottleLimit     int
+	CompletionThreads int
+	IOContexts        int
+}
+
+// LatencyMicros are completion latencies in microseconds.
+type LatencyMicros struct {
+	Min  float64 `json:"min"`
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+}
+
+// FioResult is the fio side of a --compare-fio run.
+type FioResult struct {
+	Version    string  `json:"version"`
+	Engine     string  `json:"engine"`
+	IOPS       float64 `json:"iops"`
+	MBPerSec   float64 `json:"mb_per_sec"`
+	ClatP50Us  float64 `json:"clat_p50_us"`
+	ClatP99Us  float64 `json:"clat_p99_us"`
+	ClatP999Us float64 `json:"clat_p999_us"`
+	UsrCPU     float64 `json:"usr_cpu"`
+	SysCPU     float64 `json:"sys_cpu"`
+}
+
+// BenchResult is what Bench measured. Only successful (and, with Verify,
+// verified) completions inside the timed window count as ops.
+type BenchResult struct {
+	Backend        string        `json:"backend"`
+	Device         string        `json:"device"` // what the device really set up (Describe)
+	Block          int           `json:"block"`
+	Threads        int           `json:"threads"`
+	QD             int           `json:"qd"`
+	Files          int           `json:"files"`
+	FileBytes      int64         `json:"file_bytes"`
+	Seconds        float64       `json:"seconds"`
+	Ops            int64         `json:"ops"`
+	Errors         int64         `json:"errors"`
+	Verify         bool          `json:"verify"`
+	VerifyFailures int64         `json:"verify_failures"`
+	FirstError     string        `json:"first_error,omitempty"`
+	IOPS           float64       `json:"iops"`
+	MBPerSec       float64       `json:"mb_per_sec"` // 10^6 bytes per second
+	LatencyUs      LatencyMicros `json:"latency_us"`
+	MaxInFlight    int64         `json:"max_in_flight"`
+	UsrCPU         float64       `json:"usr_cpu"` // percent of one CPU, this process, during the timed window
+	SysCPU         float64       `json:"sys_cpu"`
+	Fio            *FioResult    `json:"fio,omitempty"`
+	RatioToFio     float64       `json:"ratio_to_fio,omitempty"`
+}
+
+// ErrBenchConfig wraps every refusal of a BenchConfig (a usage error).
+var ErrBenchConfig = errors.New("device bench: bad configuration")
+
+func (cfg BenchConfig) check() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s", ErrBenchConfig, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case cfg.Backend != BackendLibaio && cfg.Backend != BackendUring && cfg.Backend != BackendLocalMemory:
+		return bad("backend %q, want libaio, uring or localmemory", cfg.Backend)
+	case cfg.Backend != BackendLocalMemory && cfg.Dir == "":
+		return bad("--dir is required for the %s backend", cfg.Backend)
+	case cfg.BlockBytes <= 0 || cfg.BlockBytes%512 != 0:
+		return bad("block %d bytes, want a positive multiple of 512", cfg.BlockBytes)
+	case cfg.FileBytes <= 0 || cfg.FileBytes%int64(cfg.BlockBytes) != 0:
+		return bad("file size %d bytes, want a positive multiple of the block size %d", cfg.FileBytes, cfg.BlockBytes)
+	case cfg.Files <= 0 || cfg.Files > 4096:
+		return bad("%d files, want 1 to 4096", cfg.Files)
+	case cfg.Threads <= 0 || cfg.Threads > 4096:
+		return bad("%d threads, want 1 to 4096", cfg.Threads)
+	case cfg.QueueDepth <= 0 || cfg.QueueDepth > 65536:
+		return bad("queue depth %d, want 1 to 65536", cfg.QueueDepth)
+	case cfg.RuntimeSeconds <= 0:
+		return bad("runtime %d s, want at least 1", cfg.RuntimeSeconds)
+	case cfg.CompareFio && cfg.Backend == BackendLocalMemory:
+		return bad("--compare-fio needs a file backend (libaio or uring); fio cannot read the localmemory device")
+	}
+	return nil
+}
+
+// benchPrepareBit marks the user data of the file-set writes, which the
+// benchmark's completion function routes to the preparation phase.
+const benchPrepareBit = 1 << 63
+
+// prepareCompletion is the completion of one preparation IO: which of the
+// preparation buffers is free again.
+type prepareCompletion struct {
+	buf int
+	err error
+}
+
+// benchWorker is one of the Threads workers: QueueDepth slots, each with its
+// own buffer and a one-request slice reused for every resubmission.
+type benchWorker struct {
+	id      uint64
+	bufs    []byte // QueueDepth × BlockBytes, from AlignedBuffer
+	reqs    [][1]Request
+	startNs []int64 // submit time of each slot, on the bench clock
+
+	mu             sync.Mutex // guards everything below: completions of one worker arrive on several reapers
+	rng            *rand.Rand
+	hist           *hdrhistogram.Histogram
+	ops, errs      int64
+	verifyFailures int64
+	firstErr       error
+	inFlight       int
+}
+
+// bench is one run of the benchmark.
+type bench struct {
+	cfg         BenchConfig
+	dev         Device
+	workers     []*benchWorker
+	blocks      uint64 // block-sized slots in the whole file set
+	clock       time.Time
+	deadlineNs  atomic.Int64 // completions at or after it are not counted and not resubmitted
+	prepareDone chan prepareCompletion
+	outstanding sync.WaitGroup
+}
+
+func (b *bench) nowNs() int64 { return int64(time.Since(b.clock)) }
+
+// onComplete is the device's completion function. For the timed phase it
+// records the read and immediately resubmits the slot from the completion
+// goroutine, as fio does from its reaping loop: no handoff to another
+// goroutine per request. The submit cannot wait on the throttle because
+// Threads × QueueDepth is checked against it.
+func (b *bench) onComplete(ud uint64, n int, err error) {
+	if ud&benchPrepareBit != 0 {
+		b.prepareDone <- prepareCompletion{buf: int(ud &^ benchPrepareBit), err: err}
+		return
+	}
+	now := b.nowNs()
+	w := b.workers[ud>>32]
+	slot := ud & 0xffffffff
+	r := &w.reqs[slot][0]
+	bad := false
+	if err == nil && b.cfg.Verify {
+		bad = !patternOK(r.Buf, r.Offset)
+	}
+	counted := now < b.deadlineNs.Load()
+	w.mu.Lock()
+	if counted {
+		switch {
+		case err != nil:
+			w.errs++
+			if w.firstErr == nil {
+				w.firstErr = err
+			}
+		case bad:
+			w.verifyFailures++
+			w.errs++
+			if w.firstErr == nil {
+				w.firstErr = fmt.Errorf("device bench: read of %d bytes at offset %d does not hold the pattern written there", len(r.Buf), r.Offset)
+			}
+		default:
+			w.ops++
+			w.hist.RecordValue(max(now-w.startNs[slot], 1))
+		}
+	}
+	resubmit := counted
+	if resubmit {
+		r.Offset = w.rng.Uint64N(b.blocks) * uint64(b.cfg.BlockBytes)
+		w.startNs[slot] = b.nowNs()
+	} else {
+		w.inFlight--
+	}
+	w.mu.Unlock()
+	if !resubmit {
+		b.outstanding.Done()
+		return
+	}
+	if _, err := b.dev.Submit(w.reqs[slot][:]); err != nil {
+		w.mu.Lock()
+		w.errs++
+		if w.firstErr == nil {
+			w.firstErr = err
+		}
+		w.inFlight--
+		w.mu.Unlock()
+		b.outstanding.Done()
+	}
+}
+
+// Bench prepares or reuses the file set, runs the timed random reads, and,
+// with CompareFio, the real fio at the same shape on the same files.
+// Progress lines go to progress.
+func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResult, error) {
+	if err := cfg.check(); err != nil {
+		return BenchResult{}, err
+	}
+	b := &bench{cfg: cfg, clock: time.Now(), prepareDone: make(chan prepareCompletion, 64)}
+	b.blocks = uint64(cfg.FileBytes) / uint64(cfg.BlockBytes) * uint64(cfg.Files)
+	b.deadlineNs.Store(1<<63 - 1)
+	dev, err := Open(Config{
+		Backend: cfg.Backend, Dir: cfg.Dir, SegmentBytes: uint64(cfg.FileBytes), SectorSize: cfg.SectorSize,
+		ThrottleLimit: cfg.ThrottleLimit, CompletionThreads: cfg.CompletionThreads, IOContexts: cfg.IOContexts,
+		OnComplete: b.onComplete,
+	})
+	if err != nil {
+		return BenchResult{}, err
+	}
+	b.dev = dev
+	defer dev.Close()
+	if limit := dev.(interface{ throttleLimit() int }).throttleLimit(); cfg.Threads*cfg.QueueDepth > limit {
+		return BenchResult{}, fmt.Errorf("%w: threads × qd = %d exceeds the device's throttle limit %d; raise --device-throttle-limit",
+			ErrBenchConfig, cfg.Threads*cfg.QueueDepth, limit)
+	}
+	if cfg.BlockBytes%dev.SectorSize() != 0 {
+		return BenchResult{}, fmt.Errorf("%w: block %d bytes is not a multiple of the device's sector size %d",
+			ErrBenchConfig, cfg.BlockBytes, dev.SectorSize())
+	}
+	if err := b.prepare(ctx, progress); err != nil {
+		return BenchResult{}, err
+	}
+	res, err := b.run(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Device = dev.(Describer).Describe()
+	if err := dev.Close(); err != nil && !errors.Is(err, ErrClosed) {
+		return res, err
+	}
+	if cfg.CompareFio {
+		engine := "io_uring"
+		if cfg.Backend == BackendLibaio {
+			engine = "libaio"
+		}
+		names := make([]string, cfg.Files)
+		for i := range names {
+			names[i] = segmentPath(cfg.Dir, uint64(i))
+		}
+		fmt.Fprintf(progress, "running fio (%s, bs %d, %d jobs, iodepth %d, %d s) on the same files\n",
+			engine, cfg.BlockBytes, cfg.Threads, cfg.QueueDepth, cfg.RuntimeSeconds)
+		f, err := fio.Run(ctx, fio.Job{Filenames: names, FileBytes: cfg.FileBytes, BlockBytes: cfg.BlockBytes,
+			Jobs: cfg.Threads, IODepth: cfg.QueueDepth, Engine: engine, RuntimeSeconds: cfg.RuntimeSeconds})
+		if err != nil {
+			return res, fmt.Errorf("device bench: --compare-fio: %w", err)
+		}
+		res.Fio = &FioResult{Version: f.Version, Engine: f.Engine, IOPS: f.IOPS, MBPerSec: f.BandwidthKiBps * 1024 / 1e6,
+			ClatP50Us: f.ClatUs.P50, ClatP99Us: f.ClatUs.P99, ClatP999Us: f.ClatUs.P999, UsrCPU: f.UsrCPU, SysCPU: f.SysCPU}
+		if f.IOPS > 0 {
+			res.RatioToFio = res.IOPS / f.IOPS
+		}
+	}
+	return res, nil
+}
+
+// throttleLimit is the in-flight cap the device really applies.
+func (c *core) throttleLimit() int { return len(c.slots) }
+
+// prepare makes sure every file of the set holds the pattern: a file of the
+// right size whose first and last blocks verify is reused; any other is
+// rewritten through the device with O_DIRECT writes.
+func (b *bench) prepare(ctx context.Context, progress io.Writer) error {
+	cfg := b.cfg
+	const chunkBytes = 1 << 20
+	chunk := min(int64(chunkBytes), cfg.FileBytes)
+	for chunk%int64(cfg.BlockBytes) != 0 || cfg.FileBytes%chunk != 0 {
+		chunk -= int64(b.dev.SectorSize())
+	}
+	const depth = 8
+	buf, err := AlignedBuffer(int(chunk) * depth)
+	if err != nil {
+		return err
+	}
+	defer FreeBuffer(buf)
+	var todo []int
+	for i := range cfg.Files {
+		if cfg.Backend != BackendLocalMemory && b.fileVerifies(i, buf[:cfg.BlockBytes]) {
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		fmt.Fprintf(progress, "reusing the file set in %s (%d × %d bytes, pattern checked)\n", cfg.Dir, cfg.Files, cfg.FileBytes)
+		return nil
+	}
+	total := int64(len(todo)) * cfg.FileBytes
+	fmt.Fprintf(progress, "preparing %d of %d files (%d MiB) with the verifiable pattern\n", len(todo), cfg.Files, total>>20)
+	var written int64
+	lastReport := time.Now()
+	start := time.Now()
+	// Completions arrive in any order, so a buffer is reused only once its
+	// own write has completed.
+	free := make([]int, 0, depth)
+	for i := range depth {
+		free = append(free, i)
+	}
+	wait := func() error {
+		c := <-b.prepareDone
+		free = append(free, c.buf)
+		return c.err
+	}
+	drain := func() error {
+		var first error
+		for len(free) < depth {
+			if err := wait(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+	for _, f := range todo {
+		for off := int64(0); off < cfg.FileBytes; off += chunk {
+			if err := ctx.Err(); err != nil {
+				drain()
+				return err
+			}
+			if len(free) == 0 {
+				if err := wait(); err != nil {
+					drain()
+					return fmt.Errorf("device bench: prepare: %w", err)
+				}
+			}
+			i := free[len(free)-1]
+			free = free[:len(free)-1]
+			p := buf[i*int(chunk) : (i+1)*int(chunk)]
+			devOff := uint64(f)*uint64(cfg.FileBytes) + uint64(off)
+			stampPattern(p, devOff)
+			if _, err := b.dev.Submit([]Request{{Op: OpWrite, Offset: devOff, Buf: p, UserData: benchPrepareBit | uint64(i)}}); err != nil {
+				free = append(free, i)
+				drain()
+				return fmt.Errorf("device bench: prepare: %w", err)
+			}
+			written += chunk
+			if time.Since(lastReport) >= time.Second {
+				lastReport = time.Now()
+				fmt.Fprintf(progress, "  prepared %d of %d MiB (%.0f%%, %.0f MB/s)\n", written>>20, total>>20,
+					100*float64(written)/float64(total), float64(written)/1e6/time.Since(start).Seconds())
+			}
+		}
+	}
+	if err := drain(); err != nil {
+		return fmt.Errorf("device bench: prepare: %w", err)
+	}
+	fmt.Fprintf(progress, "  prepared %d MiB in %.1f s\n", total>>20, time.Since(start).Seconds())
+	return nil
+}
+
+// fileVerifies reports whether file i has the right size and its first and
+// last blocks hold the pattern.
+func (b *bench) fileVerifies(i int, buf []byte) bool {
+	st, err := os.Stat(segmentPath(b.cfg.Dir, uint64(i)))
+	if err != nil || st.Size() != b.cfg.FileBytes {
+		return false
+	}
+	base := uint64(i) * uint64(b.cfg.FileBytes)
+	for _, off := range []uint64{base, base + uint64(b.cfg.FileBytes) - uint64(len(buf))} {
+		if _, err := b.dev.Submit([]Request{{Op: OpRead, Offset: off, Buf: buf, UserData: benchPrepareBit}}); err != nil {
+			return false
+		}
+		if c := <-b.prepareDone; c.err != nil || !patternOK(buf, off) {
+			return false
+		}
+	}
+	return true
+}
+
+// run is the timed phase.
+func (b *bench) run(ctx context.Context) (BenchResult, error) {
+	cfg := b.cfg
+	res := BenchResult{Backend: cfg.Backend, Block: cfg.BlockBytes, Threads: cfg.Threads, QD: cfg.QueueDepth,
+		Files: cfg.Files, FileBytes: cfg.FileBytes, Verify: cfg.Verify}
+	for i := range cfg.Threads {
+		buf, err := AlignedBuffer(cfg.QueueDepth * cfg.BlockBytes)
+		if err != nil {
+			return res, err
+		}
+		defer FreeBuffer(buf)
+		w := &benchWorker{id: uint64(i), bufs: buf, reqs: make([][1]Request, cfg.QueueDepth), startNs: make([]int64, cfg.QueueDepth),
+			rng:  rand.New(rand.NewPCG(uint64(i)+1, uint64(time.Now().UnixNano()))),
+			hist: hdrhistogram.New(1, int64(time.Minute), 3)}
+		for s := range w.reqs {
+			w.reqs[s][0] = Request{Op: OpRead, Buf: buf[s*cfg.BlockBytes : (s+1)*cfg.BlockBytes], UserData: uint64(i)<<32 | uint64(s)}
+		}
+		b.workers = append(b.workers, w)
+	}
+	var ruBefore, ruAfter unix.Rusage
+	unix.Getrusage(unix.RUSAGE_SELF, &ruBefore)
+	startNs := b.nowNs()
+	b.deadlineNs.Store(startNs + int64(cfg.RuntimeSeconds)*int64(time.Second))
+	// Each worker fills its queue with one batched Submit; after that its
+	// slots are resubmitted by the completion path until the deadline.
+	var wg sync.WaitGroup
+	for _, w := range b.workers {
+		b.outstanding.Add(cfg.QueueDepth)
+		w.inFlight = cfg.QueueDepth
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reqs := make([]Request, cfg.QueueDepth)
+			w.mu.Lock()
+			for s := range reqs {
+				w.reqs[s][0].Offset = w.rng.Uint64N(b.blocks) * uint64(cfg.BlockBytes)
+				w.startNs[s] = b.nowNs()
+				reqs[s] = w.reqs[s][0]
+			}
+			w.mu.Unlock()
+			n, err := b.dev.Submit(reqs)
+			if err != nil {
+				w.mu.Lock()
+				w.errs++
+				if w.firstErr == nil {
+					w.firstErr = err
+				}
+				w.inFlight -= cfg.QueueDepth - n
+				w.mu.Unlock()
+				for range cfg.QueueDepth - n {
+					b.outstanding.Done()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case <-ctx.Done():
+		b.deadlineNs.Store(b.nowNs())
+	case <-time.After(time.Duration(b.deadlineNs.Load() - b.nowNs())):
+	}
+	endNs := b.deadlineNs.Load()
+	unix.Getrusage(unix.RUSAGE_SELF, &ruAfter)
+	b.outstanding.Wait()
+
+	hist := hdrhistogram.New(1, int64(time.Minute), 3)
+	for _, w := range b.workers {
+		w.mu.Lock()
+		res.Ops += w.ops
+		res.Errors += w.errs
+		res.VerifyFailures += w.verifyFailures
+		if w.firstErr != nil && res.FirstError == "" {
+			res.FirstError = w.firstErr.Error()
+		}
+		hist.Merge(w.hist)
+		w.mu.Unlock()
+	}
+	res.Seconds = float64(endNs-startNs) / 1e9
+	res.IOPS = float64(res.Ops) / res.Seconds
+	res.MBPerSec = res.IOPS * float64(cfg.BlockBytes) / 1e6
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	res.LatencyUs = LatencyMicros{Min: us(hist.Min()), P50: us(hist.ValueAtQuantile(50)), P99: us(hist.ValueAtQuantile(99)),
+		P999: us(hist.ValueAtQuantile(99.9)), Max: us(hist.Max())}
+	res.MaxInFlight = b.dev.(interface{ maxInFlightSeen() int64 }).maxInFlightSeen()
+	cpu := func(tv unix.Timeval) float64 { return float64(tv.Nano()) }
+	res.UsrCPU = 100 * (cpu(ruAfter.Utime) - cpu(ruBefore.Utime)) / float64(endNs-startNs)
+	res.SysCPU = 100 * (cpu(ruAfter.Stime) - cpu(ruBefore.Stime)) / float64(endNs-startNs)
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// The pattern: every 512-byte unit at device offset off holds 64 words
+// patternBase(off)+j. A read of any aligned block is checked without knowing
+// anything but its offset, and a block read from the wrong place, a stale
+// buffer or zeros all fail.
+func patternBase(off uint64) uint64 {
+	z := off + 0x9E3779B97F4A7C15
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}
+
+// stampPattern fills p, which sits at device offset off, with the pattern.
+func stampPattern(p []byte, off uint64) {
+	for u := 0; u+512 <= len(p); u += 512 {
+		base := patternBase(off + uint64(u))
+		for j := 0; j < 64; j++ {
+			binary.LittleEndian.PutUint64(p[u+8*j:], base+uint64(j))
+		}
+	}
+}
+
+// patternOK reports whether p, read from device offset off, holds the
+// pattern.
+func patternOK(p []byte, off uint64) bool {
+	for u := 0; u+512 <= len(p); u += 512 {
+		base := patternBase(off + uint64(u))
+		for j := 0; j < 64; j++ {
+			if binary.LittleEndian.Uint64(p[u+8*j:]) != base+uint64(j) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// RunBench runs Bench and prints its result on stdout: the human lines, or
+// with cfg.JSON one JSON document. Progress goes to stderr.
+func RunBench(ctx context.Context, cfg BenchConfig, stdout, stderr io.Writer) error {
+	res, err := Bench(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	res.WriteText(stdout)
+	return nil
+}
+
+// WriteText prints the result as the familiar human lines.
+func (r BenchResult) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "[Device]: %s\n", r.Device)
+	fmt.Fprintf(w, "[Shape]: %d B random reads, %d threads × QD %d, %d files × %d MiB\n", r.Block, r.Threads, r.QD, r.Files, r.FileBytes>>20)
+	fmt.Fprintf(w, "[Total time]: %.2f s for %d ops (%d errors", r.Seconds, r.Ops, r.Errors)
+	if r.Verify {
+		fmt.Fprintf(w, ", %d failed verification", r.VerifyFailures)
+	}
+	fmt.Fprintln(w, ")")
+	if r.FirstError != "" {
+		fmt.Fprintf(w, "[First error]: %s\n", r.FirstError)
+	}
+	fmt.Fprintf(w, "[Throughput]: %s IOPS, %.1f MB/s (CPU usr %.0f%% sys %.0f%%, max in flight %d)\n",
+		groupThousands(r.IOPS), r.MBPerSec, r.UsrCPU, r.SysCPU, r.MaxInFlight)
+	fmt.Fprintf(w, "[Latency µs]: min %.1f  p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
+		r.LatencyUs.Min, r.LatencyUs.P50, r.LatencyUs.P99, r.LatencyUs.P999, r.LatencyUs.Max)
+	if r.Fio != nil {
+		fmt.Fprintf(w, "[fio %s %s]: %s IOPS, %.1f MB/s (CPU usr %.0f%% sys %.0f%%), clat µs p50 %.1f  p99 %.1f  p99.9 %.1f\n",
+			r.Fio.Version, r.Fio.Engine, groupThousands(r.Fio.IOPS), r.Fio.MBPerSec, r.Fio.UsrCPU, r.Fio.SysCPU,
+			r.Fio.ClatP50Us, r.Fio.ClatP99Us, r.Fio.ClatP999Us)
+		fmt.Fprintf(w, "[Ratio tierbench/fio]: %.3f\n", r.RatioToFio)
+	}
+}
+
+// groupThousands formats a rate with thousands separators: 123,456.
+func groupThousands(f float64) string {
+	s := fmt.Sprintf("%.0f", f)
+	var out strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out.WriteByte(',')
+		}
+		out.WriteRune(c)
+	}
+	return out.String()
+}
