@@ -37,6 +37,9 @@ func median(xs []float64) (med, lo, hi float64) {
 func aggregate(plan Plan, recs []PassRecord, fioIOPS512 float64) []Cell {
 	byCell := map[string][]PassRecord{}
 	for _, r := range recs {
+		// Judge again from the raw counts: a re-rendered report applies
+		// this tierbench's thresholds, whatever the run recorded.
+		judgePass(&r)
 		k := cellKey(r.Row, r.Threads)
 		byCell[k] = append(byCell[k], r)
 	}

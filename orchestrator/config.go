@@ -65,9 +65,10 @@ type Config struct {
 	ServerPID  int    // its pid on this host, for /proc/<pid>/io
 	SkipLoad   bool   // do not load; still verify the key count
 
-	Force  bool // measure even when a preflight check failed
-	NoFio  bool // skip the fio baseline (the report then has no ceiling)
-	Silent bool // no progress lines on stderr
+	Force      bool // measure even when a preflight check failed
+	NoFio      bool // skip the fio baseline (the report then has no ceiling)
+	FioSeconds int  // seconds per fio block size (0 = preflight's default)
+	Silent     bool // no progress lines on stderr
 
 	// StateDir keeps pid files of running children so a later run can
 	// remove what an interrupted one left; default $TMPDIR/tierbench-state.
@@ -89,7 +90,7 @@ var profiles = map[string]Config{
 		DBSize: 2_500_000, KeyLength: 16, ValueLength: 96,
 		Threads: []int{8, 32, 48, 64}, Batch: 256, CellSeconds: 2, Passes: 2,
 		Memory: "16m", Page: "4m", Segment: "1g", Index: "256m",
-		LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1,
+		LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 3,
 	},
 }
 
@@ -146,6 +147,7 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	setInt(&c.LoadThreads, p.LoadThreads)
 	setInt(&c.LoadBatch, p.LoadBatch)
 	setInt(&c.WarmupSeconds, p.WarmupSeconds)
+	setInt(&c.FioSeconds, p.FioSeconds)
 	setInt(&c.WarmupSeconds, c.CellSeconds)
 	if len(c.Threads) == 0 {
 		c.Threads = slices.Clone(p.Threads)

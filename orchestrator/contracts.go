@@ -62,6 +62,9 @@ type preflightOutput struct {
 	Fingerprint json.RawMessage  `json:"fingerprint"`
 	Fio         *struct {
 		Engine  string `json:"engine"`
+		Jobs    int    `json:"jobs"`
+		IODepth int    `json:"iodepth"`
+		Files   int    `json:"files"`
 		Results []struct {
 			BlockBytes int     `json:"block_bytes"`
 			IOPS       float64 `json:"iops"`

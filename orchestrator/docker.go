@@ -323,13 +323,13 @@ func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Pla
 // preflightAt runs `tierbench preflight --json` inside the server's
 // container: it proves io_uring and O_DIRECT work there, under the
 // container's seccomp profile and mounts, not just on the host.
-func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDir string) ([]byte, error) {
+func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDir string, args []string) ([]byte, error) {
 	ds, ok := srv.(*dockerServer)
 	if !ok {
 		return nil, fmt.Errorf("orchestrator: not a container server")
 	}
 	ex, err := d.cli.ContainerExecCreate(ctx, ds.id, container.ExecOptions{
-		Cmd:          []string{"/" + images.BinaryName, "preflight", "--data-dir", dataDir, "--json"},
+		Cmd:          append([]string{"/" + images.BinaryName, "preflight", "--data-dir", dataDir, "--json"}, args...),
 		AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {

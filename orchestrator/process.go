@@ -28,7 +28,8 @@ type driver interface {
 	runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error)
 	// preflightAt runs a preflight (without fio) where the server runs:
 	// inside its container for Docker, on the host for processes.
-	preflightAt(ctx context.Context, srv serverHandle, dataDir string) ([]byte, error)
+	// args are the planning flags (--dbsize, --memory, …).
+	preflightAt(ctx context.Context, srv serverHandle, dataDir string, args []string) ([]byte, error)
 	close(ctx context.Context) error
 }
 
@@ -235,18 +236,15 @@ func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Pl
 	return stdout.Bytes(), pl, nil
 }
 
-func (d *processDriver) preflightAt(ctx context.Context, _ serverHandle, dataDir string) ([]byte, error) {
-	return runPreflight(ctx, d.binary, dataDir, false)
+func (d *processDriver) preflightAt(ctx context.Context, _ serverHandle, dataDir string, args []string) ([]byte, error) {
+	return runPreflight(ctx, d.binary, dataDir, args)
 }
 
 // runPreflight runs `tierbench preflight --json` on this host. Its exit
 // status 1 (a check failed) is not an error here: the caller reads the
 // checks; any other failure is.
-func runPreflight(ctx context.Context, binary, dataDir string, fio bool) ([]byte, error) {
-	args := []string{"preflight", "--data-dir", dataDir, "--json"}
-	if fio {
-		args = append(args, "--fio")
-	}
+func runPreflight(ctx context.Context, binary, dataDir string, extra []string) ([]byte, error) {
+	args := append([]string{"preflight", "--data-dir", dataDir, "--json"}, extra...)
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stdout, stderr bytes.Buffer

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -82,8 +81,8 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 	c := res.Plan.Config
 	fmt.Fprintf(&b, "# tierbench run %s\n\n", res.Plan.RunID)
 	fmt.Fprintf(&b, "## Host\n\n%s\n\n", hostParagraph(res.Plan, pre, preRaw))
-	fmt.Fprintf(&b, "## Workload\n\n%d keys × %d B (--keylength %d --valuelength %d) tiered with --memory %s --page %s --segment %s --index %s; 100 %% random GET; client -b %d; %d s per cell; median of %d passes after a %d s warm-up; runtime %s.\n\n",
-		c.DBSize, c.KeyLength+c.ValueLength, c.KeyLength, c.ValueLength, c.Memory, c.Page, c.Segment, c.Index,
+	fmt.Fprintf(&b, "## Workload\n\n%d keys, %d B records (--keylength %d --valuelength %d) tiered with --memory %s --page %s --segment %s --index %s; 100 %% random GET; client -b %d; %d s per cell; median of %d passes after a %d s warm-up; runtime %s.\n\n",
+		c.DBSize, recordBytes(c.KeyLength, c.ValueLength), c.KeyLength, c.ValueLength, c.Memory, c.Page, c.Segment, c.Index,
 		c.Batch, c.CellSeconds, c.Passes, c.WarmupSeconds, res.Plan.Runtime)
 	if c.ServerAddr != "" {
 		fmt.Fprintf(&b, "External server at %s (pid %d for /proc).\n\n", c.ServerAddr, c.ServerPID)
@@ -139,7 +138,7 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 	}
 
 	b.WriteString("## Device-hit evidence and spread\n\n")
-	fmt.Fprintf(&b, "Device bytes are the server's /proc/<pid>/io read_bytes over each GET phase. A cell under %d B per GET was served from memory; a cell with more than %.1f %% misses answered them without the device. Both are kept out of the table.\n\n", sectorBytes, 100*res.Plan.MaxMisses)
+	fmt.Fprintf(&b, "Device bytes are the server's /proc/<pid>/io read_bytes over each GET phase. A cell under %.0f B per GET (%.0f %% of a %d B sector; at most 1/%d of the dataset fits in the server's memory) was served from memory; a cell with more than %.1f %% misses answered them without the device. Both are kept out of the table.\n\n", minSectorShare*sectorBytes, 100*minSectorShare, sectorBytes, minDeviceToMemory, 100*res.Plan.MaxMisses)
 	b.WriteString("| backend | NUMA | threads | passes | median | min | max | device B/GET | misses | note |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, cell := range res.Cells {
 		if cell.Passes == 0 {
@@ -175,86 +174,83 @@ func orDash(s string) string {
 	return s
 }
 
-// hostParagraph describes the host from the preflight fingerprint. The
-// fingerprint is hostcheck's document; its scalar fields are listed in
-// order without assuming their names, so a new field shows up by itself.
+// fingerprint is the part of hostcheck's fingerprint the host paragraph
+// quotes; fingerprint.json keeps all of it.
+type fingerprint struct {
+	Hostname       string `json:"hostname"`
+	OS             string `json:"os"`
+	Kernel         string `json:"kernel"`
+	Virtualization string `json:"virtualization"`
+	CPUModel       string `json:"cpu_model"`
+	Sockets        int    `json:"sockets"`
+	CoresPerSocket int    `json:"cores_per_socket"`
+	ThreadsPerCore int    `json:"threads_per_core"`
+	LogicalCPUs    int    `json:"logical_cpus"`
+	NUMANodes      []any  `json:"numa_nodes"`
+	MemoryBytes    int64  `json:"memory_bytes"`
+	Storage        struct {
+		DataDir string `json:"data_dir"`
+		FSType  string `json:"fs_type"`
+		Source  string `json:"source"`
+		Device  *struct {
+			Model         string `json:"model"`
+			SizeBytes     int64  `json:"size_bytes"`
+			LogicalBlock  int    `json:"logical_block_bytes"`
+			PhysicalBlock int    `json:"physical_block_bytes"`
+			Rotational    bool   `json:"rotational"`
+			Scheduler     string `json:"scheduler"`
+		} `json:"device"`
+	} `json:"storage"`
+	AIO struct {
+		MaxNR int64 `json:"aio_max_nr"`
+	} `json:"aio"`
+}
+
+// hostParagraph describes the host the way the reference's "Host —"
+// paragraph does, from the preflight fingerprint and fio baseline.
 func hostParagraph(plan Plan, pre preflightOutput, preRaw []byte) string {
-	var parts []string
-	if plan.Hostname != "" {
-		parts = append(parts, "hostname "+plan.Hostname)
+	var fp fingerprint
+	if len(pre.Fingerprint) == 0 || json.Unmarshal(pre.Fingerprint, &fp) != nil {
+		s := fmt.Sprintf("No host fingerprint in this bundle (%d NUMA node(s) seen by the run)", plan.Nodes)
+		if len(preRaw) > 0 {
+			s += "; preflight said: " + strings.TrimSpace(clip(preRaw))
+		}
+		return s + "."
 	}
-	parts = append(parts, fmt.Sprintf("%d NUMA node(s)", plan.Nodes))
-	var fp map[string]any
-	if len(pre.Fingerprint) > 0 && json.Unmarshal(pre.Fingerprint, &fp) == nil {
-		keys := make([]string, 0, len(fp))
-		for k := range fp {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			parts = append(parts, flatten(k, fp[k])...)
-		}
-	} else if len(preRaw) > 0 {
-		parts = append(parts, "no fingerprint (preflight: "+strings.TrimSpace(clip(preRaw))+")")
+	var b strings.Builder
+	nodes := len(fp.NUMANodes)
+	if nodes == 0 {
+		nodes = plan.Nodes
 	}
-	if ioFio := pre.Fio; ioFio != nil {
-		var f []string
-		for _, r := range ioFio.Results {
-			f = append(f, fmt.Sprintf("%s IOPS at %d B", FormatOps(r.IOPS), r.BlockBytes))
+	fmt.Fprintf(&b, "Host — %s: %s (%d socket(s) × %d cores × %d threads, %d logical CPUs, %d NUMA node(s)), %s RAM",
+		orDash(fp.Hostname), orDash(fp.CPUModel), fp.Sockets, fp.CoresPerSocket, fp.ThreadsPerCore, fp.LogicalCPUs, nodes, humanBytes(fp.MemoryBytes))
+	if fp.Virtualization != "" && fp.Virtualization != "none" {
+		fmt.Fprintf(&b, ", virtualized (%s)", fp.Virtualization)
+	}
+	fmt.Fprintf(&b, "; data dir %s on %s %s", orDash(fp.Storage.DataDir), orDash(fp.Storage.FSType), orDash(fp.Storage.Source))
+	if d := fp.Storage.Device; d != nil {
+		kind := "non-rotational"
+		if d.Rotational {
+			kind = "rotational"
 		}
-		parts = append(parts, fmt.Sprintf("fio random-read ceiling (%s): %s", ioFio.Engine, strings.Join(f, ", ")))
+		fmt.Fprintf(&b, " (%s, %s, %d/%d B logical/physical blocks, %s, scheduler %s)", orDash(d.Model), humanBytes(d.SizeBytes), d.LogicalBlock, d.PhysicalBlock, kind, orDash(d.Scheduler))
+	}
+	fmt.Fprintf(&b, "; %s, kernel %s; fs.aio-max-nr = %d.", orDash(fp.OS), orDash(fp.Kernel), fp.AIO.MaxNR)
+	if f := pre.Fio; f != nil && len(f.Results) > 0 {
+		var parts []string
+		for _, r := range f.Results {
+			parts = append(parts, fmt.Sprintf("%s IOPS at %d B", FormatOps(r.IOPS), r.BlockBytes))
+		}
+		fmt.Fprintf(&b, " fio random-read ceiling on this mount: %s (%d jobs × QD%d, %s, O_DIRECT, %d files).", strings.Join(parts, " and "), f.Jobs, f.IODepth, f.Engine, f.Files)
 	}
 	var warn []string
 	for _, c := range pre.Checks {
 		if c.Status != "pass" {
-			warn = append(warn, fmt.Sprintf("%s %s (%s)", strings.ToUpper(c.Status), c.Name, c.Detail))
+			warn = append(warn, fmt.Sprintf("%s %s: %s", strings.ToUpper(c.Status), c.Name, c.Detail))
 		}
 	}
-	s := strings.Join(parts, "; ") + "."
 	if len(warn) > 0 {
-		s += " Preflight: " + strings.Join(warn, "; ") + "."
+		b.WriteString(" Preflight: " + strings.Join(warn, "; ") + ".")
 	}
-	return s
-}
-
-// flatten writes a fingerprint value as "key value" items, nested objects
-// as dotted keys; long lists are summarised by their length.
-func flatten(key string, v any) []string {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var out []string
-		for _, k := range keys {
-			out = append(out, flatten(key+"."+k, x[k])...)
-		}
-		return out
-	case []any:
-		if len(x) <= 4 {
-			var items []string
-			for _, e := range x {
-				if _, nested := e.(map[string]any); nested {
-					return []string{fmt.Sprintf("%s: %d entries", key, len(x))}
-				}
-				items = append(items, fmt.Sprint(e))
-			}
-			return []string{key + " " + strings.Join(items, ", ")}
-		}
-		return []string{fmt.Sprintf("%s: %d entries", key, len(x))}
-	case nil:
-		return nil
-	case float64:
-		return []string{fmt.Sprintf("%s %v", key, jsonNumber(x))}
-	}
-	return []string{fmt.Sprintf("%s %v", key, v)}
-}
-
-func jsonNumber(f float64) string {
-	if f == float64(int64(f)) {
-		return fmt.Sprintf("%d", int64(f))
-	}
-	return fmt.Sprintf("%g", f)
+	return b.String()
 }

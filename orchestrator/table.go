@@ -63,7 +63,7 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 	}
 	var notes []string
 	if seen[excludedMemoryServed] {
-		notes = append(notes, "mem-served*: the server read less than one 512 B sector from its device per GET: the cell was served from memory, not storage-bound, and is kept out of the table.")
+		notes = append(notes, fmt.Sprintf("mem-served*: the server read less than %.0f B (%.0f %% of a %d B sector) from its device per GET: the cell was served from memory, not storage-bound, and is kept out of the table.", minSectorShare*sectorBytes, 100*minSectorShare, sectorBytes))
 	}
 	if seen[excludedMisses] {
 		notes = append(notes, fmt.Sprintf("misses*: more than %.1f %% of the GETs missed: a miss is answered without a device read, so the cell is kept out of the table.", plan.MaxMisses*100))
