@@ -10,6 +10,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +30,9 @@ func startServer(t testing.TB, cfg Config) *Server {
 	}
 	s, err := New(cfg, nil)
 	if err != nil {
+		if errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EPERM) {
+			t.Skipf("the kernel refuses the %s device: %v", cfg.Store.Backend, err)
+		}
 		t.Fatalf("New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
