@@ -156,9 +156,7 @@ func (cfg Config) plan() (*plan, error) {
 		if !(cfg.ZipfTheta > 0 && cfg.ZipfTheta < 1) {
 			return nil, usagef("--zipf-theta %v is outside (0, 1)", cfg.ZipfTheta)
 		}
-		if cfg.DBSize >= 2 {
-			p.zipf = newZipf(uint64(cfg.DBSize), cfg.ZipfTheta)
-		}
+		p.zipf = newZipf(uint64(cfg.DBSize), cfg.ZipfTheta)
 	}
 	if cfg.PrebuiltOpsPerThread < 0 {
 		return nil, usagef("prebuilt ops per thread %d is negative", cfg.PrebuiltOpsPerThread)

@@ -5,49 +5,79 @@ import (
 	"math/rand/v2"
 )
 
-// zipfDist draws ranks 0..n-1 with P(rank i) = (i+1)^-theta / zeta(n, theta),
-// by the method of Gray et al., "Quickly generating billion-record synthetic
-// databases" (SIGMOD 1994), the generator YCSB uses. It is read-only after
-// newZipf, so threads share it. Rank i is key index i: the hottest keys are
-// the lowest indices.
+// zipfDist draws ranks 0..n-1 with P(rank i) = (i+1)^-theta / zeta(n, theta)
+// exactly, by rejection-inversion (Hörmann and Derflinger, "Rejection-inversion
+// to generate variates from monotone discrete distributions", 1996): no table,
+// O(1) per draw, any theta > 0. Rank i is key index i: the hottest keys are
+// the lowest indices. It is read-only after newZipf, so threads share it.
 type zipfDist struct {
-	n         float64
-	theta     float64
-	alpha     float64 // 1 / (1 - theta)
-	zetaN     float64
-	eta       float64
-	secondCut float64 // 1 + 0.5^theta: uz below it is rank 1
+	n        float64
+	theta    float64
+	zetaN    float64 // for probability only
+	hX1      float64 // hIntegral(1.5) - 1
+	hN       float64 // hIntegral(n + 0.5)
+	sAccept  float64 // k - x at or below this is accepted without the test
+	maxRankF float64
 }
 
-// newZipf prepares the distribution; 0 < theta < 1 and n >= 2.
+// newZipf prepares the distribution for n >= 1 and theta > 0.
 func newZipf(n uint64, theta float64) *zipfDist {
-	zetaN := zeta(n, theta)
-	zeta2 := 1 + math.Pow(0.5, theta)
-	nf := float64(n)
-	return &zipfDist{
-		n:         nf,
-		theta:     theta,
-		alpha:     1 / (1 - theta),
-		zetaN:     zetaN,
-		eta:       (1 - math.Pow(2/nf, 1-theta)) / (1 - zeta2/zetaN),
-		secondCut: zeta2,
-	}
+	z := &zipfDist{n: float64(n), theta: theta, maxRankF: float64(n)}
+	z.hX1 = z.hIntegral(1.5) - 1
+	z.hN = z.hIntegral(float64(n) + 0.5)
+	z.sAccept = 2 - z.hIntegralInverse(z.hIntegral(2.5)-z.h(2))
+	z.zetaN = zeta(n, theta)
+	return z
 }
 
-// rank maps a uniform u in [0,1) to a rank.
-func (z *zipfDist) rank(u float64) uint64 {
-	uz := u * z.zetaN
-	if uz < 1 {
-		return 0
+// h is the unnormalised probability of the 1-based rank x.
+func (z *zipfDist) h(x float64) float64 { return math.Exp(-z.theta * math.Log(x)) }
+
+// hIntegral is an antiderivative of h, written to stay accurate near theta = 1.
+func (z *zipfDist) hIntegral(x float64) float64 {
+	logX := math.Log(x)
+	return expm1Over((1-z.theta)*logX) * logX
+}
+
+func (z *zipfDist) hIntegralInverse(x float64) float64 {
+	t := x * (1 - z.theta)
+	if t < -1 {
+		t = -1
 	}
-	if uz < z.secondCut {
-		return 1
+	return math.Exp(log1pOver(t) * x)
+}
+
+// log1pOver is log1p(x)/x, continued to 1 at x = 0.
+func log1pOver(x float64) float64 {
+	if math.Abs(x) > 1e-8 {
+		return math.Log1p(x) / x
 	}
-	r := uint64(z.n * math.Pow(z.eta*u-z.eta+1, z.alpha))
-	if r >= uint64(z.n) {
-		r = uint64(z.n) - 1
+	return 1 - x*(0.5-x*(1.0/3.0-0.25*x))
+}
+
+// expm1Over is expm1(x)/x, continued to 1 at x = 0.
+func expm1Over(x float64) float64 {
+	if math.Abs(x) > 1e-8 {
+		return math.Expm1(x) / x
 	}
-	return r
+	return 1 + x*0.5*(1+x/3*(1+0.25*x))
+}
+
+// rank draws one rank using uniform variates from rng.
+func (z *zipfDist) rank(rng *rand.Rand) uint64 {
+	for {
+		u := z.hN + rng.Float64()*(z.hX1-z.hN)
+		x := z.hIntegralInverse(u)
+		k := math.Floor(x + 0.5)
+		if k < 1 {
+			k = 1
+		} else if k > z.maxRankF {
+			k = z.maxRankF
+		}
+		if k-x <= z.sAccept || u >= z.hIntegral(k+0.5)-z.h(k) {
+			return uint64(k) - 1
+		}
+	}
 }
 
 // probability is the exact probability of rank i.
@@ -91,7 +121,7 @@ func newKeySampler(n uint64, zipf *zipfDist, seed, stream uint64) *keySampler {
 
 func (s *keySampler) next() uint64 {
 	if s.zipf != nil {
-		return s.zipf.rank(s.rng.Float64())
+		return s.zipf.rank(s.rng)
 	}
 	return s.rng.Uint64N(s.n)
 }

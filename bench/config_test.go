@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(*Config)
+		wantErr string // "" means valid
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"keylength exactly enough", func(c *Config) { c.DBSize = 100000; c.KeyLength = 5 }, ""},
+		{"keylength too short", func(c *Config) { c.DBSize = 100001; c.KeyLength = 5 }, "--keylength 5 is too short for --dbsize 100001"},
+		{"bad op", func(c *Config) { c.Op = "HGET" }, `--op "HGET"`},
+		{"lower-case op", func(c *Config) { c.Op = "mget" }, ""},
+		{"no keys", func(c *Config) { c.DBSize = 0 }, "--dbsize 0"},
+		{"zero batch", func(c *Config) { c.Batch = 0 }, "-b 0"},
+		{"zero threads", func(c *Config) { c.Threads = []int{4, 0} }, "-t 0"},
+		{"empty sweep", func(c *Config) { c.Threads = nil }, "-t is empty"},
+		{"port", func(c *Config) { c.Port = 70000 }, "--port 70000"},
+		{"value length", func(c *Config) { c.ValueLength = 0 }, "--valuelength 0"},
+		{"theta", func(c *Config) { c.Zipf = true; c.ZipfTheta = 1 }, "--zipf-theta 1"},
+		{"verify SET", func(c *Config) { c.Op = "SET"; c.Verify = true }, "--verify checks GET and MGET"},
+		{"offline forever", func(c *Config) { c.Runtime = -time.Second }, "offline cells need a duration"},
+		{"rate offline", func(c *Config) { c.Rate = 10 }, "need --online"},
+		{"online", func(c *Config) { c.Online = true; c.OpWorkload = []string{"GET", "SET"}; c.OpPercent = []int{50, 50} }, ""},
+		{"online shares", func(c *Config) { c.Online = true; c.OpWorkload = []string{"GET", "SET"}; c.OpPercent = []int{50, 40} }, "adds up to 90"},
+		{"online lengths", func(c *Config) { c.Online = true; c.OpWorkload = []string{"GET", "SET"}; c.OpPercent = []int{100} }, "2 commands but --op-percent has 1"},
+		{"online MGET", func(c *Config) { c.Online = true; c.OpWorkload = []string{"MGET"} }, `--op-workload "MGET"`},
+		{"online load only", func(c *Config) { c.Online = true; c.Runtime = 0 }, "--runtime 0"},
+		{"online itp", func(c *Config) { c.Online = true; c.InFlight = 0 }, "--itp 0"},
+		{"online verify without GET", func(c *Config) { c.Online = true; c.OpWorkload = []string{"SET"}; c.Verify = true }, "no GET"},
+	}
+	for _, tt := range tests {
+		cfg := DefaultConfig()
+		tt.change(&cfg)
+		err := cfg.Validate()
+		switch {
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%s: got %v, want valid", tt.name, err)
+		case tt.wantErr != "" && err == nil:
+			t.Errorf("%s: got valid, want an error containing %q", tt.name, tt.wantErr)
+		case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
+			t.Errorf("%s: got %q, want it to contain %q", tt.name, err, tt.wantErr)
+		case err != nil && !errors.Is(err, ErrUsage):
+			t.Errorf("%s: %v does not wrap ErrUsage", tt.name, err)
+		}
+	}
+}
+
+func TestDefaultKeyLength(t *testing.T) {
+	for _, tt := range []struct {
+		dbsize int64
+		want   int
+	}{{1, 1}, {10, 1}, {11, 2}, {1024, 4}, {100000, 5}, {100000000, 8}} {
+		cfg := DefaultConfig()
+		cfg.DBSize = tt.dbsize
+		p, err := cfg.plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.keyLength != tt.want {
+			t.Errorf("dbsize %d: key length %d, want %d", tt.dbsize, p.keyLength, tt.want)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenReport fills every field, so the golden file pins every name.
+func goldenReport() *Report {
+	return &Report{
+		Load: &LoadResult{Keys: 100000, Acknowledged: 100000, Seconds: 0.5, OpsPerSec: 200000, Threads: 4, Batch: 1024},
+		Cells: []CellResult{{
+			Op: "GET", Threads: 4, Batch: 1024, Ops: 4096000, Seconds: 2, OpsPerSec: 2048000,
+			Hits: 4095000, Misses: 1000, Errors: 0, Mismatches: 0, Verified: true, FirstError: "",
+			BytesSent: 110592000, BytesReceived: 57344000, ClientCPUSeconds: 0.75, ClientSaturated: false,
+			Incomplete: false, Zipf: true,
+		}},
+		Online: &OnlineResult{
+			Workload: []WorkloadShare{{Op: "GET", Percent: 50}, {Op: "SET", Percent: 50}},
+			Threads:  2, InFlight: 4, RateOpsPerSec: 10000, Ops: 20000, Seconds: 2, OpsPerSec: 10000,
+			Hits: 20000, ClientCPUSeconds: 0.5, Verified: true,
+			LatencyMicros: LatencySummary{Min: 10, P5: 12, P50: 20, Avg: 22.5, P95: 40, P99: 60, P999: 90, Max: 120},
+		},
+	}
+}
+
+func TestReportJSONGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, goldenReport()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "report.golden.json")
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./bench -update to create it)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("the JSON schema changed (the orchestrator reads these names); got:\n%s\nwant:\n%s\nrun go test ./bench -update if the change is meant", buf.Bytes(), want)
+	}
+}
+
+// keyPaths lists every object key path in a decoded JSON value, such as
+// "cells[].ops_per_sec".
+func keyPaths(prefix string, v any, out map[string]bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			out[prefix+k] = true
+			keyPaths(prefix+k+".", e, out)
+		}
+	case []any:
+		for _, e := range x {
+			keyPaths(prefix[:len(prefix)-1]+"[].", e, out)
+		}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var s []string
+	for k := range m {
+		s = append(s, k)
+	}
+	slices.Sort(s)
+	return s
+}
+
+// TestRealRunMatchesGoldenSchema checks that a measured document (offline
+// and online) carries exactly the golden names: nothing missing, nothing
+// extra.
+func TestRealRunMatchesGoldenSchema(t *testing.T) {
+	want := map[string]bool{}
+	golden, err := os.ReadFile(filepath.Join("testdata", "report.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g any
+	if err := json.Unmarshal(golden, &g); err != nil {
+		t.Fatal(err)
+	}
+	keyPaths("", g, want)
+
+	r := testenv.MustRedisServer(t)
+	offline := configFor(t, r.Addr)
+	online := configFor(t, r.Addr)
+	online.SkipLoad = true
+	online.Online = true
+	online.OpWorkload = []string{"GET", "SET"}
+	online.OpPercent = []int{50, 50}
+	online.Runtime = 300e6
+	got := map[string]bool{}
+	for _, cfg := range []Config{offline, online} {
+		var stdout, stderr bytes.Buffer
+		if err := Run(context.Background(), cfg, &stdout, &stderr); err != nil {
+			t.Fatalf("%v\n%s", err, stderr.String())
+		}
+		var doc any
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+			t.Fatalf("stdout is not JSON alone: %v\n%s", err, stdout.String())
+		}
+		keyPaths("", doc, got)
+	}
+	if g, w := sortedKeys(got), sortedKeys(want); !slices.Equal(g, w) {
+		t.Errorf("measured JSON names differ from the golden file:\ngot  %v\nwant %v", g, w)
+	}
+}
