@@ -100,7 +100,7 @@ type LoadRecord struct {
 	DeviceShare  float64 `json:"device_share,omitempty"` // (Head−Begin)/(Tail−Begin)
 
 	Server     Placement `json:"server_placement"`
-	UringProbe string    `json:"uring_probe,omitempty"`
+	ServerMode string    `json:"server_mode,omitempty"` // process | docker, privileged | …
 	Time       time.Time `json:"time"`
 }
 

@@ -50,6 +50,13 @@ type dockerDriver struct {
 
 	mu  sync.Mutex
 	ids map[string]string // container id → log path
+	// unprivileged is set once the engine refused a privileged container
+	// (an engine inside a sandbox that lacks some capability itself):
+	// servers then run with seccomp and AppArmor unconfined and every
+	// capability this host has, which is what io_uring, libaio and
+	// O_DIRECT need from "privileged".
+	unprivileged bool
+	warn         func(format string, a ...any)
 }
 
 // newDockerDriver connects to the engine and builds the image unless one
@@ -167,14 +174,40 @@ func (d *dockerDriver) labels(role string) map[string]string {
 
 // create creates and starts a container of the image on the host network.
 func (d *dockerDriver) create(ctx context.Context, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
+	id, err := d.createOnce(ctx, role, name, args, cpus, mems, privileged && !d.unprivileged, binds, logPath)
+	if err != nil && privileged && !d.unprivileged && strings.Contains(err.Error(), "apply caps") {
+		d.remove(context.Background(), id)
+		d.unprivileged = true
+		if d.warn != nil {
+			d.warn("docker: the engine refused a privileged container (%v); servers run with seccomp=unconfined, apparmor=unconfined and this host's %d capabilities instead\n", err, len(hostCapabilities()))
+		}
+		return d.createOnce(ctx, role, name, args, cpus, mems, true, binds, logPath)
+	}
+	return id, err
+}
+
+// mode says how a server container is confined.
+func (d *dockerDriver) mode() string {
+	if d.unprivileged {
+		return "docker, seccomp/apparmor unconfined, host capabilities (privileged refused by the engine)"
+	}
+	return "docker, privileged"
+}
+
+func (d *dockerDriver) createOnce(ctx context.Context, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
 	cfg := &container.Config{Image: d.image, Cmd: args, Labels: d.labels(role)}
 	host := &container.HostConfig{
 		NetworkMode: "host",
-		Privileged:  privileged,
+		Privileged:  privileged && !d.unprivileged,
 		Binds:       binds,
 		Resources:   container.Resources{CpusetCpus: cpus, CpusetMems: mems},
 	}
+	if privileged && d.unprivileged {
+		host.SecurityOpt = []string{"seccomp=unconfined", "apparmor=unconfined"}
+		host.CapAdd = hostCapabilities()
+	}
 	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.runID, role, name)
+	d.remove(ctx, cname) // a container of the same name from a failed attempt
 	resp, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, cname)
 	if err != nil {
 		return "", fmt.Errorf("orchestrator: create container %s: %w", cname, err)
@@ -236,6 +269,7 @@ func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHan
 }
 
 func (s *dockerServer) pid() int             { return s.p }
+func (s *dockerServer) mode() string         { return s.d.mode() }
 func (s *dockerServer) placement() Placement { return s.pl }
 
 // stop stops the server (SIGTERM, 30 s, SIGKILL, as the reference does),
@@ -409,4 +443,46 @@ func ownerAlive(owner string) bool {
 	pid, err1 := strconv.Atoi(p)
 	start, err2 := strconv.ParseUint(st, 10, 64)
 	return err1 == nil && err2 == nil && alive(pid, start)
+}
+
+// capabilityNames are the Linux capabilities by bit number.
+var capabilityNames = []string{
+	"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID",
+	"SETPCAP", "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW", "IPC_LOCK", "IPC_OWNER",
+	"SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT", "SYS_PTRACE", "SYS_PACCT", "SYS_ADMIN", "SYS_BOOT", "SYS_NICE",
+	"SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD", "LEASE", "AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP",
+	"MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG", "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ",
+	// PERFMON, BPF and CHECKPOINT_RESTORE (38-40) are left out: engines
+	// before 23 refuse them by name, and the server needs none of them.
+}
+
+// hostCapabilities lists the capabilities in this process's bounding
+// set: all a container can be given here.
+func hostCapabilities() []string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return nil
+	}
+	return parseCapBnd(data)
+}
+
+func parseCapBnd(status []byte) []string {
+	for line := range strings.SplitSeq(string(status), "\n") {
+		v, ok := strings.CutPrefix(line, "CapBnd:")
+		if !ok {
+			continue
+		}
+		mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if err != nil {
+			return nil
+		}
+		var out []string
+		for bit, name := range capabilityNames {
+			if mask&(1<<bit) != 0 {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	return nil
 }

@@ -51,6 +51,7 @@ type clientSpec struct {
 type serverHandle interface {
 	pid() int // on this host, for /proc
 	placement() Placement
+	mode() string // how it runs: "process", "docker, privileged", …
 	stop(ctx context.Context) error
 }
 
@@ -179,6 +180,7 @@ func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHa
 }
 
 func (p *processServer) pid() int             { return p.cmd.Process.Pid }
+func (p *processServer) mode() string         { return "process" }
 func (p *processServer) placement() Placement { return p.pl }
 
 // stop sends SIGTERM to the server's process group, waits up to 30 s as

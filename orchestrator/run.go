@@ -254,6 +254,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 	if runtimeName == RuntimeDocker || runtimeName == RuntimeAuto {
 		d, err := newDockerDriver(ctx, r.cfg.Binary, r.plan.RunID, r.out)
 		if err == nil {
+			d.warn = r.printf
 			for _, did := range d.removeStale(ctx) {
 				r.printf("cleanup: %s\n", did)
 			}
@@ -582,6 +583,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) erro
 	rec := LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
 	if tgt.srv != nil {
 		rec.Server = tgt.srv.placement()
+		rec.ServerMode = tgt.srv.mode()
 	}
 	if !r.cfg.SkipLoad {
 		r.printf("%s %s: loading %d keys of %d+%d B\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength)
