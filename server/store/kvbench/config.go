@@ -1,0 +1,103 @@
+package kvbench
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tierbench/tierbench/server/store"
+)
+
+// Config is one invocation of the benchmark.
+type Config struct {
+	Store store.Config
+
+	DBSize      int64 // keys 0..DBSize-1, each loaded exactly once
+	KeyLength   int   // key bytes: the index in decimal, zero-padded
+	ValueLength int   // value bytes
+	LoadThreads int   // load goroutines
+
+	Threads []int         // one run per entry
+	RUMD    [4]int        // percent of reads, upserts, read-modify-writes, deletes
+	Zipf    bool          // zipf-distributed keys (lowest indices hottest) instead of uniform
+	Theta   float64       // zipf skew, 0 < Theta < 1
+	Runtime time.Duration // per run; 0 loads only
+	InFlight int          // reads a worker keeps queued or in flight
+	Seed    uint64        // seed of the key draws
+	Verify  bool          // check every value read against the loaded one
+	JSON    bool          // one JSON document on stdout; human lines to stderr
+}
+
+// DefaultConfig returns the defaults of the command line: the reference's
+// record shape (16 B keys, 96 B values: 128 B records), 100 % reads.
+func DefaultConfig() Config {
+	return Config{
+		DBSize:      1 << 20,
+		KeyLength:   16,
+		ValueLength: 96,
+		LoadThreads: 2,
+		Threads:     []int{1, 2},
+		RUMD:        [4]int{100, 0, 0, 0},
+		Theta:       0.99,
+		Runtime:     10 * time.Second,
+		InFlight:    128,
+		Seed:        1,
+	}
+}
+
+// ErrUsage is wrapped by Validate's errors: the configuration is wrong.
+var ErrUsage = errors.New("kvbench: bad configuration")
+
+func usagef(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, a...))
+}
+
+// Validate checks the benchmark's own settings; the store checks its own.
+func (c Config) Validate() error {
+	switch {
+	case c.DBSize < 1:
+		return usagef("--dbsize %d: want at least 1 key", c.DBSize)
+	case c.KeyLength < digits(uint64(c.DBSize-1)):
+		return usagef("--keylength %d: keys up to %d need %d digits", c.KeyLength, c.DBSize-1, digits(uint64(c.DBSize-1)))
+	case c.ValueLength < 0:
+		return usagef("--valuelength %d: want 0 or more", c.ValueLength)
+	case c.LoadThreads < 1:
+		return usagef("--load-threads %d: want at least 1", c.LoadThreads)
+	case len(c.Threads) == 0:
+		return usagef("-t: want at least one thread count")
+	case c.Runtime < 0:
+		return usagef("--runtime %v: want 0 (load only) or more", c.Runtime)
+	case c.InFlight < 1:
+		return usagef("--itp %d: want at least 1 read in flight per thread", c.InFlight)
+	case c.Zipf && (c.Theta <= 0 || c.Theta >= 1):
+		return usagef("--zipf-theta %v: want between 0 and 1", c.Theta)
+	}
+	for _, t := range c.Threads {
+		if t < 1 {
+			return usagef("-t %d: want thread counts of at least 1", t)
+		}
+	}
+	sum := 0
+	for _, p := range c.RUMD {
+		if p < 0 {
+			return usagef("--rumd %v: shares must not be negative", c.RUMD)
+		}
+		sum += p
+	}
+	if sum != 100 {
+		return usagef("--rumd %d,%d,%d,%d: shares add up to %d, want 100", c.RUMD[0], c.RUMD[1], c.RUMD[2], c.RUMD[3], sum)
+	}
+	if c.Verify && (c.RUMD[2] != 0 || c.RUMD[3] != 0) {
+		return usagef("--verify needs a mix without RMW and deletes (--rumd %d,%d,%d,%d): they change values", c.RUMD[0], c.RUMD[1], c.RUMD[2], c.RUMD[3])
+	}
+	return nil
+}
+
+func digits(n uint64) int {
+	d := 1
+	for n >= 10 {
+		n /= 10
+		d++
+	}
+	return d
+}

@@ -1,0 +1,371 @@
+package kvbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/server/store"
+)
+
+// Result is the JSON document of one invocation.
+type Result struct {
+	Load  LoadResult  `json:"load"`
+	Runs  []RunResult `json:"runs"`
+	Store StoreResult `json:"store"`
+}
+
+// LoadResult is the load phase: every key written once.
+type LoadResult struct {
+	Keys      int64   `json:"keys"`
+	Threads   int     `json:"threads"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	// RSSBytes is the process's resident set right after the load.
+	RSSBytes int64 `json:"rss_bytes"`
+}
+
+// RunResult is one timed run at one thread count. Ops counts every
+// operation completed inside the window, misses included (NotFound says how
+// many reads missed).
+type RunResult struct {
+	Threads     int     `json:"threads"`
+	Seconds     float64 `json:"seconds"`
+	Ops         int64   `json:"ops"`
+	OpsPerSec   float64 `json:"ops_per_sec"`
+	DeviceReads int64   `json:"device_reads"`
+	Reads       int64   `json:"reads"`
+	NotFound    int64   `json:"not_found"`
+	Upserts     int64   `json:"upserts"`
+	RMWs        int64   `json:"rmws"`
+	Deletes     int64   `json:"deletes"`
+}
+
+// StoreResult is the store's state after the last run.
+type StoreResult struct {
+	BeginAddress    uint64 `json:"begin_address"`
+	HeadAddress     uint64 `json:"head_address"`
+	TailAddress     uint64 `json:"tail_address"`
+	Keys            int64  `json:"keys"`
+	IndexBuckets    int64  `json:"index_buckets"`
+	OverflowBuckets int64  `json:"overflow_buckets"`
+	SectorSize      int    `json:"sector_size"`
+	Backend         string `json:"backend"`
+	DeviceType      string `json:"device_type"`
+}
+
+// Run opens the store, loads it, runs the mix for each thread count and
+// prints the results: human lines to stdout (stderr with JSON), and with
+// JSON one document on stdout.
+func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	human := stdout
+	if cfg.JSON {
+		human = stderr
+	}
+	st, err := store.Open(cfg.Store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var res Result
+	if res.Load, err = load(ctx, st, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(human, "[Load] %d keys of %d+%d B with %d threads in %.3f s: %.0f ops/sec\n",
+		res.Load.Keys, cfg.KeyLength, cfg.ValueLength, res.Load.Threads, res.Load.Seconds, res.Load.OpsPerSec)
+	s := st.Stats()
+	fmt.Fprintf(human, "[Store] keys %d, begin %d, head %d, tail %d (%.1f%% of the log on the device), index %d buckets + %d overflow, RSS %.1f MiB\n",
+		s.Keys, s.BeginAddress, s.HeadAddress, s.TailAddress, onDevice(s), s.IndexBuckets, s.OverflowBuckets, float64(res.Load.RSSBytes)/(1<<20))
+	if cfg.Runtime > 0 {
+		for _, threads := range cfg.Threads {
+			if ctx.Err() != nil {
+				break
+			}
+			r, err := runMix(ctx, st, cfg, threads)
+			if err != nil {
+				return err
+			}
+			res.Runs = append(res.Runs, r)
+			fmt.Fprintf(human, "-t %d: [Total time]: %.2f ms for %d ops\n", r.Threads, r.Seconds*1e3, r.Ops)
+			fmt.Fprintf(human, "-t %d: [Throughput]: %.0f ops/sec (%d device reads, %.2f per op; %d reads missed)\n",
+				r.Threads, r.OpsPerSec, r.DeviceReads, float64(r.DeviceReads)/max(float64(r.Ops), 1), r.NotFound)
+		}
+	}
+	s = st.Stats()
+	res.Store = StoreResult{
+		BeginAddress: s.BeginAddress, HeadAddress: s.HeadAddress, TailAddress: s.TailAddress, Keys: s.Keys,
+		IndexBuckets: s.IndexBuckets, OverflowBuckets: s.OverflowBuckets, SectorSize: s.SectorSize,
+		Backend: s.Backend, DeviceType: s.DeviceType,
+	}
+	if cfg.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return fmt.Errorf("kvbench: write the JSON result: %w", err)
+		}
+	}
+	return ctx.Err()
+}
+
+func onDevice(s store.Stats) float64 {
+	if s.TailAddress <= s.BeginAddress {
+		return 0
+	}
+	return 100 * float64(s.HeadAddress-s.BeginAddress) / float64(s.TailAddress-s.BeginAddress)
+}
+
+// load writes keys 0..DBSize-1 exactly once, split into contiguous ranges
+// over LoadThreads sessions, and checks the store counts them all.
+func load(ctx context.Context, st *store.Store, cfg Config) (LoadResult, error) {
+	threads := int(min(int64(cfg.LoadThreads), cfg.DBSize))
+	errs := make([]error, threads)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for t := range threads {
+		lo := cfg.DBSize * int64(t) / int64(threads)
+		hi := cfg.DBSize * int64(t+1) / int64(threads)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sess := st.NewSession()
+			defer sess.Close()
+			key := make([]byte, 0, cfg.KeyLength)
+			val := make([]byte, cfg.ValueLength)
+			for k := lo; k < hi; k++ {
+				if k%4096 == 0 && ctx.Err() != nil {
+					errs[t] = ctx.Err()
+					return
+				}
+				key = appendKey(key[:0], uint64(k), cfg.KeyLength)
+				fillValue(val, uint64(k))
+				if err := sess.Upsert(key, val); err != nil {
+					errs[t] = fmt.Errorf("kvbench: load key %d: %w", k, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	for _, err := range errs {
+		if err != nil {
+			return LoadResult{}, err
+		}
+	}
+	if got := st.Stats().Keys; got != cfg.DBSize {
+		return LoadResult{}, fmt.Errorf("kvbench: after loading %d keys the store counts %d", cfg.DBSize, got)
+	}
+	return LoadResult{Keys: cfg.DBSize, Threads: threads, Seconds: secs, OpsPerSec: float64(cfg.DBSize) / secs, RSSBytes: rssBytes()}, nil
+}
+
+// rssBytes reads VmRSS from /proc/self/status (0 when it cannot).
+func rssBytes() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// worker is one thread of a run, with its own session and buffers.
+type worker struct {
+	cfg    *Config
+	sess   *store.Session
+	rng    *rand.Rand
+	zipf   *zipfian
+	stop   *atomic.Bool
+	counts RunResult
+	// counting is false while draining after the window closed.
+	counting bool
+	key      []byte
+	val      []byte
+	dst      []byte
+	want     []byte
+	err      error
+}
+
+func (w *worker) draw() uint64 {
+	if w.zipf != nil {
+		return w.zipf.next(w.rng)
+	}
+	return w.rng.Uint64N(uint64(w.cfg.DBSize))
+}
+
+// delivered takes the result of one read (token = key index).
+func (w *worker) delivered(k uint64, v []byte, st store.Status, err error) {
+	if err != nil {
+		if w.err == nil {
+			w.err = fmt.Errorf("kvbench: read key %d: %w", k, err)
+		}
+		return
+	}
+	if w.cfg.Verify && st == store.Found {
+		fillValue(w.want, k)
+		if !bytes.Equal(v, w.want) && w.err == nil {
+			w.err = fmt.Errorf("kvbench: key %d read back %q, want %q", k, v, w.want)
+		}
+	}
+	if !w.counting {
+		return
+	}
+	w.counts.Ops++
+	w.counts.Reads++
+	if st == store.NotFound {
+		w.counts.NotFound++
+	}
+}
+
+// bump is the RMW of the mix: the value with its last byte advanced, or the
+// loaded value when the key was deleted.
+func (w *worker) bump(k uint64) func(old []byte, exists bool, dst []byte) ([]byte, error) {
+	return func(old []byte, exists bool, dst []byte) ([]byte, error) {
+		if !exists {
+			dst = append(dst, w.val...)
+			fillValue(dst, k)
+			return dst, nil
+		}
+		dst = append(dst, old...)
+		if n := len(dst); n > 0 {
+			dst[n-1] = 'a' + (dst[n-1]-'a'+1)%26
+		}
+		return dst, nil
+	}
+}
+
+func (w *worker) run() {
+	r := w.cfg.RUMD
+	fn := w.delivered
+	for !w.stop.Load() && w.err == nil {
+		for w.sess.Pending() < w.cfg.InFlight && !w.stop.Load() {
+			k := w.draw()
+			w.key = appendKey(w.key[:0], k, w.cfg.KeyLength)
+			op := int(w.rng.Uint32N(100))
+			var err error
+			switch {
+			case op < r[0]:
+				var v []byte
+				var st store.Status
+				v, st, err = w.sess.Read(w.key, w.dst[:0], k)
+				if err == nil && st != store.Pending {
+					fn(k, v, st, nil)
+				}
+			case op < r[0]+r[1]:
+				fillValue(w.val, k)
+				if err = w.sess.Upsert(w.key, w.val); err == nil {
+					w.counts.Ops++
+					w.counts.Upserts++
+				}
+			case op < r[0]+r[1]+r[2]:
+				if _, err = w.sess.RMW(w.key, w.bump(k)); err == nil {
+					w.counts.Ops++
+					w.counts.RMWs++
+				}
+			default:
+				if _, err = w.sess.Delete(w.key); err == nil {
+					w.counts.Ops++
+					w.counts.Deletes++
+				}
+			}
+			if err != nil {
+				w.err = fmt.Errorf("kvbench: operation on key %d: %w", k, err)
+				return
+			}
+		}
+		if err := w.sess.CompleteAtLeast(1, fn); err != nil {
+			w.err = err
+			return
+		}
+	}
+}
+
+// runMix runs the mix with threads workers for Runtime and counts what
+// completed inside the window.
+func runMix(ctx context.Context, st *store.Store, cfg Config, threads int) (RunResult, error) {
+	var zipf *zipfian
+	if cfg.Zipf {
+		zipf = newZipfian(uint64(cfg.DBSize), cfg.Theta)
+	}
+	var stop atomic.Bool
+	workers := make([]*worker, threads)
+	for i := range workers {
+		workers[i] = &worker{
+			cfg:      &cfg,
+			sess:     st.NewSession(),
+			rng:      rand.New(rand.NewPCG(cfg.Seed, uint64(threads)<<32|uint64(i))),
+			zipf:     zipf,
+			stop:     &stop,
+			counting: true,
+			key:      make([]byte, 0, cfg.KeyLength),
+			val:      make([]byte, cfg.ValueLength),
+			dst:      make([]byte, 0, cfg.ValueLength),
+			want:     make([]byte, cfg.ValueLength),
+		}
+	}
+	before := st.Stats()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run()
+		}()
+	}
+	timer := time.NewTimer(cfg.Runtime)
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+		timer.Stop()
+	}
+	stop.Store(true)
+	// The window closes here: the workers see stop within one op.
+	secs := time.Since(start).Seconds()
+	after := st.Stats()
+	wg.Wait()
+	res := RunResult{Threads: threads, Seconds: secs, DeviceReads: after.CompletedReads - before.CompletedReads}
+	var firstErr error
+	for _, w := range workers {
+		// Reads still in flight finish uncounted.
+		w.counting = false
+		if err := w.sess.CompletePending(true, w.delivered); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		w.sess.Close()
+		if w.err != nil && firstErr == nil {
+			firstErr = w.err
+		}
+		c := w.counts
+		res.Ops += c.Ops
+		res.Reads += c.Reads
+		res.NotFound += c.NotFound
+		res.Upserts += c.Upserts
+		res.RMWs += c.RMWs
+		res.Deletes += c.Deletes
+	}
+	if firstErr != nil {
+		return res, firstErr
+	}
+	res.OpsPerSec = float64(res.Ops) / secs
+	return res, nil
+}
