@@ -351,7 +351,7 @@ func cmdSelect(c *conn, args [][]byte) {
 
 func cmdQuit(c *conn, _ [][]byte) {
 	c.out = appendOK(c.out)
-	c.closing = true
+	c.closing, c.linger = true, true
 }
 
 func cmdShutdown(c *conn, args [][]byte) {

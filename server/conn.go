@@ -49,10 +49,12 @@ type conn struct {
 	incrErr   error
 	incrFn    func(old []byte, exists bool, dst []byte) ([]byte, error)
 
-	authed        bool
-	name          []byte
-	closing       bool // QUIT or a protocol error: answer, flush, close
-	protocolError bool
+	authed  bool
+	name    []byte
+	closing bool // QUIT or a protocol error: answer, flush, close
+	// linger: the client may still be sending when the server closes;
+	// see lingerClose.
+	linger bool
 
 	// Counts for INFO, added to the server's atomics once per batch.
 	commands, hits, misses, deviceGets int64
@@ -65,8 +67,8 @@ type hole struct {
 	filled     bool
 }
 
-// After a protocol error the server reads and drops at most lingerBytes
-// during lingerTime before it closes the socket.
+// Before closing a connection on QUIT or a protocol error, the server reads
+// and drops at most lingerBytes during lingerTime.
 const (
 	lingerTime  = 200 * time.Millisecond
 	lingerBytes = 1 << 20
@@ -107,7 +109,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 func (c *conn) serve() {
 	defer func() {
 		c.sess.Close()
-		if c.protocolError {
+		if c.linger {
 			c.lingerClose()
 		}
 		c.nc.Close()
@@ -161,7 +163,7 @@ func (c *conn) makeRoom() bool {
 	if want > limit {
 		c.out = appendError(c.out, fmt.Sprintf("ERR Protocol error: request of at least %d bytes exceeds the query buffer limit of %d bytes", want, limit))
 		c.srv.stats.rejected.Add(1)
-		c.protocolError = true
+		c.linger = true
 		c.flush()
 		return false
 	}
@@ -203,7 +205,7 @@ func (c *conn) process() {
 		if err != nil {
 			c.out = appendError(c.out, "ERR "+err.Error())
 			c.srv.stats.rejected.Add(1)
-			c.closing, c.protocolError = true, true
+			c.closing, c.linger = true, true
 			return
 		}
 		if n == 0 {
