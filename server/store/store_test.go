@@ -13,7 +13,7 @@ import (
 )
 
 // tieredBackends are the devices the tiered tests run on.
-var tieredBackends = []string{"localmemory", "libaio"}
+var tieredBackends = []string{"localmemory", "libaio", "uring"}
 
 // smallConfig is a tiered store with 64 KiB pages and 256 KiB of memory, so
 // that a few thousand records already live mostly on the device.
