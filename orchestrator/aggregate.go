@@ -101,7 +101,7 @@ func FormatOps(v float64) string {
 	switch {
 	case v >= 999_500:
 		return fmt.Sprintf("%.2f M", v/1e6)
-	case v >= 9_995:
+	case v >= 9_950:
 		return fmt.Sprintf("%.0f K", v/1e3)
 	case v >= 1_000:
 		return fmt.Sprintf("%.1f K", v/1e3)

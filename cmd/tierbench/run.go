@@ -24,7 +24,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Profile, "profile", "quick", "quick (minutes on a small host, dataset ≥ 20 × --memory) or reference (the Garnet seed: 100 M keys, 12 s cells, 3 passes)")
-	fs.Int64Var(&cfg.DBSize, "dbsize", 0, "keys to load and read (default from the profile: quick 2500000, reference 100000000)")
+	fs.Int64Var(&cfg.DBSize, "dbsize", 0, "keys to load and read (default from the profile: quick 2700000, reference 100000000)")
 	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key bytes (default 16)")
 	fs.IntVar(&cfg.ValueLength, "valuelength", 0, "value bytes (default 96)")
 	fs.StringVar(&threads, "threads", "", "client connections per cell, one column each (default 8,32,48,64; env THREADS)")
