@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -193,7 +194,11 @@ func prepareDataDir(dir string) (abs string, created bool, st unix.Statfs_t, err
 		}
 		created = true
 	case err != nil:
-		return abs, false, st, fmt.Errorf("data dir %s: %w", abs, err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return abs, false, st, fmt.Errorf("data dir %s cannot be used: %w", abs, err)
 	case !fi.IsDir():
 		return abs, false, st, fmt.Errorf("data dir %s is not a directory", abs)
 	}

@@ -238,7 +238,7 @@ func (t tree) readBlock(dir string) (*BlockDevice, error) {
 		return nil, err
 	}
 	if lbs < 512 || lbs > 1<<16 || lbs&(lbs-1) != 0 || pbs < lbs || pbs > 1<<20 {
-		return nil, fmt.Errorf("read %s/queue: logical %d B and physical %d B are not block sizes", t.where(hp), lbs, pbs)
+		return nil, fmt.Errorf("read %s: logical %d B and physical %d B are not block sizes", t.where(hp+"/queue"), lbs, pbs)
 	}
 	d.LogicalBlockBytes, d.PhysicalBlockBytes = int(lbs), int(pbs)
 	rot, err := t.int64(hp + "/queue/rotational")
