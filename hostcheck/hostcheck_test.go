@@ -264,9 +264,10 @@ func TestBadTrees(t *testing.T) {
 		{"meminfo no MemAvailable", "vm-host", "proc/meminfo", "MemTotal: 1000 kB", false, CheckMemory, Fail, "no MemAvailable line"},
 		{"meminfo too small", "vm-host", "proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 900 kB", false, CheckMemory, Fail, "more than the host has"},
 		{"mountinfo garbage", "vm-host", "proc/self/mountinfo", "this is not mountinfo", false, CheckODirect, Warn, "/proc/self/mountinfo"},
-		{"block size garbage", "reference-host", "sys/devices/pci0000:30/0000:31:00.0/nvme/nvme2/nvme2n1/queue/logical_block_size", "4097", false, CheckODirect, Warn, "nvme2n1/queue"},
-		{"rotational missing", "vm-host", "sys/devices/pci0000:00/0000:00:04.0/virtio2/block/vda/queue/rotational", "", true, CheckODirect, Warn, "/sys/devices/pci0000:00/0000:00:04.0/virtio2/block/vda/queue/rotational"},
-		{"dev link missing", "vm-host", "sys/dev/block/253:1", "", true, CheckODirect, Warn, "/sys/dev/block/253:1"},
+		{"block size garbage", "reference-host", "sys/devices/pci0000_30/0000_31_00.0/nvme/nvme2/nvme2n1/queue/logical_block_size", "4097", false, CheckODirect, Warn, "nvme2n1/queue"},
+		{"rotational missing", "vm-host", "sys/devices/pci0000_00/0000_00_04.0/virtio2/block/vda/queue/rotational", "", true, CheckODirect, Warn, "/sys/devices/pci0000_00/0000_00_04.0/virtio2/block/vda/queue/rotational"},
+		{"block device not in sysfs", "vm-host", "sys/class/block/vda1", "", true, CheckODirect, Warn, "find block device 253:1"},
+		{"class/block missing", "vm-host", "sys/class/block", "", true, CheckODirect, Warn, "/sys/class/block"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -160,10 +160,9 @@ func (t tree) describeStorage(dataDir string, st *unix.Statfs_t) Storage {
 	if m.major == 0 {
 		return s // tmpfs, overlay, nfs: no block device
 	}
-	link := fmt.Sprintf("/sys/dev/block/%d:%d", m.major, m.minor)
-	dir, err := filepath.EvalSymlinks(t.path(link))
+	dir, err := t.blockDir(m.major, m.minor)
 	if err != nil {
-		s.Note = fmt.Sprintf("resolve %s: %v", t.where(link), err)
+		s.Note = err.Error()
 		return s
 	}
 	dev, disks, err := t.resolveBlock(dir, 0)
@@ -172,6 +171,33 @@ func (t tree) describeStorage(dataDir string, st *unix.Statfs_t) Storage {
 	}
 	s.Device, s.Disks = dev, disks
 	return s
+}
+
+// blockDir finds the sysfs directory of block device major:minor: through
+// /sys/dev/block/M:m, or else by the dev file of each /sys/class/block
+// entry (which keeps ':' out of the fake trees' file names).
+func (t tree) blockDir(major, minor uint32) (string, error) {
+	id := fmt.Sprintf("%d:%d", major, minor)
+	if dir, err := filepath.EvalSymlinks(t.path("/sys/dev/block/" + id)); err == nil {
+		return dir, nil
+	}
+	const class = "/sys/class/block"
+	entries, err := os.ReadDir(t.path(class))
+	if err != nil {
+		return "", fmt.Errorf("find block device %s: list %s: %v", id, t.where(class), err)
+	}
+	for _, e := range entries {
+		dev, err := t.string(class + "/" + e.Name() + "/dev")
+		if err != nil || dev != id {
+			continue
+		}
+		dir, err := filepath.EvalSymlinks(t.path(class + "/" + e.Name()))
+		if err != nil {
+			return "", fmt.Errorf("resolve %s: %v", t.where(class+"/"+e.Name()), err)
+		}
+		return dir, nil
+	}
+	return "", fmt.Errorf("find block device %s: neither /sys/dev/block/%s nor a %s entry with that dev (under %s)", id, id, class, t.root)
 }
 
 // resolveBlock reads the device at sysfs directory dir, steps from a

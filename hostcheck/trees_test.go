@@ -10,7 +10,7 @@ import (
 )
 
 // The fake /sys, /proc and /etc trees under testdata are written by this
-// file: go test ./hostcheck -run TestWriteTrees -write-trees
+// file: go test ./hostcheck -run TestWriteTrees -args -write-trees
 var writeTrees = flag.Bool("write-trees", false, "regenerate the fake host trees under testdata")
 
 // fakeTree writes files and relative symlinks below a root.
@@ -126,10 +126,13 @@ func writeReferenceTree(t *testing.T, root string) {
 	f.file(md+"/md/level", "raid0")
 	f.file(md+"/md/chunk_size", "524288")
 	f.file(md+"/md/raid_disks", "8")
-	f.link("sys/dev/block/9:1", md)
+	f.file(md+"/dev", "9:1")
+	f.link("sys/class/block/md1", md)
 	f.link("sys/block/md1", md)
 	for i := range 8 {
-		pci := fmt.Sprintf("sys/devices/pci0000:%02x/0000:%02x:00.0", 0x10*(i+1), 0x10*(i+1)+1)
+		// Real sysfs names PCI devices pci0000:10/0000:11:00.0; the fake tree
+		// drops the colons, which Go module zips refuse in file names.
+		pci := fmt.Sprintf("sys/devices/pci0000_%02x/0000_%02x_00.0", 0x10*(i+1), 0x10*(i+1)+1)
 		ctrl := fmt.Sprintf("%s/nvme/nvme%d", pci, i)
 		ns := fmt.Sprintf("%s/nvme%dn1", ctrl, i)
 		f.file(ctrl+"/model", "KIOXIA KCM6DRUL3T84")
@@ -138,7 +141,8 @@ func writeReferenceTree(t *testing.T, root string) {
 		f.queue(ns, diskSectors, 512, 4096, 0, "[none] mq-deadline")
 		f.link(ns+"/device", ctrl)
 		f.link(fmt.Sprintf("sys/block/nvme%dn1", i), ns)
-		f.link(fmt.Sprintf("sys/dev/block/259:%d", i), ns)
+		f.file(ns+"/dev", fmt.Sprintf("259:%d", i))
+		f.link(fmt.Sprintf("sys/class/block/nvme%dn1", i), ns)
 		f.link(fmt.Sprintf("%s/slaves/nvme%dn1", md, i), ns)
 	}
 }
@@ -174,16 +178,18 @@ func writeVMTree(t *testing.T, root string) {
 		"spectre_v2": "Mitigation: Retpolines; IBPB: conditional; STIBP: disabled; RSB filling",
 		"retbleed":   "Vulnerable",
 	})
-	vda := "sys/devices/pci0000:00/0000:00:04.0/virtio2/block/vda"
+	vda := "sys/devices/pci0000_00/0000_00_04.0/virtio2/block/vda"
 	f.queue(vda, 536870912, 512, 512, 1, "[none] mq-deadline")
 	f.file(vda+"/vda1/partition", "1")
 	f.file(vda+"/vda1/size", "536868864")
-	f.link(vda+"/device", "sys/devices/pci0000:00/0000:00:04.0/virtio2")
-	f.link("sys/devices/pci0000:00/0000:00:04.0/virtio2/driver", "sys/bus/virtio/drivers/virtio_blk")
+	f.link(vda+"/device", "sys/devices/pci0000_00/0000_00_04.0/virtio2")
+	f.link("sys/devices/pci0000_00/0000_00_04.0/virtio2/driver", "sys/bus/virtio/drivers/virtio_blk")
 	f.file("sys/bus/virtio/drivers/virtio_blk/uevent", "DRIVER=virtio_blk")
 	f.link("sys/block/vda", vda)
-	f.link("sys/dev/block/253:0", vda)
-	f.link("sys/dev/block/253:1", vda+"/vda1")
+	f.file(vda+"/dev", "253:0")
+	f.file(vda+"/vda1/dev", "253:1")
+	f.link("sys/class/block/vda", vda)
+	f.link("sys/class/block/vda1", vda+"/vda1")
 }
 
 func TestWriteTrees(t *testing.T) {
