@@ -27,7 +27,16 @@ func (s sizeFlag) String() string {
 	if s.bytes == nil {
 		return ""
 	}
-	return strconv.FormatInt(*s.bytes, 10)
+	n := *s.bytes
+	for _, u := range []struct {
+		shift  uint
+		suffix string
+	}{{40, "t"}, {30, "g"}, {20, "m"}, {10, "k"}} {
+		if n > 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 func (s sizeFlag) Set(v string) error {
@@ -83,14 +92,14 @@ func runPreflight(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("preflight", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory the store's log will live in (created if missing); the O_DIRECT probe and fio run there")
-	fs.Var(intListFlag{&cfg.Threads}, "threads", "client thread counts of the planned matrix, comma-separated")
+	fs.Var(intListFlag{&cfg.Threads}, "threads", "client thread counts of the planned matrix, a comma-separated `list`")
 	fs.IntVar(&cfg.QueueDepth, "queue-depth", cfg.QueueDepth, "device reads in flight per thread; fs.aio-max-nr must hold max(threads) × this")
 	fs.Int64Var(&cfg.DBSize, "dbsize", cfg.DBSize, "records in the planned dataset")
 	fs.IntVar(&cfg.RecordBytes, "record-bytes", cfg.RecordBytes, "bytes per record on the device, header included (rounded up to 8)")
-	fs.Var(sizeFlag{&cfg.IndexBytes}, "index", "planned hash index memory, e.g. 8g")
-	fs.Var(sizeFlag{&cfg.MemoryBytes}, "memory", "planned in-memory log size, e.g. 16m")
+	fs.Var(sizeFlag{&cfg.IndexBytes}, "index", "planned hash index memory, a `size` like 8g")
+	fs.Var(sizeFlag{&cfg.MemoryBytes}, "memory", "planned in-memory log, a `size` like 16m")
 	fs.BoolVar(&cfg.FIO, "fio", false, "run the fio random-read baseline (512 B and 4 KiB, O_DIRECT, io_uring or libaio)")
-	fs.Var(sizeFlag{&cfg.FIOFileBytes}, "fio-size", "size of each fio file, e.g. 64m")
+	fs.Var(sizeFlag{&cfg.FIOFileBytes}, "fio-size", "`size` of each fio file, like 64m")
 	fs.IntVar(&cfg.FIOFiles, "fio-files", cfg.FIOFiles, "number of fio files, shared by all jobs")
 	fs.IntVar(&cfg.FIORuntimeSeconds, "fio-runtime", cfg.FIORuntimeSeconds, "seconds per fio block size")
 	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document {checks, fingerprint, fio} on stdout and nothing else")
