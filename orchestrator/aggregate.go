@@ -10,6 +10,7 @@ const (
 	excludedMisses       = "misses"
 	excludedMemoryServed = "memory-served"
 	excludedUnverified   = "unverified"
+	excludedFailed       = "failed"
 )
 
 // median returns the median of xs (the mean of the middle two for an
@@ -34,7 +35,11 @@ func median(xs []float64) (med, lo, hi float64) {
 // plan order. Only the first `passes` records of a cell count (a resumed
 // run never measures more). A cell is excluded when any of its passes was
 // flagged: one memory-served or miss-ridden pass is enough to doubt it.
-func aggregate(plan Plan, recs []PassRecord, fioIOPS512 float64) []Cell {
+func aggregate(plan Plan, recs []PassRecord, fails []FailRecord, fioIOPS512 float64) []Cell {
+	failedRow := map[string]bool{}
+	for _, f := range fails {
+		failedRow[f.Row.key()] = true
+	}
 	byCell := map[string][]PassRecord{}
 	for _, r := range recs {
 		// Judge again from the raw counts: a re-rendered report applies
@@ -68,6 +73,9 @@ func aggregate(plan Plan, recs []PassRecord, fioIOPS512 float64) []Cell {
 				}
 			}
 			c.Passes = len(ops)
+			if c.Passes < plan.Config.Passes && failedRow[row.key()] {
+				c.Excluded = excludedFailed
+			}
 			c.Median, c.Min, c.Max = median(ops)
 			c.ReadBytesPerGet, _, _ = median(rb)
 			if fioIOPS512 > 0 {

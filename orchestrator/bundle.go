@@ -104,6 +104,15 @@ type LoadRecord struct {
 	Time       time.Time `json:"time"`
 }
 
+// FailRecord is a cells.jsonl line saying a row could not be finished.
+type FailRecord struct {
+	Kind   string    `json:"kind"` // "fail"
+	Schema int       `json:"schema_version"`
+	Row    Row       `json:"row"`
+	Error  string    `json:"error"`
+	Time   time.Time `json:"time"`
+}
+
 // Plan is what a run set out to do; --resume reads it back.
 type Plan struct {
 	Schema    int       `json:"schema_version"`
@@ -125,6 +134,7 @@ type Results struct {
 	Plan     Plan         `json:"plan"`
 	Finished time.Time    `json:"finished"`
 	Loads    []LoadRecord `json:"loads"`
+	Failures []FailRecord `json:"failures,omitempty"`
 	Cells    []Cell       `json:"cells"`
 	// FioIOPS512 is the fio random-read ceiling at 512 B; 0 when unknown.
 	FioIOPS512 float64 `json:"fio_iops_512"`
@@ -192,6 +202,25 @@ func readCells(dir string) ([]PassRecord, []LoadRecord, error) {
 }
 
 func parseCells(data []byte) ([]PassRecord, []LoadRecord, error) {
+	passes, loads, _, err := parseCellsAll(data)
+	return passes, loads, err
+}
+
+// readFailures returns the fail records of cells.jsonl.
+func readFailures(dir string) ([]FailRecord, error) {
+	data, err := os.ReadFile(filepath.Join(dir, fileCells))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: read cells: %w", err)
+	}
+	_, _, fails, err := parseCellsAll(data)
+	return fails, err
+}
+
+func parseCellsAll(data []byte) ([]PassRecord, []LoadRecord, []FailRecord, error) {
+	var fails []FailRecord
 	var passes []PassRecord
 	var loads []LoadRecord
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -213,29 +242,35 @@ func parseCells(data []byte) ([]PassRecord, []LoadRecord, error) {
 			if !complete && line == total+1 {
 				break // torn final line
 			}
-			return nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
+			return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
 		}
 		if head.Schema > SchemaVersion {
-			return nil, nil, fmt.Errorf("orchestrator: %s line %d: schema_version %d is newer than this tierbench's %d", fileCells, line, head.Schema, SchemaVersion)
+			return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: schema_version %d is newer than this tierbench's %d", fileCells, line, head.Schema, SchemaVersion)
 		}
 		switch head.Kind {
 		case "pass":
 			var p PassRecord
 			if err := json.Unmarshal(b, &p); err != nil {
-				return nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
+				return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
 			}
 			passes = append(passes, p)
 		case "load":
 			var l LoadRecord
 			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
+				return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
 			}
 			loads = append(loads, l)
+		case "fail":
+			var f FailRecord
+			if err := json.Unmarshal(b, &f); err != nil {
+				return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
+			}
+			fails = append(fails, f)
 		default:
-			return nil, nil, fmt.Errorf("orchestrator: %s line %d: unknown kind %q", fileCells, line, head.Kind)
+			return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: unknown kind %q", fileCells, line, head.Kind)
 		}
 	}
-	return passes, loads, sc.Err()
+	return passes, loads, fails, sc.Err()
 }
 
 // writeJSON writes v to dir/name atomically (temp file, fsync, rename).

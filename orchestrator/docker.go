@@ -275,9 +275,17 @@ func (s *dockerServer) placement() Placement { return s.pl }
 // stop stops the server (SIGTERM, 30 s, SIGKILL, as the reference does),
 // keeps its log and removes the container.
 func (s *dockerServer) stop(ctx context.Context) error {
-	timeout := 30
-	err := s.d.cli.ContainerStop(ctx, s.id, container.StopOptions{Timeout: &timeout})
-	return errors.Join(err, s.d.remove(ctx, s.id))
+	grace := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < grace {
+		grace = max(time.Until(dl), time.Second)
+	}
+	// Fresh contexts: the caller's may be about to expire, and the
+	// container must go whatever happens.
+	sctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
+	defer cancel()
+	timeout := int(grace / time.Second)
+	err := s.d.cli.ContainerStop(sctx, s.id, container.StopOptions{Timeout: &timeout})
+	return errors.Join(err, s.d.remove(sctx, s.id))
 }
 
 // saveLogs writes a container's stdout and stderr to path and returns stdout.

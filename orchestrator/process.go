@@ -195,6 +195,7 @@ func (p *processServer) stop(ctx context.Context) error {
 	case <-time.After(30 * time.Second):
 	case <-ctx.Done():
 	}
+	fmt.Fprintf(p.log, "tierbench run: server %d did not stop on SIGTERM in time; SIGKILL\n", p.cmd.Process.Pid)
 	killGroup(p.cmd)
 	<-p.done
 	return nil

@@ -54,9 +54,13 @@ func render(dir string) (string, error) {
 		preRaw = b
 		pre, _ = parsePreflight(b) // a --force run may hold only an error
 	}
+	fails, err := readFailures(dir)
+	if err != nil {
+		return "", err
+	}
 	fio := pre.fioIOPS(512)
-	res := Results{Schema: SchemaVersion, Plan: plan, Finished: time.Now().UTC(), Loads: loads,
-		Cells: aggregate(plan, passes, fio), FioIOPS512: fio}
+	res := Results{Schema: SchemaVersion, Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
+		Cells: aggregate(plan, passes, fails, fio), FioIOPS512: fio}
 	table, err := renderTable(plan, res.Cells)
 	if err != nil {
 		return "", err
@@ -147,6 +151,12 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %.0f | %.3f %% | %s |\n", titleCase(cell.Row.Backend), cell.Row.Label,
 			cell.Threads, cell.Passes, FormatOps(cell.Median), FormatOps(cell.Min), FormatOps(cell.Max),
 			cell.ReadBytesPerGet, 100*cell.MissRatio, cell.Excluded)
+	}
+	if len(res.Failures) > 0 {
+		b.WriteString("\n## Failures\n\n")
+		for _, f := range res.Failures {
+			fmt.Fprintf(&b, "- %s %s (%s): %s\n", titleCase(f.Row.Backend), f.Row.Label, f.Time.Format(time.RFC3339), f.Error)
+		}
 	}
 	b.WriteString("\nEffective placement of every pass (from /proc/<pid>/status) is in cells.jsonl; container and process logs are in logs/.\n")
 	return b.String()

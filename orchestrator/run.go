@@ -96,22 +96,50 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	defer r.cells.Close()
 	r.countWork()
+	// A row that fails (a server that stops answering, a placement not
+	// honoured) is recorded and the others still run: the table shows
+	// what could be measured and the run exits non-zero naming the rest.
+	// A refused load or a configuration error stops everything.
+	var failed []error
 	for _, row := range r.plan.Rows {
-		if err := r.runRow(ctx, row); err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("orchestrator: interrupted during %s %s: the finished passes are in %s; complete with --resume %s", row.Backend, row.Label, filepath.Join(r.out, fileCells), r.out)
-			}
+		err := r.runRow(ctx, row)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("orchestrator: interrupted during %s %s: the finished passes are in %s; complete with --resume %s", row.Backend, row.Label, filepath.Join(r.out, fileCells), r.out)
+		}
+		if errors.Is(err, ErrPartialLoad) || errors.Is(err, ErrConfig) || errors.Is(err, errPreflight) {
 			return err
 		}
+		r.printf("%s %s: FAILED: %v\n", titleCase(row.Backend), row.Label, err)
+		if aerr := r.cells.append(FailRecord{Kind: "fail", Schema: SchemaVersion, Row: row, Error: err.Error(), Time: time.Now().UTC()}); aerr != nil {
+			return errors.Join(err, aerr)
+		}
+		failed = append(failed, err)
 	}
 	table, err := render(r.out)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, table)
+	if len(failed) > 0 {
+		return fmt.Errorf("orchestrator: %d of %d rows failed (bundle %s; --resume %s retries them): %w", len(failed), len(r.plan.Rows), r.out, r.out, errors.Join(failed...))
+	}
 	r.printf("done in %s: %s\n", time.Since(r.started).Round(time.Second), r.out)
 	return nil
 }
+
+// errPreflight marks a failed preflight: it stops the run.
+var errPreflight = errors.New("orchestrator: preflight failed")
+
+// phaseGraceSeconds is how long a GET phase may overrun its --runtime
+// before the client is killed and the row fails: a server that stops
+// answering must not hang the run.
+const phaseGraceSeconds = 60
+
+// loadStallTimeout fails a load whose key count stops growing.
+const loadStallTimeout = 90 * time.Second
 
 type runner struct {
 	cfg     Config
@@ -350,7 +378,7 @@ func (r *runner) judgePreflight(p preflightOutput, where string) error {
 		r.printf("preflight (%s): FAIL %s; measuring anyway (--force)\n", where, strings.Join(msgs, "; "))
 		return nil
 	}
-	return fmt.Errorf("orchestrator: preflight (%s) failed: %s (--force measures anyway)", where, strings.Join(msgs, "; "))
+	return fmt.Errorf("%w (%s): %s (--force measures anyway)", errPreflight, where, strings.Join(msgs, "; "))
 }
 
 // countWork counts the passes still to measure, for the progress line.
@@ -392,7 +420,12 @@ func (r *runner) runRow(ctx context.Context, row Row) error {
 	}
 	if tgt.srv != nil {
 		defer func() {
-			cctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+			// The reference's 30 s grace, or 5 s when interrupted.
+			grace := 30 * time.Second
+			if ctx.Err() != nil {
+				grace = 5 * time.Second
+			}
+			cctx, cancel := context.WithTimeout(context.Background(), grace)
 			defer cancel()
 			tgt.srv.stop(cctx)
 		}()
@@ -587,12 +620,17 @@ func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) erro
 	}
 	if !r.cfg.SkipLoad {
 		r.printf("%s %s: loading %d keys of %d+%d B\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength)
-		stopProgress := r.loadProgress(ctx, tgt.addr)
+		lctx, cancelLoad := context.WithCancelCause(ctx)
+		defer cancelLoad(nil)
+		stopProgress := r.loadProgress(lctx, tgt.addr, cancelLoad)
 		start := time.Now()
-		out, err := r.runBench(ctx, row, tgt, "load", []string{"--op", "GET", "--load-threads", strconv.Itoa(r.cfg.LoadThreads),
+		out, err := r.runBench(lctx, row, tgt, "load", []string{"--op", "GET", "--load-threads", strconv.Itoa(r.cfg.LoadThreads),
 			"-b", strconv.Itoa(r.cfg.LoadBatch), "--runtime", "0"}, nil)
 		stopProgress()
 		if err != nil {
+			if cause := context.Cause(lctx); cause != nil && ctx.Err() == nil {
+				err = cause
+			}
 			return fmt.Errorf("orchestrator: load of %s %s: %w", row.Backend, row.Label, err)
 		}
 		if out.Load == nil {
@@ -666,8 +704,9 @@ func verifyLoad(rec LoadRecord, cfg Config) error {
 }
 
 // loadProgress prints the server's key count every two seconds until
-// the returned function is called.
-func (r *runner) loadProgress(ctx context.Context, addr string) func() {
+// the returned function is called; when the count stops growing for
+// loadStallTimeout it cancels the load through stall.
+func (r *runner) loadProgress(ctx context.Context, addr string, stall context.CancelCauseFunc) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -675,7 +714,13 @@ func (r *runner) loadProgress(ctx context.Context, addr string) func() {
 		t := time.NewTicker(2 * time.Second)
 		defer t.Stop()
 		start := time.Now()
+		var last int64 = -1
+		lastGrew := time.Now()
 		for {
+			if time.Since(lastGrew) > loadStallTimeout {
+				stall(fmt.Errorf("orchestrator: the server's key count stayed at %d for %v: the load stalled", last, loadStallTimeout))
+				return
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -687,6 +732,9 @@ func (r *runner) loadProgress(ctx context.Context, addr string) func() {
 			}
 			n, err := c.dbsize()
 			c.Close()
+			if err == nil && n != last {
+				last, lastGrew = n, time.Now()
+			}
 			if err == nil {
 				rate := float64(n) / time.Since(start).Seconds()
 				left := ""
@@ -703,8 +751,14 @@ func (r *runner) loadProgress(ctx context.Context, addr string) func() {
 // bench runs one GET phase of `threads` connections for `seconds`.
 func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
 	var pl Placement
-	out, err := r.runBench(ctx, row, tgt, name, []string{"-s", "--op", "GET", "-t", strconv.Itoa(threads),
+	limit := time.Duration(seconds+phaseGraceSeconds) * time.Second
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	out, err := r.runBench(pctx, row, tgt, name, []string{"-s", "--op", "GET", "-t", strconv.Itoa(threads),
 		"-b", strconv.Itoa(r.cfg.Batch), "--runtime", strconv.Itoa(seconds)}, &pl)
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		return benchCell{}, pl, fmt.Errorf("orchestrator: the %d s GET phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
+	}
 	if err != nil {
 		return benchCell{}, pl, err
 	}

@@ -17,6 +17,7 @@ var excludedMark = map[string]string{
 	excludedMisses:       "misses*",
 	excludedMemoryServed: "mem-served*",
 	excludedUnverified:   "unverified*",
+	excludedFailed:       "failed*",
 }
 
 // renderTable writes the reference layout
@@ -45,11 +46,11 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 		for _, t := range plan.Config.Threads {
 			c, ok := byKey[cellKey(row, t)]
 			switch {
-			case !ok || c.Passes == 0:
-				line = append(line, "—")
 			case c.Excluded != "":
 				seen[c.Excluded] = true
 				line = append(line, excludedMark[c.Excluded])
+			case !ok || c.Passes == 0:
+				line = append(line, "—")
 			default:
 				line = append(line, FormatOps(c.Median))
 			}
@@ -70,6 +71,9 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 	}
 	if seen[excludedUnverified] {
 		notes = append(notes, "unverified*: the server's pid is unknown (give --server-pid), so its device reads could not be counted; the cell is kept out of the table.")
+	}
+	if seen[excludedFailed] {
+		notes = append(notes, "failed*: the row failed before all its passes were measured (report.md and cells.jsonl say why); --resume retries it.")
 	}
 	out := buf.String()
 	if len(notes) > 0 {

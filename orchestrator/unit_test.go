@@ -108,7 +108,7 @@ func referencePasses(plan Plan) []PassRecord {
 
 func TestAggregate(t *testing.T) {
 	plan := referencePlan()
-	cells := aggregate(plan, referencePasses(plan), 8.2e6)
+	cells := aggregate(plan, referencePasses(plan), nil, 8.2e6)
 	if got, want := len(cells), 16; got != want {
 		t.Fatalf("aggregate: got %d cells, want %d", got, want)
 	}
@@ -143,7 +143,7 @@ func TestAggregateCountsEachPassOnce(t *testing.T) {
 		{Row: row, Threads: 8, Pass: 2, Ops: 10, OpsPerSec: 200, Hits: 10, ReadBytes: 5120},
 		{Row: row, Threads: 8, Pass: 3, Ops: 10, OpsPerSec: 300, Hits: 10, ReadBytes: 5120}, // beyond --passes
 	}
-	c := aggregate(plan, recs, 0)[0]
+	c := aggregate(plan, recs, nil, 0)[0]
 	if c.Passes != 2 || c.Median != 150 {
 		t.Errorf("got %d passes, median %v; want 2 passes, median 150", c.Passes, c.Median)
 	}
@@ -151,7 +151,7 @@ func TestAggregateCountsEachPassOnce(t *testing.T) {
 
 func TestTableGolden(t *testing.T) {
 	plan := referencePlan()
-	table, err := renderTable(plan, aggregate(plan, referencePasses(plan), 0))
+	table, err := renderTable(plan, aggregate(plan, referencePasses(plan), nil, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
