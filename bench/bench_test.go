@@ -503,3 +503,57 @@ func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 		t.Errorf("counts %+v: want verified hits", c)
 	}
 }
+
+func TestServerClosingMidOnlineRunMarksIncomplete(t *testing.T) {
+	r := testenv.MustRedisServer(t)
+	cfg := configFor(t, r.Addr)
+	cfg.Online = true
+	cfg.InFlight = 8
+	cfg.Runtime = 20 * time.Second
+	go func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for commandsProcessed(r.Addr) < 30000 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		r.Cmd.Process.Signal(syscall.SIGKILL)
+	}()
+	start := time.Now()
+	rep, human, err := runJSON(t, context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "stopped after") {
+		t.Fatalf("got %v, want the online run stopped by the server closing\n%s", err, human)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Errorf("the run went on for %v after the server died", time.Since(start))
+	}
+	if o := rep.Online; o == nil || !o.Incomplete || o.Ops == 0 {
+		t.Errorf("online result %+v: want incomplete with the ops done so far", o)
+	}
+}
+
+func TestInterruptedCellIsIncomplete(t *testing.T) {
+	r := testenv.MustRedisServer(t)
+	cfg := configFor(t, r.Addr)
+	cfg.Runtime = 0
+	if _, _, err := runJSON(t, context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.SkipLoad = true
+	cfg.Runtime = 20 * time.Second
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Interrupt once the timed window has done some GETs.
+		deadline := time.Now().Add(30 * time.Second)
+		for commandsProcessed(r.Addr) < 50000 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	rep, _, err := runJSON(t, ctx, cfg)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the interruption reported", err)
+	}
+	if c := rep.Cells[0]; !c.Incomplete || c.Ops == 0 || c.Seconds > 5 {
+		t.Errorf("cell incomplete %v ops %d seconds %v: want incomplete, prompt, with the ops done", c.Incomplete, c.Ops, c.Seconds)
+	}
+}

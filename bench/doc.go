@@ -1,3 +1,35 @@
 // Package bench is the RESP load generator: offline pipelined throughput and
-// online per-op latency against any RESP server.
+// online per-op latency against any RESP server (tierbench, Redis, Garnet,
+// Dragonfly, KeyDB). It knows the RESP wire format and nothing else of the
+// server.
+//
+// Keys are key indices 0..DBSize-1 in decimal, zero-padded to the key
+// length. The value of a key is derived from its index (decimal digits of a
+// hash, first digit non-zero), so --verify can check any GET reply without
+// remembering what was written, and a value of up to 18 bytes is a valid
+// INCR operand.
+//
+// The load writes every key exactly once with MSET: thread i of n writes
+// [DBSize*i/n, DBSize*(i+1)/n), so an uneven split loses no key. An MSET
+// of k keys answered +OK acknowledges k keys; the acknowledged count is
+// what the orchestrator's load check reads.
+//
+// Offline, each thread owns one connection and a set of request batches
+// built before the timed window from keys drawn in advance (uniform, or
+// zipf by rejection-inversion); it sends a batch, reads all its replies,
+// and cycles. Replies are parsed in place just enough to classify them:
+// hits, misses (null replies, and DEL answering 0), error replies and, with
+// verify, mismatched values. Nothing is allocated per op. The process's
+// user+system CPU time is taken around each cell; a cell that used at least
+// 90 % of the CPUs its threads could run on is marked client_saturated.
+//
+// Online, each connection has a sender and a receiver goroutine with up to
+// InFlight ops outstanding; latencies go into a per-connection
+// HdrHistogram, merged and printed every ReportInterval. With a Rate, op k
+// of a connection is due at start + k*interval and its latency runs from
+// that due time, so a server stall is charged to every op it delayed
+// (no coordinated omission).
+//
+// With Config.JSON, stdout carries one Report document and nothing else;
+// its field names are a contract pinned by testdata/report.golden.json.
 package bench
