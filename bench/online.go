@@ -55,32 +55,92 @@ func (t *onlineThread) record(ns int64) {
 	t.ops.Add(1)
 }
 
-// send issues ops until stop, keeping at most itp in flight; with an
-// interval it paces op k to start+k*interval and stamps it with that time,
-// so a stall of the server is charged to every op it delayed.
+// opSource draws the ops of one connection: the command from the workload
+// mix, the key from the sampler, encoded into a reused buffer.
+type opSource struct {
+	p       *plan
+	sampler *keySampler
+	mix     *rand.Rand
+	buf     []byte
+	keys    [1]uint64
+}
+
+func newOpSource(p *plan, thread int) *opSource {
+	return &opSource{
+		p:       p,
+		sampler: newKeySampler(uint64(p.DBSize), p.zipf, p.Seed, uint64(1)<<62|uint64(thread)),
+		mix:     rand.New(rand.NewPCG(p.Seed, mix64(uint64(thread)^0x5eed))),
+		buf:     make([]byte, 0, 256+p.keyLength+p.ValueLength),
+	}
+}
+
+// next draws an op and returns it with its request; the request is valid
+// until the next call.
+func (s *opSource) next() (opcode, uint64, []byte) {
+	op := s.p.workload[s.mix.IntN(len(s.p.workload))]
+	s.keys[0] = s.sampler.next()
+	s.buf = appendCommand(s.buf[:0], op, s.keys[:], s.p.keyLength, s.p.ValueLength)
+	return op, s.keys[0], s.buf
+}
+
+// closedLoop runs a connection without a rate in one goroutine: it keeps
+// InFlight ops outstanding, sending the next op as soon as a reply is in,
+// and stamps each op when it is sent. One goroutine per connection costs
+// the client less CPU, and so adds less to the latency it measures.
+func (t *onlineThread) closedLoop(p *plan, thread int, base time.Time, stop *atomic.Bool) {
+	src := newOpSource(p, thread)
+	ring := make([]inflight, p.InFlight) // FIFO of outstanding ops
+	head, outstanding := 0, 0
+	var keys [1]uint64
+	send := func() bool {
+		op, key, req := src.next()
+		ring[(head+outstanding)%len(ring)] = inflight{stampNs: int64(time.Since(base)), key: key, op: op}
+		outstanding++
+		if _, err := t.conn.Write(req); err != nil {
+			t.sendErr = fmt.Errorf("send %s: %w", op, closedErr(err))
+			stop.Store(true)
+			return false
+		}
+		return true
+	}
+	for outstanding < len(ring) && !stop.Load() {
+		if !send() {
+			return
+		}
+	}
+	for outstanding > 0 {
+		e := ring[head]
+		head = (head + 1) % len(ring)
+		outstanding--
+		keys[0] = e.key
+		t.rr.op = e.op
+		if err := t.rr.reply(keys[:]); err != nil {
+			t.recvErr = fmt.Errorf("read %s reply: %w", e.op, closedErr(err))
+			stop.Store(true)
+			return
+		}
+		t.record(int64(time.Since(base)) - e.stampNs)
+		if !stop.Load() && !send() {
+			return
+		}
+	}
+}
+
+// send issues ops at a fixed rate until stop, keeping at most InFlight in
+// flight: op k is due at k*interval after base and is stamped with that due
+// time, so a stall of the server is charged to every op it delayed.
 func (t *onlineThread) send(p *plan, thread int, base time.Time, intervalNs int64, stop *atomic.Bool, slots chan struct{}, pending chan<- inflight) {
 	defer close(pending)
-	sampler := newKeySampler(uint64(p.DBSize), p.zipf, p.Seed, uint64(1)<<62|uint64(thread))
-	mix := rand.New(rand.NewPCG(p.Seed, mix64(uint64(thread)^0x5eed)))
-	buf := make([]byte, 0, 256+p.keyLength+p.ValueLength)
-	var keys [1]uint64
+	src := newOpSource(p, thread)
 	for k := int64(0); !stop.Load(); k++ {
-		op := p.workload[mix.IntN(len(p.workload))]
-		keys[0] = sampler.next()
-		var stamp int64
-		if intervalNs > 0 {
-			stamp = k * intervalNs
-			if d := stamp - int64(time.Since(base)); d > 0 {
-				time.Sleep(time.Duration(d))
-			}
-			slots <- struct{}{}
-		} else {
-			slots <- struct{}{}
-			stamp = int64(time.Since(base))
+		stamp := k * intervalNs
+		if d := stamp - int64(time.Since(base)); d > 0 {
+			time.Sleep(time.Duration(d))
 		}
-		buf = appendCommand(buf[:0], op, keys[:], p.keyLength, p.ValueLength)
-		pending <- inflight{stampNs: stamp, key: keys[0], op: op}
-		if _, err := t.conn.Write(buf); err != nil {
+		slots <- struct{}{}
+		op, key, req := src.next()
+		pending <- inflight{stampNs: stamp, key: key, op: op}
+		if _, err := t.conn.Write(req); err != nil {
 			t.sendErr = fmt.Errorf("send %s: %w", op, closedErr(err))
 			stop.Store(true)
 			return
@@ -194,6 +254,17 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	cpu0 := cpuSeconds()
 	var wg sync.WaitGroup
 	for i, t := range ts {
+		if intervalNs == 0 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.closedLoop(p, i, base, &stop)
+				if t.recvErr != nil || t.sendErr != nil {
+					end()
+				}
+			}()
+			continue
+		}
 		slots := make(chan struct{}, p.InFlight)
 		pending := make(chan inflight, p.InFlight)
 		wg.Add(2)
