@@ -125,7 +125,7 @@ func TestTrees(t *testing.T) {
 			wantAIO: Pass, wantFIOJobs: 2, wantVirt: "QEMU Standard PC (Q35 + ICH9, 2009)", wantMicrocode: "0x1000065",
 			wantVulnerable:  []string{"retbleed"},
 			wantIOUringNote: "kernel.io_uring_disabled absent",
-			wantParagraph: "Host — 1× AMD EPYC 7B13 (2 cores × 1 threads/socket, 2 logical CPUs, 1 NUMA node), ~24 GB; " +
+			wantParagraph: "Host — 1× AMD EPYC 7B13 (2 cores × 1 thread/socket, 2 logical CPUs, 1 NUMA node), ~24 GB; " +
 				"1× virtio_blk 275 GB virtio disk (/dev/vda, ext4); Debian GNU/Linux 12 (bookworm), kernel 6.1.0-18-amd64, " +
 				"virtual machine (QEMU Standard PC (Q35 + ICH9, 2009)); fs.aio-max-nr = 65536. " +
 				"fio random-read ceiling on this disk: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (2 jobs × QD64, io_uring, O_DIRECT, 8 files).",

@@ -71,8 +71,12 @@ func HostParagraph(rep Report) string {
 	if nodes == 1 {
 		plural = ""
 	}
-	fmt.Fprintf(&b, "%d× %s (%d cores × %d threads/socket, %d logical CPUs, %d NUMA node%s), ~%s",
-		fp.Sockets, cpuName(fp.CPUModel), fp.CoresPerSocket, fp.ThreadsPerCore, fp.LogicalCPUs, nodes, plural, roughBytes(fp.MemoryBytes))
+	threads := "threads"
+	if fp.ThreadsPerCore == 1 {
+		threads = "thread"
+	}
+	fmt.Fprintf(&b, "%d× %s (%d cores × %d %s/socket, %d logical CPUs, %d NUMA node%s), ~%s",
+		fp.Sockets, cpuName(fp.CPUModel), fp.CoresPerSocket, fp.ThreadsPerCore, threads, fp.LogicalCPUs, nodes, plural, roughBytes(fp.MemoryBytes))
 	if s := storagePhrase(fp.Storage); s != "" {
 		b.WriteString("; " + s)
 	}
