@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,26 @@ func TestDefaultKeyLength(t *testing.T) {
 		}
 		if p.keyLength != tt.want {
 			t.Errorf("dbsize %d: key length %d, want %d", tt.dbsize, p.keyLength, tt.want)
+		}
+	}
+}
+
+func TestSaturated(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	tests := []struct {
+		cpuSec, wallSec float64
+		threads         int
+		want            bool
+	}{
+		{0.95, 1, 1, true}, // one thread busy all the time
+		{0.5, 1, 1, false}, // one thread waiting on the server half the time
+		{0.95, 1, 4, procs == 1},
+		{float64(procs) * 0.95, 1, 64, true},
+		{0, 0, 1, false},
+	}
+	for _, tt := range tests {
+		if got := saturated(tt.cpuSec, tt.wallSec, tt.threads); got != tt.want {
+			t.Errorf("saturated(%v CPU-s, %v s, %d threads) with GOMAXPROCS %d = %v, want %v", tt.cpuSec, tt.wallSec, tt.threads, procs, got, tt.want)
 		}
 	}
 }
