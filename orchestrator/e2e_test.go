@@ -1,0 +1,439 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+// These tests drive the real binary — `tierbench run` as a child process,
+// which starts real `tierbench server` and `tierbench bench` processes or
+// containers — at a tiny size that still keeps the dataset ≥ 20 × the
+// server's --memory: 200 000 × 128 B = 24 MiB against --memory 1m.
+
+func tinyArgs(t *testing.T, data, out string) []string {
+	return []string{"run", "--dbsize", "200000", "--memory", "1m", "--page", "64k", "--segment", "16m", "--index", "16m",
+		"--threads", "2,4", "--batch", "64", "--cell-seconds", "1", "--passes", "1", "--warmup-seconds", "1",
+		"--load-threads", "4", "--no-fio", "--data", data, "--out", out, "--state-dir", filepath.Join(data, "..", "state")}
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func runBinary(t *testing.T, bin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %s: %v", strings.Join(args, " "), err)
+	}
+	return result{stdout.String(), stderr.String(), code}
+}
+
+// processesOf lists the live processes running the binary at path.
+func processesOf(path string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil || exe != path {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	}
+	return out
+}
+
+func assertNoProcesses(t *testing.T, bin string) {
+	t.Helper()
+	// Reaping by init may take a moment after the run exits.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := processesOf(bin)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes left behind: %q", left)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkBundle checks a finished bundle and returns its plan.
+func checkBundle(t *testing.T, out, stdout string, rows, passes int) Plan {
+	t.Helper()
+	for _, f := range []string{fileFingerprint, filePreflight, fileCells, fileResults, fileTable, fileReport, filePlan} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("bundle file %s: %v (want it, non-empty)", f, err)
+		}
+	}
+	var plan Plan
+	if err := readJSON(out, filePlan, &plan); err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := readJSON(out, fileResults, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Schema != SchemaVersion {
+		t.Errorf("results.json schema_version %d, want %d", res.Schema, SchemaVersion)
+	}
+	table, _ := os.ReadFile(filepath.Join(out, fileTable))
+	if string(table) != stdout {
+		t.Errorf("stdout is not table.md:\nstdout:\n%s\ntable.md:\n%s", stdout, table)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) < 2+rows || !strings.HasPrefix(lines[0], "| backend | NUMA") {
+		t.Fatalf("table: got\n%s\nwant a header and %d rows", stdout, rows)
+	}
+	for _, l := range lines[2 : 2+rows] {
+		if strings.Contains(l, "—") || strings.Contains(l, "*") {
+			t.Errorf("table row %q: want every cell measured and shown", l)
+		}
+	}
+	recs, loads, err := readCells(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rows * 2 * passes; len(recs) != want {
+		t.Errorf("cells.jsonl: got %d pass records, want %d", len(recs), want)
+	}
+	if len(loads) < rows {
+		t.Errorf("cells.jsonl: got %d load records, want ≥ %d", len(loads), rows)
+	}
+	for _, l := range loads {
+		if l.Acknowledged != 200000 || l.ServerKeys != 200000 || !l.Tiered || l.DeviceShare < 0.95 {
+			t.Errorf("load record %+v: want 200000 acknowledged and held, tiered, ≥ 95 %% on the device", l)
+		}
+	}
+	for _, r := range recs {
+		if r.ReadBytesPerGet < minSectorShare*sectorBytes || r.Server.CPUs == "" || r.Client.CPUs == "" {
+			t.Errorf("pass %+v: want ≥ %.0f device bytes per GET and recorded placements", r, minSectorShare*sectorBytes)
+		}
+		if r.Row.Pin == PinPinned && (!sameSet(r.Server.CPUs, r.Server.WantCPUs) || !sameSet(r.Client.CPUs, r.Client.WantCPUs) || r.Server.WantCPUs == r.Client.WantCPUs) {
+			t.Errorf("pinned pass: server %+v client %+v; want disjoint sets honoured", r.Server, r.Client)
+		}
+	}
+	logs, _ := os.ReadDir(filepath.Join(out, dirLogs))
+	var servers int
+	for _, l := range logs {
+		if strings.HasPrefix(l.Name(), "server-") {
+			servers++
+		}
+	}
+	if servers != rows {
+		t.Errorf("logs/: got %d server logs, want %d", servers, rows)
+	}
+	return plan
+}
+
+func TestRunProcess(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+
+	// A process left by a run that died: its pid file names an owner that
+	// is gone; the new run must kill it and say so.
+	stale := exec.Command("sleep", "300")
+	stale.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := stale.Start(); err != nil {
+		t.Fatal(err)
+	}
+	staleDone := make(chan struct{})
+	go func() { stale.Wait(); close(staleDone) }()
+	t.Cleanup(func() { stale.Process.Kill() })
+	os.MkdirAll(filepath.Join(base, "state"), 0o755)
+	os.WriteFile(filepath.Join(base, "state", "old-run.pids"),
+		fmt.Appendf(nil, "999999999 1\n%d %d\n", stale.Process.Pid, startTime(stale.Process.Pid)), 0o644)
+
+	r := runBinary(t, bin, append(tinyArgs(t, data, out), "--runtime", "process")...)
+	if r.code != 0 {
+		t.Fatalf("run exited %d:\n%s", r.code, r.stderr)
+	}
+	select {
+	case <-staleDone:
+	case <-time.After(5 * time.Second):
+		t.Errorf("the stale process %d was not removed", stale.Process.Pid)
+	}
+	if !strings.Contains(r.stderr, fmt.Sprintf("cleanup: killed process %d", stale.Process.Pid)) {
+		t.Errorf("stderr does not say the stale process was removed:\n%s", r.stderr)
+	}
+	for _, want := range []string{"cell 1/8", "s left", "loading 200000 keys"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	plan := checkBundle(t, out, r.stdout, 4, 1)
+	if plan.Runtime != RuntimeProcess {
+		t.Errorf("plan runtime %q, want process", plan.Runtime)
+	}
+	assertNoProcesses(t, bin)
+	if files, _ := filepath.Glob(filepath.Join(base, "state", "*.pids")); len(files) != 0 {
+		t.Errorf("pid files left: %v", files)
+	}
+
+	// tierbench report renders the same table again from the bundle.
+	os.Remove(filepath.Join(out, fileTable))
+	rep := runBinary(t, bin, "report", out)
+	if rep.code != 0 || rep.stdout != r.stdout {
+		t.Errorf("report exited %d with\n%s\nwant the run's table\n%s\nstderr: %s", rep.code, rep.stdout, r.stdout, rep.stderr)
+	}
+	if rep := runBinary(t, bin, "report"); rep.code != 2 {
+		t.Errorf("report without a dir: exit %d, want 2", rep.code)
+	}
+}
+
+func dockerClient(t *testing.T) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Skipf("no Docker client: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx); err != nil {
+		t.Skipf("no Docker engine answers on this host: %v", err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+func containersLabelled(t *testing.T, cli *client.Client, label string) []container.Summary {
+	t.Helper()
+	list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+func TestRunDocker(t *testing.T) {
+	cli := dockerClient(t)
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+
+	// A container left by a run whose owner is gone.
+	d, err := newDockerDriver(t.Context(), bin, "stale-"+strconv.Itoa(os.Getpid()), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.cli.Close() })
+	d.owner = "999999999:1"
+	staleID, err := d.create(t.Context(), "server", "stale", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.ContainerRemove(context.Background(), staleID, container.RemoveOptions{Force: true}) })
+
+	r := runBinary(t, bin, append(tinyArgs(t, data, out), "--runtime", "docker")...)
+	if r.code != 0 {
+		t.Fatalf("run exited %d:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "cleanup: removed container tierbench-stale-") {
+		t.Errorf("stderr does not say the stale container was removed:\n%s", r.stderr)
+	}
+	if _, err := cli.ContainerInspect(t.Context(), staleID); err == nil {
+		t.Errorf("stale container %s still exists", staleID[:12])
+	}
+	plan := checkBundle(t, out, r.stdout, 4, 1)
+	if plan.Runtime != RuntimeDocker {
+		t.Errorf("plan runtime %q, want docker", plan.Runtime)
+	}
+	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
+		t.Errorf("containers left with label %s=%s: %d", labelRun, plan.RunID, len(left))
+	}
+	_, loads, _ := readCells(out)
+	for _, l := range loads {
+		if !strings.HasPrefix(l.ServerMode, "docker") {
+			t.Errorf("load record server mode %q, want a docker mode", l.ServerMode)
+		}
+	}
+	logs, _ := os.ReadDir(filepath.Join(out, dirLogs))
+	var nonEmpty int
+	for _, l := range logs {
+		if st, _ := os.Stat(filepath.Join(out, dirLogs, l.Name())); st != nil && st.Size() > 0 {
+			nonEmpty++
+		}
+	}
+	if nonEmpty < 8 {
+		t.Errorf("logs/: %d non-empty container logs, want server and client logs of every row", nonEmpty)
+	}
+}
+
+func TestRunInterruptAndResume(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+	args := append(tinyArgs(t, data, out), "--runtime", "process", "--backends", "libaio", "--passes", "2", "--cell-seconds", "2")
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+
+	// Wait for two finished passes, then interrupt in the middle of the third.
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		recs, _, _ := readCells(out)
+		if len(recs) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no two passes within 90 s:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("interrupted run exited 0")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("run did not stop within 30 s of SIGINT:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "--resume "+out) {
+		t.Errorf("stderr does not say how to resume:\n%s", stderr.String())
+	}
+	assertNoProcesses(t, bin)
+	before, _, err := readCells(out)
+	if err != nil || len(before) < 2 || len(before) >= 8 {
+		t.Fatalf("after SIGINT: %d passes in cells.jsonl (%v); want the finished ones, at least 2 and not all 8", len(before), err)
+	}
+
+	r := runBinary(t, bin, "run", "--resume", out, "--state-dir", filepath.Join(base, "state"))
+	if r.code != 0 {
+		t.Fatalf("resume exited %d:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, fmt.Sprintf("cell 1/%d", 8-len(before))) {
+		t.Errorf("resume did not skip the %d finished passes:\n%s", len(before), r.stderr)
+	}
+	checkBundle(t, out, r.stdout, 2, 2)
+	recs, _, _ := readCells(out)
+	seen := map[string]bool{}
+	for _, rec := range recs {
+		k := passKey(rec.Row, rec.Threads, rec.Pass)
+		if seen[k] {
+			t.Errorf("pass %s measured twice", k)
+		}
+		seen[k] = true
+	}
+	assertNoProcesses(t, bin)
+}
+
+func TestRunExternalSkipLoadRefusesPartialLoad(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	redis := testenv.MustRedisServer(t)
+	base := testenv.MustDiskDir(t)
+	// 1 % of the keys: 2 000 of 200 000.
+	load := runBinary(t, bin, "bench", "--port", strconv.Itoa(redis.Port), "--dbsize", "2000", "--keylength", "16", "--valuelength", "96", "--runtime", "0", "--json")
+	if load.code != 0 {
+		t.Fatalf("loading redis: exit %d: %s", load.code, load.stderr)
+	}
+	common := []string{"run", "--server-addr", redis.Addr, "--skip-load", "--keylength", "16", "--valuelength", "96",
+		"--threads", "2", "--batch", "64", "--cell-seconds", "1", "--passes", "1", "--warmup-seconds", "1", "--no-fio",
+		"--data", filepath.Join(base, "data"), "--state-dir", filepath.Join(base, "state")}
+	r := runBinary(t, bin, append(common, "--dbsize", "200000", "--out", filepath.Join(base, "partial"))...)
+	if r.code == 0 {
+		t.Fatalf("partial load measured (exit 0):\n%s", r.stdout)
+	}
+	for _, want := range []string{"server holds 2000 keys, 1.00 %", "refusing to measure a partial load"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if r.stdout != "" {
+		t.Errorf("a refused run printed a table:\n%s", r.stdout)
+	}
+
+	// The full key count with the server's pid: measured, and the device
+	// counter shows Redis answers from memory.
+	r = runBinary(t, bin, append(common, "--dbsize", "2000", "--server-pid", strconv.Itoa(redis.Cmd.Process.Pid), "--out", filepath.Join(base, "full"))...)
+	if r.code != 0 {
+		t.Fatalf("full load: exit %d:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "| External | no pin ("+redis.Addr+")") || !strings.Contains(r.stdout, "mem-served*") {
+		t.Errorf("table for redis: got\n%s\nwant the external row marked mem-served*", r.stdout)
+	}
+}
+
+func TestRunDeviceHitCatchesMemoryHeldDataset(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+	args := tinyArgs(t, data, out)
+	for i, a := range args {
+		if a == "--memory" {
+			args[i+1] = "64m" // holds the whole 24 MiB dataset
+		}
+	}
+	// Without --force the plan is refused up front.
+	r := runBinary(t, bin, append(slicesClone(args), "--runtime", "process", "--backends", "libaio", "--pin", "none")...)
+	if r.code != 2 || !strings.Contains(r.stderr, "less than 20 × --memory 64m") {
+		t.Errorf("dataset held in memory without --force: exit %d, stderr\n%s\nwant 2 and the 20 × memory refusal", r.code, r.stderr)
+	}
+	// With --force it measures, and the device-hit check keeps every cell out.
+	r = runBinary(t, bin, append(args, "--runtime", "process", "--backends", "libaio", "--pin", "none", "--force")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	if got := strings.Count(r.stdout, "mem-served*"); got != 3 { // two cells and the note
+		t.Errorf("table: got\n%s\nwant both cells marked mem-served* and the note", r.stdout)
+	}
+	recs, _, _ := readCells(out)
+	for _, rec := range recs {
+		if !rec.MemoryServed || rec.ReadBytesPerGet > 64 {
+			t.Errorf("pass %+v: want memory_served with next to no device bytes per GET", rec)
+		}
+	}
+	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	if !strings.Contains(string(report), "mem-served*: the server read less than") {
+		t.Errorf("report.md lacks the memory-served note")
+	}
+	var res Results
+	readJSON(out, fileResults, &res)
+	b, _ := json.Marshal(res.Cells)
+	if !strings.Contains(string(b), `"excluded":"memory-served"`) {
+		t.Errorf("results.json cells lack the memory-served exclusion: %s", b)
+	}
+	assertNoProcesses(t, bin)
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
