@@ -103,9 +103,15 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 	fp := &rep.Fingerprint
 	fp.Time = cfg.Now().UTC()
 
+	t.fingerprint(ctx, fp)
 	nodes, err := t.readNUMA()
 	fp.NUMANodes = nodes
-	rep.Checks = append(rep.Checks, numaCheck(nodes, err))
+	numa := numaCheck(nodes, err)
+	if err == nil && fp.Sockets > 0 {
+		numa.Detail = fmt.Sprintf("%d socket(s) × %d cores × %d threads = %d logical CPUs; %s", fp.Sockets, fp.CoresPerSocket,
+			fp.ThreadsPerCore, fp.LogicalCPUs, numa.Detail)
+	}
+	rep.Checks = append(rep.Checks, numa)
 
 	aio, err := t.readAIO()
 	fp.AIO = aio
@@ -145,8 +151,6 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 		fp.Docker = &dinfo
 	}
 	rep.Checks = append(rep.Checks, dockerCheck(dinfo, derr))
-
-	t.fingerprint(ctx, fp)
 
 	fioCheck := Check{Name: CheckFIO, Status: Warn, Detail: "not run: add --fio to measure the random-read ceiling every result is divided by"}
 	if cfg.FIO {
