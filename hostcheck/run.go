@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 	fp.NUMANodes = nodes
 	numa := numaCheck(nodes, err)
 	if err == nil && fp.Sockets > 0 {
-		numa.Detail = fmt.Sprintf("%d socket(s) × %d cores × %d threads = %d logical CPUs; %s", fp.Sockets, fp.CoresPerSocket,
+		numa.Detail = fmt.Sprintf("%d socket(s) × %d cores × %d thread(s) = %d logical CPUs; %s", fp.Sockets, fp.CoresPerSocket,
 			fp.ThreadsPerCore, fp.LogicalCPUs, numa.Detail)
 	}
 	rep.Checks = append(rep.Checks, numa)
