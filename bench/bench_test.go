@@ -488,7 +488,7 @@ func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer conn.conn.Close()
 	th := &offlineThread{conn: conn, batches: buildBatches(p, 1, 0), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
 	var stop atomic.Bool
 	stop.Store(true) // one batch per run

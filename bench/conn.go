@@ -19,7 +19,7 @@ const handshakeTimeout = 10 * time.Second
 
 // dial connects to addr, authenticates when auth is set, and checks with a
 // PING that the server will take commands.
-func dial(ctx context.Context, addr, auth string) (net.Conn, error) {
+func dial(ctx context.Context, addr, auth string) (*socket, error) {
 	d := net.Dialer{Timeout: handshakeTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -32,7 +32,12 @@ func dial(ctx context.Context, addr, auth string) (net.Conn, error) {
 		conn.Close()
 		return nil, err
 	}
-	return conn, nil
+	s, err := newSocket(conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 func handshake(conn net.Conn, addr, auth string) error {
@@ -90,8 +95,8 @@ func isClosed(err error) bool {
 }
 
 // dialAll opens n connections, closing those already open if one fails.
-func dialAll(ctx context.Context, addr, auth string, n int) ([]net.Conn, error) {
-	conns := make([]net.Conn, 0, n)
+func dialAll(ctx context.Context, addr, auth string, n int) ([]*socket, error) {
+	conns := make([]*socket, 0, n)
 	for range n {
 		c, err := dial(ctx, addr, auth)
 		if err != nil {
@@ -103,8 +108,15 @@ func dialAll(ctx context.Context, addr, auth string, n int) ([]net.Conn, error) 
 	return conns, nil
 }
 
-func closeAll(conns []net.Conn) {
+func closeAll(conns []*socket) {
 	for _, c := range conns {
-		c.Close()
+		c.conn.Close()
+	}
+}
+
+// cutAll makes every blocked read or write on conns return at once.
+func cutAll(conns []*socket) {
+	for _, c := range conns {
+		c.conn.SetDeadline(time.Now())
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,9 +38,7 @@ func load(ctx context.Context, p *plan, progress io.Writer) (*LoadResult, error)
 	}
 	defer closeAll(conns)
 	stopWatch := context.AfterFunc(ctx, func() {
-		for _, c := range conns {
-			c.SetDeadline(time.Now())
-		}
+		cutAll(conns)
 	})
 	defer stopWatch()
 
@@ -102,7 +99,7 @@ func load(ctx context.Context, p *plan, progress io.Writer) (*LoadResult, error)
 
 // loadThread writes keys [lo, hi) as MSETs of up to Batch keys, pipelining
 // about loadWriteBytes per write, and reads every reply.
-func loadThread(conn net.Conn, p *plan, lo, hi int64, rr *replyReader, acked *atomic.Int64) error {
+func loadThread(conn *socket, p *plan, lo, hi int64, rr *replyReader, acked *atomic.Int64) error {
 	var buf []byte
 	keys := make([]uint64, 0, p.Batch)
 	var sizes []int // keys in each MSET of the current write
@@ -183,7 +180,7 @@ func (tb *threadBatches) count() int { return len(tb.offsets) - 1 }
 
 // offlineThread is one connection's share of a cell.
 type offlineThread struct {
-	conn    net.Conn
+	conn    *socket
 	batches *threadBatches
 	rr      *replyReader
 	sent    int64
@@ -247,9 +244,7 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 	var stop atomic.Bool
 	stopWatch := context.AfterFunc(ctx, func() {
 		stop.Store(true)
-		for _, c := range conns {
-			c.SetDeadline(time.Now())
-		}
+		cutAll(conns)
 	})
 	defer stopWatch()
 	cpu0 := cpuSeconds()

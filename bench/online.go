@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -38,7 +37,7 @@ type inflight struct {
 // onlineThread is one connection: a sender goroutine and a receiver
 // goroutine share it, the receiver recording each op's latency.
 type onlineThread struct {
-	conn net.Conn
+	conn *socket
 	rr   *replyReader
 
 	mu   sync.Mutex
@@ -321,9 +320,7 @@ loop:
 			// so a server that went silent cannot hang the run.
 			drainCut = time.After(drainTimeout)
 		case <-drainCut:
-			for _, c := range conns {
-				c.SetDeadline(time.Now())
-			}
+			cutAll(conns)
 			drainCut = nil
 		case <-finished:
 			break loop
