@@ -464,6 +464,27 @@ func TestRealHost(t *testing.T) {
 	}
 }
 
+func TestFIOTooBigForDisk(t *testing.T) {
+	var probes *fakeProbes
+	rep, _ := runTree(t, filepath.Join("testdata", "vm-host"), func(c *Config) {
+		c.FIO = true
+		c.FIOFiles = 1 << 20
+		c.FIOFileBytes = 1 << 30 // 1 PiB in all
+		probes = &fakeProbes{}
+		c.Probes = probes.probes()
+	})
+	c := mustCheck(t, rep, CheckFIO)
+	if c.Status != Fail || !strings.Contains(c.Detail, "lower --fio-size") {
+		t.Errorf("got fio %v %q, want fail asking for a smaller --fio-size", c.Status, c.Detail)
+	}
+	if len(probes.jobs) != 0 {
+		t.Errorf("got %d fio runs, want none", len(probes.jobs))
+	}
+	if d := mustCheck(t, rep, CheckDiskSpace); d.Status != Fail {
+		t.Errorf("got disk-space %v %q, want fail", d.Status, d.Detail)
+	}
+}
+
 func TestFIOFailures(t *testing.T) {
 	tests := []struct {
 		name, script string

@@ -157,6 +157,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 		switch {
 		case dirErr != nil || odirect.Status == Fail:
 			fioCheck = Check{Name: CheckFIO, Status: Fail, Detail: "not run: the data dir failed the odirect check"}
+		case fp.Storage.FreeBytes < fioBytes:
+			fioCheck = Check{Name: CheckFIO, Status: Fail, Detail: fmt.Sprintf("not run: its %d files need %s and only %s is free in %s; lower --fio-size",
+				cfg.FIOFiles, humanBytes(fioBytes), humanBytes(fp.Storage.FreeBytes), dir)}
 		default:
 			engine := "io_uring"
 			if !uringOK {
