@@ -114,6 +114,18 @@ type uringRing struct {
 	cqes           []uringCQE
 
 	maps [][]byte // every mapping, for munmap
+
+	// reaperTid is the OS thread of the ring's reaping goroutine (locked to
+	// it). delivering is true while that goroutine runs completion
+	// functions; it is read and written only on that thread. A Submit made
+	// from a completion function (tid == reaperTid and delivering) goes to
+	// this ring and is deferred: its SQEs are published, and the reaper
+	// hands them all to the kernel in one io_uring_enter after the batch.
+	// The request then also completes on the thread that submitted it, so
+	// the kernel's completion work (task_work) runs on the thread that is
+	// already waiting on this ring instead of waking a second one.
+	reaperTid  atomic.Int32
+	delivering bool
 }
 
 // uringDevice is the io_uring backend: io_uring_setup, the rings mapped with
@@ -273,15 +285,30 @@ func (d *uringDevice) pickRing() *uringRing {
 }
 
 // Submit implements Device: one io_uring_enter per batch of up to the SQ
-// size.
+// size; none at all when called from a completion function, whose
+// submissions the reaper sends with the rest of its batch.
 func (d *uringDevice) Submit(reqs []Request) (int, error) {
 	if d.closed.Load() {
 		return 0, ErrClosed
 	}
+	own := d.ownRing()
 	accepted := 0
 	for accepted < len(reqs) {
-		r := d.pickRing()
-		n, err := d.submitBatch(r, reqs[accepted:])
+		// The first slot of a batch is taken before any ring lock: waiting
+		// on the throttle while holding one would stop that ring's reaper
+		// (which takes the lock to send deferred submissions) from
+		// freeing slots.
+		if err := d.check(&reqs[accepted]); err != nil {
+			return accepted, err
+		}
+		idx, _ := d.acquire(true)
+		r := own
+		if r != nil {
+			r.mu.Lock()
+		} else {
+			r = d.pickRing()
+		}
+		n, err := d.submitBatch(r, reqs[accepted:], own != nil, idx)
 		r.mu.Unlock()
 		accepted += n
 		if err != nil {
@@ -291,29 +318,64 @@ func (d *uringDevice) Submit(reqs []Request) (int, error) {
 	return accepted, nil
 }
 
-// submitBatch fills SQEs for a prefix of reqs and submits them with one
+// ownRing is the ring whose reaper is the calling goroutine, in the middle
+// of delivering completions; nil otherwise. gettid is a cheap syscall with
+// no scheduler involvement; a match proves we are on that locked thread,
+// which only its reaper goroutine runs on.
+func (d *uringDevice) ownRing() *uringRing {
+	tid := int32(unix.Gettid())
+	for _, r := range d.rings {
+		if r.reaperTid.Load() == tid && r.delivering {
+			return r
+		}
+	}
+	return nil
+}
+
+// submitBatch fills SQEs for a prefix of reqs and, unless defer is set and
+// the SQ has room left, submits everything published with one
 // io_uring_enter. It mirrors io_uring_get_sqe (per request) followed by
 // io_uring_submit. The caller holds r.mu.
-func (d *uringDevice) submitBatch(r *uringRing, reqs []Request) (int, error) {
+//
+// first is a slot already acquired for reqs[0], which has passed check; it
+// is used or released.
+func (d *uringDevice) submitBatch(r *uringRing, reqs []Request, deferred bool, first uint32) (int, error) {
 	// io_uring_get_sqe: acquire load of the kernel's SQ head, so the SQEs
 	// it has consumed may be overwritten.
 	head := atomic.LoadUint32(r.sqHead)
-	tail := *r.sqTail // only we write the SQ tail
+	tail := *r.sqTail // only holders of r.mu write the SQ tail
+	if tail-head >= r.sqEntries {
+		// Full of deferred submissions: hand them over to make room.
+		if err := d.flush(r, tail); err != nil {
+			d.release(first)
+			return 0, err
+		}
+		head = atomic.LoadUint32(r.sqHead)
+	}
 	start := tail
 	var err error
 	for k := range reqs {
 		if tail-head >= r.sqEntries {
+			deferred = false // full: the kernel must take them now
 			break
 		}
 		q := &reqs[k]
-		if err = d.check(q); err != nil {
-			break
+		if k > 0 {
+			if err = d.check(q); err != nil {
+				break
+			}
 		}
 		var fd int32
 		if fd, err = d.files.fd(q.Offset/d.cfg.SegmentBytes, q.Op == OpWrite); err != nil {
+			if k == 0 {
+				d.release(first)
+			}
 			break
 		}
-		idx, ok := d.acquire(k == 0)
+		idx, ok := first, true
+		if k > 0 {
+			idx, ok = d.acquire(false)
+		}
 		if !ok {
 			break
 		}
@@ -339,31 +401,38 @@ func (d *uringDevice) submitBatch(r *uringRing, reqs []Request) (int, error) {
 		}
 		tail++
 	}
-	n, serr := d.flush(r, start, tail)
-	if serr != nil {
-		return n, serr
+	// Release store (__io_uring_flush_sq): the SQE contents written above
+	// become visible to the kernel no later than the new tail.
+	atomic.StoreUint32(r.sqTail, tail)
+	if deferred && err == nil {
+		return int(tail - start), nil
 	}
-	return n, err
+	if serr := d.flush(r, start); serr != nil {
+		n := int(*r.sqTail - start)
+		return max(n, 0), serr
+	}
+	return int(tail - start), err
 }
 
-// flush publishes SQEs [start, tail) and has the kernel consume them,
-// mirroring io_uring_submit (__io_uring_flush_sq + io_uring_enter). It
-// returns how many were consumed; on a fatal error the unconsumed ones are
-// taken back (possible because without SQPOLL the kernel reads the SQ only
-// inside io_uring_enter, which we serialise with r.mu) and their slots freed.
-func (d *uringDevice) flush(r *uringRing, start, tail uint32) (int, error) {
-	if tail == start {
-		return 0, nil
-	}
-	// Release store: the SQE contents written before become visible to the
-	// kernel no later than the new tail.
-	atomic.StoreUint32(r.sqTail, tail)
-	done := uint32(0)
-	for retries := 0; done < tail-start; {
-		n, e := r.enter(tail-start-done, 0, 0)
+// flush has the kernel consume every published SQE, mirroring the
+// io_uring_enter of io_uring_submit. The caller holds r.mu, so nobody else
+// publishes meanwhile, and without SQPOLL the kernel reads the SQ only
+// inside io_uring_enter: on a fatal error the unconsumed SQEs can be taken
+// back. Those from start on belong to the caller's Submit: their slots are
+// freed and flush returns the error (the SQ tail then says how many were
+// consumed). Those before start were deferred submissions already accepted:
+// they get their completion, with the error, from a new goroutine (the
+// caller holds r.mu, which a completion function may need).
+func (d *uringDevice) flush(r *uringRing, start uint32) error {
+	tail := *r.sqTail
+	for retries := 0; ; {
+		head := atomic.LoadUint32(r.sqHead)
+		if head == tail {
+			return nil
+		}
+		_, e := r.enter(tail-head, 0, 0)
 		switch {
 		case e == 0:
-			done += uint32(n)
 			retries = 0
 			continue
 		case (e == unix.EAGAIN || e == unix.EBUSY || e == unix.EINTR) && retries < submitRetries:
@@ -375,23 +444,36 @@ func (d *uringDevice) flush(r *uringRing, start, tail uint32) (int, error) {
 			}
 			continue
 		}
-		// Take back what the kernel did not consume.
-		consumed := atomic.LoadUint32(r.sqHead)
-		first := &r.sqes[consumed&r.sqMask]
-		err := fmt.Errorf("device: io_uring_enter submitting a %d-byte %s at offset %d: %w",
-			first.len, d.slots[first.userData].op, d.slots[first.userData].offset, e)
-		for t := consumed; t != tail; t++ {
-			d.release(uint32(r.sqes[t&r.sqMask].userData))
+		head = atomic.LoadUint32(r.sqHead)
+		first := &r.sqes[head&r.sqMask]
+		err := fmt.Errorf("device: io_uring_enter submitting a %d-byte read or write at file offset %d: %w", first.len, first.off, e)
+		var orphans []uint32
+		for t := head; t != tail; t++ {
+			idx := uint32(r.sqes[t&r.sqMask].userData)
+			if int32(t-start) < 0 {
+				orphans = append(orphans, idx)
+			} else {
+				d.release(idx)
+			}
 		}
-		atomic.StoreUint32(r.sqTail, consumed)
-		return int(consumed - start), err
+		if int32(head-start) > 0 {
+			start = head
+		}
+		atomic.StoreUint32(r.sqTail, start)
+		if len(orphans) > 0 {
+			go func() {
+				for _, idx := range orphans {
+					d.complete(idx, -int64(e))
+				}
+			}()
+		}
+		return err
 	}
-	return int(tail - start), nil
 }
 
 // wake submits a NOP whose completion gets the reaper out of its wait.
 // The caller holds r.mu.
-func (r *uringRing) wake() error {
+func (d *uringDevice) wake(r *uringRing) error {
 	head := atomic.LoadUint32(r.sqHead)
 	tail := *r.sqTail
 	if tail-head >= r.sqEntries {
@@ -399,17 +481,10 @@ func (r *uringRing) wake() error {
 	}
 	r.sqes[tail&r.sqMask] = uringSQE{opcode: uringOpNop, userData: uringWakeUserData}
 	atomic.StoreUint32(r.sqTail, tail+1)
-	for {
-		_, e := r.enter(1, 0, 0)
-		if e == unix.EINTR || e == unix.EAGAIN || e == unix.EBUSY {
-			runtime.Gosched()
-			continue
-		}
-		if e != 0 {
-			return fmt.Errorf("device: io_uring_enter submitting the wake-up NOP: %w", e)
-		}
-		return nil
+	if err := d.flush(r, tail); err != nil {
+		return fmt.Errorf("device: waking the io_uring reaper: %w", err)
 	}
+	return nil
 }
 
 // reap is the completion goroutine of ring r, locked to its OS thread
@@ -424,6 +499,7 @@ func (d *uringDevice) reap(r *uringRing) {
 	}
 	var batch [uringReapBatch]done
 	head := *r.cqHead // only we write the CQ head
+	r.reaperTid.Store(int32(unix.Gettid()))
 	for {
 		// io_uring_peek_batch_cqe: acquire load of the kernel's CQ tail,
 		// so the CQEs before it are fully written when we read them.
@@ -449,12 +525,22 @@ func (d *uringDevice) reap(r *uringRing) {
 		// before the completions free their slots, so in-flight requests
 		// plus unreaped CQEs never exceed the CQ size.
 		atomic.StoreUint32(r.cqHead, head)
+		r.delivering = true
 		for _, c := range batch[:n] {
 			if c.userData == uringWakeUserData {
 				continue
 			}
 			d.complete(uint32(c.userData), int64(c.res))
 		}
+		r.delivering = false
+		// Send what the completion functions submitted, in one
+		// io_uring_enter. An error here has already been delivered to
+		// the requests it concerns.
+		r.mu.Lock()
+		if *r.sqTail != atomic.LoadUint32(r.sqHead) {
+			d.flush(r, *r.sqTail)
+		}
+		r.mu.Unlock()
 	}
 }
 
@@ -468,7 +554,7 @@ func (d *uringDevice) Close() error {
 	var first error
 	for _, r := range d.rings {
 		r.mu.Lock()
-		if err := r.wake(); err != nil && first == nil {
+		if err := d.wake(r); err != nil && first == nil {
 			first = err
 		}
 		r.mu.Unlock()
