@@ -437,3 +437,56 @@ func TestRunDeviceHitCatchesMemoryHeldDataset(t *testing.T) {
 }
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
+	cli := dockerClient(t)
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+	args := append(tinyArgs(t, data, out), "--runtime", "docker", "--backends", "libaio", "--pin", "none", "--passes", "3", "--cell-seconds", "3")
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		recs, _, _ := readCells(out)
+		if len(recs) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pass within 90 s:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var plan Plan
+	if err := readJSON(out, filePlan, &plan); err != nil {
+		t.Fatal(err)
+	}
+	// Mid-cell: the server and a client container are both running.
+	time.Sleep(1500 * time.Millisecond)
+	if n := len(containersLabelled(t, cli, labelRun+"="+plan.RunID)); n == 0 {
+		t.Errorf("no container of run %s running mid-cell", plan.RunID)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("run stopped by SIGTERM exited 0")
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run did not stop within 60 s of SIGTERM:\n%s", stderr.String())
+	}
+	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
+		t.Errorf("%d containers of run %s left after SIGTERM", len(left), plan.RunID)
+	}
+	if recs, _, _ := readCells(out); len(recs) < 1 {
+		t.Errorf("the finished pass is gone from cells.jsonl")
+	}
+}

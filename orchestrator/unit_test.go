@@ -149,6 +149,30 @@ func TestAggregateCountsEachPassOnce(t *testing.T) {
 	}
 }
 
+func TestFailedRowIsMarked(t *testing.T) {
+	plan := referencePlan()
+	recs := referencePasses(plan)
+	// uring pinned lost its t=48 and t=64 passes when its server hung.
+	var kept []PassRecord
+	for _, r := range recs {
+		if !(r.Row == plan.Rows[2] && r.Threads >= 48) {
+			kept = append(kept, r)
+		}
+	}
+	fails := []FailRecord{{Kind: "fail", Row: plan.Rows[2], Error: "the server stopped answering"}}
+	cells := aggregate(plan, kept, fails, 0)
+	if cells[8].Excluded != "" || cells[10].Excluded != excludedFailed || cells[11].Excluded != excludedFailed {
+		t.Errorf("uring pinned: excluded %q %q %q; want the finished t=8 shown, t=48 and t=64 failed", cells[8].Excluded, cells[10].Excluded, cells[11].Excluded)
+	}
+	table, err := renderTable(plan, cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table, "| Uring   | srv node-0 / cli node-1 | 1.82 M      | 6.13 M | failed* | failed* |") || !strings.Contains(table, "failed*: the row failed") {
+		t.Errorf("table does not mark the failed row's cells:\n%s", table)
+	}
+}
+
 func TestTableGolden(t *testing.T) {
 	plan := referencePlan()
 	table, err := renderTable(plan, aggregate(plan, referencePasses(plan), nil, 0))
