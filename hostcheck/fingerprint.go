@@ -200,7 +200,12 @@ func (t tree) virtualization(infos []cpu.InfoStat) string {
 		}
 	}
 	if guest {
-		return "unknown hypervisor (cpuinfo hypervisor flag)"
+		// Firecracker has no DMI tables; its init leaves its name on the
+		// kernel command line.
+		if cmdline, err := t.string("/proc/cmdline"); err == nil && strings.Contains(cmdline, "firecracker") {
+			return "Firecracker"
+		}
+		return "unidentified hypervisor"
 	}
 	return "none"
 }
