@@ -269,6 +269,9 @@ func (s *Session) inMemory(addr uint64, key, dst []byte) (value []byte, h header
 // read queued since the last call in one batch.
 func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 	st := s.st
+	if s.closed || st.closed.Load() {
+		return nil, NotFound, ErrClosed
+	}
 	h := st.hash(key)
 	begin := st.log.begin.Load()
 	addr := st.ix.find(h, begin)
@@ -328,7 +331,7 @@ func (s *Session) CompletePending(wait bool, fn func(token uint64, value []byte,
 // have been delivered (or none are pending). It lets a caller keep a steady
 // number of reads in flight: issue, CompleteAtLeast(1), issue again.
 func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st Status, err error)) error {
-	if s.closed {
+	if s.closed || (s.st.closed.Load() && s.outstanding == 0) {
 		return ErrClosed
 	}
 	delivered := 0
@@ -539,8 +542,9 @@ func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (live bool
 
 // write appends a record for key with the bucket latch for h held, and
 // publishes it in the index. It returns whether the key was live before.
-// lookupValue makes the previous value available in s.old.
-func (s *Session) write(key []byte, h uint64, tombstone bool, value func(old []byte, live bool) ([]byte, bool, error)) (bool, error) {
+// value gets the current value (in s.old, only when wantOld) and whether the
+// key is live, and returns the value to write and whether to write at all.
+func (s *Session) write(key []byte, h uint64, tombstone, wantOld bool, value func(old []byte, live bool) ([]byte, bool, error)) (bool, error) {
 	st := s.st
 	b := st.ix.lock(h)
 	defer st.ix.unlock(b)
@@ -552,7 +556,7 @@ func (s *Session) write(key []byte, h uint64, tombstone bool, value func(old []b
 	live := false
 	s.old = s.old[:0]
 	if cur != 0 {
-		if live, err = s.lookupSync(key, cur, true); err != nil {
+		if live, err = s.lookupSync(key, cur, wantOld); err != nil {
 			return false, err
 		}
 	}
@@ -582,23 +586,23 @@ func (s *Session) write(key []byte, h uint64, tombstone bool, value func(old []b
 
 // Upsert sets key to value, appending a record.
 func (s *Session) Upsert(key, value []byte) error {
-	if s.closed {
+	if s.closed || s.st.closed.Load() {
 		return ErrClosed
 	}
 	if size := recordBytes(uint64(len(key)), uint64(len(value))); size > s.st.log.pageBytes {
 		return tooLarge(len(key), len(value), s.st.log.pageBytes)
 	}
-	_, err := s.write(key, s.st.hash(key), false, func([]byte, bool) ([]byte, bool, error) { return value, true, nil })
+	_, err := s.write(key, s.st.hash(key), false, false, func([]byte, bool) ([]byte, bool, error) { return value, true, nil })
 	return err
 }
 
 // Delete writes a tombstone for key if it is live; existed reports whether
 // it was. Finding out may read the device, synchronously.
 func (s *Session) Delete(key []byte) (existed bool, err error) {
-	if s.closed {
+	if s.closed || s.st.closed.Load() {
 		return false, ErrClosed
 	}
-	return s.write(key, s.st.hash(key), true, func(_ []byte, live bool) ([]byte, bool, error) { return nil, live, nil })
+	return s.write(key, s.st.hash(key), true, false, func(_ []byte, live bool) ([]byte, bool, error) { return nil, live, nil })
 }
 
 // RMW reads key's current value (synchronously, from memory or the device),
@@ -607,11 +611,11 @@ func (s *Session) Delete(key []byte) (existed bool, err error) {
 // latched, so it must be quick; its error aborts without writing and is
 // returned.
 func (s *Session) RMW(key []byte, fn func(old []byte, exists bool, dst []byte) ([]byte, error)) ([]byte, error) {
-	if s.closed {
+	if s.closed || s.st.closed.Load() {
 		return nil, ErrClosed
 	}
 	var out []byte
-	_, err := s.write(key, s.st.hash(key), false, func(old []byte, live bool) ([]byte, bool, error) {
+	_, err := s.write(key, s.st.hash(key), false, true, func(old []byte, live bool) ([]byte, bool, error) {
 		v, err := fn(old, live, s.next[:0])
 		if err != nil {
 			return nil, false, err

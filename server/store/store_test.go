@@ -613,3 +613,33 @@ func TestAllocs(t *testing.T) {
 		t.Errorf("Upsert: %v allocations, want 0", a)
 	}
 }
+
+// TestClosed checks that a store refuses work after Close instead of
+// touching freed memory.
+func TestClosed(t *testing.T) {
+	s, err := Open(smallConfig(t, "localmemory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := s.NewSession()
+	mustUpsert(t, sess, testKey(1), testValue(1, 0, 96))
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(); !errors.Is(err, ErrClosed) {
+		t.Errorf("second Close: got %v, want ErrClosed", err)
+	}
+	if _, _, err := sess.Read(testKey(1), nil, 0); !errors.Is(err, ErrClosed) {
+		t.Errorf("Read after Close: got %v, want ErrClosed", err)
+	}
+	if err := sess.Upsert(testKey(1), nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("Upsert after Close: got %v, want ErrClosed", err)
+	}
+	if _, err := sess.Delete(testKey(1)); !errors.Is(err, ErrClosed) {
+		t.Errorf("Delete after Close: got %v, want ErrClosed", err)
+	}
+	if err := s.FlushAll(); !errors.Is(err, ErrClosed) {
+		t.Errorf("FlushAll after Close: got %v, want ErrClosed", err)
+	}
+	sess.Close()
+}

@@ -17,15 +17,15 @@ type Config struct {
 	ValueLength int   // value bytes
 	LoadThreads int   // load goroutines
 
-	Threads []int         // one run per entry
-	RUMD    [4]int        // percent of reads, upserts, read-modify-writes, deletes
-	Zipf    bool          // zipf-distributed keys (lowest indices hottest) instead of uniform
-	Theta   float64       // zipf skew, 0 < Theta < 1
-	Runtime time.Duration // per run; 0 loads only
-	InFlight int          // reads a worker keeps queued or in flight
-	Seed    uint64        // seed of the key draws
-	Verify  bool          // check every value read against the loaded one
-	JSON    bool          // one JSON document on stdout; human lines to stderr
+	Threads  []int         // one run per entry
+	RUMD     [4]int        // percent of reads, upserts, read-modify-writes, deletes
+	Zipf     bool          // zipf-distributed keys (lowest indices hottest) instead of uniform
+	Theta    float64       // zipf skew, 0 < Theta < 1
+	Runtime  time.Duration // per run; 0 loads only
+	InFlight int           // reads a worker keeps queued or in flight
+	Seed     uint64        // seed of the key draws
+	Verify   bool          // check every value read against the loaded one
+	JSON     bool          // one JSON document on stdout; human lines to stderr
 }
 
 // DefaultConfig returns the defaults of the command line: the reference's

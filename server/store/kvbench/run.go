@@ -79,7 +79,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	var res Result
+	res := Result{Runs: []RunResult{}}
 	if res.Load, err = load(ctx, st, cfg); err != nil {
 		return err
 	}
