@@ -101,4 +101,3 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
