@@ -2,4 +2,73 @@
 // threads matrix, starts server and client (Docker containers or pinned
 // processes), loads and verifies the dataset, proves reads hit the device,
 // takes medians and writes the results bundle, table and report.
+//
+// It drives the parts below it only through the tierbench binary's command
+// line and JSON — `tierbench preflight --json`, `tierbench server`,
+// `tierbench bench --json` — exactly as it would drive Garnet or Redis, and
+// it speaks RESP itself only for PING, DBSIZE and INFO store.
+//
+// # A run
+//
+// Run resolves a Config (a profile, then the environment's DATA, THREADS,
+// PASSES and RUNTIME as the reference generator takes them, then flags),
+// removes what earlier runs left behind (containers labelled
+// tierbench.run whose owner process is gone; children listed in pid files
+// under Config.StateDir), runs the host preflight with the fio baseline,
+// and then, per backend × pin row:
+//
+//  1. wipes the data dir and starts a fresh `tierbench server --storage-tier`;
+//     the pinned row gets node 0 (the first half of the CPUs on a one-node
+//     host, labelled so), the client node 1;
+//  2. reads the server's effective placement from /proc/<pid>/status and
+//     fails the row on a mismatch; runs the preflight where the server runs
+//     (inside its container for Docker) and, for uring, requires its
+//     io_uring check to pass there;
+//  3. loads every key once with `bench --runtime 0` while polling DBSIZE for
+//     progress, then verifies the load: loader acknowledgements ≥ 99 % of
+//     dbsize, DBSIZE ≥ 99 %, and for a tiered server Log.HeadAddress ≥ 99 %
+//     of the log — or, for datasets of 20–100 × --memory, everything above
+//     HeadAddress no larger than --memory + one page;
+//  4. runs one unrecorded warm-up GET phase, then for each pass and thread
+//     count one `bench -s` GET phase with the server's /proc/<pid>/io
+//     read_bytes taken before and after; each pass is appended to
+//     cells.jsonl and fsynced at once.
+//
+// A pass with more than 0.1 % misses (or errors), or with fewer device
+// bytes per GET than 90 % of a 512 B sector, is kept out of the table and
+// marked; the table shows the median of each cell's passes, results.json
+// keeps min and max. A row that fails (a server that stops answering is
+// cut off after its phase plus 60 s) is recorded and the others still run;
+// the run then exits non-zero. A refused load stops the run.
+//
+// Everything started carries the run id (container label tierbench.run,
+// pid file) and is removed on success, error, SIGINT and SIGTERM; an
+// interrupted run is completed with Config.Resume, which skips the passes
+// cells.jsonl already holds.
+//
+// # Runtimes
+//
+// The Docker runtime builds tierbench:<hash of the binary> FROM scratch
+// from an in-memory context (images.Dockerfile and the static binary; it
+// never pulls), runs the server privileged on the host network with the
+// data dir bind-mounted and --cpuset-cpus/--cpuset-mems, and the client as
+// a container whose stdout (the JSON) is read from its logs. An engine that
+// refuses privileged containers (one inside a sandbox lacking a capability)
+// gets seccomp=unconfined, apparmor=unconfined and the host's capabilities
+// instead, and the bundle says so.
+//
+// The process runtime starts the same binary as children in their own
+// process groups with Pdeathsig. Pinning is applied inside the child: the
+// binary calls ExecPinnedChild first thing, which, when
+// TIERBENCH_PIN_CPUS / TIERBENCH_PIN_MEMS are set, binds its thread with
+// sched_setaffinity and set_mempolicy(MPOL_BIND) and re-executes itself, so
+// every thread of the real process starts pinned (no numactl needed).
+//
+// # The bundle
+//
+// plan.json (what was asked; --resume reads it), fingerprint.json and
+// preflight.json (hostcheck's documents), cells.jsonl (one line per load,
+// per pass and per failed row), results.json (schema_version, medians,
+// min/max, exclusions, fio share), table.md, report.md and logs/.
+// Report renders results.json, table.md and report.md again from the rest.
 package orchestrator
