@@ -18,26 +18,25 @@ import (
 
 // peerRun is one client run: throughput and the child's user+sys CPU.
 type peerRun struct {
-	opsPerSec  float64
-	cpuSeconds float64
-	ops        float64
+	opsPerSec               float64
+	userSeconds, sysSeconds float64
+	ops                     float64
 }
 
-func (r peerRun) opsPerCPUSecond() float64 { return r.ops / r.cpuSeconds }
+func (r peerRun) opsPerCPUSecond() float64 { return r.ops / (r.userSeconds + r.sysSeconds) }
 
-// runChild runs a client pinned to cpu and returns its stdout and CPU time.
-func runChild(b *testing.B, cpu string, name string, args ...string) ([]byte, float64) {
+// runChild runs a client pinned to cpu and returns its stdout and its user
+// and system CPU seconds.
+func runChild(b *testing.B, cpu string, name string, args ...string) (out []byte, userSeconds, sysSeconds float64) {
 	b.Helper()
 	cmd := exec.Command("taskset", append([]string{"-c", cpu, name}, args...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var stdout, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &errb
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("%s %v: %v\n%s", name, args, err, errb.String())
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	b.Logf("%s: user %.3f s, sys %.3f s", name, time.Duration(ru.Utime.Nano()).Seconds(), time.Duration(ru.Stime.Nano()).Seconds())
-	cpuSec := time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
-	return out.Bytes(), cpuSec
+	return stdout.Bytes(), time.Duration(ru.Utime.Nano()).Seconds(), time.Duration(ru.Stime.Nano()).Seconds()
 }
 
 var redisBenchRate = regexp.MustCompile(`GET __rand_int__: ([0-9.]+) requests per second`)
@@ -72,53 +71,72 @@ func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 	common := []string{"--port", strconv.Itoa(port), "--dbsize", strconv.Itoa(dbsize), "--keylength", strconv.Itoa(keyLength)}
 	runChild(b, clientCPU, bin, append([]string{"bench", "--runtime", "0", "-b", "1024", "--load-threads", "4"}, common...)...)
 
+	runOurs := func(pipeline int) peerRun {
+		out, user, sys := runChild(b, clientCPU, bin, append([]string{"bench", "-s", "--json", "-t", strconv.Itoa(conns), "-b", strconv.Itoa(pipeline), "--runtime", strconv.Itoa(seconds)}, common...)...)
+		var rep Report
+		if err := json.Unmarshal(out, &rep); err != nil || len(rep.Cells) != 1 {
+			b.Fatalf("tierbench bench JSON: %v\n%s", err, out)
+		}
+		c := rep.Cells[0]
+		if c.Misses != 0 || c.Errors != 0 {
+			b.Fatalf("misses %d errors %d: the keyspace is not loaded", c.Misses, c.Errors)
+		}
+		return peerRun{opsPerSec: c.OpsPerSec, userSeconds: user, sysSeconds: sys, ops: float64(c.Ops)}
+	}
+	runTheirs := func(pipeline, n int) peerRun {
+		out, user, sys := runChild(b, clientCPU, "redis-benchmark", "-p", strconv.Itoa(port), "-c", strconv.Itoa(conns), "-P", strconv.Itoa(pipeline),
+			"-n", strconv.Itoa(n), "-r", strconv.Itoa(dbsize), "-q", "GET", "__rand_int__")
+		m := redisBenchRate.FindSubmatch(out)
+		if m == nil {
+			b.Fatalf("redis-benchmark output not understood:\n%s", out)
+		}
+		rate, _ := strconv.ParseFloat(string(m[1]), 64)
+		return peerRun{opsPerSec: rate, userSeconds: user, sysSeconds: sys, ops: float64(n)}
+	}
 	for _, pipeline := range []int{64, 1024} {
 		var ours, theirs []peerRun
-		for range passes {
-			out, cpu := runChild(b, clientCPU, bin, append([]string{"bench", "-s", "--json", "-t", strconv.Itoa(conns), "-b", strconv.Itoa(pipeline), "--runtime", strconv.Itoa(seconds)}, common...)...)
-			var rep Report
-			if err := json.Unmarshal(out, &rep); err != nil || len(rep.Cells) != 1 {
-				b.Fatalf("tierbench bench JSON: %v\n%s", err, out)
+		var ratios []float64
+		estimate := 0.0
+		for pass := range passes {
+			// Alternate which client goes first so drift in the machine's
+			// load does not favour one; redis-benchmark runs a fixed
+			// request count, sized to the same duration from the latest
+			// throughput seen.
+			var o, r peerRun
+			if pass%2 == 0 || estimate == 0 {
+				o = runOurs(pipeline)
+				r = runTheirs(pipeline, int(o.opsPerSec*float64(seconds)))
+			} else {
+				r = runTheirs(pipeline, int(estimate*float64(seconds)))
+				o = runOurs(pipeline)
 			}
-			c := rep.Cells[0]
-			if c.Misses != 0 || c.Errors != 0 {
-				b.Fatalf("misses %d errors %d: the keyspace is not loaded", c.Misses, c.Errors)
-			}
-			ours = append(ours, peerRun{opsPerSec: c.OpsPerSec, cpuSeconds: cpu, ops: float64(c.Ops)})
-
-			// redis-benchmark runs a fixed request count: size it to the
-			// same duration from our last throughput.
-			n := int(c.OpsPerSec * float64(seconds))
-			start := time.Now()
-			out, cpu = runChild(b, clientCPU, "redis-benchmark", "-p", strconv.Itoa(port), "-c", strconv.Itoa(conns), "-P", strconv.Itoa(pipeline),
-				"-n", strconv.Itoa(n), "-r", strconv.Itoa(dbsize), "-q", "GET", "__rand_int__")
-			wall := time.Since(start).Seconds()
-			m := redisBenchRate.FindSubmatch(out)
-			if m == nil {
-				b.Fatalf("redis-benchmark output not understood:\n%s", out)
-			}
-			rate, _ := strconv.ParseFloat(string(m[1]), 64)
-			theirs = append(theirs, peerRun{opsPerSec: rate, cpuSeconds: cpu, ops: float64(n)})
-			b.Logf("-P %d: tierbench %.0f ops/s, %.2f CPU-s for %.0f ops | redis-benchmark %.0f ops/s, %.2f CPU-s for %d ops (%.1f s)",
-				pipeline, c.OpsPerSec, ours[len(ours)-1].cpuSeconds, float64(c.Ops), rate, cpu, n, wall)
+			estimate = o.opsPerSec
+			ours, theirs, ratios = append(ours, o), append(theirs, r), append(ratios, o.opsPerSec/r.opsPerSec)
+			b.Logf("-P %d pass %d: tierbench %.0f ops/s, user %.3f sys %.3f s for %.0f ops | redis-benchmark %.0f ops/s, user %.3f sys %.3f s for %.0f ops | ratio %.3f",
+				pipeline, pass+1, o.opsPerSec, o.userSeconds, o.sysSeconds, o.ops, r.opsPerSec, r.userSeconds, r.sysSeconds, r.ops, ratios[len(ratios)-1])
 		}
 		med := func(rs []peerRun, f func(peerRun) float64) float64 {
 			v := make([]float64, len(rs))
 			for i, r := range rs {
 				v[i] = f(r)
 			}
-			slices.Sort(v)
-			return v[len(v)/2]
+			return median(v)
 		}
 		rate := func(r peerRun) float64 { return r.opsPerSec }
 		perCPU := func(r peerRun) float64 { return r.opsPerCPUSecond() }
-		cpu := func(r peerRun) float64 { return r.cpuSeconds / r.ops * 1e6 }
-		b.ReportMetric(med(ours, rate)/med(theirs, rate), fmt.Sprintf("P%d-throughput-ratio", pipeline))
+		cpuMicros := func(r peerRun) float64 { return (r.userSeconds + r.sysSeconds) / r.ops * 1e6 }
+		b.ReportMetric(median(ratios), fmt.Sprintf("P%d-throughput-ratio", pipeline))
 		b.ReportMetric(med(ours, perCPU), fmt.Sprintf("P%d-tierbench-ops/cpu-s", pipeline))
 		b.ReportMetric(med(theirs, perCPU), fmt.Sprintf("P%d-redis-benchmark-ops/cpu-s", pipeline))
-		b.Logf("-P %d medians of %d: tierbench %.0f ops/s, %.0f ops per CPU-s (%.3f CPU-µs/op); redis-benchmark %.0f ops/s, %.0f ops per CPU-s (%.3f CPU-µs/op); ratio %.3f",
-			pipeline, passes, med(ours, rate), med(ours, perCPU), med(ours, cpu), med(theirs, rate), med(theirs, perCPU), med(theirs, cpu), med(ours, rate)/med(theirs, rate))
+		b.Logf("-P %d medians of %d passes: throughput ratio %.3f (tierbench %.0f, redis-benchmark %.0f ops/s); CPU per op tierbench %.3f µs (%.0f ops per CPU-s), redis-benchmark %.3f µs (%.0f ops per CPU-s)",
+			pipeline, passes, median(ratios), med(ours, rate), med(theirs, rate), med(ours, cpuMicros), med(ours, perCPU), med(theirs, cpuMicros), med(theirs, perCPU))
 	}
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 func envOr(name, def string) string {
