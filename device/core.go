@@ -43,6 +43,9 @@ type core struct {
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64 // instrumentation: the highest inFlight seen
 	closed      atomic.Bool
+	// deferredBatches counts Submits made from a completion function whose
+	// requests were left for the reaper to send (instrumentation).
+	deferredBatches atomic.Int64
 }
 
 func newCore(cfg Config, limit int) *core {
@@ -167,3 +170,5 @@ func errnoErr(e int64) error { return unix.Errno(e) }
 // maxInFlightSeen is the highest in-flight count since Open (instrumentation
 // for the tests and the benchmark: it must never exceed ThrottleLimit).
 func (c *core) maxInFlightSeen() int64 { return c.maxInFlight.Load() }
+
+func (c *core) deferredCount() int64 { return c.deferredBatches.Load() }

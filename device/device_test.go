@@ -496,3 +496,83 @@ func dirOf(d Device) string {
 	}
 	return ""
 }
+
+// TestResubmitFromCompletion resubmits every request from its own
+// completion function, as the benchmark and the store do: on the file
+// backends those submissions are deferred to the reaper's batch. Every
+// read must still return the bytes of the sector it asked for.
+func TestResubmitFromCompletion(t *testing.T) {
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			const (
+				segBytes = 64 << 10
+				slots    = 24
+				rounds   = 40
+			)
+			var (
+				dev      Device
+				ready    = make(chan struct{})
+				finished = make(chan struct{}, slots)
+				reqs     [slots][1]Request
+				left     [slots]int
+				rngs     [slots]*rand.Rand
+				failures atomic.Int64
+			)
+			bufs := mustBuffer(t, slots*512)
+			written := make(chan error, 1)
+			cb := func(ud uint64, n int, err error) {
+				<-ready
+				if ud == 1<<40 {
+					written <- err
+					return
+				}
+				r := &reqs[ud][0]
+				if err != nil || n != 512 || firstMismatch(r.Buf, r.Offset) >= 0 {
+					failures.Add(1)
+				}
+				if left[ud]--; left[ud] == 0 {
+					finished <- struct{}{}
+					return
+				}
+				r.Offset = uint64(rngs[ud].IntN(segBytes/512)) * 512
+				if n, err := dev.Submit(reqs[ud][:]); n != 1 || err != nil {
+					t.Errorf("resubmit from the completion of %d: got (%d, %v)", ud, n, err)
+					finished <- struct{}{}
+				}
+			}
+			dev = openTest(t, Config{Backend: backend, SegmentBytes: segBytes, SectorSize: 512, CompletionThreads: 2, OnComplete: cb})
+			close(ready)
+			pattern := mustBuffer(t, segBytes)
+			stamp(pattern, 0)
+			if _, err := dev.Submit([]Request{{Op: OpWrite, Buf: pattern, UserData: 1 << 40}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-written; err != nil {
+				t.Fatal(err)
+			}
+			all := make([]Request, slots)
+			for i := range slots {
+				rngs[i] = rand.New(rand.NewPCG(uint64(i), 3))
+				left[i] = rounds
+				reqs[i][0] = Request{Op: OpRead, Offset: uint64(rngs[i].IntN(segBytes/512)) * 512, Buf: bufs[i*512 : i*512+512], UserData: uint64(i)}
+				all[i] = reqs[i][0]
+			}
+			if n, err := dev.Submit(all); n != slots || err != nil {
+				t.Fatalf("Submit: got (%d, %v), want (%d, nil)", n, err, slots)
+			}
+			for range slots {
+				select {
+				case <-finished:
+				case <-time.After(30 * time.Second):
+					t.Fatalf("chains did not finish within 30 s (in flight %d)", dev.InFlight())
+				}
+			}
+			if c, ok := dev.(interface{ deferredCount() int64 }); ok && backend != BackendLocalMemory && c.deferredCount() == 0 {
+				t.Errorf("deferred submissions from completion functions: got 0, want some")
+			}
+			if got := failures.Load(); got != 0 {
+				t.Errorf("reads with an error or wrong bytes: got %d of %d, want 0", got, slots*rounds)
+			}
+		})
+	}
+}

@@ -52,10 +52,19 @@ const (
 // The kernel copies each iocb during io_submit, so the scratch is reused as
 // soon as the call returns; mu guards it.
 type aioContext struct {
-	id   uintptr // aio_context_t
-	mu   sync.Mutex
-	cbs  [aioBatch]iocb
-	ptrs [aioBatch]uintptr // io_submit takes an array of iocb pointers
+	id      uintptr // aio_context_t
+	mu      sync.Mutex
+	cbs     [aioBatch]iocb
+	ptrs    [aioBatch]uintptr // io_submit takes an array of iocb pointers
+	pending int               // cbs[:pending] are filled and not yet submitted (deferred)
+
+	// reaperTid is the OS thread of the context's reaping goroutine;
+	// delivering is true while it runs completion functions (read and
+	// written only on that thread). A Submit from a completion function
+	// fills iocbs here and the reaper submits them all with one io_submit
+	// after its batch.
+	reaperTid  atomic.Int32
+	delivering bool
 }
 
 // aioDevice is the libaio backend: raw io_setup/io_submit/io_getevents/
@@ -169,15 +178,29 @@ func (d *aioDevice) Describe() string {
 }
 
 // Submit implements Device: requests are spread over the contexts, one
-// io_submit per batch of up to aioBatch.
+// io_submit per batch of up to aioBatch; none when called from a completion
+// function, whose submissions the reaper sends with the rest of its batch.
 func (d *aioDevice) Submit(reqs []Request) (int, error) {
 	if d.closed.Load() {
 		return 0, ErrClosed
 	}
+	own := d.ownContext()
 	accepted := 0
 	for accepted < len(reqs) {
-		c := d.ctxs[d.next.Add(1)%uint32(len(d.ctxs))]
-		n, err := d.submitBatch(c, reqs[accepted:])
+		// The first slot of a batch is taken before any context lock, so
+		// nobody waits on the throttle holding a lock a reaper needs.
+		if err := d.check(&reqs[accepted]); err != nil {
+			return accepted, err
+		}
+		idx, _ := d.acquire(true)
+		c := own
+		if c != nil {
+			c.mu.Lock()
+		} else {
+			c = d.pickContext()
+		}
+		n, err := d.submitBatch(c, reqs[accepted:], own != nil, idx)
+		c.mu.Unlock()
 		accepted += n
 		if err != nil {
 			return accepted, err
@@ -186,24 +209,69 @@ func (d *aioDevice) Submit(reqs []Request) (int, error) {
 	return accepted, nil
 }
 
-// submitBatch hands a prefix of reqs to context c in one io_submit (more if
-// the kernel takes fewer than offered). It blocks on the throttle only for
-// the first request, so a batch never waits holding slots it cannot use.
-func (d *aioDevice) submitBatch(c *aioContext, reqs []Request) (int, error) {
+// ownContext is the context whose reaper is the calling goroutine, in the
+// middle of delivering completions; nil otherwise (see uringDevice.ownRing).
+func (d *aioDevice) ownContext() *aioContext {
+	tid := int32(unix.Gettid())
+	for _, c := range d.ctxs {
+		if c.reaperTid.Load() == tid && c.delivering {
+			return c
+		}
+	}
+	return nil
+}
+
+// pickContext locks the first free context from the next one round-robin,
+// or waits for that one if all are busy.
+func (d *aioDevice) pickContext() *aioContext {
+	n := uint32(len(d.ctxs))
+	start := d.next.Add(1)
+	for i := range n {
+		if c := d.ctxs[(start+i)%n]; c.mu.TryLock() {
+			return c
+		}
+	}
+	c := d.ctxs[start%n]
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := 0
+	return c
+}
+
+// submitBatch fills iocbs for a prefix of reqs after the deferred ones and,
+// unless deferred is set and there is room left, submits them all. first is
+// a slot already acquired for reqs[0], which has passed check; it is used or
+// released. The caller holds c.mu.
+func (d *aioDevice) submitBatch(c *aioContext, reqs []Request, deferred bool, first uint32) (int, error) {
+	if c.pending == aioBatch {
+		if _, err := d.flush(c, aioBatch); err != nil {
+			d.release(first)
+			return 0, err
+		}
+	}
+	k0 := c.pending
+	k := k0
 	var err error
-	for k < len(reqs) && k < aioBatch {
-		r := &reqs[k]
-		if err = d.check(r); err != nil {
+	for i := range reqs {
+		if k == aioBatch {
+			deferred = false
 			break
+		}
+		r := &reqs[i]
+		if i > 0 {
+			if err = d.check(r); err != nil {
+				break
+			}
 		}
 		var fd int32
 		if fd, err = d.files.fd(r.Offset/d.cfg.SegmentBytes, r.Op == OpWrite); err != nil {
+			if i == 0 {
+				d.release(first)
+			}
 			break
 		}
-		idx, ok := d.acquire(k == 0)
+		idx, ok := first, true
+		if i > 0 {
+			idx, ok = d.acquire(false)
+		}
 		if !ok {
 			break
 		}
@@ -228,6 +296,29 @@ func (d *aioDevice) submitBatch(c *aioContext, reqs []Request) (int, error) {
 		c.ptrs[k] = uintptr(unsafe.Pointer(cb))
 		k++
 	}
+	c.pending = k
+	if deferred && err == nil {
+		d.deferredBatches.Add(1)
+		return k - k0, nil
+	}
+	queued, serr := d.flush(c, k0)
+	if serr != nil {
+		return queued, serr
+	}
+	return queued, err
+}
+
+// flush submits cbs[:pending] with as many io_submit calls as the kernel
+// needs (it may take fewer than offered; EAGAIN and EINTR are retried a
+// bounded number of times). On a fatal error the iocbs from the refused one
+// on were never queued: those from mine on belong to the caller's Submit,
+// whose slots are freed (flush returns how many of the caller's were
+// queued); earlier ones were deferred
+// submissions already accepted, which get their completion with the error
+// from a new goroutine (the caller holds c.mu, which a completion function
+// may need). The caller holds c.mu.
+func (d *aioDevice) flush(c *aioContext, mine int) (int, error) {
+	k := c.pending
 	done, retries := 0, 0
 	for done < k {
 		n, _, e := unix.Syscall(unix.SYS_IO_SUBMIT, c.id, uintptr(k-done), uintptr(unsafe.Pointer(&c.ptrs[done])))
@@ -245,17 +336,28 @@ func (d *aioDevice) submitBatch(c *aioContext, reqs []Request) (int, error) {
 			}
 			continue
 		}
-		// The kernel refused the iocb at done: it and the ones after it
-		// were never queued and get no completion.
 		cb := &c.cbs[done]
-		serr := fmt.Errorf("device: io_submit of a %d-byte %s at offset %d: %w",
-			cb.nbytes, d.slots[cb.data].op, d.slots[cb.data].offset, e)
+		err := fmt.Errorf("device: io_submit of a %d-byte read or write at file offset %d: %w", cb.nbytes, cb.offset, e)
+		var orphans []uint32
 		for i := done; i < k; i++ {
-			d.release(uint32(c.cbs[i].data))
+			if i < mine {
+				orphans = append(orphans, uint32(c.cbs[i].data))
+			} else {
+				d.release(uint32(c.cbs[i].data))
+			}
 		}
-		return done, serr
+		if len(orphans) > 0 {
+			go func() {
+				for _, idx := range orphans {
+					d.complete(idx, -int64(e))
+				}
+			}()
+		}
+		c.pending = 0
+		return max(done-mine, 0), err
 	}
-	return k, err
+	c.pending = 0
+	return k - mine, nil
 }
 
 // reap is the completion goroutine of context c, locked to its OS thread
@@ -266,6 +368,7 @@ func (d *aioDevice) reap(c *aioContext) {
 	defer runtime.UnlockOSThread()
 	var events [aioBatch]ioEvent
 	ts := unix.NsecToTimespec(int64(aioReapTimeout))
+	c.reaperTid.Store(int32(unix.Gettid()))
 	for {
 		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, c.id, 1, aioBatch,
 			uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&ts)), 0)
@@ -276,8 +379,20 @@ func (d *aioDevice) reap(c *aioContext) {
 			}
 			n = 0
 		}
+		c.delivering = true
 		for i := range int(n) {
 			d.complete(uint32(events[i].data), events[i].res)
+		}
+		c.delivering = false
+		// Send what the completion functions submitted, in one io_submit.
+		// An error here has already been delivered to the requests it
+		// concerns.
+		if n > 0 {
+			c.mu.Lock()
+			if c.pending > 0 {
+				d.flush(c, c.pending)
+			}
+			c.mu.Unlock()
 		}
 		if n == 0 && d.stop.Load() {
 			return

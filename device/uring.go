@@ -405,6 +405,7 @@ func (d *uringDevice) submitBatch(r *uringRing, reqs []Request, deferred bool, f
 	// become visible to the kernel no later than the new tail.
 	atomic.StoreUint32(r.sqTail, tail)
 	if deferred && err == nil {
+		d.deferredBatches.Add(1)
 		return int(tail - start), nil
 	}
 	if serr := d.flush(r, start); serr != nil {
