@@ -209,13 +209,6 @@ type replyCounts struct {
 	mismatches int64 // --verify: a bulk that differs from the loaded value
 }
 
-func (c *replyCounts) add(o replyCounts) {
-	c.hits += o.hits
-	c.misses += o.misses
-	c.errors += o.errors
-	c.mismatches += o.mismatches
-}
-
 // maxErrorText bounds the first server error kept for the report.
 const maxErrorText = 200
 

@@ -34,6 +34,11 @@ decimal, zero-padded to --keylength; its value is derived from the key, so
 counted beside the hits, never hidden, and the client reports when its own
 CPU is saturated. --json prints one JSON document on stdout.
 
+Exit status: 0 when every request was answered cleanly; 1 when the server
+could not be reached or refused the password, closed mid-run (the figures
+so far are printed, marked incomplete), answered with error replies, or
+--verify found a wrong value or a miss; 2 for bad flags.
+
 Example, against a local redis-server:
   redis-server --port 6379 --save '' &
   tierbench bench --op GET --dbsize 100000 -t 1,4 -b 1024 --runtime 10
