@@ -78,27 +78,58 @@ func init() {
 	}
 	commands = make(map[string]*commandSpec, len(specs))
 	for _, s := range specs {
+		if len(s.name) > maxCommandName {
+			panic("server: command name longer than maxCommandName: " + s.name)
+		}
 		commands[s.name] = s
 		commandNames = append(commandNames, s.name)
+		commandIndex[len(s.name)][s.name[0]-'a'] = append(commandIndex[len(s.name)][s.name[0]-'a'], s)
 	}
 	slices.Sort(commandNames)
 }
 
-// lookupCommand finds the spec of name case-insensitively without
-// allocating: names are lowered into a stack buffer and the map lookup
-// with string(b) does not copy.
+// maxCommandName is the longest command name in the table.
+const maxCommandName = 16
+
+// commandIndex lists the specs by name length and first letter, so a
+// lookup compares a few names instead of hashing: it is on the path of
+// every request.
+var commandIndex [maxCommandName + 1][26][]*commandSpec
+
+// lookupCommand finds the spec of name, ignoring ASCII case, without
+// allocating.
 func lookupCommand(name []byte) *commandSpec {
-	var buf [16]byte
-	if len(name) > len(buf) {
+	if len(name) == 0 || len(name) > maxCommandName {
 		return nil
 	}
-	for i, ch := range name {
-		if 'A' <= ch && ch <= 'Z' {
-			ch += 'a' - 'A'
-		}
-		buf[i] = ch
+	first := name[0] | 0x20 // lower case for letters
+	if first < 'a' || first > 'z' {
+		return nil
 	}
-	return commands[string(buf[:len(name)])]
+	for _, spec := range commandIndex[len(name)][first-'a'] {
+		if equalFoldASCII(name, spec.name) {
+			return spec
+		}
+	}
+	return nil
+}
+
+// equalFoldASCII reports whether b equals the lower-case name lower,
+// ignoring the case of ASCII letters in b.
+func equalFoldASCII(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // dispatch runs one request; args[0] is the command name. Checks follow

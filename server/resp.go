@@ -130,22 +130,33 @@ func parseCommand(b []byte, args [][]byte, lim limits) (out [][]byte, n, need in
 // "$<length>\r\n" line whose digits start at b[start]. It returns the
 // position after the line, or 0 when the line is not complete yet.
 func parseCountLine(b []byte, start int, invalid, tooBig *ProtocolError) (v int64, next int, err error) {
-	nl := bytes.IndexByte(b[start:], '\n')
-	if nl < 0 {
+	// Fast path for what clients send: "0", or up to 18 digits without a
+	// leading zero, then CRLF. Anything else takes the careful path below.
+	i := start
+	for i < len(b) && i-start < 18 && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int64(b[i]-'0')
+		i++
+	}
+	if i+1 < len(b) && i > start && b[i] == '\r' && b[i+1] == '\n' && (b[start] != '0' || i == start+1) {
+		return v, i + 2, nil
+	}
+	end := bytes.IndexAny(b[start:], "\r\n")
+	switch {
+	case end >= 0 && b[start+end] == '\n':
+		return 0, 0, errCountNotTerminated
+	case end < 0 || start+end+1 == len(b):
 		if len(b)-start > maxInlineBytes {
 			return 0, 0, tooBig
 		}
-		return 0, 0, nil
+		return 0, 0, nil // the line is not complete yet
+	case b[start+end+1] != '\n':
+		return 0, 0, invalid // a CR inside the number
 	}
-	line := b[start : start+nl]
-	if len(line) == 0 || line[len(line)-1] != '\r' {
-		return 0, 0, errCountNotTerminated
-	}
-	v, ok := parseInt(line[:len(line)-1])
+	v, ok := parseInt(b[start : start+end])
 	if !ok {
 		return 0, 0, invalid
 	}
-	return v, start + nl + 1, nil
+	return v, start + end + 2, nil
 }
 
 // parseInline parses an inline command: one line of space-separated words,
