@@ -158,8 +158,8 @@ func (cfg Config) plan() (*plan, error) {
 		}
 		p.zipf = newZipf(uint64(cfg.DBSize), cfg.ZipfTheta)
 	}
-	if cfg.PrebuiltOpsPerThread < 0 {
-		return nil, usagef("prebuilt ops per thread %d is negative", cfg.PrebuiltOpsPerThread)
+	if cfg.PrebuiltOpsPerThread < 0 || cfg.PrebuiltOpsPerThread > 1<<26 {
+		return nil, usagef("--prebuilt-ops %d is outside 0..%d", cfg.PrebuiltOpsPerThread, 1<<26)
 	}
 	if cfg.Online {
 		if err := p.planOnline(); err != nil {

@@ -115,3 +115,45 @@ func TestLoadRangeCoversEveryKeyOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildBatches(t *testing.T) {
+	tests := []struct {
+		name             string
+		op               string
+		batch, prebuilt  int
+		threads          int
+		wantBatches      int
+		wantRequestBytes int // per batch
+	}{
+		{"explicit", "GET", 100, 1000, 1, 10, 100 * len("*2\r\n$3\r\nGET\r\n$4\r\n0000\r\n")},
+		{"automatic", "GET", 4096, 0, 1, 16, 4096 * len("*2\r\n$3\r\nGET\r\n$4\r\n0000\r\n")},
+		{"automatic many threads", "GET", 64, 0, 64, 512, 64 * len("*2\r\n$3\r\nGET\r\n$4\r\n0000\r\n")},
+		{"MGET one command per batch", "MGET", 10, 50, 1, 5, len("*11\r\n$4\r\nMGET\r\n") + 10*len("$4\r\n0000\r\n")},
+	}
+	for _, tt := range tests {
+		cfg := DefaultConfig()
+		cfg.DBSize = 5000
+		cfg.Op = tt.op
+		cfg.Batch = tt.batch
+		cfg.PrebuiltOpsPerThread = tt.prebuilt
+		p, err := cfg.plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb := buildBatches(p, tt.threads, 0)
+		if tb.count() != tt.wantBatches || len(tb.keys) != tt.wantBatches*tt.batch {
+			t.Errorf("%s: %d batches, %d keys; want %d batches of %d keys", tt.name, tb.count(), len(tb.keys), tt.wantBatches, tt.batch)
+			continue
+		}
+		for i := range tb.count() {
+			if got := tb.offsets[i+1] - tb.offsets[i]; got != tt.wantRequestBytes {
+				t.Errorf("%s: batch %d is %d bytes, want %d", tt.name, i, got, tt.wantRequestBytes)
+			}
+		}
+		for _, k := range tb.keys {
+			if k >= uint64(cfg.DBSize) {
+				t.Fatalf("%s: key %d outside the %d keys", tt.name, k, cfg.DBSize)
+			}
+		}
+	}
+}

@@ -146,7 +146,8 @@ func prebuiltOps(p *plan, threads int) int {
 	return min(max((1<<21)/threads, 4*p.Batch), 1<<16)
 }
 
-// maxPrebuiltBytes bounds one thread's pre-built requests.
+// maxPrebuiltBytes bounds one thread's automatically sized pre-built
+// requests; an explicit PrebuiltOpsPerThread is honoured whatever it costs.
 const maxPrebuiltBytes = 16 << 20
 
 // buildBatches draws the keys of one thread and encodes its batches.
@@ -169,7 +170,7 @@ func buildBatches(p *plan, threads, thread int) *threadBatches {
 			}
 		}
 		tb.offsets = append(tb.offsets, len(tb.req))
-		if len(tb.req) >= maxPrebuiltBytes && i+1 < nb {
+		if p.PrebuiltOpsPerThread == 0 && len(tb.req) >= maxPrebuiltBytes && i+1 < nb {
 			break
 		}
 	}
@@ -240,6 +241,8 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 		}()
 	}
 	wg.Wait()
+
+	res.PrebuiltOpsPerThread = ts[0].batches.count() * p.Batch
 
 	var stop atomic.Bool
 	stopWatch := context.AfterFunc(ctx, func() {

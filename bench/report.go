@@ -55,6 +55,9 @@ type CellResult struct {
 	ClientSaturated  bool    `json:"client_saturated"`
 	Incomplete       bool    `json:"incomplete"`
 	Zipf             bool    `json:"zipf"`
+	// PrebuiltOpsPerThread is how many requests (keys drawn in advance)
+	// each thread cycles through.
+	PrebuiltOpsPerThread int `json:"prebuilt_ops_per_thread"`
 }
 
 // OnlineResult is the --online run as a whole.
@@ -138,7 +141,7 @@ func printCell(w io.Writer, c *CellResult) {
 	if c.Zipf {
 		keys = "zipf"
 	}
-	fmt.Fprintf(w, "Operation type: %s, threads: %d, batch: %d, keys: %s\n", c.Op, c.Threads, c.Batch, keys)
+	fmt.Fprintf(w, "Operation type: %s, threads: %d, batch: %d, keys: %s, %d requests pre-built per thread\n", c.Op, c.Threads, c.Batch, keys, c.PrebuiltOpsPerThread)
 	fmt.Fprintf(w, "[Total time]: %.2f ms for %d ops\n", c.Seconds*1e3, c.Ops)
 	fmt.Fprintf(w, "[Throughput]: %.0f ops/sec\n", c.OpsPerSec)
 	fmt.Fprintf(w, "[Hits]: %d [Misses]: %d [Errors]: %d\n", c.Hits, c.Misses, c.Errors)

@@ -69,6 +69,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.SkipLoad, "s", false, "skip the load: run against a server loaded before")
 	fs.BoolVar(&cfg.SkipLoad, "skipload", false, "same as -s")
 	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "load `connections`; 0 means the largest of -t")
+	fs.IntVar(&cfg.PrebuiltOpsPerThread, "prebuilt-ops", 0, "offline: `requests` each thread builds (keys drawn) before the timed window and cycles through; 0 sizes it automatically (up to 65536, 16 MiB)")
 	fs.BoolVar(&cfg.Zipf, "zipf", false, "draw keys zipf-distributed (hottest keys are the lowest indices) instead of uniform")
 	fs.Float64Var(&cfg.ZipfTheta, "zipf-theta", cfg.ZipfTheta, "zipf skew `theta`, between 0 and 1")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "`seed` of the key draws: equal seeds draw equal keys")
