@@ -1,6 +1,7 @@
 package device
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,7 +37,8 @@ type BenchConfig struct {
 	RuntimeSeconds int
 	Verify         bool // check the pattern of every read
 	JSON           bool // RunBench prints one JSON document instead of text
-	CompareFio     bool // run the real fio with the same shape on the same files afterwards
+	CompareFio     bool // run the real fio with the same shape on the same files after each pass
+	Passes         int  // timed passes (each followed by its fio pass); results are the medians; 0 = 1
 
 	// Device knobs, passed to Config; zero picks the device defaults.
 	SectorSize        int
@@ -88,6 +91,7 @@ type BenchResult struct {
 	MaxInFlight    int64         `json:"max_in_flight"`
 	UsrCPU         float64       `json:"usr_cpu"` // percent of one CPU, this process, during the timed window
 	SysCPU         float64       `json:"sys_cpu"`
+	Passes         []PassResult  `json:"passes"` // every pass; the fields above are the median pass
 	Fio            *FioResult    `json:"fio,omitempty"`
 	RatioToFio     float64       `json:"ratio_to_fio,omitempty"`
 }
@@ -114,6 +118,8 @@ func (cfg BenchConfig) check() error {
 		return bad("%d threads, want 1 to 4096", cfg.Threads)
 	case cfg.QueueDepth <= 0 || cfg.QueueDepth > 65536:
 		return bad("queue depth %d, want 1 to 65536", cfg.QueueDepth)
+	case cfg.Passes < 0 || cfg.Passes > 100:
+		return bad("%d passes, want 1 to 100", cfg.Passes)
 	case cfg.RuntimeSeconds <= 0:
 		return bad("runtime %d s, want at least 1", cfg.RuntimeSeconds)
 	case cfg.CompareFio && cfg.Backend == BackendLocalMemory:
@@ -230,6 +236,9 @@ func (b *bench) onComplete(ud uint64, n int, err error) {
 // with CompareFio, the real fio at the same shape on the same files.
 // Progress lines go to progress.
 func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResult, error) {
+	if cfg.Passes == 0 {
+		cfg.Passes = 1
+	}
 	if err := cfg.check(); err != nil {
 		return BenchResult{}, err
 	}
@@ -257,37 +266,74 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 	if err := b.prepare(ctx, progress); err != nil {
 		return BenchResult{}, err
 	}
-	res, err := b.run(ctx)
-	if err != nil {
-		return res, err
+	engine := "io_uring"
+	if cfg.Backend == BackendLibaio {
+		engine = "libaio"
 	}
-	res.Device = dev.(Describer).Describe()
-	if err := dev.Close(); err != nil && !errors.Is(err, ErrClosed) {
-		return res, err
+	names := make([]string, cfg.Files)
+	for i := range names {
+		names[i] = segmentPath(cfg.Dir, uint64(i))
 	}
-	if cfg.CompareFio {
-		engine := "io_uring"
-		if cfg.Backend == BackendLibaio {
-			engine = "libaio"
-		}
-		names := make([]string, cfg.Files)
-		for i := range names {
-			names[i] = segmentPath(cfg.Dir, uint64(i))
-		}
-		fmt.Fprintf(progress, "running fio (%s, bs %d, %d jobs, iodepth %d, %d s) on the same files\n",
-			engine, cfg.BlockBytes, cfg.Threads, cfg.QueueDepth, cfg.RuntimeSeconds)
-		f, err := fio.Run(ctx, fio.Job{Filenames: names, FileBytes: cfg.FileBytes, BlockBytes: cfg.BlockBytes,
-			Jobs: cfg.Threads, IODepth: cfg.QueueDepth, Engine: engine, RuntimeSeconds: cfg.RuntimeSeconds})
+	// Passes alternate tierbench and fio, so that a change in the load
+	// others put on the disk hits both sides alike; each side reports its
+	// median pass.
+	var runs []BenchResult
+	var fios []FioResult
+	for p := range cfg.Passes {
+		res, err := b.run(ctx)
 		if err != nil {
-			return res, fmt.Errorf("device bench: --compare-fio: %w", err)
+			return res, err
 		}
-		res.Fio = &FioResult{Version: f.Version, Engine: f.Engine, IOPS: f.IOPS, MBPerSec: f.BandwidthKiBps * 1024 / 1e6,
-			ClatP50Us: f.ClatUs.P50, ClatP99Us: f.ClatUs.P99, ClatP999Us: f.ClatUs.P999, UsrCPU: f.UsrCPU, SysCPU: f.SysCPU}
+		runs = append(runs, res)
+		line := fmt.Sprintf("pass %d/%d: tierbench %s %s IOPS", p+1, cfg.Passes, cfg.Backend, groupThousands(res.IOPS))
+		if cfg.CompareFio {
+			f, err := fio.Run(ctx, fio.Job{Filenames: names, FileBytes: cfg.FileBytes, BlockBytes: cfg.BlockBytes,
+				Jobs: cfg.Threads, IODepth: cfg.QueueDepth, Engine: engine, RuntimeSeconds: cfg.RuntimeSeconds})
+			if err != nil {
+				return res, fmt.Errorf("device bench: --compare-fio (fio %s, bs %d, %d jobs, iodepth %d): %w",
+					engine, cfg.BlockBytes, cfg.Threads, cfg.QueueDepth, err)
+			}
+			fios = append(fios, FioResult{Version: f.Version, Engine: f.Engine, IOPS: f.IOPS, MBPerSec: f.BandwidthKiBps * 1024 / 1e6,
+				ClatP50Us: f.ClatUs.P50, ClatP99Us: f.ClatUs.P99, ClatP999Us: f.ClatUs.P999, UsrCPU: f.UsrCPU, SysCPU: f.SysCPU})
+			line += fmt.Sprintf(", fio %s %s IOPS", engine, groupThousands(f.IOPS))
+		}
+		fmt.Fprintln(progress, line)
+	}
+	res := medianBy(runs, func(r BenchResult) float64 { return r.IOPS })
+	res.Device = dev.(Describer).Describe()
+	for i, r := range runs {
+		pr := PassResult{IOPS: r.IOPS}
+		if i < len(fios) {
+			pr.FioIOPS = fios[i].IOPS
+			if pr.FioIOPS > 0 {
+				pr.Ratio = r.IOPS / pr.FioIOPS
+			}
+		}
+		res.Passes = append(res.Passes, pr)
+	}
+	if len(fios) > 0 {
+		f := medianBy(fios, func(f FioResult) float64 { return f.IOPS })
+		res.Fio = &f
 		if f.IOPS > 0 {
 			res.RatioToFio = res.IOPS / f.IOPS
 		}
 	}
 	return res, nil
+}
+
+// PassResult is one pass of a multi-pass run.
+type PassResult struct {
+	IOPS    float64 `json:"iops"`
+	FioIOPS float64 `json:"fio_iops,omitempty"`
+	Ratio   float64 `json:"ratio_to_fio,omitempty"`
+}
+
+// medianBy returns the element of xs with the median key (the lower middle
+// one for an even count).
+func medianBy[T any](xs []T, key func(T) float64) T {
+	sorted := slices.Clone(xs)
+	slices.SortFunc(sorted, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
+	return sorted[(len(sorted)-1)/2]
 }
 
 // throttleLimit is the in-flight cap the device really applies.
@@ -406,6 +452,9 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 	cfg := b.cfg
 	res := BenchResult{Backend: cfg.Backend, Block: cfg.BlockBytes, Threads: cfg.Threads, QD: cfg.QueueDepth,
 		Files: cfg.Files, FileBytes: cfg.FileBytes, Verify: cfg.Verify}
+	// The previous pass has fully drained (outstanding.Wait), so no
+	// completion can still look up one of its workers.
+	b.workers = b.workers[:0]
 	for i := range cfg.Threads {
 		buf, err := AlignedBuffer(cfg.QueueDepth * cfg.BlockBytes)
 		if err != nil {
@@ -561,6 +610,16 @@ func (r BenchResult) WriteText(w io.Writer) {
 		groupThousands(r.IOPS), r.MBPerSec, r.UsrCPU, r.SysCPU, r.MaxInFlight)
 	fmt.Fprintf(w, "[Latency µs]: min %.1f  p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
 		r.LatencyUs.Min, r.LatencyUs.P50, r.LatencyUs.P99, r.LatencyUs.P999, r.LatencyUs.Max)
+	if len(r.Passes) > 1 {
+		fmt.Fprintf(w, "[Passes]: %d, median shown; IOPS per pass:", len(r.Passes))
+		for _, p := range r.Passes {
+			fmt.Fprintf(w, " %s", groupThousands(p.IOPS))
+			if p.FioIOPS > 0 {
+				fmt.Fprintf(w, " (fio %s, %.3f)", groupThousands(p.FioIOPS), p.Ratio)
+			}
+		}
+		fmt.Fprintln(w)
+	}
 	if r.Fio != nil {
 		fmt.Fprintf(w, "[fio %s %s]: %s IOPS, %.1f MB/s (CPU usr %.0f%% sys %.0f%%), clat µs p50 %.1f  p99 %.1f  p99.9 %.1f\n",
 			r.Fio.Version, r.Fio.Engine, groupThousands(r.Fio.IOPS), r.Fio.MBPerSec, r.Fio.UsrCPU, r.Fio.SysCPU,
