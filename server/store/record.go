@@ -55,3 +55,25 @@ func tooLarge(keyBytes, valueBytes int, pageBytes uint64) error {
 	return fmt.Errorf("%w: %d B header + %d B key + %d B value = %d B, but --page is %d B",
 		ErrTooLarge, headerBytes, keyBytes, valueBytes, recordBytes(uint64(keyBytes), uint64(valueBytes)), pageBytes)
 }
+
+// decodeRecord finds the record at addr in a window of device bytes that
+// starts at device offset start. whole is false when the window ends before
+// the record does: fetch recordBytes(h.keyBytes, h.valueBytes) and decode
+// again. The bytes come from outside the process, so every length is
+// checked before it is used to slice.
+func (l *hlog) decodeRecord(window []byte, start, addr uint64) (h header, key, value []byte, whole bool, err error) {
+	if addr < start || addr-start > uint64(len(window)) || uint64(len(window))-(addr-start) < headerBytes {
+		return h, nil, nil, false, fmt.Errorf("store: a %d B window at device offset %d does not hold the header at address %d", len(window), start, addr)
+	}
+	off := addr - start
+	h = readHeader(window[off:])
+	if err := l.checkRecord(addr, h); err != nil {
+		return h, nil, nil, false, err
+	}
+	if off+recordBytes(h.keyBytes, h.valueBytes) > uint64(len(window)) {
+		return h, nil, nil, false, nil
+	}
+	k := off + headerBytes
+	v := k + h.keyBytes
+	return h, window[k:v], window[v : v+h.valueBytes], true, nil
+}

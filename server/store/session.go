@@ -405,28 +405,25 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	if n := pr.n.Load(); n != int64(len(pr.window)) {
 		return deliver(nil, NotFound, fmt.Errorf("store: read the record at address %d: got %d bytes, want %d: %w", pr.addr, n, len(pr.window), device.ErrShortIO))
 	}
-	off := pr.addr - pr.start
-	h := readHeader(pr.window[off:])
-	if err := st.log.checkRecord(pr.addr, h); err != nil {
+	h, k, v, whole, err := st.log.decodeRecord(pr.window, pr.start, pr.addr)
+	if err != nil {
 		return deliver(nil, NotFound, err)
 	}
-	if rb := recordBytes(h.keyBytes, h.valueBytes); off+rb > uint64(len(pr.window)) {
+	if !whole {
 		// The record is longer than guessed: fetch it whole.
 		s.valueGuess = h.valueBytes
-		if err := s.aim(pr, pr.addr, rb); err != nil {
+		if err := s.aim(pr, pr.addr, recordBytes(h.keyBytes, h.valueBytes)); err != nil {
 			return deliver(nil, NotFound, err)
 		}
 		s.queued = append(s.queued, i)
 		return false
 	}
-	k := pr.window[off+headerBytes : off+headerBytes+h.keyBytes]
 	if bytes.Equal(k, pr.key) {
 		s.valueGuess = h.valueBytes
 		if h.tombstone {
 			return deliver(nil, NotFound, nil)
 		}
-		v := off + headerBytes + h.keyBytes
-		return deliver(pr.window[v:v+h.valueBytes], Found, nil)
+		return deliver(v, Found, nil)
 	}
 	// A tag collision: follow the chain, in memory while it stays there.
 	begin := st.log.begin.Load()
@@ -458,8 +455,9 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	return deliver(nil, NotFound, nil)
 }
 
-// readSync reads the device window covering recBytes at addr and waits.
-func (s *Session) readSync(addr, recBytes uint64) (window []byte, off uint64, err error) {
+// readSync reads the device window covering recBytes at addr and waits. It
+// returns the window and the device offset it starts at.
+func (s *Session) readSync(addr, recBytes uint64) (window []byte, start uint64, err error) {
 	start, size := s.window(addr, recBytes)
 	if uint64(len(s.syncBuf)) < size {
 		device.FreeBuffer(s.syncBuf)
@@ -487,7 +485,7 @@ func (s *Session) readSync(addr, recBytes uint64) (window []byte, off uint64, er
 	if n := s.syncN.Load(); n != int64(size) {
 		return nil, 0, fmt.Errorf("store: read the record at address %d: got %d bytes, want %d: %w", addr, n, size, device.ErrShortIO)
 	}
-	return w, addr - start, nil
+	return w, start, nil
 }
 
 // lookupSync finds key's newest record from the chain at addr, reading the
@@ -515,23 +513,22 @@ func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (live bool
 		if st.dev == nil {
 			return false, fmt.Errorf("%w: address %d is not in memory and there is no storage tier", errCorrupt, addr)
 		}
-		w, off, err := s.readSync(addr, guess)
+		w, start, err := s.readSync(addr, guess)
 		if err != nil {
 			return false, err
 		}
-		h := readHeader(w[off:])
-		if err := st.log.checkRecord(addr, h); err != nil {
+		h, k, v, whole, err := st.log.decodeRecord(w, start, addr)
+		if err != nil {
 			return false, err
 		}
-		if rb := recordBytes(h.keyBytes, h.valueBytes); off+rb > uint64(len(w)) {
-			guess = rb
+		if !whole {
+			guess = recordBytes(h.keyBytes, h.valueBytes)
 			continue
 		}
 		guess = recordBytes(uint64(len(key)), s.valueGuess)
-		if bytes.Equal(w[off+headerBytes:off+headerBytes+h.keyBytes], key) {
+		if bytes.Equal(k, key) {
 			if !h.tombstone && wantValue {
-				v := off + headerBytes + h.keyBytes
-				s.old = append(s.old[:0], w[v:v+h.valueBytes]...)
+				s.old = append(s.old[:0], v...)
 			}
 			return !h.tombstone, nil
 		}
