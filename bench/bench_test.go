@@ -557,3 +557,52 @@ func TestInterruptedCellIsIncomplete(t *testing.T) {
 		t.Errorf("cell incomplete %v ops %d seconds %v: want incomplete, prompt, with the ops done", c.Incomplete, c.Ops, c.Seconds)
 	}
 }
+
+// TestRateChargesStallsToEveryDelayedOp stalls a real redis-server for
+// 300 ms with DEBUG SLEEP during a paced run. Ops due during the stall are
+// about a fifth of the run; measured from their due times they push the
+// 95th percentile to about 225 ms. A client that measured from the actual
+// send time (coordinated omission) would see one slow op and a p95 of
+// microseconds.
+func TestRateChargesStallsToEveryDelayedOp(t *testing.T) {
+	r := testenv.MustRedisServer(t, "--enable-debug-command", "yes")
+	cfg := configFor(t, r.Addr)
+	cfg.Online = true
+	cfg.Threads = []int{1}
+	cfg.Rate = 2000
+	cfg.Runtime = 1500 * time.Millisecond
+	before := commandsProcessed(r.Addr)
+	go func() {
+		// Stall about half a second into the run (the load is ~100 MSETs).
+		deadline := time.Now().Add(30 * time.Second)
+		for commandsProcessed(r.Addr) < before+1100 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		redisSimple(t, r.Addr, "DEBUG", "SLEEP", "0.3")
+	}()
+	rep, human, err := runJSON(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, human)
+	}
+	l := rep.Online.LatencyMicros
+	if l.Max < 250e3 || l.P95 < 50e3 {
+		t.Errorf("after a 300 ms stall at 2000 ops/s: p95 %.0f µs, max %.0f µs; want p95 ≥ 50 ms and max ≥ 250 ms (latency from the intended send time)", l.P95, l.Max)
+	}
+}
+
+// redisSimple sends one command and reads a one-line reply.
+func redisSimple(t *testing.T, addr string, args ...string) string {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Error(err)
+		return ""
+	}
+	defer c.Close()
+	cmd := appendArrayHeader(nil, len(args))
+	for _, a := range args {
+		cmd = appendBulkString(cmd, a)
+	}
+	c.Write(cmd)
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	return line
+}
