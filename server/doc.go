@@ -1,3 +1,26 @@
 // Package server is the tiered RESP server: it speaks RESP2 over TCP on top
 // of the hybrid-log store in server/store.
+//
+// Each connection is served by one goroutine that owns a read buffer and a
+// reply buffer, both reused for the connection's life. It reads what the
+// client sent, parses every complete request in the buffer (RESP arrays of
+// bulk strings, or inline command lines) into arguments that are sub-slices
+// of the read buffer, runs each, and writes all the replies with one write
+// before it reads again. Parsing and answering a request allocates nothing.
+//
+// A GET whose record is below the store's HeadAddress becomes a device
+// read. With scatter-gather GETs (Config.ScatterGatherGet, --sg-get) the
+// reads of one batch are issued together and waited for once: the reply of
+// such a GET is a hole at its place in the reply buffer, filled when the
+// reads complete, so replies stay in request order. Commands that write,
+// or read synchronously, wait for the batch's pending reads first.
+//
+// Memory per connection is bounded: the read buffer grows only up to
+// Config.MaxQueryBytes (a larger request is a protocol error), the replies
+// are written whenever they reach Config.MaxReplyBytes, and nothing more is
+// read until the buffered requests are answered, so a client that
+// pipelines faster than it reads is held back by TCP.
+//
+// Errors are worded as Redis words them; a malformed request is answered
+// with "-ERR Protocol error: ..." and the connection is closed.
 package server
