@@ -261,9 +261,16 @@ func (c *conn) writeOut() bool {
 	n, err := c.nc.Write(c.out)
 	c.srv.stats.writtenBytes.Add(int64(n))
 	c.out = c.out[:0]
+	// One huge reply (a big MGET) or request (an MSET of a million keys)
+	// must not pin its buffers for the connection's life.
 	if cap(c.out) > 4*c.srv.cfg.MaxReplyBytes {
-		// One huge reply (a big MGET) must not pin its buffer forever.
 		c.out = make([]byte, 0, 16<<10)
+	}
+	if cap(c.asm) > 4*c.srv.cfg.MaxReplyBytes {
+		c.asm = nil
+	}
+	if cap(c.args) > 4096 {
+		c.args = make([][]byte, 0, 16)
 	}
 	return err == nil
 }
