@@ -49,6 +49,16 @@
 // reads the record from the device instead; it can never see a torn or
 // recycled frame.
 //
+// # Costs and limits
+//
+// The live-key count (DBSIZE) is a counter kept exact by the writers: an
+// upsert or delete of a key whose index tag already has a chain must find
+// out whether the key itself is live, which costs one synchronous device
+// read when the chain's newest record is on the device. Loading new keys
+// costs no read. Records are never updated in place, so without a storage
+// tier every write grows the log; FlushAll drops every key at once by moving
+// BeginAddress, without reclaiming memory or segment files.
+//
 // # Sessions
 //
 // A Session belongs to one goroutine. Reads of records below HeadAddress are

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/testenv"
 )
@@ -642,4 +643,73 @@ func TestClosed(t *testing.T) {
 		t.Errorf("FlushAll after Close: got %v, want ErrClosed", err)
 	}
 	sess.Close()
+}
+
+// TestEvictionWaitsForReaders pins the frame of the oldest in-memory page,
+// as a reader copying a record does, and checks that eviction cannot
+// recycle the frame until the pin is dropped; afterwards the page is gone
+// from memory and its records come from the device.
+func TestEvictionWaitsForReaders(t *testing.T) {
+	s := openTest(t, smallConfig(t, "localmemory"))
+	sess := newTestSession(t, s)
+	i := 0
+	for s.Stats().HeadAddress <= beginAddress {
+		mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
+		i++
+	}
+	// The first record of the oldest page still in memory.
+	head := s.log.head.Load()
+	victim := -1
+	for k := 0; k < i; k++ {
+		if s.ix.find(s.hash(testKey(k)), beginAddress) == head {
+			victim = k
+		}
+	}
+	if victim < 0 {
+		t.Fatalf("no record at HeadAddress %d", head)
+	}
+	page, f, ok := s.log.pin(head)
+	if !ok {
+		t.Fatalf("pin(%d): the oldest in-memory page is not pinnable", head)
+	}
+	snapshot := bytes.Clone(page)
+	done := make(chan error, 1)
+	go func() {
+		w := s.NewSession()
+		defer w.Close()
+		// One page more than memory holds: the pinned page must be evicted.
+		for k := 0; k < 3000; k++ {
+			if err := w.Upsert(testKey(100000+k), testValue(k, 1, 96)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the writer finished (%v) while a reader held the page it had to evict", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if !bytes.Equal(page, snapshot) {
+		t.Fatalf("the pinned page changed while pinned")
+	}
+	if h := s.log.head.Load(); h <= head {
+		t.Errorf("HeadAddress: got %d, want it past the pinned page at %d before the frame waits for its reader", h, head)
+	}
+	s.log.unpin(f)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := s.log.pin(head); ok {
+		t.Fatalf("pin(%d) after eviction: got the frame, want it refused", head)
+	}
+	before := s.Stats().CompletedReads
+	got, st := get(t, sess, testKey(victim))
+	if reads := s.Stats().CompletedReads - before; reads != 1 {
+		t.Errorf("evicted record: %d device reads, want 1", reads)
+	}
+	if st != Found || !bytes.Equal(got, testValue(victim, 0, 96)) {
+		t.Errorf("evicted record: got %q, %v; want %q, Found", got, st, testValue(victim, 0, 96))
+	}
 }
