@@ -1,0 +1,70 @@
+package kvbench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/server/store"
+)
+
+// TestMixKeepsKeyCountExact runs every kind of operation from two threads
+// on keys that live mostly on the device, then counts the live keys one by
+// one: the store's counter must agree exactly.
+func TestMixKeepsKeyCountExact(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Store = store.Config{StorageTier: true, DeviceType: "localmemory", MemoryBytes: 256 << 10, PageBytes: 64 << 10, IndexBytes: 256 << 10}
+	cfg.DBSize = 5000
+	cfg.RUMD = [4]int{40, 25, 15, 20}
+	cfg.Runtime = 500 * time.Millisecond
+	cfg.InFlight = 16
+	st, err := store.Open(cfg.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	if _, err := load(ctx, st, cfg); err != nil {
+		t.Fatal(err)
+	}
+	r, err := runMix(ctx, st, cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Reads == 0 || r.Upserts == 0 || r.RMWs == 0 || r.Deletes == 0 || r.DeviceReads == 0 {
+		t.Fatalf("run %+v: want every kind of operation and device reads", r)
+	}
+	if r.Ops != r.Reads+r.Upserts+r.RMWs+r.Deletes {
+		t.Errorf("run %+v: ops are not the sum of the kinds", r)
+	}
+	sess := st.NewSession()
+	defer sess.Close()
+	live := int64(0)
+	key := make([]byte, 0, cfg.KeyLength)
+	for k := range uint64(cfg.DBSize) {
+		key = appendKey(key[:0], k, cfg.KeyLength)
+		_, s, err := sess.Read(key, nil, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == store.Found {
+			live++
+		}
+		if err := sess.CompletePending(true, func(_ uint64, _ []byte, s store.Status, err error) {
+			if err != nil {
+				t.Error(err)
+			}
+			if s == store.Found {
+				live++
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := st.Stats().Keys; got != live {
+		t.Errorf("Keys counter: got %d, want %d (counted by reading every key)", got, live)
+	}
+	if live == cfg.DBSize || live == 0 {
+		t.Errorf("%d of %d keys live: the deletes did not happen or everything went", live, cfg.DBSize)
+	}
+}
