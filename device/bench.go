@@ -67,6 +67,9 @@ type FioResult struct {
 	ClatP999Us float64 `json:"clat_p999_us"`
 	UsrCPU     float64 `json:"usr_cpu"`
 	SysCPU     float64 `json:"sys_cpu"`
+	// CPUMicrosPerOp is fio's (usr_cpu + sys_cpu) per op, comparable to
+	// BenchResult.CPUMicrosPerOp.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
 }
 
 // BenchResult is what Bench measured. Only successful (and, with Verify,
@@ -91,9 +94,12 @@ type BenchResult struct {
 	MaxInFlight    int64         `json:"max_in_flight"`
 	UsrCPU         float64       `json:"usr_cpu"` // percent of one CPU, this process, during the timed window
 	SysCPU         float64       `json:"sys_cpu"`
-	Passes         []PassResult  `json:"passes"` // every pass; the fields above are the median pass
-	Fio            *FioResult    `json:"fio,omitempty"`
-	RatioToFio     float64       `json:"ratio_to_fio,omitempty"`
+	// CPUMicrosPerOp is CPU time (user + system) per completed op: unlike
+	// IOPS it hardly depends on what else shares the disk.
+	CPUMicrosPerOp float64      `json:"cpu_us_per_op"`
+	Passes         []PassResult `json:"passes"` // every pass; the fields above are the median pass
+	Fio            *FioResult   `json:"fio,omitempty"`
+	RatioToFio     float64      `json:"ratio_to_fio,omitempty"`
 }
 
 // ErrBenchConfig wraps every refusal of a BenchConfig (a usage error).
@@ -211,7 +217,7 @@ func (b *bench) onComplete(ud uint64, n int, err error) {
 	resubmit := counted
 	if resubmit {
 		r.Offset = w.rng.Uint64N(b.blocks) * uint64(b.cfg.BlockBytes)
-		w.startNs[slot] = b.nowNs()
+		w.startNs[slot] = now // the same clock read: one nanotime per completion
 	} else {
 		w.inFlight--
 	}
@@ -294,7 +300,8 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 					engine, cfg.BlockBytes, cfg.Threads, cfg.QueueDepth, err)
 			}
 			fios = append(fios, FioResult{Version: f.Version, Engine: f.Engine, IOPS: f.IOPS, MBPerSec: f.BandwidthKiBps * 1024 / 1e6,
-				ClatP50Us: f.ClatUs.P50, ClatP99Us: f.ClatUs.P99, ClatP999Us: f.ClatUs.P999, UsrCPU: f.UsrCPU, SysCPU: f.SysCPU})
+				ClatP50Us: f.ClatUs.P50, ClatP99Us: f.ClatUs.P99, ClatP999Us: f.ClatUs.P999, UsrCPU: f.UsrCPU, SysCPU: f.SysCPU,
+				CPUMicrosPerOp: cpuMicrosPerOp(f.UsrCPU+f.SysCPU, f.IOPS)})
 			line += fmt.Sprintf(", fio %s %s IOPS", engine, groupThousands(f.IOPS))
 		}
 		fmt.Fprintln(progress, line)
@@ -537,10 +544,20 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 	cpu := func(tv unix.Timeval) float64 { return float64(tv.Nano()) }
 	res.UsrCPU = 100 * (cpu(ruAfter.Utime) - cpu(ruBefore.Utime)) / float64(endNs-startNs)
 	res.SysCPU = 100 * (cpu(ruAfter.Stime) - cpu(ruBefore.Stime)) / float64(endNs-startNs)
+	res.CPUMicrosPerOp = cpuMicrosPerOp(res.UsrCPU+res.SysCPU, res.IOPS)
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
 	return res, nil
+}
+
+// cpuMicrosPerOp turns a CPU percentage (of one CPU) at a rate of ops per
+// second into CPU microseconds per op.
+func cpuMicrosPerOp(cpuPercent, opsPerSec float64) float64 {
+	if opsPerSec <= 0 {
+		return 0
+	}
+	return cpuPercent / 100 / opsPerSec * 1e6
 }
 
 // The pattern: every 512-byte unit at device offset off holds 64 words
@@ -606,8 +623,8 @@ func (r BenchResult) WriteText(w io.Writer) {
 	if r.FirstError != "" {
 		fmt.Fprintf(w, "[First error]: %s\n", r.FirstError)
 	}
-	fmt.Fprintf(w, "[Throughput]: %s IOPS, %.1f MB/s (CPU usr %.0f%% sys %.0f%%, max in flight %d)\n",
-		groupThousands(r.IOPS), r.MBPerSec, r.UsrCPU, r.SysCPU, r.MaxInFlight)
+	fmt.Fprintf(w, "[Throughput]: %s IOPS, %.1f MB/s (CPU usr %.0f%% sys %.0f%%, %.2f CPU µs per op, max in flight %d)\n",
+		groupThousands(r.IOPS), r.MBPerSec, r.UsrCPU, r.SysCPU, r.CPUMicrosPerOp, r.MaxInFlight)
 	fmt.Fprintf(w, "[Latency µs]: min %.1f  p50 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n",
 		r.LatencyUs.Min, r.LatencyUs.P50, r.LatencyUs.P99, r.LatencyUs.P999, r.LatencyUs.Max)
 	if len(r.Passes) > 1 {
@@ -621,8 +638,8 @@ func (r BenchResult) WriteText(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	if r.Fio != nil {
-		fmt.Fprintf(w, "[fio %s %s]: %s IOPS, %.1f MB/s (CPU usr %.0f%% sys %.0f%%), clat µs p50 %.1f  p99 %.1f  p99.9 %.1f\n",
-			r.Fio.Version, r.Fio.Engine, groupThousands(r.Fio.IOPS), r.Fio.MBPerSec, r.Fio.UsrCPU, r.Fio.SysCPU,
+		fmt.Fprintf(w, "[fio %s %s]: %s IOPS, %.1f MB/s (CPU usr %.0f%% sys %.0f%%, %.2f CPU µs per op), clat µs p50 %.1f  p99 %.1f  p99.9 %.1f\n",
+			r.Fio.Version, r.Fio.Engine, groupThousands(r.Fio.IOPS), r.Fio.MBPerSec, r.Fio.UsrCPU, r.Fio.SysCPU, r.Fio.CPUMicrosPerOp,
 			r.Fio.ClatP50Us, r.Fio.ClatP99Us, r.Fio.ClatP999Us)
 		fmt.Fprintf(w, "[Ratio tierbench/fio]: %.3f\n", r.RatioToFio)
 	}
