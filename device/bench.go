@@ -373,6 +373,16 @@ func (b *bench) prepare(ctx context.Context, progress io.Writer) error {
 		fmt.Fprintf(progress, "reusing the file set in %s (%d × %d bytes, pattern checked)\n", cfg.Dir, cfg.Files, cfg.FileBytes)
 		return nil
 	}
+	if cfg.Backend != BackendLocalMemory {
+		// A leftover file of another size would otherwise keep its old
+		// length (O_DIRECT writes never shrink a file) and fail the reuse
+		// check forever.
+		for _, f := range todo {
+			if err := os.Truncate(segmentPath(cfg.Dir, uint64(f)), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("device bench: truncate %s: %w", segmentPath(cfg.Dir, uint64(f)), err)
+			}
+		}
+	}
 	total := int64(len(todo)) * cfg.FileBytes
 	fmt.Fprintf(progress, "preparing %d of %d files (%d MiB) with the verifiable pattern\n", len(todo), cfg.Files, total>>20)
 	var written int64

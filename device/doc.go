@@ -4,4 +4,53 @@
 // syscall-free localmemory backend that is the software ceiling.
 //
 // It knows nothing about the store or the RESP server above it.
+//
+// # Contract
+//
+// Open(Config) returns a Device. The device's linear address space is cut
+// into segments of Config.SegmentBytes, each a file <Dir>/segment.<N>
+// created by the first write that reaches it. Submit takes a batch of
+// Requests; each accepted one gets exactly one call of Config.OnComplete,
+// on one of the device's completion goroutines, with the bytes transferred
+// or an error: ErrUnaligned (refused by Submit before the kernel sees it),
+// ErrPastEnd (nothing was written there), ErrShortIO (part of it was), or
+// the errno of the kernel wrapped with the op and offset.
+//
+// # Design
+//
+// A table of ThrottleLimit slots holds the state of the requests in flight;
+// a slot's index travels through the kernel as the iocb's aio_data or the
+// SQE's user_data, so completing a request needs no map and no allocation.
+// The channel of free slot indexes is the throttle: Submit blocks on it
+// while ThrottleLimit requests are in flight.
+//
+// libaio: IOContexts contexts (default CompletionThreads), each reaped by
+// its own goroutine locked to an OS thread and blocked in io_getevents;
+// their depth is reduced, and Describe says so, when fs.aio-max-nr cannot
+// hold IOContexts × ThrottleLimit events (AIOEventsNeeded is that figure,
+// for preflight).
+//
+// uring: IOContexts rings (default max(CompletionThreads, min(2 × CPUs,
+// 64))), each with a lock for its SQ side and a locked reaping goroutine
+// blocked in io_uring_enter(GETEVENTS). Submitters take the first free ring
+// from a round-robin start, so concurrent submitters spread out instead of
+// queueing behind one lock. No SQPOLL.
+//
+// Submissions made from inside OnComplete (the way a store resubmits, and
+// the way the benchmark keeps its queue depth) are recognised by the thread
+// id of the reaper that runs them: they go to that reaper's own context or
+// ring and are sent by the reaper in one io_submit / io_uring_enter after
+// the batch it is delivering, so a busy device costs one syscall per batch,
+// not per request.
+//
+// localmemory: segments are anonymous mappings; requests are queued to
+// CompletionThreads goroutines that copy and complete them.
+//
+// # The benchmark
+//
+// Bench (tierbench device) prepares or reuses a file set stamped with a
+// per-512-byte pattern derived from each unit's offset, then keeps Threads
+// × QueueDepth random reads in flight for RuntimeSeconds and reports IOPS,
+// MB/s, HdrHistogram latency and CPU per op, beside the real fio at the
+// same shape with CompareFio, alternating the two over Passes.
 package device
