@@ -576,3 +576,40 @@ func TestResubmitFromCompletion(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelErrorSurfaces hands the kernel a buffer that is aligned but no
+// longer mapped: the kernel's EFAULT must reach the caller, wrapped with the
+// op and offset, never a success.
+func TestKernelErrorSurfaces(t *testing.T) {
+	for _, backend := range []string{BackendLibaio, BackendUring} {
+		t.Run(backend, func(t *testing.T) {
+			c := newCollector(4)
+			d := openTest(t, Config{Backend: backend, SegmentBytes: 1 << 20, SectorSize: 512, OnComplete: c.onComplete})
+			good := mustBuffer(t, 4096)
+			if r := submitWait(t, d, c, Request{Op: OpWrite, Offset: 0, Buf: good}); r.err != nil {
+				t.Fatal(r.err)
+			}
+			gone, err := AlignedBuffer(4096)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := FreeBuffer(gone); err != nil {
+				t.Fatal(err)
+			}
+			n, err := d.Submit([]Request{{Op: OpRead, Offset: 0, Buf: gone, UserData: 5}})
+			if err == nil {
+				r := c.wait(t)
+				if n != 1 || r.userData != 5 {
+					t.Fatalf("got accepted %d, completion %+v", n, r)
+				}
+				err = r.err
+			}
+			if !errors.Is(err, unix.EFAULT) || !strings.Contains(err.Error(), "offset 0") {
+				t.Errorf("read into an unmapped buffer: got %v, want EFAULT naming offset 0", err)
+			}
+			if got := d.InFlight(); got != 0 {
+				t.Errorf("InFlight after the failure: got %d, want 0", got)
+			}
+		})
+	}
+}
