@@ -13,7 +13,6 @@ import (
 type zipfDist struct {
 	n        float64
 	theta    float64
-	zetaN    float64 // for probability only
 	hX1      float64 // hIntegral(1.5) - 1
 	hN       float64 // hIntegral(n + 0.5)
 	sAccept  float64 // k - x at or below this is accepted without the test
@@ -26,7 +25,6 @@ func newZipf(n uint64, theta float64) *zipfDist {
 	z.hX1 = z.hIntegral(1.5) - 1
 	z.hN = z.hIntegral(float64(n) + 0.5)
 	z.sAccept = 2 - z.hIntegralInverse(z.hIntegral(2.5)-z.h(2))
-	z.zetaN = zeta(n, theta)
 	return z
 }
 
@@ -80,14 +78,15 @@ func (z *zipfDist) rank(rng *rand.Rand) uint64 {
 	}
 }
 
-// probability is the exact probability of rank i.
-func (z *zipfDist) probability(i uint64) float64 {
-	return math.Pow(float64(i+1), -z.theta) / z.zetaN
+// probability is the exact probability of rank i; zetaN is zeta(n, theta).
+// It costs a zeta sum, so only tests and reports call it.
+func (z *zipfDist) probability(i uint64, zetaN float64) float64 {
+	return math.Pow(float64(i+1), -z.theta) / zetaN
 }
 
 // zeta is sum_{i=1..n} i^-theta: exact up to 2^20 terms, then the
 // Euler–Maclaurin tail, whose error is far below the sampling noise of any
-// benchmark (it keeps a 100 M-key setup from costing seconds of math.Pow).
+// benchmark (it keeps a 100 M-key check from costing seconds of math.Pow).
 func zeta(n uint64, theta float64) float64 {
 	const exactTerms = 1 << 20
 	m := min(n, exactTerms)

@@ -42,16 +42,16 @@ type onlineThread struct {
 
 	mu   sync.Mutex
 	hist *hdrhistogram.Histogram // since the last report; guarded by mu
-	ops  atomic.Int64
 
 	sendErr, recvErr error
 }
 
+// record adds one latency; values beyond the histogram's range are clamped
+// to its top rather than dropped, so every op is counted.
 func (t *onlineThread) record(ns int64) {
 	t.mu.Lock()
-	t.hist.RecordValue(max(ns, histLowestNs))
+	t.hist.RecordValue(min(max(ns, histLowestNs), histHighestNs))
 	t.mu.Unlock()
-	t.ops.Add(1)
 }
 
 // opSource draws the ops of one connection: the command from the workload
