@@ -713,3 +713,45 @@ func TestEvictionWaitsForReaders(t *testing.T) {
 		t.Errorf("evicted record: got %q, %v; want %q, Found", got, st, testValue(victim, 0, 96))
 	}
 }
+
+// TestFlushAllTiered drops keys whose records are on the device and in
+// memory, then writes some again.
+func TestFlushAllTiered(t *testing.T) {
+	s := openTest(t, smallConfig(t, "libaio"))
+	sess := newTestSession(t, s)
+	const n = 5000
+	for i := range n {
+		mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
+	}
+	st := s.Stats()
+	if st.Backend != "libaio" || st.DeviceType != "native" || st.SectorSize < 512 ||
+		!(st.BeginAddress <= st.HeadAddress && st.HeadAddress <= st.ReadOnlyAddress && st.ReadOnlyAddress <= st.TailAddress) {
+		t.Errorf("Stats: got %+v; want libaio, native, a sector size, Begin ≤ Head ≤ ReadOnly ≤ Tail", st)
+	}
+	if err := s.FlushAll(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Keys != 0 || st.BeginAddress != st.TailAddress {
+		t.Errorf("after FlushAll: got keys %d, begin %d, tail %d; want 0 keys and begin = tail", st.Keys, st.BeginAddress, st.TailAddress)
+	}
+	before := s.Stats().CompletedReads
+	readBackAll(t, sess, n, func(int) []byte { return nil })
+	if reads := s.Stats().CompletedReads - before; reads != 0 {
+		t.Errorf("reads of flushed keys: %d device reads, want 0", reads)
+	}
+	for i := 0; i < n; i += 2 {
+		mustUpsert(t, sess, testKey(i), testValue(i, 1, 96))
+	}
+	if existed, err := sess.Delete(testKey(1)); err != nil || existed {
+		t.Errorf("Delete of a flushed key: got %v, %v; want false, nil", existed, err)
+	}
+	readBackAll(t, sess, n, func(i int) []byte {
+		if i%2 == 1 {
+			return nil
+		}
+		return testValue(i, 1, 96)
+	})
+	if got := s.Stats().Keys; got != n/2 {
+		t.Errorf("Keys: got %d, want %d", got, n/2)
+	}
+}
