@@ -501,32 +501,12 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 		err = uringUsable(p)
 	}
 	if err != nil {
-		srv.stop(context.Background())
 		if r.cfg.Force && !errors.Is(err, errUringRefused) {
 			r.printf("preflight (%s): %v; measuring anyway (--force)\n", row.Backend, err)
-		} else {
-			return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
+			return tgt, nil
 		}
-		return r.startTargetForced(ctx, row, spec, port)
-	}
-	return tgt, nil
-}
-
-// startTargetForced starts the server again after a preflight that
-// --force overrides (the preflight stopped the first one to keep the
-// failure path simple).
-func (r *runner) startTargetForced(ctx context.Context, row Row, spec serverSpec, port int) (rowTarget, error) {
-	if err := wipeDir(r.cfg.DataDir); err != nil {
-		return rowTarget{}, err
-	}
-	srv, err := r.drv.startServer(ctx, spec)
-	if err != nil {
-		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
-	}
-	tgt := rowTarget{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), pid: srv.pid(), srv: srv}
-	if err := waitPing(ctx, tgt.addr, 60*time.Second); err != nil {
 		srv.stop(context.Background())
-		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: server never answered: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
+		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
 	}
 	return tgt, nil
 }

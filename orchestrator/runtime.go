@@ -1,0 +1,42 @@
+package orchestrator
+
+import "context"
+
+// driver starts the server and the client somewhere: as containers or as
+// child processes. Every driver removes all it started in close.
+type driver interface {
+	name() string
+	// dataPath is the server's view of the host data directory.
+	dataPath(host string) string
+	startServer(ctx context.Context, s serverSpec) (serverHandle, error)
+	// runClient runs one `tierbench bench` to completion and returns its
+	// stdout and the placement it actually had.
+	runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error)
+	// preflightAt runs a preflight (without fio) where the server runs:
+	// inside its container for Docker, on the host for processes.
+	// args are the planning flags (--dbsize, --memory, …).
+	preflightAt(ctx context.Context, srv serverHandle, dataDir string, args []string) ([]byte, error)
+	close(ctx context.Context) error
+}
+
+type serverSpec struct {
+	Name       string   // e.g. "libaio-pinned", for logs
+	Args       []string // after the binary: "server", flags…
+	CPUs, Mems string   // "" = not pinned
+	LogPath    string
+	DataDir    string // host path, bind-mounted for containers
+}
+
+type clientSpec struct {
+	Name       string
+	Args       []string // "bench", flags…
+	CPUs, Mems string
+	LogPath    string
+}
+
+type serverHandle interface {
+	pid() int // on this host, for /proc
+	placement() Placement
+	mode() string // how it runs: "process", "docker, privileged", …
+	stop(ctx context.Context) error
+}
