@@ -288,7 +288,10 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 	for p := range cfg.Passes {
 		res, err := b.run(ctx)
 		if err != nil {
-			return res, err
+			if res.Seconds > 0 { // interrupted: keep what the pass measured
+				runs = append(runs, res)
+			}
+			return b.summary(runs, fios), err
 		}
 		runs = append(runs, res)
 		line := fmt.Sprintf("pass %d/%d: tierbench %s %s IOPS", p+1, cfg.Passes, cfg.Backend, groupThousands(res.IOPS))
@@ -296,7 +299,7 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 			f, err := fio.Run(ctx, fio.Job{Filenames: names, FileBytes: cfg.FileBytes, BlockBytes: cfg.BlockBytes,
 				Jobs: cfg.Threads, IODepth: cfg.QueueDepth, Engine: engine, RuntimeSeconds: cfg.RuntimeSeconds})
 			if err != nil {
-				return res, fmt.Errorf("device bench: --compare-fio (fio %s, bs %d, %d jobs, iodepth %d): %w",
+				return b.summary(runs, fios), fmt.Errorf("device bench: --compare-fio (fio %s, bs %d, %d jobs, iodepth %d): %w",
 					engine, cfg.BlockBytes, cfg.Threads, cfg.QueueDepth, err)
 			}
 			fios = append(fios, FioResult{Version: f.Version, Engine: f.Engine, IOPS: f.IOPS, MBPerSec: f.BandwidthKiBps * 1024 / 1e6,
@@ -306,8 +309,17 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 		}
 		fmt.Fprintln(progress, line)
 	}
+	return b.summary(runs, fios), nil
+}
+
+// summary is the median pass of runs, with every pass listed and the
+// median fio pass beside it.
+func (b *bench) summary(runs []BenchResult, fios []FioResult) BenchResult {
+	if len(runs) == 0 {
+		return BenchResult{}
+	}
 	res := medianBy(runs, func(r BenchResult) float64 { return r.IOPS })
-	res.Device = dev.(Describer).Describe()
+	res.Device = b.dev.(Describer).Describe()
 	for i, r := range runs {
 		pr := PassResult{IOPS: r.IOPS}
 		if i < len(fios) {
@@ -325,7 +337,7 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 			res.RatioToFio = res.IOPS / f.IOPS
 		}
 	}
-	return res, nil
+	return res
 }
 
 // PassResult is one pass of a multi-pass run.
@@ -609,16 +621,21 @@ func patternOK(p []byte, off uint64) bool {
 // with cfg.JSON one JSON document. Progress goes to stderr.
 func RunBench(ctx context.Context, cfg BenchConfig, stdout, stderr io.Writer) error {
 	res, err := Bench(ctx, cfg, stderr)
-	if err != nil {
+	if err != nil && len(res.Passes) == 0 {
 		return err
 	}
+	// A failure after a pass (fio missing, interrupted) still prints what
+	// was measured, then reports the failure.
 	if cfg.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		if jerr := enc.Encode(res); jerr != nil {
+			return jerr
+		}
+	} else {
+		res.WriteText(stdout)
 	}
-	res.WriteText(stdout)
-	return nil
+	return err
 }
 
 // WriteText prints the result as the familiar human lines.
