@@ -423,7 +423,9 @@ func (d *dockerDriver) removeStale(ctx context.Context) []string {
 	}
 	var did []string
 	for _, c := range list {
-		if c.Labels[labelRun] == d.runID || ownerAlive(c.Labels[labelOwner]) {
+		// The owner decides, not the run id: a resumed run has the id of
+		// the run it completes, whose leftovers must go too.
+		if ownerAlive(c.Labels[labelOwner]) {
 			continue
 		}
 		if err := d.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {

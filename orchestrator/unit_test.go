@@ -702,3 +702,12 @@ func TestDockerfilesAgree(t *testing.T) {
 		t.Errorf("image must be FROM scratch, got %q", got)
 	}
 }
+
+func TestCheckStatic(t *testing.T) {
+	if err := checkStatic("/bin/ls"); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
+		t.Errorf("checkStatic(/bin/ls) = %v, want a dynamically-linked refusal", err)
+	}
+	if err := checkStatic(filepath.Join("testdata", "bench-cell.json")); err == nil || !strings.Contains(err.Error(), "not an ELF binary") {
+		t.Errorf("checkStatic(a JSON file) = %v, want not an ELF binary", err)
+	}
+}
