@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -178,9 +179,9 @@ func (r *runner) setup(cfg Config) error {
 		// The plan decides what is measured; how it is run may change.
 		saved := plan.Config
 		saved.Resume, saved.OutDir = cfg.Resume, cfg.Resume
-		if cfg.Runtime != "" {
-			saved.Runtime = cfg.Runtime
-		}
+		// Keep the runtime the run began with unless told otherwise: one
+		// bundle should not mix containers and processes by accident.
+		saved.Runtime = cmp.Or(cfg.Runtime, plan.Runtime)
 		saved.Binary, saved.Force, saved.Silent = cfg.Binary, cfg.Force, cfg.Silent
 		if cfg.StateDir != "" {
 			saved.StateDir = cfg.StateDir

@@ -42,7 +42,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test, wiped before each row (default /var/tmp/tierbench-data; env DATA)")
 	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory (default results/<run id>)")
 	fs.StringVar(&cfg.Resume, "resume", "", "complete the bundle in this directory: the passes it holds are skipped")
-	fs.StringVar(&cfg.Runtime, "runtime", "auto", "docker, process, or auto (Docker when the engine answers)")
+	fs.StringVar(&cfg.Runtime, "runtime", "", "docker, process, or auto: Docker when the engine answers (default auto; with --resume, the runtime the run began with)")
 	fs.StringVar(&cfg.Binary, "binary", "", "the static tierbench binary to run as server and client (default this one)")
 	fs.StringVar(&cfg.ServerAddr, "server-addr", "", "HOST:PORT of a RESP server already running (Redis, Garnet, …): measure it instead of starting one")
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "that server's pid on this host, to count its device reads in /proc/<pid>/io")
