@@ -101,6 +101,7 @@ type LoadRecord struct {
 
 	Server     Placement `json:"server_placement"`
 	ServerMode string    `json:"server_mode,omitempty"` // process | docker, privileged | …
+	UringProbe string    `json:"uring_probe,omitempty"` // preflight's io_uring check where the server ran
 	Time       time.Time `json:"time"`
 }
 

@@ -278,6 +278,9 @@ func TestRunDocker(t *testing.T) {
 		if !strings.HasPrefix(l.ServerMode, "docker") {
 			t.Errorf("load record server mode %q, want a docker mode", l.ServerMode)
 		}
+		if l.Row.Backend == "uring" && !strings.Contains(l.UringProbe, "io_uring pass") {
+			t.Errorf("uring row: io_uring probe %q, want preflight's io_uring check passed inside the container", l.UringProbe)
+		}
 	}
 	logs, _ := os.ReadDir(filepath.Join(out, dirLogs))
 	var nonEmpty int

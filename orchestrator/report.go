@@ -139,6 +139,16 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 				l.DBSize, ack, l.ServerKeys, pct(l.ServerKeys, l.DBSize), dev, l.LoadSeconds, orDash(l.Server.CPUs), orDash(l.Server.Mems))
 		}
 		b.WriteString("\n")
+		for _, l := range res.Loads {
+			if l.ServerMode != "" || l.UringProbe != "" {
+				fmt.Fprintf(&b, "- %s %s: server ran as %s", titleCase(l.Row.Backend), l.Row.Label, orDash(l.ServerMode))
+				if l.UringProbe != "" {
+					fmt.Fprintf(&b, "; checked where it ran: %s", l.UringProbe)
+				}
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString("\n")
 	}
 
 	b.WriteString("## Device-hit evidence and spread\n\n")

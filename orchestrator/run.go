@@ -400,6 +400,9 @@ type rowTarget struct {
 	addr string
 	pid  int // 0 = unknown
 	srv  serverHandle
+	// uringProbe is the io_uring check of the preflight run where the
+	// server runs, for a uring row.
+	uringProbe string
 }
 
 func (r *runner) runRow(ctx context.Context, row Row) error {
@@ -500,6 +503,7 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 	}
 	if err == nil && row.Backend == "uring" {
 		err = uringUsable(p)
+		tgt.uringProbe = fmt.Sprintf("%s (%s)", uringDetail(p), r.drv.name())
 	}
 	if err != nil {
 		if r.cfg.Force && !errors.Is(err, errUringRefused) {
@@ -541,6 +545,16 @@ func uringUsable(p preflightOutput) error {
 		}
 	}
 	return fmt.Errorf("%w: preflight reported no io_uring check", errUringRefused)
+}
+
+// uringDetail quotes preflight's io_uring check.
+func uringDetail(p preflightOutput) string {
+	for _, c := range p.Checks {
+		if strings.Contains(strings.ToLower(c.Name), "uring") {
+			return fmt.Sprintf("%s %s: %s", c.Name, c.Status, c.Detail)
+		}
+	}
+	return "no io_uring check"
 }
 
 func wipeDir(dir string) error {
@@ -598,6 +612,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) erro
 	if tgt.srv != nil {
 		rec.Server = tgt.srv.placement()
 		rec.ServerMode = tgt.srv.mode()
+		rec.UringProbe = tgt.uringProbe
 	}
 	if !r.cfg.SkipLoad {
 		r.printf("%s %s: loading %d keys of %d+%d B\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength)
