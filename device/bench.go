@@ -285,7 +285,28 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 	// median pass.
 	var runs []BenchResult
 	var fios []FioResult
+	runFio := func() (FioResult, error) {
+		f, err := fio.Run(ctx, fio.Job{Filenames: names, FileBytes: cfg.FileBytes, BlockBytes: cfg.BlockBytes,
+			Jobs: cfg.Threads, IODepth: cfg.QueueDepth, Engine: engine, RuntimeSeconds: cfg.RuntimeSeconds})
+		if err != nil {
+			return FioResult{}, fmt.Errorf("device bench: --compare-fio (fio %s, bs %d, %d jobs, iodepth %d): %w",
+				engine, cfg.BlockBytes, cfg.Threads, cfg.QueueDepth, err)
+		}
+		return FioResult{Version: f.Version, Engine: f.Engine, IOPS: f.IOPS, MBPerSec: f.BandwidthKiBps * 1024 / 1e6,
+			ClatP50Us: f.ClatUs.P50, ClatP99Us: f.ClatUs.P99, ClatP999Us: f.ClatUs.P999, UsrCPU: f.UsrCPU, SysCPU: f.SysCPU,
+			CPUMicrosPerOp: cpuMicrosPerOp(f.UsrCPU+f.SysCPU, f.IOPS)}, nil
+	}
 	for p := range cfg.Passes {
+		// Odd passes run fio first, so that neither side always follows
+		// the other (a drift in the disk's load would favour one).
+		fioFirst := cfg.CompareFio && p%2 == 1
+		var f FioResult
+		var err error
+		if fioFirst {
+			if f, err = runFio(); err != nil {
+				return b.summary(runs, fios), err
+			}
+		}
 		res, err := b.run(ctx)
 		if err != nil {
 			if res.Seconds > 0 { // interrupted: keep what the pass measured
@@ -294,18 +315,15 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 			return b.summary(runs, fios), err
 		}
 		runs = append(runs, res)
+		if cfg.CompareFio && !fioFirst {
+			if f, err = runFio(); err != nil {
+				return b.summary(runs, fios), err
+			}
+		}
 		line := fmt.Sprintf("pass %d/%d: tierbench %s %s IOPS", p+1, cfg.Passes, cfg.Backend, groupThousands(res.IOPS))
 		if cfg.CompareFio {
-			f, err := fio.Run(ctx, fio.Job{Filenames: names, FileBytes: cfg.FileBytes, BlockBytes: cfg.BlockBytes,
-				Jobs: cfg.Threads, IODepth: cfg.QueueDepth, Engine: engine, RuntimeSeconds: cfg.RuntimeSeconds})
-			if err != nil {
-				return b.summary(runs, fios), fmt.Errorf("device bench: --compare-fio (fio %s, bs %d, %d jobs, iodepth %d): %w",
-					engine, cfg.BlockBytes, cfg.Threads, cfg.QueueDepth, err)
-			}
-			fios = append(fios, FioResult{Version: f.Version, Engine: f.Engine, IOPS: f.IOPS, MBPerSec: f.BandwidthKiBps * 1024 / 1e6,
-				ClatP50Us: f.ClatUs.P50, ClatP99Us: f.ClatUs.P99, ClatP999Us: f.ClatUs.P999, UsrCPU: f.UsrCPU, SysCPU: f.SysCPU,
-				CPUMicrosPerOp: cpuMicrosPerOp(f.UsrCPU+f.SysCPU, f.IOPS)})
-			line += fmt.Sprintf(", fio %s %s IOPS", engine, groupThousands(f.IOPS))
+			fios = append(fios, f)
+			line += fmt.Sprintf(", fio %s %s IOPS (%s first)", engine, groupThousands(f.IOPS), map[bool]string{true: "fio", false: "tierbench"}[fioFirst])
 		}
 		fmt.Fprintln(progress, line)
 	}
