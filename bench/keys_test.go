@@ -133,6 +133,10 @@ func TestBuildBatches(t *testing.T) {
 		{"automatic", "GET", 4096, 0, 1, 16, 4096 * len("*2\r\n$3\r\nGET\r\n$4\r\n0000\r\n")},
 		{"automatic many threads", "GET", 64, 0, 64, 512, 64 * len("*2\r\n$3\r\nGET\r\n$4\r\n0000\r\n")},
 		{"MGET one command per batch", "MGET", 10, 50, 1, 5, len("*11\r\n$4\r\nMGET\r\n") + 10*len("$4\r\n0000\r\n")},
+		{"SET", "SET", 10, 30, 1, 3, 10 * len("*3\r\n$3\r\nSET\r\n$4\r\n0000\r\n$8\r\n12345678\r\n")},
+		{"INCR", "INCR", 10, 30, 1, 3, 10 * len("*2\r\n$4\r\nINCR\r\n$4\r\n0000\r\n")},
+		{"DEL", "DEL", 10, 30, 1, 3, 10 * len("*2\r\n$3\r\nDEL\r\n$4\r\n0000\r\n")},
+		{"PING", "PING", 10, 30, 1, 3, 10 * len("*1\r\n$4\r\nPING\r\n")},
 	}
 	for _, tt := range tests {
 		cfg := DefaultConfig()
@@ -158,6 +162,21 @@ func TestBuildBatches(t *testing.T) {
 			if k >= uint64(cfg.DBSize) {
 				t.Fatalf("%s: key %d outside the %d keys", tt.name, k, cfg.DBSize)
 			}
+		}
+		// Each request is exactly what appendCommand encodes for its keys.
+		var want []byte
+		for i := range tb.count() {
+			keys := tb.keys[i*tt.batch : (i+1)*tt.batch]
+			if p.op.multiKey() {
+				want = appendCommand(want, p.op, keys, p.keyLength, p.ValueLength)
+			} else {
+				for j := range keys {
+					want = appendCommand(want, p.op, keys[j:j+1], p.keyLength, p.ValueLength)
+				}
+			}
+		}
+		if string(tb.req) != string(want) {
+			t.Errorf("%s: pre-built requests differ from appendCommand's encoding", tt.name)
 		}
 	}
 }

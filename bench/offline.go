@@ -156,6 +156,21 @@ func buildBatches(p *plan, threads, thread int) *threadBatches {
 	nb := max((prebuiltOps(p, threads)+b-1)/b, 1)
 	s := newKeySampler(uint64(p.DBSize), p.zipf, p.Seed, uint64(threads)<<32|uint64(thread))
 	tb := &threadBatches{offsets: make([]int, 1, nb+1), keys: make([]uint64, 0, nb*b)}
+	// Single-key requests all have the layout of the first one: copy it
+	// and write only the key digits (and SET's value) in place.
+	var tmpl []byte
+	keyAt, valueAt := -1, -1
+	if !p.op.multiKey() {
+		tmpl = appendCommand(nil, p.op, []uint64{0}, p.keyLength, p.ValueLength)
+		switch p.op {
+		case opGet, opIncr, opDel:
+			keyAt = len(tmpl) - 2 - p.keyLength
+		case opSet:
+			valueAt = len(tmpl) - 2 - p.ValueLength
+			keyAt = valueAt - len(appendBulkHeader(nil, p.ValueLength)) - 2 - p.keyLength
+		}
+		tb.req = make([]byte, 0, min(nb*b*len(tmpl), maxPrebuiltBytes+b*len(tmpl)))
+	}
 	for i := range nb {
 		first := len(tb.keys)
 		for range b {
@@ -165,8 +180,15 @@ func buildBatches(p *plan, threads, thread int) *threadBatches {
 		if p.op.multiKey() {
 			tb.req = appendCommand(tb.req, p.op, keys, p.keyLength, p.ValueLength)
 		} else {
-			for j := range keys {
-				tb.req = appendCommand(tb.req, p.op, keys[j:j+1], p.keyLength, p.ValueLength)
+			for _, k := range keys {
+				at := len(tb.req)
+				tb.req = append(tb.req, tmpl...)
+				if keyAt >= 0 {
+					putKey(tb.req[at+keyAt:at+keyAt+p.keyLength], k)
+				}
+				if valueAt >= 0 {
+					fillValue(tb.req[at+valueAt:at+valueAt+p.ValueLength], k)
+				}
 			}
 		}
 		tb.offsets = append(tb.offsets, len(tb.req))

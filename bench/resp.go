@@ -96,6 +96,15 @@ func appendKey(dst []byte, k uint64, width int) []byte {
 	return dst
 }
 
+// putKey writes key index k into dst as a decimal number zero-padded to
+// len(dst); the caller guarantees decimalDigits(k) <= len(dst).
+func putKey(dst []byte, k uint64) {
+	for i := len(dst) - 1; i >= 0; i-- {
+		dst[i] = byte('0' + k%10)
+		k /= 10
+	}
+}
+
 // mix64 is the splitmix64 finaliser: a cheap bijective scramble of v.
 func mix64(v uint64) uint64 {
 	v += 0x9e3779b97f4a7c15
