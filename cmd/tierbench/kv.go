@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tierbench/tierbench/server/store"
 	"github.com/tierbench/tierbench/server/store/kvbench"
 )
 
@@ -34,6 +35,9 @@ Example: 2.5 M 128 B records, 16 MB in memory and the rest on the disk, 100 % GE
   tierbench kv --storage-tier --logdir /var/tmp/kv --memory 16m --index 64m \
       --device-io-backend uring --dbsize 2500000 --keylength 16 --valuelength 96 \
       -t 1,2 --rumd 100,0,0,0 --runtime 10
+and the same beside fio on the same disk, median of 3 alternating passes:
+  tierbench kv --storage-tier --logdir /var/tmp/kv --memory 16m --index 64m \
+      --device-io-backend uring --dbsize 2500000 -t 2 --passes 3 --compare-fio
 
 Flags:
 `
@@ -60,6 +64,11 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "`seed` of the key draws")
 	fs.BoolVar(&cfg.Verify, "verify", false, "check every value read against the loaded one (mixes without RMW and deletes)")
 	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document on stdout; human lines go to stderr")
+	fs.IntVar(&cfg.Passes, "passes", cfg.Passes, "timed `runs` per thread count; the median one is reported")
+	fs.BoolVar(&cfg.CompareFio, "compare-fio", false, "alternate every pass with the real fio (io_uring random reads) on a file in --logdir and print the ratio kv/fio")
+	fs.IntVar(&cfg.FioDepth, "fio-depth", cfg.FioDepth, "--compare-fio: fio `iodepth` (one job)")
+	fs.IntVar(&cfg.FioBlockBytes, "fio-block", cfg.FioBlockBytes, "--compare-fio: fio block `bytes`")
+	fioFile := fs.String("fio-file-size", store.FormatSize(cfg.FioFileBytes), "--compare-fio: `size` of the fio file")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -86,6 +95,9 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--rumd %q: want four comma-separated percentages, like 100,0,0,0", *rumd)
 	}
 	copy(cfg.RUMD[:], mix)
+	if cfg.FioFileBytes, err = store.ParseSize(*fioFile); err != nil {
+		return usageErr("--fio-file-size: %v", err)
+	}
 	if *runtime < 0 {
 		return usageErr("--runtime %d: want 0 (load only) or more seconds", *runtime)
 	}

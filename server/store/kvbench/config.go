@@ -26,6 +26,18 @@ type Config struct {
 	Seed     uint64        // seed of the key draws
 	Verify   bool          // check every value read against the loaded one
 	JSON     bool          // one JSON document on stdout; human lines to stderr
+
+	// Passes is the number of timed runs per thread count; the result is
+	// the median pass.
+	Passes int
+	// CompareFio alternates each pass with a real fio run on the same disk
+	// (a file in Store.LogDir): random reads of FioBlockBytes, one job at
+	// FioDepth, io_uring, as long as a pass; each run reports its ratio to
+	// the median fio IOPS.
+	CompareFio    bool
+	FioDepth      int
+	FioBlockBytes int
+	FioFileBytes  int64
 }
 
 // DefaultConfig returns the defaults of the command line: the reference's
@@ -42,6 +54,11 @@ func DefaultConfig() Config {
 		Runtime:     10 * time.Second,
 		InFlight:    128,
 		Seed:        1,
+		Passes:      1,
+
+		FioDepth:      64,
+		FioBlockBytes: 512,
+		FioFileBytes:  1 << 30,
 	}
 }
 
@@ -69,6 +86,15 @@ func (c Config) Validate() error {
 		return usagef("--runtime %v: want 0 (load only) or more", c.Runtime)
 	case c.InFlight < 1:
 		return usagef("--itp %d: want at least 1 read in flight per thread", c.InFlight)
+	case c.Passes < 1:
+		return usagef("--passes %d: want at least 1", c.Passes)
+	case c.CompareFio && (!c.Store.StorageTier || c.Store.DeviceType == "localmemory" || c.Store.LogDir == ""):
+		return usagef("--compare-fio needs --storage-tier with the native device and a --logdir on the disk to measure")
+	case c.CompareFio && c.Runtime < time.Second:
+		return usagef("--compare-fio needs --runtime of at least 1 second")
+	case c.CompareFio && (c.FioDepth < 1 || c.FioBlockBytes < 512 || c.FioFileBytes < int64(c.FioBlockBytes)):
+		return usagef("--fio-depth %d, --fio-block %d, --fio-file-size %d: want a depth of at least 1, a block of at least 512 B and a file of at least a block",
+			c.FioDepth, c.FioBlockBytes, c.FioFileBytes)
 	case c.Zipf && (c.Theta <= 0 || c.Theta >= 1):
 		return usagef("--zipf-theta %v: want between 0 and 1", c.Theta)
 	}

@@ -86,6 +86,11 @@ func TestValidate(t *testing.T) {
 		{"verify with deletes", func(c *Config) { c.RUMD, c.Verify = [4]int{90, 0, 0, 10}, true }},
 		{"theta", func(c *Config) { c.Zipf, c.Theta = true, 1 }},
 		{"in flight", func(c *Config) { c.InFlight = 0 }},
+		{"passes", func(c *Config) { c.Passes = 0 }},
+		{"fio without a disk", func(c *Config) { c.CompareFio = true }},
+		{"fio on localmemory", func(c *Config) {
+			c.CompareFio, c.Store.StorageTier, c.Store.DeviceType, c.Store.LogDir = true, true, "localmemory", "/var/tmp"
+		}},
 	} {
 		c := DefaultConfig()
 		tc.edit(&c)

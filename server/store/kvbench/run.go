@@ -8,12 +8,15 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/server/store"
 )
 
@@ -43,11 +46,18 @@ type RunResult struct {
 	Ops         int64   `json:"ops"`
 	OpsPerSec   float64 `json:"ops_per_sec"`
 	DeviceReads int64   `json:"device_reads"`
-	Reads       int64   `json:"reads"`
-	NotFound    int64   `json:"not_found"`
-	Upserts     int64   `json:"upserts"`
-	RMWs        int64   `json:"rmws"`
-	Deletes     int64   `json:"deletes"`
+	// PassesOpsPerSec lists every pass; the fields above are the median one.
+	PassesOpsPerSec []float64 `json:"passes_ops_per_sec"`
+	// FioIOPS is the median of the fio passes alternated with this run's
+	// (with --compare-fio), and FioRatio is OpsPerSec / FioIOPS.
+	FioIOPS   float64   `json:"fio_iops,omitempty"`
+	FioRatio  float64   `json:"fio_ratio,omitempty"`
+	FioPasses []float64 `json:"fio_passes_iops,omitempty"`
+	Reads     int64     `json:"reads"`
+	NotFound  int64     `json:"not_found"`
+	Upserts   int64     `json:"upserts"`
+	RMWs      int64     `json:"rmws"`
+	Deletes   int64     `json:"deletes"`
 }
 
 // StoreResult is the store's state after the last run.
@@ -93,7 +103,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			if ctx.Err() != nil {
 				break
 			}
-			r, err := runMix(ctx, st, cfg, threads)
+			r, err := runPasses(ctx, st, cfg, threads, human)
 			if err != nil {
 				return err
 			}
@@ -101,7 +111,14 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			fmt.Fprintf(human, "-t %d: [Total time]: %.2f ms for %d ops\n", r.Threads, r.Seconds*1e3, r.Ops)
 			fmt.Fprintf(human, "-t %d: [Throughput]: %.0f ops/sec (%d device reads, %.2f per op; %d reads missed)\n",
 				r.Threads, r.OpsPerSec, r.DeviceReads, float64(r.DeviceReads)/max(float64(r.Ops), 1), r.NotFound)
+			if cfg.CompareFio {
+				fmt.Fprintf(human, "-t %d: [fio]: %.0f IOPS (io_uring, %d B, 1 job, iodepth %d; median of %d); kv/fio %.3f\n",
+					r.Threads, r.FioIOPS, cfg.FioBlockBytes, cfg.FioDepth, len(r.FioPasses), r.FioRatio)
+			}
 		}
+	}
+	if cfg.CompareFio {
+		os.Remove(fioFile(cfg))
 	}
 	s = st.Stats()
 	res.Store = StoreResult{
@@ -297,6 +314,70 @@ func (w *worker) run() {
 			return
 		}
 	}
+}
+
+func fioFile(cfg Config) string { return filepath.Join(cfg.Store.LogDir, "tierbench-fio.0") }
+
+// runPasses runs Passes passes at one thread count, alternating with fio
+// when asked (odd passes run fio first, so that a drift in what others do
+// to the disk does not always favour one side), and returns the median pass.
+func runPasses(ctx context.Context, st *store.Store, cfg Config, threads int, human io.Writer) (RunResult, error) {
+	var passes []RunResult
+	var fios []float64
+	runFio := func() error {
+		f, err := fio.Run(ctx, fio.Job{Filenames: []string{fioFile(cfg)}, FileBytes: cfg.FioFileBytes, BlockBytes: cfg.FioBlockBytes,
+			Jobs: 1, IODepth: cfg.FioDepth, Engine: "io_uring", RuntimeSeconds: int(cfg.Runtime / time.Second)})
+		if err != nil {
+			return fmt.Errorf("kvbench: --compare-fio: %w", err)
+		}
+		fios = append(fios, f.IOPS)
+		return nil
+	}
+	for p := range cfg.Passes {
+		fioFirst := cfg.CompareFio && p%2 == 1
+		if fioFirst {
+			if err := runFio(); err != nil {
+				return RunResult{}, err
+			}
+		}
+		r, err := runMix(ctx, st, cfg, threads)
+		if err != nil {
+			return RunResult{}, err
+		}
+		if cfg.Passes > 1 {
+			fmt.Fprintf(human, "-t %d: pass %d: %.0f ops/sec\n", threads, p+1, r.OpsPerSec)
+		}
+		passes = append(passes, r)
+		if cfg.CompareFio && !fioFirst {
+			if err := runFio(); err != nil {
+				return RunResult{}, err
+			}
+		}
+	}
+	all := make([]float64, len(passes))
+	for i, r := range passes {
+		all[i] = r.OpsPerSec
+	}
+	slices.SortFunc(passes, func(a, b RunResult) int {
+		switch {
+		case a.OpsPerSec < b.OpsPerSec:
+			return -1
+		case a.OpsPerSec > b.OpsPerSec:
+			return 1
+		}
+		return 0
+	})
+	med := passes[len(passes)/2]
+	med.PassesOpsPerSec = all
+	if len(fios) > 0 {
+		med.FioPasses = slices.Clone(fios)
+		slices.Sort(fios)
+		med.FioIOPS = fios[len(fios)/2]
+		if med.FioIOPS > 0 {
+			med.FioRatio = med.OpsPerSec / med.FioIOPS
+		}
+	}
+	return med, nil
 }
 
 // runMix runs the mix with threads workers for Runtime and counts what

@@ -1,10 +1,15 @@
 package kvbench
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/server/store"
 )
 
@@ -66,5 +71,41 @@ func TestMixKeepsKeyCountExact(t *testing.T) {
 	}
 	if live == cfg.DBSize || live == 0 {
 		t.Errorf("%d of %d keys live: the deletes did not happen or everything went", live, cfg.DBSize)
+	}
+}
+
+// TestCompareFio runs the benchmark beside the real fio on the same disk.
+func TestCompareFio(t *testing.T) {
+	testenv.MustLookPath(t, "fio")
+	cfg := DefaultConfig()
+	cfg.Store = store.Config{StorageTier: true, LogDir: testenv.MustDiskDir(t), Backend: "libaio",
+		MemoryBytes: 256 << 10, PageBytes: 64 << 10, IndexBytes: 256 << 10}
+	cfg.DBSize = 20000
+	cfg.Threads = []int{1}
+	cfg.Runtime = time.Second
+	cfg.Passes = 2
+	cfg.CompareFio = true
+	cfg.FioFileBytes = 16 << 20
+	cfg.JSON = true
+	var stdout, stderr bytes.Buffer
+	if err := Run(context.Background(), cfg, &stdout, &stderr); err != nil {
+		t.Fatalf("Run: %v (stderr %s)", err, stderr.String())
+	}
+	var res Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("JSON: %v in %q", err, stdout.String())
+	}
+	if len(res.Runs) != 1 {
+		t.Fatalf("runs: got %d, want 1", len(res.Runs))
+	}
+	r := res.Runs[0]
+	if len(r.PassesOpsPerSec) != 2 || len(r.FioPasses) != 2 || r.FioIOPS <= 0 || r.DeviceReads == 0 {
+		t.Errorf("run %+v: want 2 passes of each side, fio IOPS and device reads", r)
+	}
+	if want := r.OpsPerSec / r.FioIOPS; r.FioRatio != want {
+		t.Errorf("fio_ratio: got %v, want %v", r.FioRatio, want)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Store.LogDir, "tierbench-fio.0")); !os.IsNotExist(err) {
+		t.Errorf("the fio file is left behind (stat: %v)", err)
 	}
 }
