@@ -238,6 +238,8 @@ func newUringRing(sqEntries, cqEntries uint32) (*uringRing, error) {
 	return r, nil
 }
 
+// close unmaps the rings and closes the ring fd, mirroring
+// io_uring_queue_exit.
 func (r *uringRing) close() {
 	for _, b := range r.maps {
 		unix.Munmap(b)
