@@ -18,9 +18,15 @@ const (
 	uringOffCQRing = 0x8000000
 	uringOffSQEs   = 0x10000000
 
-	uringOpNop   = 0
-	uringOpRead  = 22 // IORING_OP_READ, kernel 5.6+
-	uringOpWrite = 23 // IORING_OP_WRITE
+	uringOpNop    = 0
+	uringOpReadv  = 1
+	uringOpWritev = 2
+	uringOpRead   = 22 // IORING_OP_READ, kernel 5.6+
+	uringOpWrite  = 23 // IORING_OP_WRITE
+
+	// uringFeatRWCurPos came with kernel 5.6, as did IORING_OP_READ and
+	// IORING_OP_WRITE: a ring without it gets READV/WRITEV instead.
+	uringFeatRWCurPos = 1 << 3
 
 	uringSetupCQSize     = 1 << 3
 	uringSetupClamp      = 1 << 4
@@ -140,7 +146,16 @@ type uringDevice struct {
 	wg    sync.WaitGroup
 	sqN   uint32
 	cqN   uint32
+	// vectored is set on kernels older than 5.6: requests go as
+	// READV/WRITEV with one iovec per slot, iovecs[slot], which lives as
+	// long as the device (the kernel reads it at submission).
+	vectored bool
+	iovecs   []unix.Iovec
 }
+
+// uringForceVectored makes openUring use READV/WRITEV even on a kernel
+// with READ/WRITE, so that the tests cover the fallback.
+var uringForceVectored = false
 
 var _ Device = (*uringDevice)(nil)
 
@@ -153,12 +168,18 @@ func openUring(cfg Config) (*uringDevice, error) {
 	sq := min(nextPow2(uint32(limit)), uringMaxSQEntries)
 	cq := max(nextPow2(uint32(limit)), 2*sq)
 	for range cfg.IOContexts {
-		r, err := newUringRing(sq, cq)
+		r, features, err := newUringRing(sq, cq)
 		if err != nil {
 			d.closeRings()
 			return nil, err
 		}
 		d.rings = append(d.rings, r)
+		if features&uringFeatRWCurPos == 0 || uringForceVectored {
+			d.vectored = true
+		}
+	}
+	if d.vectored {
+		d.iovecs = make([]unix.Iovec, limit)
 	}
 	d.sqN, d.cqN = sq, cq
 	if err := d.files.openExisting(); err != nil {
@@ -181,11 +202,11 @@ func nextPow2(n uint32) uint32 {
 
 // newUringRing mirrors liburing's io_uring_queue_init_params +
 // io_uring_queue_mmap.
-func newUringRing(sqEntries, cqEntries uint32) (*uringRing, error) {
+func newUringRing(sqEntries, cqEntries uint32) (*uringRing, uint32, error) {
 	p := uringParams{cqEntries: cqEntries, flags: uringSetupCQSize | uringSetupClamp}
 	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(sqEntries), uintptr(unsafe.Pointer(&p)), 0)
 	if e != 0 {
-		return nil, fmt.Errorf("%w: io_uring_setup(%d entries): %w", ErrKernelRefused, sqEntries, e)
+		return nil, 0, fmt.Errorf("%w: io_uring_setup(%d entries): %w", ErrKernelRefused, sqEntries, e)
 	}
 	r := &uringRing{fd: int(fd)}
 	sqSize := int(p.sqOff.array + p.sqEntries*4)
@@ -205,19 +226,19 @@ func newUringRing(sqEntries, cqEntries uint32) (*uringRing, error) {
 	sqRing, err := mmap(uringOffSQRing, sqSize)
 	if err != nil {
 		r.close()
-		return nil, err
+		return nil, 0, err
 	}
 	cqRing := sqRing
 	if !single {
 		if cqRing, err = mmap(uringOffCQRing, cqSize); err != nil {
 			r.close()
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	sqeMem, err := mmap(uringOffSQEs, int(p.sqEntries)*int(unsafe.Sizeof(uringSQE{})))
 	if err != nil {
 		r.close()
-		return nil, err
+		return nil, 0, err
 	}
 	at := func(b []byte, off uint32) unsafe.Pointer { return unsafe.Pointer(&b[off]) }
 	r.sqHead = (*uint32)(at(sqRing, p.sqOff.head))
@@ -235,7 +256,7 @@ func newUringRing(sqEntries, cqEntries uint32) (*uringRing, error) {
 	for i := range r.sqArray {
 		r.sqArray[i] = uint32(i)
 	}
-	return r, nil
+	return r, p.features, nil
 }
 
 // close unmaps the rings and closes the ring fd, mirroring
@@ -259,8 +280,12 @@ func (d *uringDevice) dir() string { return d.files.dir }
 
 // Describe reports the rings the device really got.
 func (d *uringDevice) Describe() string {
-	return fmt.Sprintf("uring: %d rings (SQ %d, CQ %d entries), %d reaping goroutines, throttle %d, sector %d B, no SQPOLL",
-		len(d.rings), d.sqN, d.cqN, len(d.rings), len(d.slots), d.sector)
+	ops := "READ/WRITE"
+	if d.vectored {
+		ops = "READV/WRITEV"
+	}
+	return fmt.Sprintf("uring: %d rings (SQ %d, CQ %d entries), %d reaping goroutines, throttle %d, sector %d B, %s, no SQPOLL",
+		len(d.rings), d.sqN, d.cqN, len(d.rings), len(d.slots), d.sector, ops)
 }
 
 // enter is the io_uring_enter syscall.
@@ -400,6 +425,17 @@ func (d *uringDevice) submitBatch(r *uringRing, reqs []Request, deferred bool, f
 		}
 		if q.Op == OpWrite {
 			sqe.opcode = uringOpWrite
+		}
+		if d.vectored {
+			iov := &d.iovecs[idx]
+			iov.Base = &q.Buf[0]
+			iov.SetLen(len(q.Buf))
+			sqe.opcode = uringOpReadv
+			if q.Op == OpWrite {
+				sqe.opcode = uringOpWritev
+			}
+			sqe.addr = uint64(uintptr(unsafe.Pointer(iov)))
+			sqe.len = 1
 		}
 		tail++
 	}
