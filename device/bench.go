@@ -67,8 +67,8 @@ type FioResult struct {
 	ClatP999Us float64 `json:"clat_p999_us"`
 	UsrCPU     float64 `json:"usr_cpu"`
 	SysCPU     float64 `json:"sys_cpu"`
-	// CPUMicrosPerOp is fio's (usr_cpu + sys_cpu) per op, comparable to
-	// BenchResult.CPUMicrosPerOp.
+	// CPUMicrosPerOp is fio's (usr_cpu + sys_cpu) × jobs per op,
+	// comparable to BenchResult.CPUMicrosPerOp.
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
 }
 
@@ -294,7 +294,9 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 		}
 		return FioResult{Version: f.Version, Engine: f.Engine, IOPS: f.IOPS, MBPerSec: f.BandwidthKiBps * 1024 / 1e6,
 			ClatP50Us: f.ClatUs.P50, ClatP99Us: f.ClatUs.P99, ClatP999Us: f.ClatUs.P999, UsrCPU: f.UsrCPU, SysCPU: f.SysCPU,
-			CPUMicrosPerOp: cpuMicrosPerOp(f.UsrCPU+f.SysCPU, f.IOPS)}, nil
+			// fio's group-reported CPU is the average per job (its times
+			// and runtimes are both summed over the jobs).
+			CPUMicrosPerOp: cpuMicrosPerOp((f.UsrCPU+f.SysCPU)*float64(cfg.Threads), f.IOPS)}, nil
 	}
 	for p := range cfg.Passes {
 		// Odd passes run fio first, so that neither side always follows
