@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -261,6 +262,15 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 	}
 	b.dev = dev
 	defer dev.Close()
+	if cfg.Backend == BackendLocalMemory {
+		// The localmemory file set lives in RAM: refuse one that cannot fit
+		// rather than let the kernel kill the run halfway.
+		total := uint64(cfg.FileBytes) * uint64(cfg.Files)
+		if avail, err := memAvailableBytes("/proc/meminfo"); err == nil && total > avail/10*9 {
+			return BenchResult{}, fmt.Errorf("%w: the localmemory file set needs %d MiB of RAM, %d MiB are available",
+				ErrBenchConfig, total>>20, avail>>20)
+		}
+	}
 	if limit := dev.(interface{ throttleLimit() int }).throttleLimit(); cfg.Threads*cfg.QueueDepth > limit {
 		return BenchResult{}, fmt.Errorf("%w: threads × qd = %d exceeds the device's throttle limit %d; raise --device-throttle-limit",
 			ErrBenchConfig, cfg.Threads*cfg.QueueDepth, limit)
@@ -703,4 +713,28 @@ func groupThousands(f float64) string {
 		out.WriteRune(c)
 	}
 	return out.String()
+}
+
+// memAvailableBytes reads MemAvailable from a /proc/meminfo file.
+func memAvailableBytes(path string) (uint64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, "MemAvailable:")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) != 2 || f[1] != "kB" {
+			break
+		}
+		kb, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil || kb > 1<<50 {
+			break
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("device bench: no MemAvailable line in %s", path)
 }

@@ -186,3 +186,35 @@ func TestBenchCompareFio(t *testing.T) {
 		t.Errorf("ratio_to_fio: got %v, want > 0", doc["ratio_to_fio"])
 	}
 }
+
+func TestMemAvailableBytes(t *testing.T) {
+	got, err := memAvailableBytes("testdata/meminfo")
+	if err != nil || got != 20971520<<10 {
+		t.Errorf("memAvailableBytes(testdata/meminfo): got (%d, %v), want %d", got, err, uint64(20971520)<<10)
+	}
+	if _, err := memAvailableBytes("testdata/missing"); err == nil {
+		t.Errorf("memAvailableBytes of a missing file: got nil error")
+	}
+}
+
+// FuzzMemAvailableBytes: /proc/meminfo is outside bytes.
+func FuzzMemAvailableBytes(f *testing.F) {
+	seed, err := os.ReadFile("testdata/meminfo")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(seed))
+	f.Add("MemAvailable: 12 MB\n")
+	f.Add("MemAvailable:\n")
+	f.Add("MemAvailable: 99999999999999999999 kB\n")
+	path := f.TempDir() + "/meminfo"
+	f.Fuzz(func(t *testing.T, contents string) {
+		if err := os.WriteFile(path, []byte(contents), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		n, err := memAvailableBytes(path)
+		if err == nil && n > 1<<60 {
+			t.Fatalf("memAvailableBytes(%q) = %d, beyond any real machine", contents, n)
+		}
+	})
+}
