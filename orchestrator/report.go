@@ -165,11 +165,25 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 	if len(res.Failures) > 0 {
 		b.WriteString("\n## Failures\n\n")
 		for _, f := range res.Failures {
-			fmt.Fprintf(&b, "- %s %s (%s): %s\n", titleCase(f.Row.Backend), f.Row.Label, f.Time.Format(time.RFC3339), f.Error)
+			later := ""
+			if rowComplete(res, f.Row) {
+				later = " — the row was completed later (--resume)"
+			}
+			fmt.Fprintf(&b, "- %s %s (%s): %s%s\n", titleCase(f.Row.Backend), f.Row.Label, f.Time.Format(time.RFC3339), f.Error, later)
 		}
 	}
 	b.WriteString("\nEffective placement of every pass (from /proc/<pid>/status) is in cells.jsonl; container and process logs are in logs/.\n")
 	return b.String()
+}
+
+// rowComplete reports whether every cell of row has all its passes.
+func rowComplete(res Results, row Row) bool {
+	for _, c := range res.Cells {
+		if c.Row == row && c.Passes < res.Plan.Config.Passes {
+			return false
+		}
+	}
+	return true
 }
 
 func findCell(cells []Cell, row Row, threads int) (Cell, bool) {
