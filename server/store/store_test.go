@@ -755,3 +755,64 @@ func TestFlushAllTiered(t *testing.T) {
 		t.Errorf("Keys: got %d, want %d", got, n/2)
 	}
 }
+
+// TestConcurrentRMW increments the same counters from two goroutines while
+// filler writes push their records to the device: no increment may be lost.
+func TestConcurrentRMW(t *testing.T) {
+	for _, backend := range tieredBackends {
+		t.Run(backend, func(t *testing.T) {
+			s := openTest(t, smallConfig(t, backend))
+			const counters, rounds, workers, fillers = 40, 40, 2, 600
+			incr := func(old []byte, exists bool, dst []byte) ([]byte, error) {
+				n := 0
+				if exists {
+					var err error
+					if n, err = strconv.Atoi(string(old)); err != nil {
+						return nil, err
+					}
+				}
+				return strconv.AppendInt(dst, int64(n+1), 10), nil
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, workers)
+			for w := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					sess := s.NewSession()
+					defer sess.Close()
+					filler := testValue(w, 0, 500)
+					for r := range rounds {
+						for c := range counters {
+							if _, err := sess.RMW(testKey(c), incr); err != nil {
+								errs <- err
+								return
+							}
+						}
+						// More new records per round than memory holds, so
+						// the counters are on the device at the next round.
+						for f := range fillers {
+							if err := sess.Upsert(testKey(1000000+(w*rounds+r)*fillers+f), filler); err != nil {
+								errs <- err
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			if got, want := s.Stats().CompletedReads, int64(counters*workers*(rounds-1)/2); got < want {
+				t.Errorf("device reads: got %d, want ≥ %d: the counters stayed in memory", got, want)
+			}
+			sess := newTestSession(t, s)
+			readBackAll(t, sess, counters, func(int) []byte { return []byte(strconv.Itoa(rounds * workers)) })
+			if got, want := s.Stats().Keys, int64(counters+workers*rounds*fillers); got != want {
+				t.Errorf("Keys: got %d, want %d", got, want)
+			}
+		})
+	}
+}
