@@ -38,6 +38,9 @@ const (
 	slotsPerChunk = 64
 	maxSlotChunks = 1024 // 65536 pending reads per session
 	syncSlot      = math.MaxUint32
+	// checkFlag marks, in a request's UserData, a read that settles whether
+	// an upsert's key was live before it (slot numbers stay below 1<<16).
+	checkFlag = 1 << 31
 	// defaultValueGuess is the value length a session assumes for its first
 	// device read: the reference's 96 B values make 128 B records, one
 	// sector. Afterwards it assumes the last value length it saw.
@@ -56,6 +59,8 @@ type pendingRead struct {
 	window []byte // where the device reads to: own[:n] or big
 	own    []byte // this slot's part of its chunk's aligned buffer
 	big    []byte // a dedicated aligned buffer for a record that outgrows own
+	check  bool   // an upsert's existence check, settled inside the session
+	self   uint64 // check: the address of the upsert's own record
 
 	n    atomic.Int64
 	err  atomic.Pointer[error]
@@ -82,8 +87,16 @@ type Session struct {
 	reqs        []device.Request
 	outstanding int // slots in use: queued, in flight or being delivered
 
-	done   atomic.Uint64 // completion stack: slot+1 of the top, 0 when empty
+	done   atomic.Uint64 // completion stack of reads: slot+1 of the top, 0 when empty
 	notify chan struct{} // capacity 1: a completion arrived
+
+	// Existence checks of upserts: queued, then submitted at once; their
+	// completions come on their own stack so that any operation of the
+	// session can settle them without a caller's delivery function.
+	checks      atomic.Uint64
+	checkQueued []uint32
+	checkReqs   []device.Request
+	checking    int // check slots outstanding
 
 	// One synchronous device read at a time, for writers.
 	syncBuf  []byte
@@ -172,6 +185,11 @@ func (s *Session) completed(i uint32, n int, err error) {
 		s.syncDone <- struct{}{}
 		return
 	}
+	stack := &s.done
+	if i&checkFlag != 0 {
+		i &^= checkFlag
+		stack = &s.checks
+	}
 	pr := s.slot(i)
 	if err != nil {
 		e := new(error)
@@ -180,9 +198,9 @@ func (s *Session) completed(i uint32, n int, err error) {
 	}
 	pr.n.Store(int64(n))
 	for {
-		top := s.done.Load()
+		top := stack.Load()
 		pr.next.Store(uint32(top))
-		if s.done.CompareAndSwap(top, uint64(i)+1) {
+		if stack.CompareAndSwap(top, uint64(i)+1) {
 			break
 		}
 	}
@@ -272,6 +290,7 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 	if s.closed || st.closed.Load() {
 		return nil, NotFound, ErrClosed
 	}
+	s.pumpChecks()
 	h := st.hash(key)
 	begin := st.log.begin.Load()
 	addr := st.ix.find(h, begin)
@@ -336,6 +355,7 @@ func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st 
 	}
 	delivered := 0
 	for {
+		s.pumpChecks()
 		if len(s.queued) > 0 {
 			delivered += s.submit(fn)
 		}
@@ -351,7 +371,7 @@ func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st 
 		if s.outstanding == 0 {
 			return nil
 		}
-		if len(s.queued) > 0 {
+		if len(s.queued) > 0 || s.checks.Load() != 0 {
 			continue
 		}
 		if delivered >= n {
@@ -541,7 +561,7 @@ func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (live bool
 // publishes it in the index. It returns whether the key was live before.
 // value gets the current value (in s.old, only when wantOld) and whether the
 // key is live, and returns the value to write and whether to write at all.
-func (s *Session) write(key []byte, h uint64, tombstone, wantOld bool, value func(old []byte, live bool) ([]byte, bool, error)) (bool, error) {
+func (s *Session) write(key []byte, h uint64, tombstone, wantOld, asyncCheck bool, value func(old []byte, live bool) ([]byte, bool, error)) (bool, error) {
 	st := s.st
 	b := st.ix.lock(h)
 	defer st.ix.unlock(b)
@@ -552,26 +572,62 @@ func (s *Session) write(key []byte, h uint64, tombstone, wantOld bool, value fun
 	}
 	live := false
 	s.old = s.old[:0]
+	// checkAt is where an upsert's chain leaves memory before the key was
+	// found: whether the key was live is then settled by an asynchronous
+	// device read (see settle), so that the upsert does not wait for it.
+	var checkAt uint64
+	check := uint32(0)
 	if cur != 0 {
-		if live, err = s.lookupSync(key, cur, wantOld); err != nil {
+		if asyncCheck && st.dev != nil {
+			if live, checkAt, err = s.lookupMemory(key, cur); err != nil {
+				return false, err
+			}
+			if checkAt != 0 {
+				if check, err = s.takeSlot(); err != nil {
+					// Too many reads pending: find out synchronously.
+					if live, err = s.lookupSync(key, checkAt, false); err != nil {
+						return false, err
+					}
+					checkAt = 0
+				}
+			}
+		} else if live, err = s.lookupSync(key, cur, wantOld); err != nil {
 			return false, err
 		}
 	}
+	fail := func(err error) (bool, error) {
+		if checkAt != 0 {
+			s.releaseSlot(check)
+		}
+		return live, err
+	}
 	v, write, err := value(s.old, live)
 	if err != nil || !write {
-		return live, err
+		return fail(err)
 	}
 	size := recordBytes(uint64(len(key)), uint64(len(v)))
 	if size > st.log.pageBytes {
-		return live, tooLarge(len(key), len(v), st.log.pageBytes)
+		return fail(tooLarge(len(key), len(v), st.log.pageBytes))
 	}
 	addr, rec, f, err := st.log.allocate(size)
 	if err != nil {
-		return live, err
+		return fail(err)
 	}
 	writeRecord(rec, cur, tombstone, key, v)
 	st.log.doneWriting(f)
 	atomic.StoreUint64(slot, h>>tagShift<<tagShift|addr)
+	if checkAt != 0 {
+		pr := s.slot(check)
+		pr.key = append(pr.key[:0], key...)
+		if err := s.aim(pr, checkAt, recordBytes(uint64(len(key)), s.valueGuess)); err != nil {
+			s.releaseSlot(check)
+			return live, err
+		}
+		pr.check, pr.self = true, addr
+		s.checking++
+		s.checkQueued = append(s.checkQueued, check)
+		return live, nil
+	}
 	switch {
 	case tombstone && live:
 		st.keys.Add(-1)
@@ -581,7 +637,122 @@ func (s *Session) write(key []byte, h uint64, tombstone, wantOld bool, value fun
 	return live, nil
 }
 
-// Upsert sets key to value, appending a record.
+// lookupMemory walks key's chain from addr while it stays in memory. It
+// returns whether the key is live, or the address where the chain leaves
+// memory before the key was found (0 when the chain ended).
+func (s *Session) lookupMemory(key []byte, addr uint64) (live bool, deviceAt uint64, err error) {
+	st := s.st
+	begin := st.log.begin.Load()
+	for addr >= begin {
+		if addr < st.log.head.Load() {
+			return false, addr, nil
+		}
+		v, hd, out, err := s.inMemory(addr, key, s.old[:0])
+		if err != nil {
+			return false, 0, err
+		}
+		switch out {
+		case memMatch:
+			s.old = v
+			return !hd.tombstone, 0, nil
+		case memOther:
+			addr = hd.prev
+		default:
+			return false, addr, nil
+		}
+	}
+	return false, 0, nil
+}
+
+// pumpChecks settles the upserts' existence checks that have completed and
+// submits the queued ones. Every operation of the session calls it, so the
+// key counter catches up at the session's next call at the latest.
+func (s *Session) pumpChecks() {
+	if s.checking == 0 {
+		return
+	}
+	top := s.checks.Swap(0)
+	for top != 0 {
+		i := uint32(top - 1)
+		pr := s.slot(i)
+		top = uint64(pr.next.Load())
+		s.settle(i, pr)
+	}
+	if len(s.checkQueued) == 0 {
+		return
+	}
+	s.checkReqs = s.checkReqs[:0]
+	for _, i := range s.checkQueued {
+		pr := s.slot(i)
+		pr.err.Store(nil)
+		s.checkReqs = append(s.checkReqs, device.Request{Op: device.OpRead, Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i) | checkFlag})
+	}
+	s.st.pendingReads.Add(int64(len(s.checkReqs)))
+	accepted, err := s.st.dev.Submit(s.checkReqs)
+	if err != nil {
+		// The device refused: count the keys as they were (live), the
+		// guess that is right for every overwrite.
+		s.st.pendingReads.Add(-int64(len(s.checkReqs) - accepted))
+		for _, i := range s.checkQueued[accepted:] {
+			s.checking--
+			s.releaseSlot(i)
+		}
+	}
+	s.checkQueued = s.checkQueued[:0]
+}
+
+// settle takes one completed existence check: when the chain below the
+// upsert's record did not hold the key live, the key was new and is
+// counted. Each write's effect on the counter depends only on the chain
+// below its own record, which never changes, so the counter is exact once
+// every check has settled, whatever writes happened in between.
+func (s *Session) settle(i uint32, pr *pendingRead) {
+	st := s.st
+	st.pendingReads.Add(-1)
+	st.completedReads.Add(1)
+	finish := func(live bool) {
+		if !live && pr.self >= st.log.begin.Load() {
+			st.keys.Add(1)
+		}
+		pr.check = false
+		s.checking--
+		s.releaseSlot(i)
+	}
+	if pr.err.Load() != nil || pr.n.Load() != int64(len(pr.window)) {
+		finish(true) // unknown: assume an overwrite
+		return
+	}
+	h, k, _, whole, err := st.log.decodeRecord(pr.window, pr.start, pr.addr)
+	switch {
+	case err != nil:
+		finish(true)
+		return
+	case !whole:
+		if s.aim(pr, pr.addr, recordBytes(h.keyBytes, h.valueBytes)) != nil {
+			finish(true)
+			return
+		}
+		s.checkQueued = append(s.checkQueued, i)
+		return
+	case bytes.Equal(k, pr.key):
+		finish(!h.tombstone)
+		return
+	}
+	if h.prev < st.log.begin.Load() {
+		finish(false)
+		return
+	}
+	if s.aim(pr, h.prev, recordBytes(uint64(len(pr.key)), s.valueGuess)) != nil {
+		finish(true)
+		return
+	}
+	s.checkQueued = append(s.checkQueued, i)
+}
+
+// Upsert sets key to value, appending a record. It never waits for the
+// device: when the key's chain leaves memory before the key is found, the
+// read that settles whether the key is new (and so the key counter) is
+// submitted at once and settled by the session's next operation.
 func (s *Session) Upsert(key, value []byte) error {
 	if s.closed || s.st.closed.Load() {
 		return ErrClosed
@@ -589,7 +760,9 @@ func (s *Session) Upsert(key, value []byte) error {
 	if size := recordBytes(uint64(len(key)), uint64(len(value))); size > s.st.log.pageBytes {
 		return tooLarge(len(key), len(value), s.st.log.pageBytes)
 	}
-	_, err := s.write(key, s.st.hash(key), false, false, func([]byte, bool) ([]byte, bool, error) { return value, true, nil })
+	s.pumpChecks()
+	_, err := s.write(key, s.st.hash(key), false, false, true, func([]byte, bool) ([]byte, bool, error) { return value, true, nil })
+	s.pumpChecks() // submit this upsert's check, if it needs one
 	return err
 }
 
@@ -599,7 +772,8 @@ func (s *Session) Delete(key []byte) (existed bool, err error) {
 	if s.closed || s.st.closed.Load() {
 		return false, ErrClosed
 	}
-	return s.write(key, s.st.hash(key), true, false, func(_ []byte, live bool) ([]byte, bool, error) { return nil, live, nil })
+	s.pumpChecks()
+	return s.write(key, s.st.hash(key), true, false, false, func(_ []byte, live bool) ([]byte, bool, error) { return nil, live, nil })
 }
 
 // RMW reads key's current value (synchronously, from memory or the device),
@@ -612,7 +786,8 @@ func (s *Session) RMW(key []byte, fn func(old []byte, exists bool, dst []byte) (
 		return nil, ErrClosed
 	}
 	var out []byte
-	_, err := s.write(key, s.st.hash(key), false, true, func(old []byte, live bool) ([]byte, bool, error) {
+	s.pumpChecks()
+	_, err := s.write(key, s.st.hash(key), false, true, false, func(old []byte, live bool) ([]byte, bool, error) {
 		v, err := fn(old, live, s.next[:0])
 		if err != nil {
 			return nil, false, err

@@ -613,6 +613,11 @@ func TestAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(200, func() { sess.Upsert(hot, dst[:96]) }); a != 0 {
 		t.Errorf("Upsert: %v allocations, want 0", a)
 	}
+	// Overwrites of keys on the device: each needs an existence check.
+	i := 0
+	if a := testing.AllocsPerRun(200, func() { sess.Upsert(keys[i%len(keys)], dst[:96]); i++ }); a != 0 {
+		t.Errorf("Upsert of a key on the device: %v allocations, want 0", a)
+	}
 }
 
 // TestClosed checks that a store refuses work after Close instead of
@@ -813,6 +818,47 @@ func TestConcurrentRMW(t *testing.T) {
 			if got, want := s.Stats().Keys, int64(counters+workers*rounds*fillers); got != want {
 				t.Errorf("Keys: got %d, want %d", got, want)
 			}
+		})
+	}
+}
+
+// TestUpsertDoesNotWait overwrites keys whose records are on the device,
+// some live and some deleted: the upserts return with their existence
+// checks still in flight, and the key counter is exact once they settle.
+func TestUpsertDoesNotWait(t *testing.T) {
+	for _, backend := range tieredBackends {
+		t.Run(backend, func(t *testing.T) {
+			s := openTest(t, smallConfig(t, backend))
+			sess := newTestSession(t, s)
+			const n, filler = 2000, 3000
+			for i := range n {
+				mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
+			}
+			for i := 0; i < n; i += 4 {
+				if _, err := sess.Delete(testKey(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range filler { // push the tombstones to the device too
+				mustUpsert(t, sess, testKey(n+i), []byte("f"))
+			}
+			before := s.Stats().CompletedReads
+			for i := range n {
+				mustUpsert(t, sess, testKey(i), testValue(i, 1, 96))
+			}
+			if sess.Pending() == 0 {
+				t.Errorf("Pending after the upserts: got 0, want the last existence checks still in flight")
+			}
+			if err := sess.CompletePending(true, func(uint64, []byte, Status, error) {}); err != nil {
+				t.Fatal(err)
+			}
+			if reads := s.Stats().CompletedReads - before; reads < n/2 {
+				t.Errorf("existence checks: got %d device reads, want ≥ %d", reads, n/2)
+			}
+			if got := s.Stats().Keys; got != n+filler {
+				t.Errorf("Keys: got %d, want %d", got, n+filler)
+			}
+			readBackAll(t, sess, n, func(i int) []byte { return testValue(i, 1, 96) })
 		})
 	}
 }
