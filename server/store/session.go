@@ -701,6 +701,21 @@ func (s *Session) pumpChecks() {
 	s.checkQueued = s.checkQueued[:0]
 }
 
+// Settle waits for this session's pending existence checks (see Upsert),
+// so that the key counter reflects every write the session has made; its
+// pending reads stay pending. A server calls it before answering DBSIZE.
+func (s *Session) Settle() {
+	for {
+		s.pumpChecks()
+		if s.checking == 0 {
+			return
+		}
+		if s.checks.Load() == 0 {
+			<-s.notify
+		}
+	}
+}
+
 // settle takes one completed existence check: when the chain below the
 // upsert's record did not hold the key live, the key was new and is
 // counted. Each write's effect on the counter depends only on the chain

@@ -849,8 +849,25 @@ func TestUpsertDoesNotWait(t *testing.T) {
 			if sess.Pending() == 0 {
 				t.Errorf("Pending after the upserts: got 0, want the last existence checks still in flight")
 			}
-			if err := sess.CompletePending(true, func(uint64, []byte, Status, error) {}); err != nil {
-				t.Fatal(err)
+			// A read left pending must survive Settle.
+			if _, st, err := sess.Read(testKey(n+1), nil, 99); err != nil || st != Pending {
+				t.Fatalf("Read of a filler key: got %v, %v; want Pending", st, err)
+			}
+			sess.Settle()
+			if sess.Pending() != 1 {
+				t.Errorf("Pending after Settle: got %d, want 1 (the read)", sess.Pending())
+			}
+			if got := s.Stats().Keys; got != n+filler {
+				t.Errorf("Keys after Settle: got %d, want %d", got, n+filler)
+			}
+			delivered := 0
+			if err := sess.CompletePending(true, func(token uint64, v []byte, st Status, err error) {
+				if token != 99 || st != Found || string(v) != "f" || err != nil {
+					t.Errorf("the read left pending: got %d, %q, %v, %v; want 99, f, Found", token, v, st, err)
+				}
+				delivered++
+			}); err != nil || delivered != 1 {
+				t.Fatalf("CompletePending: %d delivered, %v; want 1", delivered, err)
 			}
 			if reads := s.Stats().CompletedReads - before; reads < n/2 {
 				t.Errorf("existence checks: got %d device reads, want ≥ %d", reads, n/2)
