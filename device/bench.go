@@ -40,6 +40,11 @@ type BenchConfig struct {
 	JSON           bool // RunBench prints one JSON document instead of text
 	CompareFio     bool // run the real fio with the same shape on the same files after each pass
 	Passes         int  // timed passes (each followed by its fio pass); results are the medians; 0 = 1
+	// FioAlongside runs each fio pass at the same time as the tierbench
+	// pass instead of after it: on a disk others also use, both then meet
+	// the same load, and the ratio says which path wins more of the device
+	// (1.0 = equally efficient) rather than comparing two different moments.
+	FioAlongside bool
 
 	// Device knobs, passed to Config; zero picks the device defaults.
 	SectorSize        int
@@ -100,6 +105,7 @@ type BenchResult struct {
 	CPUMicrosPerOp float64      `json:"cpu_us_per_op"`
 	Passes         []PassResult `json:"passes"` // every pass; the fields above are the median pass
 	Fio            *FioResult   `json:"fio,omitempty"`
+	FioAlongside   bool         `json:"fio_alongside,omitempty"` // fio ran at the same time, sharing the disk
 	RatioToFio     float64      `json:"ratio_to_fio,omitempty"`
 }
 
@@ -129,6 +135,8 @@ func (cfg BenchConfig) check() error {
 		return bad("%d passes, want 1 to 100", cfg.Passes)
 	case cfg.RuntimeSeconds <= 0:
 		return bad("runtime %d s, want at least 1", cfg.RuntimeSeconds)
+	case cfg.FioAlongside && !cfg.CompareFio:
+		return bad("--fio-alongside needs --compare-fio")
 	case cfg.CompareFio && cfg.Backend == BackendLocalMemory:
 		return bad("--compare-fio needs a file backend (libaio or uring); fio cannot read the localmemory device")
 	}
@@ -311,7 +319,7 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 	for p := range cfg.Passes {
 		// Odd passes run fio first, so that neither side always follows
 		// the other (a drift in the disk's load would favour one).
-		fioFirst := cfg.CompareFio && p%2 == 1
+		fioFirst := cfg.CompareFio && !cfg.FioAlongside && p%2 == 1
 		var f FioResult
 		var err error
 		if fioFirst {
@@ -319,7 +327,26 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 				return b.summary(runs, fios), err
 			}
 		}
+		type fioOutcome struct {
+			res FioResult
+			err error
+		}
+		var alongside chan fioOutcome
+		if cfg.FioAlongside {
+			alongside = make(chan fioOutcome, 1)
+			go func() {
+				r, err := runFio()
+				alongside <- fioOutcome{r, err}
+			}()
+		}
 		res, err := b.run(ctx)
+		if alongside != nil {
+			o := <-alongside
+			if err == nil && o.err != nil {
+				return b.summary(runs, fios), o.err
+			}
+			f = o.res
+		}
 		if err != nil {
 			if res.Seconds > 0 { // interrupted: keep what the pass measured
 				runs = append(runs, res)
@@ -327,7 +354,7 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 			return b.summary(runs, fios), err
 		}
 		runs = append(runs, res)
-		if cfg.CompareFio && !fioFirst {
+		if cfg.CompareFio && !fioFirst && !cfg.FioAlongside {
 			if f, err = runFio(); err != nil {
 				return b.summary(runs, fios), err
 			}
@@ -335,7 +362,14 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 		line := fmt.Sprintf("pass %d/%d: tierbench %s %s IOPS", p+1, cfg.Passes, cfg.Backend, groupThousands(res.IOPS))
 		if cfg.CompareFio {
 			fios = append(fios, f)
-			line += fmt.Sprintf(", fio %s %s IOPS (%s first)", engine, groupThousands(f.IOPS), map[bool]string{true: "fio", false: "tierbench"}[fioFirst])
+			order := "tierbench first"
+			switch {
+			case cfg.FioAlongside:
+				order = "at the same time"
+			case fioFirst:
+				order = "fio first"
+			}
+			line += fmt.Sprintf(", fio %s %s IOPS (%s)", engine, groupThousands(f.IOPS), order)
 		}
 		fmt.Fprintln(progress, line)
 	}
@@ -350,6 +384,7 @@ func (b *bench) summary(runs []BenchResult, fios []FioResult) BenchResult {
 	}
 	res := medianBy(runs, func(r BenchResult) float64 { return r.IOPS })
 	res.Device = b.dev.(Describer).Describe()
+	res.FioAlongside = b.cfg.FioAlongside && len(fios) > 0
 	for i, r := range runs {
 		pr := PassResult{IOPS: r.IOPS}
 		if i < len(fios) {
@@ -698,7 +733,11 @@ func (r BenchResult) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "[fio %s %s]: %s IOPS, %.1f MB/s (CPU usr %.0f%% sys %.0f%%, %.2f CPU µs per op), clat µs p50 %.1f  p99 %.1f  p99.9 %.1f\n",
 			r.Fio.Version, r.Fio.Engine, groupThousands(r.Fio.IOPS), r.Fio.MBPerSec, r.Fio.UsrCPU, r.Fio.SysCPU, r.Fio.CPUMicrosPerOp,
 			r.Fio.ClatP50Us, r.Fio.ClatP99Us, r.Fio.ClatP999Us)
-		fmt.Fprintf(w, "[Ratio tierbench/fio]: %.3f\n", r.RatioToFio)
+		if r.FioAlongside {
+			fmt.Fprintf(w, "[Ratio tierbench/fio]: %.3f (run at the same time on the same disk: 1.0 means both paths won an equal share)\n", r.RatioToFio)
+		} else {
+			fmt.Fprintf(w, "[Ratio tierbench/fio]: %.3f\n", r.RatioToFio)
+		}
 	}
 }
 

@@ -51,6 +51,7 @@ func TestBenchConfigErrors(t *testing.T) {
 		{"runtime", func(c *BenchConfig) { c.RuntimeSeconds = 0 }, "runtime 0"},
 		{"passes", func(c *BenchConfig) { c.Passes = -2 }, "-2 passes"},
 		{"fio on memory", func(c *BenchConfig) { c.CompareFio = true }, "--compare-fio needs a file backend"},
+		{"alongside alone", func(c *BenchConfig) { c.FioAlongside = true }, "--fio-alongside needs --compare-fio"},
 		{"over throttle", func(c *BenchConfig) { c.Threads, c.QueueDepth, c.ThrottleLimit = 4, 64, 128 }, "exceeds the device's throttle limit 128"},
 	}
 	for _, tt := range tests {
@@ -217,4 +218,26 @@ func FuzzMemAvailableBytes(f *testing.F) {
 			t.Fatalf("memAvailableBytes(%q) = %d, beyond any real machine", contents, n)
 		}
 	})
+}
+
+// TestBenchFioAlongside runs fio at the same time as the pass: both must
+// have done reads, and the result says how it was measured.
+func TestBenchFioAlongside(t *testing.T) {
+	if _, err := exec.LookPath("fio"); err != nil {
+		t.Fatalf("fio not installed: run scripts/install-deps.sh")
+	}
+	cfg := BenchConfig{Backend: BackendLibaio, Dir: testenv.MustDiskDir(t), FileBytes: 4 << 20, Files: 1, BlockBytes: 512, Threads: 1,
+		QueueDepth: 16, RuntimeSeconds: 1, CompareFio: true, FioAlongside: true}
+	var progress bytes.Buffer
+	res, err := Bench(context.Background(), cfg, &progress)
+	if err != nil {
+		t.Fatalf("Bench: %v\n%s", err, progress.String())
+	}
+	if !res.FioAlongside || res.Fio == nil || res.Fio.Engine != "libaio" || res.Fio.IOPS <= 0 || res.Ops == 0 || res.RatioToFio <= 0 {
+		t.Errorf("got alongside %v, fio %+v, ops %d, ratio %v; want both sides measured at the same time",
+			res.FioAlongside, res.Fio, res.Ops, res.RatioToFio)
+	}
+	if !strings.Contains(progress.String(), "at the same time") {
+		t.Errorf("progress: got %q, want the pass to say fio ran at the same time", progress.String())
+	}
 }

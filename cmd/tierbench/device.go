@@ -33,6 +33,7 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.Verify, "verify", false, "check the pattern of every read")
 	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document instead of the human lines")
 	fs.BoolVar(&cfg.CompareFio, "compare-fio", false, "then run the real fio at the same shape on the same files and print the ratio tierbench/fio")
+	fs.BoolVar(&cfg.FioAlongside, "fio-alongside", false, "with --compare-fio, run fio at the same time as each pass instead of after it (both meet the same load from others on a shared disk; ratio 1.0 = equally efficient)")
 	fs.IntVar(&cfg.Passes, "passes", 1, "timed passes, each followed by its fio pass with --compare-fio; the medians are reported")
 	fs.IntVar(&cfg.IOContexts, "device-io-contexts", 0, "libaio contexts or io_uring rings (0: libaio = completion threads, uring = max(completion threads, min(2 × CPUs, 64)))")
 	fs.IntVar(&cfg.ThrottleLimit, "device-throttle-limit", device.DefaultThrottleLimit, "most requests in flight on the device")
