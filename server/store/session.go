@@ -41,6 +41,8 @@ const (
 	// checkFlag marks, in a request's UserData, a read that settles whether
 	// an upsert's key was live before it (slot numbers stay below 1<<16).
 	checkFlag = 1 << 31
+	// maxChecks bounds a session's existence checks in flight.
+	maxChecks = 256
 	// defaultValueGuess is the value length a session assumes for its first
 	// device read: the reference's 96 B values make 128 B records, one
 	// sector. Afterwards it assumes the last value length it saw.
@@ -776,6 +778,14 @@ func (s *Session) Upsert(key, value []byte) error {
 		return tooLarge(len(key), len(value), s.st.log.pageBytes)
 	}
 	s.pumpChecks()
+	// Bound the checks in flight (and the slots they hold): past
+	// maxChecks, wait for some to settle.
+	for s.checking >= maxChecks {
+		if s.checks.Load() == 0 {
+			<-s.notify
+		}
+		s.pumpChecks()
+	}
 	_, err := s.write(key, s.st.hash(key), false, false, true, func([]byte, bool) ([]byte, bool, error) { return value, true, nil })
 	s.pumpChecks() // submit this upsert's check, if it needs one
 	return err
