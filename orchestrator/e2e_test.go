@@ -493,3 +493,32 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 		t.Errorf("the finished pass is gone from cells.jsonl")
 	}
 }
+
+// TestProcessDriverPinsEveryChild starts pinned servers back to back: each
+// must be seen pinned from its first reading on (a reading taken between
+// fork and exec would show this process's affinity instead).
+func TestProcessDriverPinsEveryChild(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	cpus := readTopology("/sys", 2).Nodes[0]
+	if len(cpus) < 2 {
+		t.Skipf("one CPU: nothing to pin apart")
+	}
+	want := strconv.Itoa(cpus[len(cpus)-1])
+	d := newProcessDriver(bin, nil)
+	t.Cleanup(func() { d.close(context.Background()) })
+	for i := range 15 {
+		srv, err := d.startServer(t.Context(), serverSpec{Name: "pin", CPUs: want, Mems: "0",
+			Args:    []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"},
+			LogPath: filepath.Join(base, fmt.Sprintf("server-%d.log", i))})
+		if err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+		pl := srv.placement()
+		if pl.CPUs != want || pl.Policy != "bind:0" {
+			t.Errorf("start %d: placement %+v, want cpus %s bound to node 0", i, pl, want)
+		}
+		srv.stop(t.Context())
+	}
+	assertNoProcesses(t, bin)
+}

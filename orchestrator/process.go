@@ -77,26 +77,32 @@ func (d *processDriver) forget(pid int) {
 }
 
 // waitPlacement waits until a pinned child has pinned itself and
-// re-executed (its environment no longer holds the pin request), then
-// reads its placement and checks it against the request. The memory
-// policy set with set_mempolicy is per task and does not show in
-// /proc/<pid>/status; the child exits rather than run unbound when the
-// call fails, so a re-executed child carries bind:<mems>.
-func (d *processDriver) waitPlacement(pid int, cpus, mems string, deadline time.Duration) (Placement, error) {
+// re-executed, then reads its placement and checks it against the
+// request. The child has re-executed when /proc/<pid>/cmdline is its own
+// argv (between fork and execve it is still this process's) and its
+// environment no longer holds the pin request (the first image has it,
+// the re-executed one not). The memory policy set with set_mempolicy is
+// per task and does not show in /proc/<pid>/status; the child exits
+// rather than run unbound when the call fails, so a re-executed child
+// carries bind:<mems>.
+func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline time.Duration) (Placement, error) {
+	pid := cmd.Process.Pid
 	end := time.Now().Add(deadline)
 	if cpus != "" || mems != "" {
+		argv := []byte(strings.Join(cmd.Args, "\x00") + "\x00")
 		for {
-			env, err := os.ReadFile(fmt.Sprintf("%s/%d/environ", d.proc, pid))
-			if err != nil {
+			cmdline, err1 := os.ReadFile(fmt.Sprintf("%s/%d/cmdline", d.proc, pid))
+			env, err2 := os.ReadFile(fmt.Sprintf("%s/%d/environ", d.proc, pid))
+			if err := errors.Join(err1, err2); err != nil {
 				return Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d exited before it was pinned: %w", pid, err)
 			}
-			if !bytes.Contains(env, []byte(envPinCPUs+"=")) && !bytes.Contains(env, []byte(envPinMems+"=")) {
+			if bytes.Equal(cmdline, argv) && !bytes.Contains(env, []byte(envPinCPUs+"=")) && !bytes.Contains(env, []byte(envPinMems+"=")) {
 				break
 			}
 			if time.Now().After(end) {
 				return Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d did not pin itself within %v", pid, deadline)
 			}
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond)
 		}
 	}
 	pl, err := d.proc.placement(pid)
@@ -131,7 +137,7 @@ func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHa
 	}
 	ps := &processServer{d: d, cmd: cmd, done: make(chan struct{}), log: logf}
 	go func() { cmd.Wait(); close(ps.done) }()
-	pl, err := d.waitPlacement(cmd.Process.Pid, s.CPUs, s.Mems, 3*time.Second)
+	pl, err := d.waitPlacement(cmd, s.CPUs, s.Mems, 3*time.Second)
 	ps.pl = pl
 	if err != nil {
 		ps.stop(context.Background())
@@ -183,7 +189,7 @@ func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Pl
 	defer d.forget(cmd.Process.Pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	pl, plErr := d.waitPlacement(cmd.Process.Pid, s.CPUs, s.Mems, 3*time.Second)
+	pl, plErr := d.waitPlacement(cmd, s.CPUs, s.Mems, 3*time.Second)
 	select {
 	case err = <-done:
 	case <-ctx.Done():
