@@ -33,7 +33,7 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.Verify, "verify", false, "check the pattern of every read")
 	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document instead of the human lines")
 	fs.BoolVar(&cfg.CompareFio, "compare-fio", false, "then run the real fio at the same shape on the same files and print the ratio tierbench/fio")
-	fs.BoolVar(&cfg.FioAlongside, "fio-alongside", false, "with --compare-fio, run fio at the same time as each pass instead of after it (both meet the same load from others on a shared disk; ratio 1.0 = equally efficient)")
+	fs.BoolVar(&cfg.FioAlongside, "fio-alongside", false, "with --compare-fio, run fio at the same time as each pass instead of after it: both meet the same load from others on a shared disk and the same host cache (ratio 1.0 = equally efficient); meaningful while threads × qd × 2 stays within the disk's queue (/sys/block/<dev>/queue/nr_requests), beyond it the ratio measures the kernel's tag-wait fairness")
 	fs.IntVar(&cfg.Passes, "passes", 1, "timed passes, each followed by its fio pass with --compare-fio; the medians are reported")
 	fs.IntVar(&cfg.IOContexts, "device-io-contexts", 0, "libaio contexts or io_uring rings (0: libaio = completion threads, uring = max(completion threads, min(2 × CPUs, 64)))")
 	fs.IntVar(&cfg.ThrottleLimit, "device-throttle-limit", device.DefaultThrottleLimit, "most requests in flight on the device")
@@ -51,6 +51,9 @@ successful completions count; --verify also checks every read's bytes.
 It prints IOPS, MB/s and completion latency (min, p50, p99, p99.9); with
 --compare-fio it then runs the real fio with the same shape on the same files
 (engine io_uring for uring, libaio for libaio) and prints the ratio.
+With --passes N the two alternate (odd passes run fio first, since a virtual
+disk's host cache favours whichever reads second) and medians are reported;
+use a file set much larger than the host's cache (--files 8) for less bias.
 
 Example:
   tierbench device --dir /var/tmp/tb --backend uring --file-size 1g --block 512 \
