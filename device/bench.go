@@ -157,7 +157,6 @@ type prepareCompletion struct {
 // benchWorker is one of the Threads workers: QueueDepth slots, each with its
 // own buffer and a one-request slice reused for every resubmission.
 type benchWorker struct {
-	id      uint64
 	bufs    []byte // QueueDepth × BlockBytes, from AlignedBuffer
 	reqs    [][1]Request
 	startNs []int64 // submit time of each slot, on the bench clock
@@ -555,7 +554,7 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 			return res, err
 		}
 		defer FreeBuffer(buf)
-		w := &benchWorker{id: uint64(i), bufs: buf, reqs: make([][1]Request, cfg.QueueDepth), startNs: make([]int64, cfg.QueueDepth),
+		w := &benchWorker{bufs: buf, reqs: make([][1]Request, cfg.QueueDepth), startNs: make([]int64, cfg.QueueDepth),
 			rng:  rand.New(rand.NewPCG(uint64(i)+1, uint64(time.Now().UnixNano()))),
 			hist: hdrhistogram.New(1, int64(time.Minute), 3)}
 		for s := range w.reqs {
