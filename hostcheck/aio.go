@@ -7,17 +7,21 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/tierbench/tierbench/device"
 	"golang.org/x/sys/unix"
 )
 
-// AIONeed is the number of fs.aio-max-nr events the planned run takes:
-// every client thread keeps queueDepth device reads in flight. The device
-// layer's own formula replaces it once that layer sizes its contexts.
+// AIONeed is the number of fs.aio-max-nr events the planned run takes: the
+// larger of what a raw device benchmark needs (every thread keeps queueDepth
+// reads in flight, each in its own context) and what the tiered server's
+// libaio device sets up with its default contexts and throttle
+// (device.AIOEventsNeeded).
 func AIONeed(threads, queueDepth int) int {
+	server := device.AIOEventsNeeded(device.Config{Backend: device.BackendLibaio})
 	if threads <= 0 || queueDepth <= 0 {
-		return 0
+		return server
 	}
-	return threads * queueDepth
+	return max(threads*queueDepth, server)
 }
 
 // AIOBudget is the host-wide async-IO event budget.
@@ -51,8 +55,8 @@ func aioCheck(b AIOBudget, err error, threads []int, queueDepth int) Check {
 	maxThreads := slices.Max(threads)
 	need := int64(AIONeed(maxThreads, queueDepth))
 	free := b.MaxNr - b.Nr
-	detail := fmt.Sprintf("fs.aio-max-nr = %d, fs.aio-nr = %d in use; need %d (%d threads × queue depth %d)",
-		b.MaxNr, b.Nr, need, maxThreads, queueDepth)
+	detail := fmt.Sprintf("fs.aio-max-nr = %d, fs.aio-nr = %d in use; need %d (the larger of %d threads × queue depth %d and the server's libaio contexts × throttle, %d)",
+		b.MaxNr, b.Nr, need, maxThreads, queueDepth, device.AIOEventsNeeded(device.Config{Backend: device.BackendLibaio}))
 	if free >= need {
 		return Check{Name: CheckAIOMaxNr, Status: Pass, Detail: detail}
 	}
