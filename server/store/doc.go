@@ -56,12 +56,13 @@
 // key itself was live. Delete and RMW find out synchronously (their callers
 // need the answer), which costs one device read when the chain's newest
 // record is on the device. Upsert does not wait: it appends at once and
-// submits that read as an existence check which the session settles at its
-// next call (any operation, CompletePending or Close); until then the
-// counter may lag for a key that was new or deleted. Each write's effect on
-// the counter depends only on the immutable chain below its own record,
-// which keeps it exact under concurrent writers. Loading new keys costs no
-// read. Records are never updated in place, so without a storage tier every
+// submits that read as an existence check, which the device's completion
+// goroutine settles as it lands (or, when the chain must be followed
+// further, the session at its next call: any operation, CompletePending,
+// Settle or Close); until then the counter may lag for a key that was new
+// or deleted. Each write's effect on the counter depends only on the
+// immutable chain below its own record, which keeps it exact under
+// concurrent writers. Loading new keys costs no read. Records are never updated in place, so without a storage tier every
 // write grows the log; FlushAll drops every key at once by moving
 // BeginAddress, without reclaiming memory or segment files.
 //

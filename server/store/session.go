@@ -67,6 +67,13 @@ type pendingRead struct {
 	n    atomic.Int64
 	err  atomic.Pointer[error]
 	next atomic.Uint32 // next slot+1 on the completion stack
+
+	// armed is bumped by the session after it last wrote the fields above
+	// and before it submits a check; the completion goroutine loads it
+	// before reading them, which orders the two. settled says the
+	// completion goroutine already counted the check (see settleNow).
+	armed   atomic.Uint32
+	settled atomic.Bool
 }
 
 // slotChunk is a block of pending slots with one aligned buffer behind them.
@@ -191,6 +198,9 @@ func (s *Session) completed(i uint32, n int, err error) {
 	if i&checkFlag != 0 {
 		i &^= checkFlag
 		stack = &s.checks
+		if pr := s.slot(i); pr.armed.Load() != 0 && err == nil && n == len(pr.window) {
+			pr.settled.Store(s.st.settleNow(pr))
+		}
 	}
 	pr := s.slot(i)
 	if err != nil {
@@ -687,6 +697,8 @@ func (s *Session) pumpChecks() {
 	for _, i := range s.checkQueued {
 		pr := s.slot(i)
 		pr.err.Store(nil)
+		pr.settled.Store(false)
+		pr.armed.Add(1)
 		s.checkReqs = append(s.checkReqs, device.Request{Op: device.OpRead, Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i) | checkFlag})
 	}
 	s.st.pendingReads.Add(int64(len(s.checkReqs)))
@@ -701,6 +713,31 @@ func (s *Session) pumpChecks() {
 		}
 	}
 	s.checkQueued = s.checkQueued[:0]
+}
+
+// settleNow runs on the device's completion goroutine for a check whose
+// read succeeded: when the record read decides the question (it is the
+// key's, or another key's that ends the chain) it counts the key if it was
+// new and reports true, so the counter does not wait for the session's
+// next call. A longer record or a chain to follow is left to the session.
+// It only reads the slot (ordered by armed) and the window the device
+// filled.
+func (st *Store) settleNow(pr *pendingRead) bool {
+	h, k, _, whole, err := st.log.decodeRecord(pr.window, pr.start, pr.addr)
+	if err != nil || !whole {
+		return false
+	}
+	live := false
+	switch {
+	case bytes.Equal(k, pr.key):
+		live = !h.tombstone
+	case h.prev >= st.log.begin.Load():
+		return false
+	}
+	if !live && pr.self >= st.log.begin.Load() {
+		st.keys.Add(1)
+	}
+	return true
 }
 
 // Settle waits for this session's pending existence checks (see Upsert),
@@ -734,6 +771,12 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		pr.check = false
 		s.checking--
 		s.releaseSlot(i)
+	}
+	if pr.settled.Load() {
+		pr.check = false
+		s.checking--
+		s.releaseSlot(i)
+		return
 	}
 	if pr.err.Load() != nil || pr.n.Load() != int64(len(pr.window)) {
 		finish(true) // unknown: assume an overwrite

@@ -43,7 +43,7 @@ type Store struct {
 // Stats is a snapshot of the store's counters.
 type Stats struct {
 	BeginAddress, HeadAddress, ReadOnlyAddress, TailAddress uint64
-	Keys                                                    int64 // live keys (a counter, never a scan)
+	Keys                                                    int64 // live keys: a counter, never a scan; see Session.Settle
 	IndexBuckets, OverflowBuckets                           int64
 	PendingReads, CompletedReads                            int64 // device reads in flight, and done
 	SectorSize                                              int

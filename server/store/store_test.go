@@ -265,6 +265,7 @@ func TestTieredReadBack(t *testing.T) {
 			for i := range n {
 				mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
 			}
+			sess.Settle() // the key counter waits for existence checks
 			st := s.Stats()
 			if st.Keys != n {
 				t.Errorf("Keys: got %d, want %d", st.Keys, n)
@@ -394,6 +395,7 @@ func TestTombstonesAndRMW(t *testing.T) {
 			if existed, err := sess.Delete(testKey(n + 5)); err != nil || existed {
 				t.Errorf("Delete of a missing key: got %v, %v; want false, nil", existed, err)
 			}
+			sess.Settle() // the key counter waits for existence checks
 			if got := s.Stats().Keys; got != int64(n-deleted) {
 				t.Errorf("Keys after deletes: got %d, want %d", got, n-deleted)
 			}
@@ -402,6 +404,7 @@ func TestTombstonesAndRMW(t *testing.T) {
 			for i := range n {
 				incr(i)
 			}
+			sess.Settle() // the key counter waits for existence checks
 			if got := s.Stats().Keys; got != n {
 				t.Errorf("Keys after increments: got %d, want %d", got, n)
 			}
@@ -429,6 +432,7 @@ func TestTombstonesAndRMW(t *testing.T) {
 				}
 				return []byte(strconv.Itoa(i + 1000000))
 			})
+			sess.Settle() // the key counter waits for existence checks
 			if got := s.Stats().Keys; got != int64(2*n-n/2) {
 				t.Errorf("Keys at the end: got %d, want %d", got, 2*n-n/2)
 			}
@@ -457,6 +461,7 @@ func TestTinyIndex(t *testing.T) {
 			if len(tags) == n {
 				t.Fatalf("no two of %d keys share a tag; the test needs collisions", n)
 			}
+			sess.Settle() // the key counter waits for existence checks
 			st := s.Stats()
 			// Each distinct tag takes one entry: 7 in the main bucket, 7 in
 			// each overflow bucket.
@@ -756,6 +761,7 @@ func TestFlushAllTiered(t *testing.T) {
 		}
 		return testValue(i, 1, 96)
 	})
+	sess.Settle() // the key counter waits for existence checks
 	if got := s.Stats().Keys; got != n/2 {
 		t.Errorf("Keys: got %d, want %d", got, n/2)
 	}
