@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
 	"github.com/tierbench/tierbench/internal/testenv"
@@ -228,6 +231,18 @@ func dockerClient(t *testing.T) *client.Client {
 	return cli
 }
 
+// removeImageAfter removes the image a run builds for bin when the test
+// ends, so test runs do not pile up images of every binary they built.
+func removeImageAfter(t *testing.T, cli *client.Client, bin string) {
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	tag := "tierbench:" + hex.EncodeToString(sum[:6])
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, image.RemoveOptions{PruneChildren: true}) })
+}
+
 func containersLabelled(t *testing.T, cli *client.Client, label string) []container.Summary {
 	t.Helper()
 	list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
@@ -240,6 +255,7 @@ func containersLabelled(t *testing.T, cli *client.Client, label string) []contai
 func TestRunDocker(t *testing.T) {
 	cli := dockerClient(t)
 	bin := testenv.MustBinary(t)
+	removeImageAfter(t, cli, bin)
 	base := testenv.MustDiskDir(t)
 	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
 
@@ -444,6 +460,7 @@ func slicesClone(s []string) []string { return append([]string(nil), s...) }
 func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	cli := dockerClient(t)
 	bin := testenv.MustBinary(t)
+	removeImageAfter(t, cli, bin)
 	base := testenv.MustDiskDir(t)
 	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
 	args := append(tinyArgs(t, data, out), "--runtime", "docker", "--backends", "libaio", "--pin", "none", "--passes", "3", "--cell-seconds", "3")
