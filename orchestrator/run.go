@@ -518,12 +518,14 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 
 // serverSide keeps the checks that concern the server's own process —
 // O_DIRECT, libaio and io_uring — from a preflight run where it runs;
-// host-level checks (fio, Docker, NUMA) were judged once on the host.
+// host-level checks (fio, Docker, NUMA, the aio budget) were judged once
+// on the host before any server ran: run beside the server, the aio
+// budget check would count the server's own contexts against it.
 func serverSide(p preflightOutput) preflightOutput {
 	var keep []preflightCheck
 	for _, c := range p.Checks {
 		n := strings.ToLower(c.Name)
-		if strings.Contains(n, "uring") || strings.Contains(n, "direct") || strings.Contains(n, "aio") {
+		if strings.Contains(n, "uring") || strings.Contains(n, "direct") || strings.Contains(n, "libaio") {
 			keep = append(keep, c)
 		}
 	}

@@ -404,7 +404,7 @@ func TestParsePreflight(t *testing.T) {
 	for _, c := range side.Checks {
 		names = append(names, c.Name)
 	}
-	if want := []string{"aio-max-nr", "odirect", "io_uring", "libaio"}; !slices.Equal(names, want) {
+	if want := []string{"odirect", "io_uring", "libaio"}; !slices.Equal(names, want) {
 		t.Errorf("serverSide checks: got %v, want %v", names, want)
 	}
 	failed := bytes.Replace(data, []byte(`"status": "pass",
