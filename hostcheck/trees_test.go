@@ -10,7 +10,7 @@ import (
 )
 
 // The fake /sys, /proc and /etc trees under testdata are written by this
-// file: go test ./hostcheck -run TestWriteTrees -args -write-trees
+// file: go test ./hostcheck -run TestTreesUpToDate -args -write-trees
 var writeTrees = flag.Bool("write-trees", false, "regenerate the fake host trees under testdata")
 
 // fakeTree writes files and relative symlinks below a root.
@@ -192,10 +192,73 @@ func writeVMTree(t *testing.T, root string) {
 	f.link("sys/class/block/vda1", vda+"/vda1")
 }
 
-func TestWriteTrees(t *testing.T) {
-	if !*writeTrees {
-		t.Skip("run with -write-trees to regenerate testdata/reference-host and testdata/vm-host")
+// TestTreesUpToDate regenerates both fake trees in a temporary directory and
+// compares them with the committed ones, so a change to the generator that
+// is not written to testdata fails here. With -write-trees it rewrites
+// testdata instead.
+func TestTreesUpToDate(t *testing.T) {
+	trees := []struct {
+		name  string
+		write func(*testing.T, string)
+	}{
+		{"reference-host", writeReferenceTree},
+		{"vm-host", writeVMTree},
 	}
-	writeReferenceTree(t, filepath.Join("testdata", "reference-host"))
-	writeVMTree(t, filepath.Join("testdata", "vm-host"))
+	for _, tree := range trees {
+		committed := filepath.Join("testdata", tree.name)
+		if *writeTrees {
+			tree.write(t, committed)
+			continue
+		}
+		fresh := filepath.Join(t.TempDir(), tree.name)
+		tree.write(t, fresh)
+		got, err := snapshotTree(committed)
+		if err != nil {
+			t.Fatalf("read committed tree: %v", err)
+		}
+		want, err := snapshotTree(fresh)
+		if err != nil {
+			t.Fatalf("read generated tree: %v", err)
+		}
+		for path, w := range want {
+			if g, ok := got[path]; !ok {
+				t.Errorf("%s: got no %s, want %q (go test ./hostcheck -run TestTreesUpToDate -args -write-trees)", committed, path, w)
+			} else if g != w {
+				t.Errorf("%s/%s: got %q, want %q (regenerate with -write-trees)", committed, path, g, w)
+			}
+		}
+		for path := range got {
+			if _, ok := want[path]; !ok {
+				t.Errorf("%s: got %s, which the generator no longer writes", committed, path)
+			}
+		}
+	}
+}
+
+// snapshotTree maps every file and symlink below root to its content or
+// "-> target".
+func snapshotTree(root string) (map[string]string, error) {
+	snap := map[string]string{}
+	err := filepath.Walk(root, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		switch {
+		case info.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			snap[rel] = "-> " + target
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			snap[rel] = string(b)
+		}
+		return nil
+	})
+	return snap, err
 }
