@@ -62,12 +62,13 @@ func TestBadFlagsExitTwo(t *testing.T) {
 }
 
 func TestHelpTeaches(t *testing.T) {
-	code, _, stderr := runBinary(t, "bench", "--help")
+	// Asked-for help is output: it goes to stdout.
+	code, stdout, _ := runBinary(t, "bench", "--help")
 	if code != 0 {
 		t.Errorf("--help exit %d, want 0", code)
 	}
 	for _, want := range []string{"Usage: tierbench bench", "redis-server", "Example", "-dbsize", "(default 1024)", "-zipf-theta", "-itp", "-rate", "-hdr-out", "-verify", "-json", "-load-threads"} {
-		if !strings.Contains(stderr, want) {
+		if !strings.Contains(stdout, want) {
 			t.Errorf("--help lacks %q", want)
 		}
 	}

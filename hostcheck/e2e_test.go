@@ -35,7 +35,7 @@ func TestBinaryExitCodes(t *testing.T) {
 		{"json", []string{"--data-dir", testenv.MustDiskDir(t), "--json"}, 0, `"checks"`, "", true},
 		{"json on a fake reference tree", []string{"--root", ref, "--data-dir", testenv.MustDiskDir(t), "--json"}, 0, `"logical_cpus": 224`, "", true},
 		{"short aio budget fails", []string{"--data-dir", testenv.MustDiskDir(t), "--queue-depth", "100000"}, 1, "sysctl -w fs.aio-max-nr=", "", false},
-		{"help", []string{"--help"}, 0, "", "Example:", false},
+		{"help", []string{"--help"}, 0, "Example:", "", false},
 		{"unknown flag", []string{"--bogus"}, 2, "", "flag provided but not defined: -bogus", false},
 		{"bad threads", []string{"--threads", "8,x"}, 2, "", `invalid value "8,x" for flag -threads`, false},
 		{"bad size", []string{"--index", "lots"}, 2, "", `"lots" is not a size`, false},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -51,7 +50,6 @@ Flags:
 func runBench(args []string, stdout, stderr io.Writer) int {
 	cfg := bench.DefaultConfig()
 	fs := flag.NewFlagSet("tierbench bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchUsage)
 		fs.PrintDefaults()
@@ -82,19 +80,13 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&cfg.Rate, "rate", 0, "online: offered load in `ops/sec` over all connections, latency counted from each op's intended send time; 0 sends as fast as replies return")
 	fs.StringVar(&cfg.HdrOut, "hdr-out", "", "online: write the HdrHistogram interval log (nanoseconds) to `file`")
 	fs.DurationVar(&cfg.ReportInterval, "report-interval", cfg.ReportInterval, "online: `period` of the percentile rows")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
+		return status
 	}
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tierbench bench: "+format+"\n\n", a...)
 		fs.Usage()
 		return 2
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	threadsSet := false

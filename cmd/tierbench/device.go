@@ -19,7 +19,6 @@ func init() {
 
 func runDevice(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("device", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var cfg device.BenchConfig
 	var fileSize string
 	fs.StringVar(&cfg.Dir, "dir", "", "directory of the file set (segment.<N>); created and filled on first use, reused after (required for libaio and uring)")
@@ -63,15 +62,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tierbench device: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
+		return status
 	}
 	n, err := fio.ParseSize(fileSize)
 	if err != nil {

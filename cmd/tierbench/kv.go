@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -45,7 +44,6 @@ Flags:
 func runKV(args []string, stdout, stderr io.Writer) int {
 	cfg := kvbench.DefaultConfig()
 	fs := flag.NewFlagSet("tierbench kv", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), kvUsage)
 		fs.PrintDefaults()
@@ -69,19 +67,13 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.FioDepth, "fio-depth", cfg.FioDepth, "--compare-fio: fio `iodepth` (one job)")
 	fs.IntVar(&cfg.FioBlockBytes, "fio-block", cfg.FioBlockBytes, "--compare-fio: fio block `bytes`")
 	fioFile := fs.String("fio-file-size", store.FormatSize(cfg.FioFileBytes), "--compare-fio: `size` of the fio file")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
+		return status
 	}
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tierbench kv: "+format+"\n\n", a...)
 		fs.Usage()
 		return 2
-	}
-	if fs.NArg() > 0 {
-		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if cfg.Store, err = storeConfig(); err != nil {

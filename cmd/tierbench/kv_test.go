@@ -27,8 +27,9 @@ func TestKVFlags(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		code := dispatch(append([]string{"kv"}, tc.args...), &stdout, &stderr)
-		if code != tc.wantCode || !strings.Contains(stderr.String(), tc.wantErr) {
-			t.Errorf("kv %q: got exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr.String(), tc.wantCode, tc.wantErr)
+		// Asked-for help is on stdout, every error on stderr.
+		if out := stdout.String() + stderr.String(); code != tc.wantCode || !strings.Contains(out, tc.wantErr) {
+			t.Errorf("kv %q: got exit %d, output %q; want exit %d and %q", tc.args, code, out, tc.wantCode, tc.wantErr)
 		}
 	}
 }

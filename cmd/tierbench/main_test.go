@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"flag"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -47,5 +49,55 @@ func TestUsageListsCommandsInStackOrder(t *testing.T) {
 			t.Errorf("usage: got %q out of order, want the order %v", name, usageOrder)
 		}
 		last = i
+	}
+}
+
+// TestEveryCommandHelpAndBadFlag holds every subcommand to one convention:
+// --help teaches on stdout and exits 0; an unknown flag exits 2 with the
+// reason on stderr.
+func TestEveryCommandHelpAndBadFlag(t *testing.T) {
+	for _, c := range commands {
+		var stdout, stderr bytes.Buffer
+		if code := dispatch([]string{c.name, "--help"}, &stdout, &stderr); code != 0 {
+			t.Errorf("%s --help: got exit %d, want 0", c.name, code)
+		}
+		if !strings.Contains(stdout.String(), "Usage: tierbench "+c.name) {
+			t.Errorf("%s --help: got stdout %q, want the usage text", c.name, stdout.String())
+		}
+		stdout.Reset()
+		stderr.Reset()
+		if code := dispatch([]string{c.name, "--no-such-flag"}, &stdout, &stderr); code != 2 {
+			t.Errorf("%s --no-such-flag: got exit %d, want 2", c.name, code)
+		}
+		if !strings.Contains(stderr.String(), "no-such-flag") {
+			t.Errorf("%s --no-such-flag: got stderr %q, want it to name the flag", c.name, stderr.String())
+		}
+	}
+}
+
+func TestParseArgsPositional(t *testing.T) {
+	tests := []struct {
+		args       []string
+		positional int
+		wantStatus int
+		wantOK     bool
+		wantErr    string
+	}{
+		{[]string{"dir"}, 1, 0, true, ""},
+		{nil, 1, 2, false, "missing argument"},
+		{[]string{"a", "b"}, 1, 2, false, `unexpected argument "b"`},
+		{[]string{"--", "-h"}, 1, 0, true, ""},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+		fs.Usage = func() { fmt.Fprintln(fs.Output(), "Usage: tierbench probe") }
+		status, ok := parseArgs(fs, tt.args, tt.positional, &stdout, &stderr)
+		if status != tt.wantStatus || ok != tt.wantOK {
+			t.Errorf("parseArgs(%q, %d): got (%d, %v), want (%d, %v)", tt.args, tt.positional, status, ok, tt.wantStatus, tt.wantOK)
+		}
+		if !strings.Contains(stderr.String(), tt.wantErr) {
+			t.Errorf("parseArgs(%q, %d): got stderr %q, want %q", tt.args, tt.positional, stderr.String(), tt.wantErr)
+		}
 	}
 }

@@ -90,7 +90,6 @@ func runPreflight(args []string, stdout, stderr io.Writer) int {
 		FIORuntimeSeconds: hostcheck.DefaultFIORuntimeSeconds,
 	}
 	fs := flag.NewFlagSet("preflight", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory the store's log will live in (created if missing); the O_DIRECT probe and fio run there")
 	fs.Var(intListFlag{&cfg.Threads}, "threads", "client thread counts of the planned matrix, a comma-separated `list`")
 	fs.IntVar(&cfg.QueueDepth, "queue-depth", cfg.QueueDepth, "device reads in flight per thread; fs.aio-max-nr must hold max(threads) × this")
@@ -124,15 +123,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tierbench preflight: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
+		return status
 	}
 	if err := cfg.Validate(); err != nil {
 		fmt.Fprintf(stderr, "tierbench preflight: %v\n", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,9 +15,8 @@ func init() {
 
 func runReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: tierbench report DIR
+		fmt.Fprint(fs.Output(), `Usage: tierbench report DIR
 
 Renders results.json, table.md and report.md of the results bundle in DIR
 again from its plan.json, cells.jsonl and preflight.json (for example after
@@ -30,15 +28,8 @@ Example:
 Flags: none.
 `)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+	if status, ok := parseArgs(fs, args, 1, stdout, stderr); !ok {
+		return status
 	}
 	if err := orchestrator.Report(context.Background(), orchestrator.ReportConfig{Dir: fs.Arg(0)}, stdout); err != nil {
 		fmt.Fprintf(stderr, "tierbench report: %v\n", err)

@@ -22,7 +22,6 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	var cfg orchestrator.Config
 	var threads, backends, pins string
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.Profile, "profile", "quick", "quick (minutes on a small host, dataset ≥ 20 × --memory) or reference (the Garnet seed: 100 M keys, 12 s cells, 3 passes)")
 	fs.Int64Var(&cfg.DBSize, "dbsize", 0, "keys to load and read (default from the profile: quick 2700000, reference 100000000)")
 	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key bytes (default 16)")
@@ -52,7 +51,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.Silent, "silent", false, "no progress lines on stderr")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "where pid files of running children are kept (default $TMPDIR/tierbench-state)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: tierbench run [flags]
+		fmt.Fprint(fs.Output(), `Usage: tierbench run [flags]
 
 Reproduces the Garnet "NVMe storage-bound" matrix: for each backend × pin
 row it runs the preflight, starts a fresh tiered server on a wiped data dir,
@@ -76,15 +75,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tierbench run: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
+		return status
 	}
 	if threads != "" {
 		t, err := orchestrator.ParseInts(threads)

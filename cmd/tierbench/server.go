@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,12 +19,6 @@ func init() {
 
 func runServer(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
-			fs.SetOutput(stdout) // asked-for help is output, not an error
-		}
-	}
 	var cfg server.Config
 	fs.IntVar(&cfg.Port, "port", server.DefaultPort, "TCP `port` to listen on")
 	fs.StringVar(&cfg.Bind, "bind", "127.0.0.1", "`address` to listen on")
@@ -53,16 +46,8 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tierbench server: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
+		return status
 	}
 	sc, err := storeConfig()
 	if err != nil {
