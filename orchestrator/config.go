@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 // Profiles a run can start from; every field of a profile can be overridden.
@@ -205,9 +207,9 @@ func (c Config) validate() error {
 		bad("--skip-load needs --server-addr: a server this run starts is always empty")
 	}
 	if c.ServerAddr == "" {
-		mem, err1 := ParseSize(c.Memory)
+		mem, err1 := size.Parse(c.Memory)
 		for _, s := range []string{c.Memory, c.Page, c.Segment, c.Index} {
-			if _, err := ParseSize(s); err != nil {
+			if _, err := size.Parse(s); err != nil {
 				bad("server size: %v", err)
 			}
 		}
@@ -269,34 +271,6 @@ func ParseInts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// ParseSize parses a size as Garnet writes it: "16m", "4m", "1g", "512k",
-// "100" (bytes); case-insensitive, an optional trailing "b".
-func ParseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(t, "b")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k':
-			mult = 1 << 10
-		case 'm':
-			mult = 1 << 20
-		case 'g':
-			mult = 1 << 30
-		case 't':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			t = t[:n-1]
-		}
-	}
-	v, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || v < 0 || v > (1<<62)/mult {
-		return 0, fmt.Errorf("size %q: want a number of bytes with an optional k, m, g suffix", s)
-	}
-	return v * mult, nil
 }
 
 func humanBytes(n int64) string {

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 // Verification thresholds of the methodology.
@@ -690,8 +692,8 @@ func verifyLoad(rec LoadRecord, cfg Config) error {
 			ErrPartialLoad, rec.ServerKeys, 100*float64(rec.ServerKeys)/float64(rec.DBSize), rec.DBSize, hint)
 	}
 	if rec.Tiered && rec.DeviceShare < minDeviceShare {
-		mem, _ := ParseSize(cfg.Memory)
-		page, _ := ParseSize(cfg.Page)
+		mem, _ := size.Parse(cfg.Memory)
+		page, _ := size.Parse(cfg.Page)
 		inMemory := rec.TailAddress - rec.HeadAddress
 		if cfg.ServerAddr != "" || mem <= 0 || inMemory > uint64(mem+page) || rec.DeviceShare < 1-1.0/minDeviceToMemory {
 			return fmt.Errorf("orchestrator: only %.2f %% of the log is on the device (begin %d, head %d, tail %d; %d bytes above HeadAddress with --memory %s): reads would be served from memory",

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -525,7 +527,7 @@ func TestResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem, _ := ParseSize(quick.Memory)
+	mem, _ := size.Parse(quick.Memory)
 	if quick.Profile != ProfileQuick || quick.DBSize*int64(recordBytes(quick.KeyLength, quick.ValueLength)) < 20*mem ||
 		!slices.Equal(quick.Threads, []int{8, 32, 48, 64}) {
 		t.Errorf("quick profile: got %+v; want the reference's columns with the dataset ≥ 20 × memory", quick)
@@ -561,23 +563,6 @@ func TestResolve(t *testing.T) {
 	}
 	if _, err := (Config{DBSize: 1000, Force: true}).resolve(env(nil)); err != nil {
 		t.Errorf("--force with a small dataset: got %v, want it accepted (the device-hit check judges)", err)
-	}
-}
-
-func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		err  bool
-	}{
-		{"16m", 16 << 20, false}, {"4M", 4 << 20, false}, {"1g", 1 << 30, false}, {"512k", 512 << 10, false},
-		{"100", 100, false}, {"8gb", 8 << 30, false}, {"", 0, true}, {"-1m", 0, true}, {"1x", 0, true}, {"99999999999t", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
-		if got != tt.want || (err != nil) != tt.err {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.err)
-		}
 	}
 }
 

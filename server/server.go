@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/server/store"
 )
 
@@ -143,8 +144,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	logger.Info("tierbench server ready",
 		"addr", ln.Addr().String(),
 		"storage_tier", ec.StorageTier,
-		"memory", store.FormatSize(ec.MemoryBytes), "page", store.FormatSize(ec.PageBytes),
-		"segment", store.FormatSize(ec.SegmentBytes), "index", store.FormatSize(ec.IndexBytes),
+		"memory", size.Format(ec.MemoryBytes), "page", size.Format(ec.PageBytes),
+		"segment", size.Format(ec.SegmentBytes), "index", size.Format(ec.IndexBytes),
 		"index_buckets", stats.IndexBuckets,
 		"device_type", stats.DeviceType, "backend", stats.Backend,
 		"sector_size", stats.SectorSize, "logdir", ec.LogDir,

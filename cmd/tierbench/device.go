@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"github.com/tierbench/tierbench/device"
-	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 func init() {
@@ -65,7 +65,7 @@ Flags:
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
 	}
-	n, err := fio.ParseSize(fileSize)
+	n, err := size.Parse(fileSize)
 	if err != nil {
 		fmt.Fprintf(stderr, "tierbench device: --file-size: %v\n", err)
 		return 2

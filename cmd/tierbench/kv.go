@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tierbench/tierbench/server/store"
+	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/server/store/kvbench"
 )
 
@@ -66,7 +66,7 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.CompareFio, "compare-fio", false, "alternate every pass with the real fio (io_uring random reads) on a file in --logdir and print the ratio kv/fio")
 	fs.IntVar(&cfg.FioDepth, "fio-depth", cfg.FioDepth, "--compare-fio: fio `iodepth` (one job)")
 	fs.IntVar(&cfg.FioBlockBytes, "fio-block", cfg.FioBlockBytes, "--compare-fio: fio block `bytes`")
-	fioFile := fs.String("fio-file-size", store.FormatSize(cfg.FioFileBytes), "--compare-fio: `size` of the fio file")
+	fioFile := fs.String("fio-file-size", size.Format(cfg.FioFileBytes), "--compare-fio: `size` of the fio file")
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
 	}
@@ -87,7 +87,7 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--rumd %q: want four comma-separated percentages, like 100,0,0,0", *rumd)
 	}
 	copy(cfg.RUMD[:], mix)
-	if cfg.FioFileBytes, err = store.ParseSize(*fioFile); err != nil {
+	if cfg.FioFileBytes, err = size.Parse(*fioFile); err != nil {
 		return usageErr("--fio-file-size: %v", err)
 	}
 	if *runtime < 0 {

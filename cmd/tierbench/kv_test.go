@@ -16,7 +16,7 @@ func TestKVFlags(t *testing.T) {
 		wantErr  string
 	}{
 		{[]string{"--help"}, 0, "--device-io-backend"},
-		{[]string{"--memory", "16x"}, 2, `--memory: store: size "16x"`},
+		{[]string{"--memory", "16x"}, 2, `--memory: size "16x"`},
 		{[]string{"--index", "0"}, 2, `--index "0": want a size above zero`},
 		{[]string{"--rumd", "50,50"}, 2, `--rumd "50,50"`},
 		{[]string{"--rumd", "50,40,0,0"}, 2, "add up to 90"},

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/tierbench/tierbench/hostcheck"
-	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 func init() {
@@ -40,7 +40,7 @@ func (s sizeFlag) String() string {
 }
 
 func (s sizeFlag) Set(v string) error {
-	n, err := fio.ParseSize(v)
+	n, err := size.Parse(v)
 	if err != nil {
 		return fmt.Errorf("%q is not a size like 512, 64m or 8g", v)
 	}

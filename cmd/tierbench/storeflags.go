@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/server/store"
 )
 
@@ -12,10 +13,10 @@ import (
 // after fs.Parse, parses the sizes and returns the store's Config; its
 // errors name the flag.
 func bindStoreFlags(fs *flag.FlagSet) func() (store.Config, error) {
-	memory := fs.String("memory", store.FormatSize(store.DefaultMemoryBytes), "in-memory log size with --storage-tier (k, m, g suffixes); without it the log stays in memory and grows")
-	page := fs.String("page", store.FormatSize(store.DefaultPageBytes), "log page size, a power of two")
-	segment := fs.String("segment", store.FormatSize(store.DefaultSegmentBytes), "size of one segment file on the device, a power of two")
-	index := fs.String("index", store.FormatSize(store.DefaultIndexBytes), "hash index size: 64-byte buckets of 7 entries (about 9-15 bytes per key); 8g for 100 M keys")
+	memory := fs.String("memory", size.Format(store.DefaultMemoryBytes), "in-memory log size with --storage-tier (k, m, g suffixes); without it the log stays in memory and grows")
+	page := fs.String("page", size.Format(store.DefaultPageBytes), "log page size, a power of two")
+	segment := fs.String("segment", size.Format(store.DefaultSegmentBytes), "size of one segment file on the device, a power of two")
+	index := fs.String("index", size.Format(store.DefaultIndexBytes), "hash index size: 64-byte buckets of 7 entries (about 9-15 bytes per key); 8g for 100 M keys")
 	tier := fs.Bool("storage-tier", false, "keep only --memory of the log in memory and the rest on the device")
 	logDir := fs.String("logdir", "", "directory for the segment files (needed with --storage-tier and the native device; must accept O_DIRECT)")
 	devType := fs.String("device-type", store.DefaultDeviceType, "device under the log: native (O_DIRECT files) or localmemory (RAM, the software ceiling)")
@@ -45,7 +46,7 @@ func bindStoreFlags(fs *flag.FlagSet) func() (store.Config, error) {
 			{"segment", *segment, &cfg.SegmentBytes},
 			{"index", *index, &cfg.IndexBytes},
 		} {
-			n, err := store.ParseSize(f.in)
+			n, err := size.Parse(f.in)
 			if err != nil {
 				return cfg, fmt.Errorf("--%s: %w", f.name, err)
 			}

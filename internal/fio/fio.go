@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 // ErrNotInstalled is returned by Run when no fio executable is on the PATH.
@@ -268,38 +270,9 @@ func optionInt(opt func(string) string, key string, def int) (int, error) {
 	if v == "" {
 		return def, nil
 	}
-	n, err := ParseSize(v)
+	n, err := size.Parse(v)
 	if err != nil || n > math.MaxInt32 {
 		return 0, fmt.Errorf("fio: option %s=%q is not a size", key, v)
 	}
 	return int(n), nil
-}
-
-// ParseSize reads a fio-style size: a decimal number with an optional
-// k, m, g or t suffix (powers of 1024, case-insensitive, an optional
-// trailing "b" or "ib").
-func ParseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "ib"), "b")
-	mult := int64(1)
-	if n := len(t); n > 0 {
-		switch t[n-1] {
-		case 'k':
-			mult = 1 << 10
-		case 'm':
-			mult = 1 << 20
-		case 'g':
-			mult = 1 << 30
-		case 't':
-			mult = 1 << 40
-		}
-		if mult != 1 {
-			t = t[:n-1]
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("fio: %q is not a size (like 512, 4k, 64m)", s)
-	}
-	return n * mult, nil
 }

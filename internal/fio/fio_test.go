@@ -108,24 +108,6 @@ func TestParseBadInput(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"512", 512, true}, {"4k", 4096, true}, {"4K", 4096, true}, {"4kib", 4096, true},
-		{"64m", 64 << 20, true}, {"1g", 1 << 30, true}, {"2t", 2 << 40, true},
-		{"", 0, false}, {"k", 0, false}, {"-1", 0, false}, {"1.5k", 0, false}, {"99999999999t", 0, false},
-	}
-	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok=%v", tt.in, got, err, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestArgs(t *testing.T) {
 	args, err := Job{Dir: "/d", Files: 2, FileBytes: 1 << 20, BlockBytes: 512, Jobs: 3}.Args()
 	if err != nil {

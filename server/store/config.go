@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 // Config mirrors the Garnet server flags. Zero values pick the defaults
@@ -72,13 +74,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case c.PageBytes < minPageBytes || c.PageBytes > maxPageBytes || bits.OnesCount64(uint64(c.PageBytes)) != 1:
-		return c, fmt.Errorf("store: --page %s: want a power of two from %s to %s", FormatSize(c.PageBytes), FormatSize(minPageBytes), FormatSize(maxPageBytes))
+		return c, fmt.Errorf("store: --page %s: want a power of two from %s to %s", size.Format(c.PageBytes), size.Format(minPageBytes), size.Format(maxPageBytes))
 	case c.SegmentBytes < c.PageBytes || bits.OnesCount64(uint64(c.SegmentBytes)) != 1:
-		return c, fmt.Errorf("store: --segment %s: want a power of two of at least --page %s", FormatSize(c.SegmentBytes), FormatSize(c.PageBytes))
+		return c, fmt.Errorf("store: --segment %s: want a power of two of at least --page %s", size.Format(c.SegmentBytes), size.Format(c.PageBytes))
 	case c.IndexBytes < bucketBytes:
-		return c, fmt.Errorf("store: --index %s: want at least %d bytes (one bucket)", FormatSize(c.IndexBytes), bucketBytes)
+		return c, fmt.Errorf("store: --index %s: want at least %d bytes (one bucket)", size.Format(c.IndexBytes), bucketBytes)
 	case c.IndexBytes/bucketBytes > 1<<40:
-		return c, fmt.Errorf("store: --index %s: too large", FormatSize(c.IndexBytes))
+		return c, fmt.Errorf("store: --index %s: too large", size.Format(c.IndexBytes))
 	case c.ThrottleLimit < 0 || c.CompletionThreads < 0 || c.IOContexts < 0 || c.SectorSize < 0:
 		return c, fmt.Errorf("store: negative device setting (throttle %d, completion threads %d, io contexts %d, sector size %d)",
 			c.ThrottleLimit, c.CompletionThreads, c.IOContexts, c.SectorSize)
@@ -88,7 +90,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MemoryBytes < 2*c.PageBytes {
 		return c, fmt.Errorf("store: --memory %s holds fewer than two --page %s pages; the tiered log needs at least two",
-			FormatSize(c.MemoryBytes), FormatSize(c.PageBytes))
+			size.Format(c.MemoryBytes), size.Format(c.PageBytes))
 	}
 	switch c.DeviceType {
 	case "native":

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 // flushUserData tags the log's page writes; session reads carry their
@@ -78,7 +79,7 @@ func Open(cfg Config) (*Store, error) {
 		s.sector = uint64(dev.SectorSize())
 		if s.sector == 0 || s.sector&(s.sector-1) != 0 || s.sector > uint64(cfg.PageBytes) {
 			dev.Close()
-			return nil, fmt.Errorf("store: device sector size %d does not divide --page %s", s.sector, FormatSize(cfg.PageBytes))
+			return nil, fmt.Errorf("store: device sector size %d does not divide --page %s", s.sector, size.Format(cfg.PageBytes))
 		}
 	}
 	s.ix = newIndex(cfg.IndexBytes)
