@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/hostcheck"
 )
 
 // ReportConfig names the bundle `tierbench report` renders again.
@@ -208,43 +210,12 @@ func orDash(s string) string {
 	return s
 }
 
-// fingerprint is the part of hostcheck's fingerprint the host paragraph
-// quotes; fingerprint.json keeps all of it.
-type fingerprint struct {
-	Hostname       string `json:"hostname"`
-	OS             string `json:"os"`
-	Kernel         string `json:"kernel"`
-	Virtualization string `json:"virtualization"`
-	CPUModel       string `json:"cpu_model"`
-	Sockets        int    `json:"sockets"`
-	CoresPerSocket int    `json:"cores_per_socket"`
-	ThreadsPerCore int    `json:"threads_per_core"`
-	LogicalCPUs    int    `json:"logical_cpus"`
-	NUMANodes      []any  `json:"numa_nodes"`
-	MemoryBytes    int64  `json:"memory_bytes"`
-	Storage        struct {
-		DataDir string `json:"data_dir"`
-		FSType  string `json:"fs_type"`
-		Source  string `json:"source"`
-		Device  *struct {
-			Model         string `json:"model"`
-			SizeBytes     int64  `json:"size_bytes"`
-			LogicalBlock  int    `json:"logical_block_bytes"`
-			PhysicalBlock int    `json:"physical_block_bytes"`
-			Rotational    bool   `json:"rotational"`
-			Scheduler     string `json:"scheduler"`
-		} `json:"device"`
-	} `json:"storage"`
-	AIO struct {
-		MaxNR int64 `json:"aio_max_nr"`
-	} `json:"aio"`
-}
-
-// hostParagraph describes the host the way the reference's "Host —"
-// paragraph does, from the preflight fingerprint and fio baseline.
+// hostParagraph is preflight's own "Host —" paragraph (hostcheck writes
+// it in the reference's words from the fingerprint and fio baseline that
+// preflight.json holds), followed by the checks that did not pass.
 func hostParagraph(plan Plan, pre preflightOutput, preRaw []byte) string {
-	var fp fingerprint
-	if len(pre.Fingerprint) == 0 || json.Unmarshal(pre.Fingerprint, &fp) != nil {
+	var rep hostcheck.Report
+	if len(pre.Fingerprint) == 0 || json.Unmarshal(preRaw, &rep) != nil {
 		s := fmt.Sprintf("No host fingerprint in this bundle (%d NUMA node(s) seen by the run)", plan.Nodes)
 		if len(preRaw) > 0 {
 			s += "; preflight said: " + strings.TrimSpace(clip(preRaw))
@@ -252,31 +223,7 @@ func hostParagraph(plan Plan, pre preflightOutput, preRaw []byte) string {
 		return s + "."
 	}
 	var b strings.Builder
-	nodes := len(fp.NUMANodes)
-	if nodes == 0 {
-		nodes = plan.Nodes
-	}
-	fmt.Fprintf(&b, "Host — %s: %s (%d socket(s) × %d cores × %d threads, %d logical CPUs, %d NUMA node(s)), %s RAM",
-		orDash(fp.Hostname), orDash(fp.CPUModel), fp.Sockets, fp.CoresPerSocket, fp.ThreadsPerCore, fp.LogicalCPUs, nodes, humanBytes(fp.MemoryBytes))
-	if fp.Virtualization != "" && fp.Virtualization != "none" {
-		fmt.Fprintf(&b, ", virtualized (%s)", fp.Virtualization)
-	}
-	fmt.Fprintf(&b, "; data dir %s on %s %s", orDash(fp.Storage.DataDir), orDash(fp.Storage.FSType), orDash(fp.Storage.Source))
-	if d := fp.Storage.Device; d != nil {
-		kind := "non-rotational"
-		if d.Rotational {
-			kind = "rotational"
-		}
-		fmt.Fprintf(&b, " (%s, %s, %d/%d B logical/physical blocks, %s, scheduler %s)", orDash(d.Model), humanBytes(d.SizeBytes), d.LogicalBlock, d.PhysicalBlock, kind, orDash(d.Scheduler))
-	}
-	fmt.Fprintf(&b, "; %s, kernel %s; fs.aio-max-nr = %d.", orDash(fp.OS), orDash(fp.Kernel), fp.AIO.MaxNR)
-	if f := pre.Fio; f != nil && len(f.Results) > 0 {
-		var parts []string
-		for _, r := range f.Results {
-			parts = append(parts, fmt.Sprintf("%s IOPS at %d B", FormatOps(r.IOPS), r.BlockBytes))
-		}
-		fmt.Fprintf(&b, " fio random-read ceiling on this mount: %s (%d jobs × QD%d, %s, O_DIRECT, %d files).", strings.Join(parts, " and "), f.Jobs, f.IODepth, f.Engine, f.Files)
-	}
+	b.WriteString(hostcheck.HostParagraph(rep))
 	var warn []string
 	for _, c := range pre.Checks {
 		if c.Status != "pass" {

@@ -311,7 +311,7 @@ func TestReportRerender(t *testing.T) {
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, fileReport))
 	for _, want := range []string{
-		"## Host", "Host — vm: AMD EPYC", "fio random-read ceiling on this mount: 8.20 M IOPS at 512 B",
+		"## Host", "Host — 1× AMD EPYC", "fio random-read ceiling on this disk: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (32 jobs × QD64, io_uring, O_DIRECT, 8 files)",
 		"## Share of the fio ceiling", "| Libaio | srv node-0 / cli node-1 | 22.2 % | 69.5 % | 85.0 % | 86.1 % |",
 		"## Load evidence", "100000000 (100.00 %)", "99.87 %",
 		"## Device-hit evidence", "memory-served",
