@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/keyspace"
 )
 
 // Config is one invocation of the load generator. The zero value is not
@@ -87,7 +89,7 @@ type plan struct {
 	op          opcode
 	keyLength   int
 	loadThreads int
-	zipf        *zipfDist // nil: uniform
+	sampler     keyspace.Sampler // draws the key indices, uniform or zipf
 	workload    [100]opcode
 }
 
@@ -114,7 +116,7 @@ func (cfg Config) plan() (*plan, error) {
 	if cfg.DBSize < 1 {
 		return nil, usagef("--dbsize %d: need at least 1 key", cfg.DBSize)
 	}
-	need := decimalDigits(uint64(cfg.DBSize - 1))
+	need := keyspace.Digits(uint64(cfg.DBSize - 1))
 	p.keyLength = cfg.KeyLength
 	switch {
 	case cfg.KeyLength == 0:
@@ -152,12 +154,14 @@ func (cfg Config) plan() (*plan, error) {
 	if p.loadThreads < 1 || p.loadThreads > 4096 {
 		return nil, usagef("--load-threads %d is outside 1..4096", cfg.LoadThreads)
 	}
+	theta := 0.0 // uniform
 	if cfg.Zipf {
 		if !(cfg.ZipfTheta > 0 && cfg.ZipfTheta < 1) {
 			return nil, usagef("--zipf-theta %v is outside (0, 1)", cfg.ZipfTheta)
 		}
-		p.zipf = newZipf(uint64(cfg.DBSize), cfg.ZipfTheta)
+		theta = cfg.ZipfTheta
 	}
+	p.sampler = keyspace.NewSampler(uint64(cfg.DBSize), theta)
 	if cfg.PrebuiltOpsPerThread < 0 || cfg.PrebuiltOpsPerThread > 1<<26 {
 		return nil, usagef("--prebuilt-ops %d is outside 0..%d", cfg.PrebuiltOpsPerThread, 1<<26)
 	}

@@ -4,7 +4,8 @@
 // server.
 //
 // Keys are key indices 0..DBSize-1 in decimal, zero-padded to the key
-// length. The value of a key is derived from its index (decimal digits of a
+// length: the spelling of package internal/keyspace, which `tierbench kv`
+// shares, so both layers load and read the same keys. The value of a key is derived from its index (decimal digits of a
 // hash, first digit non-zero), so --verify can check any GET reply without
 // remembering what was written, and a value of up to 18 bytes is a valid
 // INCR operand.
@@ -16,7 +17,7 @@
 //
 // Offline, each thread owns one connection and a set of request batches
 // built before the timed window from keys drawn in advance (uniform, or
-// zipf by rejection-inversion); it sends a batch, reads all its replies,
+// exact zipf by keyspace's rejection-inversion); it sends a batch, reads all its replies,
 // and cycles. Replies are parsed in place just enough to classify them:
 // hits, misses (null replies, and DEL answering 0), error replies and, with
 // verify, mismatched values. Nothing is allocated per op. The process's

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/keyspace"
 )
 
 // readBufferBytes is each connection's reply buffer; it must hold the
@@ -20,13 +22,6 @@ const loadWriteBytes = 1 << 20
 
 // progressInterval is how often a long load reports on stderr.
 const progressInterval = 2 * time.Second
-
-// loadRange is the half-open range of key indices one load thread writes.
-// Splitting with lo = n*i/threads gives every key to exactly one thread,
-// the remainder of an uneven split included.
-func loadRange(n int64, threads, i int) (lo, hi int64) {
-	return n * int64(i) / int64(threads), n * int64(i+1) / int64(threads)
-}
 
 // load writes every key 0..DBSize-1 exactly once with MSET batches.
 func load(ctx context.Context, p *plan, progress io.Writer) (*LoadResult, error) {
@@ -67,7 +62,7 @@ func load(ctx context.Context, p *plan, progress io.Writer) (*LoadResult, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lo, hi := loadRange(p.DBSize, threads, i)
+			lo, hi := keyspace.Split(p.DBSize, threads, i)
 			rr := newReplyReader(conns[i], readBufferBytes, opMSet, false, p.ValueLength)
 			errs[i] = loadThread(conns[i], p, lo, hi, rr, &acked)
 			counts[i] = rr.counts
@@ -154,7 +149,7 @@ const maxPrebuiltBytes = 16 << 20
 func buildBatches(p *plan, threads, thread int) *threadBatches {
 	b := p.Batch
 	nb := max((prebuiltOps(p, threads)+b-1)/b, 1)
-	s := newKeySampler(uint64(p.DBSize), p.zipf, p.Seed, uint64(threads)<<32|uint64(thread))
+	rng := keyRNG(p.Seed, uint64(threads)<<32|uint64(thread))
 	tb := &threadBatches{offsets: make([]int, 1, nb+1), keys: make([]uint64, 0, nb*b)}
 	// Single-key requests all have the layout of the first one: copy it
 	// and write only the key digits (and SET's value) in place.
@@ -174,7 +169,7 @@ func buildBatches(p *plan, threads, thread int) *threadBatches {
 	for i := range nb {
 		first := len(tb.keys)
 		for range b {
-			tb.keys = append(tb.keys, s.next())
+			tb.keys = append(tb.keys, p.sampler.Next(rng))
 		}
 		keys := tb.keys[first:]
 		if p.op.multiKey() {
@@ -184,7 +179,7 @@ func buildBatches(p *plan, threads, thread int) *threadBatches {
 				at := len(tb.req)
 				tb.req = append(tb.req, tmpl...)
 				if keyAt >= 0 {
-					putKey(tb.req[at+keyAt:at+keyAt+p.keyLength], k)
+					keyspace.PutKey(tb.req[at+keyAt:at+keyAt+p.keyLength], k)
 				}
 				if valueAt >= 0 {
 					fillValue(tb.req[at+valueAt:at+valueAt+p.ValueLength], k)
@@ -243,7 +238,7 @@ func (t *offlineThread) run(p *plan, stop *atomic.Bool) {
 // batches are made first, then all threads start together and run for
 // Runtime. The result covers what was done even when err is set.
 func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
-	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Verified: p.Verify, Zipf: p.zipf != nil}
+	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Verified: p.Verify, Zipf: p.Zipf}
 	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
 	if err != nil {
 		return nil, err

@@ -57,19 +57,19 @@ func (t *onlineThread) record(ns int64) {
 // opSource draws the ops of one connection: the command from the workload
 // mix, the key from the sampler, encoded into a reused buffer.
 type opSource struct {
-	p       *plan
-	sampler *keySampler
-	mix     *rand.Rand
-	buf     []byte
-	keys    [1]uint64
+	p      *plan
+	keyRNG *rand.Rand // draws the keys with p.sampler
+	mix    *rand.Rand
+	buf    []byte
+	keys   [1]uint64
 }
 
 func newOpSource(p *plan, thread int) *opSource {
 	return &opSource{
-		p:       p,
-		sampler: newKeySampler(uint64(p.DBSize), p.zipf, p.Seed, uint64(1)<<62|uint64(thread)),
-		mix:     rand.New(rand.NewPCG(p.Seed, mix64(uint64(thread)^0x5eed))),
-		buf:     make([]byte, 0, 256+p.keyLength+p.ValueLength),
+		p:      p,
+		keyRNG: keyRNG(p.Seed, uint64(1)<<62|uint64(thread)),
+		mix:    rand.New(rand.NewPCG(p.Seed, mix64(uint64(thread)^0x5eed))),
+		buf:    make([]byte, 0, 256+p.keyLength+p.ValueLength),
 	}
 }
 
@@ -77,7 +77,7 @@ func newOpSource(p *plan, thread int) *opSource {
 // until the next call.
 func (s *opSource) next() (opcode, uint64, []byte) {
 	op := s.p.workload[s.mix.IntN(len(s.p.workload))]
-	s.keys[0] = s.sampler.next()
+	s.keys[0] = s.p.sampler.Next(s.keyRNG)
 	s.buf = appendCommand(s.buf[:0], op, s.keys[:], s.p.keyLength, s.p.ValueLength)
 	return op, s.keys[0], s.buf
 }

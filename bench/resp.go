@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/tierbench/tierbench/internal/keyspace"
 )
 
 // opcode is a command the generator can send.
@@ -72,39 +74,6 @@ func appendUint(dst []byte, v uint64) []byte {
 	return append(dst, tmp[i:]...)
 }
 
-// decimalDigits is the number of decimal digits of v (1 for 0).
-func decimalDigits(v uint64) int {
-	n := 1
-	for v >= 10 {
-		v /= 10
-		n++
-	}
-	return n
-}
-
-// appendKey appends key index k as a decimal number zero-padded to width
-// bytes; the caller guarantees decimalDigits(k) <= width.
-func appendKey(dst []byte, k uint64, width int) []byte {
-	start := len(dst)
-	for range width {
-		dst = append(dst, '0')
-	}
-	for i := len(dst) - 1; i >= start && k > 0; i-- {
-		dst[i] = byte('0' + k%10)
-		k /= 10
-	}
-	return dst
-}
-
-// putKey writes key index k into dst as a decimal number zero-padded to
-// len(dst); the caller guarantees decimalDigits(k) <= len(dst).
-func putKey(dst []byte, k uint64) {
-	for i := len(dst) - 1; i >= 0; i-- {
-		dst[i] = byte('0' + k%10)
-		k /= 10
-	}
-}
-
 // mix64 is the splitmix64 finaliser: a cheap bijective scramble of v.
 func mix64(v uint64) uint64 {
 	v += 0x9e3779b97f4a7c15
@@ -153,7 +122,7 @@ func appendBulkString(dst []byte, s string) []byte {
 
 func appendBulkKey(dst []byte, k uint64, keyLength int) []byte {
 	dst = appendBulkHeader(dst, keyLength)
-	dst = appendKey(dst, k, keyLength)
+	dst = keyspace.AppendKey(dst, k, keyLength)
 	return append(dst, '\r', '\n')
 }
 

@@ -8,36 +8,6 @@ import (
 	"testing/iotest"
 )
 
-func TestAppendKey(t *testing.T) {
-	tests := []struct {
-		k     uint64
-		width int
-		want  string
-	}{
-		{0, 1, "0"},
-		{0, 4, "0000"},
-		{7, 3, "007"},
-		{99999, 5, "99999"},
-		{12, 16, "0000000000000012"},
-	}
-	for _, tt := range tests {
-		if got := string(appendKey(nil, tt.k, tt.width)); got != tt.want {
-			t.Errorf("appendKey(%d, %d) = %q, want %q", tt.k, tt.width, got, tt.want)
-		}
-	}
-}
-
-func TestDecimalDigits(t *testing.T) {
-	for _, tt := range []struct {
-		v    uint64
-		want int
-	}{{0, 1}, {9, 1}, {10, 2}, {99999, 5}, {100000, 6}, {1<<64 - 1, 20}} {
-		if got := decimalDigits(tt.v); got != tt.want {
-			t.Errorf("decimalDigits(%d) = %d, want %d", tt.v, got, tt.want)
-		}
-	}
-}
-
 func TestFillValueIsDigitsAndDiffers(t *testing.T) {
 	seen := map[string]uint64{}
 	for k := uint64(0); k < 2000; k++ {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/server/store"
 )
 
@@ -74,8 +75,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.DBSize < 1:
 		return usagef("--dbsize %d: want at least 1 key", c.DBSize)
-	case c.KeyLength < digits(uint64(c.DBSize-1)):
-		return usagef("--keylength %d: keys up to %d need %d digits", c.KeyLength, c.DBSize-1, digits(uint64(c.DBSize-1)))
+	case c.KeyLength < keyspace.Digits(uint64(c.DBSize-1)):
+		return usagef("--keylength %d: keys up to %d need %d digits", c.KeyLength, c.DBSize-1, keyspace.Digits(uint64(c.DBSize-1)))
 	case c.ValueLength < 0:
 		return usagef("--valuelength %d: want 0 or more", c.ValueLength)
 	case c.LoadThreads < 1:
@@ -117,13 +118,4 @@ func (c Config) Validate() error {
 		return usagef("--verify needs a mix without RMW and deletes (--rumd %d,%d,%d,%d): they change values", c.RUMD[0], c.RUMD[1], c.RUMD[2], c.RUMD[3])
 	}
 	return nil
-}
-
-func digits(n uint64) int {
-	d := 1
-	for n >= 10 {
-		n /= 10
-		d++
-	}
-	return d
 }

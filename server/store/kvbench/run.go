@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/server/store"
 )
 
@@ -151,8 +152,7 @@ func load(ctx context.Context, st *store.Store, cfg Config) (LoadResult, error) 
 	var wg sync.WaitGroup
 	start := time.Now()
 	for t := range threads {
-		lo := cfg.DBSize * int64(t) / int64(threads)
-		hi := cfg.DBSize * int64(t+1) / int64(threads)
+		lo, hi := keyspace.Split(cfg.DBSize, threads, t)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -165,7 +165,7 @@ func load(ctx context.Context, st *store.Store, cfg Config) (LoadResult, error) 
 					errs[t] = ctx.Err()
 					return
 				}
-				key = appendKey(key[:0], uint64(k), cfg.KeyLength)
+				key = keyspace.AppendKey(key[:0], uint64(k), cfg.KeyLength)
 				fillValue(val, uint64(k))
 				if err := sess.Upsert(key, val); err != nil {
 					errs[t] = fmt.Errorf("kvbench: load key %d: %w", k, err)
@@ -209,8 +209,8 @@ func rssBytes() int64 {
 type worker struct {
 	cfg    *Config
 	sess   *store.Session
-	rng    *rand.Rand
-	zipf   *zipfian
+	rng    *rand.Rand // draws the keys (with keys) and the ops of the mix
+	keys   keyspace.Sampler
 	stop   *atomic.Bool
 	counts RunResult
 	// counting is false while draining after the window closed.
@@ -220,13 +220,6 @@ type worker struct {
 	dst      []byte
 	want     []byte
 	err      error
-}
-
-func (w *worker) draw() uint64 {
-	if w.zipf != nil {
-		return w.zipf.next(w.rng)
-	}
-	return w.rng.Uint64N(uint64(w.cfg.DBSize))
 }
 
 // delivered takes the result of one read (token = key index).
@@ -275,8 +268,8 @@ func (w *worker) run() {
 	fn := w.delivered
 	for !w.stop.Load() && w.err == nil {
 		for w.sess.Pending() < w.cfg.InFlight && !w.stop.Load() {
-			k := w.draw()
-			w.key = appendKey(w.key[:0], k, w.cfg.KeyLength)
+			k := w.keys.Next(w.rng)
+			w.key = keyspace.AppendKey(w.key[:0], k, w.cfg.KeyLength)
 			op := int(w.rng.Uint32N(100))
 			var err error
 			switch {
@@ -383,10 +376,11 @@ func runPasses(ctx context.Context, st *store.Store, cfg Config, threads int, hu
 // runMix runs the mix with threads workers for Runtime and counts what
 // completed inside the window.
 func runMix(ctx context.Context, st *store.Store, cfg Config, threads int) (RunResult, error) {
-	var zipf *zipfian
+	theta := 0.0 // uniform
 	if cfg.Zipf {
-		zipf = newZipfian(uint64(cfg.DBSize), cfg.Theta)
+		theta = cfg.Theta
 	}
+	keys := keyspace.NewSampler(uint64(cfg.DBSize), theta)
 	var stop atomic.Bool
 	workers := make([]*worker, threads)
 	for i := range workers {
@@ -394,7 +388,7 @@ func runMix(ctx context.Context, st *store.Store, cfg Config, threads int) (RunR
 			cfg:      &cfg,
 			sess:     st.NewSession(),
 			rng:      rand.New(rand.NewPCG(cfg.Seed, uint64(threads)<<32|uint64(i))),
-			zipf:     zipf,
+			keys:     keys,
 			stop:     &stop,
 			counting: true,
 			key:      make([]byte, 0, cfg.KeyLength),

@@ -9,15 +9,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/server/store"
 )
 
 // TestMixKeepsKeyCountExact runs every kind of operation from two threads
-// on keys that live mostly on the device, then counts the live keys one by
-// one: the store's counter must agree exactly.
+// on keys that live mostly on the device, uniform and zipf-drawn, then counts
+// the live keys one by one: the store's counter must agree exactly.
 func TestMixKeepsKeyCountExact(t *testing.T) {
+	for _, zipf := range []bool{false, true} {
+		t.Run(map[bool]string{false: "uniform", true: "zipf"}[zipf], func(t *testing.T) {
+			mixKeepsKeyCountExact(t, zipf)
+		})
+	}
+}
+
+func mixKeepsKeyCountExact(t *testing.T, zipf bool) {
 	cfg := DefaultConfig()
+	cfg.Zipf = zipf
 	cfg.Store = store.Config{StorageTier: true, DeviceType: "localmemory", MemoryBytes: 256 << 10, PageBytes: 64 << 10, IndexBytes: 256 << 10}
 	cfg.DBSize = 5000
 	cfg.RUMD = [4]int{40, 25, 15, 20}
@@ -47,7 +57,7 @@ func TestMixKeepsKeyCountExact(t *testing.T) {
 	live := int64(0)
 	key := make([]byte, 0, cfg.KeyLength)
 	for k := range uint64(cfg.DBSize) {
-		key = appendKey(key[:0], k, cfg.KeyLength)
+		key = keyspace.AppendKey(key[:0], k, cfg.KeyLength)
 		_, s, err := sess.Read(key, nil, k)
 		if err != nil {
 			t.Fatal(err)
