@@ -582,6 +582,14 @@ func TestResubmitFromCompletion(t *testing.T) {
 			if c, ok := dev.(interface{ deferredCount() int64 }); ok && backend != BackendLocalMemory && c.deferredCount() == 0 {
 				t.Errorf("deferred submissions from completion functions: got 0, want some")
 			}
+			// A reaper sends deferred requests in groups as it delivers,
+			// never a whole batch at once (a batch as deep as the queue
+			// starved the disk while it was prepared).
+			if c, ok := dev.(interface{ maxDeferredRunSeen() int64 }); ok && backend != BackendLocalMemory {
+				if got := c.maxDeferredRunSeen(); got < 1 || got > reapSubmitEvery {
+					t.Errorf("most deferred requests sent in one call: got %d, want 1 to %d", got, reapSubmitEvery)
+				}
+			}
 			if got := failures.Load(); got != 0 {
 				t.Errorf("reads with an error or wrong bytes: got %d of %d, want 0", got, slots*rounds)
 			}

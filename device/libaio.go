@@ -61,10 +61,13 @@ type aioContext struct {
 	// reaperTid is the OS thread of the context's reaping goroutine;
 	// delivering is true while it runs completion functions (read and
 	// written only on that thread). A Submit from a completion function
-	// fills iocbs here and the reaper submits them all with one io_submit
-	// after its batch.
+	// fills iocbs here and the reaper submits them with one io_submit per
+	// reapSubmitEvery requests and after its batch.
 	reaperTid  atomic.Int32
 	delivering bool
+	// deferredN counts the iocbs deferred since the reaper last sent them;
+	// like delivering, only the reaper's thread touches it.
+	deferredN int
 }
 
 // aioDevice is the libaio backend: raw io_setup/io_submit/io_getevents/
@@ -299,6 +302,7 @@ func (d *aioDevice) submitBatch(c *aioContext, reqs []Request, deferred bool, fi
 	c.pending = k
 	if deferred && err == nil {
 		d.deferredBatches.Add(1)
+		c.deferredN += k - k0
 		return k - k0, nil
 	}
 	queued, serr := d.flush(c, k0)
@@ -382,22 +386,31 @@ func (d *aioDevice) reap(c *aioContext) {
 		c.delivering = true
 		for i := range int(n) {
 			d.complete(uint32(events[i].data), events[i].res)
+			if c.deferredN >= reapSubmitEvery {
+				d.sendDeferred(c)
+			}
 		}
 		c.delivering = false
-		// Send what the completion functions submitted, in one io_submit.
-		// An error here has already been delivered to the requests it
-		// concerns.
 		if n > 0 {
-			c.mu.Lock()
-			if c.pending > 0 {
-				d.flush(c, c.pending)
-			}
-			c.mu.Unlock()
+			d.sendDeferred(c)
 		}
 		if n == 0 && d.stop.Load() {
 			return
 		}
 	}
+}
+
+// sendDeferred hands the kernel, in one io_submit, what completion
+// functions submitted (see reapSubmitEvery). An error here has already been
+// delivered to the requests it concerns. Only the reaper calls it.
+func (d *aioDevice) sendDeferred(c *aioContext) {
+	c.mu.Lock()
+	if c.pending > 0 {
+		d.noteDeferredRun(c.pending)
+		d.flush(c, c.pending)
+	}
+	c.deferredN = 0
+	c.mu.Unlock()
 }
 
 // Close implements Device.

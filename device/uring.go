@@ -126,12 +126,16 @@ type uringRing struct {
 	// functions; it is read and written only on that thread. A Submit made
 	// from a completion function (tid == reaperTid and delivering) goes to
 	// this ring and is deferred: its SQEs are published, and the reaper
-	// hands them all to the kernel in one io_uring_enter after the batch.
-	// The request then also completes on the thread that submitted it, so
-	// the kernel's completion work (task_work) runs on the thread that is
-	// already waiting on this ring instead of waking a second one.
+	// hands them to the kernel in one io_uring_enter per reapSubmitEvery
+	// requests and after the batch. The request then also completes on the
+	// thread that submitted it, so the kernel's completion work (task_work)
+	// runs on the thread that is already waiting on this ring instead of
+	// waking a second one.
 	reaperTid  atomic.Int32
 	delivering bool
+	// deferredN counts the requests deferred since the reaper last sent
+	// them; like delivering, only the reaper's thread touches it.
+	deferredN int
 }
 
 // uringDevice is the io_uring backend: io_uring_setup, the rings mapped with
@@ -450,6 +454,7 @@ func (d *uringDevice) submitBatch(r *uringRing, reqs []Request, deferred bool, f
 	atomic.StoreUint32(r.sqTail, tail)
 	if deferred && err == nil {
 		d.deferredBatches.Add(1)
+		r.deferredN += int(tail - start)
 		return int(tail - start), nil
 	}
 	if serr := d.flush(r, start); serr != nil {
@@ -576,17 +581,26 @@ func (d *uringDevice) reap(r *uringRing) {
 				continue
 			}
 			d.complete(uint32(c.userData), int64(c.res))
+			if r.deferredN >= reapSubmitEvery {
+				d.sendDeferred(r)
+			}
 		}
 		r.delivering = false
-		// Send what the completion functions submitted, in one
-		// io_uring_enter. An error here has already been delivered to
-		// the requests it concerns.
-		r.mu.Lock()
-		if *r.sqTail != atomic.LoadUint32(r.sqHead) {
-			d.flush(r, *r.sqTail)
-		}
-		r.mu.Unlock()
+		d.sendDeferred(r)
 	}
+}
+
+// sendDeferred hands the kernel, in one io_uring_enter, what completion
+// functions submitted (see reapSubmitEvery). An error here has already been
+// delivered to the requests it concerns. Only the reaper calls it.
+func (d *uringDevice) sendDeferred(r *uringRing) {
+	r.mu.Lock()
+	if n := *r.sqTail - atomic.LoadUint32(r.sqHead); n != 0 {
+		d.noteDeferredRun(int(n))
+		d.flush(r, *r.sqTail)
+	}
+	r.deferredN = 0
+	r.mu.Unlock()
 }
 
 // Close implements Device.
