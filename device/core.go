@@ -57,15 +57,16 @@ type core struct {
 //
 // Why not wait for the end of the batch: a device kept at a fixed queue
 // depth settles into batches as deep as the queue (the virtio disk of the
-// test host answers 64 reads at QD 64 with one batch of ~64 completions),
-// and a batch submitted in one call is plugged in the block layer until
-// its last request is built, so every request then waited for the whole
-// batch's completion work and the whole batch's submission before the disk
-// saw it: min latency rose from ~280 µs to ~690 µs and IOPS fell to 0.85 ×
-// fio's, which submits each request as it goes. Groups of 8 keep the disk's
-// queue full (≈ 1.0 × fio) for one syscall per 8 requests; groups of 16
-// already gave back half the loss.
-const reapSubmitEvery = 8
+// test host answers 64 reads at QD 64 with batches of ~64 completions), and
+// a batch submitted in one call is plugged in the block layer until its last
+// request is built, so every request then waited for the whole batch's
+// completion work and the whole batch's submission before the disk saw it:
+// min latency rose from ~280 µs to ~690 µs and IOPS fell to 0.85 × fio's,
+// which submits each request as it goes. Measured at QD 64 (median per-pass
+// ratio to fio over alternating passes): every 16 gave 0.91, every 8 0.94,
+// every 4 0.96 (CPU per op still below fio's), every request 0.97 for a
+// syscall per request.
+const reapSubmitEvery = 4
 
 // noteDeferredRun records that a reaper handed n deferred requests to the
 // kernel in one call.
