@@ -383,10 +383,11 @@ func (d *aioDevice) reap(c *aioContext) {
 			}
 			n = 0
 		}
+		limit := d.reapSubmitLimit()
 		c.delivering = true
 		for i := range int(n) {
 			d.complete(uint32(events[i].data), events[i].res)
-			if c.deferredN >= reapSubmitEvery {
+			if c.deferredN >= limit {
 				d.sendDeferred(c)
 			}
 		}

@@ -575,13 +575,14 @@ func (d *uringDevice) reap(r *uringRing) {
 		// before the completions free their slots, so in-flight requests
 		// plus unreaped CQEs never exceed the CQ size.
 		atomic.StoreUint32(r.cqHead, head)
+		limit := d.reapSubmitLimit()
 		r.delivering = true
 		for _, c := range batch[:n] {
 			if c.userData == uringWakeUserData {
 				continue
 			}
 			d.complete(uint32(c.userData), int64(c.res))
-			if r.deferredN >= reapSubmitEvery {
+			if r.deferredN >= limit {
 				d.sendDeferred(r)
 			}
 		}
