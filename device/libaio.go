@@ -53,21 +53,11 @@ const (
 // soon as the call returns; mu guards it.
 type aioContext struct {
 	id      uintptr // aio_context_t
-	mu      sync.Mutex
 	cbs     [aioBatch]iocb
 	ptrs    [aioBatch]uintptr // io_submit takes an array of iocb pointers
 	pending int               // cbs[:pending] are filled and not yet submitted (deferred)
 
-	// reaperTid is the OS thread of the context's reaping goroutine;
-	// delivering is true while it runs completion functions (read and
-	// written only on that thread). A Submit from a completion function
-	// fills iocbs here and the reaper submits them with one io_submit per
-	// reapSubmitEvery requests and after its batch.
-	reaperTid  atomic.Int32
-	delivering bool
-	// deferredN counts the iocbs deferred since the reaper last sent them;
-	// like delivering, only the reaper's thread touches it.
-	deferredN int
+	queueState // lock, reaper identity and deferred count (see queueState)
 }
 
 // aioDevice is the libaio backend: raw io_setup/io_submit/io_getevents/
@@ -182,61 +172,9 @@ func (d *aioDevice) Describe() string {
 
 // Submit implements Device: requests are spread over the contexts, one
 // io_submit per batch of up to aioBatch; none when called from a completion
-// function, whose submissions the reaper sends with the rest of its batch.
+// function, whose submissions the reaper sends (see queueState).
 func (d *aioDevice) Submit(reqs []Request) (int, error) {
-	if d.closed.Load() {
-		return 0, ErrClosed
-	}
-	own := d.ownContext()
-	accepted := 0
-	for accepted < len(reqs) {
-		// The first slot of a batch is taken before any context lock, so
-		// nobody waits on the throttle holding a lock a reaper needs.
-		if err := d.check(&reqs[accepted]); err != nil {
-			return accepted, err
-		}
-		idx, _ := d.acquire(true)
-		c := own
-		if c != nil {
-			c.mu.Lock()
-		} else {
-			c = d.pickContext()
-		}
-		n, err := d.submitBatch(c, reqs[accepted:], own != nil, idx)
-		c.mu.Unlock()
-		accepted += n
-		if err != nil {
-			return accepted, err
-		}
-	}
-	return accepted, nil
-}
-
-// ownContext is the context whose reaper is the calling goroutine, in the
-// middle of delivering completions; nil otherwise (see uringDevice.ownRing).
-func (d *aioDevice) ownContext() *aioContext {
-	tid := int32(unix.Gettid())
-	for _, c := range d.ctxs {
-		if c.reaperTid.Load() == tid && c.delivering {
-			return c
-		}
-	}
-	return nil
-}
-
-// pickContext locks the first free context from the next one round-robin,
-// or waits for that one if all are busy.
-func (d *aioDevice) pickContext() *aioContext {
-	n := uint32(len(d.ctxs))
-	start := d.next.Add(1)
-	for i := range n {
-		if c := d.ctxs[(start+i)%n]; c.mu.TryLock() {
-			return c
-		}
-	}
-	c := d.ctxs[start%n]
-	c.mu.Lock()
-	return c
+	return submitOnQueues(d.core, d.ctxs, &d.next, reqs, d.submitBatch)
 }
 
 // submitBatch fills iocbs for a prefix of reqs after the deferred ones and,

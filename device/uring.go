@@ -107,7 +107,6 @@ var (
 // goroutine. The kernel owns *sqHead and *cqTail.
 type uringRing struct {
 	fd int
-	mu sync.Mutex
 
 	sqHead, sqTail *uint32
 	sqMask         uint32
@@ -121,21 +120,12 @@ type uringRing struct {
 
 	maps [][]byte // every mapping, for munmap
 
-	// reaperTid is the OS thread of the ring's reaping goroutine (locked to
-	// it). delivering is true while that goroutine runs completion
-	// functions; it is read and written only on that thread. A Submit made
-	// from a completion function (tid == reaperTid and delivering) goes to
-	// this ring and is deferred: its SQEs are published, and the reaper
-	// hands them to the kernel in one io_uring_enter per reapSubmitEvery
-	// requests and after the batch. The request then also completes on the
+	// queueState: the lock, the reaper's identity and its deferred count.
+	// A request submitted from a completion function also completes on the
 	// thread that submitted it, so the kernel's completion work (task_work)
-	// runs on the thread that is already waiting on this ring instead of
-	// waking a second one.
-	reaperTid  atomic.Int32
-	delivering bool
-	// deferredN counts the requests deferred since the reaper last sent
-	// them; like delivering, only the reaper's thread touches it.
-	deferredN int
+	// runs on the thread already waiting on this ring instead of waking a
+	// second one.
+	queueState
 }
 
 // uringDevice is the io_uring backend: io_uring_setup, the rings mapped with
@@ -304,69 +294,11 @@ func (r *uringRing) enter(toSubmit, minComplete, flags uint32) (int, unix.Errno)
 	return int(n), e
 }
 
-// pickRing spreads submitters over the rings: it starts at the next ring
-// round-robin and takes the first whose lock is free, so concurrent
-// submitters do not queue behind one ring's lock; if all are busy it waits
-// for the first one.
-func (d *uringDevice) pickRing() *uringRing {
-	n := uint32(len(d.rings))
-	start := d.next.Add(1)
-	for i := range n {
-		if r := d.rings[(start+i)%n]; r.mu.TryLock() {
-			return r
-		}
-	}
-	r := d.rings[start%n]
-	r.mu.Lock()
-	return r
-}
-
 // Submit implements Device: one io_uring_enter per batch of up to the SQ
 // size; none at all when called from a completion function, whose
-// submissions the reaper sends with the rest of its batch.
+// submissions the reaper sends (see queueState).
 func (d *uringDevice) Submit(reqs []Request) (int, error) {
-	if d.closed.Load() {
-		return 0, ErrClosed
-	}
-	own := d.ownRing()
-	accepted := 0
-	for accepted < len(reqs) {
-		// The first slot of a batch is taken before any ring lock: waiting
-		// on the throttle while holding one would stop that ring's reaper
-		// (which takes the lock to send deferred submissions) from
-		// freeing slots.
-		if err := d.check(&reqs[accepted]); err != nil {
-			return accepted, err
-		}
-		idx, _ := d.acquire(true)
-		r := own
-		if r != nil {
-			r.mu.Lock()
-		} else {
-			r = d.pickRing()
-		}
-		n, err := d.submitBatch(r, reqs[accepted:], own != nil, idx)
-		r.mu.Unlock()
-		accepted += n
-		if err != nil {
-			return accepted, err
-		}
-	}
-	return accepted, nil
-}
-
-// ownRing is the ring whose reaper is the calling goroutine, in the middle
-// of delivering completions; nil otherwise. gettid is a cheap syscall with
-// no scheduler involvement; a match proves we are on that locked thread,
-// which only its reaper goroutine runs on.
-func (d *uringDevice) ownRing() *uringRing {
-	tid := int32(unix.Gettid())
-	for _, r := range d.rings {
-		if r.reaperTid.Load() == tid && r.delivering {
-			return r
-		}
-	}
-	return nil
+	return submitOnQueues(d.core, d.rings, &d.next, reqs, d.submitBatch)
 }
 
 // submitBatch fills SQEs for a prefix of reqs and, unless defer is set and

@@ -1,0 +1,105 @@
+package device
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// queueState is what the shared submission path needs of one kernel queue
+// (a libaio context or an io_uring ring). Both backends embed it.
+//
+// Ownership: mu guards the queue's submission side (iocb scratch or SQ).
+// reaperTid is the OS thread of the queue's reaping goroutine, locked to
+// it; delivering, true while that goroutine runs completion functions, and
+// deferredN, the requests deferred since the reaper last sent them, are
+// read and written only on that thread. A Submit from a completion function
+// (tid == reaperTid and delivering) goes to this queue and is deferred: the
+// reaper hands the requests to the kernel every reapSubmitLimit of them and
+// after its batch.
+type queueState struct {
+	mu         sync.Mutex
+	reaperTid  atomic.Int32
+	delivering bool
+	deferredN  int
+}
+
+func (q *queueState) state() *queueState { return q }
+
+// kernelQueue is a backend's queue type (*aioContext or *uringRing).
+type kernelQueue interface {
+	state() *queueState
+}
+
+// submitBatchFunc fills and (unless deferred) submits a prefix of reqs on q,
+// whose lock the caller holds. first is a slot already acquired for reqs[0],
+// which has passed check; it is used or released. It returns how many
+// requests it accepted.
+type submitBatchFunc[Q kernelQueue] func(q Q, reqs []Request, deferred bool, first uint32) (int, error)
+
+// submitOnQueues is Submit for the file backends: requests are spread over
+// the queues in batches, or all go to the caller's own queue, deferred, when
+// the caller is a completion function on that queue's reaper.
+func submitOnQueues[Q kernelQueue](c *core, queues []Q, next *atomic.Uint32, reqs []Request, batch submitBatchFunc[Q]) (int, error) {
+	if c.closed.Load() {
+		return 0, ErrClosed
+	}
+	own, fromReaper := ownQueue(queues)
+	accepted := 0
+	for accepted < len(reqs) {
+		// The first slot of a batch is taken before any queue lock: waiting
+		// on the throttle while holding one would stop that queue's reaper
+		// (which takes the lock to send deferred submissions) from freeing
+		// slots.
+		if err := c.check(&reqs[accepted]); err != nil {
+			return accepted, err
+		}
+		idx, _ := c.acquire(true)
+		q := own
+		if fromReaper {
+			q.state().mu.Lock()
+		} else {
+			q = pickQueue(queues, next)
+		}
+		n, err := batch(q, reqs[accepted:], fromReaper, idx)
+		q.state().mu.Unlock()
+		accepted += n
+		if err != nil {
+			return accepted, err
+		}
+	}
+	return accepted, nil
+}
+
+// ownQueue is the queue whose reaper is the calling goroutine, in the middle
+// of delivering completions. gettid is a cheap syscall with no scheduler
+// involvement; a match proves we are on that locked thread, which only its
+// reaper goroutine runs on.
+func ownQueue[Q kernelQueue](queues []Q) (Q, bool) {
+	tid := int32(unix.Gettid())
+	for _, q := range queues {
+		if s := q.state(); s.reaperTid.Load() == tid && s.delivering {
+			return q, true
+		}
+	}
+	var none Q
+	return none, false
+}
+
+// pickQueue spreads submitters over the queues: it starts at the next queue
+// round-robin and locks the first whose lock is free, so concurrent
+// submitters do not line up behind one queue's lock; if all are busy it
+// waits for the first one.
+func pickQueue[Q kernelQueue](queues []Q, next *atomic.Uint32) Q {
+	n := uint32(len(queues))
+	start := next.Add(1)
+	for i := range n {
+		if q := queues[(start+i)%n]; q.state().mu.TryLock() {
+			return q
+		}
+	}
+	q := queues[start%n]
+	q.state().mu.Lock()
+	return q
+}
