@@ -196,32 +196,12 @@ func (d *aioDevice) submitBatch(c *aioContext, reqs []Request, deferred bool, fi
 			deferred = false
 			break
 		}
-		r := &reqs[i]
-		if i > 0 {
-			if err = d.check(r); err != nil {
-				break
-			}
-		}
-		var fd int32
-		if fd, err = d.files.fd(r.Offset/d.cfg.SegmentBytes, r.Op == OpWrite); err != nil {
-			if i == 0 {
-				d.release(first)
-			}
-			break
-		}
-		idx, ok := first, true
-		if i > 0 {
-			idx, ok = d.acquire(false)
-		}
+		idx, fd, ok, cerr := d.claim(d.files, reqs, i, first)
 		if !ok {
+			err = cerr
 			break
 		}
-		if d.closed.Load() {
-			d.release(idx)
-			err = ErrClosed
-			break
-		}
-		d.fill(idx, r)
+		r := &reqs[i]
 		cb := &c.cbs[k]
 		*cb = iocb{
 			data:   uint64(idx),

@@ -103,3 +103,37 @@ func pickQueue[Q kernelQueue](queues []Q, next *atomic.Uint32) Q {
 	q.state().mu.Lock()
 	return q
 }
+
+// claim prepares reqs[i] of a batch for the kernel, the part both file
+// backends share: it checks the request (reqs[0] was checked by Submit),
+// finds its segment's file, takes its slot (first for reqs[0]; the others
+// without waiting, since the caller holds a queue lock a reaper may need)
+// and records the request there. ok false ends the batch early, with err
+// saying why when something failed; the slot of a refused request is
+// released, so nothing leaks.
+func (c *core) claim(files *segmentFiles, reqs []Request, i int, first uint32) (idx uint32, fd int32, ok bool, err error) {
+	r := &reqs[i]
+	if i > 0 {
+		if err = c.check(r); err != nil {
+			return 0, 0, false, err
+		}
+	}
+	if fd, err = files.fd(r.Offset/c.cfg.SegmentBytes, r.Op == OpWrite); err != nil {
+		if i == 0 {
+			c.release(first)
+		}
+		return 0, 0, false, err
+	}
+	idx = first
+	if i > 0 {
+		if idx, ok = c.acquire(false); !ok {
+			return 0, 0, false, nil
+		}
+	}
+	if c.closed.Load() {
+		c.release(idx)
+		return 0, 0, false, ErrClosed
+	}
+	c.fill(idx, r)
+	return idx, fd, true, nil
+}

@@ -328,32 +328,12 @@ func (d *uringDevice) submitBatch(r *uringRing, reqs []Request, deferred bool, f
 			deferred = false // full: the kernel must take them now
 			break
 		}
-		q := &reqs[k]
-		if k > 0 {
-			if err = d.check(q); err != nil {
-				break
-			}
-		}
-		var fd int32
-		if fd, err = d.files.fd(q.Offset/d.cfg.SegmentBytes, q.Op == OpWrite); err != nil {
-			if k == 0 {
-				d.release(first)
-			}
-			break
-		}
-		idx, ok := first, true
-		if k > 0 {
-			idx, ok = d.acquire(false)
-		}
+		idx, fd, ok, cerr := d.claim(d.files, reqs, k, first)
 		if !ok {
+			err = cerr
 			break
 		}
-		if d.closed.Load() {
-			d.release(idx)
-			err = ErrClosed
-			break
-		}
-		d.fill(idx, q)
+		q := &reqs[k]
 		sqe := &r.sqes[tail&r.sqMask]
 		// Whole-SQE zeroing: a stale field from the SQE's previous use
 		// (op_flags, addr3, buf_index) would change the meaning of this one.
