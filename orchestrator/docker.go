@@ -42,6 +42,7 @@ const containerDataDir = "/data"
 // dockerDriver runs server and client as containers of an image built
 // FROM scratch from the static binary.
 type dockerDriver struct {
+	ep    Endpoint // the engine; its Name is the host's
 	cli   *client.Client
 	image string
 	runID string
@@ -59,20 +60,24 @@ type dockerDriver struct {
 	warn         func(format string, a ...any)
 }
 
-// newDockerDriver connects to the engine and builds the image unless one
-// for this exact binary exists already.
-func newDockerDriver(ctx context.Context, binary, runID, out string) (*dockerDriver, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+// newDockerDriver connects to the engine at ep (the zero Endpoint: the
+// one the environment names) and builds the image unless one for this
+// exact binary exists there already.
+func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*dockerDriver, error) {
+	cli, err := ep.client()
 	if err != nil {
-		return nil, fmt.Errorf("orchestrator: docker client: %w", err)
+		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("orchestrator: the Docker engine does not answer: %w", err)
+		if ep.local() {
+			return nil, fmt.Errorf("orchestrator: the Docker engine does not answer: %w", err)
+		}
+		return nil, fmt.Errorf("orchestrator: host %s: the Docker engine at %s does not answer: %w", ep.Name, ep.display(), err)
 	}
-	d := &dockerDriver{cli: cli, runID: runID, proc: "/proc", ids: map[string]string{},
+	d := &dockerDriver{ep: ep, cli: cli, runID: runID, proc: "/proc", ids: map[string]string{},
 		owner: fmt.Sprintf("%d:%d", os.Getpid(), startTime(os.Getpid()))}
 	if err := d.buildImage(ctx, binary); err != nil {
 		cli.Close()

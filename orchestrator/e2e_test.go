@@ -260,7 +260,7 @@ func TestRunDocker(t *testing.T) {
 	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
 
 	// A container left by a run whose owner is gone.
-	d, err := newDockerDriver(t.Context(), bin, "stale-"+strconv.Itoa(os.Getpid()), base)
+	d, err := newDockerDriver(t.Context(), Endpoint{}, bin, "stale-"+strconv.Itoa(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}

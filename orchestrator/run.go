@@ -283,7 +283,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 		runtimeName = RuntimeProcess // only the client runs; locally
 	}
 	if runtimeName == RuntimeDocker || runtimeName == RuntimeAuto {
-		d, err := newDockerDriver(ctx, r.cfg.Binary, r.plan.RunID, r.out)
+		d, err := newDockerDriver(ctx, Endpoint{}, r.cfg.Binary, r.plan.RunID)
 		if err == nil {
 			d.warn = r.printf
 			for _, did := range d.removeStale(ctx) {

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # install-deps.sh installs what tierbench's tests and benchmarks use beyond Go:
 # fio (the device ceiling), redis-server and redis-tools (the peer server and
-# redis-benchmark/redis-cli), numactl and sysstat (pinning and iostat).
+# redis-benchmark/redis-cli), numactl and sysstat (pinning and iostat), and
+# for the tests' two-host harness (a dockerd per network namespace)
+# iproute2, nsenter and fuse-overlayfs, the storage driver those engines use.
 # Run as root (or with sudo) on Debian or Ubuntu. It is idempotent.
 set -euo pipefail
 need=()
-for pair in fio:fio redis-server:redis-server redis-benchmark:redis-tools numactl:numactl iostat:sysstat; do
+for pair in fio:fio redis-server:redis-server redis-benchmark:redis-tools numactl:numactl iostat:sysstat \
+	ip:iproute2 nsenter:util-linux fuse-overlayfs:fuse-overlayfs; do
 	cmd=${pair%%:*} pkg=${pair##*:}
 	command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
