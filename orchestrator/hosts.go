@@ -76,9 +76,6 @@ func ParseEndpoint(s, contextDir string) (Endpoint, error) {
 		}
 		if !named {
 			name = filepath.Base(filepath.Dir(u.Path))
-			if e.Context != "" {
-				name = e.Context
-			}
 		}
 	case "tcp", "ssh":
 		if u.Hostname() == "" {
@@ -89,6 +86,9 @@ func ParseEndpoint(s, contextDir string) (Endpoint, error) {
 		}
 	default:
 		return e, fmt.Errorf("%w: host endpoint %q: want unix://, tcp://, ssh:// or a Docker context name", ErrConfig, s)
+	}
+	if !named && e.Context != "" {
+		name = e.Context
 	}
 	if !hostNameRE.MatchString(name) {
 		return e, fmt.Errorf("%w: host name %q (from %q): want letters, digits, '.', '_' or '-'; name it with NAME=ENDPOINT", ErrConfig, name, s)

@@ -102,7 +102,7 @@ func MustHosts(t testing.TB, n int, opt HostsOptions) []*Host {
 		}
 		h.Socket = "unix://" + filepath.Join(h.execRoot, "docker.sock")
 		h.pidFile = filepath.Join(h.execRoot, "docker.pid")
-		h.config = filepath.Join(h.execRoot + ".json")
+		h.config = h.execRoot + ".json"
 		hosts[i] = h
 	}
 	t.Cleanup(func() { teardownHosts(t, hosts) })
