@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,119 +16,35 @@ import (
 // RESP2 subset of Redis 7.0 it implements.
 const redisCompatVersion = "7.0.0"
 
-// commandSpec is one entry of the command table.
-type commandSpec struct {
-	name string // lower case, as Redis names it in error messages
-	// arity counts the command name: n means exactly n arguments, -n at
-	// least n (Redis's convention).
-	arity   int
-	flags   commandFlags
-	run     func(c *conn, args [][]byte)
-	group   string
-	summary string
-}
-
-type commandFlags uint8
-
-const (
-	// flagDrain: wait for the batch's pending device reads before running,
-	// so a GET pipelined before a SET of the same key never sees the
-	// SET, whatever order the store completes reads in.
-	flagDrain commandFlags = 1 << iota
-	// flagNoAuth: allowed before AUTH succeeds.
-	flagNoAuth
-	flagWrite
-	flagFast
-)
-
-// commands maps a lower-case command name to its spec. It is filled in
-// init because COMMAND itself reads the table.
-var commands map[string]*commandSpec
-
-// commandNames is the table's names, sorted, for COMMAND and its kin.
-var commandNames []string
-
 func init() {
-	specs := []*commandSpec{
-		{name: "ping", arity: -1, flags: flagFast, run: cmdPing, group: "connection", summary: "Returns the server's liveliness response."},
-		{name: "echo", arity: 2, flags: flagFast, run: cmdEcho, group: "connection", summary: "Returns the given string."},
-		{name: "get", arity: 2, flags: flagFast, run: cmdGet, group: "string", summary: "Returns the string value of a key."},
-		{name: "mget", arity: -2, flags: flagFast, run: cmdMget, group: "string", summary: "Atomically returns the string values of one or more keys."},
-		{name: "set", arity: -3, flags: flagDrain | flagWrite, run: cmdSet, group: "string", summary: "Sets the string value of a key. Options (EX, NX, ...) are not supported."},
-		{name: "mset", arity: -3, flags: flagDrain | flagWrite, run: cmdMset, group: "string", summary: "Sets the string values of one or more keys."},
-		{name: "del", arity: -2, flags: flagDrain | flagWrite, run: cmdDel, group: "generic", summary: "Deletes one or more keys."},
-		{name: "exists", arity: -2, flags: flagDrain | flagFast, run: cmdExists, group: "generic", summary: "Determines whether one or more keys exist."},
-		{name: "incr", arity: 2, flags: flagDrain | flagWrite | flagFast, run: cmdIncr, group: "string", summary: "Increments the integer value of a key by one."},
-		{name: "incrby", arity: 3, flags: flagDrain | flagWrite | flagFast, run: cmdIncrBy, group: "string", summary: "Increments the integer value of a key by a number."},
-		{name: "decr", arity: 2, flags: flagDrain | flagWrite | flagFast, run: cmdDecr, group: "string", summary: "Decrements the integer value of a key by one."},
-		{name: "decrby", arity: 3, flags: flagDrain | flagWrite | flagFast, run: cmdDecrBy, group: "string", summary: "Decrements the integer value of a key by a number."},
-		{name: "dbsize", arity: 1, flags: flagFast, run: cmdDBSize, group: "server", summary: "Returns the number of keys in the database."},
-		{name: "flushall", arity: -1, flags: flagDrain | flagWrite, run: cmdFlushAll, group: "server", summary: "Removes all keys."},
-		{name: "flushdb", arity: -1, flags: flagDrain | flagWrite, run: cmdFlushAll, group: "server", summary: "Removes all keys (there is one database)."},
-		{name: "info", arity: -1, run: cmdInfo, group: "server", summary: "Returns information and statistics about the server."},
-		{name: "config", arity: -2, run: cmdConfig, group: "server", summary: "CONFIG GET returns the effective values of configuration parameters."},
-		{name: "command", arity: -1, run: cmdCommand, group: "server", summary: "Returns detailed information about all commands."},
-		{name: "client", arity: -2, run: cmdClient, group: "connection", summary: "CLIENT ID, SETNAME, GETNAME, INFO, LIST, SETINFO."},
-		{name: "select", arity: 2, flags: flagFast, run: cmdSelect, group: "connection", summary: "Changes the selected database (only 0 exists)."},
-		{name: "quit", arity: -1, flags: flagNoAuth | flagFast, run: cmdQuit, group: "connection", summary: "Closes the connection."},
-		{name: "shutdown", arity: -1, flags: flagDrain, run: cmdShutdown, group: "server", summary: "Stops the server."},
-		{name: "hello", arity: -1, flags: flagNoAuth | flagFast, run: cmdHello, group: "connection", summary: "Handshakes with the server (RESP2 only)."},
-		{name: "auth", arity: -2, flags: flagNoAuth | flagFast, run: cmdAuth, group: "connection", summary: "Authenticates the connection."},
-	}
-	commands = make(map[string]*commandSpec, len(specs))
-	for _, s := range specs {
-		if len(s.name) > maxCommandName {
-			panic("server: command name longer than maxCommandName: " + s.name)
-		}
-		commands[s.name] = s
-		commandNames = append(commandNames, s.name)
-		commandIndex[len(s.name)][s.name[0]-'a'] = append(commandIndex[len(s.name)][s.name[0]-'a'], s)
-	}
-	slices.Sort(commandNames)
-}
-
-// maxCommandName is the longest command name in the table.
-const maxCommandName = 16
-
-// commandIndex lists the specs by name length and first letter, so a
-// lookup compares a few names instead of hashing: it is on the path of
-// every request.
-var commandIndex [maxCommandName + 1][26][]*commandSpec
-
-// lookupCommand finds the spec of name, ignoring ASCII case, without
-// allocating.
-func lookupCommand(name []byte) *commandSpec {
-	if len(name) == 0 || len(name) > maxCommandName {
-		return nil
-	}
-	first := name[0] | 0x20 // lower case for letters
-	if first < 'a' || first > 'z' {
-		return nil
-	}
-	for _, spec := range commandIndex[len(name)][first-'a'] {
-		if equalFoldASCII(name, spec.name) {
-			return spec
-		}
-	}
-	return nil
-}
-
-// equalFoldASCII reports whether b equals the lower-case name lower,
-// ignoring the case of ASCII letters in b.
-func equalFoldASCII(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
+	// Commands Redis allows while loading and on a stale replica.
+	const ls = flagLoading | flagStale
+	registerCommands(
+		&commandSpec{name: "ping", arity: -1, flags: flagFast, acl: aclConnection, run: cmdPing, group: "connection", summary: "Returns the server's liveliness response."},
+		&commandSpec{name: "echo", arity: 2, flags: ls | flagFast, acl: aclConnection, run: cmdEcho, group: "connection", summary: "Returns the given string."},
+		&commandSpec{name: "get", arity: 2, flags: flagReadonly | flagFast, acl: aclString, firstKey: 1, lastKey: 1, keyStep: 1, run: cmdGet, group: "string", summary: "Returns the string value of a key."},
+		&commandSpec{name: "mget", arity: -2, flags: flagReadonly | flagFast, acl: aclString, firstKey: 1, lastKey: -1, keyStep: 1, run: cmdMget, group: "string", summary: "Atomically returns the string values of one or more keys."},
+		&commandSpec{name: "set", arity: -3, flags: flagWrite | flagDenyOOM | flagDrain, acl: aclString, firstKey: 1, lastKey: 1, keyStep: 1, run: cmdSet, group: "string", summary: "Sets the string value of a key. Options (EX, NX, ...) are not supported."},
+		&commandSpec{name: "mset", arity: -3, flags: flagWrite | flagDenyOOM | flagDrain, acl: aclString, firstKey: 1, lastKey: -1, keyStep: 2, run: cmdMset, group: "string", summary: "Sets the string values of one or more keys."},
+		&commandSpec{name: "del", arity: -2, flags: flagWrite | flagDrain, acl: aclKeyspace, firstKey: 1, lastKey: -1, keyStep: 1, run: cmdDel, group: "generic", summary: "Deletes one or more keys."},
+		&commandSpec{name: "exists", arity: -2, flags: flagReadonly | flagFast | flagDrain, acl: aclKeyspace, firstKey: 1, lastKey: -1, keyStep: 1, run: cmdExists, group: "generic", summary: "Determines whether one or more keys exist."},
+		&commandSpec{name: "incr", arity: 2, flags: flagWrite | flagDenyOOM | flagFast | flagDrain, acl: aclString, firstKey: 1, lastKey: 1, keyStep: 1, run: cmdIncr, group: "string", summary: "Increments the integer value of a key by one."},
+		&commandSpec{name: "incrby", arity: 3, flags: flagWrite | flagDenyOOM | flagFast | flagDrain, acl: aclString, firstKey: 1, lastKey: 1, keyStep: 1, run: cmdIncrBy, group: "string", summary: "Increments the integer value of a key by a number."},
+		&commandSpec{name: "decr", arity: 2, flags: flagWrite | flagDenyOOM | flagFast | flagDrain, acl: aclString, firstKey: 1, lastKey: 1, keyStep: 1, run: cmdDecr, group: "string", summary: "Decrements the integer value of a key by one."},
+		&commandSpec{name: "decrby", arity: 3, flags: flagWrite | flagDenyOOM | flagFast | flagDrain, acl: aclString, firstKey: 1, lastKey: 1, keyStep: 1, run: cmdDecrBy, group: "string", summary: "Decrements the integer value of a key by a number."},
+		&commandSpec{name: "dbsize", arity: 1, flags: flagReadonly | flagFast, acl: aclKeyspace, run: cmdDBSize, group: "server", summary: "Returns the number of keys in the database."},
+		&commandSpec{name: "flushall", arity: -1, flags: flagWrite | flagDrain, acl: aclKeyspace | aclDangerous, run: cmdFlushAll, group: "server", summary: "Removes all keys."},
+		&commandSpec{name: "flushdb", arity: -1, flags: flagWrite | flagDrain, acl: aclKeyspace | aclDangerous, run: cmdFlushAll, group: "server", summary: "Removes all keys (there is one database)."},
+		&commandSpec{name: "info", arity: -1, flags: ls, acl: aclDangerous, run: cmdInfo, group: "server", summary: "Returns information and statistics about the server."},
+		&commandSpec{name: "config", arity: -2, run: cmdConfig, group: "server", summary: "CONFIG GET returns the effective values of configuration parameters."},
+		&commandSpec{name: "command", arity: -1, flags: ls, acl: aclConnection, run: cmdCommand, group: "server", summary: "Returns detailed information about all commands."},
+		&commandSpec{name: "client", arity: -2, run: cmdClient, group: "connection", summary: "CLIENT ID, SETNAME, GETNAME, INFO, LIST, SETINFO."},
+		&commandSpec{name: "select", arity: 2, flags: ls | flagFast, acl: aclConnection, run: cmdSelect, group: "connection", summary: "Changes the selected database (only 0 exists)."},
+		&commandSpec{name: "quit", arity: -1, flags: flagNoScript | ls | flagFast | flagNoAuth | flagAllowBusy | flagTxControl, acl: aclConnection, run: cmdQuit, group: "connection", summary: "Closes the connection."},
+		&commandSpec{name: "shutdown", arity: -1, flags: flagAdmin | flagNoScript | ls | flagNoMulti | flagAllowBusy | flagDrain, run: cmdShutdown, group: "server", summary: "Stops the server."},
+		&commandSpec{name: "hello", arity: -1, flags: flagNoScript | ls | flagFast | flagNoAuth | flagAllowBusy, acl: aclConnection, run: cmdHello, group: "connection", summary: "Handshakes with the server (RESP2 only)."},
+		&commandSpec{name: "auth", arity: -2, flags: flagNoScript | ls | flagFast | flagNoAuth | flagAllowBusy, acl: aclConnection, run: cmdAuth, group: "connection", summary: "Authenticates the connection."},
+	)
 }
 
 // dispatch runs one request; args[0] is the command name. Checks follow
@@ -405,9 +320,14 @@ func cmdShutdown(c *conn, args [][]byte) {
 
 // checkPassword reports whether user/pass match the configured password;
 // the comparison takes the same time wherever the first difference is.
+// Without a password the one user, "default", takes any password, as
+// Redis's default user does with nopass.
 func (c *conn) checkPassword(user, pass []byte) bool {
 	if user != nil && string(user) != "default" {
 		return false
+	}
+	if c.srv.cfg.Auth == "" {
+		return true
 	}
 	return subtle.ConstantTimeCompare(pass, []byte(c.srv.cfg.Auth)) == 1
 }
@@ -425,7 +345,7 @@ func cmdAuth(c *conn, args [][]byte) {
 		c.errorReply("ERR syntax error")
 		return
 	}
-	if c.srv.cfg.Auth == "" {
+	if c.srv.cfg.Auth == "" && user == nil {
 		c.errorReply("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return
 	}
@@ -458,10 +378,6 @@ func cmdHello(c *conn, args [][]byte) {
 	for i := 2; i < len(args); i++ {
 		switch {
 		case bytes.EqualFold(args[i], []byte("AUTH")) && i+2 < len(args):
-			if c.srv.cfg.Auth == "" {
-				c.errorReply("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
-				return
-			}
 			if !c.checkPassword(args[i+1], args[i+2]) {
 				c.errorReply(wrongPass)
 				return
@@ -629,109 +545,4 @@ func cmdConfig(c *conn, args [][]byte) {
 	default:
 		c.errorReply("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try CONFIG HELP.")
 	}
-}
-
-func cmdCommand(c *conn, args [][]byte) {
-	if len(args) == 1 {
-		c.out = appendArray(c.out, len(commandNames))
-		for _, n := range commandNames {
-			c.appendCommandInfo(commands[n])
-		}
-		return
-	}
-	sub := strings.ToLower(string(args[1]))
-	switch sub {
-	case "count":
-		c.out = appendInt(c.out, int64(len(commandNames)))
-	case "list":
-		c.out = appendArray(c.out, len(commandNames))
-		for _, n := range commandNames {
-			c.out = appendBulkString(c.out, n)
-		}
-	case "info":
-		names := args[2:]
-		if len(names) == 0 {
-			c.out = appendArray(c.out, len(commandNames))
-			for _, n := range commandNames {
-				c.appendCommandInfo(commands[n])
-			}
-			return
-		}
-		c.out = appendArray(c.out, len(names))
-		for _, n := range names {
-			if spec := lookupCommand(n); spec != nil {
-				c.appendCommandInfo(spec)
-			} else {
-				c.out = appendNull(c.out)
-			}
-		}
-	case "docs":
-		var specs []*commandSpec
-		if len(args) == 2 {
-			for _, n := range commandNames {
-				specs = append(specs, commands[n])
-			}
-		} else {
-			for _, n := range args[2:] {
-				if spec := lookupCommand(n); spec != nil {
-					specs = append(specs, spec)
-				}
-			}
-		}
-		// A map in RESP2 is a flat array of name, value pairs.
-		c.out = appendArray(c.out, 2*len(specs))
-		for _, spec := range specs {
-			c.out = appendBulkString(c.out, spec.name)
-			c.out = appendArray(c.out, 4)
-			c.out = appendBulkString(c.out, "summary")
-			c.out = appendBulkString(c.out, spec.summary)
-			c.out = appendBulkString(c.out, "group")
-			c.out = appendBulkString(c.out, spec.group)
-		}
-	default:
-		c.errorReply("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try COMMAND HELP.")
-	}
-}
-
-// appendCommandInfo writes a COMMAND INFO entry: name, arity, flags, first
-// key, last key, key step, ACL categories, tips, key specs, subcommands.
-func (c *conn) appendCommandInfo(spec *commandSpec) {
-	var flags []string
-	if spec.flags&flagWrite != 0 {
-		flags = append(flags, "write")
-	} else {
-		flags = append(flags, "readonly")
-	}
-	if spec.flags&flagFast != 0 {
-		flags = append(flags, "fast")
-	}
-	if spec.flags&flagNoAuth != 0 {
-		flags = append(flags, "no-auth")
-	}
-	first, last, step := int64(0), int64(0), int64(0)
-	switch spec.group {
-	case "string", "generic":
-		first, last, step = 1, 1, 1
-		if spec.arity < 0 {
-			last = -1
-		}
-		if spec.name == "mset" {
-			step = 2
-		}
-	}
-	c.out = appendArray(c.out, 10)
-	c.out = appendBulkString(c.out, spec.name)
-	c.out = appendInt(c.out, int64(spec.arity))
-	c.out = appendArray(c.out, len(flags))
-	for _, f := range flags {
-		c.out = appendSimple(c.out, f)
-	}
-	c.out = appendInt(c.out, first)
-	c.out = appendInt(c.out, last)
-	c.out = appendInt(c.out, step)
-	c.out = appendArray(c.out, 1)
-	c.out = appendSimple(c.out, "@"+spec.group)
-	c.out = appendArray(c.out, 0)
-	c.out = appendArray(c.out, 0)
-	c.out = appendArray(c.out, 0)
 }

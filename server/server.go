@@ -27,8 +27,9 @@ type Config struct {
 	// Without it every GET that misses memory waits for its own read.
 	ScatterGatherGet bool
 	// MaxQueryBytes caps one connection's read buffer, so the largest
-	// request it accepts (default 64 MiB). A client that pipelines more
-	// is not read from until the buffered requests are answered.
+	// request it accepts (default 1 GiB, Redis's client-query-buffer-limit).
+	// A client that pipelines more is not read from until the buffered
+	// requests are answered.
 	MaxQueryBytes int
 	// MaxReplyBytes is the reply backlog after which a connection writes
 	// what it has before parsing further requests (default 256 KiB).
@@ -39,7 +40,7 @@ type Config struct {
 // Defaults for the zero values of Config.
 const (
 	DefaultPort          = 6379
-	DefaultMaxQueryBytes = 64 << 20
+	DefaultMaxQueryBytes = 1 << 30
 	DefaultMaxReplyBytes = 256 << 10
 	initialReadBytes     = 16 << 10
 	// minMaxQueryBytes leaves room for the longest inline line, so an

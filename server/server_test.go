@@ -61,13 +61,7 @@ type client struct {
 
 func dial(t testing.TB, s *Server) *client {
 	t.Helper()
-	nc, err := net.Dial("tcp", s.Addr().String())
-	if err != nil {
-		t.Fatalf("dial %s: %v", s.Addr(), err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	nc.SetDeadline(time.Now().Add(60 * time.Second))
-	return &client{t: t, nc: nc, r: bufio.NewReader(nc)}
+	return dialAddr(t, s.Addr().String())
 }
 
 func (c *client) send(b []byte) {

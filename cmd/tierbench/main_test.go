@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/server"
 )
 
 func TestDispatch(t *testing.T) {
@@ -98,6 +100,24 @@ func TestParseArgsPositional(t *testing.T) {
 		}
 		if !strings.Contains(stderr.String(), tt.wantErr) {
 			t.Errorf("parseArgs(%q, %d): got stderr %q, want %q", tt.args, tt.positional, stderr.String(), tt.wantErr)
+		}
+	}
+}
+
+// TestServerHelpListsCommands: server --help names every command the
+// server implements (DECR, DECRBY and FLUSHDB were once missing).
+func TestServerHelpListsCommands(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := dispatch([]string{"server", "--help"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("server --help: exit %d", code)
+	}
+	words := map[string]bool{}
+	for _, w := range strings.Fields(stdout.String()) {
+		words[strings.TrimRight(w, ".")] = true
+	}
+	for _, name := range append(server.CommandNames(), "DECR", "DECRBY", "FLUSHDB") {
+		if !words[name] {
+			t.Errorf("server --help does not name %s:\n%s", name, stdout.String())
 		}
 	}
 }

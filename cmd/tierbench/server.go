@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/tierbench/tierbench/server"
@@ -33,10 +34,8 @@ Serves RESP2 (the Redis protocol) on a hybrid-log store. Without
 --memory bytes in memory and older records on the device under --logdir,
 so GETs of them become device reads (all GETs of one pipelined batch are
 submitted together with --sg-get). redis-cli, redis-benchmark and Redis
-client libraries work against it: GET SET MGET MSET DEL EXISTS INCR INCRBY
-DBSIZE FLUSHALL INFO CONFIG GET COMMAND CLIENT SELECT HELLO AUTH PING ECHO
-QUIT SHUTDOWN. It stops on SIGTERM, SIGINT or SHUTDOWN.
-
+client libraries work against it. It stops on SIGTERM, SIGINT or SHUTDOWN.
+`+wrapWords("Commands: ", server.CommandNames(), 72)+`
 Example (100 M x 128 B records tiered onto a disk, as the reference runs):
   tierbench server --port 6379 --bind 127.0.0.1 --memory 16m --page 4m \
     --segment 1g --index 8g --storage-tier --logdir /var/tmp/tierbench \
@@ -63,4 +62,26 @@ Flags:
 		return 1
 	}
 	return 0
+}
+
+// wrapWords joins words after prefix into lines of at most width bytes.
+func wrapWords(prefix string, words []string, width int) string {
+	var b strings.Builder
+	line := prefix
+	for i, w := range words {
+		sep := " "
+		if i == len(words)-1 {
+			w += "."
+		}
+		if line == prefix {
+			sep = ""
+		}
+		if len(line)+len(sep)+len(w) > width {
+			b.WriteString(line + "\n")
+			line, sep = "  ", ""
+		}
+		line += sep + w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }
