@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/fio"
 )
 
@@ -30,7 +31,12 @@ type Config struct {
 	FIO               bool  // run the fio baseline
 	FIOFileBytes      int64 // size of each of the fio files
 	FIOFiles          int   // number of fio files, shared by all jobs
-	FIORuntimeSeconds int
+	FIORuntimeSeconds int   // per step of the depth sweep
+	// FIOMaxDepth is the depth the sweep must reach: the reads in flight
+	// the server keeps at most (0: device.DefaultThrottleLimit).
+	FIOMaxDepth int
+	// FIOFullSweep runs every depth even when IOPS stopped growing.
+	FIOFullSweep bool
 
 	JSON bool // one JSON document on the output instead of the table
 
@@ -106,6 +112,9 @@ func (c Config) withDefaults() Config {
 	if c.FIORuntimeSeconds == 0 {
 		c.FIORuntimeSeconds = DefaultFIORuntimeSeconds
 	}
+	if c.FIOMaxDepth == 0 {
+		c.FIOMaxDepth = device.DefaultThrottleLimit
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -132,6 +141,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: index %d B or memory %d B is negative", ErrConfig, c.IndexBytes, c.MemoryBytes)
 	case c.FIOFileBytes < 4096:
 		return fmt.Errorf("%w: fio file size %d B is below one 4 KiB block", ErrConfig, c.FIOFileBytes)
+	case c.FIOMaxDepth < 0:
+		return fmt.Errorf("%w: fio sweep depth %d is negative", ErrConfig, c.FIOMaxDepth)
 	case c.FIOFiles < 0, c.FIORuntimeSeconds < 0:
 		return fmt.Errorf("%w: fio files %d or runtime %d s is negative", ErrConfig, c.FIOFiles, c.FIORuntimeSeconds)
 	}

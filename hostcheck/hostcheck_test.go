@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,10 +43,12 @@ func (f *fakeProbes) probes() Probes {
 			f.mu.Lock()
 			f.jobs = append(f.jobs, job)
 			f.mu.Unlock()
-			// The reference's ceiling: 8.20 M IOPS at 512 B, 8.24 M at 4 K.
-			r := fio.Result{Version: "fio-3.36", Engine: job.Engine, BlockBytes: job.BlockBytes, Jobs: job.Jobs, IODepth: job.IODepth, IOPS: 8.20e6}
+			// The reference's ceiling: 8.20 M IOPS at 512 B, 8.24 M at 4 K,
+			// reached from 2048 reads in flight on.
+			share := min(1, float64(job.Jobs*job.IODepth)/2048)
+			r := fio.Result{Version: "fio-3.36", Engine: job.Engine, BlockBytes: job.BlockBytes, Jobs: job.Jobs, IODepth: job.IODepth, IOPS: 8.20e6 * share}
 			if job.BlockBytes == 4096 {
-				r.IOPS = 8.24e6
+				r.IOPS = 8.24e6 * share
 			}
 			r.BandwidthKiBps = r.IOPS * float64(job.BlockBytes) / 1024
 			r.ClatUs.P50, r.ClatUs.P99, r.ClatUs.P999 = 200, 600, 1200
@@ -116,7 +119,7 @@ func TestTrees(t *testing.T) {
 			wantParagraph: "Host — 2× Intel Xeon Platinum 8480CL (56 cores × 2 threads/socket, 224 logical CPUs, 2 NUMA nodes), ~2 TB; " +
 				"8× KIOXIA KCM6DRUL3T84 3.84 TB NVMe in Linux md RAID-0 (/dev/md1, 512 KB chunks, ext4, ≈30.7 TB); " +
 				"Ubuntu 24.04.4 LTS, kernel 6.8.0-136-generic; fs.aio-max-nr = 4194304. " +
-				"fio random-read ceiling on this array: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (32 jobs × QD64, io_uring, O_DIRECT, 8 files).",
+				"fio random-read ceiling on this array: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (the best of a depth sweep over 64–4096 reads in flight: 8 jobs × QD256, io_uring, O_DIRECT, 8 files).",
 		},
 		{
 			tree:      "vm-host",
@@ -129,7 +132,7 @@ func TestTrees(t *testing.T) {
 			wantParagraph: "Host — 1× AMD EPYC 7B13 (2 cores × 1 thread/socket, 2 logical CPUs, 1 NUMA node), ~24 GB; " +
 				"1× virtio_blk 275 GB virtio disk (/dev/vda, ext4); Debian GNU/Linux 12 (bookworm), kernel 6.1.0-18-amd64, " +
 				"virtual machine (QEMU Standard PC (Q35 + ICH9, 2009)); fs.aio-max-nr = 65536. " +
-				"fio random-read ceiling on this disk: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (2 jobs × QD64, io_uring, O_DIRECT, 8 files).",
+				"fio random-read ceiling on this disk: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (the best of a depth sweep over 64–4096 reads in flight: 2 jobs × QD1024, io_uring, O_DIRECT, 8 files).",
 		},
 	}
 	for _, tt := range tests {
@@ -186,13 +189,26 @@ func TestTrees(t *testing.T) {
 			if len(fp.Gaps) > 0 {
 				t.Errorf("got fingerprint gaps %q, want none", fp.Gaps)
 			}
-			if len(probes.jobs) != 2 {
-				t.Fatalf("got %d fio jobs, want 2 (512 B and 4 KiB)", len(probes.jobs))
+			// The depth sweep at 512 B up to the throttle limit (the fake
+			// disk saturates at 2048 in flight, so it runs to the end), then
+			// 4 KiB at the best depth, the first to reach the ceiling.
+			steps := fio.DepthLadder(4096, tt.wantFIOJobs)
+			want := append(slices.Clone(steps), steps[3])
+			if len(probes.jobs) != len(want) {
+				t.Fatalf("got %d fio jobs, want %d (the 512 B sweep and 4 KiB)", len(probes.jobs), len(want))
 			}
 			for i, j := range probes.jobs {
-				if j.Jobs != tt.wantFIOJobs || j.IODepth != 64 || j.Files != 8 || j.Engine != "io_uring" || j.BlockBytes != fioBlockSizes[i] {
-					t.Errorf("got fio job %+v, want %d jobs × QD64, 8 files, io_uring, %d B", j, tt.wantFIOJobs, fioBlockSizes[i])
+				bs := 512
+				if i == len(want)-1 {
+					bs = 4096
 				}
+				if j.Jobs != want[i].Jobs || j.IODepth != want[i].IODepth || j.Files != 8 || j.Engine != "io_uring" || j.BlockBytes != bs {
+					t.Errorf("got fio job %+v, want %v, 8 files, io_uring, %d B", j, want[i], bs)
+				}
+			}
+			if f := rep.FIO; f == nil || len(f.Sweep) != len(steps) || f.StoppedEarly || f.Footprint != FootprintFioFiles ||
+				f.FootprintBytes != 8*DefaultFIOFileBytes || f.Results[0].IOPS != 8.20e6 || f.Sweep[0].IOPS >= f.Sweep[3].IOPS {
+				t.Errorf("got baseline %+v, want the whole %d-step curve over 8 × 64 MiB of fio files and the 8.20 M ceiling", f, len(steps))
 			}
 			if got := HostParagraph(rep); got != tt.wantParagraph {
 				t.Errorf("got paragraph\n%s\nwant\n%s", got, tt.wantParagraph)
@@ -428,7 +444,11 @@ func TestRealHost(t *testing.T) {
 		} `json:"checks"`
 		Fingerprint map[string]any `json:"fingerprint"`
 		FIO         *struct {
-			Engine  string `json:"engine"`
+			Engine string `json:"engine"`
+			Sweep  []struct {
+				Depth int     `json:"depth"`
+				IOPS  float64 `json:"iops"`
+			} `json:"sweep"`
 			Results []struct {
 				BlockBytes int                `json:"block_bytes"`
 				IOPS       float64            `json:"iops"`
@@ -457,6 +477,10 @@ func TestRealHost(t *testing.T) {
 	if doc.FIO.Engine != "io_uring" {
 		t.Errorf("got engine %q, want io_uring", doc.FIO.Engine)
 	}
+	if len(doc.FIO.Sweep) < 3 || doc.FIO.Sweep[0].Depth != 64 || doc.FIO.Sweep[0].IOPS <= 0 {
+		t.Errorf("got sweep %+v, want at least 3 depths from 64 reads in flight", doc.FIO.Sweep)
+	}
+	fioBlockSizes := []int{512, 4096}
 	for i, r := range doc.FIO.Results {
 		if r.BlockBytes != fioBlockSizes[i] || r.IOPS <= 0 || r.BW <= 0 || r.ClatUs["p99"] < r.ClatUs["p50"] || r.ClatUs["p999"] < r.ClatUs["p99"] {
 			t.Errorf("got fio result %+v, want %d B with positive IOPS and ordered percentiles", r, fioBlockSizes[i])

@@ -95,8 +95,12 @@ func HostParagraph(rep Report) string {
 			r := f.Results[i]
 			parts = append(parts, fmt.Sprintf("%s IOPS at %s", countLabel(r.IOPS), shortBlock(r.BlockBytes)))
 		}
-		fmt.Fprintf(&b, " fio random-read ceiling on %s: %s (%d jobs × QD%d, %s, O_DIRECT, %d files).",
-			where, strings.Join(parts, " and "), f.Jobs, f.IODepth, f.Engine, f.Files)
+		depth := ""
+		if n := len(f.Sweep); n > 0 {
+			depth = fmt.Sprintf("the best of a depth sweep over %d–%d reads in flight: ", f.Sweep[0].Depth, f.Sweep[n-1].Depth)
+		}
+		fmt.Fprintf(&b, " fio random-read ceiling on %s: %s (%s%d jobs × QD%d, %s, O_DIRECT, %d files).",
+			where, strings.Join(parts, " and "), depth, f.Jobs, f.IODepth, f.Engine, f.Files)
 	} else {
 		b.WriteString(" fio random-read ceiling not measured (run preflight with --fio).")
 	}

@@ -24,18 +24,6 @@ type Report struct {
 	FIO         *FIOBaseline `json:"fio"`
 }
 
-// FIOBaseline is the fio random-read ceiling, one result per block size.
-type FIOBaseline struct {
-	Version        string      `json:"version"`
-	Engine         string      `json:"engine"`
-	Jobs           int         `json:"jobs"`
-	IODepth        int         `json:"iodepth"`
-	Files          int         `json:"files"`
-	FileBytes      int64       `json:"file_bytes"`
-	RuntimeSeconds int         `json:"runtime_seconds"`
-	Results        []FIOResult `json:"results"`
-}
-
 // FIOResult is one block size of the baseline.
 type FIOResult struct {
 	BlockBytes     int     `json:"block_bytes"`
@@ -69,9 +57,6 @@ func (r Report) Check(name string) (Check, bool) {
 	}
 	return Check{}, false
 }
-
-// fioBlockSizes are the reference baseline's block sizes.
-var fioBlockSizes = []int{512, 4096}
 
 // maxFIOJobs caps fio's numjobs as the reference does (32 jobs × QD64).
 const maxFIOJobs = 32
@@ -170,9 +155,8 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 				cpus = runtime.NumCPU()
 			}
 			base, err := runBaseline(ctx, probes.FIO, fio.Job{
-				Dir: dir, Files: cfg.FIOFiles, FileBytes: cfg.FIOFileBytes, Jobs: min(maxFIOJobs, cpus),
-				IODepth: fio.DefaultIODepth, Engine: engine, RuntimeSeconds: cfg.FIORuntimeSeconds,
-			})
+				Dir: dir, Files: cfg.FIOFiles, FileBytes: cfg.FIOFileBytes, Engine: engine, RuntimeSeconds: cfg.FIORuntimeSeconds,
+			}, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep)
 			fioCheck = baselineCheck(base, err)
 			if err == nil {
 				rep.FIO = base
@@ -371,49 +355,5 @@ func memoryCheck(t tree, cfg Config) Check {
 	default:
 		c.Status, c.Detail = Pass, detail
 	}
-	return c
-}
-
-// runBaseline runs fio once per block size and removes its files after.
-func runBaseline(ctx context.Context, run func(context.Context, fio.Job) (fio.Result, error), job fio.Job) (*FIOBaseline, error) {
-	defer func() {
-		for i := range job.Files {
-			os.Remove(filepath.Join(job.Dir, fmt.Sprintf("tierbench-fio.%d", i)))
-		}
-	}()
-	base := &FIOBaseline{Engine: job.Engine, Jobs: job.Jobs, IODepth: job.IODepth, Files: job.Files,
-		FileBytes: job.FileBytes, RuntimeSeconds: job.RuntimeSeconds}
-	for _, bs := range fioBlockSizes {
-		job.BlockBytes = bs
-		r, err := run(ctx, job)
-		if err != nil {
-			return nil, fmt.Errorf("fio %s random read at %d B: %w", job.Engine, bs, err)
-		}
-		base.Version = r.Version
-		fr := FIOResult{BlockBytes: bs, IOPS: r.IOPS, BandwidthKiBps: r.BandwidthKiBps, UsrCPU: r.UsrCPU, SysCPU: r.SysCPU}
-		fr.ClatUs.P50, fr.ClatUs.P99, fr.ClatUs.P999 = r.ClatUs.P50, r.ClatUs.P99, r.ClatUs.P999
-		base.Results = append(base.Results, fr)
-	}
-	return base, nil
-}
-
-func baselineCheck(base *FIOBaseline, err error) Check {
-	c := Check{Name: CheckFIO}
-	if errors.Is(err, fio.ErrNotInstalled) {
-		c.Status, c.Detail = Warn, "fio is not installed: apt-get install fio (or scripts/install-deps.sh); no random-read ceiling measured"
-		return c
-	}
-	if err != nil {
-		c.Status, c.Detail = Fail, err.Error()
-		return c
-	}
-	var parts []string
-	for _, r := range base.Results {
-		parts = append(parts, fmt.Sprintf("%s %s IOPS (%.0f KiB/s, clat p50 %.0f µs p99 %.0f µs p99.9 %.0f µs)",
-			blockLabel(r.BlockBytes), countLabel(r.IOPS), r.BandwidthKiBps, r.ClatUs.P50, r.ClatUs.P99, r.ClatUs.P999))
-	}
-	c.Status = Pass
-	c.Detail = fmt.Sprintf("%s, %s, %d jobs × QD%d, %d files × %s, %d s: %s", base.Version, base.Engine, base.Jobs, base.IODepth,
-		base.Files, humanBytes(base.FileBytes), base.RuntimeSeconds, strings.Join(parts, "; "))
 	return c
 }

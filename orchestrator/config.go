@@ -69,7 +69,7 @@ type Config struct {
 
 	Force      bool // measure even when a preflight check failed
 	NoFio      bool // skip the fio baseline (the report then has no ceiling)
-	FioSeconds int  // seconds per fio block size (0 = preflight's default)
+	FioSeconds int  // seconds per step of the fio depth sweep (0 = preflight's default)
 	Silent     bool // no progress lines on stderr
 
 	// StateDir keeps pid files of running children so a later run can
@@ -92,7 +92,7 @@ var profiles = map[string]Config{
 		DBSize: 2_700_000, KeyLength: 16, ValueLength: 96,
 		Threads: []int{8, 32, 48, 64}, Batch: 256, CellSeconds: 2, Passes: 2,
 		Memory: "16m", Page: "4m", Segment: "1g", Index: "256m",
-		LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 3,
+		LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 2,
 	},
 }
 

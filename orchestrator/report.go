@@ -97,7 +97,9 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 
 	b.WriteString("## Share of the fio ceiling\n\n")
 	if res.FioIOPS512 > 0 {
-		fmt.Fprintf(&b, "fio random-read ceiling at 512 B on the data dir's mount: %s IOPS. Each cell's median as a share of it (RESP ≤ KV ≤ Device ≤ fio):\n\n", FormatOps(res.FioIOPS512))
+		fmt.Fprintf(&b, "fio random-read ceiling at 512 B on the data dir's mount: %s IOPS. ", FormatOps(res.FioIOPS512))
+		renderCurve(&b, preflightBaseline(preRaw), c)
+		b.WriteString("Each cell's median as a share of the ceiling (RESP ≤ KV ≤ Device ≤ fio):\n\n")
 		fmt.Fprintf(&b, "| backend | NUMA |")
 		for _, t := range c.Threads {
 			fmt.Fprintf(&b, " t=%d |", t)

@@ -355,10 +355,7 @@ func (r *runner) preflightArgs(fio bool) []string {
 	args := []string{"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10), "--memory", r.cfg.Memory, "--index", r.cfg.Index,
 		"--threads", strings.Join(threads, ","), "--record-bytes", strconv.Itoa(recordBytes(r.cfg.KeyLength, r.cfg.ValueLength))}
 	if fio {
-		args = append(args, "--fio")
-		if r.cfg.FioSeconds > 0 {
-			args = append(args, "--fio-runtime", strconv.Itoa(r.cfg.FioSeconds))
-		}
+		args = append(args, r.fioArgs()...)
 	}
 	return args
 }

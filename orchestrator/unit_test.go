@@ -277,7 +277,11 @@ func writeBundle(t *testing.T, fio bool) string {
 		t.Fatal(err)
 	}
 	if fio {
-		pre = bytes.Replace(pre, []byte(`"fio": null`), []byte(`"fio": {"engine": "io_uring", "jobs": 32, "iodepth": 64, "files": 8, "results": [{"block_bytes": 512, "iops": 8200000}, {"block_bytes": 4096, "iops": 8240000}]}`), 1)
+		pre = bytes.Replace(pre, []byte(`"fio": null`), []byte(`"fio": {"version": "fio-3.33", "engine": "io_uring", "jobs": 32, "iodepth": 64, "files": 8, "file_bytes": 1677721600, "runtime_seconds": 5,
+			"results": [{"block_bytes": 512, "iops": 8200000}, {"block_bytes": 4096, "iops": 8240000}], "max_depth": 4096, "footprint": "fio-files",
+			"sweep": [{"depth": 64, "jobs": 1, "iodepth": 64, "iops": 900000, "bw_kib_per_sec": 450000, "clat_us": {"p50": 70, "p99": 90}},
+				{"depth": 2048, "jobs": 32, "iodepth": 64, "iops": 8200000, "bw_kib_per_sec": 4100000, "clat_us": {"p50": 240, "p99": 600}},
+				{"depth": 4096, "jobs": 32, "iodepth": 128, "iops": 8100000, "bw_kib_per_sec": 4050000, "clat_us": {"p50": 500, "p99": 1300}}]}`), 1)
 	}
 	if err := writeFile(dir, filePreflight, pre); err != nil {
 		t.Fatal(err)
@@ -311,7 +315,9 @@ func TestReportRerender(t *testing.T) {
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, fileReport))
 	for _, want := range []string{
-		"## Host", "Host — 1× AMD EPYC", "fio random-read ceiling on this disk: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (32 jobs × QD64, io_uring, O_DIRECT, 8 files)",
+		"## Host", "Host — 1× AMD EPYC", "fio random-read ceiling on this disk: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (the best of a depth sweep over 64–4096 reads in flight: 32 jobs × QD64, io_uring, O_DIRECT, 8 files)",
+		"over 8 fio files × 1.6 GiB = 12.5 GiB, as large as the dataset (100000000 × 128 B = 11.9 GiB)",
+		"| 64 | 1 × 64 | 900 K | 439.5 | 70 | 90 |  |", "| 2048 | 32 × 64 | 8.20 M | 4003.9 | 240 | 600 | ceiling |", "| 4096 | 32 × 128 | 8.10 M |",
 		"## Share of the fio ceiling", "| Libaio | srv node-0 / cli node-1 | 22.2 % | 69.5 % | 85.0 % | 86.1 % |",
 		"## Load evidence", "100000000 (100.00 %)", "99.87 %",
 		"## Device-hit evidence", "memory-served",

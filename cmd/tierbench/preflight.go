@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/size"
 )
@@ -97,10 +98,12 @@ func runPreflight(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.RecordBytes, "record-bytes", cfg.RecordBytes, "bytes per record on the device, header included (rounded up to 8)")
 	fs.Var(sizeFlag{&cfg.IndexBytes}, "index", "planned hash index memory, a `size` like 8g")
 	fs.Var(sizeFlag{&cfg.MemoryBytes}, "memory", "planned in-memory log, a `size` like 16m")
-	fs.BoolVar(&cfg.FIO, "fio", false, "run the fio random-read baseline (512 B and 4 KiB, O_DIRECT, io_uring or libaio)")
+	fs.BoolVar(&cfg.FIO, "fio", false, "run the fio random-read baseline: a depth sweep at 512 B whose highest IOPS is the ceiling, then 4 KiB at that depth (O_DIRECT, io_uring or libaio)")
 	fs.Var(sizeFlag{&cfg.FIOFileBytes}, "fio-size", "`size` of each fio file, like 64m")
 	fs.IntVar(&cfg.FIOFiles, "fio-files", cfg.FIOFiles, "number of fio files, shared by all jobs")
-	fs.IntVar(&cfg.FIORuntimeSeconds, "fio-runtime", cfg.FIORuntimeSeconds, "seconds per fio block size")
+	fs.IntVar(&cfg.FIORuntimeSeconds, "fio-runtime", cfg.FIORuntimeSeconds, "seconds per fio step (each depth of the sweep, and the 4 KiB run)")
+	fs.IntVar(&cfg.FIOMaxDepth, "fio-max-depth", device.DefaultThrottleLimit, "reads in flight the sweep must reach: the most the server keeps in flight (its --device-throttle-limit); the sweep goes 64, 128, 512, 2048, 4096, then doubles")
+	fs.BoolVar(&cfg.FIOFullSweep, "fio-full-sweep", false, "measure every depth; without it the sweep stops once two steps in a row did not beat the best IOPS by more than 2 %")
 	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document {checks, fingerprint, fio} on stdout and nothing else")
 	fs.StringVar(&cfg.Root, "root", cfg.Root, "directory /sys and /proc are read under (for a host's tree mounted elsewhere)")
 	fs.Usage = func() {
@@ -111,8 +114,10 @@ spend an hour on it, and fingerprints it: NUMA topology, fs.aio-max-nr
 against the planned threads × queue depth, a real O_DIRECT write and read
 back in the data dir (and the disks below it), io_uring and libaio, free
 disk and memory against the planned dataset, the Docker engine, and with
---fio the fio random-read ceiling. Prints a check | status | detail table
-and a "Host —" paragraph. Exit status: 0 nothing failed, 1 a check failed,
+--fio the fio random-read ceiling: a sweep of reads in flight (jobs ×
+iodepth, jobs capped by the CPUs) from 64 up to --fio-max-depth, whose
+highest IOPS is the ceiling; the whole curve is in the JSON. Prints a
+check | status | detail table and a "Host —" paragraph. Exit status: 0 nothing failed, 1 a check failed,
 2 usage error.
 
 Example:

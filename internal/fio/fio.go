@@ -32,6 +32,9 @@ type Job struct {
 	IODepth        int    // --iodepth (64 default)
 	Engine         string // "io_uring" | "libaio"
 	RuntimeSeconds int
+	// ReadOnly makes fio refuse to write (--readonly): for reading files
+	// that belong to someone else, such as a server's segment files.
+	ReadOnly bool
 }
 
 // Result is one group-reported fio run.
@@ -96,6 +99,9 @@ func (job Job) Args() ([]string, error) {
 	}
 	if job.FileBytes > 0 {
 		args = append(args, "--filesize="+strconv.FormatInt(job.FileBytes, 10))
+	}
+	if job.ReadOnly {
+		args = append(args, "--readonly")
 	}
 	return args, nil
 }
