@@ -54,14 +54,21 @@ func (c *conn) dispatch(args [][]byte) {
 	cmd := lookupCommand(args[0])
 	if cmd == nil {
 		c.out = appendError(c.out, unknownCommand(args))
+		c.txRefused()
 		return
 	}
 	if (cmd.arity > 0 && len(args) != cmd.arity) || (cmd.arity < 0 && len(args) < -cmd.arity) {
 		c.wrongArity(cmd.name)
+		c.txRefused()
 		return
 	}
 	if !c.authed && cmd.flags&flagNoAuth == 0 {
 		c.out = appendError(c.out, "NOAUTH Authentication required.")
+		c.txRefused()
+		return
+	}
+	if c.tx.active && cmd.flags&flagTxControl == 0 {
+		c.queue(cmd, args)
 		return
 	}
 	if cmd.flags&flagDrain != 0 {
@@ -130,7 +137,7 @@ func cmdMget(c *conn, args [][]byte) {
 		if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets {
 			// A long MGET is written as it goes, so its reply never
 			// needs more than MaxReplyBytes plus one value of memory.
-			if !c.writeOut() {
+			if !c.writeMidBatch() {
 				c.closing = true
 				return
 			}
@@ -158,6 +165,7 @@ func cmdSet(c *conn, args [][]byte) {
 		c.storeError(err)
 		return
 	}
+	c.keyChanged(args[1])
 	c.out = appendOK(c.out)
 }
 
@@ -171,6 +179,7 @@ func cmdMset(c *conn, args [][]byte) {
 			c.storeError(err)
 			return
 		}
+		c.keyChanged(args[i])
 	}
 	c.out = appendOK(c.out)
 }
@@ -184,6 +193,7 @@ func cmdDel(c *conn, args [][]byte) {
 			return
 		}
 		if existed {
+			c.keyChanged(key)
 			n++
 		}
 	}
@@ -242,6 +252,7 @@ func (c *conn) incrBy(key []byte, delta int64) {
 	case err != nil:
 		c.storeError(err)
 	default:
+		c.keyChanged(key)
 		n, _ := parseInt(v)
 		c.out = appendInt(c.out, n)
 	}
@@ -275,6 +286,10 @@ func cmdFlushAll(c *conn, args [][]byte) {
 			c.errorReply("ERR syntax error")
 			return
 		}
+	}
+	if err := c.keysFlushed(); err != nil {
+		c.storeError(err)
+		return
 	}
 	if err := c.srv.st.FlushAll(); err != nil {
 		c.storeError(err)

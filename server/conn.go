@@ -49,6 +49,8 @@ type conn struct {
 	incrErr   error
 	incrFn    func(old []byte, exists bool, dst []byte) ([]byte, error)
 
+	tx txState // MULTI/EXEC/WATCH, see multi.go
+
 	authed  bool
 	name    []byte
 	closing bool // QUIT or a protocol error: answer, flush, close
@@ -108,6 +110,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 // than it reads is held back by TCP, not by server memory.
 func (c *conn) serve() {
 	defer func() {
+		c.unwatchAll()
 		c.sess.Close()
 		if c.linger {
 			c.lingerClose()
@@ -188,8 +191,11 @@ func (c *conn) makeRoom() bool {
 	return true
 }
 
-// process answers every complete request in rbuf[r:w].
+// process answers every complete request in rbuf[r:w]. It holds the
+// server's exclusive lock for reading, except around network writes.
 func (c *conn) process() {
+	c.srv.exclusive.RLock()
+	defer c.srv.exclusive.RUnlock()
 	lim := defaultLimits
 	for c.r < c.w && !c.closing {
 		if c.need > 0 && c.w-c.r < c.need {
@@ -219,7 +225,7 @@ func (c *conn) process() {
 		}
 		c.dispatch(args)
 		if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets {
-			if !c.writeOut() {
+			if !c.writeMidBatch() {
 				c.closing = true
 				return
 			}
@@ -248,6 +254,22 @@ func (c *conn) flush() bool {
 		st.deviceGets.Add(c.deviceGets)
 		c.deviceGets = 0
 	}
+	return ok
+}
+
+// writeMidBatch writes the replies so far while process holds the
+// exclusive lock for reading: it lets go of the lock during the network
+// write, so a client that does not read holds up no transaction. Inside
+// EXEC nothing is written (the lock is held for writing); the pending
+// reads are completed instead.
+func (c *conn) writeMidBatch() bool {
+	c.fillHoles()
+	if c.tx.executing {
+		return true
+	}
+	c.srv.exclusive.RUnlock()
+	ok := c.writeOut()
+	c.srv.exclusive.RLock()
 	return ok
 }
 

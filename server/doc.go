@@ -21,6 +21,21 @@
 // read until the buffered requests are answered, so a client that
 // pipelines faster than it reads is held back by TCP.
 //
+// Commands live in a table (table.go): each file registers its commands
+// with registerCommands from its init, each spec carrying Redis's arity,
+// flags, key positions and ACL categories, which COMMAND INFO reports and
+// dispatch checks.
+//
+// Transactions (multi.go, watch.go): MULTI queues copies of the commands,
+// EXEC runs them with Server.exclusive held for writing while every other
+// connection holds it for reading as it runs a batch (letting go around
+// network writes), so nothing interleaves with a transaction. WATCH marks
+// a transaction dirty when a watched key changes. The contract for every
+// command that writes: once a key's write is done, call c.keyChanged(key)
+// (SET, MSET, DEL of a live key, INCR, an expiry that removes a key, ...);
+// before dropping every key call c.keysFlushed(). With no key watched
+// keyChanged costs one atomic load.
+//
 // Errors are worded as Redis words them; a malformed request is answered
 // with "-ERR Protocol error: ..." and the connection is closed.
 package server

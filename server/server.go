@@ -72,6 +72,11 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	stats serverStats
+
+	// exclusive is held for reading by every connection running commands
+	// and for writing by EXEC (see multi.go).
+	exclusive sync.RWMutex
+	watches   watchRegistry
 }
 
 // serverStats are the counters INFO reports. Connections add their

@@ -1,0 +1,152 @@
+package server
+
+import "sync/atomic"
+
+// Transactions: MULTI queues, EXEC runs the queue alone, DISCARD drops it.
+//
+// Isolation: every connection holds Server.exclusive for reading while it
+// runs the commands of a batch (it lets go around network writes, so a
+// client that does not read cannot stall anyone), and EXEC takes it for
+// writing, so no other client's command runs between the queued commands
+// of a transaction. WATCH is checked under the same lock, after every
+// write that could touch a watched key has finished.
+
+// txState is a connection's transaction: the MULTI flag, the queue, and
+// the WATCH bookkeeping (see watch.go).
+type txState struct {
+	active bool // between MULTI and EXEC/DISCARD
+	failed bool // a command was refused while queuing: EXEC aborts
+	// executing: EXEC is running the queue; replies are not written out
+	// before it ends, so the exclusive lock is never let go midway.
+	executing bool
+	queue     []queuedCmd
+	buf       []byte // the queued arguments, copied out of the read buffer
+	args      [][]byte
+
+	dirty   atomic.Bool
+	watched []string
+}
+
+// queuedCmd is one queued command: its spec and its arguments' end
+// offsets in txState.buf.
+type queuedCmd struct {
+	spec *commandSpec
+	ends []int
+}
+
+// txRefused marks the transaction failed when a command is refused while
+// queuing (unknown, wrong arity, not authenticated), as Redis does.
+func (c *conn) txRefused() {
+	if c.tx.active {
+		c.tx.failed = true
+	}
+}
+
+// queue copies a command into the transaction and answers +QUEUED.
+func (c *conn) queue(spec *commandSpec, args [][]byte) {
+	if spec.flags&flagNoMulti != 0 {
+		c.errorReply("ERR Command not allowed inside a transaction")
+		c.tx.failed = true
+		return
+	}
+	q := queuedCmd{spec: spec, ends: make([]int, len(args))}
+	for i, a := range args {
+		c.tx.buf = append(c.tx.buf, a...)
+		q.ends[i] = len(c.tx.buf)
+	}
+	c.tx.queue = append(c.tx.queue, q)
+	c.out = append(c.out, "+QUEUED\r\n"...)
+}
+
+func cmdMulti(c *conn, _ [][]byte) {
+	if c.tx.active {
+		c.errorReply("ERR MULTI calls can not be nested")
+		return
+	}
+	c.tx.active = true
+	c.out = appendOK(c.out)
+}
+
+func cmdDiscard(c *conn, _ [][]byte) {
+	if !c.tx.active {
+		c.errorReply("ERR DISCARD without MULTI")
+		return
+	}
+	c.endTx()
+	c.out = appendOK(c.out)
+}
+
+// endTx drops the queue and the watches.
+func (c *conn) endTx() {
+	c.tx.active, c.tx.failed = false, false
+	for i := range c.tx.queue {
+		c.tx.queue[i] = queuedCmd{}
+	}
+	c.tx.queue = c.tx.queue[:0]
+	c.tx.buf = c.tx.buf[:0]
+	c.unwatchAll()
+	// A big transaction must not pin its buffers for the connection's life.
+	if cap(c.tx.buf) > 4*c.srv.cfg.MaxReplyBytes {
+		c.tx.buf = nil
+	}
+}
+
+func cmdExec(c *conn, _ [][]byte) {
+	if !c.tx.active {
+		c.errorReply("ERR EXEC without MULTI")
+		return
+	}
+	if c.tx.failed {
+		c.endTx()
+		c.errorReply("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	// From here until the queue has run no other connection runs a
+	// command: those in a batch finish it (or reach a network write)
+	// first, and none starts another.
+	c.srv.exclusive.RUnlock()
+	c.srv.exclusive.Lock()
+	defer func() {
+		c.srv.exclusive.Unlock()
+		c.srv.exclusive.RLock()
+	}()
+	if c.tx.dirty.Load() {
+		c.endTx()
+		c.out = append(c.out, "*-1\r\n"...)
+		return
+	}
+	// WATCHed keys stop mattering once EXEC runs, as in Redis: the queue's
+	// own writes must not mark anything dirty for a later transaction.
+	c.unwatchAll()
+	c.tx.executing = true
+	c.out = appendArray(c.out, len(c.tx.queue))
+	start := 0
+	for _, q := range c.tx.queue {
+		c.tx.args = c.tx.args[:0]
+		for _, end := range q.ends {
+			c.tx.args = append(c.tx.args, c.tx.buf[start:end:end])
+			start = end
+		}
+		c.commands++
+		if q.spec.flags&flagDrain != 0 {
+			c.fillHoles()
+		}
+		q.spec.run(c, c.tx.args)
+	}
+	// The queued keys live in tx.buf, which the next MULTI reuses: the
+	// transaction's device reads complete before it ends.
+	c.fillHoles()
+	c.tx.executing = false
+	c.endTx()
+}
+
+func init() {
+	const f = flagNoScript | flagLoading | flagStale
+	registerCommands(
+		&commandSpec{name: "multi", arity: 1, flags: f | flagFast | flagAllowBusy | flagTxControl, acl: aclTransaction, run: cmdMulti, group: "transactions", summary: "Starts a transaction."},
+		&commandSpec{name: "exec", arity: 1, flags: f | flagSkipSlowlog | flagTxControl | flagDrain, acl: aclTransaction, run: cmdExec, group: "transactions", summary: "Executes all commands in a transaction."},
+		&commandSpec{name: "discard", arity: 1, flags: f | flagFast | flagAllowBusy | flagTxControl, acl: aclTransaction, run: cmdDiscard, group: "transactions", summary: "Discards a transaction."},
+		&commandSpec{name: "watch", arity: -2, flags: f | flagFast | flagAllowBusy | flagTxControl, acl: aclTransaction, firstKey: 1, lastKey: -1, keyStep: 1, run: cmdWatch, group: "transactions", summary: "Monitors changes to keys to determine the execution of a transaction."},
+		&commandSpec{name: "unwatch", arity: 1, flags: f | flagFast | flagAllowBusy, acl: aclTransaction, run: cmdUnwatch, group: "transactions", summary: "Forgets about watched keys of a transaction."},
+	)
+}
