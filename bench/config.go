@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/keyspace"
@@ -36,6 +37,10 @@ type Config struct {
 	Zipf      bool    // draw keys zipf-distributed instead of uniform
 	ZipfTheta float64 // skew, 0 < theta < 1
 	Seed      uint64  // seed of the key draws; equal seeds draw equal keys
+
+	// Cluster drives a Redis Cluster (--cluster-bench): the slot map is read
+	// from Host:Port and every key goes to the master serving its slot.
+	Cluster bool
 
 	JSON   bool // one JSON document on stdout; the human lines go to stderr
 	Verify bool // check every GET/MGET value against the loaded one
@@ -91,6 +96,10 @@ type plan struct {
 	loadThreads int
 	sampler     keyspace.Sampler // draws the key indices, uniform or zipf
 	workload    [100]opcode
+
+	clusterOnce sync.Once
+	cluster     *clusterState // --cluster-bench: the slot map, read on first use
+	clusterErr  error
 }
 
 // Validate reports the first thing wrong with cfg, naming the flag.
@@ -164,6 +173,11 @@ func (cfg Config) plan() (*plan, error) {
 	p.sampler = keyspace.NewSampler(uint64(cfg.DBSize), theta)
 	if cfg.PrebuiltOpsPerThread < 0 || cfg.PrebuiltOpsPerThread > 1<<26 {
 		return nil, usagef("--prebuilt-ops %d is outside 0..%d", cfg.PrebuiltOpsPerThread, 1<<26)
+	}
+	if cfg.Cluster {
+		if err := p.planCluster(); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Online {
 		if err := p.planOnline(); err != nil {

@@ -31,6 +31,21 @@
 // that due time, so a server stall is charged to every op it delayed
 // (no coordinated omission).
 //
+// With Config.Cluster (--cluster-bench) the server is a Redis Cluster: the
+// slot map is read once from Host:Port (CLUSTER SHARDS, else CLUSTER
+// SLOTS), each thread holds one connection to every master and pre-builds
+// each master's batches apart from keys routed by slot (package
+// internal/slots); a round sends one batch to every master, then reads
+// them all. Each master gets the same number of keys per thread: draws
+// whose master is full are skipped, so with --zipf every shard sees the
+// skew restricted to its own keys. -MOVED refreshes the shared map, retries
+// the key at the new owner and re-routes the thread's batches; -ASK sends
+// ASKING and the key to the named node once. Redirections are counted per
+// node and never as ops: the op counts once, where it was answered. The
+// load still writes every key exactly once, each window of a thread's range
+// sorted by slot so no MSET crosses slots. Multi-key cells (MGET, MSET) and
+// --online are refused. Reports gain a per-node breakdown (ClusterResult).
+//
 // With Config.JSON, stdout carries one Report document and nothing else;
 // its field names are a contract pinned by testdata/report.golden.json.
 package bench

@@ -25,6 +25,9 @@ const progressInterval = 2 * time.Second
 
 // load writes every key 0..DBSize-1 exactly once with MSET batches.
 func load(ctx context.Context, p *plan, progress io.Writer) (*LoadResult, error) {
+	if p.Cluster {
+		return loadCluster(ctx, p, progress)
+	}
 	threads := int(min(int64(p.loadThreads), p.DBSize))
 	res := &LoadResult{Keys: p.DBSize, Threads: threads, Batch: p.Batch}
 	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
@@ -238,6 +241,9 @@ func (t *offlineThread) run(p *plan, stop *atomic.Bool) {
 // batches are made first, then all threads start together and run for
 // Runtime. The result covers what was done even when err is set.
 func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
+	if p.Cluster {
+		return runClusterCell(ctx, p, threads)
+	}
 	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Verified: p.Verify, Zipf: p.Zipf}
 	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
 	if err != nil {

@@ -31,6 +31,8 @@ type LoadResult struct {
 	Errors       int64   `json:"errors"`
 	FirstError   string  `json:"first_error"`
 	Incomplete   bool    `json:"incomplete"`
+	// Cluster is the per-node breakdown with --cluster-bench.
+	Cluster *ClusterResult `json:"cluster,omitempty"`
 }
 
 // CellResult is one offline cell: one op at one thread count. Ops counts
@@ -58,6 +60,8 @@ type CellResult struct {
 	// PrebuiltOpsPerThread is how many requests (keys drawn in advance)
 	// each thread cycles through.
 	PrebuiltOpsPerThread int `json:"prebuilt_ops_per_thread"`
+	// Cluster is the per-node breakdown with --cluster-bench.
+	Cluster *ClusterResult `json:"cluster,omitempty"`
 }
 
 // OnlineResult is the --online run as a whole.
@@ -134,6 +138,7 @@ func printLoad(w io.Writer, l *LoadResult) {
 	if l.Incomplete {
 		fmt.Fprintln(w, "[Incomplete]: the load stopped early")
 	}
+	printClusterLines(w, l.Cluster)
 }
 
 func printCell(w io.Writer, c *CellResult) {
@@ -162,4 +167,5 @@ func printCell(w io.Writer, c *CellResult) {
 	if c.Incomplete {
 		fmt.Fprintln(w, "[Incomplete]: the cell stopped early; the figures cover what was done")
 	}
+	printClusterLines(w, c.Cluster)
 }

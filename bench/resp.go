@@ -206,6 +206,11 @@ type replyReader struct {
 	expect []byte // scratch of valueLength bytes for verify
 
 	firstError string // text of the first error reply, without the '-'
+
+	// redirect, when set, sees each top-level error reply (text without
+	// the '-') first; returning true takes it out of the counts
+	// (--cluster-bench's -MOVED and -ASK).
+	redirect func(text []byte, keys []uint64) bool
 }
 
 func newReplyReader(src io.Reader, bufBytes int, op opcode, verify bool, valueLength int) *replyReader {
@@ -352,6 +357,9 @@ func (rr *replyReader) reply(keys []uint64) error {
 	case '+':
 		rr.counts.hits += weight
 	case '-':
+		if rr.redirect != nil && rr.redirect(rr.buf[start+1:end], keys) {
+			return nil
+		}
 		rr.noteError(start, end, weight)
 	case ':':
 		v, err := rr.parseInt(start+1, end)

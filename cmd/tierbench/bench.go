@@ -71,6 +71,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.Zipf, "zipf", false, "draw keys zipf-distributed (hottest keys are the lowest indices) instead of uniform")
 	fs.Float64Var(&cfg.ZipfTheta, "zipf-theta", cfg.ZipfTheta, "zipf skew `theta`, between 0 and 1")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "`seed` of the key draws: equal seeds draw equal keys")
+	fs.BoolVar(&cfg.Cluster, "cluster-bench", false, "drive a Redis Cluster: read the slot map from --host:--port (CLUSTER SHARDS, else CLUSTER SLOTS), route every key to the master of its slot, one connection per thread to every master; -MOVED and -ASK are followed and counted apart; the load sends MSETs of one slot each; output gains a per-node breakdown")
 	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document on stdout; human lines go to stderr")
 	fs.BoolVar(&cfg.Verify, "verify", false, "check every GET/MGET value against the loaded one; mismatches, misses and errors fail the run")
 	fs.BoolVar(&cfg.Online, "online", false, "latency mode: per-op HdrHistogram percentiles every 2 s")
