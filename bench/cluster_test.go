@@ -420,7 +420,6 @@ func FuzzClusterMap(f *testing.F) {
 	})
 }
 
-
 // TestClusterJSONGolden pins the names of the per-node breakdown, which
 // the orchestrator reads, apart from report.golden.json.
 func TestClusterJSONGolden(t *testing.T) {
