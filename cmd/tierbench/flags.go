@@ -11,8 +11,9 @@ import (
 // parseArgs parses a subcommand's flags the same way for every subcommand.
 // Asked-for help goes to stdout, since it is output rather than an error,
 // and ends the command with status 0. A bad flag, or a number of positional
-// arguments other than positional, prints the reason and the usage to
-// stderr and ends it with status 2. ok reports whether the command goes on.
+// arguments other than positional (any number when positional < 0), prints
+// the reason and the usage to stderr and ends it with status 2. ok reports
+// whether the command goes on.
 func parseArgs(fs *flag.FlagSet, args []string, positional int, stdout, stderr io.Writer) (status int, ok bool) {
 	fs.SetOutput(stderr)
 	if asksForHelp(args) {
@@ -24,7 +25,7 @@ func parseArgs(fs *flag.FlagSet, args []string, positional int, stdout, stderr i
 		}
 		return 2, false
 	}
-	if fs.NArg() == positional {
+	if positional < 0 || fs.NArg() == positional {
 		return 0, true
 	}
 	name := "tierbench " + strings.TrimPrefix(fs.Name(), "tierbench ")

@@ -1,0 +1,473 @@
+package compare
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// The bundles under testdata/bundles are real quick runs of this machine
+// (process runtime, libaio and uring without pinning, t=8,32, 5 passes,
+// 700 000 keys): base and base-again at -b 256, batch4 at -b 4 by a
+// binary stamped with its VCS revision, run in the order base, batch4,
+// base-again on a machine shared with other work.
+const (
+	base      = "testdata/bundles/base"
+	batch4    = "testdata/bundles/batch4"
+	baseAgain = "testdata/bundles/base-again"
+)
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		paths  []string
+		json   bool
+		golden string
+	}{
+		{"markdown", []string{base, baseAgain, batch4}, false, "three.md"},
+		{"json", []string{base, baseAgain, batch4}, true, "three.json"},
+		{"markdown of results.json paths", []string{base + "/results.json", batch4 + "/results.json"}, false, "two.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bundles, err := Load(tt.paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Compare(bundles, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if tt.json {
+				err = c.WriteJSON(&got)
+			} else {
+				err = c.WriteMarkdown(&got)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", "golden", tt.golden), got.Bytes())
+		})
+	}
+}
+
+// golden compares got with the file, or rewrites the file with -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (go test -update writes it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("got output different from %s (go test ./compare -update refreshes it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// TestRealChangeHasASign checks the statistics on the real bundles: -b 4
+// keeps 32 or 128 GETs in flight instead of 2048 or 8192, a change the
+// test must call significant with the sign of the medians' difference.
+func TestRealChangeHasASign(t *testing.T) {
+	c := mustCompare(t, Options{}, base, batch4)
+	significant := 0
+	for _, cell := range c.Scenarios[0].Cells {
+		v, b := cell.Values[1], cell.Values[0]
+		if !v.Compared {
+			t.Errorf("%s/%s t=%d: got not compared, want compared", cell.Backend, cell.Pin, cell.Threads)
+			continue
+		}
+		if v.Significant {
+			significant++
+			wantSign := "+"
+			if v.Median < b.Median {
+				wantSign = "-"
+			}
+			if !strings.HasPrefix(v.Delta, wantSign) || !strings.HasSuffix(v.Delta, " %") {
+				t.Errorf("%s t=%d: got delta %q for medians %.0f → %.0f, want %s… %%", cell.Backend, cell.Threads, v.Delta, b.Median, v.Median, wantSign)
+			}
+			if v.P > c.Alpha {
+				t.Errorf("%s t=%d: got significant with p=%g > α=%g", cell.Backend, cell.Threads, v.P, c.Alpha)
+			}
+		} else if v.Delta != "~" {
+			t.Errorf("%s t=%d: got delta %q at p=%g, want ~", cell.Backend, cell.Threads, v.Delta, v.P)
+		}
+	}
+	if significant == 0 {
+		t.Errorf("got no significant cell between -b 256 and -b 4, want at least one")
+	}
+}
+
+// TestStatistics runs the decision on passes built for it: the same
+// values on both sides are noise, two separated groups of five are a
+// change, and two passes a side can never be significant at α = 0.05.
+func TestStatistics(t *testing.T) {
+	tests := []struct {
+		name            string
+		a, b            []float64
+		wantSignificant bool
+		wantNote        string
+	}{
+		{"same passes", []float64{100, 104, 98, 101, 103}, []float64{101, 98, 104, 103, 100}, false, ""},
+		{"separated", []float64{100, 104, 98, 101, 103}, []float64{150, 149, 155, 151, 152}, true, ""},
+		{"separated downwards", []float64{100, 104, 98, 101, 103}, []float64{50, 49, 55, 51, 52}, true, ""},
+		{"two passes a side", []float64{100, 101}, []float64{200, 201}, false, "need >= 4 samples to detect a difference at alpha level 0.05"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Compare([]Bundle{synthetic("a", tt.a), synthetic("b", tt.b)}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := c.Scenarios[0].Cells[0].Values[1]
+			if v.Significant != tt.wantSignificant {
+				t.Errorf("got significant %v (p=%g), want %v", v.Significant, v.P, tt.wantSignificant)
+			}
+			wantDelta := "~"
+			if tt.wantSignificant {
+				wantDelta = formatPct(100 * (median(tt.b)/median(tt.a) - 1))
+			}
+			if v.Delta != wantDelta {
+				t.Errorf("got delta %q, want %q", v.Delta, wantDelta)
+			}
+			var notes []string
+			for _, n := range v.Notes {
+				notes = append(notes, c.Notes[n])
+			}
+			if tt.wantNote != "" && !slices.Contains(notes, tt.wantNote) {
+				t.Errorf("got notes %q, want %q among them", notes, tt.wantNote)
+			}
+			if tt.wantNote == "" && len(notes) > 0 {
+				t.Errorf("got notes %q, want none", notes)
+			}
+			var md bytes.Buffer
+			if err := c.WriteMarkdown(&md); err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantNote != "" && !strings.Contains(md.String(), "¹ "+tt.wantNote) {
+				t.Errorf("got Markdown without the footnote %q:\n%s", "¹ "+tt.wantNote, md.String())
+			}
+		})
+	}
+}
+
+// TestQuickProfilePasses keeps only two passes of each real bundle, as
+// the quick profile runs: nothing is significant and the note says why.
+func TestQuickProfilePasses(t *testing.T) {
+	a := copyBundle(t, base, func(r map[string]any) { r["plan"].(map[string]any)["config"].(map[string]any)["Passes"] = 2 }, nil)
+	b := copyBundle(t, batch4, func(r map[string]any) { r["plan"].(map[string]any)["config"].(map[string]any)["Passes"] = 2 }, nil)
+	c := mustCompare(t, Options{}, a, b)
+	for _, cell := range c.Scenarios[0].Cells {
+		v := cell.Values[1]
+		if len(v.Passes) != 2 || v.Delta != "~" || len(v.Notes) != 1 || c.Notes[v.Notes[0]] != "need >= 4 samples to detect a difference at alpha level 0.05" {
+			t.Errorf("%s t=%d: got passes %v, delta %q, notes %v of %q; want 2 passes, ~ and the too-few-samples note", cell.Backend, cell.Threads, v.Passes, v.Delta, v.Notes, c.Notes)
+		}
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	setConfig := func(key string, v any) func(map[string]any) {
+		return func(r map[string]any) { r["plan"].(map[string]any)["config"].(map[string]any)[key] = v }
+	}
+	tests := []struct {
+		name    string
+		edit    func(map[string]any)
+		cells   func([]byte) []byte
+		wantIs  error
+		wantErr string
+	}{
+		{name: "newer results schema", edit: func(r map[string]any) { r["schema_version"] = orchestrator.SchemaVersion + 1 },
+			wantIs: orchestrator.ErrNewerSchema, wantErr: "results.json has schema_version 2, this tierbench reads up to 1"},
+		{name: "newer cells schema", cells: func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"schema_version":1`), []byte(`"schema_version":2`), 1)
+		}, wantErr: "cells.jsonl line 1: schema_version 2 is newer than this tierbench's 1"},
+		{name: "dbsize", edit: setConfig("DBSize", 800000), wantIs: ErrIncomparable, wantErr: "--dbsize 700000 in base, 800000 in "},
+		{name: "value length", edit: setConfig("ValueLength", 64), wantIs: ErrIncomparable, wantErr: "record size 16+96 B in base, 16+64 B in "},
+		{name: "key length", edit: setConfig("KeyLength", 24), wantIs: ErrIncomparable, wantErr: "record size 16+96 B in base, 24+96 B in "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			other := copyBundle(t, batch4, tt.edit, tt.cells)
+			bundles, err := Load([]string{base, other})
+			if err == nil {
+				_, err = Compare(bundles, Options{})
+			}
+			if err == nil {
+				t.Fatalf("got no error, want one containing %q", tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("got error %q, want it to contain %q", err, tt.wantErr)
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("got error %v, want errors.Is %v", err, tt.wantIs)
+			}
+		})
+	}
+}
+
+func TestForceNamesTheDifference(t *testing.T) {
+	other := copyBundle(t, batch4, func(r map[string]any) {
+		r["plan"].(map[string]any)["config"].(map[string]any)["DBSize"] = 800000
+	}, nil)
+	c := mustCompare(t, Options{Force: true}, base, other)
+	want := "--dbsize 700000 in base, 800000 in " + filepath.Base(other)
+	if !slices.Contains(c.Forced, want) {
+		t.Errorf("got forced %q, want %q", c.Forced, want)
+	}
+	var md bytes.Buffer
+	if err := c.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "**Compared with --force although the workloads differ: "+want+".**") {
+		t.Errorf("got Markdown without the bold --force line:\n%s", md.String())
+	}
+	if i := slices.IndexFunc(c.Workload, func(d Difference) bool { return d.Field == "--dbsize" }); i < 0 {
+		t.Errorf("got workload differences %v, want --dbsize among them", c.Workload)
+	}
+}
+
+// TestHostDifferences edits fingerprints the way another host would
+// differ (the machine cannot boot a second kernel for a test) and checks
+// that exactly the edited fields are listed, and a bundle without a
+// fingerprint shows as such.
+func TestHostDifferences(t *testing.T) {
+	other := copyBundleFile(t, batch4, "fingerprint.json", func(fp map[string]any) {
+		fp["kernel"] = "6.1.0-28-amd64"
+		fp["microcode"] = "0x2b000603"
+		fp["transparent_hugepages"] = "always"
+		fp["aio"].(map[string]any)["aio_max_nr"] = 1048576
+		fp["vulnerabilities"].(map[string]any)["retbleed"] = "Mitigation: IBRS"
+		disk := fp["storage"].(map[string]any)["disks"].([]any)[0].(map[string]any)
+		disk["model"] = "SAMSUNG MZQL23T8HCLS"
+		disk["firmware_rev"] = "GDC5902Q"
+		fp["docker"] = nil
+	})
+	none := copyBundleFile(t, base, "fingerprint.json", nil)
+	if err := os.WriteFile(filepath.Join(none, "fingerprint.json"), []byte("null\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := mustCompare(t, Options{}, base, other, none)
+	var fields []string
+	for _, d := range c.Host {
+		fields = append(fields, d.Field)
+		if d.Values[2] != noFingerprint {
+			t.Errorf("%s: got %q for the bundle without fingerprint, want %q", d.Field, d.Values[2], noFingerprint)
+		}
+	}
+	// Every field differs from the bundle without a fingerprint; the
+	// edited ones also between the first two.
+	var edited []string
+	for _, d := range c.Host {
+		if d.Values[0] != d.Values[1] {
+			edited = append(edited, d.Field)
+		}
+	}
+	wantEdited := []string{"microcode", "kernel", "disk model", "disk firmware", "fs.aio-max-nr", "transparent hugepages", "Docker", "tierbench version", "VCS revision", "vulnerability retbleed"}
+	if !slices.Equal(edited, wantEdited) {
+		t.Errorf("got fields differing between base and the edited copy %q, want %q", edited, wantEdited)
+	}
+	i := slices.IndexFunc(c.Host, func(d Difference) bool { return d.Field == "Docker" })
+	if i < 0 || c.Host[i].Values[1] != "unreachable" {
+		t.Errorf("got Docker difference %v, want the edited copy's engine unreachable", c.Host)
+	}
+	if len(fields) < len(hostFields) {
+		t.Errorf("got %d host differences with a missing fingerprint, want every one of the %d fields", len(fields), len(hostFields))
+	}
+}
+
+func TestLoneResultsAndExcludedCells(t *testing.T) {
+	lone := filepath.Join(t.TempDir(), "lone")
+	if err := os.MkdirAll(lone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(batch4, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lone, "results.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	excluded := copyBundle(t, batch4, func(r map[string]any) {
+		r["cells"].([]any)[0].(map[string]any)["excluded"] = "memory-served"
+	}, nil)
+	c := mustCompare(t, Options{}, base, lone, excluded)
+	first := c.Scenarios[0].Cells[0]
+	lv, ev := first.Values[1], first.Values[2]
+	if !lv.Compared || lv.Stat != "" || len(lv.Notes) != 1 || !strings.HasPrefix(c.Notes[lv.Notes[0]], "no passes to test") {
+		t.Errorf("lone results.json: got %+v with notes %q, want a median-only delta and the no-passes note", lv, c.Notes)
+	}
+	if lv.Delta != formatPct(lv.DeltaPct) {
+		t.Errorf("lone results.json: got delta %q, want %q", lv.Delta, formatPct(lv.DeltaPct))
+	}
+	if ev.Compared || ev.Excluded != "memory-served" || len(ev.Notes) != 1 {
+		t.Errorf("excluded cell: got %+v, want not compared, marked memory-served, with one note", ev)
+	}
+	var md bytes.Buffer
+	if err := c.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "(memory-served) | —") {
+		t.Errorf("got Markdown without the excluded cell's mark and dash:\n%s", md.String())
+	}
+}
+
+func TestLoadNeedsTwoBundles(t *testing.T) {
+	for _, paths := range [][]string{nil, {base}} {
+		if _, err := Load(paths); !errors.Is(err, ErrUsage) {
+			t.Errorf("Load(%q): got %v, want ErrUsage", paths, err)
+		}
+	}
+	if _, err := Load([]string{base, "testdata/no-such-bundle"}); err == nil || !strings.Contains(err.Error(), "no-such-bundle") {
+		t.Errorf("Load of a missing bundle: got %v, want an error naming it", err)
+	}
+	bundles, err := Load([]string{base, base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bundles[0].Name != "base" || bundles[1].Name != "base#2" {
+		t.Errorf("got names %q, %q, want base, base#2", bundles[0].Name, bundles[1].Name)
+	}
+}
+
+func mustCompare(t *testing.T, opts Options, paths ...string) *Comparison {
+	t.Helper()
+	bundles, err := Load(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(bundles, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// copyBundle copies a testdata bundle to a temp dir, applying edit to
+// its decoded results.json and cells to its cells.jsonl.
+func copyBundle(t *testing.T, src string, edit func(map[string]any), cells func([]byte) []byte) string {
+	t.Helper()
+	dst := copyBundleFile(t, src, "results.json", edit)
+	if cells != nil {
+		p := filepath.Join(dst, "cells.jsonl")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, cells(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// copyBundleFile copies a testdata bundle and applies edit to one of its
+// JSON files.
+func copyBundleFile(t *testing.T, src, name string, edit func(map[string]any)) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src)+"-copy")
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	if edit == nil {
+		return dst
+	}
+	p := filepath.Join(dst, name)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// synthetic is a one-cell bundle with the given passes.
+func synthetic(name string, passes []float64) Bundle {
+	row := orchestrator.Row{Backend: "uring", Pin: "none", Label: "no pin"}
+	o := orchestrator.Opened{Dir: name}
+	o.Results.Schema = orchestrator.SchemaVersion
+	o.Results.Plan.Config.Passes = len(passes)
+	o.Results.Cells = []orchestrator.Cell{{Row: row, Threads: 8, Passes: len(passes), Median: median(passes)}}
+	for i, v := range passes {
+		o.Passes = append(o.Passes, orchestrator.PassRecord{Kind: "pass", Row: row, Threads: 8, Pass: i + 1, OpsPerSec: v})
+	}
+	return Bundle{Name: name, Opened: o}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// FuzzCompare feeds arbitrary results.json and fingerprint.json bytes
+// as a second bundle beside a real one: Compare either refuses them with an error or
+// writes both documents, and never panics.
+func FuzzCompare(f *testing.F) {
+	for _, dir := range []string{base, batch4} {
+		r, err := os.ReadFile(filepath.Join(dir, "results.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		fp, err := os.ReadFile(filepath.Join(dir, "fingerprint.json"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(r, fp)
+	}
+	f.Add([]byte(`{"schema_version":1,"cells":[{"row":{},"threads":-1,"passes":1}]}`), []byte("null"))
+	f.Add([]byte(`{}`), []byte(`{"storage":{"disks":[{}]},"vulnerabilities":{"x":"y"}}`))
+	f.Fuzz(func(t *testing.T, results, fingerprint []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), results, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "fingerprint.json"), fingerprint, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bundles, err := Load([]string{base, dir})
+		if err != nil {
+			return
+		}
+		c, err := Compare(bundles, Options{Force: true})
+		if err != nil {
+			t.Fatalf("Compare with --force: got %v, want no error once both bundles load", err)
+		}
+		var out bytes.Buffer
+		if err := c.WriteMarkdown(&out); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteJSON(&out); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,231 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/orchestrator"
+)
+
+// noFingerprint stands for a field of a bundle without a fingerprint
+// (its preflight failed, or the file is missing).
+const noFingerprint = "(no fingerprint)"
+
+// hostField is one fingerprint fact a reader needs to judge whether two
+// numbers can differ for reasons other than the code.
+type hostField struct {
+	name string
+	get  func(*hostcheck.Fingerprint) string
+}
+
+var hostFields = []hostField{
+	{"hostname", func(f *hostcheck.Fingerprint) string { return f.Hostname }},
+	{"CPU model", func(f *hostcheck.Fingerprint) string { return f.CPUModel }},
+	{"microcode", func(f *hostcheck.Fingerprint) string { return f.Microcode }},
+	{"logical CPUs", func(f *hostcheck.Fingerprint) string { return strconv.Itoa(f.LogicalCPUs) }},
+	{"NUMA nodes", func(f *hostcheck.Fingerprint) string { return strconv.Itoa(len(f.NUMANodes)) }},
+	{"memory", func(f *hostcheck.Fingerprint) string { return fmt.Sprintf("%.1f GiB", float64(f.MemoryBytes)/(1<<30)) }},
+	{"virtualization", func(f *hostcheck.Fingerprint) string { return f.Virtualization }},
+	{"OS", func(f *hostcheck.Fingerprint) string { return f.OS }},
+	{"kernel", func(f *hostcheck.Fingerprint) string { return f.Kernel }},
+	{"mitigations", mitigations},
+	{"disk model", func(f *hostcheck.Fingerprint) string {
+		return disks(f, func(d hostcheck.BlockDevice) string { return d.Model })
+	}},
+	{"disk firmware", func(f *hostcheck.Fingerprint) string {
+		return disks(f, func(d hostcheck.BlockDevice) string { return d.FirmwareRev })
+	}},
+	{"I/O scheduler", func(f *hostcheck.Fingerprint) string {
+		return disks(f, func(d hostcheck.BlockDevice) string { return d.Scheduler })
+	}},
+	{"filesystem", func(f *hostcheck.Fingerprint) string {
+		return strings.TrimSpace(f.Storage.FSType + " on " + f.Storage.Source)
+	}},
+	{"fs.aio-max-nr", func(f *hostcheck.Fingerprint) string { return strconv.FormatInt(f.AIO.MaxNr, 10) }},
+	{"transparent hugepages", func(f *hostcheck.Fingerprint) string { return f.THP }},
+	{"CPU governor", func(f *hostcheck.Fingerprint) string { return f.Governor }},
+	{"NUMA balancing", func(f *hostcheck.Fingerprint) string { return f.NUMABalancing }},
+	{"io_uring", func(f *hostcheck.Fingerprint) string { return f.IOUring }},
+	{"Docker", func(f *hostcheck.Fingerprint) string {
+		if f.Docker == nil {
+			return "unreachable"
+		}
+		return fmt.Sprintf("%s (%s, cgroup %s)", f.Docker.Version, f.Docker.StorageDriver, f.Docker.CgroupVersion)
+	}},
+	{"tierbench version", func(f *hostcheck.Fingerprint) string { return f.Tierbench.Module }},
+	{"VCS revision", func(f *hostcheck.Fingerprint) string {
+		rev := f.Tierbench.Revision
+		if rev == "" {
+			rev = "unknown (built without VCS stamping)"
+		}
+		if f.Tierbench.Dirty {
+			rev += " (modified)"
+		}
+		return rev
+	}},
+	{"Go version", func(f *hostcheck.Fingerprint) string { return f.Tierbench.GoVersion }},
+}
+
+// mitigations is the kernel's mitigations= switch as booted ("auto" when
+// the command line does not set it); the per-vulnerability states are
+// fields of their own.
+func mitigations(f *hostcheck.Fingerprint) string {
+	for _, w := range strings.Fields(f.KernelCmdline) {
+		if v, ok := strings.CutPrefix(w, "mitigations="); ok {
+			return v
+		}
+	}
+	return "auto (not on the kernel command line)"
+}
+
+// disks joins one fact of the data dir's physical disks ("vda: x").
+func disks(f *hostcheck.Fingerprint, get func(hostcheck.BlockDevice) string) string {
+	var parts []string
+	for _, d := range f.Storage.Disks {
+		v := get(d)
+		if v == "" {
+			v = "—"
+		}
+		parts = append(parts, d.Name+": "+v)
+	}
+	if len(parts) == 0 {
+		return "—"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// fingerprint decodes a bundle's fingerprint.json; nil when it has none.
+func fingerprint(o orchestrator.Opened) *hostcheck.Fingerprint {
+	var fp *hostcheck.Fingerprint
+	if len(o.Fingerprint) == 0 || json.Unmarshal(o.Fingerprint, &fp) != nil {
+		return nil
+	}
+	return fp
+}
+
+// hostDifferences lists the fingerprint fields whose values are not the
+// same in every bundle, each vulnerability state as a field of its own.
+func hostDifferences(bundles []Bundle) []Difference {
+	fps := make([]*hostcheck.Fingerprint, len(bundles))
+	var vulns []string
+	for i, b := range bundles {
+		fps[i] = fingerprint(b.Opened)
+		if fps[i] != nil {
+			for k := range fps[i].Vulnerabilities {
+				if !slices.Contains(vulns, k) {
+					vulns = append(vulns, k)
+				}
+			}
+		}
+	}
+	slices.Sort(vulns)
+	fields := slices.Clone(hostFields)
+	for _, k := range vulns {
+		fields = append(fields, hostField{"vulnerability " + k, func(f *hostcheck.Fingerprint) string {
+			if v, ok := f.Vulnerabilities[k]; ok {
+				return v
+			}
+			return "—"
+		}})
+	}
+	out := []Difference{}
+	for _, field := range fields {
+		vals := make([]string, len(fps))
+		for i, fp := range fps {
+			if fp == nil {
+				vals[i] = noFingerprint
+				continue
+			}
+			vals[i] = field.get(fp)
+		}
+		if differ(vals) {
+			out = append(out, Difference{Field: field.name, Values: vals})
+		}
+	}
+	return out
+}
+
+// workloadField is one flag of `tierbench run` as a plan records it.
+type workloadField struct {
+	flag string
+	get  func(orchestrator.Plan) string
+}
+
+var workloadFields = []workloadField{
+	{"--profile", func(p orchestrator.Plan) string { return p.Config.Profile }},
+	{"--dbsize", func(p orchestrator.Plan) string { return strconv.FormatInt(p.Config.DBSize, 10) }},
+	{"--keylength", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.KeyLength) }},
+	{"--valuelength", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.ValueLength) }},
+	{"--threads", func(p orchestrator.Plan) string { return joinInts(p.Config.Threads) }},
+	{"--batch", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.Batch) }},
+	{"--cell-seconds", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.CellSeconds) }},
+	{"--passes", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.Passes) }},
+	{"--warmup-seconds", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.WarmupSeconds) }},
+	{"--load-threads", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.LoadThreads) }},
+	{"--memory", func(p orchestrator.Plan) string { return p.Config.Memory }},
+	{"--page", func(p orchestrator.Plan) string { return p.Config.Page }},
+	{"--segment", func(p orchestrator.Plan) string { return p.Config.Segment }},
+	{"--index", func(p orchestrator.Plan) string { return p.Config.Index }},
+	{"--backends", func(p orchestrator.Plan) string { return strings.Join(p.Config.Backends, ",") }},
+	{"--pin", func(p orchestrator.Plan) string { return strings.Join(p.Config.Pins, ",") }},
+	{"--runtime", func(p orchestrator.Plan) string { return p.Runtime }},
+	{"--server-addr", func(p orchestrator.Plan) string { return p.Config.ServerAddr }},
+	{"--max-miss-ratio", func(p orchestrator.Plan) string { return strconv.FormatFloat(p.MaxMisses, 'g', -1, 64) }},
+}
+
+// workloadDifferences lists the run flags whose values are not the same
+// in every bundle.
+func workloadDifferences(bundles []Bundle) []Difference {
+	out := []Difference{}
+	for _, f := range workloadFields {
+		vals := make([]string, len(bundles))
+		for i, b := range bundles {
+			vals[i] = f.get(b.Opened.Results.Plan)
+		}
+		if differ(vals) {
+			out = append(out, Difference{Field: f.flag, Values: vals})
+		}
+	}
+	return out
+}
+
+// incomparabilities names each way a bundle's workload differs from the
+// first bundle's in what a cell measures: the record size (a longer value
+// is a larger read) or the key count (a smaller dataset caches better).
+func incomparabilities(bundles []Bundle) []string {
+	first := bundles[0]
+	c0 := first.Opened.Results.Plan.Config
+	var out []string
+	for _, b := range bundles[1:] {
+		c := b.Opened.Results.Plan.Config
+		if c.KeyLength != c0.KeyLength || c.ValueLength != c0.ValueLength {
+			out = append(out, fmt.Sprintf("record size %d+%d B in %s, %d+%d B in %s (--keylength/--valuelength)",
+				c0.KeyLength, c0.ValueLength, first.Name, c.KeyLength, c.ValueLength, b.Name))
+		}
+		if c.DBSize != c0.DBSize {
+			out = append(out, fmt.Sprintf("--dbsize %d in %s, %d in %s", c0.DBSize, first.Name, c.DBSize, b.Name))
+		}
+	}
+	return out
+}
+
+func differ(vals []string) bool {
+	for _, v := range vals[1:] {
+		if v != vals[0] {
+			return true
+		}
+	}
+	return false
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}

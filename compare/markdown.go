@@ -1,0 +1,166 @@
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+
+	"github.com/tierbench/tierbench/orchestrator"
+)
+
+// WriteJSON writes the comparison as one indented JSON document.
+func (c *Comparison) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(c); err != nil {
+		return fmt.Errorf("compare: write JSON: %w", err)
+	}
+	return nil
+}
+
+// WriteMarkdown writes the comparison for a README or an issue: the
+// tables, their footnotes, then the host and workload differences.
+func (c *Comparison) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	base := c.Bundles[0].Name
+	b.WriteString("# tierbench compare\n\n")
+	for _, bi := range c.Bundles {
+		fmt.Fprintf(&b, "- `%s`: run %s, %s\n", bi.Name, orDash(bi.RunID), bi.Dir)
+	}
+	fmt.Fprintf(&b, "\nEach cell is the median GET ops/sec of its passes; each delta is against `%s`, "+
+		"written `~` where the %s finds no difference at α = %.2f.\n\n", base, c.Test, c.Alpha)
+	for _, f := range c.Forced {
+		fmt.Fprintf(&b, "**Compared with --force although the workloads differ: %s.**\n\n", f)
+	}
+	for _, s := range c.Scenarios {
+		c.scenarioTable(&b, s)
+	}
+	if len(c.Notes) > 0 {
+		for i, n := range c.Notes {
+			fmt.Fprintf(&b, "%s %s\n", superscript(i+1), n)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Host differences\n\n")
+	if len(c.Host) == 0 {
+		b.WriteString("The host fingerprints agree on every field compared (CPU, microcode, kernel, mitigations, disks, fs.aio-max-nr, THP, governor, Docker, tierbench build).\n\n")
+	} else {
+		c.differenceTable(&b, "field", c.Host)
+	}
+	b.WriteString("## Workload differences\n\n")
+	if len(c.Workload) == 0 {
+		b.WriteString("The runs used the same flags.\n")
+	} else {
+		c.differenceTable(&b, "flag", c.Workload)
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("compare: write Markdown: %w", err)
+	}
+	return nil
+}
+
+func (c *Comparison) scenarioTable(b *strings.Builder, s Scenario) {
+	fmt.Fprintf(b, "## %s (GET ops/sec)\n\n", s.Name)
+	if len(s.Cells) == 0 {
+		b.WriteString("No cells.\n\n")
+		return
+	}
+	b.WriteString("| backend | NUMA | threads |")
+	align := "|:--|:--|--:|"
+	for i, bi := range c.Bundles {
+		fmt.Fprintf(b, " %s |", bi.Name)
+		align += "--:|"
+		if i > 0 {
+			fmt.Fprintf(b, " vs %s |", c.Bundles[0].Name)
+			align += "--:|"
+		}
+	}
+	b.WriteString("\n" + align + "\n")
+	for _, cell := range s.Cells {
+		fmt.Fprintf(b, "| %s | %s | %d |", titleCase(cell.Backend), cell.Label, cell.Threads)
+		for i, v := range cell.Values {
+			b.WriteString(" " + medianText(v) + " |")
+			if i > 0 {
+				b.WriteString(" " + c.deltaText(v) + " |")
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+func medianText(v Value) string {
+	switch {
+	case !v.Present:
+		return "—"
+	case v.Excluded != "":
+		return orchestrator.FormatOps(v.Median) + " (" + v.Excluded + ")"
+	}
+	return orchestrator.FormatOps(v.Median)
+}
+
+func (c *Comparison) deltaText(v Value) string {
+	var s string
+	switch {
+	case v.Compared && v.Stat != "":
+		s = v.Delta + " (" + v.Stat + ")"
+	case v.Compared:
+		s = v.Delta
+	default:
+		s = "—"
+	}
+	for _, n := range v.Notes {
+		s += superscript(n + 1)
+	}
+	return s
+}
+
+func (c *Comparison) differenceTable(b *strings.Builder, what string, diffs []Difference) {
+	b.WriteString("| " + what + " |")
+	align := "|:--|"
+	for _, bi := range c.Bundles {
+		fmt.Fprintf(b, " %s |", bi.Name)
+		align += ":--|"
+	}
+	b.WriteString("\n" + align + "\n")
+	for _, d := range diffs {
+		fmt.Fprintf(b, "| %s |", d.Field)
+		for _, v := range d.Values {
+			b.WriteString(" " + escapeCell(orDash(v)) + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// escapeCell keeps a value's "|" from ending a Markdown table cell.
+func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// titleCase writes a backend as the run's table does: "Libaio", "Uring".
+func titleCase(s string) string {
+	r := []rune(s)
+	if len(r) > 0 {
+		r[0] = unicode.ToUpper(r[0])
+	}
+	return string(r)
+}
+
+var superDigits = []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+// superscript writes n as superscript digits, the footnote mark.
+func superscript(n int) string {
+	var r []rune
+	for _, d := range fmt.Sprint(n) {
+		r = append(r, superDigits[d-'0'])
+	}
+	return string(r)
+}

@@ -1,0 +1,60 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrNewerSchema is wrapped by the error of a bundle written by a newer
+// tierbench: its fields may mean something this one does not know.
+var ErrNewerSchema = errors.New("orchestrator: bundle schema is newer than this tierbench's")
+
+// Opened is what a results bundle holds for a reader outside the run:
+// the medians of results.json, the passes behind them and the host.
+type Opened struct {
+	Dir     string
+	Results Results
+	// Passes are the pass records of cells.jsonl; empty when the bundle
+	// is a lone results.json.
+	Passes []PassRecord
+	// Fingerprint is fingerprint.json as written (hostcheck's document);
+	// nil when the file is missing, "null" when the preflight failed.
+	Fingerprint json.RawMessage
+}
+
+// OpenBundle reads the bundle at path, a bundle directory or its
+// results.json. It refuses a bundle of a newer schema, naming both
+// versions, and never writes to the bundle.
+func OpenBundle(path string) (Opened, error) {
+	dir := path
+	if st, err := os.Stat(path); err != nil {
+		return Opened{}, fmt.Errorf("orchestrator: open bundle: %w", err)
+	} else if !st.IsDir() {
+		dir = filepath.Dir(path)
+		if filepath.Base(path) != fileResults {
+			return Opened{}, fmt.Errorf("orchestrator: open bundle %s: want a bundle directory or its %s", path, fileResults)
+		}
+	}
+	o := Opened{Dir: dir}
+	if err := readJSON(dir, fileResults, &o.Results); err != nil {
+		return Opened{}, err
+	}
+	if o.Results.Schema > SchemaVersion {
+		return Opened{}, fmt.Errorf("%w: %s has schema_version %d, this tierbench reads up to %d",
+			ErrNewerSchema, filepath.Join(dir, fileResults), o.Results.Schema, SchemaVersion)
+	}
+	passes, _, err := readCells(dir)
+	if err != nil {
+		return Opened{}, err
+	}
+	o.Passes = passes
+	if b, err := os.ReadFile(filepath.Join(dir, fileFingerprint)); err == nil {
+		o.Fingerprint = b
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Opened{}, fmt.Errorf("orchestrator: open bundle: %w", err)
+	}
+	return o, nil
+}
