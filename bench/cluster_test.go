@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -443,5 +445,63 @@ func TestClusterJSONGolden(t *testing.T) {
 	}
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Errorf("the cluster JSON changed; got:\n%s\nwant:\n%s\nrun go test ./bench -update if the change is meant", buf.Bytes(), want)
+	}
+}
+
+// TestClusterBenchAgainstTierbenchShards starts two tiered tierbench
+// servers as one static cluster (the CLI's --cluster-… flags, one node
+// file) and drives them with --cluster-bench: the load lands each key on
+// its owner only and every GET verifies.
+func TestClusterBenchAgainstTierbenchShards(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	ranges := slots.Split(2)
+	var nodes []slots.Node
+	for i, r := range ranges {
+		nodes = append(nodes, slots.Node{ID: fmt.Sprintf("shard%d", i), Host: "127.0.0.1", Port: testenv.FreePort(t), Ranges: []slots.Range{r}})
+	}
+	file := filepath.Join(t.TempDir(), "nodes.txt")
+	var b strings.Builder
+	slots.FormatNodes(&b, nodes)
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		srv := exec.Command(bin, "server", "--port", strconv.Itoa(n.Port), "--storage-tier",
+			"--memory", "256k", "--page", "64k", "--segment", "1m", "--index", "1m", "--logdir", testenv.MustDiskDir(t),
+			"--device-io-backend", "uring", "--cluster-nodes", file, "--cluster-node-id", n.ID, "--cluster-announce", n.Addr(), "--cluster-slots", slots.FormatRanges(n.Ranges))
+		srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		var logs bytes.Buffer
+		srv.Stderr = &logs
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			testenv.StopProcess(srv)
+			if t.Failed() {
+				t.Logf("server %s:\n%s", n.ID, logs.String())
+			}
+		})
+		testenv.MustWaitPing(t, n.Addr(), 20*time.Second)
+	}
+	cfg := configFor(t, nodes[1].Addr())
+	cfg.Cluster, cfg.Verify = true, true
+	cfg.DBSize, cfg.KeyLength, cfg.ValueLength = 20011, 16, 96
+	rep, human, err := runJSON(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("cluster load and verified GETs: %v\n%s", err, human)
+	}
+	var total int64
+	for i, n := range rep.Load.Cluster.Nodes {
+		got := redisInt(t, n.Addr, "DBSIZE")
+		if n.Addr != nodes[i].Addr() || n.ID != nodes[i].ID || got != n.Hits || n.Slots != ranges[i].Len() {
+			t.Errorf("node %d: %+v, DBSIZE %d; want %s (%s, %d slots) holding what it acknowledged", i, n, got, nodes[i].Addr(), nodes[i].ID, ranges[i].Len())
+		}
+		total += got
+	}
+	if total != cfg.DBSize || rep.Load.Acknowledged != cfg.DBSize {
+		t.Errorf("DBSIZE sums to %d, acknowledged %d; want %d", total, rep.Load.Acknowledged, cfg.DBSize)
+	}
+	for _, c := range rep.Cells {
+		checkClusterCell(t, fmt.Sprintf("tierbench shards t=%d", c.Threads), c, 2)
 	}
 }

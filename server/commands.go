@@ -67,6 +67,10 @@ func (c *conn) dispatch(args [][]byte) {
 		c.txRefused()
 		return
 	}
+	if c.srv.cluster != nil && cmd.firstKey > 0 && !c.clusterRoute(cmd, args) {
+		c.txRefused()
+		return
+	}
 	if c.tx.active && cmd.flags&flagTxControl == 0 {
 		c.queue(cmd, args)
 		return

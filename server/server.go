@@ -35,6 +35,9 @@ type Config struct {
 	// what it has before parsing further requests (default 256 KiB).
 	MaxReplyBytes int
 	Store         store.Config
+	// Cluster, when set, makes the server one master of a static cluster
+	// (cluster.go): it serves only its slots and redirects the rest.
+	Cluster *ClusterConfig
 }
 
 // Defaults for the zero values of Config.
@@ -77,6 +80,8 @@ type Server struct {
 	// and for writing by EXEC (see multi.go).
 	exclusive sync.RWMutex
 	watches   watchRegistry
+
+	cluster *clusterNode // nil unless Config.Cluster is set
 }
 
 // serverStats are the counters INFO reports. Connections add their
@@ -125,6 +130,13 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
+	var cn *clusterNode
+	if cfg.Cluster != nil {
+		var err error
+		if cn, err = newClusterNode(cfg.Cluster); err != nil {
+			return nil, err
+		}
+	}
 	st, err := store.Open(cfg.Store)
 	if err != nil {
 		return nil, fmt.Errorf("server: open store: %w", err)
@@ -143,6 +155,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		start:    time.Now(),
 		shutdown: make(chan struct{}),
 		conns:    make(map[*conn]struct{}),
+		cluster:  cn,
 	}
 	// The effective configuration, defaults filled in by the store, so the
 	// log says what really runs.

@@ -25,6 +25,10 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Bind, "bind", "127.0.0.1", "`address` to listen on")
 	fs.StringVar(&cfg.Auth, "auth", "", "`password` clients must give with AUTH before other commands (empty: no authentication)")
 	fs.BoolVar(&cfg.ScatterGatherGet, "sg-get", true, "submit the device reads of all GETs of a pipelined batch together and wait once;\nfalse waits for each GET's read on its own")
+	clusterNodes := fs.String("cluster-nodes", "", "static cluster: the node `file` every node of the cluster shares, one master a line: ID HOST:PORT A-B[,C-D]")
+	clusterID := fs.String("cluster-node-id", "", "static cluster: this node's `ID` in --cluster-nodes")
+	clusterSlots := fs.String("cluster-slots", "", "static cluster: the `slots` this node serves, A-B[,C-D]; must match its line in --cluster-nodes (default: that line)")
+	clusterAnnounce := fs.String("cluster-announce", "", "static cluster: the `HOST:PORT` clients reach this node at, as -MOVED and CLUSTER SLOTS name it; must match its line in --cluster-nodes (default: that line)")
 	storeConfig := bindStoreFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench server [flags]
@@ -35,6 +39,14 @@ Serves RESP2 (the Redis protocol) on a hybrid-log store. Without
 so GETs of them become device reads (all GETs of one pipelined batch are
 submitted together with --sg-get). redis-cli, redis-benchmark and Redis
 client libraries work against it. It stops on SIGTERM, SIGINT or SHUTDOWN.
+
+With --cluster-nodes and --cluster-node-id it is one master of a static
+cluster (no gossip, no failover, no migration): it serves only its slots,
+answers CLUSTER SHARDS, SLOTS, NODES, MYID, KEYSLOT and INFO from the node
+file, and answers a key of another node's slot with -MOVED slot host:port
+and a command whose keys span slots with -CROSSSLOT, as Redis Cluster does;
+redis-cli -c and cluster clients follow. tierbench run --shards starts
+such clusters itself.
 `+wrapWords("Commands: ", server.CommandNames(), 72)+`
 Example (100 M x 128 B records tiered onto a disk, as the reference runs):
   tierbench server --port 6379 --bind 127.0.0.1 --memory 16m --page 4m \
@@ -54,6 +66,13 @@ Flags:
 		return 2
 	}
 	cfg.Store = sc
+	if *clusterNodes != "" || *clusterID != "" || *clusterSlots != "" || *clusterAnnounce != "" {
+		if cfg.Cluster, err = server.LoadClusterConfig(*clusterNodes, *clusterID, *clusterAnnounce, *clusterSlots); err != nil {
+			fmt.Fprintf(stderr, "tierbench server: %v\n\n", strings.TrimPrefix(err.Error(), "server: "))
+			fs.Usage()
+			return 2
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
