@@ -11,6 +11,7 @@ const (
 	excludedMemoryServed = "memory-served"
 	excludedUnverified   = "unverified"
 	excludedFailed       = "failed"
+	excludedRefused      = "refused"
 )
 
 // median returns the median of xs (the mean of the middle two for an
@@ -37,14 +38,16 @@ func median(xs []float64) (med, lo, hi float64) {
 // flagged: one memory-served or miss-ridden pass is enough to doubt it.
 func aggregate(plan Plan, recs []PassRecord, fails []FailRecord, fioIOPS512 float64) []Cell {
 	failedRow := map[string]bool{}
+	refusedRow := map[string]bool{}
 	for _, f := range fails {
 		failedRow[f.Row.key()] = true
+		refusedRow[f.Row.key()] = f.Refused
 	}
 	byCell := map[string][]PassRecord{}
 	for _, r := range recs {
 		// Judge again from the raw counts: a re-rendered report applies
 		// this tierbench's thresholds, whatever the run recorded.
-		judgePass(&r)
+		judgePass(&r, plan.MaxMisses)
 		k := cellKey(r.Row, r.Threads)
 		byCell[k] = append(byCell[k], r)
 	}
@@ -75,6 +78,9 @@ func aggregate(plan Plan, recs []PassRecord, fails []FailRecord, fioIOPS512 floa
 			c.Passes = len(ops)
 			if c.Passes < plan.Config.Passes && failedRow[row.key()] {
 				c.Excluded = excludedFailed
+				if refusedRow[row.key()] {
+					c.Excluded = excludedRefused
+				}
 			}
 			c.Median, c.Min, c.Max = median(ops)
 			c.ReadBytesPerGet, _, _ = median(rb)

@@ -102,16 +102,23 @@ type LoadRecord struct {
 	Server     Placement `json:"server_placement"`
 	ServerMode string    `json:"server_mode,omitempty"` // process | docker, privileged | …
 	UringProbe string    `json:"uring_probe,omitempty"` // preflight's io_uring check where the server ran
-	Time       time.Time `json:"time"`
+
+	Owner      *OwnerProof  `json:"owner,omitempty"`         // the pid proven to own the listening socket
+	ServerInfo *ServerInfo  `json:"server_info,omitempty"`   // what the server says it is
+	Sample     *SampleCheck `json:"sampled_check,omitempty"` // the sampled GET check after the load
+	Time       time.Time    `json:"time"`
 }
 
 // FailRecord is a cells.jsonl line saying a row could not be finished.
 type FailRecord struct {
-	Kind   string    `json:"kind"` // "fail"
-	Schema int       `json:"schema_version"`
-	Row    Row       `json:"row"`
-	Error  string    `json:"error"`
-	Time   time.Time `json:"time"`
+	Kind   string `json:"kind"` // "fail"
+	Schema int    `json:"schema_version"`
+	Row    Row    `json:"row"`
+	Error  string `json:"error"`
+	// Refused says the row was refused (a partial load, a sampled miss, a
+	// wrong process) rather than broken: its cells are marked refused.
+	Refused bool      `json:"refused,omitempty"`
+	Time    time.Time `json:"time"`
 }
 
 // Plan is what a run set out to do; --resume reads it back.

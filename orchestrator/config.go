@@ -1,8 +1,10 @@
 package orchestrator
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +37,9 @@ const (
 // Config is everything one `tierbench run` needs. Zero fields take the
 // profile's value, then the environment overrides (DATA, THREADS, PASSES,
 // RUNTIME, as the reference generator accepts them), then explicit fields.
+// A field whose flag name is in Given was set on purpose: its zero is kept
+// (--warmup-seconds 0 means no warm-up) or refused with the flag's name
+// (--passes 0), never replaced by the profile's value.
 type Config struct {
 	Profile string // quick | reference (default quick)
 
@@ -75,7 +80,22 @@ type Config struct {
 	// StateDir keeps pid files of running children so a later run can
 	// remove what an interrupted one left; default $TMPDIR/tierbench-state.
 	StateDir string
+
+	// MaxMissRatio is the share of missed GETs a cell may have and still be
+	// shown (--max-miss-ratio); 0, the default, keeps out a cell with any
+	// miss. It also bounds the sampled hit check before measuring.
+	MaxMissRatio float64
+	// KeepData keeps the last row's segment files in DataDir when the run
+	// ends (--keep-data); by default a run removes what it wrote there.
+	KeepData bool
+
+	// Given lists the flags set explicitly, by name without dashes
+	// ("passes", "warmup-seconds", "data"); see the type's comment.
+	Given []string
 }
+
+// given reports whether the flag name was set explicitly.
+func (c Config) given(name string) bool { return slices.Contains(c.Given, name) }
 
 // profiles holds the defaults of each profile. The quick profile keeps the
 // reference's shape (16/96-byte records, four thread columns, -b 1024,
@@ -114,17 +134,18 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	if !ok {
 		return c, fmt.Errorf("%w: unknown --profile %q (want quick or reference)", ErrConfig, c.Profile)
 	}
-	if v := getenv("DATA"); v != "" && c.DataDir == "" {
+	if v := getenv("DATA"); v != "" && c.DataDir == "" && !c.given("data") {
 		c.DataDir = v
+		c.Given = append(c.Given, "data") // named by the user, as --data would be
 	}
-	if v := getenv("THREADS"); v != "" && len(c.Threads) == 0 {
+	if v := getenv("THREADS"); v != "" && len(c.Threads) == 0 && !c.given("threads") {
 		t, err := ParseInts(v)
 		if err != nil {
 			return c, fmt.Errorf("%w: environment THREADS=%q: %w", ErrConfig, v, err)
 		}
 		c.Threads = t
 	}
-	if v := getenv("PASSES"); v != "" && c.Passes == 0 {
+	if v := getenv("PASSES"); v != "" && c.Passes == 0 && !c.given("passes") {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
 			return c, fmt.Errorf("%w: environment PASSES=%q: want a positive integer", ErrConfig, v)
@@ -133,26 +154,40 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	}
 	// RUNTIME is the reference generator's seconds per cell (its
 	// Resp.benchmark --runtime), not this tool's --runtime.
-	if v := getenv("RUNTIME"); v != "" && c.CellSeconds == 0 {
+	if v := getenv("RUNTIME"); v != "" && c.CellSeconds == 0 && !c.given("cell-seconds") {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
 			return c, fmt.Errorf("%w: environment RUNTIME=%q: want seconds per cell, a positive integer", ErrConfig, v)
 		}
 		c.CellSeconds = n
 	}
-	setInt64(&c.DBSize, p.DBSize)
-	setInt(&c.KeyLength, p.KeyLength)
-	setInt(&c.ValueLength, p.ValueLength)
-	setInt(&c.Batch, p.Batch)
-	setInt(&c.CellSeconds, p.CellSeconds)
-	setInt(&c.Passes, p.Passes)
-	setInt(&c.LoadThreads, p.LoadThreads)
-	setInt(&c.LoadBatch, p.LoadBatch)
-	setInt(&c.WarmupSeconds, p.WarmupSeconds)
-	setInt(&c.FioSeconds, p.FioSeconds)
-	setInt(&c.WarmupSeconds, c.CellSeconds)
-	if len(c.Threads) == 0 {
+	orProfile := func(dst *int, flagName string, v int) {
+		if *dst == 0 && !c.given(flagName) {
+			*dst = v
+		}
+	}
+	if c.DBSize == 0 && !c.given("dbsize") {
+		c.DBSize = p.DBSize
+	}
+	orProfile(&c.KeyLength, "keylength", p.KeyLength)
+	orProfile(&c.ValueLength, "valuelength", p.ValueLength)
+	orProfile(&c.Batch, "batch", p.Batch)
+	orProfile(&c.CellSeconds, "cell-seconds", p.CellSeconds)
+	orProfile(&c.Passes, "passes", p.Passes)
+	orProfile(&c.LoadThreads, "load-threads", p.LoadThreads)
+	orProfile(&c.LoadBatch, "load-batch", p.LoadBatch)
+	orProfile(&c.FioSeconds, "fio-seconds", p.FioSeconds)
+	// The warm-up defaults to the profile's, else to one cell.
+	orProfile(&c.WarmupSeconds, "warmup-seconds", cmp.Or(p.WarmupSeconds, c.CellSeconds))
+	if len(c.Threads) == 0 && !c.given("threads") {
 		c.Threads = slices.Clone(p.Threads)
+	}
+	c.setRunDefaults()
+	if c.ServerAddr != "" {
+		// Nothing of tierbench's own server applies to a server the run
+		// does not start: validate refuses those flags, and the plan and
+		// results.json record only the one external row that runs.
+		return c, c.validate()
 	}
 	setString(&c.Memory, p.Memory)
 	setString(&c.Page, p.Page)
@@ -164,10 +199,17 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	if len(c.Pins) == 0 {
 		c.Pins = []string{PinPinned, PinNone}
 	}
-	setString(&c.Runtime, RuntimeAuto)
-	setString(&c.DataDir, "/var/tmp/tierbench-data")
-	setString(&c.StateDir, filepath.Join(os.TempDir(), "tierbench-state"))
 	return c, c.validate()
+}
+
+// DefaultDataDir is the data dir when neither --data nor DATA names one.
+const DefaultDataDir = "/var/tmp/tierbench-data"
+
+// setRunDefaults fills the fields every run has, whatever its server.
+func (c *Config) setRunDefaults() {
+	setString(&c.Runtime, RuntimeAuto)
+	setString(&c.DataDir, DefaultDataDir)
+	setString(&c.StateDir, filepath.Join(os.TempDir(), "tierbench-state"))
 }
 
 func (c Config) validate() error {
@@ -176,11 +218,28 @@ func (c Config) validate() error {
 	if c.DBSize < 1 {
 		bad("--dbsize %d: want at least 1 key", c.DBSize)
 	}
-	if c.KeyLength < 1 || c.ValueLength < 1 {
-		bad("--keylength %d / --valuelength %d: want positive lengths", c.KeyLength, c.ValueLength)
+	for _, f := range []struct {
+		name  string
+		value int
+		least int
+		want  string
+	}{
+		{"keylength", c.KeyLength, 1, "at least 1 byte"},
+		{"valuelength", c.ValueLength, 1, "at least 1 byte"},
+		{"batch", c.Batch, 1, "at least 1 GET per batch"},
+		{"cell-seconds", c.CellSeconds, 1, "at least 1 second per cell"},
+		{"passes", c.Passes, 1, "at least 1 pass per cell"},
+		{"warmup-seconds", c.WarmupSeconds, 0, "0 (no warm-up) or more seconds"},
+		{"load-threads", c.LoadThreads, 1, "at least 1 loader connection"},
+		{"load-batch", c.LoadBatch, 1, "at least 1 key per MSET"},
+		{"fio-seconds", c.FioSeconds, 0, "0 (preflight's default) or more seconds"},
+	} {
+		if f.value < f.least {
+			bad("--%s %d: want %s", f.name, f.value, f.want)
+		}
 	}
-	if c.Batch < 1 || c.CellSeconds < 1 || c.Passes < 1 || c.WarmupSeconds < 0 || c.LoadThreads < 1 || c.LoadBatch < 1 {
-		bad("--batch %d, --cell-seconds %d, --passes %d, load threads %d: want positive values", c.Batch, c.CellSeconds, c.Passes, c.LoadThreads)
+	if len(c.Threads) == 0 {
+		bad("--threads: want at least one thread count")
 	}
 	for _, t := range c.Threads {
 		if t < 1 {
@@ -188,6 +247,49 @@ func (c Config) validate() error {
 			break
 		}
 	}
+	if !(c.MaxMissRatio >= 0 && c.MaxMissRatio < 1) {
+		bad("--max-miss-ratio %g: want a share from 0 (no miss tolerated, the default) up to below 1", c.MaxMissRatio)
+	}
+	switch c.Runtime {
+	case RuntimeAuto, RuntimeDocker, RuntimeProcess:
+	default:
+		bad("--runtime %q: want docker, process or auto", c.Runtime)
+	}
+	if c.ServerAddr == "" {
+		if c.SkipLoad {
+			bad("--skip-load needs --server-addr: a server this run starts is always empty")
+		}
+		if c.ServerPID != 0 || c.given("server-pid") {
+			bad("--server-pid %d needs --server-addr: the servers this run starts are found by themselves", c.ServerPID)
+		}
+		c.validateOwnServer(bad)
+	} else {
+		if _, _, err := net.SplitHostPort(c.ServerAddr); err != nil {
+			bad("--server-addr %q: want HOST:PORT: %v", c.ServerAddr, err)
+		}
+		if c.ServerPID < 0 || c.ServerPID == 0 && c.given("server-pid") {
+			bad("--server-pid %d: want the pid of the server at --server-addr (leave it out to find the owner of its listening socket)", c.ServerPID)
+		}
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{
+			{"backends", len(c.Backends) > 0}, {"pin", len(c.Pins) > 0},
+			{"memory", c.Memory != ""}, {"page", c.Page != ""}, {"segment", c.Segment != ""}, {"index", c.Index != ""},
+		} {
+			if f.set || c.given(f.name) {
+				bad("--%s applies to the tiered server a run starts, not to the server at --server-addr", f.name)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+	}
+	return nil
+}
+
+// validateOwnServer checks the flags of the tiered server a run starts.
+func (c Config) validateOwnServer(bad func(string, ...any)) {
 	for _, b := range c.Backends {
 		if b != "libaio" && b != "uring" {
 			bad("--backends: unknown backend %q (want libaio, uring)", b)
@@ -198,33 +300,19 @@ func (c Config) validate() error {
 			bad("--pin: unknown pin mode %q (want pinned, none)", p)
 		}
 	}
-	switch c.Runtime {
-	case RuntimeAuto, RuntimeDocker, RuntimeProcess:
-	default:
-		bad("--runtime %q: want docker, process or auto", c.Runtime)
-	}
-	if c.ServerAddr == "" && c.SkipLoad {
-		bad("--skip-load needs --server-addr: a server this run starts is always empty")
-	}
-	if c.ServerAddr == "" {
-		mem, err1 := size.Parse(c.Memory)
-		for _, s := range []string{c.Memory, c.Page, c.Segment, c.Index} {
-			if _, err := size.Parse(s); err != nil {
-				bad("server size: %v", err)
-			}
-		}
-		if err1 == nil && !c.Force {
-			data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
-			if data < minDeviceToMemory*mem {
-				bad("dataset %d keys × %d B = %s is less than %d × --memory %s: reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway, and the device-hit check then marks the cells)",
-					c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), minDeviceToMemory, c.Memory)
-			}
+	mem, err1 := size.Parse(c.Memory)
+	for _, s := range []string{c.Memory, c.Page, c.Segment, c.Index} {
+		if _, err := size.Parse(s); err != nil {
+			bad("server size: %v", err)
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+	if err1 == nil && !c.Force {
+		data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
+		if data < minDeviceToMemory*mem {
+			bad("dataset %d keys × %d B = %s is less than %d × --memory %s: reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway, and the device-hit check then marks the cells)",
+				c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), minDeviceToMemory, c.Memory)
+		}
 	}
-	return nil
 }
 
 // ErrConfig wraps every error of a configuration that cannot run: the
@@ -237,18 +325,6 @@ func recordBytes(keyLength, valueLength int) int {
 	return (recordOverheadBytes + keyLength + valueLength + 7) &^ 7
 }
 
-func setInt(dst *int, v int) {
-	if *dst == 0 {
-		*dst = v
-	}
-}
-
-func setInt64(dst *int64, v int64) {
-	if *dst == 0 {
-		*dst = v
-	}
-}
-
 func setString(dst *string, v string) {
 	if *dst == "" {
 		*dst = v
@@ -256,19 +332,39 @@ func setString(dst *string, v string) {
 }
 
 // ParseInts parses a list like "8,32,48,64" or "8 32 48 64" (the
-// reference generator's THREADS); errors name the bad element.
+// reference generator's THREADS). An empty item ("8,,32", a trailing
+// comma) is refused rather than dropped; errors name the bad item.
 func ParseInts(s string) ([]int, error) {
-	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
-	if len(fields) == 0 {
-		return nil, fmt.Errorf("empty list")
+	items, err := SplitList(s)
+	if err != nil {
+		return nil, err
 	}
-	out := make([]int, 0, len(fields))
-	for _, f := range fields {
+	out := make([]int, 0, len(items))
+	for _, f := range items {
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
 			return nil, fmt.Errorf("%q is not a positive integer", f)
 		}
 		out = append(out, n)
+	}
+	return out, nil
+}
+
+// SplitList splits a list written with commas or blanks ("libaio,uring",
+// "8 32"); an empty item between two commas, or at either end, is an
+// error, since it is most likely a typo for a value the user meant.
+func SplitList(s string) ([]string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, fmt.Errorf("empty list")
+	}
+	var out []string
+	for i, part := range strings.Split(s, ",") {
+		fields := strings.Fields(part)
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("item %d of %q is empty", i+1, s)
+		}
+		out = append(out, fields...)
 	}
 	return out, nil
 }

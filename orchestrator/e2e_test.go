@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -200,6 +201,11 @@ func TestRunProcess(t *testing.T) {
 	if plan.Runtime != RuntimeProcess {
 		t.Errorf("plan runtime %q, want process", plan.Runtime)
 	}
+	// The run created --data: a finished run removes it with the last
+	// row's segment files.
+	if _, err := os.Stat(data); !os.IsNotExist(err) || !strings.Contains(r.stderr, "cleanup: removed the segment files in "+data) {
+		t.Errorf("data dir after the run: stat %v; want it removed and said so:\n%s", err, r.stderr)
+	}
 	assertNoProcesses(t, bin)
 	if files, _ := filepath.Glob(filepath.Join(base, "state", "*.pids")); len(files) != 0 {
 		t.Errorf("pid files left: %v", files)
@@ -342,8 +348,8 @@ func TestRunInterruptAndResume(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Fatalf("interrupted run exited 0")
+		if code := exitCode(err); code != ExitSIGINT {
+			t.Fatalf("interrupted run exited %d (%v), want %d:\n%s", code, err, ExitSIGINT, stderr.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("run did not stop within 30 s of SIGINT:\n%s", stderr.String())
@@ -390,26 +396,29 @@ func TestRunExternalSkipLoadRefusesPartialLoad(t *testing.T) {
 		"--threads", "2", "--batch", "64", "--cell-seconds", "1", "--passes", "1", "--warmup-seconds", "1", "--no-fio",
 		"--data", filepath.Join(base, "data"), "--state-dir", filepath.Join(base, "state")}
 	r := runBinary(t, bin, append(common, "--dbsize", "200000", "--out", filepath.Join(base, "partial"))...)
-	if r.code == 0 {
-		t.Fatalf("partial load measured (exit 0):\n%s", r.stdout)
+	if r.code != ExitNothing {
+		t.Fatalf("partial load: exit %d, want %d (nothing publishable):\n%s", r.code, ExitNothing, r.stderr)
 	}
-	for _, want := range []string{"server holds 2000 keys, 1.00 %", "refusing to measure a partial load"} {
+	for _, want := range []string{"server holds 2000 keys, 198000 fewer than --dbsize 200000 (1.00 %)", "refusing to measure a partial load", "REFUSED"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	if r.stdout != "" {
-		t.Errorf("a refused run printed a table:\n%s", r.stdout)
+	if strings.Contains(r.stderr, "cell 1/") || !strings.Contains(r.stdout, "refused*") {
+		t.Errorf("a refused row was measured, or its cells not marked refused*:\n%s\n%s", r.stdout, r.stderr)
 	}
 
 	// The full key count with the server's pid: measured, and the device
-	// counter shows Redis answers from memory.
+	// counter shows Redis answers from memory: nothing publishable.
 	r = runBinary(t, bin, append(common, "--dbsize", "2000", "--server-pid", strconv.Itoa(redis.Cmd.Process.Pid), "--out", filepath.Join(base, "full"))...)
-	if r.code != 0 {
-		t.Fatalf("full load: exit %d:\n%s", r.code, r.stderr)
+	if r.code != ExitNothing {
+		t.Fatalf("full load: exit %d, want %d (every cell memory-served):\n%s", r.code, ExitNothing, r.stderr)
 	}
 	if !strings.Contains(r.stdout, "| External | no pin ("+redis.Addr+")") || !strings.Contains(r.stdout, "mem-served*") {
 		t.Errorf("table for redis: got\n%s\nwant the external row marked mem-served*", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "the only cell is kept out: External no pin ("+redis.Addr+") t=2 (memory-served)") {
+		t.Errorf("stderr does not list the cell kept out:\n%s", r.stderr)
 	}
 }
 
@@ -429,9 +438,12 @@ func TestRunDeviceHitCatchesMemoryHeldDataset(t *testing.T) {
 		t.Errorf("dataset held in memory without --force: exit %d, stderr\n%s\nwant 2 and the 20 × memory refusal", r.code, r.stderr)
 	}
 	// With --force it measures, and the device-hit check keeps every cell out.
-	r = runBinary(t, bin, append(args, "--runtime", "process", "--backends", "libaio", "--pin", "none", "--force")...)
-	if r.code != 0 {
-		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	r = runBinary(t, bin, append(args, "--runtime", "process", "--backends", "libaio", "--pin", "none", "--force", "--keep-data")...)
+	if r.code != ExitNothing {
+		t.Fatalf("every cell memory-served: exit %d, want %d:\n%s", r.code, ExitNothing, r.stderr)
+	}
+	if segs, _ := filepath.Glob(filepath.Join(data, "*")); len(segs) == 0 {
+		t.Errorf("--keep-data: the data dir %s is empty after the run, want the last row's segment files", data)
 	}
 	if got := strings.Count(r.stdout, "mem-served*"); got != 3 { // two cells and the note
 		t.Errorf("table: got\n%s\nwant both cells marked mem-served* and the note", r.stdout)
@@ -456,6 +468,18 @@ func TestRunDeviceHitCatchesMemoryHeldDataset(t *testing.T) {
 }
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// exitCode is a finished child's exit status from its Wait error.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
 
 func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	cli := dockerClient(t)
@@ -497,8 +521,8 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Errorf("run stopped by SIGTERM exited 0")
+		if code := exitCode(err); code != ExitSIGTERM {
+			t.Errorf("run stopped by SIGTERM exited %d (%v), want %d", code, err, ExitSIGTERM)
 		}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("run did not stop within 60 s of SIGTERM:\n%s", stderr.String())

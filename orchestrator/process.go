@@ -318,7 +318,9 @@ func alive(pid int, st uint64) bool {
 }
 
 // removeStaleProcesses kills the children listed in pid files whose owner
-// is gone, and removes those files; it returns what it did.
+// is gone, and removes those files (and unreadable ones); it returns what
+// it did. A file whose owner is alive belongs to a run in progress, here
+// or in another session on this host, and is left alone.
 func removeStaleProcesses(stateDir string) []string {
 	files, _ := filepath.Glob(filepath.Join(stateDir, "*.pids"))
 	var did []string
@@ -331,7 +333,9 @@ func removeStaleProcesses(stateDir string) []string {
 		var owner int
 		var ownerStart uint64
 		if len(lines) == 0 || !scanPid(lines[0], &owner, &ownerStart) {
-			os.Remove(f)
+			if os.Remove(f) == nil {
+				did = append(did, fmt.Sprintf("removed pid file %s (no owner line)", f))
+			}
 			continue
 		}
 		if owner == os.Getpid() || alive(owner, ownerStart) {
@@ -346,7 +350,9 @@ func removeStaleProcesses(stateDir string) []string {
 				did = append(did, fmt.Sprintf("killed process %d left by the run in %s", pid, filepath.Base(f)))
 			}
 		}
-		os.Remove(f)
+		if os.Remove(f) == nil {
+			did = append(did, fmt.Sprintf("removed pid file %s (its run, pid %d, is gone)", f, owner))
+		}
 	}
 	return did
 }

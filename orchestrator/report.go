@@ -43,9 +43,6 @@ func render(dir string) (string, error) {
 	if plan.Schema > SchemaVersion {
 		return "", fmt.Errorf("orchestrator: %s: schema_version %d is newer than this tierbench's %d", dir, plan.Schema, SchemaVersion)
 	}
-	if plan.MaxMisses == 0 {
-		plan.MaxMisses = maxMissRatio
-	}
 	passes, loads, err := readCells(dir)
 	if err != nil {
 		return "", err
@@ -61,6 +58,9 @@ func render(dir string) (string, error) {
 		return "", err
 	}
 	fio := pre.fioIOPS(512)
+	if !ceilingApplies(plan.Config) {
+		fio = 0 // a disk the external server may never touch bounds nothing
+	}
 	res := Results{Schema: SchemaVersion, Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
 		Cells: aggregate(plan, passes, fails, fio), FioIOPS512: fio}
 	table, err := renderTable(plan, res.Cells)
@@ -87,13 +87,9 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 	c := res.Plan.Config
 	fmt.Fprintf(&b, "# tierbench run %s\n\n", res.Plan.RunID)
 	fmt.Fprintf(&b, "## Host\n\n%s\n\n", hostParagraph(res.Plan, pre, preRaw))
-	fmt.Fprintf(&b, "## Workload\n\n%d keys, %d B records (--keylength %d --valuelength %d) tiered with --memory %s --page %s --segment %s --index %s; 100 %% random GET; client -b %d; %d s per cell; median of %d passes after a %d s warm-up; runtime %s.\n\n",
-		c.DBSize, recordBytes(c.KeyLength, c.ValueLength), c.KeyLength, c.ValueLength, c.Memory, c.Page, c.Segment, c.Index,
-		c.Batch, c.CellSeconds, c.Passes, c.WarmupSeconds, res.Plan.Runtime)
-	if c.ServerAddr != "" {
-		fmt.Fprintf(&b, "External server at %s (pid %d for /proc).\n\n", c.ServerAddr, c.ServerPID)
-	}
+	fmt.Fprintf(&b, "## Workload\n\n%s", workloadParagraph(res))
 	fmt.Fprintf(&b, "## Results (GET ops/sec)\n\n%s\n", table)
+	b.WriteString(keptOut(res))
 
 	b.WriteString("## Share of the fio ceiling\n\n")
 	if res.FioIOPS512 > 0 {
@@ -122,7 +118,7 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 		}
 		b.WriteString("\n")
 	} else {
-		b.WriteString("No fio baseline in this bundle (preflight ran without --fio, or failed): no ceiling to divide by.\n\n")
+		b.WriteString(noCeilingSentence(c))
 	}
 
 	b.WriteString("## Load evidence\n\n")
@@ -133,14 +129,14 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 		for _, l := range res.Loads {
 			ack := "skipped"
 			if l.Acknowledged >= 0 {
-				ack = fmt.Sprintf("%d (%.2f %%)", l.Acknowledged, pct(l.Acknowledged, l.DBSize))
+				ack = fmt.Sprintf("%d (%s)", l.Acknowledged, formatPercentBeside(share(l.Acknowledged, l.DBSize), 1))
 			}
 			dev := "not tiered"
 			if l.Tiered {
 				dev = fmt.Sprintf("%.2f %% (%d / %d)", 100*l.DeviceShare, l.HeadAddress, l.TailAddress)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %d (%.2f %%) | %s | %.1f | %s / %s |\n", titleCase(l.Row.Backend), l.Row.Label,
-				l.DBSize, ack, l.ServerKeys, pct(l.ServerKeys, l.DBSize), dev, l.LoadSeconds, orDash(l.Server.CPUs), orDash(l.Server.Mems))
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %d (%s) | %s | %.1f | %s / %s |\n", titleCase(l.Row.Backend), l.Row.Label,
+				l.DBSize, ack, l.ServerKeys, formatPercentBeside(share(l.ServerKeys, l.DBSize), 1), dev, l.LoadSeconds, orDash(l.Server.CPUs), orDash(l.Server.Mems))
 		}
 		b.WriteString("\n")
 		for _, l := range res.Loads {
@@ -154,20 +150,21 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(loadNotes(res))
 
 	b.WriteString("## Device-hit evidence and spread\n\n")
-	fmt.Fprintf(&b, "Device bytes are the server's /proc/<pid>/io read_bytes over each GET phase. A cell under %.0f B per GET (%.0f %% of a %d B sector; at most 1/%d of the dataset fits in the server's memory) was served from memory; a cell with more than %.1f %% misses answered them without the device. Both are kept out of the table.\n\n", minSectorShare*sectorBytes, 100*minSectorShare, sectorBytes, minDeviceToMemory, 100*res.Plan.MaxMisses)
+	b.WriteString(deviceHitParagraph(res))
 	b.WriteString("| backend | NUMA | threads | passes | median | min | max | device B/GET | misses | note |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, cell := range res.Cells {
 		if cell.Passes == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %.0f | %.3f %% | %s |\n", titleCase(cell.Row.Backend), cell.Row.Label,
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %.0f | %s | %s |\n", titleCase(cell.Row.Backend), cell.Row.Label,
 			cell.Threads, cell.Passes, FormatOps(cell.Median), FormatOps(cell.Min), FormatOps(cell.Max),
-			cell.ReadBytesPerGet, 100*cell.MissRatio, cell.Excluded)
+			cell.ReadBytesPerGet, formatPercentBeside(cell.MissRatio, res.Plan.MaxMisses), cell.Excluded)
 	}
 	if len(res.Failures) > 0 {
-		b.WriteString("\n## Failures\n\n")
+		b.WriteString("\n## Failures and refusals\n\n")
 		for _, f := range res.Failures {
 			later := ""
 			if rowComplete(res, f.Row) {

@@ -11,16 +11,12 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/tierbench/tierbench/internal/size"
 )
 
 // Verification thresholds of the methodology.
@@ -32,8 +28,6 @@ const (
 	// the part above it is no larger than --memory (the store evicted all
 	// it could) and the dataset is ≥ 20 × memory, as validate requires.
 	minDeviceShare = 0.99
-	// maxMissRatio: a cell whose GETs missed more often is kept out.
-	maxMissRatio = 0.001
 	// sectorBytes is the device's logical block: a storage-bound GET of a
 	// record smaller than it reads at least one.
 	sectorBytes = 512
@@ -45,18 +39,15 @@ const (
 	minSectorShare = 0.9
 )
 
-// ErrPartialLoad is returned when the server holds fewer keys than the
-// run is about to read: their misses would be answered from memory.
-var ErrPartialLoad = errors.New("orchestrator: partial load")
-
 // Run runs the matrix cfg describes, writes the results bundle under
 // cfg.OutDir (or completes the one named by cfg.Resume), prints the table
 // on stdout and progress on stderr. SIGINT and SIGTERM stop it; whatever
 // it started is removed on every way out, and the passes already measured
 // stay in cells.jsonl for --resume.
 func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) {
-	ctx, stopSignals := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stopSignals := notifySignals(ctx)
 	defer stopSignals()
+	defer func() { err = interrupted(ctx, err) }()
 	if cfg.Silent {
 		stderr = io.Discard
 	}
@@ -64,15 +55,31 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err := r.setup(cfg); err != nil {
 		return err
 	}
+	// An external server is proven before anything is created or started:
+	// a wrong pid or nothing listening is refused at once.
+	if r.cfg.ServerAddr != "" {
+		proof, err := r.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)
+		if err != nil {
+			return err
+		}
+		r.proof = &proof
+		r.cfg.ServerPID = proof.PID
+		r.printf("server: %s\n", proof.sentence())
+	}
+	if err := r.createBundle(); err != nil {
+		return err
+	}
 	r.printf("tierbench run %s: bundle %s\n", r.plan.RunID, r.out)
 
-	for _, did := range removeStaleProcesses(r.cfg.StateDir) {
+	for _, did := range sweepStale(ctx, r.cfg.StateDir) {
 		r.printf("cleanup: %s\n", did)
 	}
 	if r.pids, err = newPidFile(r.cfg.StateDir, r.plan.RunID); err != nil {
 		return err
 	}
 	defer r.pids.close()
+	r.prepareDataDir()
+	defer r.cleanData()
 
 	if err := r.pickDriver(ctx); err != nil {
 		return err
@@ -104,7 +111,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	// what could be measured and the run exits non-zero naming the rest.
 	// A refused load or a configuration error stops everything.
 	var failed []error
-	for _, row := range r.plan.Rows {
+	for i, row := range r.plan.Rows {
+		r.rowIndex = i
 		err := r.runRow(ctx, row)
 		if err == nil {
 			continue
@@ -112,14 +120,23 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		if ctx.Err() != nil {
 			return fmt.Errorf("orchestrator: interrupted during %s %s: the finished passes are in %s; complete with --resume %s", row.Backend, row.Label, filepath.Join(r.out, fileCells), r.out)
 		}
-		if errors.Is(err, ErrPartialLoad) || errors.Is(err, ErrConfig) || errors.Is(err, errPreflight) {
+		if errors.Is(err, ErrConfig) || errors.Is(err, errPreflight) {
 			return err
 		}
-		r.printf("%s %s: FAILED: %v\n", titleCase(row.Backend), row.Label, err)
-		if aerr := r.cells.append(FailRecord{Kind: "fail", Schema: SchemaVersion, Row: row, Error: err.Error(), Time: time.Now().UTC()}); aerr != nil {
+		// A refused row (a partial load, a sampled miss, a wrong process)
+		// is recorded and its cells marked; the other rows still run.
+		refused := errors.Is(err, ErrRefused)
+		verdict := "FAILED"
+		if refused {
+			verdict = "REFUSED"
+		}
+		r.printf("%s %s: %s: %v\n", titleCase(row.Backend), row.Label, verdict, err)
+		if aerr := r.cells.append(FailRecord{Kind: "fail", Schema: SchemaVersion, Row: row, Error: err.Error(), Refused: refused, Time: time.Now().UTC()}); aerr != nil {
 			return errors.Join(err, aerr)
 		}
-		failed = append(failed, err)
+		if !refused {
+			failed = append(failed, err)
+		}
 	}
 	table, err := render(r.out)
 	if err != nil {
@@ -128,6 +145,14 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	fmt.Fprint(stdout, table)
 	if len(failed) > 0 {
 		return fmt.Errorf("orchestrator: %d of %d rows failed (bundle %s; --resume %s retries them): %w", len(failed), len(r.plan.Rows), r.out, r.out, errors.Join(failed...))
+	}
+	var res Results
+	if err := readJSON(r.out, fileResults, &res); err != nil {
+		return err
+	}
+	if err := outcome(res); err != nil {
+		r.printf("finished in %s: %s\n", time.Since(r.started).Round(time.Second), r.out)
+		return err
 	}
 	r.printf("done in %s: %s\n", time.Since(r.started).Round(time.Second), r.out)
 	return nil
@@ -156,12 +181,20 @@ type runner struct {
 	started time.Time
 	topo    topology
 	pinning pinning
+	proof   *OwnerProof // the external server's, proven before the run
+	// dataCreated says the run created DataDir, so it removes it at the end.
+	dataCreated bool
 
 	done      map[string]bool // passes already in cells.jsonl
 	loadsDone map[string]bool
 	cellTotal int
 	cellIndex int
 	cellTime  time.Duration // measured time of the cells run so far
+	// loadedKeys and loadTime are the loads measured so far, for the
+	// progress estimate of the loads still ahead.
+	loadedKeys int64
+	loadTime   time.Duration
+	rowIndex   int // the row being run, for the estimate of what is ahead
 }
 
 func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.stderr, format, a...) }
@@ -184,7 +217,7 @@ func (r *runner) setup(cfg Config) error {
 		// Keep the runtime the run began with unless told otherwise: one
 		// bundle should not mix containers and processes by accident.
 		saved.Runtime = cmp.Or(cfg.Runtime, plan.Runtime)
-		saved.Binary, saved.Force, saved.Silent = cfg.Binary, cfg.Force, cfg.Silent
+		saved.Binary, saved.Force, saved.Silent, saved.KeepData = cfg.Binary, cfg.Force, cfg.Silent, cfg.KeepData
 		if cfg.StateDir != "" {
 			saved.StateDir = cfg.StateDir
 		}
@@ -209,7 +242,7 @@ func (r *runner) setup(cfg Config) error {
 			return err
 		}
 		r.cfg = resolved
-		r.plan = Plan{Schema: SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: maxMissRatio}
+		r.plan = Plan{Schema: SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: resolved.MaxMissRatio}
 		r.out = resolved.OutDir
 		if r.out == "" {
 			r.out = filepath.Join("results", r.plan.RunID)
@@ -224,9 +257,6 @@ func (r *runner) setup(cfg Config) error {
 			return fmt.Errorf("orchestrator: locate the tierbench binary: %w", err)
 		}
 		r.cfg.Binary = exe
-	}
-	if err := os.MkdirAll(filepath.Join(r.out, dirLogs), 0o755); err != nil {
-		return fmt.Errorf("orchestrator: create the bundle: %w", err)
 	}
 	r.topo = readTopology("/sys", runtime.NumCPU())
 	r.plan.Nodes = len(r.topo.Nodes)
@@ -244,6 +274,15 @@ func (r *runner) setup(cfg Config) error {
 			return err
 		}
 		r.pinning = p
+	}
+	return nil
+}
+
+// createBundle creates the bundle's directories, after every check that
+// can refuse the run: a refused run leaves nothing behind.
+func (r *runner) createBundle() error {
+	if err := os.MkdirAll(filepath.Join(r.out, dirLogs), 0o755); err != nil {
+		return fmt.Errorf("orchestrator: create the bundle: %w", err)
 	}
 	return nil
 }
@@ -286,9 +325,6 @@ func (r *runner) pickDriver(ctx context.Context) error {
 		d, err := newDockerDriver(ctx, Endpoint{}, r.cfg.Binary, r.plan.RunID)
 		if err == nil {
 			d.warn = r.printf
-			for _, did := range d.removeStale(ctx) {
-				r.printf("cleanup: %s\n", did)
-			}
 			r.printf("runtime: docker (image %s)\n", d.image)
 			r.drv = d
 			r.plan.Runtime = RuntimeDocker
@@ -315,11 +351,12 @@ func (r *runner) preflight(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(r.out, filePreflight)); err == nil && r.cfg.Resume != "" {
 		return nil // measured when the run began
 	}
-	if err := os.MkdirAll(r.cfg.DataDir, 0o755); err != nil {
+	dataDir := r.preflightDir()
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return fmt.Errorf("orchestrator: data dir: %w", err)
 	}
-	r.printf("preflight: %s (fio baseline: %v)\n", r.cfg.DataDir, !r.cfg.NoFio)
-	out, err := runPreflight(ctx, r.cfg.Binary, r.cfg.DataDir, r.preflightArgs(!r.cfg.NoFio))
+	r.printf("preflight: %s (fio baseline: %v)\n", dataDir, r.fioPlanned())
+	out, err := runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(r.fioPlanned()))
 	var p preflightOutput
 	if err == nil {
 		p, err = parsePreflight(out)
@@ -342,7 +379,7 @@ func (r *runner) preflight(ctx context.Context) error {
 	if err := writeFile(r.out, fileFingerprint, append(fp, '\n')); err != nil {
 		return err
 	}
-	return r.judgePreflight(p, "host")
+	return r.judgePreflight(hostSide(r.cfg, p), "host")
 }
 
 // preflightArgs tells preflight what the run plans, so its disk, memory
@@ -352,8 +389,11 @@ func (r *runner) preflightArgs(fio bool) []string {
 	for i, t := range r.cfg.Threads {
 		threads[i] = strconv.Itoa(t)
 	}
-	args := []string{"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10), "--memory", r.cfg.Memory, "--index", r.cfg.Index,
+	args := []string{"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
 		"--threads", strings.Join(threads, ","), "--record-bytes", strconv.Itoa(recordBytes(r.cfg.KeyLength, r.cfg.ValueLength))}
+	if r.cfg.ServerAddr == "" {
+		args = append(args, "--memory", r.cfg.Memory, "--index", r.cfg.Index)
+	}
 	if fio {
 		args = append(args, r.fioArgs()...)
 	}
@@ -402,18 +442,11 @@ type rowTarget struct {
 	// uringProbe is the io_uring check of the preflight run where the
 	// server runs, for a uring row.
 	uringProbe string
+	proof      *OwnerProof // pid proven to own the socket at addr
 }
 
 func (r *runner) runRow(ctx context.Context, row Row) error {
-	var todo int
-	for p := 1; p <= r.cfg.Passes; p++ {
-		for _, t := range r.cfg.Threads {
-			if !r.done[passKey(row, t, p)] {
-				todo++
-			}
-		}
-	}
-	if todo == 0 {
+	if r.rowTodo(row) == 0 {
 		r.printf("%s %s: done already, skipped\n", titleCase(row.Backend), row.Label)
 		return nil
 	}
@@ -436,8 +469,10 @@ func (r *runner) runRow(ctx context.Context, row Row) error {
 	if err := r.loadAndVerify(ctx, row, tgt); err != nil {
 		return err
 	}
-	r.printf("%s %s: warm-up, %d s at t=%d\n", titleCase(row.Backend), row.Label, r.cfg.WarmupSeconds, slices.Max(r.cfg.Threads))
-	if r.cfg.WarmupSeconds > 0 {
+	if r.cfg.WarmupSeconds == 0 {
+		r.printf("%s %s: no warm-up (--warmup-seconds 0)\n", titleCase(row.Backend), row.Label)
+	} else {
+		r.printf("%s %s: warm-up, %d s at t=%d\n", titleCase(row.Backend), row.Label, r.cfg.WarmupSeconds, slices.Max(r.cfg.Threads))
 		if _, _, err := r.bench(ctx, row, tgt, "warmup", slices.Max(r.cfg.Threads), r.cfg.WarmupSeconds); err != nil {
 			return fmt.Errorf("orchestrator: warm-up of %s %s: %w", row.Backend, row.Label, err)
 		}
@@ -459,7 +494,7 @@ func (r *runner) runRow(ctx context.Context, row Row) error {
 // the external one.
 func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 	if r.cfg.ServerAddr != "" {
-		return rowTarget{addr: r.cfg.ServerAddr, pid: r.cfg.ServerPID}, nil
+		return rowTarget{addr: r.cfg.ServerAddr, pid: r.cfg.ServerPID, proof: r.proof}, nil
 	}
 	if err := wipeDir(r.cfg.DataDir); err != nil {
 		return rowTarget{}, err
@@ -490,6 +525,13 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 		srv.stop(context.Background())
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: server never answered: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
 	}
+	// The pid whose /proc/<pid>/io is read must be the one that answers.
+	proof, err := r.proc.proveServer(ctx, tgt.addr, tgt.pid)
+	if err != nil {
+		srv.stop(context.Background())
+		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
+	}
+	tgt.proof = &proof
 	// The preflight where the server runs: for uring it proves io_uring
 	// can be set up there (Docker's seccomp profile would refuse it).
 	out, err := r.drv.preflightAt(ctx, srv, r.drv.dataPath(r.cfg.DataDir), r.preflightArgs(false))
@@ -605,101 +647,6 @@ func waitPing(ctx context.Context, addr string, timeout time.Duration) error {
 	}
 }
 
-// loadAndVerify loads the dataset (unless --skip-load) and checks it with
-// two witnesses — the loader's acknowledgements and the server's DBSIZE —
-// and, for a tiered server, that the log really sits on the device.
-func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) error {
-	rec := LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
-	if tgt.srv != nil {
-		rec.Server = tgt.srv.placement()
-		rec.ServerMode = tgt.srv.mode()
-		rec.UringProbe = tgt.uringProbe
-	}
-	if !r.cfg.SkipLoad {
-		r.printf("%s %s: loading %d keys of %d+%d B\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength)
-		lctx, cancelLoad := context.WithCancelCause(ctx)
-		defer cancelLoad(nil)
-		stopProgress := r.loadProgress(lctx, tgt.addr, cancelLoad)
-		start := time.Now()
-		out, err := r.runBench(lctx, row, tgt, "load", []string{"--op", "GET", "--load-threads", strconv.Itoa(r.cfg.LoadThreads),
-			"-b", strconv.Itoa(r.cfg.LoadBatch), "--runtime", "0"}, nil)
-		stopProgress()
-		if err != nil {
-			if cause := context.Cause(lctx); cause != nil && ctx.Err() == nil {
-				err = cause
-			}
-			return fmt.Errorf("orchestrator: load of %s %s: %w", row.Backend, row.Label, err)
-		}
-		if out.Load == nil {
-			return fmt.Errorf("orchestrator: load of %s %s: the loader reported no load section", row.Backend, row.Label)
-		}
-		rec.Acknowledged, rec.LoadSeconds = out.Load.Acknowledged, out.Load.Seconds
-		if rec.LoadSeconds == 0 {
-			rec.LoadSeconds = time.Since(start).Seconds()
-		}
-	}
-	c, err := dialRESP(ctx, tgt.addr)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if rec.ServerKeys, err = c.dbsize(); err != nil {
-		return err
-	}
-	info, err := c.info("store")
-	if err != nil && !isRESPError(err) {
-		return err
-	}
-	if a, aerr := parseLogAddresses(info); aerr == nil {
-		rec.Tiered = true
-		rec.BeginAddress, rec.HeadAddress, rec.TailAddress = a.Begin, a.Head, a.Tail
-		rec.DeviceShare = a.deviceShare()
-	} else if !errors.Is(aerr, errNotTiered) {
-		return aerr
-	}
-	if err := r.cells.append(rec); err != nil {
-		return err
-	}
-	err = verifyLoad(rec, r.cfg)
-	if err != nil && r.cfg.Force && !errors.Is(err, ErrPartialLoad) {
-		r.printf("%v; measuring anyway (--force): the device-hit check judges each cell\n", err)
-		return nil
-	}
-	return err
-}
-
-func isRESPError(err error) bool {
-	var e errRESP
-	return errors.As(err, &e)
-}
-
-// verifyLoad applies the load checks to one load record.
-func verifyLoad(rec LoadRecord, cfg Config) error {
-	want := float64(rec.DBSize) * minLoadedShare
-	if rec.Acknowledged >= 0 && float64(rec.Acknowledged) < want {
-		return fmt.Errorf("%w: the loader saw %d of %d keys acknowledged (%.2f %%, want ≥ 99 %%)",
-			ErrPartialLoad, rec.Acknowledged, rec.DBSize, 100*float64(rec.Acknowledged)/float64(rec.DBSize))
-	}
-	if float64(rec.ServerKeys) < want {
-		hint := ""
-		if cfg.SkipLoad {
-			hint = "; refusing to measure a partial load: drop --skip-load to load it, or give the --dbsize it holds"
-		}
-		return fmt.Errorf("%w: the server holds %d keys, %.2f %% of --dbsize %d (want ≥ 99 %%)%s",
-			ErrPartialLoad, rec.ServerKeys, 100*float64(rec.ServerKeys)/float64(rec.DBSize), rec.DBSize, hint)
-	}
-	if rec.Tiered && rec.DeviceShare < minDeviceShare {
-		mem, _ := size.Parse(cfg.Memory)
-		page, _ := size.Parse(cfg.Page)
-		inMemory := rec.TailAddress - rec.HeadAddress
-		if cfg.ServerAddr != "" || mem <= 0 || inMemory > uint64(mem+page) || rec.DeviceShare < 1-1.0/minDeviceToMemory {
-			return fmt.Errorf("orchestrator: only %.2f %% of the log is on the device (begin %d, head %d, tail %d; %d bytes above HeadAddress with --memory %s): reads would be served from memory",
-				100*rec.DeviceShare, rec.BeginAddress, rec.HeadAddress, rec.TailAddress, inMemory, cfg.Memory)
-		}
-	}
-	return nil
-}
-
 // loadProgress prints the server's key count every two seconds until
 // the returned function is called; when the count stops growing for
 // loadStallTimeout it cancels the load through stall.
@@ -783,6 +730,12 @@ func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name stri
 		*pl = got
 	}
 	if err != nil {
+		// A client that exits 1 after a short load still prints its JSON:
+		// the counts are the evidence the refusal names.
+		out, perr := parseBench(stdout)
+		if perr == nil && out.Load != nil {
+			return out, fmt.Errorf("%w: %w", errShortLoad, err)
+		}
 		return benchOutput{}, err
 	}
 	return parseBench(stdout)
@@ -792,13 +745,7 @@ func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name stri
 // counted around it, and appends it to cells.jsonl.
 func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, pass int) error {
 	r.cellIndex++
-	left := ""
-	if r.cellIndex > 1 {
-		per := r.cellTime / time.Duration(r.cellIndex-1)
-		left = fmt.Sprintf(", ~%.0fs left", (per * time.Duration(r.cellTotal-r.cellIndex+1)).Seconds())
-	} else {
-		left = fmt.Sprintf(", ~%ds left", (r.cfg.CellSeconds+1)*r.cellTotal)
-	}
+	left := r.progressLeft()
 	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s\n", r.cellIndex, r.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, left)
 	start := time.Now()
 	defer func() { r.cellTime += time.Since(start) }()
@@ -845,7 +792,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
 	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
-	judgePass(&rec)
+	judgePass(&rec, r.cfg.MaxMissRatio)
 	rec.Time = time.Now().UTC()
 	if err := r.cells.append(rec); err != nil {
 		return err
@@ -854,7 +801,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	note := ""
 	switch {
 	case rec.TooManyMiss:
-		note = fmt.Sprintf("  [misses %.2f %%: kept out of the table]", 100*rec.MissRatio)
+		note = fmt.Sprintf("  [misses %s, more than the %s --max-miss-ratio allows: kept out of the table]", formatPercentBeside(rec.MissRatio, r.cfg.MaxMissRatio), formatPercentBeside(r.cfg.MaxMissRatio, rec.MissRatio))
 	case rec.MemoryServed:
 		note = fmt.Sprintf("  [%.0f device bytes per GET: memory-served, kept out of the table]", rec.ReadBytesPerGet)
 	}
@@ -862,8 +809,9 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	return nil
 }
 
-// judgePass fills the derived fields and the exclusion marks of a pass.
-func judgePass(rec *PassRecord) {
+// judgePass fills the derived fields and the exclusion marks of a pass;
+// maxMiss is the share of misses (and errors) a pass may have.
+func judgePass(rec *PassRecord, maxMiss float64) {
 	answered := rec.Hits + rec.Misses + rec.Errors
 	if answered == 0 {
 		answered = rec.Ops
@@ -871,7 +819,7 @@ func judgePass(rec *PassRecord) {
 	if answered > 0 {
 		rec.MissRatio = float64(rec.Misses+rec.Errors) / float64(answered)
 	}
-	rec.TooManyMiss = rec.MissRatio > maxMissRatio || rec.Ops == 0
+	rec.TooManyMiss = rec.MissRatio > maxMiss || rec.Ops == 0
 	if rec.ReadBytes < 0 {
 		rec.Unverified = true
 		return

@@ -18,6 +18,7 @@ var excludedMark = map[string]string{
 	excludedMemoryServed: "mem-served*",
 	excludedUnverified:   "unverified*",
 	excludedFailed:       "failed*",
+	excludedRefused:      "refused*",
 }
 
 // renderTable writes the reference layout
@@ -67,7 +68,14 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 		notes = append(notes, fmt.Sprintf("mem-served*: the server read less than %.0f B (%.0f %% of a %d B sector) from its device per GET: the cell was served from memory, not storage-bound, and is kept out of the table.", minSectorShare*sectorBytes, 100*minSectorShare, sectorBytes))
 	}
 	if seen[excludedMisses] {
-		notes = append(notes, fmt.Sprintf("misses*: more than %.1f %% of the GETs missed: a miss is answered without a device read, so the cell is kept out of the table.", plan.MaxMisses*100))
+		limit := "a GET missed"
+		if plan.MaxMisses > 0 {
+			limit = fmt.Sprintf("more than %s of the GETs missed (--max-miss-ratio %g)", formatPercentBeside(plan.MaxMisses, 0), plan.MaxMisses)
+		}
+		notes = append(notes, fmt.Sprintf("misses*: %s: a miss is answered without a device read, so the cell is kept out of the table.", limit))
+	}
+	if seen[excludedRefused] {
+		notes = append(notes, "refused*: the row was refused before measuring (a partial load, a sampled GET that missed, or a pid that is not the server); report.md says why.")
 	}
 	if seen[excludedUnverified] {
 		notes = append(notes, "unverified*: the server's pid is unknown (give --server-pid), so its device reads could not be counted; the cell is kept out of the table.")

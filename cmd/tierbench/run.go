@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,26 +25,29 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&cfg.DBSize, "dbsize", 0, "keys to load and read (default from the profile: quick 2700000, reference 100000000)")
 	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key bytes (default 16)")
 	fs.IntVar(&cfg.ValueLength, "valuelength", 0, "value bytes (default 96)")
-	fs.StringVar(&threads, "threads", "", "client connections per cell, one column each (default 8,32,48,64; env THREADS)")
+	fs.StringVar(&threads, "threads", "", "client connections per cell, one column each, e.g. 8,32,48,64 (the default; env THREADS); an empty item is refused")
 	fs.IntVar(&cfg.Batch, "batch", 0, "GETs per pipelined batch, Resp.benchmark's -b (default quick 256, reference 1024)")
 	fs.IntVar(&cfg.CellSeconds, "cell-seconds", 0, "seconds per measured cell (default quick 2, reference 12; env RUNTIME)")
-	fs.IntVar(&cfg.Passes, "passes", 0, "passes per cell; the table shows the median (default quick 2, reference 3; env PASSES)")
-	fs.IntVar(&cfg.WarmupSeconds, "warmup-seconds", 0, "seconds of the unrecorded warm-up GET phase per row (default quick 1, reference 12)")
+	fs.IntVar(&cfg.Passes, "passes", 0, "passes per cell, at least 1; the table shows the median (default quick 2, reference 3; env PASSES)")
+	fs.IntVar(&cfg.WarmupSeconds, "warmup-seconds", 0, "seconds of the unrecorded warm-up GET phase per row; 0 = no warm-up (default quick 1, reference 12)")
 	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "loader connections (default quick 8, reference 32)")
+	fs.IntVar(&cfg.LoadBatch, "load-batch", 0, "keys per loader MSET (default 4096, as the reference loads)")
 	fs.StringVar(&cfg.Memory, "memory", "", "server --memory, the in-memory log (default 16m)")
 	fs.StringVar(&cfg.Page, "page", "", "server --page (default 4m)")
 	fs.StringVar(&cfg.Segment, "segment", "", "server --segment (default 1g)")
 	fs.StringVar(&cfg.Index, "index", "", "server --index (default quick 256m, reference 8g)")
-	fs.StringVar(&backends, "backends", "libaio,uring", "device backends, one pair of rows each")
-	fs.StringVar(&pins, "pin", "pinned,none", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none")
-	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test, wiped before each row (default /var/tmp/tierbench-data; env DATA)")
+	fs.StringVar(&backends, "backends", "", "device backends, one pair of rows each (default libaio,uring)")
+	fs.StringVar(&pins, "pin", "", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none (default pinned,none)")
+	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test, wiped before each row and emptied at the end (default "+orchestrator.DefaultDataDir+"; env DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
+	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the last row's segment files in --data when the run ends")
 	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory (default results/<run id>)")
 	fs.StringVar(&cfg.Resume, "resume", "", "complete the bundle in this directory: the passes it holds are skipped")
 	fs.StringVar(&cfg.Runtime, "runtime", "", "docker, process, or auto: Docker when the engine answers (default auto; with --resume, the runtime the run began with)")
 	fs.StringVar(&cfg.Binary, "binary", "", "the static tierbench binary to run as server and client (default this one)")
 	fs.StringVar(&cfg.ServerAddr, "server-addr", "", "HOST:PORT of a RESP server already running (Redis, Garnet, …): measure it instead of starting one")
-	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "that server's pid on this host, to count its device reads in /proc/<pid>/io")
-	fs.BoolVar(&cfg.SkipLoad, "skip-load", false, "with --server-addr: do not load; the key count is still verified")
+	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "that server's pid on this host (a container's host pid), whose /proc/<pid>/io counts its device reads; it must own the listening socket of --server-addr (default: the socket's owner, found in /proc)")
+	fs.BoolVar(&cfg.SkipLoad, "skip-load", false, "with --server-addr: do not load; the server must hold at least --dbsize keys and pass the sampled GET check")
+	fs.Float64Var(&cfg.MaxMissRatio, "max-miss-ratio", 0, "share of GETs a cell (and the sampled check) may miss and still count; the report states a non-zero value in bold (default 0: any miss keeps the cell out)")
 	fs.BoolVar(&cfg.Force, "force", false, "measure even when a preflight check failed")
 	fs.BoolVar(&cfg.NoFio, "no-fio", false, "skip the fio baseline (the report then has no ceiling)")
 	fs.BoolVar(&cfg.Silent, "silent", false, "no progress lines on stderr")
@@ -55,22 +57,27 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 
 Reproduces the Garnet "NVMe storage-bound" matrix: for each backend × pin
 row it runs the preflight, starts a fresh tiered server on a wiped data dir,
-loads the dataset and verifies the load (loader acknowledgements, DBSIZE,
-the log's head address), warms up, then measures each thread count for
-several passes, counting the server's device reads in /proc/<pid>/io. Cells
-served from memory or with misses are kept out of the table. It prints the
+proves the server's pid owns its listening socket, loads the dataset and
+requires every key to be there (loader acknowledgements and DBSIZE equal to
+--dbsize, then a sampled GET of at least 20000 keys with no miss), warms
+up, then measures each thread count for several passes, counting the
+server's device reads in /proc/<pid>/io. Cells served from memory or with
+misses are kept out of the table. It prints the
 | backend | NUMA | t=8 | t=32 | t=48 | t=64 | table and writes a results
 bundle (fingerprint.json, preflight.json, cells.jsonl, results.json,
 table.md, report.md, logs/). Interrupted runs continue with --resume.
 
 Environment overrides, as the reference generator takes them: DATA (data
-dir), THREADS, PASSES, RUNTIME (seconds per cell); flags win over them.
+dir), THREADS, PASSES, RUNTIME (seconds per cell); flags win over them. A
+flag given explicitly means what it says: --warmup-seconds 0 is no warm-up,
+--passes 0 is refused.
 
 Examples:
   tierbench run --profile quick --data /var/tmp/tierbench-data
   tierbench run --profile reference --data /mnt/nvme/tierbench --runtime docker
   tierbench run --server-addr 127.0.0.1:6379 --server-pid 1234 --dbsize 1000000 --skip-load
 
+`+orchestrator.ExitCodesHelp+`
 Flags:
 `)
 		fs.PrintDefaults()
@@ -78,30 +85,44 @@ Flags:
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
 	}
-	if threads != "" {
-		t, err := orchestrator.ParseInts(threads)
-		if err != nil {
-			fmt.Fprintf(stderr, "tierbench run: --threads %q: %v\n", threads, err)
-			return 2
+	fs.Visit(func(f *flag.Flag) { cfg.Given = append(cfg.Given, f.Name) })
+	var err error
+	for _, l := range []struct {
+		name, value string
+		dst         *[]string
+	}{{"backends", backends, &cfg.Backends}, {"pin", pins, &cfg.Pins}} {
+		if !isGiven(cfg.Given, l.name) {
+			continue
 		}
-		cfg.Threads = t
+		if *l.dst, err = orchestrator.SplitList(strings.ToLower(l.value)); err != nil {
+			return usageError(fs, stderr, "--%s %q: %v", l.name, l.value, err)
+		}
 	}
-	cfg.Backends = splitList(backends)
-	cfg.Pins = splitList(pins)
-	if err := orchestrator.Run(context.Background(), cfg, stdout, stderr); err != nil {
+	if isGiven(cfg.Given, "threads") {
+		if cfg.Threads, err = orchestrator.ParseInts(threads); err != nil {
+			return usageError(fs, stderr, "--threads %q: %v", threads, err)
+		}
+	}
+	err = orchestrator.Run(context.Background(), cfg, stdout, stderr)
+	if err != nil {
 		fmt.Fprintf(stderr, "tierbench run: %v\n", err)
-		if errors.Is(err, orchestrator.ErrConfig) {
-			return 2
-		}
-		return 1
 	}
-	return 0
+	return orchestrator.ExitCode(err)
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' }) {
-		out = append(out, strings.ToLower(f))
+func isGiven(given []string, name string) bool {
+	for _, g := range given {
+		if g == name {
+			return true
+		}
 	}
-	return out
+	return false
+}
+
+// usageError prints a bad flag value and the usage, and returns 2.
+func usageError(fs *flag.FlagSet, stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "tierbench run: "+format+"\n\n", a...)
+	fs.SetOutput(stderr)
+	fs.Usage()
+	return 2
 }

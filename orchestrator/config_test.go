@@ -1,0 +1,107 @@
+package orchestrator
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
+	none := func(string) string { return "" }
+	cfg, err := Config{WarmupSeconds: 0, Given: []string{"warmup-seconds"}}.resolve(none)
+	if err != nil || cfg.WarmupSeconds != 0 {
+		t.Errorf("--warmup-seconds 0: got %d, %v; want 0 (no warm-up)", cfg.WarmupSeconds, err)
+	}
+	cfg, _ = Config{}.resolve(none)
+	if cfg.WarmupSeconds != profiles[ProfileQuick].WarmupSeconds || cfg.Passes != profiles[ProfileQuick].Passes {
+		t.Errorf("not given: warm-up %d, passes %d; want the quick profile's", cfg.WarmupSeconds, cfg.Passes)
+	}
+	refused := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Given: []string{"passes"}}, "--passes 0: want at least 1 pass"},
+		{Config{Given: []string{"cell-seconds"}}, "--cell-seconds 0"},
+		{Config{Given: []string{"dbsize"}}, "--dbsize 0"},
+		{Config{Given: []string{"batch"}}, "--batch 0"},
+		{Config{Given: []string{"load-threads"}}, "--load-threads 0"},
+		{Config{Given: []string{"load-batch"}}, "--load-batch 0"},
+		{Config{Given: []string{"keylength"}}, "--keylength 0"},
+		{Config{Given: []string{"threads"}}, "--threads: want at least one"},
+		{Config{WarmupSeconds: -1}, "--warmup-seconds -1"},
+		{Config{MaxMissRatio: 1}, "--max-miss-ratio 1"},
+		{Config{MaxMissRatio: -0.1}, "--max-miss-ratio -0.1"},
+		{Config{ServerPID: 42}, "--server-pid 42 needs --server-addr"},
+		{Config{ServerAddr: "127.0.0.1:6379", Given: []string{"server-pid"}}, "--server-pid 0: want the pid"},
+		{Config{ServerAddr: "127.0.0.1"}, `--server-addr "127.0.0.1": want HOST:PORT`},
+		{Config{ServerAddr: "127.0.0.1:6379", Memory: "16m"}, "--memory applies to the tiered server a run starts"},
+		{Config{ServerAddr: "127.0.0.1:6379", Backends: []string{"uring"}}, "--backends applies"},
+		{Config{ServerAddr: "127.0.0.1:6379", Given: []string{"pin"}}, "--pin applies"},
+	}
+	for _, tt := range refused {
+		_, err := tt.cfg.resolve(none)
+		if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
+		}
+	}
+}
+
+func TestExternalConfigHoldsOnlyWhatRuns(t *testing.T) {
+	cfg, err := Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.resolve(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Backends != nil || cfg.Pins != nil || cfg.Memory != "" || cfg.Index != "" {
+		t.Errorf("external config: backends %v pins %v memory %q index %q; want none of tierbench's server flags", cfg.Backends, cfg.Pins, cfg.Memory, cfg.Index)
+	}
+	if ceilingApplies(cfg) {
+		t.Errorf("external server without --data: ceilingApplies = true, want false")
+	}
+	named, _ := Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.resolve(func(k string) string {
+		return map[string]string{"DATA": "/mnt/redis"}[k]
+	})
+	if !ceilingApplies(named) || named.DataDir != "/mnt/redis" {
+		t.Errorf("external server with DATA: ceilingApplies %v, data %q; want true, /mnt/redis", ceilingApplies(named), named.DataDir)
+	}
+	own, _ := Config{}.resolve(func(string) string { return "" })
+	if !ceilingApplies(own) {
+		t.Errorf("tierbench's own server: ceilingApplies = false, want true")
+	}
+}
+
+func TestParseIntsAndSplitList(t *testing.T) {
+	good := []struct {
+		in   string
+		want []int
+	}{
+		{"8,32,48,64", []int{8, 32, 48, 64}},
+		{"8 32 48 64", []int{8, 32, 48, 64}},
+		{" 8, 32 ", []int{8, 32}},
+	}
+	for _, tt := range good {
+		got, err := ParseInts(tt.in)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ParseInts(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+	bad := []struct{ in, want string }{
+		{"8,,32", `item 2 of "8,,32" is empty`},
+		{"8,", "item 2"},
+		{",8", "item 1"},
+		{"", "empty list"},
+		{"8,x", `"x" is not a positive integer`},
+		{"0", `"0" is not a positive integer`},
+	}
+	for _, tt := range bad {
+		if _, err := ParseInts(tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseInts(%q): got %v, want an error containing %q", tt.in, err, tt.want)
+		}
+	}
+	if got, err := SplitList("libaio,uring"); err != nil || !slices.Equal(got, []string{"libaio", "uring"}) {
+		t.Errorf("SplitList(libaio,uring) = %v, %v", got, err)
+	}
+	if _, err := SplitList("libaio,,uring"); err == nil {
+		t.Errorf("SplitList(libaio,,uring): got nil error, want the empty item refused")
+	}
+}

@@ -1,0 +1,162 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestParseProcNetTCP(t *testing.T) {
+	// The fixtures were taken on a little-endian host, as the kernel
+	// prints them there.
+	tests := []struct {
+		file string
+		want []string // "addr inode"
+	}{
+		{"tcp", []string{"0.0.0.0:2024 1061", "127.0.0.1:6379 64422", "192.168.0.2:22 2210"}},
+		{"tcp6", []string{"[::]:8080 3301", "[::1]:6667 3302", "127.0.0.1:6668 3303"}},
+	}
+	for _, tt := range tests {
+		data, err := os.ReadFile(filepath.Join("testdata", "net", tt.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := parseProcNetTCP(data)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.file, err)
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, fmt.Sprintf("%s %d", e, e.Inode))
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: got %q, want %q (LISTEN entries only)", tt.file, got, tt.want)
+		}
+	}
+	bad, _ := os.ReadFile(filepath.Join("testdata", "net", "tcp-bad"))
+	for _, in := range []string{string(bad),
+		"sl\n0: 0100007F:18E 00000000:0000 0A a b c d e 1\n",
+		"sl\n0: 0100007G:18EB 00000000:0000 0A a b c d e 1\n",
+		"sl\n0: 0100007F:18EB 00000000:0000 0A a b c d e x\n"} {
+		if _, err := parseProcNetTCP([]byte(in)); err == nil {
+			t.Errorf("parseProcNetTCP(%q): got nil error, want one naming the line", in)
+		}
+	}
+}
+
+func TestListenMatches(t *testing.T) {
+	addr := func(s string) *net.TCPAddr { a, _ := net.ResolveTCPAddr("tcp", s); return a }
+	tests := []struct {
+		entry listenEntry
+		addr  string
+		want  bool
+	}{
+		{listenEntry{IP: net.IPv4(127, 0, 0, 1), Port: 6379}, "127.0.0.1:6379", true},
+		{listenEntry{IP: net.IPv4(127, 0, 0, 1), Port: 6379}, "127.0.0.1:6380", false},
+		{listenEntry{IP: net.IPv4(127, 0, 0, 1), Port: 6379}, "127.0.0.2:6379", false},
+		{listenEntry{IP: net.IPv4zero, Port: 6379}, "127.0.0.1:6379", true},
+		{listenEntry{IP: net.IPv4zero, Port: 6379}, "[::1]:6379", false},
+		{listenEntry{IP: net.IPv6unspecified, Port: 6379}, "127.0.0.1:6379", true},
+		{listenEntry{IP: net.IPv6unspecified, Port: 6379}, "[::1]:6379", true},
+		{listenEntry{IP: net.IPv6loopback, Port: 6379}, "127.0.0.1:6379", false},
+	}
+	for _, tt := range tests {
+		if got := tt.entry.matches(addr(tt.addr)); got != tt.want {
+			t.Errorf("%s matches %s: got %v, want %v", tt.entry, tt.addr, got, tt.want)
+		}
+	}
+}
+
+func TestParseNSpid(t *testing.T) {
+	tests := []struct {
+		status string
+		want   []int64
+	}{
+		{"Name:\tredis-server\nNSpid:\t4242\n", []int64{4242}},
+		{"NSpid:\t4242\t1\n", []int64{4242, 1}},
+		{"Name:\tx\n", nil},
+		{"NSpid:\t4242\tx\n", nil},
+	}
+	for _, tt := range tests {
+		if got := parseNSpid([]byte(tt.status)); !slices.Equal(got, tt.want) {
+			t.Errorf("parseNSpid(%q) = %v, want %v", tt.status, got, tt.want)
+		}
+	}
+}
+
+// TestProveOwner proves ownership of a real socket this test process
+// listens on, and refuses other processes with both pids named.
+func TestProveOwner(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	addr := l.Addr().String()
+	proc := procRoot("/proc")
+	self := os.Getpid()
+
+	proof, err := proc.proveOwner(addr, self)
+	if err != nil || proof.PID != self || proof.Inode == 0 || proof.Listen != addr {
+		t.Errorf("own socket: got %+v, %v; want pid %d proven on %s", proof, err, self, addr)
+	}
+	found, err := proc.proveOwner(addr, 0)
+	if err != nil || found.PID != self || !found.Found {
+		t.Errorf("owner not given: got %+v, %v; want pid %d found", found, err, self)
+	}
+
+	other := exec.Command("sleep", "60")
+	other.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { other.Process.Kill(); other.Wait() }()
+	_, err = proc.proveOwner(addr, other.Process.Pid)
+	want := fmt.Sprintf("pid %d (sleep) does not own the socket listening on %s", other.Process.Pid, addr)
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("): pid %d (", self)) || !errors.Is(err, ErrWrongProcess) || !errors.Is(err, ErrRefused) {
+		t.Errorf("unrelated pid: got %v, want ErrWrongProcess containing %q", err, want)
+	}
+
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = proc.proveOwner(addr, dead.Process.Pid)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("--server-pid %d: no such process", dead.Process.Pid)) {
+		t.Errorf("dead pid: got %v, want a refusal naming it", err)
+	}
+
+	l.Close()
+	if _, err := proc.proveServer(context.Background(), addr, self); err == nil || !strings.Contains(err.Error(), "connection refused") || !errors.Is(err, ErrRefused) {
+		t.Errorf("nothing listening: got %v, want a refusal saying connection refused", err)
+	}
+}
+
+func TestCheckInfoPID(t *testing.T) {
+	proc := procRoot("/proc")
+	self := os.Getpid()
+	tests := []struct {
+		info map[string]string
+		want string // "" = agrees
+	}{
+		{map[string]string{}, ""},
+		{map[string]string{"process_id": fmt.Sprint(self)}, ""},
+		{map[string]string{"process_id": "1"}, fmt.Sprintf("says its process_id is 1 (INFO server), but pid %d", self)},
+		{map[string]string{"process_id": "x"}, `process_id "x" is not a pid`},
+	}
+	for _, tt := range tests {
+		proof := OwnerProof{Addr: "127.0.0.1:1", PID: self}
+		err := proc.checkInfoPID(&proof, tt.info)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("INFO %v: got %v, want %q", tt.info, err, tt.want)
+		}
+	}
+}

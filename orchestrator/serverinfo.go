@@ -1,0 +1,188 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ceilingApplies reports whether the fio ceiling of the data dir bounds
+// the run's cells: always for the tiered servers the run starts on it, and
+// for a server at --server-addr only when the user named where its data
+// lives (--data or DATA). Without that, the report says there is no ceiling
+// rather than divide by a disk the server may never touch.
+func ceilingApplies(cfg Config) bool {
+	return cfg.ServerAddr == "" || cfg.given("data")
+}
+
+// fioPlanned says whether this run measures the fio baseline.
+func (r *runner) fioPlanned() bool { return !r.cfg.NoFio && ceilingApplies(r.cfg) }
+
+// preflightDir is where the host preflight probes: the data dir, or, for
+// a server at --server-addr whose data dir was not named, the bundle (the
+// run must not create a data dir nobody asked for).
+func (r *runner) preflightDir() string {
+	if r.cfg.ServerAddr != "" && !r.cfg.given("data") {
+		return r.out
+	}
+	return r.cfg.DataDir
+}
+
+// hostSide keeps the preflight checks that can stop this run. For a
+// server the run does not start, the checks of tierbench's own server
+// (O_DIRECT, libaio, io_uring, the aio budget, disk space for its
+// segments) judge nothing that runs: they are kept as warnings.
+func hostSide(cfg Config, p preflightOutput) preflightOutput {
+	if cfg.ServerAddr == "" {
+		return p
+	}
+	out := p
+	out.Checks = make([]preflightCheck, len(p.Checks))
+	for i, c := range p.Checks {
+		if c.Status == "fail" && ownServerCheck(c.Name) {
+			c.Status = "warn"
+			c.Detail += " (tierbench's own server only; not the server at --server-addr)"
+		}
+		out.Checks[i] = c
+	}
+	return out
+}
+
+func ownServerCheck(name string) bool {
+	n := strings.ToLower(name)
+	for _, own := range []string{"direct", "uring", "libaio", "aio-max", "disk"} {
+		if strings.Contains(n, own) {
+			return true
+		}
+	}
+	return false
+}
+
+// ServerInfo is what a server says about itself (INFO server, memory and
+// persistence, and CONFIG GET where it answers), recorded with each load
+// so the report describes the server that ran, not the one tierbench
+// would have started.
+type ServerInfo struct {
+	Name            string `json:"name"` // redis, valkey, garnet, dragonfly, tierbench, …
+	Version         string `json:"version,omitempty"`
+	ProcessID       string `json:"process_id,omitempty"`
+	MaxMemory       string `json:"maxmemory,omitempty"` // bytes, as reported
+	MaxMemoryPolicy string `json:"maxmemory_policy,omitempty"`
+	UsedMemory      string `json:"used_memory,omitempty"`
+	IOThreads       string `json:"io_threads,omitempty"`
+	Persistence     string `json:"persistence,omitempty"`
+}
+
+// versionKeys are the INFO server fields that name a server, most
+// specific first: servers that speak RESP often also report a
+// redis_version for clients that check it.
+var versionKeys = []struct{ key, name string }{
+	{"tierbench_version", "tierbench"}, {"garnet_version", "garnet"}, {"dragonfly_version", "dragonfly"},
+	{"valkey_version", "valkey"}, {"keydb_version", "keydb"}, {"redis_version", "redis"},
+}
+
+// serverInfo reads INFO server, memory and persistence and the CONFIG
+// values a reader needs to judge the numbers; a server that refuses a
+// command just leaves its fields empty.
+func (c *respConn) serverInfo() (ServerInfo, error) {
+	var si ServerInfo
+	srv, err := c.info("server")
+	if err != nil && !isRESPError(err) {
+		return si, err
+	}
+	for _, k := range versionKeys {
+		if v, ok := srv[k.key]; ok {
+			si.Name, si.Version = k.name, v
+			break
+		}
+	}
+	if si.Name == "" {
+		si.Name = "unknown (no *_version in INFO server)"
+	}
+	si.ProcessID = srv["process_id"]
+	mem, err := c.info("memory")
+	if err != nil && !isRESPError(err) {
+		return si, err
+	}
+	si.MaxMemory, si.MaxMemoryPolicy, si.UsedMemory = mem["maxmemory"], mem["maxmemory_policy"], mem["used_memory"]
+	si.IOThreads = srv["io_threads_active"]
+	if v, ok := c.configGet("io-threads"); ok {
+		si.IOThreads = v
+	}
+	pers, err := c.info("persistence")
+	if err != nil && !isRESPError(err) {
+		return si, err
+	}
+	si.Persistence = persistence(pers, c)
+	return si, nil
+}
+
+// persistence summarises whether the server writes its data: RDB
+// snapshots (CONFIG GET save) and the append-only file.
+func persistence(info map[string]string, c *respConn) string {
+	var parts []string
+	if v, ok := c.configGet("save"); ok {
+		if v == "" {
+			parts = append(parts, "no RDB snapshots (save \"\")")
+		} else {
+			parts = append(parts, fmt.Sprintf("RDB snapshots (save %q)", v))
+		}
+	}
+	switch info["aof_enabled"] {
+	case "1":
+		parts = append(parts, "append-only file on")
+	case "0":
+		parts = append(parts, "append-only file off")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ")
+}
+
+// configGet returns one CONFIG GET value; ok is false when the server
+// refuses the command or does not know the parameter.
+func (c *respConn) configGet(name string) (string, bool) {
+	v, err := c.do("CONFIG", "GET", name)
+	if err != nil {
+		return "", false
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) < 2 {
+		return "", false
+	}
+	s, ok := arr[1].(string)
+	return s, ok
+}
+
+// describe is the report's sentence for an external server.
+func (si ServerInfo) describe() string {
+	var b strings.Builder
+	b.WriteString(si.Name)
+	if si.Version != "" {
+		b.WriteString(" " + si.Version)
+	}
+	var facts []string
+	if si.MaxMemory != "" {
+		m := "maxmemory " + si.MaxMemory
+		if si.MaxMemory == "0" {
+			m += " (no limit)"
+		}
+		if si.MaxMemoryPolicy != "" {
+			m += ", policy " + si.MaxMemoryPolicy
+		}
+		facts = append(facts, m)
+	}
+	if si.UsedMemory != "" {
+		facts = append(facts, "used_memory "+si.UsedMemory+" after the load")
+	}
+	if si.IOThreads != "" {
+		facts = append(facts, "io-threads "+si.IOThreads)
+	}
+	if si.Persistence != "" {
+		facts = append(facts, si.Persistence)
+	}
+	if len(facts) > 0 {
+		b.WriteString(" (" + strings.Join(facts, "; ") + ")")
+	}
+	return b.String()
+}

@@ -1,0 +1,273 @@
+package orchestrator
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/keyspace"
+	"github.com/tierbench/tierbench/internal/size"
+)
+
+// The load checks. A missing key is a GET answered from memory, many times
+// cheaper than a device read, and DBSIZE costs O(1) on tierbench and Redis
+// alike, so no shortfall is tolerated.
+var (
+	// ErrPartialLoad: the loader or the server counts fewer keys than
+	// --dbsize (or, for a server the run loaded, more).
+	ErrPartialLoad = fmt.Errorf("%w: partial load", ErrRefused)
+	// ErrSampleMiss: a sampled GET missed or returned a value of the
+	// wrong length although the key count was right.
+	ErrSampleMiss = fmt.Errorf("%w: sampled GET check failed", ErrRefused)
+	// ErrNotOnDevice: a tiered server holds its log in memory.
+	ErrNotOnDevice = fmt.Errorf("%w: the log is not on the device", ErrRefused)
+)
+
+// errShortLoad marks a loader that exited non-zero after printing its
+// counts: verification, not the exit status, decides about the row.
+var errShortLoad = errors.New("orchestrator: the loader reported a short load")
+
+// minSampleKeys is the sampled hit check's size: a 0.1 % hole survives
+// 20 000 uniform samples with probability 0.999^20000 ≈ 2·10⁻⁹.
+const minSampleKeys = 20_000
+
+// sampleBatch is how many GETs of the sample are pipelined at once.
+const sampleBatch = 512
+
+// SampleCheck is the result of the sampled hit check: GETs of a uniform
+// random sample of the key space, before any measuring.
+type SampleCheck struct {
+	Keys        int64   `json:"keys"`
+	Missed      int64   `json:"missed"`
+	WrongLength int64   `json:"wrong_length"`
+	Errors      int64   `json:"errors"`
+	FirstBad    string  `json:"first_bad,omitempty"` // the first key that failed and how
+	Seconds     float64 `json:"seconds"`
+}
+
+// loadAndVerify loads the dataset (unless --skip-load), checks it with
+// two witnesses — the loader's acknowledgements and the server's DBSIZE —
+// and, for a tiered server, that the log really sits on the device; then
+// GETs a random sample of the keys. The evidence is appended to
+// cells.jsonl whatever the verdict.
+func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) error {
+	rec := LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.proof}
+	if tgt.srv != nil {
+		rec.Server = tgt.srv.placement()
+		rec.ServerMode = tgt.srv.mode()
+		rec.UringProbe = tgt.uringProbe
+	}
+	if !r.cfg.SkipLoad {
+		if err := r.load(ctx, row, tgt, &rec); err != nil {
+			return err
+		}
+	}
+	c, err := dialRESP(ctx, tgt.addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if rec.ServerKeys, err = c.dbsize(); err != nil {
+		return err
+	}
+	info, err := c.info("store")
+	if err != nil && !isRESPError(err) {
+		return err
+	}
+	if a, aerr := parseLogAddresses(info); aerr == nil {
+		rec.Tiered = true
+		rec.BeginAddress, rec.HeadAddress, rec.TailAddress = a.Begin, a.Head, a.Tail
+		rec.DeviceShare = a.deviceShare()
+	} else if !errors.Is(aerr, errNotTiered) {
+		return aerr
+	}
+	si, err := c.serverInfo()
+	if err != nil {
+		return err
+	}
+	rec.ServerInfo = &si
+	verdict := verifyLoad(rec, r.cfg)
+	if verdict != nil && r.cfg.Force && errors.Is(verdict, ErrNotOnDevice) {
+		r.printf("%v; measuring anyway (--force): the device-hit check judges each cell\n", verdict)
+		verdict = nil
+	}
+	if verdict == nil {
+		r.printf("%s %s: sampled GET check of %d keys\n", titleCase(row.Backend), row.Label, min(r.cfg.DBSize, minSampleKeys))
+		sample, err := sampledHitCheck(ctx, c, r.cfg, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x7469657262656e63)))
+		if err != nil {
+			return errors.Join(err, r.cells.append(rec))
+		}
+		rec.Sample = &sample
+		verdict = judgeSample(sample, rec.ServerKeys, r.cfg)
+	}
+	if err := r.cells.append(rec); err != nil {
+		return errors.Join(verdict, err)
+	}
+	return verdict
+}
+
+// load runs the loader while polling DBSIZE for progress and records the
+// loader's counts; a loader that reports a short load is not an error
+// here: verifyLoad refuses it with the counts.
+func (r *runner) load(ctx context.Context, row Row, tgt rowTarget, rec *LoadRecord) error {
+	r.printf("%s %s: loading %d keys of %d+%d B\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength)
+	lctx, cancelLoad := context.WithCancelCause(ctx)
+	defer cancelLoad(nil)
+	stopProgress := r.loadProgress(lctx, tgt.addr, cancelLoad)
+	start := time.Now()
+	out, err := r.runBench(lctx, row, tgt, "load", []string{"--op", "GET", "--load-threads", strconv.Itoa(r.cfg.LoadThreads),
+		"-b", strconv.Itoa(r.cfg.LoadBatch), "--runtime", "0"}, nil)
+	stopProgress()
+	if err != nil && !(errors.Is(err, errShortLoad) && ctx.Err() == nil) {
+		if cause := context.Cause(lctx); cause != nil && ctx.Err() == nil {
+			err = cause
+		}
+		return fmt.Errorf("orchestrator: load of %s %s: %w", row.Backend, row.Label, err)
+	}
+	if out.Load == nil {
+		return fmt.Errorf("orchestrator: load of %s %s: the loader reported no load section", row.Backend, row.Label)
+	}
+	rec.Acknowledged, rec.LoadSeconds = out.Load.Acknowledged, out.Load.Seconds
+	if rec.LoadSeconds == 0 {
+		rec.LoadSeconds = time.Since(start).Seconds()
+	}
+	r.loadedKeys += rec.Acknowledged
+	r.loadTime += time.Since(start)
+	return nil
+}
+
+func isRESPError(err error) bool {
+	var e errRESP
+	return errors.As(err, &e)
+}
+
+// verifyLoad applies the load checks to one load record: for a server
+// the run loaded, the loader's acknowledgements and DBSIZE must both equal
+// dbsize; for --skip-load, DBSIZE must be at least dbsize.
+func verifyLoad(rec LoadRecord, cfg Config) error {
+	if rec.Acknowledged >= 0 && rec.Acknowledged != rec.DBSize {
+		return fmt.Errorf("%w: the loader saw %d of %d keys acknowledged (%s, %d missing; want every key)",
+			ErrPartialLoad, rec.Acknowledged, rec.DBSize, formatPercentBeside(share(rec.Acknowledged, rec.DBSize), 1), rec.DBSize-rec.Acknowledged)
+	}
+	switch {
+	case rec.Acknowledged >= 0 && rec.ServerKeys != rec.DBSize:
+		return fmt.Errorf("%w: the server holds %d keys after a load of %d (%s of --dbsize; want exactly --dbsize: keys were lost, or others were there before)",
+			ErrPartialLoad, rec.ServerKeys, rec.DBSize, formatPercentBeside(share(rec.ServerKeys, rec.DBSize), 1))
+	case rec.Acknowledged < 0 && rec.ServerKeys < rec.DBSize:
+		return fmt.Errorf("%w: the server holds %d keys, %d fewer than --dbsize %d (%s); refusing to measure a partial load: drop --skip-load to load it, or give the --dbsize it holds",
+			ErrPartialLoad, rec.ServerKeys, rec.DBSize-rec.ServerKeys, rec.DBSize, formatPercentBeside(share(rec.ServerKeys, rec.DBSize), 1))
+	}
+	if rec.Tiered && rec.DeviceShare < minDeviceShare {
+		mem, _ := size.Parse(cfg.Memory)
+		page, _ := size.Parse(cfg.Page)
+		inMemory := rec.TailAddress - rec.HeadAddress
+		if cfg.ServerAddr != "" || mem <= 0 || inMemory > uint64(mem+page) || rec.DeviceShare < 1-1.0/minDeviceToMemory {
+			return fmt.Errorf("%w: only %s of the log is on the device (begin %d, head %d, tail %d; %d bytes above HeadAddress with --memory %s): reads would be served from memory",
+				ErrNotOnDevice, formatPercentBeside(rec.DeviceShare, minDeviceShare), rec.BeginAddress, rec.HeadAddress, rec.TailAddress, inMemory, cfg.Memory)
+		}
+	}
+	return nil
+}
+
+func share(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
+}
+
+// sampleKeys returns n distinct key indices drawn uniformly from
+// [0, dbsize), or every index when dbsize ≤ n, in ascending order.
+func sampleKeys(dbsize int64, n int, rnd *rand.Rand) []uint64 {
+	if dbsize <= int64(n) {
+		out := make([]uint64, dbsize)
+		for i := range out {
+			out[i] = uint64(i)
+		}
+		return out
+	}
+	// Floyd's algorithm: n draws, each distinct, uniform over subsets.
+	seen := make(map[uint64]bool, n)
+	out := make([]uint64, 0, n)
+	for j := dbsize - int64(n); j < dbsize; j++ {
+		k := uint64(rnd.Int64N(j + 1))
+		if seen[k] {
+			k = uint64(j)
+		}
+		seen[k] = true
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// sampledHitCheck GETs a uniform random sample of the key space,
+// pipelined, and counts misses (null bulk), values of the wrong length
+// and error replies.
+func sampledHitCheck(ctx context.Context, c *respConn, cfg Config, rnd *rand.Rand) (SampleCheck, error) {
+	start := time.Now()
+	keys := sampleKeys(cfg.DBSize, minSampleKeys, rnd)
+	res := SampleCheck{Keys: int64(len(keys))}
+	w := bufio.NewWriterSize(c.c, 64<<10)
+	var req []byte
+	key := make([]byte, 0, cfg.KeyLength)
+	for lo := 0; lo < len(keys); lo += sampleBatch {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		batch := keys[lo:min(lo+sampleBatch, len(keys))]
+		req = req[:0]
+		for _, k := range batch {
+			key = keyspace.AppendKey(key[:0], k, cfg.KeyLength)
+			req = fmt.Appendf(req, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(key), key)
+		}
+		c.c.SetDeadline(time.Now().Add(60 * time.Second))
+		if _, err := w.Write(req); err != nil {
+			return res, fmt.Errorf("orchestrator: sampled GET check on %s: send: %w", c.addr, err)
+		}
+		if err := w.Flush(); err != nil {
+			return res, fmt.Errorf("orchestrator: sampled GET check on %s: send: %w", c.addr, err)
+		}
+		for _, k := range batch {
+			v, err := readReply(c.r)
+			bad := ""
+			switch s, isString := v.(string); {
+			case isRESPError(err):
+				res.Errors++
+				bad = "error reply: " + err.Error()
+			case err != nil:
+				return res, fmt.Errorf("orchestrator: sampled GET check on %s: %w", c.addr, err)
+			case v == nil:
+				res.Missed++
+				bad = "null bulk: a miss"
+			case !isString:
+				res.Errors++
+				bad = fmt.Sprintf("a %T reply", v)
+			case len(s) != cfg.ValueLength:
+				res.WrongLength++
+				bad = fmt.Sprintf("a %d B value, want %d B", len(s), cfg.ValueLength)
+			}
+			if bad != "" && res.FirstBad == "" {
+				res.FirstBad = fmt.Sprintf("key %s: %s", keyspace.AppendKey(nil, k, cfg.KeyLength), bad)
+			}
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// judgeSample refuses a sample with a wrong-length value, an error
+// reply, or a miss rate above --max-miss-ratio (by default, one miss).
+func judgeSample(s SampleCheck, serverKeys int64, cfg Config) error {
+	missShare := share(s.Missed, s.Keys)
+	if s.WrongLength == 0 && s.Errors == 0 && missShare <= cfg.MaxMissRatio {
+		return nil
+	}
+	return fmt.Errorf("%w: %d of %d sampled keys missed (%s), %d had a value of the wrong length (want %d B) and %d got an error reply, although DBSIZE says %d; first: %s",
+		ErrSampleMiss, s.Missed, s.Keys, formatPercentBeside(missShare, cfg.MaxMissRatio), s.WrongLength, cfg.ValueLength, s.Errors, serverKeys, s.FirstBad)
+}
