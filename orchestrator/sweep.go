@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/docker/docker/client"
 )
 
 // sweepStale removes what earlier runs left behind, whatever runtime this
@@ -24,7 +22,7 @@ func sweepStale(ctx context.Context, stateDir string) []string {
 // sweepContainers removes stale labelled containers when an engine
 // answers within a few seconds; without one there is nothing to sweep.
 func sweepContainers(ctx context.Context) []string {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := Endpoint{}.client()
 	if err != nil {
 		return nil
 	}

@@ -167,8 +167,12 @@ func verifyLoad(rec LoadRecord, cfg Config) error {
 		page, _ := size.Parse(cfg.Page)
 		inMemory := rec.TailAddress - rec.HeadAddress
 		if cfg.ServerAddr != "" || mem <= 0 || inMemory > uint64(mem+page) || rec.DeviceShare < 1-1.0/minDeviceToMemory {
-			return fmt.Errorf("%w: only %s of the log is on the device (begin %d, head %d, tail %d; %d bytes above HeadAddress with --memory %s): reads would be served from memory",
-				ErrNotOnDevice, formatPercentBeside(rec.DeviceShare, minDeviceShare), rec.BeginAddress, rec.HeadAddress, rec.TailAddress, inMemory, cfg.Memory)
+			memory := ""
+			if cfg.ServerAddr == "" {
+				memory = " with --memory " + cfg.Memory
+			}
+			return fmt.Errorf("%w: only %s of the log is on the device (begin %d, head %d, tail %d; %d bytes above HeadAddress%s): reads would be served from memory",
+				ErrNotOnDevice, formatPercentBeside(rec.DeviceShare, minDeviceShare), rec.BeginAddress, rec.HeadAddress, rec.TailAddress, inMemory, memory)
 		}
 	}
 	return nil
