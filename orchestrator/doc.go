@@ -11,11 +11,15 @@
 // # A run
 //
 // Run resolves a Config (a profile, then the environment's DATA, THREADS,
-// PASSES and RUNTIME as the reference generator takes them, then flags),
-// removes what earlier runs left behind (containers labelled
-// tierbench.run whose owner process is gone; children listed in pid files
-// under Config.StateDir), runs the host preflight with the fio baseline,
-// and then, per backend × pin row:
+// PASSES and RUNTIME as the reference generator takes them, then flags; a
+// flag named in Config.Given keeps its explicit zero or is refused), and
+// for a server at --server-addr proves its pid owns the listening socket,
+// all before it creates any directory. It then removes what earlier runs
+// left behind, whatever its runtime (containers labelled tierbench.run
+// whose owner process is gone, when an engine answers; children and pid
+// files under Config.StateDir whose owner is gone — never those of a run
+// still alive), runs the host preflight with the fio baseline, and then,
+// per backend × pin row:
 //
 //  1. wipes the data dir and starts a fresh `tierbench server --storage-tier`;
 //     the pinned row gets node 0 (the first half of the CPUs on a one-node
@@ -24,22 +28,28 @@
 //     fails the row on a mismatch; runs the preflight where the server runs
 //     (inside its container for Docker) and, for uring, requires its
 //     io_uring check to pass there;
-//  3. loads every key once with `bench --runtime 0` while polling DBSIZE for
-//     progress, then verifies the load: loader acknowledgements ≥ 99 % of
-//     dbsize, DBSIZE ≥ 99 %, and for a tiered server Log.HeadAddress ≥ 99 %
-//     of the log — or, for datasets of 20–100 × --memory, everything above
-//     HeadAddress no larger than --memory + one page;
+//  3. proves the server's pid owns its listening socket (and agrees with
+//     INFO server's process_id), loads every key once with
+//     `bench --runtime 0` while polling DBSIZE for progress, then verifies
+//     the load: loader acknowledgements == dbsize and DBSIZE == dbsize
+//     (with --skip-load, DBSIZE ≥ dbsize), for a tiered server
+//     Log.HeadAddress ≥ 99 % of the log — or, for datasets of
+//     20–100 × --memory, everything above HeadAddress no larger than
+//     --memory + one page — and GETs a uniform sample of 20 000 keys (all,
+//     when fewer), refusing the row on one miss or wrong-length value;
 //  4. runs one unrecorded warm-up GET phase, then for each pass and thread
 //     count one `bench -s` GET phase with the server's /proc/<pid>/io
 //     read_bytes taken before and after; each pass is appended to
 //     cells.jsonl and fsynced at once.
 //
-// A pass with more than 0.1 % misses (or errors), or with fewer device
-// bytes per GET than 90 % of a 512 B sector, is kept out of the table and
-// marked; the table shows the median of each cell's passes, results.json
-// keeps min and max. A row that fails (a server that stops answering is
-// cut off after its phase plus 60 s) is recorded and the others still run;
-// the run then exits non-zero. A refused load stops the run.
+// A pass with any miss or error (more than Config.MaxMissRatio), or with
+// fewer device bytes per GET than 90 % of a 512 B sector, is kept out of
+// the table and marked; the table shows the median of each cell's passes,
+// results.json keeps min and max. A row that fails (a server that stops
+// answering is cut off after its phase plus 60 s) or is refused is
+// recorded and the others still run. ExitCode maps Run's error to the
+// exit status: 0 every planned cell shown, 1 a failure, 2 configuration,
+// 3 some cells kept out, 4 none publishable or refused, 130/143 signals.
 //
 // Everything started carries the run id (container label tierbench.run,
 // pid file) and is removed on success, error, SIGINT and SIGTERM; an
