@@ -30,6 +30,9 @@ type conn struct {
 	r, w int
 	need int // the request at rbuf[r:] takes at least this many bytes (0: unknown)
 	args [][]byte
+	// partial is the request at rbuf[r:] parsed so far, when it arrived
+	// in part.
+	partial partialRequest
 
 	out   []byte
 	holes []hole
@@ -206,7 +209,7 @@ func (c *conn) process() {
 		} else {
 			lim = defaultLimits
 		}
-		args, n, need, err := parseCommand(c.rbuf[c.r:c.w], c.args, lim)
+		args, n, need, err := c.partial.next(c.rbuf[c.r:c.w], c.args, lim)
 		c.args = args[:0]
 		if err != nil {
 			c.out = appendError(c.out, "ERR "+err.Error())

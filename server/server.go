@@ -49,6 +49,9 @@ const (
 	// minMaxQueryBytes leaves room for the longest inline line, so an
 	// over-long line gets the parser's own error.
 	minMaxQueryBytes = 2 * maxInlineBytes
+	// maxQueryBytesLimit keeps every offset inside a request in 32 bits
+	// (see partialRequest).
+	maxQueryBytesLimit = 1<<32 - 1
 	// maxPendingGets bounds the device reads one connection has waiting
 	// in one batch, and with it the buffer their replies gather in.
 	maxPendingGets = 4096
@@ -126,6 +129,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	if cfg.MaxQueryBytes < minMaxQueryBytes {
 		cfg.MaxQueryBytes = minMaxQueryBytes
+	}
+	if cfg.MaxQueryBytes > maxQueryBytesLimit {
+		return nil, fmt.Errorf("server: query buffer limit %d bytes is above the largest supported, %d", cfg.MaxQueryBytes, maxQueryBytesLimit)
 	}
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
