@@ -51,6 +51,10 @@ type BenchConfig struct {
 	ThrottleLimit     int
 	CompletionThreads int
 	IOContexts        int
+	// InlineCompletion passes Config.InlineCompletion: on localmemory each
+	// worker then runs its own loop, resubmitting the reads that completed
+	// during its last Submit as one batch.
+	InlineCompletion bool
 }
 
 // LatencyMicros are completion latencies in microseconds.
@@ -168,6 +172,11 @@ type benchWorker struct {
 	verifyFailures int64
 	firstErr       error
 	inFlight       int
+
+	// ready holds the slots completed inline during the worker's current
+	// Submit, for its loop to resubmit (InlineCompletion on localmemory
+	// only; touched by the worker's goroutine alone).
+	ready []uint32
 }
 
 // bench is one run of the benchmark.
@@ -178,6 +187,7 @@ type bench struct {
 	blocks      uint64 // block-sized slots in the whole file set
 	clock       time.Time
 	deadlineNs  atomic.Int64 // completions at or after it are not counted and not resubmitted
+	inline      bool         // the device completes on the submitter: workers loop (runInline)
 	prepareDone chan prepareCompletion
 	outstanding sync.WaitGroup
 }
@@ -223,6 +233,20 @@ func (b *bench) onComplete(ud uint64, n int, err error) {
 		}
 	}
 	resubmit := counted
+	if b.inline {
+		// The worker's own goroutine, inside its Submit: its loop sends
+		// the slot again.
+		if resubmit {
+			r.Offset = w.rng.Uint64N(b.blocks) * uint64(b.cfg.BlockBytes)
+			w.startNs[slot] = now
+			w.ready = append(w.ready, uint32(slot))
+		} else {
+			w.inFlight--
+			b.outstanding.Done()
+		}
+		w.mu.Unlock()
+		return
+	}
 	if resubmit {
 		r.Offset = w.rng.Uint64N(b.blocks) * uint64(b.cfg.BlockBytes)
 		w.startNs[slot] = now // the same clock read: one nanotime per completion
@@ -262,12 +286,13 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 	dev, err := Open(Config{
 		Backend: cfg.Backend, Dir: cfg.Dir, SegmentBytes: uint64(cfg.FileBytes), SectorSize: cfg.SectorSize,
 		ThrottleLimit: cfg.ThrottleLimit, CompletionThreads: cfg.CompletionThreads, IOContexts: cfg.IOContexts,
-		OnComplete: b.onComplete,
+		InlineCompletion: cfg.InlineCompletion, OnComplete: b.onComplete,
 	})
 	if err != nil {
 		return BenchResult{}, err
 	}
 	b.dev = dev
+	b.inline = cfg.InlineCompletion && cfg.Backend == BackendLocalMemory
 	defer dev.Close()
 	if cfg.Backend == BackendLocalMemory {
 		// The localmemory file set lives in RAM: refuse one that cannot fit
@@ -567,7 +592,8 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 	startNs := b.nowNs()
 	b.deadlineNs.Store(startNs + int64(cfg.RuntimeSeconds)*int64(time.Second))
 	// Each worker fills its queue with one batched Submit; after that its
-	// slots are resubmitted by the completion path until the deadline.
+	// slots are resubmitted by the completion path until the deadline, or,
+	// on an inline device, by the worker's own loop.
 	var wg sync.WaitGroup
 	for _, w := range b.workers {
 		b.outstanding.Add(cfg.QueueDepth)
@@ -576,6 +602,7 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 		go func() {
 			defer wg.Done()
 			reqs := make([]Request, cfg.QueueDepth)
+			w.ready = make([]uint32, 0, cfg.QueueDepth)
 			w.mu.Lock()
 			for s := range reqs {
 				w.reqs[s][0].Offset = w.rng.Uint64N(b.blocks) * uint64(cfg.BlockBytes)
@@ -584,26 +611,41 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 			}
 			w.mu.Unlock()
 			n, err := b.dev.Submit(reqs)
+			for err == nil && b.inline && len(w.ready) > 0 {
+				// Completions ran inside that Submit and left their
+				// slots in ready: send them again as one batch.
+				reqs = reqs[:0]
+				for _, s := range w.ready {
+					reqs = append(reqs, w.reqs[s][0])
+				}
+				w.ready = w.ready[:0]
+				n, err = b.dev.Submit(reqs)
+			}
 			if err != nil {
 				w.mu.Lock()
 				w.errs++
 				if w.firstErr == nil {
 					w.firstErr = err
 				}
-				w.inFlight -= cfg.QueueDepth - n
+				w.inFlight -= len(reqs) - n
 				w.mu.Unlock()
-				for range cfg.QueueDepth - n {
+				for range len(reqs) - n {
 					b.outstanding.Done()
 				}
 			}
 		}()
 	}
-	wg.Wait()
+	// The workers of an inline device run until the deadline; the others
+	// return once their queues are full.
+	if !b.inline {
+		wg.Wait()
+	}
 	select {
 	case <-ctx.Done():
 		b.deadlineNs.Store(b.nowNs())
 	case <-time.After(time.Duration(b.deadlineNs.Load() - b.nowNs())):
 	}
+	wg.Wait()
 	endNs := b.deadlineNs.Load()
 	unix.Getrusage(unix.RUSAGE_SELF, &ruAfter)
 	b.outstanding.Wait()

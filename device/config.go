@@ -42,6 +42,14 @@ type Config struct {
 	CompletionThreads int            // reaping goroutines (default 4)
 	IOContexts        int            // libaio contexts / io_uring rings (uring default max(CompletionThreads, min(2*CPUs,64)); libaio default = CompletionThreads)
 	OnComplete        CompletionFunc // required
+	// InlineCompletion (--device-inline-completion) lets the caller take
+	// its completions: on localmemory, Submit copies each request and calls
+	// OnComplete on the submitting goroutine before it returns, with no
+	// completion goroutine, queue or throttle slot in between. OnComplete
+	// must then not call Submit (it would recurse); a caller that keeps a
+	// queue depth resubmits from its own loop. The file backends complete
+	// on their reapers either way: there the flag changes nothing.
+	InlineCompletion bool
 }
 
 // Describer is implemented by every backend: a one-line account of the

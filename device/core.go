@@ -36,9 +36,9 @@ type core struct {
 
 	slots []slot
 	// free holds the indexes of unused slots. It has exactly ThrottleLimit
-	// entries in all, so receiving from it is the throttle: a submitter
-	// blocks while ThrottleLimit requests are in flight.
-	free chan uint32
+	// entries in all, so taking one is the throttle: a submitter blocks
+	// while ThrottleLimit requests are in flight.
+	free *slotStack
 
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64 // instrumentation: the highest inFlight seen
@@ -89,11 +89,7 @@ func (c *core) noteDeferredRun(n int) {
 }
 
 func newCore(cfg Config, limit int) *core {
-	c := &core{cfg: cfg, sector: uint64(cfg.SectorSize), slots: make([]slot, limit), free: make(chan uint32, limit)}
-	for i := range limit {
-		c.free <- uint32(i)
-	}
-	return c
+	return &core{cfg: cfg, sector: uint64(cfg.SectorSize), slots: make([]slot, limit), free: newSlotStack(limit)}
 }
 
 // check refuses a request that breaks the alignment or segment invariants,
@@ -126,21 +122,11 @@ func (c *core) check(r *Request) error {
 // is set. ok is false when no slot was free and wait is unset.
 func (c *core) acquire(wait bool) (idx uint32, ok bool) {
 	if wait {
-		idx = <-c.free
-	} else {
-		select {
-		case idx = <-c.free:
-		default:
-			return 0, false
-		}
+		idx = c.free.popWait()
+	} else if idx, ok = c.free.pop(); !ok {
+		return 0, false
 	}
-	n := c.inFlight.Add(1)
-	for {
-		m := c.maxInFlight.Load()
-		if n <= m || c.maxInFlight.CompareAndSwap(m, n) {
-			break
-		}
-	}
+	c.noteInFlight(c.inFlight.Add(1))
 	return idx, true
 }
 
@@ -149,7 +135,18 @@ func (c *core) acquire(wait bool) (idx uint32, ok bool) {
 func (c *core) release(idx uint32) {
 	c.slots[idx].buf = nil
 	c.inFlight.Add(-1)
-	c.free <- idx
+	c.free.push(idx)
+}
+
+// noteInFlight raises the in-flight high-water mark to n. The common case,
+// n not above it, is one load of a line that is rarely written.
+func (c *core) noteInFlight(n int64) {
+	for {
+		m := c.maxInFlight.Load()
+		if n <= m || c.maxInFlight.CompareAndSwap(m, n) {
+			return
+		}
+	}
 }
 
 // fill records req in slot idx.
@@ -164,20 +161,24 @@ func (c *core) fill(idx uint32, r *Request) {
 func (c *core) complete(idx uint32, res int64) {
 	s := &c.slots[idx]
 	s.published.Load()
-	want := int64(len(s.buf))
-	var err error
-	n := int(res)
-	switch {
-	case res < 0:
-		n, err = 0, fmt.Errorf("device: %s of %d bytes at offset %d: %w", s.op, want, s.offset, errnoErr(-res))
-	case res == 0 && s.op == OpRead:
-		err = fmt.Errorf("%w: read of %d bytes at offset %d returned nothing", ErrPastEnd, want, s.offset)
-	case res < want:
-		err = fmt.Errorf("%w: %s of %d bytes at offset %d transferred %d", ErrShortIO, s.op, want, s.offset, res)
-	}
+	n, err := outcome(s.op, s.offset, len(s.buf), res)
 	ud := s.userData
 	c.release(idx)
 	c.cfg.OnComplete(ud, n, err)
+}
+
+// outcome turns the result res of an op of want bytes at offset (bytes
+// transferred, or a negative errno) into what OnComplete receives.
+func outcome(op Op, offset uint64, want int, res int64) (int, error) {
+	switch {
+	case res < 0:
+		return 0, fmt.Errorf("device: %s of %d bytes at offset %d: %w", op, want, offset, errnoErr(-res))
+	case res == 0 && op == OpRead:
+		return 0, fmt.Errorf("%w: read of %d bytes at offset %d returned nothing", ErrPastEnd, want, offset)
+	case res < int64(want):
+		return int(res), fmt.Errorf("%w: %s of %d bytes at offset %d transferred %d", ErrShortIO, op, want, offset, res)
+	}
+	return int(res), nil
 }
 
 // SectorSize is the alignment unit of offsets, lengths and buffers.

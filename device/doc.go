@@ -21,8 +21,8 @@
 // A table of ThrottleLimit slots holds the state of the requests in flight;
 // a slot's index travels through the kernel as the iocb's aio_data or the
 // SQE's user_data, so completing a request needs no map and no allocation.
-// The channel of free slot indexes is the throttle: Submit blocks on it
-// while ThrottleLimit requests are in flight.
+// The lock-free stack of free slot indexes (slotStack) is the throttle:
+// Submit blocks on it while ThrottleLimit requests are in flight.
 //
 // libaio: IOContexts contexts (default CompletionThreads), each reaped by
 // its own goroutine locked to an OS thread and blocked in io_getevents;
@@ -46,8 +46,13 @@
 // grow as deep as the queue, and the disk would idle while one was
 // prepared and plugged: 0.85 × fio at QD 64 before, ≈ 0.96–1.0 after).
 //
-// localmemory: segments are anonymous mappings; requests are queued to
-// CompletionThreads goroutines that copy and complete them.
+// localmemory: segments are anonymous mappings; requests are pushed onto
+// the lock-free queue of one of CompletionThreads goroutines (picked by slot
+// number), which takes its queue whole, copies and completes. With
+// Config.InlineCompletion Submit copies and completes each request itself,
+// on the caller's goroutine, so OnComplete must not call Submit. Either way
+// the source lines of a batch are loaded before the first copy (warm), so
+// the memory misses of a batch overlap instead of queueing one by one.
 //
 // # The benchmark
 //

@@ -175,7 +175,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		"device_type", stats.DeviceType, "backend", stats.Backend,
 		"sector_size", stats.SectorSize, "logdir", ec.LogDir,
 		"throttle_limit", ec.ThrottleLimit, "completion_threads", ec.CompletionThreads,
-		"io_contexts", ec.IOContexts,
+		"io_contexts", ec.IOContexts, "inline_completion", ec.InlineCompletion,
 		"sg_get", cfg.ScatterGatherGet, "auth", cfg.Auth != "",
 		"max_query_bytes", cfg.MaxQueryBytes)
 	return s, nil

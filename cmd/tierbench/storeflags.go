@@ -24,6 +24,7 @@ func bindStoreFlags(fs *flag.FlagSet) func() (store.Config, error) {
 	throttle := fs.Int("device-throttle-limit", 0, "max device requests in flight (0: the device default, 4096)")
 	completion := fs.Int("device-completion-threads", 0, "device completion goroutines (0: the device default, 4)")
 	contexts := fs.Int("device-io-contexts", 0, "libaio contexts or io_uring rings (0: the device default)")
+	inline := fs.Bool("device-inline-completion", false, "complete device reads on the goroutine that submits them, with no completion goroutine in between (localmemory; the native backends complete on their reapers either way)")
 	sector := fs.Int("sector-size", 0, "device sector size in bytes (0: the logical block size of the disk under --logdir)")
 	return func() (store.Config, error) {
 		cfg := store.Config{
@@ -35,6 +36,7 @@ func bindStoreFlags(fs *flag.FlagSet) func() (store.Config, error) {
 			CompletionThreads: *completion,
 			IOContexts:        *contexts,
 			SectorSize:        *sector,
+			InlineCompletion:  *inline,
 		}
 		for _, f := range []struct {
 			name string

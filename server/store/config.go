@@ -22,6 +22,10 @@ type Config struct {
 
 	// Passed to the device; 0 is the device's default.
 	ThrottleLimit, CompletionThreads, IOContexts, SectorSize int
+	// InlineCompletion (--device-inline-completion) passes
+	// device.Config.InlineCompletion: on localmemory a session's reads are
+	// copied and completed inside its CompletePending, on its goroutine.
+	InlineCompletion bool
 }
 
 // Defaults of Config's zero values.

@@ -70,6 +70,7 @@ func Open(cfg Config) (*Store, error) {
 			ThrottleLimit:     cfg.ThrottleLimit,
 			CompletionThreads: cfg.CompletionThreads,
 			IOContexts:        cfg.IOContexts,
+			InlineCompletion:  cfg.InlineCompletion,
 			OnComplete:        s.onComplete,
 		})
 		if err != nil {
