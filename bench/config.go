@@ -29,6 +29,12 @@ type Config struct {
 
 	Threads  []int         // offline thread-count sweep: one cell per entry, one connection per thread
 	Batch    int           // requests per pipelined batch (keys per MSET in the load)
+	// Pipeline is how offline mode keeps Batch requests going on each
+	// connection: PipelineBatch (default, the reference's LightClient)
+	// sends a batch and reads all its replies before the next;
+	// PipelineWindow keeps Batch requests in flight, sending new ones as
+	// replies arrive.
+	Pipeline string
 	Runtime  time.Duration // per cell; 0: load only; negative (online only): until ctx ends
 	SkipLoad bool          // run against a server loaded before
 
@@ -69,6 +75,7 @@ func DefaultConfig() Config {
 		ValueLength:    8,
 		Threads:        []int{1, 2, 4, 8, 16, 32},
 		Batch:          4096,
+		Pipeline:       PipelineBatch,
 		Runtime:        15 * time.Second,
 		ZipfTheta:      0.99,
 		Seed:           1,
@@ -193,6 +200,22 @@ func (cfg Config) plan() (*plan, error) {
 		if cfg.Verify && op != opGet && op != opMGet {
 			return nil, usagef("--verify checks GET and MGET values; --op %s returns none", op)
 		}
+	}
+	switch cfg.Pipeline {
+	case PipelineBatch, "":
+		p.Pipeline = PipelineBatch
+	case PipelineWindow:
+		if cfg.Online {
+			return nil, usagef("--pipeline window is an offline mode; --online keeps --itp ops in flight already")
+		}
+		if op.multiKey() {
+			return nil, usagef("--pipeline window keeps -b single-key commands in flight; --op %s carries -b keys in one command, use --pipeline batch", op)
+		}
+		if cfg.Cluster {
+			return nil, usagef("--pipeline window drives one server per connection; --cluster-bench routes batches by slot, use --pipeline batch")
+		}
+	default:
+		return nil, usagef("--pipeline %q is not batch or window", cfg.Pipeline)
 	}
 	return p, nil
 }

@@ -35,6 +35,11 @@ func TestValidate(t *testing.T) {
 		{"online MGET", func(c *Config) { c.Online = true; c.OpWorkload = []string{"MGET"} }, `--op-workload "MGET"`},
 		{"online load only", func(c *Config) { c.Online = true; c.Runtime = 0 }, "--runtime 0"},
 		{"online itp", func(c *Config) { c.Online = true; c.InFlight = 0 }, "--itp 0"},
+		{"window", func(c *Config) { c.Pipeline = PipelineWindow }, ""},
+		{"bad pipeline", func(c *Config) { c.Pipeline = "stream" }, `--pipeline "stream" is not batch or window`},
+		{"window MGET", func(c *Config) { c.Pipeline = PipelineWindow; c.Op = "MGET" }, "use --pipeline batch"},
+		{"window cluster", func(c *Config) { c.Pipeline = PipelineWindow; c.Cluster = true }, "--cluster-bench routes batches by slot"},
+		{"window online", func(c *Config) { c.Pipeline = PipelineWindow; c.Online = true }, "--pipeline window is an offline mode"},
 		{"online verify without GET", func(c *Config) { c.Online = true; c.OpWorkload = []string{"SET"}; c.Verify = true }, "no GET"},
 	}
 	for _, tt := range tests {

@@ -206,6 +206,7 @@ type offlineThread struct {
 	rr      *replyReader
 	sent    int64
 	err     error
+	win     *window // PipelineWindow's state, made by its first run
 }
 
 // run sends batches in turn, each followed by reading all its replies,
@@ -244,7 +245,7 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 	if p.Cluster {
 		return runClusterCell(ctx, p, threads)
 	}
-	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Verified: p.Verify, Zipf: p.Zipf}
+	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Pipeline: p.Pipeline, Verified: p.Verify, Zipf: p.Zipf}
 	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
 	if err != nil {
 		return nil, err
@@ -281,7 +282,11 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t.run(p, &stop)
+			if p.Pipeline == PipelineWindow {
+				t.runWindow(p, &stop)
+			} else {
+				t.run(p, &stop)
+			}
 			if t.err != nil {
 				// One connection failing ends the cell: the others finish
 				// their batch so the figures stay consistent.

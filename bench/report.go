@@ -42,6 +42,7 @@ type CellResult struct {
 	Op               string  `json:"op"`
 	Threads          int     `json:"threads"`
 	Batch            int     `json:"batch"`
+	Pipeline         string  `json:"pipeline"` // batch or window (Config.Pipeline)
 	Ops              int64   `json:"ops"`
 	Seconds          float64 `json:"seconds"`
 	OpsPerSec        float64 `json:"ops_per_sec"`

@@ -20,7 +20,7 @@ func goldenReport() *Report {
 	return &Report{
 		Load: &LoadResult{Keys: 100000, Acknowledged: 100000, Seconds: 0.5, OpsPerSec: 200000, Threads: 4, Batch: 1024},
 		Cells: []CellResult{{
-			Op: "GET", Threads: 4, Batch: 1024, Ops: 4096000, Seconds: 2, OpsPerSec: 2048000,
+			Op: "GET", Threads: 4, Batch: 1024, Pipeline: "batch", Ops: 4096000, Seconds: 2, OpsPerSec: 2048000,
 			Hits: 4095000, Misses: 1000, Errors: 0, Mismatches: 0, Verified: true, FirstError: "",
 			BytesSent: 110592000, BytesReceived: 57344000, ClientCPUSeconds: 0.75, ClientSaturated: false,
 			Incomplete: false, Zipf: true, PrebuiltOpsPerThread: 65536,

@@ -211,6 +211,11 @@ type replyReader struct {
 	// the '-') first; returning true takes it out of the counts
 	// (--cluster-bench's -MOVED and -ASK).
 	redirect func(text []byte, keys []uint64) bool
+
+	// starving, when set, runs before every read from src, that is
+	// whenever parsing has used up what arrived: the window pipeline sends
+	// its next requests there, just before it would wait.
+	starving func() error
 }
 
 func newReplyReader(src io.Reader, bufBytes int, op opcode, verify bool, valueLength int) *replyReader {
@@ -225,6 +230,11 @@ func (rr *replyReader) fill() error {
 	}
 	if rr.w == len(rr.buf) {
 		return fmt.Errorf("%w: a reply line is longer than %d bytes", errProtocol, len(rr.buf))
+	}
+	if rr.starving != nil {
+		if err := rr.starving(); err != nil {
+			return err
+		}
 	}
 	n, err := rr.src.Read(rr.buf[rr.w:])
 	rr.w += n

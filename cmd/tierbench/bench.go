@@ -63,6 +63,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.ValueLength, "valuelength", cfg.ValueLength, "value `bytes` (values are digits derived from the key; up to 18 they are valid INCR operands)")
 	threads := fs.String("t", "1,2,4,8,16,32", "thread-count `sweep`, comma-separated: one cell per count, one connection per thread (online: one count, default 1)")
 	fs.IntVar(&cfg.Batch, "b", cfg.Batch, "`requests` per pipelined batch (offline), keys per MSET (load)")
+	fs.StringVar(&cfg.Pipeline, "pipeline", cfg.Pipeline, "offline `mode`: batch sends -b requests and reads all their replies before the next batch (the reference's client); window keeps -b requests in flight per connection, sending new ones as replies arrive (single-key commands)")
 	runtime := fs.Int("runtime", int(cfg.Runtime/time.Second), "`seconds` per cell; 0 loads only; -1 (online) runs until interrupted")
 	fs.BoolVar(&cfg.SkipLoad, "s", false, "skip the load: run against a server loaded before")
 	fs.BoolVar(&cfg.SkipLoad, "skipload", false, "same as -s")

@@ -1,0 +1,194 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+// TestWindowPipelineAgainstRedis runs GET cells in window mode against a
+// real redis-server with --verify: every op is a verified hit and the cell
+// says which pipeline ran.
+func TestWindowPipelineAgainstRedis(t *testing.T) {
+	r := testenv.MustRedisServer(t)
+	cfg := configFor(t, r.Addr)
+	cfg.Runtime = 0
+	if _, human, err := runJSON(t, context.Background(), cfg); err != nil {
+		t.Fatalf("load: %v\n%s", err, human)
+	}
+	cfg = configFor(t, r.Addr)
+	cfg.SkipLoad, cfg.Verify, cfg.Pipeline = true, true, PipelineWindow
+	cfg.Threads = []int{1, 3}
+	rep, human, err := runJSON(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("window GET --verify: %v\n%s", err, human)
+	}
+	if len(rep.Cells) != 2 {
+		t.Fatalf("cells: got %d, want 2", len(rep.Cells))
+	}
+	for _, c := range rep.Cells {
+		if c.Ops == 0 || c.Hits != c.Ops || c.Misses != 0 || c.Errors != 0 || c.Mismatches != 0 || c.Pipeline != PipelineWindow {
+			t.Errorf("t=%d: ops %d hits %d misses %d errors %d mismatches %d pipeline %q; want verified hits, pipeline window",
+				c.Threads, c.Ops, c.Hits, c.Misses, c.Errors, c.Mismatches, c.Pipeline)
+		}
+	}
+}
+
+// windowProbe is a RESP server for one connection that answers GETs with a
+// one-byte bulk, half of what is outstanding at a time, and records how
+// many requests were ever unanswered at once and whether new requests came
+// while earlier ones were still unanswered (what a window does and a batch
+// never does). When no request arrives for a while it answers the rest, so
+// a batch client is not stuck.
+type windowProbe struct {
+	maxOutstanding atomic.Int64
+	refills        atomic.Int64 // reads that brought requests while others were unanswered
+}
+
+func (w *windowProbe) serve(t *testing.T, c net.Conn, batch int) {
+	defer c.Close()
+	buf := make([]byte, 1<<16)
+	var received, answered int64
+	partialLines := 0
+	const linesPerGet = 5 // *2, $3, GET, $n, key
+	reply := []byte("$1\r\nx\r\n")
+	answer := func(n int64) bool {
+		if n == 0 {
+			return true
+		}
+		_, err := c.Write(bytes.Repeat(reply, int(n)))
+		answered += n
+		return err == nil
+	}
+	for {
+		c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		n, err := c.Read(buf)
+		if n > 0 {
+			if received > answered {
+				w.refills.Add(1)
+			}
+			partialLines += bytes.Count(buf[:n], []byte("\n"))
+			received += int64(partialLines / linesPerGet)
+			partialLines %= linesPerGet
+			if out := received - answered; out > w.maxOutstanding.Load() {
+				w.maxOutstanding.Store(out)
+			}
+			if out := received - answered; out >= int64(batch) && !answer(out/2) {
+				return
+			}
+			continue
+		}
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if !answer(received - answered) {
+				return
+			}
+			continue
+		}
+		return
+	}
+}
+
+// TestWindowKeepsBatchInFlight drives both pipelines against windowProbe:
+// neither may ever have more than -b requests unanswered, and only the
+// window sends new requests while replies are still owed.
+func TestWindowKeepsBatchInFlight(t *testing.T) {
+	for _, mode := range []string{PipelineBatch, PipelineWindow} {
+		t.Run(mode, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			cfg := configFor(t, ln.Addr().String())
+			cfg.Batch, cfg.Pipeline, cfg.DBSize = 64, mode, 1000
+			p, err := cfg.plan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			probe := &windowProbe{}
+			served := make(chan struct{})
+			go func() {
+				defer close(served)
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				probe.serve(t, c, cfg.Batch)
+			}()
+			nc, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := newSocket(nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			th := &offlineThread{conn: conn, batches: buildBatches(p, 1, 0), rr: newReplyReader(conn, readBufferBytes, p.op, false, p.ValueLength)}
+			var stop atomic.Bool
+			time.AfterFunc(600*time.Millisecond, func() { stop.Store(true) })
+			if mode == PipelineWindow {
+				th.runWindow(p, &stop)
+			} else {
+				th.run(p, &stop)
+			}
+			nc.Close()
+			<-served
+			if th.err != nil {
+				t.Fatalf("run: %v", th.err)
+			}
+			if c := th.rr.counts; c.hits == 0 || c.misses != 0 || c.errors != 0 {
+				t.Fatalf("counts %+v: want hits only", c)
+			}
+			if got := probe.maxOutstanding.Load(); got > int64(cfg.Batch) || got < int64(cfg.Batch/2) {
+				t.Errorf("most requests unanswered at once: got %d, want %d at most (and at least half)", got, cfg.Batch)
+			}
+			refills := probe.refills.Load()
+			if mode == PipelineWindow && refills == 0 {
+				t.Errorf("window: requests sent while replies were owed: got none, want some")
+			}
+			if mode == PipelineBatch && refills != 0 {
+				t.Errorf("batch: requests sent while replies were owed: got %d, want none", refills)
+			}
+		})
+	}
+}
+
+// TestWindowLoopAllocatesNothing runs whole windows (fill, drain on stop)
+// against redis-server and counts allocations.
+func TestWindowLoopAllocatesNothing(t *testing.T) {
+	r := testenv.MustRedisServer(t)
+	cfg := configFor(t, r.Addr)
+	cfg.Runtime = 0
+	if _, _, err := runJSON(t, context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Verify, cfg.Pipeline = true, PipelineWindow
+	p, err := cfg.plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := dial(context.Background(), p.addr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.conn.Close()
+	th := &offlineThread{conn: conn, batches: buildBatches(p, 1, 0), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
+	var stop atomic.Bool
+	stop.Store(true) // one window per run: sent, then drained
+	th.runWindow(p, &stop)
+	allocs := testing.AllocsPerRun(200, func() { th.runWindow(p, &stop) })
+	if th.err != nil {
+		t.Fatal(th.err)
+	}
+	if allocs != 0 {
+		t.Errorf("a window of %d GETs sent and drained allocated %v times, want 0", p.Batch, allocs)
+	}
+	if c := th.rr.counts; c.hits == 0 || c.mismatches != 0 || c.misses != 0 {
+		t.Errorf("counts %+v: want verified hits", c)
+	}
+}
