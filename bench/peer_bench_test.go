@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -41,19 +42,32 @@ func runChild(b *testing.B, cpu string, name string, args ...string) (out []byte
 
 var redisBenchRate = regexp.MustCompile(`GET __rand_int__: ([0-9.]+) requests per second`)
 
-// BenchmarkAgainstRedisBenchmark runs tierbench bench and redis-benchmark
-// side by side against one redis-server: GET, 4 connections, pipeline 64
-// and 1024, 100 k keys of 12 bytes loaded. The server is pinned to CPU 0
-// and both clients to CPU 1 (TIERBENCH_PEER_SERVER_CPU, _CLIENT_CPU
-// override). Each pair runs PEER_PASSES times (default 3), interleaved, and
-// the medians are reported: the throughput ratio ours/theirs, and each
-// client's ops per CPU-second.
+// BenchmarkAgainstRedisBenchmark runs tierbench bench (both pipelines)
+// and redis-benchmark side by side against one redis-server: GET at
+// pipeline depth 64 over 8, 32 and 64 connections (PEER_CONNS overrides,
+// comma-separated), 100 k keys of 12 bytes loaded, so that both clients
+// read the same loaded keys (redis-benchmark's __rand_int__ spells key
+// indices as 12 zero-padded digits, as tierbench does at --keylength 12).
+// The server is pinned to CPU 0 and the clients to CPU 1
+// (TIERBENCH_PEER_SERVER_CPU, _CLIENT_CPU override). Each trio runs
+// PEER_PASSES times (default 3), in a rotating order, and the medians are
+// reported: each tierbench pipeline's throughput ratio to redis-benchmark,
+// and every client's CPU µs per op.
 //
 //	go test -run XXX -bench AgainstRedisBenchmark -benchtime 1x ./bench
 func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 	serverCPU, clientCPU := envOr("TIERBENCH_PEER_SERVER_CPU", "0"), envOr("TIERBENCH_PEER_CLIENT_CPU", "1")
 	passes, _ := strconv.Atoi(envOr("PEER_PASSES", "3"))
 	seconds, _ := strconv.Atoi(envOr("PEER_SECONDS", "4"))
+	pipeline, _ := strconv.Atoi(envOr("PEER_PIPELINE", "64"))
+	var connSweep []int
+	for _, f := range strings.Split(envOr("PEER_CONNS", "8,32,64"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("PEER_CONNS %q: want connection counts such as 8,32,64", f)
+		}
+		connSweep = append(connSweep, n)
+	}
 	testenv.MustLookPath(b, "redis-benchmark")
 	testenv.MustLookPath(b, "taskset")
 	bin := testenv.MustBinary(b)
@@ -67,12 +81,13 @@ func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 	b.Cleanup(func() { testenv.StopProcess(srv) })
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	testenv.MustWaitPing(b, addr, 10*time.Second)
-	const dbsize, keyLength, conns = 100000, 12, 4
+	const dbsize, keyLength = 100000, 12
 	common := []string{"--port", strconv.Itoa(port), "--dbsize", strconv.Itoa(dbsize), "--keylength", strconv.Itoa(keyLength)}
 	runChild(b, clientCPU, bin, append([]string{"bench", "--runtime", "0", "-b", "1024", "--load-threads", "4"}, common...)...)
 
-	runOurs := func(pipeline int) peerRun {
-		out, user, sys := runChild(b, clientCPU, bin, append([]string{"bench", "-s", "--json", "-t", strconv.Itoa(conns), "-b", strconv.Itoa(pipeline), "--runtime", strconv.Itoa(seconds)}, common...)...)
+	runOurs := func(mode string, conns int) peerRun {
+		out, user, sys := runChild(b, clientCPU, bin, append([]string{"bench", "-s", "--json", "--pipeline", mode, "-t", strconv.Itoa(conns),
+			"-b", strconv.Itoa(pipeline), "--runtime", strconv.Itoa(seconds)}, common...)...)
 		var rep Report
 		if err := json.Unmarshal(out, &rep); err != nil || len(rep.Cells) != 1 {
 			b.Fatalf("tierbench bench JSON: %v\n%s", err, out)
@@ -83,7 +98,7 @@ func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 		}
 		return peerRun{opsPerSec: c.OpsPerSec, userSeconds: user, sysSeconds: sys, ops: float64(c.Ops)}
 	}
-	runTheirs := func(pipeline, n int) peerRun {
+	runTheirs := func(conns, n int) peerRun {
 		out, user, sys := runChild(b, clientCPU, "redis-benchmark", "-p", strconv.Itoa(port), "-c", strconv.Itoa(conns), "-P", strconv.Itoa(pipeline),
 			"-n", strconv.Itoa(n), "-r", strconv.Itoa(dbsize), "-q", "GET", "__rand_int__")
 		m := redisBenchRate.FindSubmatch(out)
@@ -93,43 +108,46 @@ func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 		rate, _ := strconv.ParseFloat(string(m[1]), 64)
 		return peerRun{opsPerSec: rate, userSeconds: user, sysSeconds: sys, ops: float64(n)}
 	}
-	for _, pipeline := range []int{64, 1024} {
-		var ours, theirs []peerRun
-		var ratios []float64
+	med := func(rs []peerRun, f func(peerRun) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		return median(v)
+	}
+	rate := func(r peerRun) float64 { return r.opsPerSec }
+	cpuMicros := func(r peerRun) float64 { return (r.userSeconds + r.sysSeconds) / r.ops * 1e6 }
+	for _, conns := range connSweep {
+		var batch, win, theirs []peerRun
+		var batchRatios, winRatios []float64
 		estimate := 0.0
 		for pass := range passes {
-			// Alternate which client goes first so drift in the machine's
-			// load does not favour one; redis-benchmark runs a fixed
-			// request count, sized to the same duration from the latest
+			// Rotate the order so that drift in the machine's load does
+			// not favour one client; redis-benchmark runs a fixed request
+			// count, sized to the same duration from the latest
 			// throughput seen.
-			var o, r peerRun
-			if pass%2 == 0 || estimate == 0 {
-				o = runOurs(pipeline)
-				r = runTheirs(pipeline, int(o.opsPerSec*float64(seconds)))
-			} else {
-				r = runTheirs(pipeline, int(estimate*float64(seconds)))
-				o = runOurs(pipeline)
+			var o, w, r peerRun
+			steps := []func(){
+				func() { o = runOurs(PipelineBatch, conns); estimate = o.opsPerSec },
+				func() { w = runOurs(PipelineWindow, conns); estimate = max(estimate, w.opsPerSec) },
+				func() { r = runTheirs(conns, int(estimate*float64(seconds))) },
 			}
-			estimate = o.opsPerSec
-			ours, theirs, ratios = append(ours, o), append(theirs, r), append(ratios, o.opsPerSec/r.opsPerSec)
-			b.Logf("-P %d pass %d: tierbench %.0f ops/s, user %.3f sys %.3f s for %.0f ops | redis-benchmark %.0f ops/s, user %.3f sys %.3f s for %.0f ops | ratio %.3f",
-				pipeline, pass+1, o.opsPerSec, o.userSeconds, o.sysSeconds, o.ops, r.opsPerSec, r.userSeconds, r.sysSeconds, r.ops, ratios[len(ratios)-1])
-		}
-		med := func(rs []peerRun, f func(peerRun) float64) float64 {
-			v := make([]float64, len(rs))
-			for i, r := range rs {
-				v[i] = f(r)
+			for i := range steps { // pass 0 starts with batch, so estimate is set before redis-benchmark runs
+				steps[(i+pass)%len(steps)]()
 			}
-			return median(v)
+			batch, win, theirs = append(batch, o), append(win, w), append(theirs, r)
+			batchRatios, winRatios = append(batchRatios, o.opsPerSec/r.opsPerSec), append(winRatios, w.opsPerSec/r.opsPerSec)
+			b.Logf("c=%d -P %d pass %d: batch %.0f ops/s %.3f CPU µs/op | window %.0f ops/s %.3f CPU µs/op | redis-benchmark %.0f ops/s %.3f CPU µs/op | ratios batch %.3f window %.3f",
+				conns, pipeline, pass+1, o.opsPerSec, cpuMicros(o), w.opsPerSec, cpuMicros(w), r.opsPerSec, cpuMicros(r), batchRatios[pass], winRatios[pass])
 		}
-		rate := func(r peerRun) float64 { return r.opsPerSec }
-		perCPU := func(r peerRun) float64 { return r.opsPerCPUSecond() }
-		cpuMicros := func(r peerRun) float64 { return (r.userSeconds + r.sysSeconds) / r.ops * 1e6 }
-		b.ReportMetric(median(ratios), fmt.Sprintf("P%d-throughput-ratio", pipeline))
-		b.ReportMetric(med(ours, perCPU), fmt.Sprintf("P%d-tierbench-ops/cpu-s", pipeline))
-		b.ReportMetric(med(theirs, perCPU), fmt.Sprintf("P%d-redis-benchmark-ops/cpu-s", pipeline))
-		b.Logf("-P %d medians of %d passes: throughput ratio %.3f (tierbench %.0f, redis-benchmark %.0f ops/s); CPU per op tierbench %.3f µs (%.0f ops per CPU-s), redis-benchmark %.3f µs (%.0f ops per CPU-s)",
-			pipeline, passes, median(ratios), med(ours, rate), med(theirs, rate), med(ours, cpuMicros), med(ours, perCPU), med(theirs, cpuMicros), med(theirs, perCPU))
+		b.ReportMetric(median(batchRatios), fmt.Sprintf("c%d-batch-throughput-ratio", conns))
+		b.ReportMetric(median(winRatios), fmt.Sprintf("c%d-window-throughput-ratio", conns))
+		b.ReportMetric(med(batch, cpuMicros), fmt.Sprintf("c%d-batch-cpu-µs/op", conns))
+		b.ReportMetric(med(win, cpuMicros), fmt.Sprintf("c%d-window-cpu-µs/op", conns))
+		b.ReportMetric(med(theirs, cpuMicros), fmt.Sprintf("c%d-redis-benchmark-cpu-µs/op", conns))
+		b.Logf("c=%d -P %d medians of %d passes: throughput ratio to redis-benchmark batch %.3f, window %.3f (batch %.0f, window %.0f, redis-benchmark %.0f ops/s); CPU µs per op batch %.3f, window %.3f, redis-benchmark %.3f",
+			conns, pipeline, passes, median(batchRatios), median(winRatios), med(batch, rate), med(win, rate), med(theirs, rate),
+			med(batch, cpuMicros), med(win, cpuMicros), med(theirs, cpuMicros))
 	}
 }
 

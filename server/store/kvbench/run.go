@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/server/store"
@@ -47,6 +49,10 @@ type RunResult struct {
 	Ops         int64   `json:"ops"`
 	OpsPerSec   float64 `json:"ops_per_sec"`
 	DeviceReads int64   `json:"device_reads"`
+	// CPUMicrosPerOp is the process's CPU time (user + system) over the
+	// window per op: beside the rate, the figure that hardly depends on
+	// what else shares the machine.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
 	// PassesOpsPerSec lists every pass; the fields above are the median one.
 	PassesOpsPerSec []float64 `json:"passes_ops_per_sec"`
 	// FioIOPS is the median of the fio passes alternated with this run's
@@ -110,8 +116,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			}
 			res.Runs = append(res.Runs, r)
 			fmt.Fprintf(human, "-t %d: [Total time]: %.2f ms for %d ops\n", r.Threads, r.Seconds*1e3, r.Ops)
-			fmt.Fprintf(human, "-t %d: [Throughput]: %.0f ops/sec (%d device reads, %.2f per op; %d reads missed)\n",
-				r.Threads, r.OpsPerSec, r.DeviceReads, float64(r.DeviceReads)/max(float64(r.Ops), 1), r.NotFound)
+			fmt.Fprintf(human, "-t %d: [Throughput]: %.0f ops/sec (%d device reads, %.2f per op; %d reads missed; %.3f CPU µs per op)\n",
+				r.Threads, r.OpsPerSec, r.DeviceReads, float64(r.DeviceReads)/max(float64(r.Ops), 1), r.NotFound, r.CPUMicrosPerOp)
 			if cfg.CompareFio {
 				fmt.Fprintf(human, "-t %d: [fio]: %.0f IOPS (io_uring, %d B, 1 job, iodepth %d; median of %d); kv/fio %.3f\n",
 					r.Threads, r.FioIOPS, cfg.FioBlockBytes, cfg.FioDepth, len(r.FioPasses), r.FioRatio)
@@ -398,6 +404,7 @@ func runMix(ctx context.Context, st *store.Store, cfg Config, threads int) (RunR
 		}
 	}
 	before := st.Stats()
+	cpu0 := processCPUSeconds()
 	var wg sync.WaitGroup
 	start := time.Now()
 	for _, w := range workers {
@@ -416,6 +423,7 @@ func runMix(ctx context.Context, st *store.Store, cfg Config, threads int) (RunR
 	stop.Store(true)
 	// The window closes here: the workers see stop within one op.
 	secs := time.Since(start).Seconds()
+	cpu := processCPUSeconds() - cpu0
 	after := st.Stats()
 	wg.Wait()
 	res := RunResult{Threads: threads, Seconds: secs, DeviceReads: after.CompletedReads - before.CompletedReads}
@@ -442,5 +450,17 @@ func runMix(ctx context.Context, st *store.Store, cfg Config, threads int) (RunR
 		return res, firstErr
 	}
 	res.OpsPerSec = float64(res.Ops) / secs
+	if res.Ops > 0 {
+		res.CPUMicrosPerOp = cpu / float64(res.Ops) * 1e6
+	}
 	return res, nil
+}
+
+// processCPUSeconds is the user + system CPU time of this process so far.
+func processCPUSeconds() float64 {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
