@@ -29,14 +29,14 @@ type Config struct {
 
 	Threads  []int         // offline thread-count sweep: one cell per entry, one connection per thread
 	Batch    int           // requests per pipelined batch (keys per MSET in the load)
+	Runtime  time.Duration // per cell; 0: load only; negative (online only): until ctx ends
+	SkipLoad bool          // run against a server loaded before
 	// Pipeline is how offline mode keeps Batch requests going on each
 	// connection: PipelineBatch (default, the reference's LightClient)
 	// sends a batch and reads all its replies before the next;
 	// PipelineWindow keeps Batch requests in flight, sending new ones as
 	// replies arrive.
 	Pipeline string
-	Runtime  time.Duration // per cell; 0: load only; negative (online only): until ctx ends
-	SkipLoad bool          // run against a server loaded before
 
 	LoadThreads int // load connections; 0: the largest of Threads
 
