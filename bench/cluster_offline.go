@@ -145,7 +145,7 @@ func (t *clusterThread) round() error {
 // runClusterCell is runCell for --cluster-bench: each thread holds one
 // connection to every master and sends each its own batches.
 func runClusterCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
-	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Verified: p.Verify, Zipf: p.Zipf}
+	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Pipeline: p.Pipeline, Verified: p.Verify, Zipf: p.Zipf}
 	cs, err := p.clusterState(ctx)
 	if err != nil {
 		return nil, err
