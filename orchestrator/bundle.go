@@ -146,6 +146,8 @@ type Results struct {
 	Cells    []Cell       `json:"cells"`
 	// FioIOPS512 is the fio random-read ceiling at 512 B; 0 when unknown.
 	FioIOPS512 float64 `json:"fio_iops_512"`
+	// Plots are the bundle's SVG charts (plots.go).
+	Plots []Plot `json:"plots,omitempty"`
 }
 
 // Cell is one table cell: a row and a thread count, over its passes.

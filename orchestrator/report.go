@@ -67,6 +67,9 @@ func render(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if res.Plots, err = writePlots(dir, res); err != nil {
+		return "", err
+	}
 	if err := writeJSON(dir, fileResults, res); err != nil {
 		return "", err
 	}
@@ -90,6 +93,7 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 	fmt.Fprintf(&b, "## Workload\n\n%s", workloadParagraph(res))
 	fmt.Fprintf(&b, "## Results (GET ops/sec)\n\n%s\n", table)
 	b.WriteString(keptOut(res))
+	b.WriteString(plotsMarkdown(res.Plots))
 
 	b.WriteString("## Share of the fio ceiling\n\n")
 	if res.FioIOPS512 > 0 {

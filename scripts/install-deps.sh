@@ -3,15 +3,18 @@
 # fio (the device ceiling), redis-server and redis-tools (the peer server and
 # redis-benchmark/redis-cli), numactl and sysstat (pinning and iostat), and
 # for the tests' two-host harness (a dockerd per network namespace)
-# iproute2, nsenter and fuse-overlayfs, the storage driver those engines use.
+# iproute2, nsenter and fuse-overlayfs, the storage driver those engines use;
+# librsvg2-bin (rsvg-convert renders the bundle's SVG charts in the tests) and
+# fonts-liberation2 (the charts' font: the rendering keeps the layout's metrics).
 # Run as root (or with sudo) on Debian or Ubuntu. It is idempotent.
 set -euo pipefail
 need=()
 for pair in fio:fio redis-server:redis-server redis-benchmark:redis-tools numactl:numactl iostat:sysstat \
-	ip:iproute2 nsenter:util-linux fuse-overlayfs:fuse-overlayfs; do
+	ip:iproute2 nsenter:util-linux fuse-overlayfs:fuse-overlayfs rsvg-convert:librsvg2-bin; do
 	cmd=${pair%%:*} pkg=${pair##*:}
 	command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done
+if ! fc-list 2>/dev/null | grep -q LiberationSans-Regular; then need+=(fonts-liberation2); fi
 if [ ${#need[@]} -gt 0 ]; then
 	echo "install-deps: installing ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive

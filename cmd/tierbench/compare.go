@@ -17,8 +17,10 @@ func init() {
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	var opts compare.Options
 	var asJSON bool
+	var svgDir string
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.BoolVar(&asJSON, "json", false, "write one JSON document instead of Markdown")
+	fs.StringVar(&svgDir, "svg", "", "also write one throughput chart per row (one line per bundle) as SVG into this directory; the Markdown embeds them")
 	fs.BoolVar(&opts.Force, "force", false, "compare bundles whose record size or dbsize differ (the output says so in bold)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench compare [flags] A B [C …]
@@ -42,6 +44,7 @@ unreadable; 2: usage.
 Examples:
   tierbench compare results/before results/after
   tierbench compare --json results/host-a/results.json results/host-b
+  tierbench compare --svg plots results/before results/after > compare.md
 
 Flags:
 `)
@@ -66,11 +69,7 @@ Flags:
 	if err == nil {
 		var c *compare.Comparison
 		if c, err = compare.Compare(bundles, opts); err == nil {
-			if asJSON {
-				err = c.WriteJSON(stdout)
-			} else {
-				err = c.WriteMarkdown(stdout)
-			}
+			err = writeComparison(c, asJSON, svgDir, stdout)
 		}
 	}
 	if err != nil {
@@ -81,4 +80,26 @@ Flags:
 		return 1
 	}
 	return 0
+}
+
+// writeComparison prints the comparison and writes its charts.
+func writeComparison(c *compare.Comparison, asJSON bool, svgDir string, stdout io.Writer) error {
+	var embed string
+	if svgDir != "" {
+		var err error
+		if embed, err = c.WritePlots(svgDir); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return c.WriteJSON(stdout)
+	}
+	if err := c.WriteMarkdown(stdout); err != nil {
+		return err
+	}
+	if embed != "" {
+		_, err := fmt.Fprintf(stdout, "\n## Plots\n\n%s", embed)
+		return err
+	}
+	return nil
 }

@@ -1,0 +1,62 @@
+package testenv
+
+import (
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// MustRenderSVG renders an SVG file to PNG with rsvg-convert (Debian's
+// librsvg2-bin, a renderer independent of the library that drew it) next
+// to the test's temp files, and returns the decoded image.
+func MustRenderSVG(t testing.TB, svgPath string) image.Image {
+	t.Helper()
+	bin := MustLookPath(t, "rsvg-convert")
+	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(svgPath), ".svg")+".png")
+	if b, err := exec.Command(bin, "--background-color", "white", "-o", out, svgPath).CombinedOutput(); err != nil {
+		t.Fatalf("testenv: rsvg-convert %s: %v: %s", svgPath, err, b)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("testenv: decode the PNG rsvg-convert made of %s: %v", svgPath, err)
+	}
+	return img
+}
+
+// InkShare is the share of img's pixels that differ from its top-left
+// pixel (the background) by more than a faint anti-aliasing step: 0 for
+// a blank picture.
+func InkShare(img image.Image) float64 {
+	b := img.Bounds()
+	if b.Empty() {
+		return 0
+	}
+	br, bg, bb, _ := img.At(b.Min.X, b.Min.Y).RGBA()
+	const step = 0x1000 // of 0xffff per channel
+	ink := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if diff(r, br) > step || diff(g, bg) > step || diff(bl, bb) > step {
+				ink++
+			}
+		}
+	}
+	return float64(ink) / float64(b.Dx()*b.Dy())
+}
+
+func diff(a, b uint32) uint32 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}

@@ -1,0 +1,84 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/plots"
+)
+
+// fileThroughputSVG is the bundle's throughput chart.
+const fileThroughputSVG = "throughput.svg"
+
+// Plot is one chart of the bundle, as results.json lists it.
+type Plot struct {
+	File    string `json:"file"`    // relative to the bundle
+	Caption string `json:"caption"` // the alt text in report.md
+}
+
+// ThroughputChart is the table as a chart: GET ops/sec against client
+// connections, one line per series, each ceiling a level across it.
+func ThroughputChart(title string, series []plots.Series, ceilings []plots.Level) plots.Chart {
+	return plots.Chart{
+		Title:  title,
+		XLabel: "client connections (threads)", YLabel: "GET ops/sec (median of passes)",
+		Series: series, Levels: ceilings, XTicksAtPoints: true,
+	}
+}
+
+// CeilingLevel is the fio ceiling as a chart level; none when unknown.
+func CeilingLevel(of string, fioIOPS512 float64) []plots.Level {
+	if fioIOPS512 <= 0 {
+		return nil
+	}
+	return []plots.Level{{Name: fmt.Sprintf("fio 512 B random-read ceiling%s (%s IOPS)", of, FormatOps(fioIOPS512)), Y: fioIOPS512}}
+}
+
+// RowSeries is one row's line of the cells the table shows (cells kept
+// out of the table are kept out of the chart), in thread order.
+func RowSeries(name string, row Row, threads []int, cells []Cell) plots.Series {
+	s := plots.Series{Name: name}
+	for _, t := range threads {
+		if c, ok := findCell(cells, row, t); ok && c.Passes > 0 && c.Excluded == "" {
+			s.Points = append(s.Points, plots.Point{X: float64(t), Y: c.Median})
+		}
+	}
+	return s
+}
+
+// writePlots draws the bundle's charts into dir and returns what it
+// wrote. A bundle with no shown cell has no throughput chart.
+func writePlots(dir string, res Results) ([]Plot, error) {
+	var series []plots.Series
+	for _, row := range res.Plan.Rows {
+		if s := RowSeries(titleCase(row.Backend)+" "+row.Label, row, res.Plan.Config.Threads, res.Cells); len(s.Points) > 0 {
+			series = append(series, s)
+		}
+	}
+	var out []Plot
+	if len(series) > 0 {
+		chart := ThroughputChart(fmt.Sprintf("GET throughput against client connections (run %s)", res.Plan.RunID), series, CeilingLevel("", res.FioIOPS512))
+		if err := writeSVG(dir, fileThroughputSVG, chart); err != nil {
+			return nil, err
+		}
+		out = append(out, Plot{File: fileThroughputSVG, Caption: "GET ops/sec against client connections, one line per row, with the fio ceiling"})
+	}
+	return out, nil
+}
+
+func writeSVG(dir, name string, chart plots.Chart) error {
+	svg, err := chart.SVG()
+	if err != nil {
+		return fmt.Errorf("orchestrator: plot %s: %w", name, err)
+	}
+	return writeFile(dir, name, svg)
+}
+
+// plotsMarkdown embeds the charts in report.md.
+func plotsMarkdown(ps []Plot) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", p.Caption, p.File)
+	}
+	return b.String()
+}
