@@ -57,12 +57,14 @@ func aggregate(plan Plan, recs []PassRecord, fails []FailRecord, fioIOPS512 floa
 			rs := byCell[cellKey(row, t)]
 			seen := map[int]bool{}
 			var ops, rb []float64
+			var counted []PassRecord
 			c := Cell{Row: row, Threads: t}
 			for _, r := range rs {
 				if seen[r.Pass] || len(seen) == plan.Config.Passes {
 					continue
 				}
 				seen[r.Pass] = true
+				counted = append(counted, r)
 				ops = append(ops, r.OpsPerSec)
 				rb = append(rb, r.ReadBytesPerGet)
 				c.MissRatio = max(c.MissRatio, r.MissRatio)
@@ -84,8 +86,10 @@ func aggregate(plan Plan, recs []PassRecord, fails []FailRecord, fioIOPS512 floa
 			}
 			c.Median, c.Min, c.Max = median(ops)
 			c.ReadBytesPerGet, _, _ = median(rb)
+			c.CellEvidence = summarizeEvidence(counted)
 			if fioIOPS512 > 0 {
 				c.FioShare = c.Median / fioIOPS512
+				c.Ceiling = fioIOPS512
 			}
 			cells = append(cells, c)
 		}

@@ -79,7 +79,8 @@ type PassRecord struct {
 
 	Server Placement `json:"server_placement"`
 	Client Placement `json:"client_placement"`
-	Time   time.Time `json:"time"`
+	PassEvidence
+	Time time.Time `json:"time"`
 }
 
 // LoadRecord is a cells.jsonl line with the load evidence of one row.
@@ -148,6 +149,10 @@ type Results struct {
 	FioIOPS512 float64 `json:"fio_iops_512"`
 	// Plots are the bundle's SVG charts (plots.go).
 	Plots []Plot `json:"plots,omitempty"`
+	// Ceilings are the fio re-measurements of cells above the ceiling.
+	Ceilings []CeilingRecord `json:"ceilings,omitempty"`
+
+	passes []PassRecord // the raw records, for the report's evidence
 }
 
 // Cell is one table cell: a row and a thread count, over its passes.
@@ -163,8 +168,9 @@ type Cell struct {
 	MissRatio       float64 `json:"max_miss_ratio"`
 	// Excluded says why the cell is kept out of the table ("" = shown).
 	Excluded string `json:"excluded,omitempty"`
-	// FioShare is Median / the fio 512 B ceiling; 0 when unknown.
+	// FioShare is Median / the cell's ceiling; 0 when unknown.
 	FioShare float64 `json:"fio_share,omitempty"`
+	CellEvidence
 }
 
 // cellsLog appends records to cells.jsonl, each followed by an fsync, so

@@ -1,13 +1,22 @@
 package orchestrator
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/fio"
 )
 
 // fioFiles is how many files the preflight ceiling spreads the dataset's
@@ -94,4 +103,268 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c Config) {
 	} else if last := f.Sweep[len(f.Sweep)-1].Depth; last < f.MaxDepth {
 		fmt.Fprintf(b, "**The sweep ended at %d reads in flight, below the server's %d.**\n\n", last, f.MaxDepth)
 	}
+}
+
+// fileCeilings holds the fio re-measurements, one JSON line each,
+// appended and fsynced like cells.jsonl.
+const fileCeilings = "ceilings.jsonl"
+
+// aboveCeilingTolerance: a cell above this multiple of its ceiling makes
+// fio measure again at the cell's depth; a cell still above this multiple
+// of the higher of the two is marked above-ceiling. Two per cent is the
+// spread of back-to-back fio runs here.
+const aboveCeilingTolerance = 1.02
+
+// FootprintSegmentFiles: fio read the server's own segment files,
+// read-only, after its row's passes.
+const FootprintSegmentFiles = "segment-files"
+
+// CeilingRecord is one line of ceilings.jsonl: fio measured again, at the
+// observed disk depth of a cell that exceeded the ceiling, over the
+// segment files the row's server had just read.
+type CeilingRecord struct {
+	Kind          string  `json:"kind"` // "ceiling"
+	Schema        int     `json:"schema_version"`
+	Row           Row     `json:"row"`
+	Threads       int     `json:"threads"`
+	CellOpsPerSec float64 `json:"cell_ops_per_sec"` // the cell's median that triggered it
+	BaseIOPS      float64 `json:"base_iops"`        // the sweep's ceiling it exceeded
+	// Depth is the cell's median disk depth rounded up; DepthSource is
+	// "disk" for that, "throttle" when there was no disk evidence and the
+	// server's throttle limit stood in.
+	Depth          int       `json:"depth"`
+	DepthSource    string    `json:"depth_source"`
+	Jobs           int       `json:"jobs"`
+	IODepth        int       `json:"iodepth"`
+	BlockBytes     int       `json:"block_bytes"`
+	Engine         string    `json:"engine"`
+	RuntimeSeconds int       `json:"runtime_seconds"`
+	IOPS           float64   `json:"iops"`
+	ClatP50Us      float64   `json:"clat_p50_us"`
+	ClatP99Us      float64   `json:"clat_p99_us"`
+	Footprint      string    `json:"footprint"`
+	Files          int       `json:"files"`
+	FootprintBytes int64     `json:"footprint_bytes"`
+	Error          string    `json:"error,omitempty"`
+	Time           time.Time `json:"time"`
+}
+
+// baseline reads the bundle's preflight fio baseline.
+func (r *runner) baseline() *hostcheck.FIOBaseline {
+	raw, err := os.ReadFile(filepath.Join(r.out, filePreflight))
+	if err != nil {
+		return nil
+	}
+	return preflightBaseline(raw)
+}
+
+// recheckCeiling runs after a row's passes, with its server idle: every
+// cell whose median exceeds aboveCeilingTolerance × the ceiling gets one
+// fio run at its observed depth over the server's segment files. A fio
+// that fails is recorded, not fatal: the cell is then marked without it.
+func (r *runner) recheckCeiling(ctx context.Context, row Row) error {
+	base := r.baseline()
+	if base == nil || len(base.Results) == 0 || !ceilingApplies(r.cfg) {
+		return nil
+	}
+	ceiling := base.Results[0].IOPS
+	passes, _, err := readCells(r.out)
+	if err != nil {
+		return err
+	}
+	done, err := readCeilings(r.out)
+	if err != nil {
+		return err
+	}
+	for _, t := range r.cfg.Threads {
+		var ops, depth []float64
+		for _, p := range passes {
+			if p.Row == row && p.Threads == t {
+				judgeEvidence(&p)
+				ops = append(ops, p.OpsPerSec)
+				if len(p.DiskDevices) > 0 {
+					depth = append(depth, p.DiskQueueDepth)
+				}
+			}
+		}
+		med, _, _ := median(ops)
+		if med <= aboveCeilingTolerance*ceiling || slices.ContainsFunc(done, func(c CeilingRecord) bool { return c.Row == row && c.Threads == t }) {
+			continue
+		}
+		d, _, _ := median(depth)
+		rec := r.remeasure(ctx, base, row, t, med, ceiling, d)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := appendCeiling(r.out, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remeasure runs fio once at the cell's depth over the segment files.
+func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row Row, threads int, cellOps, ceiling, depth float64) CeilingRecord {
+	rec := CeilingRecord{Kind: "ceiling", Schema: SchemaVersion, Row: row, Threads: threads, CellOpsPerSec: cellOps, BaseIOPS: ceiling,
+		Depth: int(math.Ceil(depth)), DepthSource: "disk", BlockBytes: 512, Engine: base.Engine, RuntimeSeconds: base.RuntimeSeconds,
+		Footprint: FootprintSegmentFiles, Time: time.Now().UTC()}
+	if rec.Depth < 1 {
+		rec.Depth, rec.DepthSource = device.DefaultThrottleLimit, "throttle"
+	}
+	step := fio.StepFor(rec.Depth, min(runtime.NumCPU(), 32))
+	rec.Jobs, rec.IODepth = step.Jobs, step.IODepth
+	files, _ := filepath.Glob(filepath.Join(r.cfg.DataDir, "segment.*"))
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			rec.FootprintBytes += st.Size()
+		}
+	}
+	rec.Files = len(files)
+	r.printf("%s %s t=%d: %s ops/s is %.1f %% of the %s IOPS ceiling; fio again at its depth (%d in flight, %s: %d jobs × %d) on the server's %d segment files (%s), read-only\n",
+		titleCase(row.Backend), row.Label, threads, FormatOps(cellOps), 100*cellOps/ceiling, FormatOps(ceiling), rec.Depth, rec.DepthSource,
+		rec.Jobs, rec.IODepth, rec.Files, humanBytes(rec.FootprintBytes))
+	if len(files) == 0 {
+		rec.Error = fmt.Sprintf("no segment files in %s", r.cfg.DataDir)
+		r.printf("  fio not run: %s\n", rec.Error)
+		return rec
+	}
+	res, err := fio.Run(ctx, fio.Job{Filenames: files, ReadOnly: true, BlockBytes: rec.BlockBytes, Jobs: rec.Jobs, IODepth: rec.IODepth,
+		Engine: rec.Engine, RuntimeSeconds: rec.RuntimeSeconds})
+	if err != nil {
+		rec.Error = err.Error()
+		r.printf("  fio failed: %v\n", err)
+		return rec
+	}
+	rec.IOPS, rec.ClatP50Us, rec.ClatP99Us = res.IOPS, res.ClatUs.P50, res.ClatUs.P99
+	r.printf("  fio: %s IOPS at %d in flight; the cell is %.1f %% of it\n", FormatOps(res.IOPS), rec.Depth, 100*cellOps/max(res.IOPS, ceiling))
+	return rec
+}
+
+func appendCeiling(dir string, rec CeilingRecord) error {
+	f, err := os.OpenFile(filepath.Join(dir, fileCeilings), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("orchestrator: open %s: %w", fileCeilings, err)
+	}
+	l := &cellsLog{f: f}
+	defer l.Close()
+	return l.append(rec)
+}
+
+// readCeilings reads ceilings.jsonl; a torn last line is dropped.
+func readCeilings(dir string) ([]CeilingRecord, error) {
+	data, err := os.ReadFile(filepath.Join(dir, fileCeilings))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: read %s: %w", fileCeilings, err)
+	}
+	return parseCeilings(data)
+}
+
+func parseCeilings(data []byte) ([]CeilingRecord, error) {
+	var out []CeilingRecord
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		var c CeilingRecord
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			if i == len(lines)-1 {
+				break // torn final line: the process died writing it
+			}
+			return nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCeilings, i+1, err)
+		}
+		if c.Kind != "ceiling" || c.Schema > SchemaVersion {
+			return nil, fmt.Errorf("orchestrator: %s line %d: kind %q schema_version %d, want ceiling ≤ %d", fileCeilings, i+1, c.Kind, c.Schema, SchemaVersion)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// applyCeilings divides each cell by its own ceiling — the sweep's, or
+// the re-measurement at its depth when higher — and marks the cells still
+// above it.
+func applyCeilings(cells []Cell, recs []CeilingRecord, base float64) {
+	if base <= 0 {
+		return
+	}
+	for i := range cells {
+		c := &cells[i]
+		if c.Passes == 0 {
+			continue
+		}
+		var rec *CeilingRecord
+		for j := range recs {
+			if recs[j].Row == c.Row && recs[j].Threads == c.Threads {
+				rec = &recs[j]
+			}
+		}
+		c.Ceiling = base
+		if rec != nil && rec.Error == "" {
+			c.Ceiling = max(base, rec.IOPS)
+		}
+		c.FioShare = c.Median / c.Ceiling
+		if c.Median <= aboveCeilingTolerance*c.Ceiling {
+			continue
+		}
+		c.AboveCeiling = true
+		c.AboveCeilingWhy = aboveWhy(*c, rec, base)
+	}
+}
+
+// aboveWhy says by how much a cell exceeds its ceiling and what the disk
+// saw meanwhile.
+func aboveWhy(c Cell, rec *CeilingRecord, base float64) string {
+	s := fmt.Sprintf("its median %s ops/s is %.1f %% of the sweep's ceiling (%s IOPS)", FormatOps(c.Median), 100*c.Median/base, FormatOps(base))
+	switch {
+	case rec == nil:
+		s += "; fio was not measured again at its depth (the row ended before, or this bundle predates it)"
+	case rec.Error != "":
+		s += "; fio at its depth failed: " + rec.Error
+	default:
+		s += fmt.Sprintf(" and %.1f %% of fio measured again at its own depth (%d reads in flight from %s, %d jobs × %d, over the server's %d segment files, %s): %s IOPS",
+			100*c.Median/rec.IOPS, rec.Depth, rec.DepthSource, rec.Jobs, rec.IODepth, rec.Files, humanBytes(rec.FootprintBytes), FormatOps(rec.IOPS))
+	}
+	switch {
+	case c.DiskReadsPerSec <= 0:
+		s += "; there is no disk evidence to tell where the reads went"
+	case c.DiskReadsPerSec < minSectorShare*c.Median:
+		s += fmt.Sprintf("; the disk completed %s reads/s, %.2f per GET: some GETs did not reach it (served from the in-memory log or a cache above the disk)", FormatOps(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median)
+	default:
+		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real, so fio's figure is low — the disk was shared with other work while fio ran, or it got faster between the two", FormatOps(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
+	}
+	return s + "."
+}
+
+// shareText is a cell's share of its ceiling with its marks.
+func shareText(c Cell) string {
+	s := fmt.Sprintf("%.1f %%", 100*c.FioShare)
+	if m := evidenceMarks(c); m != "" {
+		s += " (" + m + ")"
+	}
+	return s
+}
+
+// renderRemeasures lists the fio re-measurements under the share table.
+func renderRemeasures(b *strings.Builder, res Results) {
+	if len(res.Ceilings) == 0 {
+		fmt.Fprintf(b, "No cell exceeded %.0f %% of the ceiling, so fio was not measured again.\n\n", 100*aboveCeilingTolerance)
+		return
+	}
+	fmt.Fprintf(b, "A cell above %.0f %% of the ceiling makes fio measure again right after its row, with the server idle, at the cell's observed disk depth over the server's own segment files (read-only); the cell is then divided by the higher of the two:\n\n", 100*aboveCeilingTolerance)
+	for _, c := range res.Ceilings {
+		fmt.Fprintf(b, "- %s %s t=%d (%s ops/s, %.1f %% of %s): ", titleCase(c.Row.Backend), c.Row.Label, c.Threads, FormatOps(c.CellOpsPerSec),
+			100*c.CellOpsPerSec/c.BaseIOPS, FormatOps(c.BaseIOPS))
+		if c.Error != "" {
+			fmt.Fprintf(b, "fio failed: %s\n", c.Error)
+			continue
+		}
+		fmt.Fprintf(b, "fio %s at %d reads in flight (%s; %d jobs × %d, %d B, %s, %d s) over %d segment files (%s): %s IOPS, clat p50 %.0f µs p99 %.0f µs\n",
+			c.Engine, c.Depth, c.DepthSource, c.Jobs, c.IODepth, c.BlockBytes, c.Engine, c.RuntimeSeconds, c.Files, humanBytes(c.FootprintBytes),
+			FormatOps(c.IOPS), c.ClatP50Us, c.ClatP99Us)
+	}
+	b.WriteString("\n")
 }

@@ -144,9 +144,21 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) Plan {
 		if r.ReadBytesPerGet < minSectorShare*sectorBytes || r.Server.CPUs == "" || r.Client.CPUs == "" {
 			t.Errorf("pass %+v: want ≥ %.0f device bytes per GET and recorded placements", r, minSectorShare*sectorBytes)
 		}
+		// The disk below the data dir completed at least half a read per
+		// GET (other processes' reads only add), at a positive depth, and
+		// the server spent CPU on the phase.
+		if len(r.DiskDevices) == 0 || float64(r.DiskReads) < 0.5*float64(r.Ops) || r.DiskQueueDepth <= 0 || r.DiskReadsPerSec <= 0 ||
+			r.ServerCPUSeconds <= 0 || r.ServerCPUs < 1 || r.ServerCPUShare <= 0 {
+			t.Errorf("pass t=%d %s: disk %v %d reads (%.0f r/s, depth %.1f; %s), server %.2f CPU s of %d CPUs (%s); want disk reads ≥ half the %d GETs, a depth and server CPU",
+				r.Threads, r.Row.key(), r.DiskDevices, r.DiskReads, r.DiskReadsPerSec, r.DiskQueueDepth, r.DiskNote, r.ServerCPUSeconds, r.ServerCPUs, r.CPUNote, r.Ops)
+		}
 		if r.Row.Pin == PinPinned && (!sameSet(r.Server.CPUs, r.Server.WantCPUs) || !sameSet(r.Client.CPUs, r.Client.WantCPUs) || r.Server.WantCPUs == r.Client.WantCPUs) {
 			t.Errorf("pinned pass: server %+v client %+v; want disjoint sets honoured", r.Server, r.Client)
 		}
+	}
+	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	if !strings.Contains(string(report), "## Disk and CPU evidence") || strings.Contains(string(report), "No disk evidence") {
+		t.Errorf("report.md lacks the disk evidence:\n%s", report)
 	}
 	logs, _ := os.ReadDir(filepath.Join(out, dirLogs))
 	var servers int

@@ -62,7 +62,11 @@ func render(dir string) (string, error) {
 		fio = 0 // a disk the external server may never touch bounds nothing
 	}
 	res := Results{Schema: SchemaVersion, Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
-		Cells: aggregate(plan, passes, fails, fio), FioIOPS512: fio}
+		Cells: aggregate(plan, passes, fails, fio), FioIOPS512: fio, passes: passes}
+	if res.Ceilings, err = readCeilings(dir); err != nil {
+		return "", err
+	}
+	applyCeilings(res.Cells, res.Ceilings, fio)
 	table, err := renderTable(plan, res.Cells)
 	if err != nil {
 		return "", err
@@ -115,12 +119,13 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 				case cell.Excluded != "":
 					b.WriteString(" " + excludedMark[cell.Excluded] + " |")
 				default:
-					fmt.Fprintf(&b, " %.1f %% |", 100*cell.FioShare)
+					b.WriteString(" " + shareText(cell) + " |")
 				}
 			}
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
+		renderRemeasures(&b, res)
 	} else {
 		b.WriteString(noCeilingSentence(c))
 	}
@@ -167,6 +172,8 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 			cell.Threads, cell.Passes, FormatOps(cell.Median), FormatOps(cell.Min), FormatOps(cell.Max),
 			cell.ReadBytesPerGet, formatPercentBeside(cell.MissRatio, res.Plan.MaxMisses), cell.Excluded)
 	}
+	b.WriteString("\n")
+	renderEvidence(&b, res)
 	if len(res.Failures) > 0 {
 		b.WriteString("\n## Failures and refusals\n\n")
 		for _, f := range res.Failures {

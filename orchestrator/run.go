@@ -51,7 +51,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if cfg.Silent {
 		stderr = io.Discard
 	}
-	r := &runner{stderr: stderr, proc: "/proc"}
+	r := &runner{stderr: stderr, proc: "/proc", diskRoot: "/"}
 	if err := r.setup(cfg); err != nil {
 		return err
 	}
@@ -101,6 +101,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err := r.preflight(ctx); err != nil {
 		return err
 	}
+	r.resolveDisks()
 	if r.cells, err = openCellsLog(r.out); err != nil {
 		return err
 	}
@@ -184,6 +185,11 @@ type runner struct {
 	proof   *OwnerProof // the external server's, proven before the run
 	// dataCreated says the run created DataDir, so it removes it at the end.
 	dataCreated bool
+
+	// The evidence sampled around every GET phase (evidence.go).
+	diskRoot  string   // where proc/diskstats is read: "/" outside tests
+	disks     []string // the physical disks below the data dir
+	disksNote string   // why disks is empty
 
 	done      map[string]bool // passes already in cells.jsonl
 	loadsDone map[string]bool
@@ -487,7 +493,7 @@ func (r *runner) runRow(ctx context.Context, row Row) error {
 			}
 		}
 	}
-	return nil
+	return r.recheckCeiling(ctx, row)
 }
 
 // startTarget starts a fresh server on a wiped data dir, or attaches to
@@ -758,6 +764,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 			return err
 		}
 	}
+	sample := r.sampleBefore(tgt.pid)
 	cell, clientPl, err := r.bench(ctx, row, tgt, fmt.Sprintf("t%d-p%d", threads, pass), threads, r.cfg.CellSeconds)
 	if err != nil {
 		return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
@@ -792,6 +799,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
 	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
+	r.recordEvidence(sample, tgt.pid, &rec)
 	judgePass(&rec, r.cfg.MaxMissRatio)
 	rec.Time = time.Now().UTC()
 	if err := r.cells.append(rec); err != nil {
@@ -805,7 +813,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	case rec.MemoryServed:
 		note = fmt.Sprintf("  [%.0f device bytes per GET: memory-served, kept out of the table]", rec.ReadBytesPerGet)
 	}
-	r.printf("  %s ops/s, %.0f device bytes per GET%s\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, note)
+	r.printf("  %s ops/s, %.0f device bytes per GET%s%s\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, evidenceLine(rec), note)
 	return nil
 }
 

@@ -1,0 +1,390 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/diskstats"
+)
+
+// serverCPUBoundShare: a pass in which the server used at least this share
+// of the CPUs it was allowed measured the server's CPU, not the disk.
+const serverCPUBoundShare = 0.9
+
+// PassEvidence is what the disk and the server's CPU did during one GET
+// phase, beside the client's ops. The rates divide by the phase's own
+// seconds (bench's measured time): the counters are sampled just before
+// the client starts and just after it exits, and outside the phase the
+// idle server neither reads nor computes, so the few ms of client start-up
+// add nothing to the counts but would dilute a wall-clock rate.
+type PassEvidence struct {
+	// DiskDevices are the physical disks below the data dir whose
+	// /proc/diskstats counters were summed (md and dm members); none when
+	// they could not be resolved. They count every process's reads on
+	// those disks, not only the server's.
+	DiskDevices       []string `json:"disk_devices,omitempty"`
+	DiskReads         uint64   `json:"disk_reads"`          // Δ reads completed
+	DiskWeightedMs    uint64   `json:"disk_weighted_io_ms"` // Δ weighted ms doing I/O
+	DiskWindowSeconds float64  `json:"disk_window_seconds"` // wall time between the samples
+	DiskReadsPerSec   float64  `json:"disk_reads_per_sec"`  // iostat r/s over the phase
+	DiskQueueDepth    float64  `json:"disk_queue_depth"`    // iostat aqu-sz over the phase
+	DiskNote          string   `json:"disk_note,omitempty"` // why there is no disk evidence
+
+	// ServerCPUSeconds is the server's utime+stime over the phase
+	// (/proc/<pid>/stat), ServerCPUs the CPUs its Cpus_allowed_list
+	// holds, ServerCPUShare the first over the phase × the second.
+	ServerCPUSeconds float64 `json:"server_cpu_seconds"`
+	ServerCPUs       int     `json:"server_cpus"`
+	ServerCPUShare   float64 `json:"server_cpu_share"`
+	ServerCPUBound   bool    `json:"server_cpu_bound,omitempty"`
+	ClientCPUs       int     `json:"client_cpus"`
+	ClientCPUShare   float64 `json:"client_cpu_share"`
+	// ClockTicks is the kernel's USER_HZ the stat ticks were divided by.
+	ClockTicks int    `json:"clock_ticks_per_sec,omitempty"`
+	CPUNote    string `json:"cpu_note,omitempty"`
+}
+
+// CellEvidence is the median of the passes' evidence, and the marks a
+// cell keeps in the table with a flag.
+type CellEvidence struct {
+	DiskReadsPerSec float64 `json:"disk_reads_per_sec,omitempty"`
+	DiskQueueDepth  float64 `json:"disk_queue_depth,omitempty"`
+	ServerCPUShare  float64 `json:"server_cpu_share,omitempty"`
+	ClientCPUShare  float64 `json:"client_cpu_share,omitempty"`
+	// ServerCPUBound: at least one pass used ≥ 90 % of the server's CPUs.
+	ServerCPUBound bool `json:"server_cpu_bound,omitempty"`
+	// Ceiling is the IOPS the cell is divided by: the preflight sweep's
+	// best, or a re-measurement at the cell's depth when that is higher.
+	Ceiling float64 `json:"ceiling_iops,omitempty"`
+	// AboveCeiling: the cell exceeded 1.02 × its ceiling even after fio
+	// was measured again at its depth; AboveCeilingWhy says by how much
+	// and what the disk saw.
+	AboveCeiling    bool   `json:"above_ceiling,omitempty"`
+	AboveCeilingWhy string `json:"above_ceiling_why,omitempty"`
+}
+
+// phaseSample is the counters read just before a GET phase.
+type phaseSample struct {
+	disk     diskstats.Sample
+	diskErr  error
+	cpuTicks uint64
+	cpuErr   error
+}
+
+// sampleBefore reads the data disks and the server's CPU ticks.
+func (r *runner) sampleBefore(pid int) phaseSample {
+	var s phaseSample
+	if len(r.disks) > 0 {
+		s.disk, s.diskErr = diskstats.Read(r.diskRoot, r.disks)
+	}
+	if pid > 0 {
+		s.cpuTicks, s.cpuErr = r.proc.cpuTicks(pid)
+	}
+	return s
+}
+
+// recordEvidence reads the counters again after the phase and fills
+// rec's evidence; rec's Seconds, ops and placements must be set. A counter
+// that cannot be read leaves a note instead of failing the pass.
+func (r *runner) recordEvidence(before phaseSample, pid int, rec *PassRecord) {
+	ev := &rec.PassEvidence
+	switch {
+	case len(r.disks) == 0:
+		ev.DiskNote = r.disksNote
+	case before.diskErr != nil:
+		ev.DiskNote = before.diskErr.Error()
+	default:
+		after, err := diskstats.Read(r.diskRoot, r.disks)
+		var d diskstats.Delta
+		if err == nil {
+			d, err = after.Since(before.disk)
+		}
+		if err != nil {
+			ev.DiskNote = err.Error()
+			break
+		}
+		ev.DiskDevices = r.disks
+		ev.DiskReads, ev.DiskWeightedMs, ev.DiskWindowSeconds = d.ReadsCompleted, d.WeightedMs, d.Seconds
+	}
+	switch {
+	case pid <= 0:
+		ev.CPUNote = "the server's pid is unknown"
+	case before.cpuErr != nil:
+		ev.CPUNote = before.cpuErr.Error()
+	default:
+		after, err := r.proc.cpuTicks(pid)
+		if err != nil {
+			ev.CPUNote = err.Error()
+			break
+		}
+		hz, note := clockTicks()
+		ev.ClockTicks, ev.CPUNote = hz, note
+		ev.ServerCPUSeconds = float64(after-before.cpuTicks) / float64(hz)
+	}
+	judgeEvidence(rec)
+}
+
+// judgeEvidence derives the rates, shares and the CPU-bound mark from
+// the raw counts, so a re-rendered report applies this tierbench's rules.
+func judgeEvidence(rec *PassRecord) {
+	ev := &rec.PassEvidence
+	secs := rec.Seconds
+	if secs <= 0 {
+		secs = ev.DiskWindowSeconds
+	}
+	if len(ev.DiskDevices) > 0 && secs > 0 {
+		d := diskstats.Delta{ReadsCompleted: ev.DiskReads, WeightedMs: ev.DiskWeightedMs}
+		ev.DiskReadsPerSec, ev.DiskQueueDepth = d.ReadsPerSec(secs), d.QueueDepth(secs)
+	}
+	ev.ServerCPUs = cpuCount(rec.Server.CPUs)
+	ev.ClientCPUs = cpuCount(rec.Client.CPUs)
+	ev.ServerCPUShare, ev.ClientCPUShare = 0, 0
+	if secs > 0 && ev.ServerCPUs > 0 {
+		ev.ServerCPUShare = ev.ServerCPUSeconds / secs / float64(ev.ServerCPUs)
+	}
+	if secs > 0 && ev.ClientCPUs > 0 {
+		ev.ClientCPUShare = rec.ClientCPUSeconds / secs / float64(ev.ClientCPUs)
+	}
+	ev.ServerCPUBound = ev.ServerCPUShare >= serverCPUBoundShare
+}
+
+func cpuCount(list string) int {
+	cpus, err := parseCPUList(list)
+	if err != nil {
+		return 0
+	}
+	return len(cpus)
+}
+
+// summarizeEvidence is the cell's evidence over the passes it counts.
+func summarizeEvidence(recs []PassRecord) CellEvidence {
+	var ce CellEvidence
+	var rps, depth, srv, cli []float64
+	for _, r := range recs {
+		judgeEvidence(&r)
+		if len(r.DiskDevices) > 0 {
+			rps = append(rps, r.DiskReadsPerSec)
+			depth = append(depth, r.DiskQueueDepth)
+		}
+		srv = append(srv, r.ServerCPUShare)
+		cli = append(cli, r.ClientCPUShare)
+		ce.ServerCPUBound = ce.ServerCPUBound || r.ServerCPUBound
+	}
+	ce.DiskReadsPerSec, _, _ = median(rps)
+	ce.DiskQueueDepth, _, _ = median(depth)
+	ce.ServerCPUShare, _, _ = median(srv)
+	ce.ClientCPUShare, _, _ = median(cli)
+	return ce
+}
+
+// cpuTicks returns utime + stime of /proc/<pid>/stat in clock ticks.
+func (p procRoot) cpuTicks(pid int) (uint64, error) {
+	path := filepath.Join(string(p), strconv.Itoa(pid), "stat")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("orchestrator: read the CPU time of pid %d: %w", pid, err)
+	}
+	v, err := parseProcStat(data)
+	if err != nil {
+		return 0, fmt.Errorf("orchestrator: %s: %w", path, err)
+	}
+	return v, nil
+}
+
+// parseProcStat returns utime + stime (fields 14 and 15, counting the pid
+// as 1) of a /proc/<pid>/stat line. The command name (field 2) is in
+// parentheses and may itself hold spaces and parentheses, so the fields
+// are counted from after the last ')'.
+func parseProcStat(data []byte) (uint64, error) {
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no ')' closing the command name")
+	}
+	f := strings.Fields(string(data[i+1:]))
+	// After the name come field 3 (state) onwards: utime is f[11].
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	s, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("utime %q and stime %q are not tick counts", clip([]byte(f[11])), clip([]byte(f[12])))
+	}
+	if u+s < u {
+		return 0, fmt.Errorf("utime %d + stime %d overflow", u, s)
+	}
+	return u + s, nil
+}
+
+// atClockTick is AT_CLKTCK, the auxiliary-vector entry from which the C
+// library's sysconf(_SC_CLK_TCK) answers.
+const atClockTick = 17
+
+// defaultClockTicks is USER_HZ on every architecture Linux runs tierbench
+// on (x86, arm64): /proc/<pid>/stat counts in it whatever CONFIG_HZ is.
+const defaultClockTicks = 100
+
+// clockTicks returns USER_HZ as sysconf(_SC_CLK_TCK) would, from this
+// process's auxiliary vector (no cgo to call sysconf itself), or 100 with
+// a note saying why.
+func clockTicks() (int, string) {
+	auxv, err := os.ReadFile("/proc/self/auxv")
+	if err != nil {
+		return defaultClockTicks, fmt.Sprintf("assumed %d clock ticks per second (USER_HZ): %v", defaultClockTicks, err)
+	}
+	if hz, ok := auxvValue(auxv, atClockTick); ok && hz > 0 && hz <= 1_000_000 {
+		return int(hz), ""
+	}
+	return defaultClockTicks, fmt.Sprintf("assumed %d clock ticks per second (USER_HZ): /proc/self/auxv has no AT_CLKTCK", defaultClockTicks)
+}
+
+// auxvValue finds key in an auxiliary vector of native-endian 64-bit
+// (type, value) pairs.
+func auxvValue(auxv []byte, key uint64) (uint64, bool) {
+	for i := 0; i+16 <= len(auxv); i += 16 {
+		k := binary.NativeEndian.Uint64(auxv[i:])
+		if k == 0 {
+			break // AT_NULL
+		}
+		if k == key {
+			return binary.NativeEndian.Uint64(auxv[i+8:]), true
+		}
+	}
+	return 0, false
+}
+
+// evidenceMarks are the flags a shown cell carries in the report.
+func evidenceMarks(c Cell) string {
+	var m []string
+	if c.AboveCeiling {
+		m = append(m, "above-ceiling")
+	}
+	if c.ServerCPUBound {
+		m = append(m, "server-cpu-bound")
+	}
+	return strings.Join(m, ", ")
+}
+
+// renderEvidence writes the per-cell disk and CPU evidence beside ops/s.
+func renderEvidence(b *strings.Builder, res Results) {
+	b.WriteString("## Disk and CPU evidence\n\n")
+	disks := evidenceDisks(res)
+	if len(disks) == 0 {
+		b.WriteString("No disk evidence in this bundle: the data dir's disks were not resolved")
+		if n := evidenceNote(res); n != "" {
+			b.WriteString(" (" + n + ")")
+		}
+		b.WriteString(".\n\n")
+	} else {
+		fmt.Fprintf(b, "During every measured GET phase the run sampled /proc/diskstats of %s, the physical disk(s) below the data dir: r/s is reads completed per second and depth is aqu-sz, the time-weighted requests in flight (Δ weighted I/O ms / Δ ms), both over the phase's own seconds (iostat's r/s and aqu-sz). A storage-bound cell shows r/s ≈ ops/s and a depth near what the server keeps in flight. The counters include every process's I/O on those disks. Server CPU is its utime+stime (/proc/<pid>/stat) over the phase as a share of the CPUs it was allowed; at ≥ %.0f %% the cell is marked server-cpu-bound: it measured the server's CPU, not the disk.\n\n",
+			strings.Join(disks, "+"), 100*serverCPUBoundShare)
+	}
+	b.WriteString("| backend | NUMA | threads | ops/s | % of ceiling | disk r/s | r/s % of ceiling | r/s ÷ ops/s | disk depth | server CPU | client CPU | marks |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	for _, c := range res.Cells {
+		if c.Passes == 0 {
+			continue
+		}
+		share, rpsShare, ratio, rps, depth := "—", "—", "—", "—", "—"
+		if c.Ceiling > 0 {
+			share = fmt.Sprintf("%.1f %%", 100*c.Median/c.Ceiling)
+		}
+		if c.DiskReadsPerSec > 0 || c.DiskQueueDepth > 0 {
+			rps, depth = FormatOps(c.DiskReadsPerSec), fmt.Sprintf("%.0f", c.DiskQueueDepth)
+			if c.Ceiling > 0 {
+				rpsShare = fmt.Sprintf("%.1f %%", 100*c.DiskReadsPerSec/c.Ceiling)
+			}
+			if c.Median > 0 {
+				ratio = fmt.Sprintf("%.2f", c.DiskReadsPerSec/c.Median)
+			}
+		}
+		marks := evidenceMarks(c)
+		if c.Excluded != "" {
+			marks = strings.TrimPrefix(marks+", excluded: "+c.Excluded, ", ")
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %s |\n", titleCase(c.Row.Backend), c.Row.Label, c.Threads,
+			FormatOps(c.Median), share, rps, rpsShare, ratio, depth, 100*c.ServerCPUShare, 100*c.ClientCPUShare, marks)
+	}
+	b.WriteString("\n")
+	for _, c := range res.Cells {
+		if c.AboveCeiling {
+			fmt.Fprintf(b, "- **%s %s t=%d is above-ceiling**: %s\n", titleCase(c.Row.Backend), c.Row.Label, c.Threads, c.AboveCeilingWhy)
+		}
+	}
+	for _, c := range res.Cells {
+		if c.ServerCPUBound {
+			fmt.Fprintf(b, "- %s %s t=%d is server-cpu-bound: the server used %.0f %% of its CPUs (%s) in at least one pass, so this number is its CPU's limit, not the disk's.\n",
+				titleCase(c.Row.Backend), c.Row.Label, c.Threads, 100*c.ServerCPUShare, cpusOf(res, c.Row))
+		}
+	}
+	b.WriteString("\n")
+}
+
+// evidenceDisks are the disks the passes sampled.
+func evidenceDisks(res Results) []string {
+	for _, p := range res.passes {
+		if len(p.DiskDevices) > 0 {
+			return p.DiskDevices
+		}
+	}
+	return nil
+}
+
+// evidenceNote is the first reason a pass gave for having no disk evidence.
+func evidenceNote(res Results) string {
+	for _, p := range res.passes {
+		if p.DiskNote != "" {
+			return p.DiskNote
+		}
+	}
+	return ""
+}
+
+// cpusOf is the server's Cpus_allowed_list in a row's passes.
+func cpusOf(res Results, row Row) string {
+	for _, p := range res.passes {
+		if p.Row == row && p.Server.CPUs != "" {
+			return "cpus " + p.Server.CPUs
+		}
+	}
+	return "cpus unknown"
+}
+
+// resolveDisks finds the physical disks below the data dir once per run.
+// For an external server they are sampled only when the user named where
+// its data lives: any other disk would be a stranger's evidence.
+func (r *runner) resolveDisks() {
+	if !ceilingApplies(r.cfg) {
+		r.disksNote = "the external server's data dir was not named (--data)"
+		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.disksNote)
+		return
+	}
+	disks, err := hostcheck.DataDisks(r.cfg.DataDir)
+	if err != nil {
+		r.disksNote = err.Error()
+		r.printf("evidence: no disk counters: %v\n", err)
+		return
+	}
+	r.disks = disks
+	r.printf("evidence: /proc/diskstats of %s (below %s) and the server's /proc/<pid>/stat around every GET phase\n", strings.Join(disks, "+"), r.cfg.DataDir)
+}
+
+// evidenceLine is the progress line's account of one pass's evidence.
+func evidenceLine(rec PassRecord) string {
+	var s string
+	if len(rec.DiskDevices) > 0 {
+		s += fmt.Sprintf(", disk %s r/s at depth %.0f", FormatOps(rec.DiskReadsPerSec), rec.DiskQueueDepth)
+	}
+	if rec.ServerCPUs > 0 {
+		s += fmt.Sprintf(", server CPU %.0f %% of %d", 100*rec.ServerCPUShare, rec.ServerCPUs)
+	}
+	if rec.ServerCPUBound {
+		s += " [server-cpu-bound]"
+	}
+	return s
+}

@@ -1,0 +1,286 @@
+package orchestrator
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+func TestParseProcStat(t *testing.T) {
+	// Fields after the name: state ppid pgrp session tty tpgid flags
+	// minflt cminflt majflt cmajflt utime stime …
+	tail := " S 1 2 3 0 -1 4194560 100 0 0 0 %s %s 0 0 20 0 9 0 12345 1000000 200\n"
+	tests := []struct {
+		name, in string
+		want     uint64
+		wantErr  string
+	}{
+		{"plain", "4242 (tierbench)" + fmt.Sprintf(tail, "1500", "250"), 1750, ""},
+		{"name with spaces and parens", "77 (tier (bench) x)" + fmt.Sprintf(tail, "7", "3"), 10, ""},
+		{"no name", "77 tierbench S 1 2", 0, "no ')'"},
+		{"short", "77 (x) S 1 2 3", 0, "fields after the command name"},
+		{"bad utime", "77 (x)" + fmt.Sprintf(tail, "lots", "3"), 0, `utime "lots"`},
+		{"negative stime", "77 (x)" + fmt.Sprintf(tail, "1", "-3"), 0, `stime "-3"`},
+		{"overflow", "77 (x)" + fmt.Sprintf(tail, "18446744073709551615", "1"), 0, "overflow"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseProcStat([]byte(tt.in))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, %v; want an error containing %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzParseProcStat(f *testing.F) {
+	if self, err := os.ReadFile("/proc/self/stat"); err == nil {
+		f.Add(self)
+	}
+	f.Add([]byte("77 (tier (bench) x) S 1 2 3 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 9 0 12345 1000000 200\n"))
+	f.Add([]byte("1 ()"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		_, _ = parseProcStat(in)
+	})
+}
+
+// cpuSeconds is this process's user + system time from getrusage(2).
+func cpuSeconds(t *testing.T) float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// TestCPUTicksReal reads this process's own CPU time from /proc before
+// and after burning 0.3 CPU s and compares it with getrusage's account
+// (the machine is shared, so wall time says nothing), and the clock tick
+// rate with getconf's.
+func TestCPUTicksReal(t *testing.T) {
+	p := procRoot("/proc")
+	ru0 := cpuSeconds(t)
+	before, err := p.cpuTicks(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cpuSeconds(t)-ru0 < 0.3 {
+	}
+	after, err := p.cpuTicks(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ru := cpuSeconds(t) - ru0
+	hz, note := clockTicks()
+	if used := float64(after-before) / float64(hz); used < ru-0.1 || used > ru+0.1 {
+		t.Errorf("got %.2f CPU s from /proc/<pid>/stat, want getrusage's %.2f ± 0.1", used, ru)
+	}
+	if _, err := p.cpuTicks(1 << 30); err == nil || !strings.Contains(err.Error(), "pid") {
+		t.Errorf("missing pid: got %v, want an error naming the pid", err)
+	}
+	if getconf, err := exec.LookPath("getconf"); err == nil {
+		out, err := exec.Command(getconf, "CLK_TCK").Output()
+		want, perr := strconv.Atoi(strings.TrimSpace(string(out)))
+		if err == nil && perr == nil && (hz != want || note != "") {
+			t.Errorf("clock ticks: got %d (%q), want getconf's %d", hz, note, want)
+		}
+	}
+}
+
+func TestJudgeEvidenceCPUBound(t *testing.T) {
+	tests := []struct {
+		name       string
+		cpus       string
+		cpuSeconds float64
+		wantShare  float64
+		wantBound  bool
+	}{
+		{"one CPU, 92.5 %", "0", 1.85, 0.925, true},
+		{"one CPU, 85 %", "1", 1.7, 0.85, false},
+		{"exactly 90 %", "0", 1.8, 0.9, true},
+		{"two CPUs, 92.5 %", "0-1", 3.7, 0.925, true},
+		{"two CPUs, one busy", "0-1", 2, 0.5, false},
+		{"placement unknown", "", 2, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := PassRecord{Seconds: 2, ClientCPUSeconds: 1, Server: Placement{CPUs: tt.cpus}, Client: Placement{CPUs: "1"},
+				PassEvidence: PassEvidence{ServerCPUSeconds: tt.cpuSeconds, DiskDevices: []string{"vda"}, DiskReads: 200_000, DiskWeightedMs: 256_000}}
+			judgeEvidence(&rec)
+			if d := rec.ServerCPUShare - tt.wantShare; d > 1e-9 || d < -1e-9 || rec.ServerCPUBound != tt.wantBound {
+				t.Errorf("got share %v bound %v, want %v %v", rec.ServerCPUShare, rec.ServerCPUBound, tt.wantShare, tt.wantBound)
+			}
+			if rec.DiskReadsPerSec != 100_000 || rec.DiskQueueDepth != 128 || rec.ClientCPUShare != 0.5 {
+				t.Errorf("got %v r/s, depth %v, client %v; want 100000, 128, 0.5", rec.DiskReadsPerSec, rec.DiskQueueDepth, rec.ClientCPUShare)
+			}
+		})
+	}
+	// One bound pass marks the cell; the medians are over the passes.
+	row := Row{"uring", PinPinned, "srv cpus 0 / cli cpus 1 (1 node)"}
+	var recs []PassRecord
+	for _, s := range []float64{1.5, 1.9, 1.6} {
+		recs = append(recs, PassRecord{Row: row, Seconds: 2, Server: Placement{CPUs: "0"}, PassEvidence: PassEvidence{ServerCPUSeconds: s}})
+	}
+	ce := summarizeEvidence(recs)
+	if !ce.ServerCPUBound || ce.ServerCPUShare != 0.8 || ce.DiskReadsPerSec != 0 {
+		t.Errorf("got %+v, want the cell marked, median share 0.8 and no disk evidence", ce)
+	}
+	c := Cell{Row: row, Threads: 8, Passes: 3, Median: 50_000, CellEvidence: ce}
+	res := Results{Cells: []Cell{c}, passes: recs}
+	var b strings.Builder
+	renderEvidence(&b, res)
+	for _, want := range []string{"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8 | 50 K | — | — | — | — | — | 80 % | 0 % | server-cpu-bound |",
+		"is server-cpu-bound: the server used 80 % of its CPUs (cpus 0)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("evidence section lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestApplyCeilings(t *testing.T) {
+	row := Row{"libaio", PinNone, "no pin"}
+	const base = 100_000
+	tests := []struct {
+		name        string
+		median      float64
+		diskRPS     float64
+		rec         *CeilingRecord
+		wantCeiling float64
+		wantAbove   bool
+		wantWhy     string
+	}{
+		{"below", 90_000, 90_000, nil, base, false, ""},
+		{"within the tolerance", 101_500, 101_000, nil, base, false, ""},
+		{"above, not re-measured", 110_000, 110_000, nil, base, true, "not measured again"},
+		{"above, fio at its depth is higher", 110_000, 110_000, &CeilingRecord{IOPS: 115_000, Depth: 3000, DepthSource: "disk", Files: 1}, 115_000, false, ""},
+		{"above, fio at its depth is lower, disk agrees", 110_000, 111_000, &CeilingRecord{IOPS: 95_000, Depth: 3000, DepthSource: "disk", Files: 1}, base, true, "the reads were real"},
+		{"above, the disk saw fewer reads", 110_000, 40_000, &CeilingRecord{IOPS: 104_000, Depth: 900, DepthSource: "disk", Files: 1}, 104_000, true, "some GETs did not reach it"},
+		{"above, fio failed", 110_000, 110_000, &CeilingRecord{Error: "fio: boom"}, base, true, "fio at its depth failed: fio: boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cells := []Cell{{Row: row, Threads: 32, Passes: 2, Median: tt.median, CellEvidence: CellEvidence{DiskReadsPerSec: tt.diskRPS, DiskQueueDepth: 3000}}}
+			var recs []CeilingRecord
+			if tt.rec != nil {
+				rec := *tt.rec
+				rec.Row, rec.Threads = row, 32
+				recs = append(recs, rec)
+			}
+			applyCeilings(cells, recs, base)
+			c := cells[0]
+			if c.Ceiling != tt.wantCeiling || c.AboveCeiling != tt.wantAbove || c.FioShare != tt.median/tt.wantCeiling {
+				t.Errorf("got ceiling %v share %v above %v, want %v %v %v", c.Ceiling, c.FioShare, c.AboveCeiling, tt.wantCeiling, tt.median/tt.wantCeiling, tt.wantAbove)
+			}
+			if !strings.Contains(c.AboveCeilingWhy, tt.wantWhy) || (tt.wantWhy == "") != (c.AboveCeilingWhy == "") {
+				t.Errorf("got why %q, want it to contain %q", c.AboveCeilingWhy, tt.wantWhy)
+			}
+			if tt.wantAbove && !strings.Contains(shareText(c), "(above-ceiling)") {
+				t.Errorf("got share text %q, want it marked above-ceiling", shareText(c))
+			}
+		})
+	}
+	// Another cell's re-measurement does not apply.
+	cells := []Cell{{Row: row, Threads: 8, Passes: 1, Median: 110_000}}
+	applyCeilings(cells, []CeilingRecord{{Row: row, Threads: 32, IOPS: 200_000}}, base)
+	if cells[0].Ceiling != base || !cells[0].AboveCeiling {
+		t.Errorf("got %+v, want the base ceiling and the mark", cells[0])
+	}
+}
+
+// TestRecheckCeilingReal runs the re-measurement with the real fio over
+// real segment files: a cell above a (deliberately tiny) ceiling gets one
+// fio run at its observed depth, read-only, recorded in ceilings.jsonl; a
+// cell below it gets none, and a second call measures nothing again.
+func TestRecheckCeilingReal(t *testing.T) {
+	testenv.MustLookPath(t, "fio")
+	base := testenv.MustDiskDir(t)
+	out, data := filepath.Join(base, "out"), filepath.Join(base, "data")
+	os.MkdirAll(out, 0o755)
+	os.MkdirAll(data, 0o755)
+	seg := make([]byte, 4<<20)
+	rand.Read(seg)
+	for i := range 2 {
+		if err := os.WriteFile(filepath.Join(data, fmt.Sprintf("segment.%d", i)), seg, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 1, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}}}
+	raw, _ := json.Marshal(pre)
+	if err := writeFile(out, filePreflight, raw); err != nil {
+		t.Fatal(err)
+	}
+	row := Row{"libaio", PinNone, "no pin"}
+	l, err := openCellsLog(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []PassRecord{
+		{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: 4, Pass: 1, Seconds: 1, OpsPerSec: 5000,
+			PassEvidence: PassEvidence{DiskDevices: []string{"vda"}, DiskReads: 5000, DiskWeightedMs: 7_300}},
+		{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: 2, Pass: 1, Seconds: 1, OpsPerSec: 900},
+	} {
+		if err := l.append(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	var log strings.Builder
+	r := &runner{cfg: Config{DataDir: data, Threads: []int{2, 4}}, out: out, stderr: &log}
+	if err := r.recheckCeiling(t.Context(), row); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := readCeilings(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 {
+		t.Fatalf("got %d re-measurements, want 1 (t=4 only):\n%s", len(recs), log.String())
+	}
+	c := recs[0]
+	if c.Threads != 4 || c.Depth != 8 || c.DepthSource != "disk" || c.Jobs*c.IODepth < 8 || c.IOPS <= 0 || c.Error != "" ||
+		c.Footprint != FootprintSegmentFiles || c.Files != 2 || c.FootprintBytes != 2*int64(len(seg)) || c.BaseIOPS != 1000 {
+		t.Errorf("got %+v, want t=4 at depth 8 (7.3 rounded up) from the disk, positive IOPS over 2 segment files of 4 MiB", c)
+	}
+	if !strings.Contains(log.String(), "fio again at its depth") {
+		t.Errorf("progress does not say fio ran again:\n%s", log.String())
+	}
+	if got, _ := os.ReadFile(filepath.Join(data, "segment.0")); string(got) != string(seg) {
+		t.Errorf("the read-only fio changed segment.0")
+	}
+	if err := r.recheckCeiling(t.Context(), row); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := readCeilings(out); len(again) != 1 {
+		t.Errorf("a second recheck measured again: got %d records, want 1", len(again))
+	}
+}
+
+func TestParseCeilingsBad(t *testing.T) {
+	good := `{"kind":"ceiling","schema_version":1,"threads":4,"iops":5}` + "\n"
+	if recs, err := parseCeilings([]byte(good + `{"kind":"ceil`)); err != nil || len(recs) != 1 {
+		t.Errorf("torn last line: got %v, %v; want the first record", recs, err)
+	}
+	for _, in := range []string{`{"kind":"pass","schema_version":1}` + "\n", "nonsense\n" + good, `{"kind":"ceiling","schema_version":99}` + "\n"} {
+		if _, err := parseCeilings([]byte(in)); err == nil || !strings.Contains(err.Error(), fileCeilings) {
+			t.Errorf("parseCeilings(%q): got %v, want an error naming %s", in, err, fileCeilings)
+		}
+	}
+}
