@@ -265,6 +265,12 @@ func TestBinary(t *testing.T) {
 					t.Errorf("server log lacks %q:\n%s", w, log)
 				}
 			}
+			// A clean stop closes the listener on purpose: no warning.
+			for _, bad := range []string{"WARN", "ERROR", "accept failed"} {
+				if strings.Contains(log, bad) {
+					t.Errorf("server log after SIGTERM holds %q:\n%s", bad, log)
+				}
+			}
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"math"
 	"path"
 	"strconv"
@@ -71,6 +70,7 @@ func (c *conn) dispatch(args [][]byte) {
 		c.txRefused()
 		return
 	}
+	c.lastCmd = cmd
 	if c.tx.active && cmd.flags&flagTxControl == 0 {
 		c.queue(cmd, args)
 		return
@@ -421,7 +421,7 @@ func cmdHello(c *conn, args [][]byte) {
 	}
 	c.authed = true
 	if name != nil {
-		c.name = append(c.name[:0], name...)
+		c.setName(name)
 	}
 	c.out = appendArray(c.out, 14)
 	c.out = appendBulkString(c.out, "server")
@@ -452,64 +452,6 @@ func validClientName(name []byte) bool {
 	return true
 }
 
-func cmdClient(c *conn, args [][]byte) {
-	sub := strings.ToLower(string(args[1]))
-	arity := func(n int) bool {
-		if len(args) != n {
-			c.wrongArity("client|" + sub)
-			return false
-		}
-		return true
-	}
-	switch sub {
-	case "id":
-		if arity(2) {
-			c.out = appendInt(c.out, c.id)
-		}
-	case "setname":
-		if !arity(3) {
-			return
-		}
-		if !validClientName(args[2]) {
-			c.errorReply(errClientName)
-			return
-		}
-		c.name = append(c.name[:0], args[2]...)
-		c.out = appendOK(c.out)
-	case "getname":
-		if !arity(2) {
-			return
-		}
-		if len(c.name) == 0 {
-			c.out = appendNull(c.out)
-		} else {
-			c.out = appendBulk(c.out, c.name)
-		}
-	case "info":
-		if arity(2) {
-			c.out = appendBulkString(c.out, c.clientLine()+"\n")
-		}
-	case "list":
-		// Only this connection: listing others would need their state
-		// shared across goroutines for a command no benchmark uses.
-		c.out = appendBulkString(c.out, c.clientLine()+"\n")
-	case "setinfo":
-		if arity(4) {
-			c.out = appendOK(c.out)
-		}
-	case "no-evict", "no-touch":
-		if arity(3) {
-			c.out = appendOK(c.out)
-		}
-	default:
-		c.errorReply("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try CLIENT HELP.")
-	}
-}
-
-func (c *conn) clientLine() string {
-	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s db=0 resp=2", c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name)
-}
-
 // configValues answers CONFIG GET; a parameter is listed when redis-cli,
 // redis-benchmark or a client library asks for it.
 func (c *conn) configValues() [][2]string {
@@ -523,7 +465,7 @@ func (c *conn) configValues() [][2]string {
 		{"databases", "1"},
 		{"dir", cfg.Store.LogDir},
 		{"io-threads", "1"},
-		{"maxclients", "10000"},
+		{"maxclients", strconv.Itoa(cfg.MaxClients)},
 		{"maxmemory", "0"},
 		{"maxmemory-policy", "noeviction"},
 		{"port", strconv.Itoa(c.srv.port())},

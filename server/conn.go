@@ -54,8 +54,13 @@ type conn struct {
 
 	tx txState // MULTI/EXEC/WATCH, see multi.go
 
-	authed  bool
-	name    []byte
+	authed bool
+	name   []byte
+	// For CLIENT LIST and CLIENT INFO (see clients.go).
+	pub     connPublished
+	lastCmd *commandSpec
+	created time.Time
+	fd      int
 	closing bool // QUIT or a protocol error: answer, flush, close
 	// linger: the client may still be sending when the server closes;
 	// see lingerClose.
@@ -93,15 +98,19 @@ const (
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{
-		srv:    s,
-		nc:     nc,
-		sess:   s.st.NewSession(),
-		id:     s.nextID.Add(1),
-		rbuf:   make([]byte, initialReadBytes),
-		args:   make([][]byte, 0, 16),
-		out:    make([]byte, 0, 16<<10),
-		authed: s.cfg.Auth == "",
+		srv:     s,
+		nc:      nc,
+		sess:    s.st.NewSession(),
+		id:      s.nextID.Add(1),
+		rbuf:    make([]byte, initialReadBytes),
+		args:    make([][]byte, 0, 16),
+		out:     make([]byte, 0, 16<<10),
+		authed:  s.cfg.Auth == "",
+		created: time.Now(),
+		fd:      socketFD(nc),
 	}
+	c.pub.multi.Store(-1)
+	c.pub.lastActive.Store(c.created.UnixNano())
 	storeMax(&s.stats.maxInputBuffer, initialReadBytes)
 	c.onComplete = c.complete
 	c.incrFn = c.incr
@@ -123,6 +132,11 @@ func (c *conn) serve() {
 	for {
 		if c.r == c.w {
 			c.r, c.w = 0, 0
+			// One huge request must not pin its buffer for the
+			// connection's life.
+			if len(c.rbuf) > maxIdleReadBytes {
+				c.rbuf = make([]byte, initialReadBytes)
+			}
 		}
 		if !c.makeRoom() {
 			return
@@ -182,10 +196,9 @@ func (c *conn) makeRoom() bool {
 		c.r = 0
 		return true
 	}
-	size := 2 * len(c.rbuf)
-	for size < target {
-		size *= 2
-	}
+	// Double, or take exactly what a known big request needs: a 512 MB
+	// bulk gets 512 MB and change, not 1 GB.
+	size := max(2*len(c.rbuf), target)
 	nb := make([]byte, min(size, limit))
 	storeMax(&c.srv.stats.maxInputBuffer, int64(len(nb)))
 	c.w = copy(nb, c.rbuf[c.r:c.w])
@@ -240,6 +253,7 @@ func (c *conn) process() {
 // batch's counters. It returns false when the connection is broken.
 func (c *conn) flush() bool {
 	ok := c.writeOut()
+	c.publish()
 	st := &c.srv.stats
 	if c.commands != 0 {
 		st.commands.Add(c.commands)

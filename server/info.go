@@ -6,12 +6,15 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/server/store"
 )
 
 // infoSections are INFO's sections in the order "INFO" with no argument
 // prints them.
-var infoSections = []string{"server", "clients", "memory", "stats", "store", "keyspace"}
+var infoSections = []string{"server", "clients", "memory", "stats", "replication", "cpu", "store", "keyspace"}
 
 func cmdInfo(c *conn, args [][]byte) {
 	want := map[string]bool{}
@@ -63,7 +66,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, section string) {
 	case "clients":
 		b.WriteString("# Clients\r\n")
 		line("connected_clients", s.stats.connected.Load())
-		line("maxclients", 10000)
+		line("maxclients", s.cfg.MaxClients)
 		line("client_recent_max_input_buffer", s.stats.maxInputBuffer.Load())
 		line("client_recent_max_output_buffer", s.stats.maxOutputBuffer.Load())
 	case "memory":
@@ -74,19 +77,44 @@ func (s *Server) writeInfoSection(b *strings.Builder, section string) {
 		line("used_memory_sys", m.Sys)
 		line("maxmemory", 0)
 		line("maxmemory_policy", "noeviction")
-		line("store_memory_bytes", s.cfg.Store.MemoryBytes)
-		line("store_index_bytes", s.cfg.Store.IndexBytes)
+		ec := s.st.Config()
+		line("store_memory_bytes", storeMemoryBytes(ec, st))
+		line("store_index_bytes", ec.IndexBytes)
 	case "stats":
 		b.WriteString("# Stats\r\n")
 		line("total_connections_received", s.stats.connectionsReceived.Load())
 		line("total_commands_processed", s.stats.commands.Load())
 		line("total_net_input_bytes", s.stats.readBytes.Load())
 		line("total_net_output_bytes", s.stats.writtenBytes.Load())
-		line("rejected_connections", 0)
+		line("rejected_connections", s.stats.refused.Load())
 		line("protocol_errors", s.stats.rejected.Load())
 		line("keyspace_hits", s.stats.hits.Load())
 		line("keyspace_misses", s.stats.misses.Load())
 		line("device_gets", s.stats.deviceGets.Load())
+	case "replication":
+		// A lone master, in Redis's words.
+		b.WriteString("# Replication\r\n")
+		line("role", "master")
+		line("connected_slaves", 0)
+		line("master_failover_state", "no-failover")
+		line("master_replid", s.replID)
+		line("master_replid2", strings.Repeat("0", 40))
+		line("master_repl_offset", 0)
+		line("second_repl_offset", -1)
+		line("repl_backlog_active", 0)
+		line("repl_backlog_size", 0)
+		line("repl_backlog_first_byte_offset", 0)
+		line("repl_backlog_histlen", 0)
+	case "cpu":
+		b.WriteString("# CPU\r\n")
+		var self, children syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+		seconds := func(tv syscall.Timeval) string { return fmt.Sprintf("%d.%06d", tv.Sec, tv.Usec) }
+		line("used_cpu_sys", seconds(self.Stime))
+		line("used_cpu_user", seconds(self.Utime))
+		line("used_cpu_sys_children", seconds(children.Stime))
+		line("used_cpu_user_children", seconds(children.Utime))
 	case "store":
 		b.WriteString("# Store\r\n")
 		line("Log.BeginAddress", st.BeginAddress)
@@ -106,6 +134,17 @@ func (s *Server) writeInfoSection(b *strings.Builder, section string) {
 		b.WriteString("# Keyspace\r\n")
 		fmt.Fprintf(b, "db0:keys=%d,expires=0,avg_ttl=0\r\n", st.Keys)
 	}
+}
+
+// storeMemoryBytes is the memory the log takes: tiered, its fixed
+// in-memory part; in memory, the pages allocated so far (the log grows a
+// page at a time up to its tail and never gives pages back).
+func storeMemoryBytes(cfg store.Config, st store.Stats) int64 {
+	if cfg.StorageTier || cfg.PageBytes <= 0 {
+		return cfg.MemoryBytes
+	}
+	page := uint64(cfg.PageBytes)
+	return int64((st.TailAddress/page + 1) * page)
 }
 
 func boolInt(v bool) int {

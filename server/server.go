@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +33,10 @@ type Config struct {
 	// A client that pipelines more is not read from until the buffered
 	// requests are answered.
 	MaxQueryBytes int
+	// MaxClients is the most connections served at once (Redis's
+	// maxclients, default 10000); one more is answered "-ERR max number
+	// of clients reached" and closed.
+	MaxClients int
 	// MaxReplyBytes is the reply backlog after which a connection writes
 	// what it has before parsing further requests (default 256 KiB).
 	MaxReplyBytes int
@@ -45,7 +51,11 @@ const (
 	DefaultPort          = 6379
 	DefaultMaxQueryBytes = 1 << 30
 	DefaultMaxReplyBytes = 256 << 10
+	DefaultMaxClients    = 10000
 	initialReadBytes     = 16 << 10
+	// maxIdleReadBytes: a read buffer grown past this for a big request
+	// goes back to initialReadBytes once that request is answered.
+	maxIdleReadBytes = 1 << 20
 	// minMaxQueryBytes leaves room for the longest inline line, so an
 	// over-long line gets the parser's own error.
 	minMaxQueryBytes = 2 * maxInlineBytes
@@ -85,6 +95,8 @@ type Server struct {
 	watches   watchRegistry
 
 	cluster *clusterNode // nil unless Config.Cluster is set
+
+	replID string // INFO replication's master_replid, new each start
 }
 
 // serverStats are the counters INFO reports. Connections add their
@@ -96,6 +108,7 @@ type serverStats struct {
 	hits, misses        atomic.Int64
 	deviceGets          atomic.Int64 // GET/MGET keys answered from a device read
 	rejected            atomic.Int64 // connections closed for a protocol error
+	refused             atomic.Int64 // connections refused at maxclients
 	readBytes           atomic.Int64
 	writtenBytes        atomic.Int64
 	// The largest read buffer and reply batch any connection has had:
@@ -133,6 +146,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if cfg.MaxQueryBytes > maxQueryBytesLimit {
 		return nil, fmt.Errorf("server: query buffer limit %d bytes is above the largest supported, %d", cfg.MaxQueryBytes, maxQueryBytesLimit)
 	}
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = DefaultMaxClients
+	}
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
@@ -161,6 +177,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		start:    time.Now(),
 		shutdown: make(chan struct{}),
 		conns:    make(map[*conn]struct{}),
+		replID:   newReplID(),
 		cluster:  cn,
 	}
 	// The effective configuration, defaults filled in by the store, so the
@@ -177,7 +194,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		"throttle_limit", ec.ThrottleLimit, "completion_threads", ec.CompletionThreads,
 		"io_contexts", ec.IOContexts, "inline_completion", ec.InlineCompletion,
 		"sg_get", cfg.ScatterGatherGet, "auth", cfg.Auth != "",
-		"max_query_bytes", cfg.MaxQueryBytes)
+		"max_query_bytes", cfg.MaxQueryBytes, "max_clients", cfg.MaxClients)
 	return s, nil
 }
 
@@ -216,6 +233,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	for {
 		nc, err := s.ln.Accept()
 		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				break // the listener was closed to stop: not a failure
+			}
 			select {
 			case <-stopped:
 			default:
@@ -276,6 +296,14 @@ func (s *Server) startConn(nc net.Conn) bool {
 	if s.closed {
 		return false
 	}
+	if len(s.conns) >= s.cfg.MaxClients {
+		// As Redis: tell the client why, then close.
+		s.stats.refused.Add(1)
+		nc.SetWriteDeadline(time.Now().Add(time.Second))
+		nc.Write([]byte("-ERR max number of clients reached\r\n"))
+		nc.Close()
+		return true
+	}
 	c := newConn(s, nc)
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
@@ -298,4 +326,11 @@ func (s *Server) port() int {
 		return a.Port
 	}
 	return 0
+}
+
+// newReplID is a random 40-hex-digit replication id, as Redis makes one.
+func newReplID() string {
+	b := make([]byte, 20)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }

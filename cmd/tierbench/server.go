@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/server"
 )
 
@@ -25,6 +26,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Bind, "bind", "127.0.0.1", "`address` to listen on")
 	fs.StringVar(&cfg.Auth, "auth", "", "`password` clients must give with AUTH before other commands (empty: no authentication)")
 	fs.BoolVar(&cfg.ScatterGatherGet, "sg-get", true, "submit the device reads of all GETs of a pipelined batch together and wait once;\nfalse waits for each GET's read on its own")
+	fs.IntVar(&cfg.MaxClients, "maxclients", server.DefaultMaxClients, "most `connections` served at once; one more is answered \"-ERR max number of clients reached\" and closed (Redis's maxclients)")
+	queryLimit := fs.String("client-query-buffer-limit", size.Format(server.DefaultMaxQueryBytes), "largest `size` one connection may buffer of requests not yet answered (k, m, g suffixes; Redis's\nclient-query-buffer-limit): a request that needs more is refused with an error and the connection closed;\na single bulk may be up to 512m (proto-max-bulk-len)")
 	clusterNodes := fs.String("cluster-nodes", "", "static cluster: the node `file` every node of the cluster shares, one master a line: ID HOST:PORT A-B[,C-D]")
 	clusterID := fs.String("cluster-node-id", "", "static cluster: this node's `ID` in --cluster-nodes")
 	clusterSlots := fs.String("cluster-slots", "", "static cluster: the `slots` this node serves, A-B[,C-D]; must match its line in --cluster-nodes (default: that line)")
@@ -66,6 +69,18 @@ Flags:
 		return 2
 	}
 	cfg.Store = sc
+	if cfg.MaxClients <= 0 {
+		fmt.Fprintf(stderr, "tierbench server: --maxclients %d: want at least 1\n\n", cfg.MaxClients)
+		fs.Usage()
+		return 2
+	}
+	if n, err := size.Parse(*queryLimit); err != nil || n < 1<<20 || n > 1<<32-1 {
+		fmt.Fprintf(stderr, "tierbench server: --client-query-buffer-limit %q: want a size from 1m to 4g (%v)\n\n", *queryLimit, err)
+		fs.Usage()
+		return 2
+	} else {
+		cfg.MaxQueryBytes = int(n)
+	}
 	if *clusterNodes != "" || *clusterID != "" || *clusterSlots != "" || *clusterAnnounce != "" {
 		if cfg.Cluster, err = server.LoadClusterConfig(*clusterNodes, *clusterID, *clusterAnnounce, *clusterSlots); err != nil {
 			fmt.Fprintf(stderr, "tierbench server: %v\n\n", strings.TrimPrefix(err.Error(), "server: "))
