@@ -207,24 +207,20 @@ func (r *runner) recheckCeiling(ctx context.Context, row Row) error {
 func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row Row, threads int, cellOps, ceiling, depth float64) CeilingRecord {
 	rec := CeilingRecord{Kind: "ceiling", Schema: SchemaVersion, Row: row, Threads: threads, CellOpsPerSec: cellOps, BaseIOPS: ceiling,
 		Depth: int(math.Ceil(depth)), DepthSource: "disk", BlockBytes: 512, Engine: base.Engine, RuntimeSeconds: base.RuntimeSeconds,
-		Footprint: FootprintSegmentFiles, Time: time.Now().UTC()}
+		Time: time.Now().UTC()}
 	if rec.Depth < 1 {
 		rec.Depth, rec.DepthSource = device.DefaultThrottleLimit, "throttle"
 	}
 	step := fio.StepFor(rec.Depth, min(runtime.NumCPU(), 32))
 	rec.Jobs, rec.IODepth = step.Jobs, step.IODepth
-	files, _ := filepath.Glob(filepath.Join(r.cfg.DataDir, "segment.*"))
-	for _, f := range files {
-		if st, err := os.Stat(f); err == nil {
-			rec.FootprintBytes += st.Size()
-		}
-	}
+	var files []string
+	files, rec.Footprint, rec.FootprintBytes = serverFiles(r.cfg.DataDir)
 	rec.Files = len(files)
-	r.printf("%s %s t=%d: %s ops/s is %.1f %% of the %s IOPS ceiling; fio again at its depth (%d in flight, %s: %d jobs × %d) on the server's %d segment files (%s), read-only\n",
+	r.printf("%s %s t=%d: %s ops/s is %.1f %% of the %s IOPS ceiling; fio again at its depth (%d in flight, %s: %d jobs × %d) on the server's %d files (%s), read-only\n",
 		titleCase(row.Backend), row.Label, threads, FormatOps(cellOps), 100*cellOps/ceiling, FormatOps(ceiling), rec.Depth, rec.DepthSource,
 		rec.Jobs, rec.IODepth, rec.Files, humanBytes(rec.FootprintBytes))
 	if len(files) == 0 {
-		rec.Error = fmt.Sprintf("no segment files in %s", r.cfg.DataDir)
+		rec.Error = fmt.Sprintf("no segment files, and no other file of at least 1 MiB, in %s", r.cfg.DataDir)
 		r.printf("  fio not run: %s\n", rec.Error)
 		return rec
 	}
@@ -238,6 +234,39 @@ func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row
 	rec.IOPS, rec.ClatP50Us, rec.ClatP99Us = res.IOPS, res.ClatUs.P50, res.ClatUs.P99
 	r.printf("  fio: %s IOPS at %d in flight; the cell is %.1f %% of it\n", FormatOps(res.IOPS), rec.Depth, 100*cellOps/max(res.IOPS, ceiling))
 	return rec
+}
+
+// FootprintServerFiles: fio read the files of an external server's data
+// dir (every regular file of at least 1 MiB below --data), read-only.
+const FootprintServerFiles = "server-files"
+
+// minServerFileBytes keeps small files (configs, pid files, logs) out of
+// an external server's footprint.
+const minServerFileBytes = 1 << 20
+
+// serverFiles lists what the server in dir reads: tierbench's segment
+// files, or, for another server, every regular file below dir of at least
+// minServerFileBytes whose name fio can take.
+func serverFiles(dir string) (files []string, footprint string, totalBytes int64) {
+	segs, _ := filepath.Glob(filepath.Join(dir, "segment.*"))
+	for _, f := range segs {
+		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+			files, totalBytes = append(files, f), totalBytes+st.Size()
+		}
+	}
+	if len(files) > 0 {
+		return files, FootprintSegmentFiles, totalBytes
+	}
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || strings.Contains(path, ":") {
+			return nil
+		}
+		if info, err := d.Info(); err == nil && info.Size() >= minServerFileBytes {
+			files, totalBytes = append(files, path), totalBytes+info.Size()
+		}
+		return nil
+	})
+	return files, FootprintServerFiles, totalBytes
 }
 
 func appendCeiling(dir string, rec CeilingRecord) error {
@@ -325,8 +354,8 @@ func aboveWhy(c Cell, rec *CeilingRecord, base float64) string {
 	case rec.Error != "":
 		s += "; fio at its depth failed: " + rec.Error
 	default:
-		s += fmt.Sprintf(" and %.1f %% of fio measured again at its own depth (%d reads in flight from %s, %d jobs × %d, over the server's %d segment files, %s): %s IOPS",
-			100*c.Median/rec.IOPS, rec.Depth, rec.DepthSource, rec.Jobs, rec.IODepth, rec.Files, humanBytes(rec.FootprintBytes), FormatOps(rec.IOPS))
+		s += fmt.Sprintf(" and %.1f %% of fio measured again at its own depth (%d reads in flight from %s, %d jobs × %d, over the server's %d files (%s), %s): %s IOPS",
+			100*c.Median/rec.IOPS, rec.Depth, rec.DepthSource, rec.Jobs, rec.IODepth, rec.Files, rec.Footprint, humanBytes(rec.FootprintBytes), FormatOps(rec.IOPS))
 	}
 	switch {
 	case c.DiskReadsPerSec <= 0:
@@ -354,7 +383,7 @@ func renderRemeasures(b *strings.Builder, res Results) {
 		fmt.Fprintf(b, "No cell exceeded %.0f %% of the ceiling, so fio was not measured again.\n\n", 100*aboveCeilingTolerance)
 		return
 	}
-	fmt.Fprintf(b, "A cell above %.0f %% of the ceiling makes fio measure again right after its row, with the server idle, at the cell's observed disk depth over the server's own segment files (read-only); the cell is then divided by the higher of the two:\n\n", 100*aboveCeilingTolerance)
+	fmt.Fprintf(b, "A cell above %.0f %% of the ceiling makes fio measure again right after its row, with the server idle, at the cell's observed disk depth over the server's own files (read-only: tierbench's segment files, or an external server's files below --data); the cell is then divided by the higher of the two:\n\n", 100*aboveCeilingTolerance)
 	for _, c := range res.Ceilings {
 		fmt.Fprintf(b, "- %s %s t=%d (%s ops/s, %.1f %% of %s): ", titleCase(c.Row.Backend), c.Row.Label, c.Threads, FormatOps(c.CellOpsPerSec),
 			100*c.CellOpsPerSec/c.BaseIOPS, FormatOps(c.BaseIOPS))
@@ -362,8 +391,8 @@ func renderRemeasures(b *strings.Builder, res Results) {
 			fmt.Fprintf(b, "fio failed: %s\n", c.Error)
 			continue
 		}
-		fmt.Fprintf(b, "fio %s at %d reads in flight (%s; %d jobs × %d, %d B, %s, %d s) over %d segment files (%s): %s IOPS, clat p50 %.0f µs p99 %.0f µs\n",
-			c.Engine, c.Depth, c.DepthSource, c.Jobs, c.IODepth, c.BlockBytes, c.Engine, c.RuntimeSeconds, c.Files, humanBytes(c.FootprintBytes),
+		fmt.Fprintf(b, "fio %s at %d reads in flight (%s; %d jobs × %d, %d B, %d s) over the server's %d files (%s, %s): %s IOPS, clat p50 %.0f µs p99 %.0f µs\n",
+			c.Engine, c.Depth, c.DepthSource, c.Jobs, c.IODepth, c.BlockBytes, c.RuntimeSeconds, c.Files, c.Footprint, humanBytes(c.FootprintBytes),
 			FormatOps(c.IOPS), c.ClatP50Us, c.ClatP99Us)
 	}
 	b.WriteString("\n")

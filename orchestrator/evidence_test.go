@@ -284,3 +284,39 @@ func TestParseCeilingsBad(t *testing.T) {
 		}
 	}
 }
+
+func TestServerFiles(t *testing.T) {
+	own, other := t.TempDir(), t.TempDir()
+	big := make([]byte, minServerFileBytes)
+	for path, data := range map[string][]byte{
+		filepath.Join(own, "segment.0"): big, filepath.Join(own, "segment.1"): big[:4096], filepath.Join(own, "other.bin"): big,
+		filepath.Join(other, "Store", "hlog.0"): big, filepath.Join(other, "Store", "hlog.1"): big,
+		filepath.Join(other, "garnet.conf"): []byte("x"), filepath.Join(other, "odd:name"): big,
+	} {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		dir           string
+		wantFiles     []string
+		wantFootprint string
+		wantBytes     int64
+	}{
+		{own, []string{"segment.0", "segment.1"}, FootprintSegmentFiles, minServerFileBytes + 4096},
+		{other, []string{"Store/hlog.0", "Store/hlog.1"}, FootprintServerFiles, 2 * minServerFileBytes},
+		{t.TempDir(), nil, FootprintServerFiles, 0},
+	}
+	for _, tt := range tests {
+		files, fp, n := serverFiles(tt.dir)
+		var rel []string
+		for _, f := range files {
+			r, _ := filepath.Rel(tt.dir, f)
+			rel = append(rel, r)
+		}
+		if strings.Join(rel, " ") != strings.Join(tt.wantFiles, " ") || fp != tt.wantFootprint || n != tt.wantBytes {
+			t.Errorf("serverFiles(%s): got %v %s %d, want %v %s %d", tt.dir, rel, fp, n, tt.wantFiles, tt.wantFootprint, tt.wantBytes)
+		}
+	}
+}

@@ -61,11 +61,15 @@ proves the server's pid owns its listening socket, loads the dataset and
 requires every key to be there (loader acknowledgements and DBSIZE equal to
 --dbsize, then a sampled GET of at least 20000 keys with no miss), warms
 up, then measures each thread count for several passes, counting the
-server's device reads in /proc/<pid>/io. Cells served from memory or with
-misses are kept out of the table. It prints the
+server's device reads in /proc/<pid>/io, the data disk's r/s and depth in
+/proc/diskstats and the server's CPU in /proc/<pid>/stat. The fio ceiling
+is the best of a depth sweep up to the server's 4096 reads in flight over
+files as large as the dataset; a cell above 1.02 × it gets fio again at
+its own depth and, if still above, is marked above-ceiling. Cells served
+from memory or with misses are kept out of the table. It prints the
 | backend | NUMA | t=8 | t=32 | t=48 | t=64 | table and writes a results
-bundle (fingerprint.json, preflight.json, cells.jsonl, results.json,
-table.md, report.md, logs/). Interrupted runs continue with --resume.
+bundle (fingerprint.json, preflight.json, cells.jsonl, ceilings.jsonl,
+results.json, table.md, report.md, logs/). Interrupted runs continue with --resume.
 
 Environment overrides, as the reference generator takes them: DATA (data
 dir), THREADS, PASSES, RUNTIME (seconds per cell); flags win over them. A
