@@ -151,6 +151,9 @@ type Results struct {
 	Plots []Plot `json:"plots,omitempty"`
 	// Ceilings are the fio re-measurements of cells above the ceiling.
 	Ceilings []CeilingRecord `json:"ceilings,omitempty"`
+	// Files are the sha256 sums of every other file of the bundle, taken
+	// as results.json was written (checksum.go).
+	Files []FileSum `json:"files,omitempty"`
 
 	passes []PassRecord // the raw records, for the report's evidence
 }

@@ -223,6 +223,10 @@ func TestRunProcess(t *testing.T) {
 		t.Errorf("pid files left: %v", files)
 	}
 
+	// The finished bundle verifies against the sums results.json records.
+	if v := runBinary(t, bin, "report", "--verify", out); v.code != 0 || !strings.HasPrefix(v.stdout, "ok ") {
+		t.Errorf("report --verify of the run's bundle exited %d:\n%s%s", v.code, v.stdout, v.stderr)
+	}
 	// tierbench report renders the same table again from the bundle.
 	os.Remove(filepath.Join(out, fileTable))
 	rep := runBinary(t, bin, "report", out)

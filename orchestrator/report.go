@@ -17,6 +17,9 @@ import (
 // ReportConfig names the bundle `tierbench report` renders again.
 type ReportConfig struct {
 	Dir string // a results bundle written by Run
+	// Verify checks the bundle against the checksums and medians its
+	// results.json records instead of rendering it (checksum.go).
+	Verify bool
 }
 
 // Report renders results.json, table.md and report.md again from the
@@ -24,6 +27,9 @@ type ReportConfig struct {
 func Report(_ context.Context, cfg ReportConfig, stdout io.Writer) error {
 	if cfg.Dir == "" {
 		return fmt.Errorf("orchestrator: report needs a bundle directory")
+	}
+	if cfg.Verify {
+		return verifyBundle(cfg.Dir, stdout)
 	}
 	table, err := render(cfg.Dir)
 	if err != nil {
@@ -36,45 +42,15 @@ func Report(_ context.Context, cfg ReportConfig, stdout io.Writer) error {
 // render derives results.json, table.md and report.md from the bundle's
 // raw records, so a report can always be re-rendered, and returns the table.
 func render(dir string) (string, error) {
-	var plan Plan
-	if err := readJSON(dir, filePlan, &plan); err != nil {
-		return "", err
-	}
-	if plan.Schema > SchemaVersion {
-		return "", fmt.Errorf("orchestrator: %s: schema_version %d is newer than this tierbench's %d", dir, plan.Schema, SchemaVersion)
-	}
-	passes, loads, err := readCells(dir)
+	res, pre, preRaw, err := derive(dir)
 	if err != nil {
 		return "", err
 	}
-	var pre preflightOutput
-	var preRaw []byte
-	if b, err := os.ReadFile(filepath.Join(dir, filePreflight)); err == nil {
-		preRaw = b
-		pre, _ = parsePreflight(b) // a --force run may hold only an error
-	}
-	fails, err := readFailures(dir)
-	if err != nil {
-		return "", err
-	}
-	fio := pre.fioIOPS(512)
-	if !ceilingApplies(plan.Config) {
-		fio = 0 // a disk the external server may never touch bounds nothing
-	}
-	res := Results{Schema: SchemaVersion, Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
-		Cells: aggregate(plan, passes, fails, fio), FioIOPS512: fio, passes: passes}
-	if res.Ceilings, err = readCeilings(dir); err != nil {
-		return "", err
-	}
-	applyCeilings(res.Cells, res.Ceilings, fio)
-	table, err := renderTable(plan, res.Cells)
+	table, err := renderTable(res.Plan, res.Cells)
 	if err != nil {
 		return "", err
 	}
 	if res.Plots, err = writePlots(dir, res); err != nil {
-		return "", err
-	}
-	if err := writeJSON(dir, fileResults, res); err != nil {
 		return "", err
 	}
 	if err := writeFile(dir, fileTable, []byte(table)); err != nil {
@@ -83,7 +59,49 @@ func render(dir string) (string, error) {
 	if err := writeFile(dir, fileReport, []byte(renderReport(res, pre, preRaw, table))); err != nil {
 		return "", err
 	}
+	// results.json comes last: it records the checksum of every other file.
+	if res.Files, err = checksumFiles(dir); err != nil {
+		return "", err
+	}
+	if err := writeJSON(dir, fileResults, res); err != nil {
+		return "", err
+	}
 	return table, nil
+}
+
+// derive computes results.json's content from the bundle's raw records
+// (plan.json, cells.jsonl, preflight.json), without writing anything.
+func derive(dir string) (res Results, pre preflightOutput, preRaw []byte, err error) {
+	var plan Plan
+	if err := readJSON(dir, filePlan, &plan); err != nil {
+		return res, pre, nil, err
+	}
+	if plan.Schema > SchemaVersion {
+		return res, pre, nil, fmt.Errorf("orchestrator: %s: schema_version %d is newer than this tierbench's %d", dir, plan.Schema, SchemaVersion)
+	}
+	passes, loads, err := readCells(dir)
+	if err != nil {
+		return res, pre, nil, err
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filePreflight)); err == nil {
+		preRaw = b
+		pre, _ = parsePreflight(b) // a --force run may hold only an error
+	}
+	fails, err := readFailures(dir)
+	if err != nil {
+		return res, pre, nil, err
+	}
+	fio := pre.fioIOPS(512)
+	if !ceilingApplies(plan.Config) {
+		fio = 0 // a disk the external server may never touch bounds nothing
+	}
+	res = Results{Schema: SchemaVersion, Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
+		Cells: aggregate(plan, passes, fails, fio), FioIOPS512: fio, passes: passes}
+	if res.Ceilings, err = readCeilings(dir); err != nil {
+		return res, pre, nil, err
+	}
+	applyCeilings(res.Cells, res.Ceilings, fio)
+	return res, pre, preRaw, nil
 }
 
 // renderReport writes report.md: the host paragraph, the table, each

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestReportVerifyExitCodes(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		// The compare fixtures were written before results.json recorded sums.
+		{[]string{"--verify", "../../compare/testdata/bundles/base"}, 1, "records no checksums"},
+		{[]string{"--verify", "no-such-bundle"}, 1, "no-such-bundle"},
+		{[]string{"--verify"}, 2, "missing argument"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(append([]string{"report"}, tt.args...), &stdout, &stderr); code != tt.wantCode {
+			t.Errorf("report %q: got exit %d, want %d (stderr %q)", tt.args, code, tt.wantCode, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), tt.wantErr) {
+			t.Errorf("report %q: got stderr %q, want it to contain %q", tt.args, stderr.String(), tt.wantErr)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestVerify renders a bundle, then changes it the ways a published
+// bundle could be changed, and checks that --verify names each change.
+func TestVerify(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, dir string)
+		want   []string // substrings of the error and the printed lines
+	}{
+		{"as written", func(*testing.T, string) {}, nil},
+		{"edited report", func(t *testing.T, dir string) {
+			edit(t, dir, fileReport, func(b []byte) []byte { return bytes.Replace(b, []byte("7.06 M"), []byte("7.60 M"), 1) })
+		}, []string{"report.md was edited: sha256 "}},
+		{"edited pass", func(t *testing.T, dir string) {
+			edit(t, dir, fileCells, func(b []byte) []byte { return bytes.Replace(b, []byte(`"ops_per_sec":`), []byte(`"ops_per_sec":1`), 1) })
+		}, []string{"cells.jsonl was edited", "results.json: cell Libaio srv node-0 / cli node-1 t=8"}},
+		{"edited median in results.json", func(t *testing.T, dir string) {
+			editResults(t, dir, func(r *Results) { r.Cells[1].Median *= 1.1 })
+		}, []string{"results.json: cell Libaio srv node-0 / cli node-1 t=32 (median 6.27 M", "preflight.json give (edited, or rendered by another tierbench version): median 5.70 M"}},
+		{"edited ceiling in results.json", func(t *testing.T, dir string) {
+			editResults(t, dir, func(r *Results) { r.FioIOPS512 = 9e6 })
+		}, []string{"results.json: its fio_iops_512 differs from what"}},
+		{"missing chart", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, fileThroughputSVG)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"throughput.svg is missing (recorded with sha256 "}},
+		{"added log", func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, dirLogs, "extra.log"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"logs/extra.log was added after results.json was written"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeBundle(t, true)
+			if err := os.MkdirAll(filepath.Join(dir, dirLogs), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, dirLogs, "server-libaio-pinned.log"), []byte("listening\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := render(dir); err != nil {
+				t.Fatal(err)
+			}
+			tt.change(t, dir)
+			var out bytes.Buffer
+			err := Report(t.Context(), ReportConfig{Dir: dir, Verify: true}, &out)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("got %v, want the untouched bundle to verify", err)
+				}
+				if !strings.HasPrefix(out.String(), "ok ") {
+					t.Errorf("got %q, want an ok line", out.String())
+				}
+				return
+			}
+			if !errors.Is(err, ErrTampered) {
+				t.Fatalf("got %v, want ErrTampered", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) || !strings.Contains(out.String(), w) {
+					t.Errorf("got error %q and output %q, want both to contain %q", err, out.String(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestChecksumsCoverEveryOtherFile(t *testing.T) {
+	dir := writeBundle(t, true)
+	if _, err := render(dir); err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := readJSON(dir, fileResults, &res); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, e := range entries {
+		if !e.IsDir() && e.Name() != fileResults {
+			want = append(want, e.Name())
+		}
+	}
+	var got []string
+	for _, f := range res.Files {
+		got = append(got, f.Path)
+		sum, n, err := hashFile(filepath.Join(dir, f.Path))
+		if err != nil || sum != f.SHA256 || n != f.Bytes {
+			t.Errorf("%s: recorded sha256 %s (%d B), file has %s (%d B), err %v", f.Path, f.SHA256, f.Bytes, sum, n, err)
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("got checksums of %q, want every file but results.json: %q", got, want)
+	}
+}
+
+func TestVerifyOlderBundle(t *testing.T) {
+	dir := writeBundle(t, true)
+	if _, err := render(dir); err != nil {
+		t.Fatal(err)
+	}
+	editResults(t, dir, func(r *Results) { r.Files = nil })
+	err := Report(t.Context(), ReportConfig{Dir: dir, Verify: true}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "records no checksums") {
+		t.Errorf("got %v, want an error saying results.json records no checksums", err)
+	}
+}
+
+func edit(t *testing.T, dir, name string, f func([]byte) []byte) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := f(b)
+	if bytes.Equal(changed, b) {
+		t.Fatalf("the edit of %s changed nothing", name)
+	}
+	if err := os.WriteFile(p, changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func editResults(t *testing.T, dir string, f func(*Results)) {
+	t.Helper()
+	var r Results
+	if err := readJSON(dir, fileResults, &r); err != nil {
+		t.Fatal(err)
+	}
+	f(&r)
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, fileResults), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
