@@ -132,11 +132,22 @@ func cmdPing(c *conn, args [][]byte) {
 
 func cmdEcho(c *conn, args [][]byte) { c.out = appendBulk(c.out, args[1]) }
 
-func cmdGet(c *conn, args [][]byte) { c.get(args[1]) }
+func cmdGet(c *conn, args [][]byte) {
+	if c.srv.colls.n.Load() != 0 && c.srv.colls.holds(args[1]) {
+		c.errorReply(errWrongType)
+		return
+	}
+	c.get(args[1])
+}
 
 func cmdMget(c *conn, args [][]byte) {
 	c.out = appendArray(c.out, len(args)-1)
+	colls := c.srv.colls.n.Load() != 0
 	for _, key := range args[1:] {
+		if colls && c.srv.colls.holds(key) {
+			c.out = appendNull(c.out) // MGET answers nil for other types
+			continue
+		}
 		c.get(key)
 		if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets {
 			// A long MGET is written as it goes, so its reply never
@@ -165,6 +176,7 @@ func cmdSet(c *conn, args [][]byte) {
 		c.errorReply("ERR syntax error")
 		return
 	}
+	c.srv.colls.remove(args[1]) // SET replaces a key of any type
 	if err := c.sess.Upsert(args[1], args[2]); err != nil {
 		c.storeError(err)
 		return
@@ -179,6 +191,7 @@ func cmdMset(c *conn, args [][]byte) {
 		return
 	}
 	for i := 1; i < len(args); i += 2 {
+		c.srv.colls.remove(args[i])
 		if err := c.sess.Upsert(args[i], args[i+1]); err != nil {
 			c.storeError(err)
 			return
@@ -196,6 +209,7 @@ func cmdDel(c *conn, args [][]byte) {
 			c.storeError(err)
 			return
 		}
+		existed = c.srv.colls.remove(key) || existed
 		if existed {
 			c.keyChanged(key)
 			n++
@@ -212,7 +226,7 @@ func cmdExists(c *conn, args [][]byte) {
 			c.storeError(err)
 			return
 		}
-		if ok {
+		if ok || c.srv.colls.holds(key) {
 			n++
 		}
 	}
@@ -248,6 +262,10 @@ func cmdDecrBy(c *conn, args [][]byte) {
 }
 
 func (c *conn) incrBy(key []byte, delta int64) {
+	if c.srv.colls.holds(key) {
+		c.errorReply(errWrongType)
+		return
+	}
 	c.incrDelta, c.incrErr = delta, nil
 	v, err := c.sess.RMW(key, c.incrFn)
 	switch {
@@ -282,7 +300,7 @@ func (c *conn) incr(old []byte, exists bool, dst []byte) ([]byte, error) {
 	return strconv.AppendInt(dst[:0], v+d, 10), nil
 }
 
-func cmdDBSize(c *conn, _ [][]byte) { c.out = appendInt(c.out, c.srv.st.Stats().Keys) }
+func cmdDBSize(c *conn, _ [][]byte) { c.out = appendInt(c.out, c.srv.keys()) }
 
 func cmdFlushAll(c *conn, args [][]byte) {
 	for _, a := range args[1:] {
@@ -299,6 +317,7 @@ func cmdFlushAll(c *conn, args [][]byte) {
 		c.storeError(err)
 		return
 	}
+	c.srv.colls.flush()
 	c.out = appendOK(c.out)
 }
 

@@ -36,6 +36,11 @@
 // before dropping every key call c.keysFlushed(). With no key watched
 // keyChanged costs one atomic load.
 //
+// Lists, sets, hashes and sorted sets (collections.go) live in memory only,
+// beside the store's strings, enough for redis-benchmark's default tests;
+// string commands answer WRONGTYPE for such keys, checking them only when
+// any exist.
+//
 // Errors are worded as Redis words them; a malformed request is answered
 // with "-ERR Protocol error: ..." and the connection is closed.
 package server

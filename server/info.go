@@ -130,9 +130,10 @@ func (s *Server) writeInfoSection(b *strings.Builder, section string) {
 		line("Device.SectorSize", st.SectorSize)
 		line("Store.Tiered", boolInt(s.cfg.Store.StorageTier))
 		line("Store.Keys", st.Keys)
+		line("Store.Collections", s.colls.n.Load())
 	case "keyspace":
 		b.WriteString("# Keyspace\r\n")
-		fmt.Fprintf(b, "db0:keys=%d,expires=0,avg_ttl=0\r\n", st.Keys)
+		fmt.Fprintf(b, "db0:keys=%d,expires=0,avg_ttl=0\r\n", s.keys())
 	}
 }
 
@@ -146,6 +147,9 @@ func storeMemoryBytes(cfg store.Config, st store.Stats) int64 {
 	page := uint64(cfg.PageBytes)
 	return int64((st.TailAddress/page + 1) * page)
 }
+
+// keys is DBSIZE: the store's strings and the in-memory collections.
+func (s *Server) keys() int64 { return s.st.Stats().Keys + s.colls.n.Load() }
 
 func boolInt(v bool) int {
 	if v {

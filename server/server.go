@@ -93,6 +93,7 @@ type Server struct {
 	// and for writing by EXEC (see multi.go).
 	exclusive sync.RWMutex
 	watches   watchRegistry
+	colls     collections // lists, sets, hashes, sorted sets (collections.go)
 
 	cluster *clusterNode // nil unless Config.Cluster is set
 

@@ -99,6 +99,7 @@ func (c *conn) keysFlushed() error {
 		if err != nil {
 			return err
 		}
+		ok = ok || c.srv.colls.holds([]byte(k))
 		if ok {
 			c.srv.watches.touch([]byte(k))
 		}
