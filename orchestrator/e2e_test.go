@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -337,41 +338,21 @@ func TestRunInterruptAndResume(t *testing.T) {
 	base := testenv.MustDiskDir(t)
 	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
 	args := append(tinyArgs(t, data, out), "--runtime", "process", "--backends", "libaio", "--passes", "2", "--cell-seconds", "2")
-	cmd := exec.Command(bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-
+	run := startBackground(t, bin, args...)
 	// Wait for two finished passes, then interrupt in the middle of the third.
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		recs, _, _ := readCells(out)
-		if len(recs) >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no two passes within 90 s:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	run.waitPasses(t, out, 2)
 	time.Sleep(700 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT)
+	run.cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case err := <-done:
+	case err := <-run.done:
 		if code := exitCode(err); code != ExitSIGINT {
-			t.Fatalf("interrupted run exited %d (%v), want %d:\n%s", code, err, ExitSIGINT, stderr.String())
+			t.Fatalf("interrupted run exited %d (%v), want %d:\n%s", code, err, ExitSIGINT, run.stderr.String())
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatalf("run did not stop within 30 s of SIGINT:\n%s", stderr.String())
+		t.Fatalf("run did not stop within 30 s of SIGINT:\n%s", run.stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "--resume "+out) {
-		t.Errorf("stderr does not say how to resume:\n%s", stderr.String())
+	if !strings.Contains(run.stderr.String(), "--resume "+out) {
+		t.Errorf("stderr does not say how to resume:\n%s", run.stderr.String())
 	}
 	assertNoProcesses(t, bin)
 	before, _, err := readCells(out)
@@ -485,6 +466,62 @@ func TestRunDeviceHitCatchesMemoryHeldDataset(t *testing.T) {
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
+// background is a `tierbench run` running while the test watches it.
+type background struct {
+	cmd            *exec.Cmd
+	stdout, stderr *lockedBuffer
+	done           chan error // its Wait error, once it exits
+}
+
+// startBackground starts the binary with args; it is killed when the
+// test ends.
+func startBackground(t *testing.T, bin string, args ...string) *background {
+	t.Helper()
+	b := &background{cmd: exec.Command(bin, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan error, 1)}
+	b.cmd.Stdout, b.cmd.Stderr = b.stdout, b.stderr
+	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.done <- b.cmd.Wait() }()
+	t.Cleanup(func() { b.cmd.Process.Kill() })
+	return b
+}
+
+// waitPasses waits until the bundle out holds n pass records.
+func (b *background) waitPasses(t *testing.T, out string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		if recs, _, _ := readCells(out); len(recs) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %d passes within 90 s:\n%s", n, b.stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a child's output goroutine writes while
+// the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // exitCode is a finished child's exit status from its Wait error.
 func exitCode(err error) int {
 	var ee *exec.ExitError
@@ -504,27 +541,8 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	base := testenv.MustDiskDir(t)
 	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
 	args := append(tinyArgs(t, data, out), "--runtime", "docker", "--backends", "libaio", "--pin", "none", "--passes", "3", "--cell-seconds", "3")
-	cmd := exec.Command(bin, args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		recs, _, _ := readCells(out)
-		if len(recs) >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pass within 90 s:\n%s", stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	run := startBackground(t, bin, args...)
+	run.waitPasses(t, out, 1)
 	var plan Plan
 	if err := readJSON(out, filePlan, &plan); err != nil {
 		t.Fatal(err)
@@ -534,14 +552,14 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	if n := len(containersLabelled(t, cli, labelRun+"="+plan.RunID)); n == 0 {
 		t.Errorf("no container of run %s running mid-cell", plan.RunID)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	run.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-done:
+	case err := <-run.done:
 		if code := exitCode(err); code != ExitSIGTERM {
 			t.Errorf("run stopped by SIGTERM exited %d (%v), want %d", code, err, ExitSIGTERM)
 		}
 	case <-time.After(60 * time.Second):
-		t.Fatalf("run did not stop within 60 s of SIGTERM:\n%s", stderr.String())
+		t.Fatalf("run did not stop within 60 s of SIGTERM:\n%s", run.stderr.String())
 	}
 	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
 		t.Errorf("%d containers of run %s left after SIGTERM", len(left), plan.RunID)

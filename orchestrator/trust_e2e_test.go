@@ -216,27 +216,9 @@ func TestRunPartlyExcludedExits3(t *testing.T) {
 	const dbsize = 200_000
 	loadKeys(t, bin, port, dbsize)
 	out := filepath.Join(base, "out")
-	cmd := exec.Command(bin, externalArgs(base, "out", addr, "--server-pid", strconv.Itoa(tb.Process.Pid), "--skip-load",
+	run := startBackground(t, bin, externalArgs(base, "out", addr, "--server-pid", strconv.Itoa(tb.Process.Pid), "--skip-load",
 		"--dbsize", strconv.Itoa(dbsize), "--threads", "2,4,8")...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill() })
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		if recs, _, _ := readCells(out); len(recs) >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pass within 90 s:\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	run.waitPasses(t, out, 1)
 	// Delete 2 % of the keys: the t=4 and t=8 cells now miss.
 	del := []string{"DEL"}
 	for k := 0; k < dbsize; k += 50 {
@@ -245,7 +227,8 @@ func TestRunPartlyExcludedExits3(t *testing.T) {
 	if n, _ := respDo(t, addr, del...).(int64); n != int64(len(del)-1) {
 		t.Fatalf("DEL removed %d keys, want %d", n, len(del)-1)
 	}
-	err := <-done
+	err := <-run.done
+	stdout, stderr := run.stdout, run.stderr
 	if code := exitCode(err); code != ExitExcluded {
 		t.Fatalf("exit %d, want %d:\n%s", code, ExitExcluded, stderr.String())
 	}
