@@ -219,6 +219,11 @@ func (r *runner) setup(cfg Config) error {
 		}
 		// The plan decides what is measured; how it is run may change.
 		saved := plan.Config
+		if saved.ServerAddr != "" {
+			// Bundles written before external runs recorded only what
+			// ran carry tierbench's server defaults, which validate refuses.
+			saved.Backends, saved.Pins, saved.Memory, saved.Page, saved.Segment, saved.Index = nil, nil, "", "", "", ""
+		}
 		saved.Resume, saved.OutDir = cfg.Resume, cfg.Resume
 		// Keep the runtime the run began with unless told otherwise: one
 		// bundle should not mix containers and processes by accident.
@@ -809,7 +814,11 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	note := ""
 	switch {
 	case rec.TooManyMiss:
-		note = fmt.Sprintf("  [misses %s, more than the %s --max-miss-ratio allows: kept out of the table]", formatPercentBeside(rec.MissRatio, r.cfg.MaxMissRatio), formatPercentBeside(r.cfg.MaxMissRatio, rec.MissRatio))
+		limit := "any miss keeps a cell out"
+		if r.cfg.MaxMissRatio > 0 {
+			limit = fmt.Sprintf("more than --max-miss-ratio %g allows", r.cfg.MaxMissRatio)
+		}
+		note = fmt.Sprintf("  [misses %s, %s: kept out of the table]", formatPercentBeside(rec.MissRatio, r.cfg.MaxMissRatio), limit)
 	case rec.MemoryServed:
 		note = fmt.Sprintf("  [%.0f device bytes per GET: memory-served, kept out of the table]", rec.ReadBytesPerGet)
 	}
