@@ -488,13 +488,19 @@ func startBackground(t *testing.T, bin string, args ...string) *background {
 	return b
 }
 
-// waitPasses waits until the bundle out holds n pass records.
+// waitPasses waits until the bundle out holds n pass records; a run that
+// ends before that fails the test at once with what it said.
 func (b *background) waitPasses(t *testing.T, out string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if recs, _, _ := readCells(out); len(recs) >= n {
 			return
+		}
+		select {
+		case err := <-b.done:
+			t.Fatalf("the run ended (exit %d) before %d passes:\n%s", exitCode(err), n, b.stderr.String())
+		default:
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no %d passes within 90 s:\n%s", n, b.stderr.String())
