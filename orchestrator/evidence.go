@@ -282,17 +282,17 @@ func renderEvidence(b *strings.Builder, res Results) {
 		}
 		b.WriteString(".\n\n")
 	} else {
-		fmt.Fprintf(b, "During every measured GET phase the run sampled /proc/diskstats of %s, the physical disk(s) below the data dir: r/s is reads completed per second and depth is aqu-sz, the time-weighted requests in flight (Δ weighted I/O ms / Δ ms), both over the phase's own seconds (iostat's r/s and aqu-sz). A storage-bound cell shows r/s ≈ ops/s and a depth near what the server keeps in flight. The counters include every process's I/O on those disks. Server CPU is its utime+stime (/proc/<pid>/stat) over the phase as a share of the CPUs it was allowed; at ≥ %.0f %% the cell is marked server-cpu-bound: it measured the server's CPU, not the disk.\n\n",
+		fmt.Fprintf(b, "During every measured GET phase the run sampled /proc/diskstats of %s, the physical disk(s) below the data dir: r/s is reads completed per second and depth is aqu-sz, the time-weighted requests in flight (Δ weighted I/O ms / Δ ms), both over the phase's own seconds (iostat's r/s and aqu-sz). A storage-bound cell shows r/s ≈ ops/s and a depth near what the server keeps in flight, or near the disk's own queue limit when that is lower. The ceiling column is what the cell is divided by: the sweep's best, or fio measured again at the cell's depth when higher. The counters include every process's I/O on those disks. Server CPU is its utime+stime (/proc/<pid>/stat) over the phase as a share of the CPUs it was allowed; at ≥ %.0f %% the cell is marked server-cpu-bound: it measured the server's CPU, not the disk.\n\n",
 			strings.Join(disks, "+"), 100*serverCPUBoundShare)
 	}
-	b.WriteString("| backend | NUMA | threads | ops/s | % of ceiling | disk r/s | r/s % of ceiling | r/s ÷ ops/s | disk depth | server CPU | client CPU | marks |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	b.WriteString("| backend | NUMA | threads | ops/s | ceiling | % of ceiling | disk r/s | r/s % of ceiling | r/s ÷ ops/s | disk depth | server CPU | client CPU | marks |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, c := range res.Cells {
 		if c.Passes == 0 {
 			continue
 		}
-		share, rpsShare, ratio, rps, depth := "—", "—", "—", "—", "—"
+		ceiling, share, rpsShare, ratio, rps, depth := "—", "—", "—", "—", "—", "—"
 		if c.Ceiling > 0 {
-			share = fmt.Sprintf("%.1f %%", 100*c.Median/c.Ceiling)
+			ceiling, share = FormatOps(c.Ceiling), fmt.Sprintf("%.1f %%", 100*c.Median/c.Ceiling)
 		}
 		if c.DiskReadsPerSec > 0 || c.DiskQueueDepth > 0 {
 			rps, depth = FormatOps(c.DiskReadsPerSec), fmt.Sprintf("%.0f", c.DiskQueueDepth)
@@ -307,8 +307,8 @@ func renderEvidence(b *strings.Builder, res Results) {
 		if c.Excluded != "" {
 			marks = strings.TrimPrefix(marks+", excluded: "+c.Excluded, ", ")
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %s |\n", titleCase(c.Row.Backend), c.Row.Label, c.Threads,
-			FormatOps(c.Median), share, rps, rpsShare, ratio, depth, 100*c.ServerCPUShare, 100*c.ClientCPUShare, marks)
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %s |\n", titleCase(c.Row.Backend), c.Row.Label, c.Threads,
+			FormatOps(c.Median), ceiling, share, rps, rpsShare, ratio, depth, 100*c.ServerCPUShare, 100*c.ClientCPUShare, marks)
 	}
 	b.WriteString("\n")
 	for _, c := range res.Cells {

@@ -147,7 +147,7 @@ func TestJudgeEvidenceCPUBound(t *testing.T) {
 	res := Results{Cells: []Cell{c}, passes: recs}
 	var b strings.Builder
 	renderEvidence(&b, res)
-	for _, want := range []string{"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8 | 50 K | — | — | — | — | — | 80 % | 0 % | server-cpu-bound |",
+	for _, want := range []string{"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8 | 50 K | — | — | — | — | — | — | 80 % | 0 % | server-cpu-bound |",
 		"is server-cpu-bound: the server used 80 % of its CPUs (cpus 0)"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("evidence section lacks %q:\n%s", want, b.String())
@@ -317,6 +317,35 @@ func TestServerFiles(t *testing.T) {
 		}
 		if strings.Join(rel, " ") != strings.Join(tt.wantFiles, " ") || fp != tt.wantFootprint || n != tt.wantBytes {
 			t.Errorf("serverFiles(%s): got %v %s %d, want %v %s %d", tt.dir, rel, fp, n, tt.wantFiles, tt.wantFootprint, tt.wantBytes)
+		}
+	}
+}
+
+func TestRenderCurveNotes(t *testing.T) {
+	cfg := Config{DBSize: 1000, KeyLength: 16, ValueLength: 96}
+	pt := func(depth int, iops float64) hostcheck.FIOPoint {
+		p := hostcheck.FIOPoint{Depth: depth, Jobs: 1, IODepth: depth}
+		p.IOPS = iops
+		return p
+	}
+	tests := []struct {
+		name string
+		f    hostcheck.FIOBaseline
+		want []string
+	}{
+		{"stopped early", hostcheck.FIOBaseline{MaxDepth: 4096, Files: 8, FileBytes: 1 << 20, StoppedEarly: true,
+			SweepNote: "stopped after 512 reads in flight: the last 2 steps did not beat", Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30), pt(512, 29)}},
+			[]string{"The sweep stopped after 512 reads in flight", "| 128 | 1 × 128 | 30 | 0.0 | 0 | 0 | ceiling |", "as large as the dataset"}},
+		{"short of the server's depth", hostcheck.FIOBaseline{MaxDepth: 4096, Files: 1, FileBytes: 4096, Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30)}},
+			[]string{"**The sweep ended at 128 reads in flight, below the server's 4096.**", "**smaller than the dataset**"}},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		renderCurve(&b, &tt.f, cfg)
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: curve lacks %q:\n%s", tt.name, w, b.String())
+			}
 		}
 	}
 }
