@@ -97,7 +97,12 @@ type Session struct {
 	outstanding int // slots in use: queued, in flight or being delivered
 
 	done   atomic.Uint64 // completion stack of reads: slot+1 of the top, 0 when empty
-	notify chan struct{} // capacity 1: a completion arrived
+	notify chan struct{} // capacity 1: a completion arrived while the session waited
+	// waiting is set while the session is about to block on notify; a
+	// completion sends on notify only then, so the common case (the
+	// session busy, or completing inline inside its own Submit) costs an
+	// atomic load instead of a channel operation per read.
+	waiting atomic.Bool
 
 	// Existence checks of upserts: queued, then submitted at once; their
 	// completions come on their own stack so that any operation of the
@@ -216,9 +221,14 @@ func (s *Session) completed(i uint32, n int, err error) {
 			break
 		}
 	}
-	select {
-	case s.notify <- struct{}{}:
-	default:
+	// The push above comes before this load, and waitNotify stores
+	// waiting before it looks at the stacks: one of the two sees the
+	// other, so a session never sleeps on a completion it missed.
+	if s.waiting.Load() {
+		select {
+		case s.notify <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -389,7 +399,7 @@ func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st 
 		if delivered >= n {
 			return nil
 		}
-		<-s.notify
+		s.waitNotify()
 	}
 }
 
@@ -740,6 +750,17 @@ func (st *Store) settleNow(pr *pendingRead) bool {
 	return true
 }
 
+// waitNotify blocks until a completion arrives, unless one is already on
+// a stack. It may return without one (a token left by a completion that
+// raced with the last wait): callers look again and wait again.
+func (s *Session) waitNotify() {
+	s.waiting.Store(true)
+	if s.done.Load() == 0 && s.checks.Load() == 0 {
+		<-s.notify
+	}
+	s.waiting.Store(false)
+}
+
 // Settle waits for this session's pending existence checks (see Upsert),
 // so that the key counter reflects every write the session has made; its
 // pending reads stay pending. A server calls it before answering DBSIZE.
@@ -749,9 +770,7 @@ func (s *Session) Settle() {
 		if s.checking == 0 {
 			return
 		}
-		if s.checks.Load() == 0 {
-			<-s.notify
-		}
+		s.waitNotify()
 	}
 }
 
@@ -824,9 +843,7 @@ func (s *Session) Upsert(key, value []byte) error {
 	// Bound the checks in flight (and the slots they hold): past
 	// maxChecks, wait for some to settle.
 	for s.checking >= maxChecks {
-		if s.checks.Load() == 0 {
-			<-s.notify
-		}
+		s.waitNotify()
 		s.pumpChecks()
 	}
 	_, err := s.write(key, s.st.hash(key), false, false, true, func([]byte, bool) ([]byte, bool, error) { return value, true, nil })
