@@ -87,6 +87,7 @@ func aggregate(plan Plan, recs []PassRecord, fails []FailRecord, fioIOPS512 floa
 			c.Median, c.Min, c.Max = median(ops)
 			c.ReadBytesPerGet, _, _ = median(rb)
 			c.CellEvidence = summarizeEvidence(counted)
+			cellExtras(&c, counted)
 			if fioIOPS512 > 0 {
 				c.FioShare = c.Median / fioIOPS512
 				c.Ceiling = fioIOPS512

@@ -42,9 +42,17 @@ type Row struct {
 	Backend string `json:"backend"` // libaio | uring | the external server's name
 	Pin     string `json:"pin"`     // pinned | none
 	Label   string `json:"label"`   // the NUMA column, e.g. "srv node-0 / cli node-1"
+	// Shards is the number of tierbench shards of a --shards row; 0 or 1
+	// is one server.
+	Shards int `json:"shards,omitempty"`
 }
 
-func (r Row) key() string { return r.Backend + "/" + r.Pin }
+func (r Row) key() string {
+	if r.Shards > 1 {
+		return fmt.Sprintf("%s/%s/shards=%d", r.Backend, r.Pin, r.Shards)
+	}
+	return r.Backend + "/" + r.Pin
+}
 
 // PassRecord is one line of cells.jsonl: one GET phase of one cell.
 type PassRecord struct {
@@ -77,6 +85,12 @@ type PassRecord struct {
 	MemoryServed bool    `json:"memory_served,omitempty"`
 	Unverified   bool    `json:"device_reads_unverified,omitempty"`
 
+	// CPUMicrosPerOp is the server's CPU over the phase (PassEvidence,
+	// summed over a cluster's nodes) plus the client's, per GET answered.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
+	// Nodes is each master's share when the row's server is a cluster.
+	Nodes []NodePass `json:"nodes,omitempty"`
+
 	Server Placement `json:"server_placement"`
 	Client Placement `json:"client_placement"`
 	PassEvidence
@@ -107,7 +121,9 @@ type LoadRecord struct {
 	Owner      *OwnerProof  `json:"owner,omitempty"`         // the pid proven to own the listening socket
 	ServerInfo *ServerInfo  `json:"server_info,omitempty"`   // what the server says it is
 	Sample     *SampleCheck `json:"sampled_check,omitempty"` // the sampled GET check after the load
-	Time       time.Time    `json:"time"`
+	// Nodes is each master's evidence when the row's server is a cluster.
+	Nodes []NodeLoad `json:"nodes,omitempty"`
+	Time  time.Time  `json:"time"`
 }
 
 // FailRecord is a cells.jsonl line saying a row could not be finished.
@@ -174,6 +190,11 @@ type Cell struct {
 	// FioShare is Median / the cell's ceiling; 0 when unknown.
 	FioShare float64 `json:"fio_share,omitempty"`
 	CellEvidence
+	// CPUMicrosPerOp is the median of the passes' server + client CPU
+	// per GET; 0 when the server's CPU was not read.
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
+	// Nodes is each cluster node's median share of the cell.
+	Nodes []CellNode `json:"nodes,omitempty"`
 }
 
 // cellsLog appends records to cells.jsonl, each followed by an fsync, so

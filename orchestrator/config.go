@@ -70,7 +70,15 @@ type Config struct {
 
 	ServerAddr string // HOST:PORT of a server already running: measure it instead of starting one
 	ServerPID  int    // its pid on this host, for /proc/<pid>/io
-	SkipLoad   bool   // do not load; still verify the key count
+	// ServerPIDs are the pids of a cluster's masters (--server-pid a,b,c),
+	// each matched to the node whose listening socket it owns.
+	ServerPIDs []int
+	// Shards lists the shard counts to run, one row each per backend × pin
+	// (--shards 1,2); empty is one server. DataDirs is a --data list, one
+	// directory per shard.
+	Shards   []int
+	DataDirs []string
+	SkipLoad bool // do not load; still verify the key count
 
 	Force      bool // measure even when a preflight check failed
 	NoFio      bool // skip the fio baseline (the report then has no ceiling)
@@ -183,6 +191,9 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 		c.Threads = slices.Clone(p.Threads)
 	}
 	c.setRunDefaults()
+	if err := c.resolveShards(); err != nil {
+		return c, err
+	}
 	if c.ServerAddr != "" {
 		// Nothing of tierbench's own server applies to a server the run
 		// does not start: validate refuses those flags, and the plan and
@@ -308,7 +319,10 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 	}
 	if err1 == nil && !c.Force {
 		data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
-		if data < minDeviceToMemory*mem {
+		if n := c.maxShards(); n > 1 && data/int64(n) < minDeviceToMemory*mem {
+			bad("dataset %d keys × %d B = %s split over --shards %d is %s a shard, less than %d × --memory %s: each shard's reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway)",
+				c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), n, humanBytes(data/int64(n)), minDeviceToMemory, c.Memory)
+		} else if data < minDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s is less than %d × --memory %s: reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway, and the device-hit check then marks the cells)",
 				c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), minDeviceToMemory, c.Memory)
 		}

@@ -13,24 +13,26 @@ type benchOutput struct {
 }
 
 type benchLoad struct {
-	Keys         int64   `json:"keys"`
-	Acknowledged int64   `json:"acknowledged"`
-	Seconds      float64 `json:"seconds"`
+	Keys         int64         `json:"keys"`
+	Acknowledged int64         `json:"acknowledged"`
+	Seconds      float64       `json:"seconds"`
+	Cluster      *benchCluster `json:"cluster"`
 }
 
 type benchCell struct {
-	Op               string  `json:"op"`
-	Threads          int     `json:"threads"`
-	Batch            int     `json:"batch"`
-	Ops              int64   `json:"ops"`
-	Seconds          float64 `json:"seconds"`
-	OpsPerSec        float64 `json:"ops_per_sec"`
-	Hits             int64   `json:"hits"`
-	Misses           int64   `json:"misses"`
-	Errors           int64   `json:"errors"`
-	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
-	ClientSaturated  bool    `json:"client_saturated"`
-	Incomplete       bool    `json:"incomplete"`
+	Op               string        `json:"op"`
+	Threads          int           `json:"threads"`
+	Batch            int           `json:"batch"`
+	Ops              int64         `json:"ops"`
+	Seconds          float64       `json:"seconds"`
+	OpsPerSec        float64       `json:"ops_per_sec"`
+	Hits             int64         `json:"hits"`
+	Misses           int64         `json:"misses"`
+	Errors           int64         `json:"errors"`
+	ClientCPUSeconds float64       `json:"client_cpu_seconds"`
+	ClientSaturated  bool          `json:"client_saturated"`
+	Incomplete       bool          `json:"incomplete"`
+	Cluster          *benchCluster `json:"cluster"`
 }
 
 // parseBench parses bench's JSON. Anything printed before the document

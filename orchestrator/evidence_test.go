@@ -134,7 +134,7 @@ func TestJudgeEvidenceCPUBound(t *testing.T) {
 		})
 	}
 	// One bound pass marks the cell; the medians are over the passes.
-	row := Row{"uring", PinPinned, "srv cpus 0 / cli cpus 1 (1 node)"}
+	row := Row{Backend: "uring", Pin: PinPinned, Label: "srv cpus 0 / cli cpus 1 (1 node)"}
 	var recs []PassRecord
 	for _, s := range []float64{1.5, 1.9, 1.6} {
 		recs = append(recs, PassRecord{Row: row, Seconds: 2, Server: Placement{CPUs: "0"}, PassEvidence: PassEvidence{ServerCPUSeconds: s}})
@@ -156,7 +156,7 @@ func TestJudgeEvidenceCPUBound(t *testing.T) {
 }
 
 func TestApplyCeilings(t *testing.T) {
-	row := Row{"libaio", PinNone, "no pin"}
+	row := Row{Backend: "libaio", Pin: PinNone, Label: "no pin"}
 	const base = 100_000
 	tests := []struct {
 		name        string
@@ -227,7 +227,7 @@ func TestRecheckCeilingReal(t *testing.T) {
 	if err := writeFile(out, filePreflight, raw); err != nil {
 		t.Fatal(err)
 	}
-	row := Row{"libaio", PinNone, "no pin"}
+	row := Row{Backend: "libaio", Pin: PinNone, Label: "no pin"}
 	l, err := openCellsLog(out)
 	if err != nil {
 		t.Fatal(err)

@@ -179,6 +179,7 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 	}
 	b.WriteString(loadNotes(res))
 
+	b.WriteString(shardsReport(res))
 	b.WriteString("## Device-hit evidence and spread\n\n")
 	b.WriteString(deviceHitParagraph(res))
 	b.WriteString("| backend | NUMA | threads | passes | median | min | max | device B/GET | misses | note |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|:--|\n")

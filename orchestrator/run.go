@@ -58,6 +58,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	// An external server is proven before anything is created or started:
 	// a wrong pid or nothing listening is refused at once.
 	if r.cfg.ServerAddr != "" {
+		if r.extNodes, err = r.externalCluster(ctx); err != nil {
+			return err
+		}
+	}
+	if r.cfg.ServerAddr != "" && r.extNodes == nil {
 		proof, err := r.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)
 		if err != nil {
 			return err
@@ -80,6 +85,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	defer r.pids.close()
 	r.prepareDataDir()
 	defer r.cleanData()
+	defer r.cleanShardDirs()
 
 	if err := r.pickDriver(ctx); err != nil {
 		return err
@@ -183,6 +189,8 @@ type runner struct {
 	topo    topology
 	pinning pinning
 	proof   *OwnerProof // the external server's, proven before the run
+	// extNodes are the external server's masters when it is a cluster node.
+	extNodes []*clusterNode
 	// dataCreated says the run created DataDir, so it removes it at the end.
 	dataCreated bool
 
@@ -277,7 +285,7 @@ func (r *runner) setup(cfg Config) error {
 		if err != nil {
 			return err
 		}
-		r.plan.Rows = rows
+		r.plan.Rows = r.expandShards(rows)
 	}
 	if slices.Contains(r.cfg.Pins, PinPinned) && r.cfg.ServerAddr == "" {
 		p, err := r.topo.pinned()
@@ -331,6 +339,10 @@ func (r *runner) pickDriver(ctx context.Context) error {
 	runtimeName := r.cfg.Runtime
 	if r.cfg.ServerAddr != "" {
 		runtimeName = RuntimeProcess // only the client runs; locally
+	}
+	if r.cfg.maxShards() > 1 && runtimeName != RuntimeProcess {
+		r.printf("runtime: process (--shards %s starts its shards as pinned processes)\n", formatPIDs(r.cfg.shardCounts()))
+		runtimeName = RuntimeProcess
 	}
 	if runtimeName == RuntimeDocker || runtimeName == RuntimeAuto {
 		d, err := newDockerDriver(ctx, Endpoint{}, r.cfg.Binary, r.plan.RunID)
@@ -454,6 +466,8 @@ type rowTarget struct {
 	// server runs, for a uring row.
 	uringProbe string
 	proof      *OwnerProof // pid proven to own the socket at addr
+	// nodes are the masters when the server is a cluster (shards.go).
+	nodes []*clusterNode
 }
 
 func (r *runner) runRow(ctx context.Context, row Row) error {
@@ -504,8 +518,14 @@ func (r *runner) runRow(ctx context.Context, row Row) error {
 // startTarget starts a fresh server on a wiped data dir, or attaches to
 // the external one.
 func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
+	if r.cfg.ServerAddr != "" && r.extNodes != nil {
+		return rowTarget{addr: r.cfg.ServerAddr, proof: r.extNodes[0].proof, nodes: r.extNodes}, nil
+	}
 	if r.cfg.ServerAddr != "" {
 		return rowTarget{addr: r.cfg.ServerAddr, pid: r.cfg.ServerPID, proof: r.proof}, nil
+	}
+	if row.Shards > 1 {
+		return r.startShards(ctx, row)
 	}
 	if err := wipeDir(r.cfg.DataDir); err != nil {
 		return rowTarget{}, err
@@ -515,11 +535,8 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 		return rowTarget{}, err
 	}
 	spec := serverSpec{
-		Name: row.Backend + "-" + row.Pin,
-		Args: []string{"server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
-			"--storage-tier", "--logdir", r.drv.dataPath(r.cfg.DataDir),
-			"--device-type", "native", "--device-io-backend", row.Backend},
+		Name:    row.Backend + "-" + row.Pin,
+		Args:    r.serverArgs(row, port, r.cfg.DataDir),
 		LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("server-%s-%s.log", row.Backend, row.Pin)),
 		DataDir: r.cfg.DataDir,
 	}
@@ -543,9 +560,27 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
 	}
 	tgt.proof = &proof
-	// The preflight where the server runs: for uring it proves io_uring
-	// can be set up there (Docker's seccomp profile would refuse it).
-	out, err := r.drv.preflightAt(ctx, srv, r.drv.dataPath(r.cfg.DataDir), r.preflightArgs(false))
+	if err := r.serverPreflight(ctx, row, srv, r.cfg.DataDir, &tgt); err != nil {
+		srv.stop(context.Background())
+		return rowTarget{}, err
+	}
+	return tgt, nil
+}
+
+// serverArgs are the flags of one tiered server of row on port, its log
+// under dataDir.
+func (r *runner) serverArgs(row Row, port int, dataDir string) []string {
+	return []string{"server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
+		"--storage-tier", "--logdir", r.drv.dataPath(dataDir),
+		"--device-type", "native", "--device-io-backend", row.Backend}
+}
+
+// serverPreflight runs the preflight where the server runs: for uring it
+// proves io_uring can be set up there (Docker's seccomp profile would
+// refuse it). Unless --force, a failed check fails the row.
+func (r *runner) serverPreflight(ctx context.Context, row Row, srv serverHandle, dataDir string, tgt *rowTarget) error {
+	out, err := r.drv.preflightAt(ctx, srv, r.drv.dataPath(dataDir), r.preflightArgs(false))
 	var p preflightOutput
 	if err == nil {
 		p, err = parsePreflight(out)
@@ -560,12 +595,11 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 	if err != nil {
 		if r.cfg.Force && !errors.Is(err, errUringRefused) {
 			r.printf("preflight (%s): %v; measuring anyway (--force)\n", row.Backend, err)
-			return tgt, nil
+			return nil
 		}
-		srv.stop(context.Background())
-		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
+		return fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
 	}
-	return tgt, nil
+	return nil
 }
 
 // serverSide keeps the checks that concern the server's own process —
@@ -731,6 +765,9 @@ func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name stri
 		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
 		"--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
 		"--json"}, extra...)
+	if len(tgt.nodes) > 0 {
+		args = append(args, "--cluster-bench")
+	}
 	spec := clientSpec{Name: name, Args: args,
 		LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("client-%s-%s-%s.log", row.Backend, row.Pin, name))}
 	if row.Pin == PinPinned {
@@ -770,6 +807,10 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 		}
 	}
 	sample := r.sampleBefore(tgt.pid)
+	counters, err := r.countersBefore(tgt)
+	if err != nil {
+		return err
+	}
 	cell, clientPl, err := r.bench(ctx, row, tgt, fmt.Sprintf("t%d-p%d", threads, pass), threads, r.cfg.CellSeconds)
 	if err != nil {
 		return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
@@ -805,6 +846,9 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
 	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
 	r.recordEvidence(sample, tgt.pid, &rec)
+	if err := r.countersAfter(&rec, tgt, counters, cell); err != nil {
+		return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+	}
 	judgePass(&rec, r.cfg.MaxMissRatio)
 	rec.Time = time.Now().UTC()
 	if err := r.cells.append(rec); err != nil {

@@ -70,8 +70,8 @@ func referencePlan() Plan {
 	return Plan{Schema: SchemaVersion, RunID: "test-run", MaxMisses: 0, Runtime: RuntimeProcess, Nodes: 2,
 		Config: cfg,
 		Rows: []Row{
-			{"libaio", PinPinned, "srv node-0 / cli node-1"}, {"libaio", PinNone, "no pin"},
-			{"uring", PinPinned, "srv node-0 / cli node-1"}, {"uring", PinNone, "no pin"},
+			{Backend: "libaio", Pin: PinPinned, Label: "srv node-0 / cli node-1"}, {Backend: "libaio", Pin: PinNone, Label: "no pin"},
+			{Backend: "uring", Pin: PinPinned, Label: "srv node-0 / cli node-1"}, {Backend: "uring", Pin: PinNone, Label: "no pin"},
 		}}
 }
 

@@ -56,6 +56,9 @@ type SampleCheck struct {
 // GETs a random sample of the keys. The evidence is appended to
 // cells.jsonl whatever the verdict.
 func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) error {
+	if len(tgt.nodes) > 0 {
+		return r.loadAndVerifyCluster(ctx, row, tgt)
+	}
 	rec := LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.proof}
 	if tgt.srv != nil {
 		rec.Server = tgt.srv.placement()
@@ -133,6 +136,11 @@ func (r *runner) load(ctx context.Context, row Row, tgt rowTarget, rec *LoadReco
 		return fmt.Errorf("orchestrator: load of %s %s: the loader reported no load section", row.Backend, row.Label)
 	}
 	rec.Acknowledged, rec.LoadSeconds = out.Load.Acknowledged, out.Load.Seconds
+	if out.Load.Cluster != nil {
+		for _, n := range out.Load.Cluster.Nodes {
+			rec.Nodes = append(rec.Nodes, NodeLoad{ID: n.ID, Addr: n.Addr, Acknowledged: n.Hits})
+		}
+	}
 	if rec.LoadSeconds == 0 {
 		rec.LoadSeconds = time.Since(start).Seconds()
 	}
@@ -214,8 +222,13 @@ func sampleKeys(dbsize int64, n int, rnd *rand.Rand) []uint64 {
 // pipelined, and counts misses (null bulk), values of the wrong length
 // and error replies.
 func sampledHitCheck(ctx context.Context, c *respConn, cfg Config, rnd *rand.Rand) (SampleCheck, error) {
+	return sampleGets(ctx, c, cfg, sampleKeys(cfg.DBSize, minSampleKeys, rnd))
+}
+
+// sampleGets GETs keys on c, pipelined, and counts misses (null bulk),
+// values of the wrong length and error replies.
+func sampleGets(ctx context.Context, c *respConn, cfg Config, keys []uint64) (SampleCheck, error) {
 	start := time.Now()
-	keys := sampleKeys(cfg.DBSize, minSampleKeys, rnd)
 	res := SampleCheck{Keys: int64(len(keys))}
 	w := bufio.NewWriterSize(c.c, 64<<10)
 	var req []byte

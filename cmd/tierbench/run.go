@@ -19,7 +19,7 @@ func init() {
 
 func runRun(args []string, stdout, stderr io.Writer) int {
 	var cfg orchestrator.Config
-	var threads, backends, pins string
+	var threads, backends, pins, shards, serverPIDs string
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&cfg.Profile, "profile", "quick", "quick (minutes on a small host, dataset ≥ 20 × --memory) or reference (the Garnet seed: 100 M keys, 12 s cells, 3 passes)")
 	fs.Int64Var(&cfg.DBSize, "dbsize", 0, "keys to load and read (default from the profile: quick 2700000, reference 100000000)")
@@ -45,7 +45,8 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Runtime, "runtime", "", "docker, process, or auto: Docker when the engine answers (default auto; with --resume, the runtime the run began with)")
 	fs.StringVar(&cfg.Binary, "binary", "", "the static tierbench binary to run as server and client (default this one)")
 	fs.StringVar(&cfg.ServerAddr, "server-addr", "", "HOST:PORT of a RESP server already running (Redis, Garnet, …): measure it instead of starting one")
-	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "that server's pid on this host (a container's host pid), whose /proc/<pid>/io counts its device reads; it must own the listening socket of --server-addr (default: the socket's owner, found in /proc)")
+	fs.StringVar(&serverPIDs, "server-pid", "", "that server's pid on this host (a container's host pid), whose /proc/<pid>/io counts its device reads; it must own the listening socket of --server-addr (default: the socket's owner, found in /proc). For a cluster node, a comma-separated list: each master gets the pid that owns its listening socket")
+	fs.StringVar(&shards, "shards", "", "shard counts, comma-separated, one row each per backend × pin (e.g. 1,2): N tiered servers as one static cluster, slots split evenly, each with its own data dir (under --data, or one of a --data list) and CPU set (a NUMA node each when there are enough, else disjoint CPU slices); the client drives them with --cluster-bench; rows read \"N shards / …\"; process runtime")
 	fs.BoolVar(&cfg.SkipLoad, "skip-load", false, "with --server-addr: do not load; the server must hold at least --dbsize keys and pass the sampled GET check")
 	fs.Float64Var(&cfg.MaxMissRatio, "max-miss-ratio", 0, "share of GETs a cell (and the sampled check) may miss and still count; the report states a non-zero value in bold (default 0: any miss keeps the cell out)")
 	fs.BoolVar(&cfg.Force, "force", false, "measure even when a preflight check failed")
@@ -80,6 +81,8 @@ Examples:
   tierbench run --profile quick --data /var/tmp/tierbench-data
   tierbench run --profile reference --data /mnt/nvme/tierbench --runtime docker
   tierbench run --server-addr 127.0.0.1:6379 --server-pid 1234 --dbsize 1000000 --skip-load
+  tierbench run --profile quick --backends uring --pin none --shards 1,2 --data /mnt/a,/mnt/b
+  tierbench run --server-addr 127.0.0.1:7000 --server-pid 11,12,13 --dbsize 1000000 (a Redis Cluster)
 
 `+orchestrator.ExitCodesHelp+`
 Flags:
@@ -101,6 +104,17 @@ Flags:
 		if *l.dst, err = orchestrator.SplitList(strings.ToLower(l.value)); err != nil {
 			return usageError(fs, stderr, "--%s %q: %v", l.name, l.value, err)
 		}
+	}
+	if isGiven(cfg.Given, "shards") {
+		if cfg.Shards, err = orchestrator.ParseInts(shards); err != nil {
+			return usageError(fs, stderr, "--shards %q: %v", shards, err)
+		}
+	}
+	if isGiven(cfg.Given, "server-pid") {
+		if cfg.ServerPIDs, err = orchestrator.ParseInts(serverPIDs); err != nil {
+			return usageError(fs, stderr, "--server-pid %q: %v", serverPIDs, err)
+		}
+		cfg.ServerPID = cfg.ServerPIDs[0]
 	}
 	if isGiven(cfg.Given, "threads") {
 		if cfg.Threads, err = orchestrator.ParseInts(threads); err != nil {

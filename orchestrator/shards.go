@@ -1,0 +1,353 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/bench"
+	"github.com/tierbench/tierbench/internal/slots"
+)
+
+// This file is sharding: `run --shards N` starts N tiered servers as one
+// static cluster (tierbench server --cluster-…), each with its own data
+// dir and CPU set, and `run --server-addr` of a cluster node measures the
+// cluster its masters form. Either way the row's target is a list of
+// nodes: the load is checked per node and in total, device reads and CPU
+// are counted per node, and the client drives them with --cluster-bench.
+
+// maxShards bounds --shards: one process per shard on one host.
+const maxShards = 64
+
+// clusterNode is one master of a row's cluster.
+type clusterNode struct {
+	ID     string
+	Addr   string
+	Slots  int
+	Ranges []slots.Range
+	Keys   int64 // its DBSIZE after the load was verified
+	PID    int   // 0: unknown, its device reads are not counted
+	proof  *OwnerProof
+	srv    serverHandle // nil for an external cluster
+	dir    string       // its data dir, for a shard the run started
+}
+
+// NodeLoad is one node's load evidence in cells.jsonl.
+type NodeLoad struct {
+	ID           string       `json:"id"`
+	Addr         string       `json:"addr"`
+	Slots        int          `json:"slots"`
+	Acknowledged int64        `json:"acknowledged"` // keys the loader saw acknowledged there; -1 when skipped
+	ServerKeys   int64        `json:"server_keys"`  // its DBSIZE after the load
+	Tiered       bool         `json:"tiered"`
+	DeviceShare  float64      `json:"device_share,omitempty"`
+	HeadAddress  uint64       `json:"head_address,omitempty"`
+	TailAddress  uint64       `json:"tail_address,omitempty"`
+	DataDir      string       `json:"data_dir,omitempty"`
+	Server       Placement    `json:"server_placement"`
+	Owner        *OwnerProof  `json:"owner,omitempty"`
+	Sample       *SampleCheck `json:"sampled_check,omitempty"` // the sampled GETs of its keys
+}
+
+// NodePass is one node's share of a pass in cells.jsonl.
+type NodePass struct {
+	ID               string    `json:"id"`
+	Addr             string    `json:"addr"`
+	Ops              int64     `json:"ops"`
+	OpsPerSec        float64   `json:"ops_per_sec"`
+	Keys             int64     `json:"keys"` // its DBSIZE after the load
+	ReadBytes        int64     `json:"read_bytes"`
+	ReadBytesPerGet  float64   `json:"read_bytes_per_get"`
+	ServerCPUSeconds float64   `json:"server_cpu_seconds"`
+	Server           Placement `json:"server_placement"`
+}
+
+// shardCounts is --shards with its default.
+func (c Config) shardCounts() []int {
+	if len(c.Shards) == 0 {
+		return []int{1}
+	}
+	return c.Shards
+}
+
+func (c Config) maxShards() int { return slices.Max(c.shardCounts()) }
+
+// resolveShards checks --shards and splits a --data list, one directory
+// per shard.
+func (c *Config) resolveShards() error {
+	for _, n := range c.Shards {
+		if n < 1 || n > maxShards {
+			return fmt.Errorf("%w: --shards %d is outside 1..%d", ErrConfig, n, maxShards)
+		}
+	}
+	if len(c.Shards) > 0 && c.ServerAddr != "" {
+		return fmt.Errorf("%w: --shards starts tierbench shards; with --server-addr the cluster the node belongs to is measured as it is", ErrConfig)
+	}
+	if strings.Contains(c.DataDir, ",") {
+		c.DataDirs = nil
+		for _, d := range strings.Split(c.DataDir, ",") {
+			if d = strings.TrimSpace(d); d == "" {
+				return fmt.Errorf("%w: --data %q has an empty directory", ErrConfig, c.DataDir)
+			}
+			c.DataDirs = append(c.DataDirs, d)
+		}
+		c.DataDir = c.DataDirs[0]
+	}
+	if len(c.DataDirs) > 1 && len(c.DataDirs) < c.maxShards() {
+		return fmt.Errorf("%w: --data lists %d directories for --shards %d: give one per shard, or one directory to hold them all", ErrConfig, len(c.DataDirs), c.maxShards())
+	}
+	if c.maxShards() > 1 && c.Runtime == RuntimeDocker {
+		return fmt.Errorf("%w: --shards above 1 runs its shards as pinned processes; --runtime docker does not start clusters (use --runtime process)", ErrConfig)
+	}
+	return nil
+}
+
+// shardDir is shard i's data dir: the i-th of a --data list, else a
+// directory of its own under --data.
+func (c Config) shardDir(i, shards int) string {
+	if len(c.DataDirs) > 1 {
+		return c.DataDirs[i]
+	}
+	if shards == 1 {
+		return c.DataDir
+	}
+	return filepath.Join(c.DataDir, fmt.Sprintf("shard-%d", i))
+}
+
+// expandShards gives every backend × pin row one row per --shards count;
+// a sharded row is labelled "N shards / <pin label>".
+func (r *runner) expandShards(rows []Row) []Row {
+	counts := r.cfg.shardCounts()
+	if len(counts) == 1 && counts[0] == 1 {
+		return rows
+	}
+	var out []Row
+	for _, row := range rows {
+		for _, n := range counts {
+			x := row
+			x.Shards = n
+			if n > 1 || len(counts) > 1 {
+				x.Label = fmt.Sprintf("%d %s / %s", n, plural(n, "shard"), row.Label)
+			}
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// shardPlace is where one shard runs.
+type shardPlace struct{ CPUs, Mems string }
+
+// shardPlaces gives each of n shards its own CPU set: a NUMA node each
+// when the host has n nodes, else disjoint slices of the CPUs the row's
+// server may use (the server half when pinned, all CPUs otherwise), else,
+// when those are fewer than n, disjoint slices of all CPUs. With more
+// shards than CPUs they run unpinned. The sentence says which it was.
+func shardPlaces(n int, topo topology, pin string, pn pinning) ([]shardPlace, string) {
+	var all []int
+	for _, node := range topo.Nodes {
+		all = append(all, node...)
+	}
+	if n > 1 && len(topo.Nodes) >= n && (pin != PinPinned || len(topo.Nodes) > n) {
+		out := make([]shardPlace, n)
+		for i := range out {
+			out[i] = shardPlace{formatCPUList(topo.Nodes[i]), strconv.Itoa(i)}
+		}
+		return out, fmt.Sprintf("shard i on NUMA node i (nodes 0-%d)", n-1)
+	}
+	pool, where := all, "of all CPUs"
+	if pin == PinPinned {
+		if cpus, err := parseCPUList(pn.ServerCPUs); err == nil && len(cpus) >= n {
+			pool, where = cpus, "of the server's CPUs "+pn.ServerCPUs
+		} else {
+			where = "of all CPUs, overlapping the client's (the server half is too small)"
+		}
+	}
+	if len(pool) < n {
+		return make([]shardPlace, n), fmt.Sprintf("unpinned: %d shards on %d CPUs", n, len(pool))
+	}
+	out := make([]shardPlace, n)
+	var sets []string
+	for i := range out {
+		lo, hi := len(pool)*i/n, len(pool)*(i+1)/n
+		out[i] = shardPlace{CPUs: formatCPUList(pool[lo:hi])}
+		if pin == PinPinned {
+			out[i].Mems = pn.ServerMems
+		}
+		sets = append(sets, out[i].CPUs)
+	}
+	return out, fmt.Sprintf("disjoint slices %s: cpus %s", where, strings.Join(sets, " | "))
+}
+
+// shardGroup is the row's shards as one server: stop stops them all.
+type shardGroup struct {
+	nodes []*clusterNode
+}
+
+func (g *shardGroup) pid() int             { return 0 }
+func (g *shardGroup) placement() Placement { return g.nodes[0].srv.placement() }
+func (g *shardGroup) mode() string {
+	return fmt.Sprintf("%s, %d shards", g.nodes[0].srv.mode(), len(g.nodes))
+}
+
+func (g *shardGroup) stop(ctx context.Context) error {
+	var errs []error
+	for _, n := range g.nodes {
+		if n.srv != nil {
+			errs = append(errs, n.srv.stop(ctx))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// startShards starts the row's shards on wiped data dirs, one static
+// cluster node each, with the slots split evenly, and proves each pid
+// owns its node's socket.
+func (r *runner) startShards(ctx context.Context, row Row) (tgt rowTarget, err error) {
+	n := row.Shards
+	places, how := shardPlaces(n, r.topo, row.Pin, r.pinning)
+	ranges := slots.Split(n)
+	var file []slots.Node
+	group := &shardGroup{}
+	defer func() {
+		if err != nil {
+			group.stop(context.Background())
+		}
+	}()
+	for i := range n {
+		port, err := freePort()
+		if err != nil {
+			return rowTarget{}, err
+		}
+		node := slots.Node{ID: fmt.Sprintf("%040x", i+1), Host: "127.0.0.1", Port: port, Ranges: []slots.Range{ranges[i]}}
+		file = append(file, node)
+		group.nodes = append(group.nodes, &clusterNode{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, dir: r.cfg.shardDir(i, n)})
+	}
+	name := fmt.Sprintf("%s-%s-%dshards", row.Backend, row.Pin, n)
+	nodeFile := filepath.Join(r.out, dirLogs, "cluster-nodes-"+name+".txt")
+	f, err := os.Create(nodeFile)
+	if err != nil {
+		return rowTarget{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
+	}
+	werr := slots.FormatNodes(f, file)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		return rowTarget{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
+	}
+	r.printf("%s %s: starting %d shards (%s), slots split evenly, nodes in %s\n", titleCase(row.Backend), row.Label, n, how, nodeFile)
+	for i, node := range group.nodes {
+		if err := wipeDir(node.dir); err != nil {
+			return rowTarget{}, err
+		}
+		args := r.serverArgs(row, file[i].Port, node.dir)
+		args = append(args, "--cluster-nodes", r.drv.dataPath(nodeFile), "--cluster-node-id", node.ID,
+			"--cluster-announce", node.Addr, "--cluster-slots", slots.FormatRanges(file[i].Ranges))
+		spec := serverSpec{Name: fmt.Sprintf("%s-shard%d", name, i), Args: args, CPUs: places[i].CPUs, Mems: places[i].Mems,
+			LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.dir}
+		srv, err := r.drv.startServer(ctx, spec)
+		if err != nil {
+			return rowTarget{}, fmt.Errorf("orchestrator: %s %s shard %d: %w (log %s)", row.Backend, row.Label, i, err, spec.LogPath)
+		}
+		node.srv, node.PID = srv, srv.pid()
+	}
+	for i, node := range group.nodes {
+		if err := waitPing(ctx, node.Addr, 60*time.Second); err != nil {
+			return rowTarget{}, fmt.Errorf("orchestrator: %s %s: shard %d at %s never answered: %w", row.Backend, row.Label, i, node.Addr, err)
+		}
+		proof, err := r.proc.proveServer(ctx, node.Addr, node.PID)
+		if err != nil {
+			return rowTarget{}, fmt.Errorf("orchestrator: %s %s shard %d: %w", row.Backend, row.Label, i, err)
+		}
+		node.proof = &proof
+	}
+	tgt = rowTarget{addr: group.nodes[0].Addr, srv: group, nodes: group.nodes}
+	if err := r.serverPreflight(ctx, row, group.nodes[0].srv, group.nodes[0].dir, &tgt); err != nil {
+		return rowTarget{}, err
+	}
+	return tgt, nil
+}
+
+// cleanShardDirs empties the data dirs of a --data list after the run,
+// as cleanData does for --data itself.
+func (r *runner) cleanShardDirs() {
+	if r.cfg.KeepData || len(r.cfg.DataDirs) < 2 {
+		return
+	}
+	for _, d := range r.cfg.DataDirs[1:] {
+		if _, err := os.Stat(d); err == nil {
+			if err := wipeDir(d); err != nil {
+				r.printf("cleanup: %v\n", err)
+			}
+		}
+	}
+}
+
+// externalCluster asks an external server whether it is a cluster node;
+// if so it returns the masters, each with the pid of --server-pid's list
+// that owns its listening socket (found in /proc when not given).
+func (r *runner) externalCluster(ctx context.Context) ([]*clusterNode, error) {
+	masters, err := bench.DiscoverCluster(ctx, r.cfg.ServerAddr, "")
+	if errors.Is(err, bench.ErrNotCluster) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: read the cluster map of %s: %w", r.cfg.ServerAddr, err)
+	}
+	pids := r.cfg.ServerPIDs
+	if len(pids) == 0 && r.cfg.ServerPID > 0 {
+		pids = []int{r.cfg.ServerPID}
+	}
+	var nodes []*clusterNode
+	used := map[int]bool{}
+	for _, m := range masters {
+		n := &clusterNode{ID: m.ID, Addr: m.Addr, Ranges: m.Ranges}
+		for _, rg := range m.Ranges {
+			n.Slots += rg.Len()
+		}
+		var proof OwnerProof
+		var lastErr error
+		found := false
+		if len(pids) == 0 {
+			// No pids given: the owner of each node's socket, from /proc.
+			proof, lastErr = r.proc.proveServer(ctx, m.Addr, 0)
+			found = lastErr == nil
+		}
+		for _, pid := range pids {
+			if used[pid] {
+				continue
+			}
+			if proof, lastErr = r.proc.proveServer(ctx, m.Addr, pid); lastErr == nil {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("orchestrator: no pid of --server-pid %s owns the socket of cluster node %s: %w", formatPIDs(pids), m.Addr, lastErr)
+		}
+		used[proof.PID] = true
+		n.PID, n.proof = proof.PID, &proof
+		r.printf("cluster node %s (%d slots): %s\n", m.Addr, n.Slots, proof.sentence())
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+func formatPIDs(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,122 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CellNode is one cluster node's share of a cell: the medians over the
+// passes of its ops/sec and device bytes per GET, and its key count.
+type CellNode struct {
+	ID              string  `json:"id"`
+	Addr            string  `json:"addr"`
+	OpsPerSec       float64 `json:"median_ops_per_sec"`
+	ReadBytesPerGet float64 `json:"read_bytes_per_get"`
+	Keys            int64   `json:"keys"`
+}
+
+// cellExtras adds to a cell the medians of its passes' CPU per op and,
+// for a cluster, of every node's share.
+func cellExtras(c *Cell, passes []PassRecord) {
+	var cpu []float64
+	for _, p := range passes {
+		if p.CPUMicrosPerOp > 0 {
+			cpu = append(cpu, p.CPUMicrosPerOp)
+		}
+	}
+	c.CPUMicrosPerOp, _, _ = median(cpu)
+	byAddr := map[string][]NodePass{}
+	var order []string
+	for _, p := range passes {
+		for _, n := range p.Nodes {
+			if _, ok := byAddr[n.Addr]; !ok {
+				order = append(order, n.Addr)
+			}
+			byAddr[n.Addr] = append(byAddr[n.Addr], n)
+		}
+	}
+	for _, addr := range order {
+		ns := byAddr[addr]
+		var ops, rb []float64
+		for _, n := range ns {
+			ops = append(ops, n.OpsPerSec)
+			rb = append(rb, n.ReadBytesPerGet)
+		}
+		cn := CellNode{ID: ns[0].ID, Addr: addr, Keys: ns[0].Keys}
+		cn.OpsPerSec, _, _ = median(ops)
+		cn.ReadBytesPerGet, _, _ = median(rb)
+		c.Nodes = append(c.Nodes, cn)
+	}
+}
+
+// shardsReport is report.md's section on CPU per op for every cell and,
+// for cluster rows, each node's load evidence and share of each cell.
+func shardsReport(res Results) string {
+	var b strings.Builder
+	var cpu, nodes bool
+	for _, c := range res.Cells {
+		cpu = cpu || c.CPUMicrosPerOp > 0
+		nodes = nodes || len(c.Nodes) > 0
+	}
+	if cpu {
+		b.WriteString("## CPU per GET\n\nServer (all its threads, every shard) plus client user+system CPU over each GET phase, from /proc/<pid>/stat and the client's rusage, divided by the GETs answered; the median over the passes:\n\n")
+		fmt.Fprintf(&b, "| backend | NUMA |")
+		for _, t := range res.Plan.Config.Threads {
+			fmt.Fprintf(&b, " t=%d |", t)
+		}
+		b.WriteString("\n|:--|:--|" + strings.Repeat("--:|", len(res.Plan.Config.Threads)) + "\n")
+		for _, row := range res.Plan.Rows {
+			fmt.Fprintf(&b, "| %s | %s |", titleCase(row.Backend), row.Label)
+			for _, t := range res.Plan.Config.Threads {
+				if cell, ok := findCell(res.Cells, row, t); ok && cell.CPUMicrosPerOp > 0 {
+					fmt.Fprintf(&b, " %.2f µs |", cell.CPUMicrosPerOp)
+				} else {
+					b.WriteString(" — |")
+				}
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	var loads bool
+	for _, l := range res.Loads {
+		loads = loads || len(l.Nodes) > 0
+	}
+	if !loads && !nodes {
+		return b.String()
+	}
+	b.WriteString("## Cluster nodes\n\n")
+	if loads {
+		b.WriteString("Load evidence per node: the loader's acknowledgements there and the node's DBSIZE must both equal the keys of dbsize its slots hold, and their sum dbsize.\n\n")
+		b.WriteString("| backend | NUMA | node | slots | acknowledged | DBSIZE | log on device | sampled GETs (missed) | cpus |\n|:--|:--|:--|--:|--:|--:|--:|--:|:--|\n")
+		for _, l := range res.Loads {
+			for _, n := range l.Nodes {
+				ack := "skipped"
+				if n.Acknowledged >= 0 {
+					ack = fmt.Sprint(n.Acknowledged)
+				}
+				dev := "not tiered"
+				if n.Tiered {
+					dev = fmt.Sprintf("%.2f %%", 100*n.DeviceShare)
+				}
+				sample := "—"
+				if n.Sample != nil {
+					sample = fmt.Sprintf("%d (%d)", n.Sample.Keys, n.Sample.Missed)
+				}
+				fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %d | %s | %s | %s |\n", titleCase(l.Row.Backend), l.Row.Label, n.Addr, n.Slots, ack, n.ServerKeys, dev, sample, orDash(n.Server.CPUs))
+			}
+		}
+		b.WriteString("\n")
+	}
+	if nodes {
+		b.WriteString("Each node's share of each cell (medians over the passes):\n\n")
+		b.WriteString("| backend | NUMA | threads | node | ops/sec | device B/GET | keys |\n|:--|:--|--:|:--|--:|--:|--:|\n")
+		for _, c := range res.Cells {
+			for _, n := range c.Nodes {
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.0f | %d |\n", titleCase(c.Row.Backend), c.Row.Label, c.Threads, n.Addr, FormatOps(n.OpsPerSec), n.ReadBytesPerGet, n.Keys)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
