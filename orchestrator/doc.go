@@ -56,6 +56,19 @@
 // interrupted run is completed with Config.Resume, which skips the passes
 // cells.jsonl already holds.
 //
+// # Clusters
+//
+// A row's server may be a cluster (shards.go): the masters of an external
+// cluster node, or the N shards --shards starts, each a tierbench server
+// with --cluster-… flags over one node file (slots split as redis-cli
+// does), its own data dir and CPU set, always as processes. Then the
+// client runs with --cluster-bench; the load check requires every node's
+// DBSIZE to be exactly the keys of 0..dbsize-1 its slots hold (computed
+// from the key spelling) and the sum dbsize; the sampled GETs go to each
+// key's node; device bytes and CPU are read per node pid and summed, and
+// each pass keeps the per-node figures. Every cell records the server's
+// CPU time from /proc/<pid>/stat, so report.md gives CPU per GET.
+//
 // # Runtimes
 //
 // The Docker runtime builds tierbench:<hash of the binary> FROM scratch

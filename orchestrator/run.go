@@ -695,7 +695,7 @@ func waitPing(ctx context.Context, addr string, timeout time.Duration) error {
 // loadProgress prints the server's key count every two seconds until
 // the returned function is called; when the count stops growing for
 // loadStallTimeout it cancels the load through stall.
-func (r *runner) loadProgress(ctx context.Context, addr string, stall context.CancelCauseFunc) func() {
+func (r *runner) loadProgress(ctx context.Context, tgt rowTarget, stall context.CancelCauseFunc) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -715,12 +715,7 @@ func (r *runner) loadProgress(ctx context.Context, addr string, stall context.Ca
 				return
 			case <-t.C:
 			}
-			c, err := dialRESP(ctx, addr)
-			if err != nil {
-				continue
-			}
-			n, err := c.dbsize()
-			c.Close()
+			n, err := keyCount(ctx, tgt)
 			if err == nil && n != last {
 				last, lastGrew = n, time.Now()
 			}

@@ -303,3 +303,28 @@ func (r *runner) countersAfter(rec *PassRecord, tgt rowTarget, before nodeCounte
 	judgeEvidence(rec)
 	return nil
 }
+
+// keyCount is the target's DBSIZE, summed over a cluster's nodes.
+func keyCount(ctx context.Context, tgt rowTarget) (int64, error) {
+	addrs := []string{tgt.addr}
+	if len(tgt.nodes) > 0 {
+		addrs = addrs[:0]
+		for _, n := range tgt.nodes {
+			addrs = append(addrs, n.Addr)
+		}
+	}
+	var sum int64
+	for _, a := range addrs {
+		c, err := dialRESP(ctx, a)
+		if err != nil {
+			return 0, err
+		}
+		n, err := c.dbsize()
+		c.Close()
+		if err != nil {
+			return 0, err
+		}
+		sum += n
+	}
+	return sum, nil
+}

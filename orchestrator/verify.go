@@ -121,7 +121,7 @@ func (r *runner) load(ctx context.Context, row Row, tgt rowTarget, rec *LoadReco
 	r.printf("%s %s: loading %d keys of %d+%d B\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength)
 	lctx, cancelLoad := context.WithCancelCause(ctx)
 	defer cancelLoad(nil)
-	stopProgress := r.loadProgress(lctx, tgt.addr, cancelLoad)
+	stopProgress := r.loadProgress(lctx, tgt, cancelLoad)
 	start := time.Now()
 	out, err := r.runBench(lctx, row, tgt, "load", []string{"--op", "GET", "--load-threads", strconv.Itoa(r.cfg.LoadThreads),
 		"-b", strconv.Itoa(r.cfg.LoadBatch), "--runtime", "0"}, nil)

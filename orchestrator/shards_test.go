@@ -1,0 +1,136 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/keyspace"
+	"github.com/tierbench/tierbench/internal/slots"
+)
+
+func TestShardPlaces(t *testing.T) {
+	one := topology{Nodes: [][]int{{0, 1, 2, 3}}}
+	two := topology{Nodes: [][]int{{0, 1}, {2, 3}}}
+	three := topology{Nodes: [][]int{{0, 1}, {2, 3}, {4, 5}}}
+	half := pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "0"}
+	tiny := pinning{ServerCPUs: "0", ServerMems: "0", ClientCPUs: "1", ClientMems: "0"}
+	cases := []struct {
+		n       int
+		topo    topology
+		pin     string
+		pn      pinning
+		want    string
+		wantHow string
+	}{
+		{2, one, PinNone, pinning{}, "[{0-1 } {2-3 }]", "disjoint slices of all CPUs"},
+		{4, one, PinNone, pinning{}, "[{0 } {1 } {2 } {3 }]", "cpus 0 | 1 | 2 | 3"},
+		{2, one, PinPinned, half, "[{0 0} {1 0}]", "of the server's CPUs 0-1"},
+		{2, topology{Nodes: [][]int{{0, 1}}}, PinPinned, tiny, "[{0 0} {1 0}]", "overlapping the client's"},
+		{2, two, PinNone, pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
+		{2, two, PinPinned, pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "1"}, "[{0 0} {1 0}]", "of the server's CPUs"},
+		{2, three, PinPinned, pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
+		{5, one, PinNone, pinning{}, "[{ } { } { } { } { }]", "unpinned: 5 shards on 4 CPUs"},
+	}
+	for _, c := range cases {
+		got, how := shardPlaces(c.n, c.topo, c.pin, c.pn)
+		if fmt.Sprint(got) != c.want || !strings.Contains(how, c.wantHow) {
+			t.Errorf("shardPlaces(%d, %v, %s): got %v (%s), want %s (%q)", c.n, c.topo.Nodes, c.pin, got, how, c.want, c.wantHow)
+		}
+	}
+}
+
+func TestShardConfig(t *testing.T) {
+	none := func(string) string { return "" }
+	cfg, err := Config{Shards: []int{1, 2}, DataDir: "/var/tmp/a,/var/tmp/b", DBSize: 1000000, Memory: "1m"}.resolve(none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DataDir != "/var/tmp/a" || fmt.Sprint(cfg.DataDirs) != "[/var/tmp/a /var/tmp/b]" || cfg.shardDir(1, 2) != "/var/tmp/b" {
+		t.Errorf("--data list: DataDir %q, DataDirs %v, shard 1 in %q", cfg.DataDir, cfg.DataDirs, cfg.shardDir(1, 2))
+	}
+	cfg, _ = Config{Shards: []int{2}, DataDir: "/var/tmp/x", DBSize: 1000000, Memory: "1m"}.resolve(none)
+	if got := cfg.shardDir(1, 2); got != "/var/tmp/x/shard-1" {
+		t.Errorf("shard 1 under one --data: %q, want /var/tmp/x/shard-1", got)
+	}
+	if got := cfg.shardDir(0, 1); got != "/var/tmp/x" {
+		t.Errorf("one shard: %q, want the data dir itself", got)
+	}
+	refused := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Shards: []int{0}}, "--shards 0 is outside 1..64"},
+		{Config{Shards: []int{65}}, "--shards 65"},
+		{Config{Shards: []int{3}, DataDir: "/a,/b"}, "--data lists 2 directories for --shards 3"},
+		{Config{Shards: []int{2}, DataDir: "/a,,/b"}, "has an empty directory"},
+		{Config{Shards: []int{2}, Runtime: RuntimeDocker}, "--runtime docker does not start clusters"},
+		{Config{Shards: []int{2}, ServerAddr: "127.0.0.1:7000"}, "with --server-addr"},
+		{Config{Shards: []int{4}, DBSize: 100000, Memory: "1m"}, "split over --shards 4"},
+	}
+	for _, tt := range refused {
+		_, err := tt.cfg.resolve(none)
+		if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
+		}
+	}
+}
+
+func TestExpandShardsLabelsRows(t *testing.T) {
+	rows := []Row{{Backend: "uring", Pin: PinNone, Label: "no pin"}}
+	r := &runner{cfg: Config{Shards: []int{1, 2}}}
+	got := r.expandShards(rows)
+	want := "[{uring none 1 shard / no pin 1} {uring none 2 shards / no pin 2}]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("expandShards: %v, want %s", got, want)
+	}
+	if got[0].key() == got[1].key() || got[1].key() != "uring/none/shards=2" || got[0].key() != "uring/none" {
+		t.Errorf("keys %q and %q: want uring/none and uring/none/shards=2", got[0].key(), got[1].key())
+	}
+	r.cfg.Shards = nil
+	if got := r.expandShards(rows); fmt.Sprint(got) != fmt.Sprint(rows) {
+		t.Errorf("without --shards the rows changed: %v", got)
+	}
+}
+
+func TestExpectedKeysFollowTheSlots(t *testing.T) {
+	ranges := slots.Split(3)
+	var nodes []*clusterNode
+	for _, r := range ranges {
+		nodes = append(nodes, &clusterNode{Ranges: []slots.Range{r}})
+	}
+	const dbsize, keyLength = 5000, 16
+	got := expectedKeys(nodes, dbsize, keyLength)
+	var sum int64
+	for i, n := range got {
+		sum += n
+		// About a third each: the hash spreads the keys.
+		if n < dbsize/3-300 || n > dbsize/3+300 {
+			t.Errorf("node %d holds %d of %d keys", i, n, dbsize)
+		}
+	}
+	if sum != dbsize {
+		t.Errorf("the nodes hold %d keys in all, want %d", sum, dbsize)
+	}
+	// A key's node is the one whose range holds CRC16 of its spelling.
+	key := keyspace.AppendKey(nil, 1234, keyLength)
+	s := slots.Of(key)
+	owner := slotOwners(nodes)
+	if r := ranges[owner[s]]; s < r.Start || s > r.End {
+		t.Errorf("key %s (slot %d) mapped to range %v", key, s, r)
+	}
+}
+
+func TestCellExtrasTakesMedians(t *testing.T) {
+	passes := []PassRecord{
+		{CPUMicrosPerOp: 3, Nodes: []NodePass{{Addr: "a", OpsPerSec: 10, ReadBytesPerGet: 500, Keys: 7}, {Addr: "b", OpsPerSec: 20, ReadBytesPerGet: 510}}},
+		{CPUMicrosPerOp: 5, Nodes: []NodePass{{Addr: "a", OpsPerSec: 30, ReadBytesPerGet: 520, Keys: 7}, {Addr: "b", OpsPerSec: 40, ReadBytesPerGet: 530}}},
+		{CPUMicrosPerOp: 4, Nodes: []NodePass{{Addr: "a", OpsPerSec: 20, ReadBytesPerGet: 510, Keys: 7}, {Addr: "b", OpsPerSec: 60, ReadBytesPerGet: 520}}},
+	}
+	var c Cell
+	cellExtras(&c, passes)
+	if c.CPUMicrosPerOp != 4 || len(c.Nodes) != 2 || c.Nodes[0].OpsPerSec != 20 || c.Nodes[0].ReadBytesPerGet != 510 || c.Nodes[0].Keys != 7 || c.Nodes[1].OpsPerSec != 40 {
+		t.Errorf("cellExtras: %+v", c)
+	}
+}
