@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -299,7 +300,12 @@ func (r *runner) cleanShardDirs() {
 // that owns its listening socket (found in /proc when not given).
 func (r *runner) externalCluster(ctx context.Context) ([]*clusterNode, error) {
 	masters, err := bench.DiscoverCluster(ctx, r.cfg.ServerAddr, "")
-	if errors.Is(err, bench.ErrNotCluster) {
+	var netErr *net.OpError
+	if errors.Is(err, bench.ErrNotCluster) || errors.As(err, &netErr) {
+		// One server, or nothing listening: the owner proof says which.
+		if len(r.cfg.ServerPIDs) > 1 {
+			return nil, fmt.Errorf("%w: --server-pid lists %d pids, but %s is not a cluster node (%v): give its one pid", ErrConfig, len(r.cfg.ServerPIDs), r.cfg.ServerAddr, err)
+		}
 		return nil, nil
 	}
 	if err != nil {

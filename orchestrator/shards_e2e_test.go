@@ -154,4 +154,11 @@ func TestRunAgainstRedisCluster(t *testing.T) {
 	if !strings.Contains(r.stderr, fmt.Sprintf("cluster node %s", rc.Nodes[0].Addr)) {
 		t.Errorf("stderr does not name the masters it found:\n%s", r.stderr)
 	}
+
+	// A pid list for one server that is no cluster is refused.
+	single := testenv.MustRedisServer(t)
+	r = runBinary(t, bin, externalArgs(base, "single", single.Addr, "--dbsize", "100", "--server-pid", pids[0]+","+pids[1])...)
+	if r.code != 2 || !strings.Contains(r.stderr, "is not a cluster node") {
+		t.Errorf("a pid list for a single redis-server: exit %d, stderr %q; want 2 naming it", r.code, r.stderr)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator"
@@ -111,8 +112,13 @@ Flags:
 		}
 	}
 	if isGiven(cfg.Given, "server-pid") {
-		if cfg.ServerPIDs, err = orchestrator.ParseInts(serverPIDs); err != nil {
-			return usageError(fs, stderr, "--server-pid %q: %v", serverPIDs, err)
+		// Each pid as written: run's checks word what is wrong with it.
+		for _, f := range strings.Split(serverPIDs, ",") {
+			pid, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return usageError(fs, stderr, "--server-pid %q: %q is not a pid", serverPIDs, f)
+			}
+			cfg.ServerPIDs = append(cfg.ServerPIDs, pid)
 		}
 		cfg.ServerPID = cfg.ServerPIDs[0]
 	}
