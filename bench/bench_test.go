@@ -473,6 +473,9 @@ func TestOnlineRateAndUntilInterrupted(t *testing.T) {
 	}
 }
 
+// TestSendReceiveLoopAllocatesNothing runs whole batches, and whole
+// windows (filled, then drained on stop), of verified GETs against
+// redis-server and counts allocations.
 func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 	r := testenv.MustRedisServer(t)
 	cfg := configFor(t, r.Addr)
@@ -480,28 +483,37 @@ func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 	if _, _, err := runJSON(t, context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Verify = true
-	p, err := cfg.plan()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := dial(context.Background(), p.addr, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.conn.Close()
-	th := &offlineThread{conn: conn, batches: buildBatches(p, 1, 0), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
-	var stop atomic.Bool
-	stop.Store(true) // one batch per run
-	allocs := testing.AllocsPerRun(200, func() { th.run(p, &stop) })
-	if th.err != nil {
-		t.Fatal(th.err)
-	}
-	if allocs != 0 {
-		t.Errorf("a batch of %d GETs sent and its replies parsed allocated %v times, want 0", p.Batch, allocs)
-	}
-	if c := th.rr.counts; c.hits == 0 || c.mismatches != 0 || c.misses != 0 {
-		t.Errorf("counts %+v: want verified hits", c)
+	for _, mode := range []string{PipelineBatch, PipelineWindow} {
+		t.Run(mode, func(t *testing.T) {
+			cfg.Verify, cfg.Pipeline = true, mode
+			p, err := cfg.plan()
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := dial(context.Background(), p.addr, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.conn.Close()
+			th := &offlineThread{conn: conn, batches: buildBatches(p, 1, 0), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
+			var stop atomic.Bool
+			stop.Store(true) // one batch, or one window, per run
+			run := func() { th.run(p, &stop) }
+			if mode == PipelineWindow {
+				run = func() { th.runWindow(p, &stop) }
+			}
+			run() // the window's state is made once, by its first run
+			allocs := testing.AllocsPerRun(200, run)
+			if th.err != nil {
+				t.Fatal(th.err)
+			}
+			if allocs != 0 {
+				t.Errorf("%s of %d GETs sent and its replies parsed allocated %v times, want 0", mode, p.Batch, allocs)
+			}
+			if c := th.rr.counts; c.hits == 0 || c.mismatches != 0 || c.misses != 0 {
+				t.Errorf("counts %+v: want verified hits", c)
+			}
+		})
 	}
 }
 

@@ -157,38 +157,3 @@ func TestWindowKeepsBatchInFlight(t *testing.T) {
 		})
 	}
 }
-
-// TestWindowLoopAllocatesNothing runs whole windows (fill, drain on stop)
-// against redis-server and counts allocations.
-func TestWindowLoopAllocatesNothing(t *testing.T) {
-	r := testenv.MustRedisServer(t)
-	cfg := configFor(t, r.Addr)
-	cfg.Runtime = 0
-	if _, _, err := runJSON(t, context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Verify, cfg.Pipeline = true, PipelineWindow
-	p, err := cfg.plan()
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := dial(context.Background(), p.addr, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.conn.Close()
-	th := &offlineThread{conn: conn, batches: buildBatches(p, 1, 0), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
-	var stop atomic.Bool
-	stop.Store(true) // one window per run: sent, then drained
-	th.runWindow(p, &stop)
-	allocs := testing.AllocsPerRun(200, func() { th.runWindow(p, &stop) })
-	if th.err != nil {
-		t.Fatal(th.err)
-	}
-	if allocs != 0 {
-		t.Errorf("a window of %d GETs sent and drained allocated %v times, want 0", p.Batch, allocs)
-	}
-	if c := th.rr.counts; c.hits == 0 || c.mismatches != 0 || c.misses != 0 {
-		t.Errorf("counts %+v: want verified hits", c)
-	}
-}
