@@ -23,20 +23,35 @@ type connPublished struct {
 	multi      atomic.Int64 // commands queued in MULTI; -1 outside
 }
 
-// publish stores the connection's state for CLIENT LIST.
+// publish stores the connection's state for CLIENT LIST, writing only
+// what changed since the last batch (the owner keeps the last values).
 func (c *conn) publish() {
-	p := &c.pub
+	p, last := &c.pub, &c.published
 	p.lastActive.Store(time.Now().UnixNano())
-	if c.lastCmd != nil {
+	if c.lastCmd != last.cmd && c.lastCmd != nil {
+		last.cmd = c.lastCmd
 		p.cmd.Store(c.lastCmd)
 	}
-	p.readBuffer.Store(int64(len(c.rbuf)))
-	p.queryBytes.Store(int64(c.w - c.r))
+	multi := int64(-1)
 	if c.tx.active {
-		p.multi.Store(int64(len(c.tx.queue)))
-	} else {
-		p.multi.Store(-1)
+		multi = int64(len(c.tx.queue))
 	}
+	for _, v := range []struct {
+		now  int64
+		last *int64
+		pub  *atomic.Int64
+	}{{int64(len(c.rbuf)), &last.readBuffer, &p.readBuffer}, {int64(c.w - c.r), &last.queryBytes, &p.queryBytes}, {multi, &last.multi, &p.multi}} {
+		if v.now != *v.last {
+			*v.last = v.now
+			v.pub.Store(v.now)
+		}
+	}
+}
+
+// lastPublished is what publish stored last, kept by the owner.
+type lastPublished struct {
+	cmd                           *commandSpec
+	readBuffer, queryBytes, multi int64
 }
 
 // setName sets the connection's name (CLIENT SETNAME, HELLO SETNAME).

@@ -53,15 +53,19 @@ type conn struct {
 	incrFn    func(old []byte, exists bool, dst []byte) ([]byte, error)
 
 	tx txState // MULTI/EXEC/WATCH, see multi.go
+	// busy: the connection is running commands (see execGate). Its own
+	// word, so setting it per batch touches no shared cache line.
+	busy atomic.Bool
 
 	authed bool
 	name   []byte
 	// For CLIENT LIST and CLIENT INFO (see clients.go).
-	pub     connPublished
-	lastCmd *commandSpec
-	created time.Time
-	fd      int
-	closing bool // QUIT or a protocol error: answer, flush, close
+	pub       connPublished
+	published lastPublished
+	lastCmd   *commandSpec
+	created   time.Time
+	fd        int
+	closing   bool // QUIT or a protocol error: answer, flush, close
 	// linger: the client may still be sending when the server closes;
 	// see lingerClose.
 	linger bool
@@ -110,6 +114,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		fd:      socketFD(nc),
 	}
 	c.pub.multi.Store(-1)
+	c.published.multi = -1
 	c.pub.lastActive.Store(c.created.UnixNano())
 	storeMax(&s.stats.maxInputBuffer, initialReadBytes)
 	c.onComplete = c.complete
@@ -208,10 +213,10 @@ func (c *conn) makeRoom() bool {
 }
 
 // process answers every complete request in rbuf[r:w]. It holds the
-// server's exclusive lock for reading, except around network writes.
+// gate (see multi.go) except around network writes.
 func (c *conn) process() {
-	c.srv.exclusive.RLock()
-	defer c.srv.exclusive.RUnlock()
+	c.enter()
+	defer c.busy.Store(false)
 	lim := defaultLimits
 	for c.r < c.w && !c.closing {
 		if c.need > 0 && c.w-c.r < c.need {
@@ -274,19 +279,18 @@ func (c *conn) flush() bool {
 	return ok
 }
 
-// writeMidBatch writes the replies so far while process holds the
-// exclusive lock for reading: it lets go of the lock during the network
-// write, so a client that does not read holds up no transaction. Inside
-// EXEC nothing is written (the lock is held for writing); the pending
-// reads are completed instead.
+// writeMidBatch writes the replies so far in the middle of a batch. It
+// leaves the gate during the network write, so a client that does not
+// read holds up no transaction. Inside EXEC nothing is written; the
+// pending reads are completed instead.
 func (c *conn) writeMidBatch() bool {
 	c.fillHoles()
 	if c.tx.executing {
 		return true
 	}
-	c.srv.exclusive.RUnlock()
+	c.busy.Store(false)
 	ok := c.writeOut()
-	c.srv.exclusive.RLock()
+	c.enter()
 	return ok
 }
 

@@ -27,14 +27,14 @@
 // dispatch checks.
 //
 // Transactions (multi.go, watch.go): MULTI queues copies of the commands,
-// EXEC runs them with Server.exclusive held for writing while every other
-// connection holds it for reading as it runs a batch (letting go around
-// network writes), so nothing interleaves with a transaction. WATCH marks
-// a transaction dirty when a watched key changes. The contract for every
-// command that writes: once a key's write is done, call c.keyChanged(key)
-// (SET, MSET, DEL of a live key, INCR, an expiry that removes a key, ...);
-// before dropping every key call c.keysFlushed(). With no key watched
-// keyChanged costs one atomic load.
+// EXEC runs them alone: every connection marks itself busy while it runs
+// a batch (not around network writes), and EXEC closes a gate and waits
+// for the others to be idle (execGate), so nothing interleaves with a
+// transaction. WATCH marks a transaction dirty when a watched key changes.
+// The contract for every command that writes: once a key's write is done,
+// call c.keyChanged(key) (SET, MSET, DEL of a live key, INCR, an expiry
+// that removes a key, ...); before dropping every key call
+// c.keysFlushed(). With no key watched keyChanged costs one atomic load.
 //
 // Lists, sets, hashes and sorted sets (collections.go) live in memory only,
 // beside the store's strings, enough for redis-benchmark's default tests;

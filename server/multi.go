@@ -1,14 +1,18 @@
 package server
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
 
 // Transactions: MULTI queues, EXEC runs the queue alone, DISCARD drops it.
 //
-// Isolation: every connection holds Server.exclusive for reading while it
-// runs the commands of a batch (it lets go around network writes, so a
-// client that does not read cannot stall anyone), and EXEC takes it for
-// writing, so no other client's command runs between the queued commands
-// of a transaction. WATCH is checked under the same lock, after every
+// Isolation: a connection marks itself busy while it runs the commands of
+// a batch (not around network writes, so a client that does not read
+// cannot stall anyone), and EXEC closes the gate and waits until no other
+// connection is busy, so no other client's command runs between the
+// queued commands of a transaction. WATCH is checked inside, after every
 // write that could touch a watched key has finished.
 
 // txState is a connection's transaction: the MULTI flag, the queue, and
@@ -17,7 +21,7 @@ type txState struct {
 	active bool // between MULTI and EXEC/DISCARD
 	failed bool // a command was refused while queuing: EXEC aborts
 	// executing: EXEC is running the queue; replies are not written out
-	// before it ends, so the exclusive lock is never let go midway.
+	// before it ends, so the gate is never left open midway.
 	executing bool
 	queue     []queuedCmd
 	buf       []byte // the queued arguments, copied out of the read buffer
@@ -104,12 +108,8 @@ func cmdExec(c *conn, _ [][]byte) {
 	// From here until the queue has run no other connection runs a
 	// command: those in a batch finish it (or reach a network write)
 	// first, and none starts another.
-	c.srv.exclusive.RUnlock()
-	c.srv.exclusive.Lock()
-	defer func() {
-		c.srv.exclusive.Unlock()
-		c.srv.exclusive.RLock()
-	}()
+	c.srv.closeGate(c)
+	defer c.srv.openGate(c)
 	if c.tx.dirty.Load() {
 		c.endTx()
 		c.out = append(c.out, "*-1\r\n"...)
@@ -138,6 +138,61 @@ func cmdExec(c *conn, _ [][]byte) {
 	c.fillHoles()
 	c.tx.executing = false
 	c.endTx()
+}
+
+// execGate lets EXEC run alone at the cost of one store to the
+// connection's own busy flag and one load of a read-mostly word per batch,
+// where a sync.RWMutex would make every batch of every connection write
+// one shared counter. It is Dekker's handshake on sequentially consistent
+// atomics: a connection sets busy, then loads closed; EXEC sets closed,
+// then loads every busy; one of the two sees the other.
+type execGate struct {
+	closed atomic.Bool
+	mu     sync.Mutex // held by the EXEC that closed the gate
+}
+
+// enter marks c busy, waiting first while an EXEC runs.
+func (c *conn) enter() {
+	g := &c.srv.exclusive
+	for {
+		c.busy.Store(true)
+		if !g.closed.Load() {
+			return
+		}
+		c.busy.Store(false)
+		g.mu.Lock() // until the EXEC is done
+		g.mu.Unlock()
+	}
+}
+
+// closeGate makes c's EXEC the only thing running: it closes the gate and
+// waits for every other connection to finish its batch or reach a
+// network write. A connection registered after the wait began sees the
+// gate closed before it runs anything.
+func (s *Server) closeGate(c *conn) {
+	c.busy.Store(false)
+	s.exclusive.mu.Lock()
+	s.exclusive.closed.Store(true)
+	s.mu.Lock()
+	others := make([]*conn, 0, len(s.conns))
+	for o := range s.conns {
+		if o != c {
+			others = append(others, o)
+		}
+	}
+	s.mu.Unlock()
+	for _, o := range others {
+		for o.busy.Load() {
+			runtime.Gosched()
+		}
+	}
+	c.busy.Store(true)
+}
+
+// openGate lets the other connections run again.
+func (s *Server) openGate(c *conn) {
+	s.exclusive.closed.Store(false)
+	s.exclusive.mu.Unlock()
 }
 
 func init() {

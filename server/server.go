@@ -89,9 +89,9 @@ type Server struct {
 
 	stats serverStats
 
-	// exclusive is held for reading by every connection running commands
-	// and for writing by EXEC (see multi.go).
-	exclusive sync.RWMutex
+	// exclusive gates every connection's batches while an EXEC runs
+	// (see multi.go).
+	exclusive execGate
 	watches   watchRegistry
 	colls     collections // lists, sets, hashes, sorted sets (collections.go)
 

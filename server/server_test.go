@@ -592,6 +592,7 @@ func TestParseDispatchAllocs(t *testing.T) {
 		c.r, c.w = 0, copy(c.rbuf, batch)
 		c.process()
 		c.fillHoles()
+		c.publish() // what flush adds per batch for CLIENT LIST
 		if c.r != c.w || c.closing {
 			t.Fatalf("batch not fully processed: r=%d w=%d closing=%v out=%q", c.r, c.w, c.closing, c.out)
 		}
