@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // nodeBatches is one thread's pre-built requests for one master: batch i
@@ -185,36 +184,19 @@ func runClusterCell(ctx context.Context, p *plan, threads int) (*CellResult, err
 	res.PrebuiltOpsPerThread = len(ts[0].drawn)
 	refreshes := cs.refreshes.Load()
 
-	var stop atomic.Bool
 	var conns []*socket
 	for _, t := range ts {
 		conns = append(conns, t.conns()...)
 	}
-	stopWatch := context.AfterFunc(ctx, func() {
-		stop.Store(true)
-		cutAll(conns)
-	})
-	defer stopWatch()
-	cpu0 := cpuSeconds()
-	start := time.Now()
-	timer := time.AfterFunc(p.Runtime, func() { stop.Store(true) })
-	defer timer.Stop()
-	for i, t := range ts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				if err := t.round(); err != nil {
-					errs[i] = err
-					stop.Store(true)
-					return
-				}
+	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, p, conns, threads, func(i int, stop *atomic.Bool) {
+		for !stop.Load() {
+			if err := ts[i].round(); err != nil {
+				errs[i] = err
+				stop.Store(true)
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	res.Seconds = time.Since(start).Seconds()
-	res.ClientCPUSeconds = cpuSeconds() - cpu0
+		}
+	})
 	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, threads)
 	res.Cluster = clusterResult(cs, ts, res.Seconds, refreshes)
 	for _, t := range ts {

@@ -96,6 +96,26 @@ func TestClusterLoadRoutesByslotAndVerifies(t *testing.T) {
 	}
 }
 
+// clusterThreadFor plans cfg, reads the cluster's map and opens one GET
+// thread's links to every master, closed when the test ends.
+func clusterThreadFor(t *testing.T, cfg Config) (*plan, *clusterThread) {
+	t.Helper()
+	p, err := cfg.plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := p.clusterState(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := newClusterThread(context.Background(), p, cs, opGet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(th.close)
+	return p, th
+}
+
 // TestClusterDrawSkewsWithinEachShard checks that every master gets the
 // same number of keys and that, with --zipf, the hottest key of each shard
 // is far hotter than under uniform draws.
@@ -104,19 +124,7 @@ func TestClusterDrawSkewsWithinEachShard(t *testing.T) {
 	for _, zipf := range []bool{false, true} {
 		cfg := configFor(t, rc.Nodes[0].Addr)
 		cfg.Cluster, cfg.Zipf, cfg.DBSize = true, zipf, 100000
-		p, err := cfg.plan()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs, err := p.clusterState(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		th, err := newClusterThread(context.Background(), p, cs, opGet)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer th.close()
+		_, th := clusterThreadFor(t, cfg)
 		const perNode = 30000
 		th.draw(1, 0, perNode)
 		per := make(map[int16]map[uint64]int)
@@ -157,19 +165,7 @@ func TestClusterRoundAllocatesNothing(t *testing.T) {
 		t.Fatalf("load: %v\n%s", err, human)
 	}
 	cfg.Verify = true
-	p, err := cfg.plan()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := p.clusterState(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	th, err := newClusterThread(context.Background(), p, cs, opGet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer th.close()
+	p, th := clusterThreadFor(t, cfg)
 	th.draw(1, 0, 4*p.Batch)
 	if err := th.route(); err != nil {
 		t.Fatal(err)
@@ -429,23 +425,7 @@ func TestClusterJSONGolden(t *testing.T) {
 		Moved: 1, Ask: 2, MapRefreshes: 1,
 		Nodes: []NodeResult{{ID: "abc", Addr: "127.0.0.1:7000", Slots: 16384, Requests: 3, Ops: 3, OpsPerSec: 1.5, Hits: 3, Moved: 1, Ask: 2}},
 	}}}}
-	var buf bytes.Buffer
-	if err := writeJSON(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join("testdata", "cluster.golden.json")
-	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./bench -update to create it)", err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("the cluster JSON changed; got:\n%s\nwant:\n%s\nrun go test ./bench -update if the change is meant", buf.Bytes(), want)
-	}
+	checkReportGolden(t, rep, "cluster.golden.json")
 }
 
 // TestClusterBenchAgainstTierbenchShards starts two tiered tierbench

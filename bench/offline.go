@@ -268,35 +268,19 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 
 	res.PrebuiltOpsPerThread = ts[0].batches.count() * p.Batch
 
-	var stop atomic.Bool
-	stopWatch := context.AfterFunc(ctx, func() {
-		stop.Store(true)
-		cutAll(conns)
+	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, p, conns, threads, func(i int, stop *atomic.Bool) {
+		t := ts[i]
+		if p.Pipeline == PipelineWindow {
+			t.runWindow(p, stop)
+		} else {
+			t.run(p, stop)
+		}
+		if t.err != nil {
+			// One connection failing ends the cell: the others finish
+			// their batch so the figures stay consistent.
+			stop.Store(true)
+		}
 	})
-	defer stopWatch()
-	cpu0 := cpuSeconds()
-	start := time.Now()
-	timer := time.AfterFunc(p.Runtime, func() { stop.Store(true) })
-	defer timer.Stop()
-	for _, t := range ts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if p.Pipeline == PipelineWindow {
-				t.runWindow(p, &stop)
-			} else {
-				t.run(p, &stop)
-			}
-			if t.err != nil {
-				// One connection failing ends the cell: the others finish
-				// their batch so the figures stay consistent.
-				stop.Store(true)
-			}
-		}()
-	}
-	wg.Wait()
-	res.Seconds = time.Since(start).Seconds()
-	res.ClientCPUSeconds = cpuSeconds() - cpu0
 	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, threads)
 	var errs []error
 	for _, t := range ts {
@@ -325,4 +309,31 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 		return res, fmt.Errorf("bench: %s cell with %d threads against %s stopped after %d ops: %w", res.Op, threads, p.addr, res.Ops, errs[0])
 	}
 	return res, nil
+}
+
+// timedWindow is a cell's measured window: body(i, stop) runs on n
+// goroutines started together until Runtime has passed, ctx ends (which
+// also cuts conns) or a body sets stop. It returns the window's wall
+// seconds and this process's CPU seconds over it.
+func timedWindow(ctx context.Context, p *plan, conns []*socket, n int, body func(i int, stop *atomic.Bool)) (seconds, cpuSec float64) {
+	var stop atomic.Bool
+	stopWatch := context.AfterFunc(ctx, func() {
+		stop.Store(true)
+		cutAll(conns)
+	})
+	defer stopWatch()
+	cpu0 := cpuSeconds()
+	start := time.Now()
+	timer := time.AfterFunc(p.Runtime, func() { stop.Store(true) })
+	defer timer.Stop()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body(i, &stop)
+		}()
+	}
+	wg.Wait()
+	return time.Since(start).Seconds(), cpuSeconds() - cpu0
 }
