@@ -145,6 +145,10 @@ func (l *hlog) allocate(size uint64) (addr uint64, rec []byte, f *frame, err err
 	l.allocMu.Lock()
 	t := l.tail.Load()
 	if t>>l.pageShift != l.curPage || t&l.pageMask+size > l.pageBytes {
+		if t>>l.pageShift == l.curPage && t&l.pageMask != 0 {
+			// Mark the rest of the page unused for a log scan.
+			storeWord0(l.page(l.curPage)[t&l.pageMask:], validBit|fillerBit)
+		}
 		q := l.curPage + 1
 		if err := l.turnPage(q); err != nil {
 			l.allocMu.Unlock()
@@ -152,18 +156,28 @@ func (l *hlog) allocate(size uint64) (addr uint64, rec []byte, f *frame, err err
 		}
 		t = q << l.pageShift
 	}
-	l.tail.Store(t + size)
-	var page []byte
+	page := l.page(l.curPage)
 	if l.tiered {
 		f = &l.frames[l.curPage%uint64(len(l.frames))]
 		f.writers.Add(1)
-		page = f.buf
-	} else {
-		page = unsafe.Slice(l.pages[l.curPage].Load(), l.pageBytes)
 	}
-	l.allocMu.Unlock()
 	off := t & l.pageMask
+	// Zero word 0 before the tail passes it: a log scan that loads the
+	// tail and then a zero word 0 below it knows the record is not written
+	// yet, and never mistakes a reused frame's stale bytes for a header.
+	storeWord0(page[off:], 0)
+	l.tail.Store(t + size)
+	l.allocMu.Unlock()
 	return t, page[off : off+size : off+size], f, nil
+}
+
+// page is the buffer of in-memory page p, which the caller knows is in
+// memory (the tail's page, with allocMu held).
+func (l *hlog) page(p uint64) []byte {
+	if l.tiered {
+		return l.frames[p%uint64(len(l.frames))].buf
+	}
+	return unsafe.Slice(l.pages[p].Load(), l.pageBytes)
 }
 
 func (l *hlog) doneWriting(f *frame) {

@@ -118,11 +118,19 @@ type Session struct {
 	syncN    atomic.Int64
 	syncErr  atomic.Pointer[error]
 	syncDone chan struct{}
+	scanBuf  []byte // a log scan's device window (see Scan)
+	// scanWin is the part of scanBuf the last device window filled, at
+	// device offset scanStart; nil when scanBuf holds nothing valid.
+	scanWin   []byte
+	scanStart uint64
 
 	valueGuess uint64
-	mem        []byte // scratch for values found in memory during completion
-	old        []byte // RMW: the current value
-	next       []byte // RMW: the new value
+	keyA, keyB []byte   // scratch keys of records read by address (expiry, Lookup)
+	due        []uint64 // expiry schedule entries being handled
+	sweepShard int      // the schedule shard expireDue starts with
+	mem        []byte   // scratch for values found in memory during completion
+	old        []byte   // RMW: the current value
+	next       []byte   // RMW: the new value
 	closed     bool
 }
 
@@ -291,12 +299,13 @@ func (s *Session) inMemory(addr uint64, key, dst []byte) (value []byte, h header
 	if err := l.checkRecord(addr, h); err != nil {
 		return dst, h, memOther, err
 	}
-	k := page[off+headerBytes : off+headerBytes+h.keyBytes]
-	if !bytes.Equal(k, key) {
+	h.readExpiry(page[off:])
+	k := off + h.metaBytes()
+	if !bytes.Equal(page[k:k+h.keyBytes], key) {
 		return dst, h, memOther, nil
 	}
 	if !h.tombstone {
-		v := off + headerBytes + h.keyBytes
+		v := k + h.keyBytes
 		dst = append(dst[:0], page[v:v+h.valueBytes]...)
 	}
 	return dst, h, memMatch, nil
@@ -306,7 +315,9 @@ func (s *Session) inMemory(addr uint64, key, dst []byte) (value []byte, h header
 // appended to dst[:0] and returned with Found, or NotFound. A record below
 // HeadAddress becomes a queued device read and Read returns Pending; the
 // result is delivered with token by CompletePending, which submits every
-// read queued since the last call in one batch.
+// read queued since the last call in one batch. A key whose expiry time has
+// passed is NotFound, and Read (or CompletePending) reclaims it: it writes
+// its tombstone and counts it out of Stats.Keys.
 func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 	st := s.st
 	if s.closed || st.closed.Load() {
@@ -327,6 +338,9 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 				if hd.tombstone {
 					return nil, NotFound, nil
 				}
+				if hd.expires && hd.expired(st.now()) {
+					return nil, NotFound, s.reclaim(key, h, addr)
+				}
 				return v, Found, nil
 			case memOther:
 				addr = hd.prev
@@ -343,7 +357,7 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 		pr := s.slot(i)
 		pr.token = token
 		pr.key = append(pr.key[:0], key...)
-		if err := s.aim(pr, addr, recordBytes(uint64(len(key)), s.valueGuess)); err != nil {
+		if err := s.aim(pr, addr, recordBytes(uint64(len(key)), s.valueGuess, false)); err != nil {
 			s.releaseSlot(i)
 			return nil, NotFound, err
 		}
@@ -454,7 +468,7 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	if !whole {
 		// The record is longer than guessed: fetch it whole.
 		s.valueGuess = h.valueBytes
-		if err := s.aim(pr, pr.addr, recordBytes(h.keyBytes, h.valueBytes)); err != nil {
+		if err := s.aim(pr, pr.addr, h.size()); err != nil {
 			return deliver(nil, NotFound, err)
 		}
 		s.queued = append(s.queued, i)
@@ -464,6 +478,9 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 		s.valueGuess = h.valueBytes
 		if h.tombstone {
 			return deliver(nil, NotFound, nil)
+		}
+		if h.expired(st.now()) {
+			return deliver(nil, NotFound, s.reclaim(pr.key, st.hash(pr.key), pr.addr))
 		}
 		return deliver(v, Found, nil)
 	}
@@ -482,13 +499,16 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 				if hd.tombstone {
 					return deliver(nil, NotFound, nil)
 				}
+				if hd.expired(st.now()) {
+					return deliver(nil, NotFound, s.reclaim(pr.key, st.hash(pr.key), addr))
+				}
 				return deliver(v, Found, nil)
 			case memOther:
 				addr = hd.prev
 				continue
 			}
 		}
-		if err := s.aim(pr, addr, recordBytes(uint64(len(pr.key)), s.valueGuess)); err != nil {
+		if err := s.aim(pr, addr, recordBytes(uint64(len(pr.key)), s.valueGuess, false)); err != nil {
 			return deliver(nil, NotFound, err)
 		}
 		s.queued = append(s.queued, i)
@@ -500,17 +520,22 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 // readSync reads the device window covering recBytes at addr and waits. It
 // returns the window and the device offset it starts at.
 func (s *Session) readSync(addr, recBytes uint64) (window []byte, start uint64, err error) {
+	return s.readInto(&s.syncBuf, addr, recBytes)
+}
+
+// readInto is readSync into *buf, an aligned buffer it grows as needed.
+func (s *Session) readInto(buf *[]byte, addr, recBytes uint64) (window []byte, start uint64, err error) {
 	start, size := s.window(addr, recBytes)
-	if uint64(len(s.syncBuf)) < size {
-		device.FreeBuffer(s.syncBuf)
-		s.syncBuf = nil
+	if uint64(len(*buf)) < size {
+		device.FreeBuffer(*buf)
+		*buf = nil
 		b, err := device.AlignedBuffer(int(max(size, 4096)))
 		if err != nil {
 			return nil, 0, fmt.Errorf("store: allocate a %d B read buffer: %w", size, err)
 		}
-		s.syncBuf = b
+		*buf = b
 	}
-	w := s.syncBuf[:size]
+	w := (*buf)[:size]
 	s.syncErr.Store(nil)
 	s.syncReq[0] = device.Request{Op: device.OpRead, Offset: start, Buf: w, UserData: uint64(s.id)<<32 | syncSlot}
 	s.st.pendingReads.Add(1)
@@ -528,162 +553,6 @@ func (s *Session) readSync(addr, recBytes uint64) (window []byte, start uint64, 
 		return nil, 0, fmt.Errorf("store: read the record at address %d: got %d bytes, want %d: %w", addr, n, size, device.ErrShortIO)
 	}
 	return w, start, nil
-}
-
-// lookupSync finds key's newest record from the chain at addr, reading the
-// device synchronously when the chain leaves memory. With wantValue the live
-// value is copied to s.old. Writers call it with the bucket latch held.
-func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (live bool, err error) {
-	st := s.st
-	begin := st.log.begin.Load()
-	guess := recordBytes(uint64(len(key)), s.valueGuess)
-	for addr >= begin {
-		if addr >= st.log.head.Load() {
-			v, hd, out, err := s.inMemory(addr, key, s.old[:0])
-			if err != nil {
-				return false, err
-			}
-			switch out {
-			case memMatch:
-				s.old = v
-				return !hd.tombstone, nil
-			case memOther:
-				addr = hd.prev
-				continue
-			}
-		}
-		if st.dev == nil {
-			return false, fmt.Errorf("%w: address %d is not in memory and there is no storage tier", errCorrupt, addr)
-		}
-		w, start, err := s.readSync(addr, guess)
-		if err != nil {
-			return false, err
-		}
-		h, k, v, whole, err := st.log.decodeRecord(w, start, addr)
-		if err != nil {
-			return false, err
-		}
-		if !whole {
-			guess = recordBytes(h.keyBytes, h.valueBytes)
-			continue
-		}
-		guess = recordBytes(uint64(len(key)), s.valueGuess)
-		if bytes.Equal(k, key) {
-			if !h.tombstone && wantValue {
-				s.old = append(s.old[:0], v...)
-			}
-			return !h.tombstone, nil
-		}
-		addr = h.prev
-	}
-	return false, nil
-}
-
-// write appends a record for key with the bucket latch for h held, and
-// publishes it in the index. It returns whether the key was live before.
-// value gets the current value (in s.old, only when wantOld) and whether the
-// key is live, and returns the value to write and whether to write at all.
-func (s *Session) write(key []byte, h uint64, tombstone, wantOld, asyncCheck bool, value func(old []byte, live bool) ([]byte, bool, error)) (bool, error) {
-	st := s.st
-	b := st.ix.lock(h)
-	defer st.ix.unlock(b)
-	begin := st.log.begin.Load()
-	slot, cur, err := st.ix.slotFor(b, h, begin)
-	if err != nil {
-		return false, err
-	}
-	live := false
-	s.old = s.old[:0]
-	// checkAt is where an upsert's chain leaves memory before the key was
-	// found: whether the key was live is then settled by an asynchronous
-	// device read (see settle), so that the upsert does not wait for it.
-	var checkAt uint64
-	check := uint32(0)
-	if cur != 0 {
-		if asyncCheck && st.dev != nil {
-			if live, checkAt, err = s.lookupMemory(key, cur); err != nil {
-				return false, err
-			}
-			if checkAt != 0 {
-				if check, err = s.takeSlot(); err != nil {
-					// Too many reads pending: find out synchronously.
-					if live, err = s.lookupSync(key, checkAt, false); err != nil {
-						return false, err
-					}
-					checkAt = 0
-				}
-			}
-		} else if live, err = s.lookupSync(key, cur, wantOld); err != nil {
-			return false, err
-		}
-	}
-	fail := func(err error) (bool, error) {
-		if checkAt != 0 {
-			s.releaseSlot(check)
-		}
-		return live, err
-	}
-	v, write, err := value(s.old, live)
-	if err != nil || !write {
-		return fail(err)
-	}
-	size := recordBytes(uint64(len(key)), uint64(len(v)))
-	if size > st.log.pageBytes {
-		return fail(tooLarge(len(key), len(v), st.log.pageBytes))
-	}
-	addr, rec, f, err := st.log.allocate(size)
-	if err != nil {
-		return fail(err)
-	}
-	writeRecord(rec, cur, tombstone, key, v)
-	st.log.doneWriting(f)
-	atomic.StoreUint64(slot, h>>tagShift<<tagShift|addr)
-	if checkAt != 0 {
-		pr := s.slot(check)
-		pr.key = append(pr.key[:0], key...)
-		if err := s.aim(pr, checkAt, recordBytes(uint64(len(key)), s.valueGuess)); err != nil {
-			s.releaseSlot(check)
-			return live, err
-		}
-		pr.check, pr.self = true, addr
-		s.checking++
-		s.checkQueued = append(s.checkQueued, check)
-		return live, nil
-	}
-	switch {
-	case tombstone && live:
-		st.keys.Add(-1)
-	case !tombstone && !live:
-		st.keys.Add(1)
-	}
-	return live, nil
-}
-
-// lookupMemory walks key's chain from addr while it stays in memory. It
-// returns whether the key is live, or the address where the chain leaves
-// memory before the key was found (0 when the chain ended).
-func (s *Session) lookupMemory(key []byte, addr uint64) (live bool, deviceAt uint64, err error) {
-	st := s.st
-	begin := st.log.begin.Load()
-	for addr >= begin {
-		if addr < st.log.head.Load() {
-			return false, addr, nil
-		}
-		v, hd, out, err := s.inMemory(addr, key, s.old[:0])
-		if err != nil {
-			return false, 0, err
-		}
-		switch out {
-		case memMatch:
-			s.old = v
-			return !hd.tombstone, 0, nil
-		case memOther:
-			addr = hd.prev
-		default:
-			return false, addr, nil
-		}
-	}
-	return false, 0, nil
 }
 
 // pumpChecks settles the upserts' existence checks that have completed and
@@ -807,7 +676,7 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		finish(true)
 		return
 	case !whole:
-		if s.aim(pr, pr.addr, recordBytes(h.keyBytes, h.valueBytes)) != nil {
+		if s.aim(pr, pr.addr, h.size()) != nil {
 			finish(true)
 			return
 		}
@@ -821,70 +690,11 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		finish(false)
 		return
 	}
-	if s.aim(pr, h.prev, recordBytes(uint64(len(pr.key)), s.valueGuess)) != nil {
+	if s.aim(pr, h.prev, recordBytes(uint64(len(pr.key)), s.valueGuess, false)) != nil {
 		finish(true)
 		return
 	}
 	s.checkQueued = append(s.checkQueued, i)
-}
-
-// Upsert sets key to value, appending a record. It never waits for the
-// device: when the key's chain leaves memory before the key is found, the
-// read that settles whether the key is new (and so the key counter) is
-// submitted at once and settled by the session's next operation.
-func (s *Session) Upsert(key, value []byte) error {
-	if s.closed || s.st.closed.Load() {
-		return ErrClosed
-	}
-	if size := recordBytes(uint64(len(key)), uint64(len(value))); size > s.st.log.pageBytes {
-		return tooLarge(len(key), len(value), s.st.log.pageBytes)
-	}
-	s.pumpChecks()
-	// Bound the checks in flight (and the slots they hold): past
-	// maxChecks, wait for some to settle.
-	for s.checking >= maxChecks {
-		s.waitNotify()
-		s.pumpChecks()
-	}
-	_, err := s.write(key, s.st.hash(key), false, false, true, func([]byte, bool) ([]byte, bool, error) { return value, true, nil })
-	s.pumpChecks() // submit this upsert's check, if it needs one
-	return err
-}
-
-// Delete writes a tombstone for key if it is live; existed reports whether
-// it was. Finding out may read the device, synchronously.
-func (s *Session) Delete(key []byte) (existed bool, err error) {
-	if s.closed || s.st.closed.Load() {
-		return false, ErrClosed
-	}
-	s.pumpChecks()
-	return s.write(key, s.st.hash(key), true, false, false, func(_ []byte, live bool) ([]byte, bool, error) { return nil, live, nil })
-}
-
-// RMW reads key's current value (synchronously, from memory or the device),
-// calls fn(old, exists, dst) and writes fn's result, which it returns (valid
-// until the session's next call). fn runs with the key's index bucket
-// latched, so it must be quick; its error aborts without writing and is
-// returned.
-func (s *Session) RMW(key []byte, fn func(old []byte, exists bool, dst []byte) ([]byte, error)) ([]byte, error) {
-	if s.closed || s.st.closed.Load() {
-		return nil, ErrClosed
-	}
-	var out []byte
-	s.pumpChecks()
-	_, err := s.write(key, s.st.hash(key), false, true, false, func(old []byte, live bool) ([]byte, bool, error) {
-		v, err := fn(old, live, s.next[:0])
-		if err != nil {
-			return nil, false, err
-		}
-		s.next = v
-		out = v
-		return v, true, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // Close waits for the session's pending reads (discarding them) and releases
@@ -906,5 +716,7 @@ func (s *Session) Close() {
 	}
 	device.FreeBuffer(s.syncBuf)
 	s.syncBuf = nil
+	device.FreeBuffer(s.scanBuf)
+	s.scanBuf = nil
 	s.st.dropSession(s.id)
 }

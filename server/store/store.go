@@ -29,6 +29,16 @@ type Store struct {
 	pendingReads   atomic.Int64
 	completedReads atomic.Int64
 
+	// Expiry (see expiry.go): the clock's offset (tests move time with
+	// it), the active sweep's schedule and its goroutine, and what it has
+	// done.
+	skewMillis  atomic.Int64
+	sched       schedule
+	sweepStop   chan struct{}
+	sweepDone   chan struct{}
+	expiredKeys atomic.Int64 // keys reclaimed because their time had passed
+	sweepErrors atomic.Int64 // schedule entries the sweeper could not handle
+
 	// sessions is copied on write so the device's completion goroutines
 	// find a session by id with one atomic load: entry i is session id i.
 	sessionsMu sync.Mutex
@@ -47,8 +57,12 @@ type Stats struct {
 	Keys                                                    int64 // live keys: a counter, never a scan; see Session.Settle
 	IndexBuckets, OverflowBuckets                           int64
 	PendingReads, CompletedReads                            int64 // device reads in flight, and done
-	SectorSize                                              int
-	Backend, DeviceType                                     string
+	// Expires is the active sweep's schedule: one entry per write with an
+	// expiry whose deadline has not come (rewritten keys' entries included).
+	Expires             int64
+	ExpiredKeys         int64 // keys reclaimed because their time had passed
+	SectorSize          int
+	Backend, DeviceType string
 }
 
 // Open builds a store as cfg describes: the index, the in-memory log and,
@@ -58,7 +72,9 @@ func Open(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{cfg: cfg, seed: maphash.MakeSeed(), sector: 512, flushDone: make(chan error, 1)}
+	s := &Store{cfg: cfg, seed: maphash.MakeSeed(), sector: 512, flushDone: make(chan error, 1),
+		sweepStop: make(chan struct{}), sweepDone: make(chan struct{})}
+	s.sched.init()
 	empty := make([]*Session, 1) // id 0 is the log's page writes
 	s.sessions.Store(&empty)
 	if cfg.StorageTier {
@@ -91,6 +107,7 @@ func Open(cfg Config) (*Store, error) {
 		}
 		return nil, err
 	}
+	go s.sweeper()
 	return s, nil
 }
 
@@ -116,6 +133,8 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
+	close(s.sweepStop)
+	<-s.sweepDone
 	s.log.close()
 	var err error
 	if s.dev != nil {
@@ -139,6 +158,8 @@ func (s *Store) Stats() Stats {
 		OverflowBuckets: int64(s.ix.overflowCount.Load()),
 		PendingReads:    s.pendingReads.Load(),
 		CompletedReads:  s.completedReads.Load(),
+		Expires:         s.sched.entries.Load(),
+		ExpiredKeys:     s.expiredKeys.Load(),
 		SectorSize:      int(s.sector),
 	}
 	st.HeadAddress = max(st.HeadAddress, st.BeginAddress)
@@ -169,6 +190,7 @@ func (s *Store) FlushAll() error {
 	s.log.begin.Store(s.log.tail.Load())
 	s.keys.Store(0)
 	s.log.allocMu.Unlock()
+	s.sched.clear()
 	return nil
 }
 
