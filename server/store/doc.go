@@ -17,13 +17,21 @@
 //
 // # Records
 //
-// A record is a 16-byte header, the key, the value, padded to 8 bytes:
+// A record is a 16-byte header, the expiry word if it has one, the key, the
+// value, padded to 8 bytes:
 //
-//	word 0: previous address in the hash chain (bits 0-47), tombstone (bit 63)
+//	word 0: previous address in the hash chain (bits 0-47), written (bit 60),
+//	        page filler (bit 61), expiry word follows (bit 62), tombstone (bit 63)
 //	word 1: key length (bits 0-31), value length (bits 32-63)
+//	[word 2: expiry time, Unix milliseconds]
 //
-// so a 16 B key with a 96 B value is a 128 B record. Records are immutable
-// once published in the index: updates append, deletes append a tombstone.
+// so a 16 B key with a 96 B value is a 128 B record, 136 B with a TTL.
+// Records are immutable once published in the index: updates append,
+// deletes append a tombstone, a TTL change appends the value again. Word 0
+// is zeroed when the record's space is allocated and stored last, and the
+// unused end of a page holds a filler word, so the log can be walked record
+// by record (Scan). Expiry, its sweep and the scan are described in
+// expiry.go and scan.go.
 //
 // # Index
 //
