@@ -14,11 +14,13 @@ import (
 // the page frames. At its first call a scan fixes an end bound E at or a
 // little above the tail; it returns key K at record r when r is K's newest
 // record below min(E, tail) and K is live at that moment. Then a key
-// present for the whole scan is returned exactly once (its newest record
-// below the final bound is visited, and nothing newer below the bound can
-// appear after the visit), a key created during the scan may or may not be,
-// and the scan ends even while writers append, once it reaches E or the
-// tail. The cursor carries the position and E, so a scan needs no state in
+// present for the whole scan is returned at least once (its newest record
+// below the final bound is visited when it already is the newest), and
+// exactly once unless it is rewritten during the scan into the few bytes
+// between the tail at the start and E, or between the visit of its older
+// record and that record's successor reaching the index; a key created
+// during the scan may or may not be returned; and the scan ends even while
+// writers append, once it reaches E or the tail. The cursor carries the position and E, so a scan needs no state in
 // the server.
 //
 // Cursor bits: 0-44 the position in 8-byte units (addresses below 2^48),
