@@ -23,7 +23,6 @@ func init() {
 		&commandSpec{name: "echo", arity: 2, flags: ls | flagFast, acl: aclConnection, run: cmdEcho, group: "connection", summary: "Returns the given string."},
 		&commandSpec{name: "get", arity: 2, flags: flagReadonly | flagFast, acl: aclString, firstKey: 1, lastKey: 1, keyStep: 1, run: cmdGet, group: "string", summary: "Returns the string value of a key."},
 		&commandSpec{name: "mget", arity: -2, flags: flagReadonly | flagFast, acl: aclString, firstKey: 1, lastKey: -1, keyStep: 1, run: cmdMget, group: "string", summary: "Atomically returns the string values of one or more keys."},
-		&commandSpec{name: "set", arity: -3, flags: flagWrite | flagDenyOOM | flagDrain, acl: aclString, firstKey: 1, lastKey: 1, keyStep: 1, run: cmdSet, group: "string", summary: "Sets the string value of a key. Options (EX, NX, ...) are not supported."},
 		&commandSpec{name: "mset", arity: -3, flags: flagWrite | flagDenyOOM | flagDrain, acl: aclString, firstKey: 1, lastKey: -1, keyStep: 2, run: cmdMset, group: "string", summary: "Sets the string values of one or more keys."},
 		&commandSpec{name: "del", arity: -2, flags: flagWrite | flagDrain, acl: aclKeyspace, firstKey: 1, lastKey: -1, keyStep: 1, run: cmdDel, group: "generic", summary: "Deletes one or more keys."},
 		&commandSpec{name: "exists", arity: -2, flags: flagReadonly | flagFast | flagDrain, acl: aclKeyspace, firstKey: 1, lastKey: -1, keyStep: 1, run: cmdExists, group: "generic", summary: "Determines whether one or more keys exist."},
@@ -160,31 +159,6 @@ func cmdMget(c *conn, args [][]byte) {
 	}
 }
 
-// setOptions are the SET options Redis has; tierbench stores no TTLs and
-// no conditions, and says so rather than ignoring them.
-var setOptions = []string{"EX", "PX", "EXAT", "PXAT", "NX", "XX", "KEEPTTL", "GET"}
-
-func cmdSet(c *conn, args [][]byte) {
-	if len(args) > 3 {
-		opt := args[3]
-		for _, o := range setOptions {
-			if bytes.EqualFold(opt, []byte(o)) {
-				c.errorReply("ERR SET option '" + o + "' is not supported by tierbench (plain SET key value only)")
-				return
-			}
-		}
-		c.errorReply("ERR syntax error")
-		return
-	}
-	c.srv.colls.remove(args[1]) // SET replaces a key of any type
-	if err := c.sess.Upsert(args[1], args[2]); err != nil {
-		c.storeError(err)
-		return
-	}
-	c.keyChanged(args[1])
-	c.out = appendOK(c.out)
-}
-
 func cmdMset(c *conn, args [][]byte) {
 	if len(args)%2 != 1 {
 		c.wrongArity("mset")
@@ -300,7 +274,19 @@ func (c *conn) incr(old []byte, exists bool, dst []byte) ([]byte, error) {
 	return strconv.AppendInt(dst[:0], v+d, 10), nil
 }
 
-func cmdDBSize(c *conn, _ [][]byte) { c.out = appendInt(c.out, c.srv.keys()) }
+// dbsizeReclaim bounds the keys DBSIZE reclaims before counting.
+const dbsizeReclaim = 4096
+
+// cmdDBSize counts the live keys. It first reclaims (a bounded number of)
+// the keys whose expiry time has passed and that the active sweep has not
+// reached yet, so that a key is not counted after its time.
+func cmdDBSize(c *conn, _ [][]byte) {
+	if _, err := c.sess.ExpireDue(dbsizeReclaim); err != nil {
+		c.storeError(err)
+		return
+	}
+	c.out = appendInt(c.out, c.srv.keys())
+}
 
 func cmdFlushAll(c *conn, args [][]byte) {
 	for _, a := range args[1:] {

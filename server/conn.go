@@ -52,7 +52,8 @@ type conn struct {
 	incrErr   error
 	incrFn    func(old []byte, exists bool, dst []byte) ([]byte, error)
 
-	tx txState // MULTI/EXEC/WATCH, see multi.go
+	tx txState       // MULTI/EXEC/WATCH, see multi.go
+	ks keyspaceState // SET options, EXPIRE, SCAN: see keyspace_commands.go
 	// busy: the connection is running commands (see execGate). Its own
 	// word, so setting it per batch touches no shared cache line.
 	busy atomic.Bool
@@ -119,6 +120,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	storeMax(&s.stats.maxInputBuffer, initialReadBytes)
 	c.onComplete = c.complete
 	c.incrFn = c.incr
+	c.ks.fn = c.keyOp
 	return c
 }
 

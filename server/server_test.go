@@ -213,9 +213,10 @@ func TestCommands(t *testing.T) {
 		{args: []string{"GET"}, want: wrongArgs("get")},
 		{args: []string{"GET", "a", "b"}, want: wrongArgs("get")},
 		{args: []string{"SET", "a"}, want: wrongArgs("set")},
-		{args: []string{"SET", "a", "b", "EX", "10"}, want: "-ERR SET option 'EX' is not supported by tierbench (plain SET key value only)\r\n"},
-		{args: []string{"SET", "a", "b", "nx"}, want: "-ERR SET option 'NX' is not supported by tierbench (plain SET key value only)\r\n"},
-		{args: []string{"SET", "a", "b", "KEEPTTL"}, want: "-ERR SET option 'KEEPTTL' is not supported by tierbench (plain SET key value only)\r\n"},
+		{args: []string{"SET", "a", "b", "EX", "10", "PX", "5"}, want: "-ERR syntax error\r\n"},
+		{args: []string{"SET", "a", "b", "nx"}, want: null}, // a exists: NX writes nothing
+		{args: []string{"SET", "a", "b", "KEEPTTL", "EX", "1"}, want: "-ERR syntax error\r\n"},
+		{args: []string{"SET", "a", "b", "EX", "0"}, want: "-ERR invalid expire time in 'set' command\r\n"},
 		{args: []string{"SET", "a", "b", "bogus"}, want: "-ERR syntax error\r\n"},
 		{args: []string{"GET", "a"}, want: bulk("binary\r\n\x00\xff")},
 
@@ -293,11 +294,11 @@ func TestCommands(t *testing.T) {
 		{args: []string{"CONFIG"}, want: wrongArgs("config")},
 
 		{args: []string{"COMMAND", "COUNT"}, want: ":" + nCommands + "\r\n"},
-		{args: []string{"COMMAND"}, prefix: "*" + nCommands + "\r\n*10\r\n$4\r\nauth\r\n:-2\r\n"},
+		{args: []string{"COMMAND"}, prefix: "*" + nCommands + "\r\n*10\r\n$6\r\nappend\r\n:3\r\n"},
 		{args: []string{"COMMAND", "INFO", "get", "nope"}, prefix: "*2\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"},
 		{args: []string{"COMMAND", "DOCS", "get"}, want: array(bulk("get"), array(bulk("summary"), bulk(commands["get"].summary), bulk("group"), bulk("string")))},
-		{args: []string{"COMMAND", "DOCS"}, prefix: "*" + strconv.Itoa(2*len(commands)) + "\r\n$4\r\nauth\r\n"},
-		{args: []string{"COMMAND", "LIST"}, prefix: "*" + nCommands + "\r\n$4\r\nauth\r\n"},
+		{args: []string{"COMMAND", "DOCS"}, prefix: "*" + strconv.Itoa(2*len(commands)) + "\r\n$6\r\nappend\r\n"},
+		{args: []string{"COMMAND", "LIST"}, prefix: "*" + nCommands + "\r\n$6\r\nappend\r\n$4\r\nauth\r\n"},
 		{args: []string{"COMMAND", "FOO"}, want: "-ERR unknown subcommand 'FOO'. Try COMMAND HELP.\r\n"},
 
 		{args: []string{"CLIENT", "GETNAME"}, want: null},

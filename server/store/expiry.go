@@ -329,3 +329,7 @@ func (s *Session) recordAt(addr uint64, keyDst []byte, wantValue bool) ([]byte, 
 		return append(keyDst[:0], k...), h, nil
 	}
 }
+
+// Now is the store's clock in Unix milliseconds: what expiry times are
+// compared with.
+func (st *Store) Now() int64 { return st.now() }

@@ -80,7 +80,7 @@ func (s *Session) Scan(cursor uint64, count int, fn func(key []byte)) (uint64, e
 		}
 	}
 	count = max(count, 1)
-	budget := 4*count + 64 // records examined, garbage included
+	budget := 10*count + 64 // records examined, garbage included (Redis visits up to 10 × COUNT buckets)
 	emitted := 0
 	for emitted < count && budget > 0 {
 		pos = max(pos, l.begin.Load())
