@@ -12,16 +12,19 @@ import (
 // below HeadAddress read from the device in windows of up to
 // scanWindowBytes (one sequential read serves many records), the rest from
 // the page frames. At its first call a scan fixes an end bound E at or a
-// little above the tail; it returns key K at record r when r is K's newest
-// record below min(E, tail) and K is live at that moment. Then a key
-// present for the whole scan is returned at least once (its newest record
-// below the final bound is visited when it already is the newest), and
-// exactly once unless it is rewritten during the scan into the few bytes
-// between the tail at the start and E, or between the visit of its older
-// record and that record's successor reaching the index; a key created
-// during the scan may or may not be returned; and the scan ends even while
-// writers append, once it reaches E or the tail. The cursor carries the position and E, so a scan needs no state in
-// the server.
+// little above the tail, and it stops there (or at the tail, if lower)
+// even while writers append. At a record r of key K it returns K when r is
+// K's newest record, or when K's newest record is at or above E (written
+// after the scan began) and K is live. So a key present for the whole scan
+// is returned at least once: when the scan reaches K's newest record below
+// E, K's newest record is either that one or one at or above E. A key that
+// is never rewritten during the scan is returned exactly once; one that is
+// may come back once for each of its records the scan meets below E (Redis
+// allows a SCAN to return a key more than once); a key created during the
+// scan may or may not be returned. Deciding reads only index entries and,
+// for a key rewritten since r, the records of its chain above r up to its
+// first one (one read, unless other keys share its index tag). The cursor
+// carries the position and E, so a scan needs no state in the server.
 //
 // Cursor bits: 0-44 the position in 8-byte units (addresses below 2^48),
 // 45-56 and 57-62 a 12-bit mantissa and 6-bit exponent of E, rounded up
@@ -30,7 +33,7 @@ import (
 const (
 	cursorPosBits   = 45
 	cursorMantBits  = 12
-	scanWindowBytes = 64 << 10
+	scanWindowBytes = 1 << 20
 )
 
 // ErrCursor is the error for a scan cursor no scan could have returned.
@@ -184,16 +187,18 @@ func (s *Session) scanRecord(pos uint64) (h header, key []byte, next uint64, err
 	return h, s.keyA, pos + h.size(), nil
 }
 
-// scanWants reports whether the record at addr, of key with header h,
-// is key's newest record below end while key is live (see the top of this
-// file). A key found expired is reclaimed.
+// scanWants reports whether the scan returns key at its record at addr,
+// whose header is h: when addr is key's newest record, or when key's
+// newest record was written at or above end (after the scan began) while
+// key is live; not when a newer record of key lies below end, which the
+// scan returns instead. A key found expired is reclaimed. It reads the
+// records above addr in key's chain up to the first one of key: none when
+// addr heads it, one when key was rewritten.
 func (s *Session) scanWants(key []byte, addr, end uint64, h header) (bool, error) {
 	st := s.st
 	hash := st.hash(key)
-	begin := st.log.begin.Load()
 	now := st.now()
-	newestSeen, live := false, false
-	x := st.ix.find(hash, begin)
+	x := st.ix.find(hash, st.log.begin.Load())
 	for x > addr {
 		k, hx, err := s.recordAt(x, s.keyB[:0], false)
 		s.keyB = k
@@ -201,20 +206,12 @@ func (s *Session) scanWants(key []byte, addr, end uint64, h header) (bool, error
 			return false, err
 		}
 		if bytes.Equal(k, key) {
-			if x < end {
-				return false, nil // a newer record of key below end is the one
-			}
-			if !newestSeen {
-				newestSeen, live = true, !hx.tombstone && !hx.expired(now)
-			}
+			return x >= end && !hx.tombstone && !hx.expired(now), nil
 		}
-		x = hx.prev
+		x = hx.prev // another key of the same index tag
 	}
 	if x != addr {
 		return false, nil // not in the chain: dropped by FlushAll
-	}
-	if newestSeen {
-		return live, nil
 	}
 	if h.expired(now) {
 		return false, s.reclaim(key, hash, addr)
