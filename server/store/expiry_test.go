@@ -87,18 +87,17 @@ func TestExpiryLazy(t *testing.T) {
 	}
 }
 
-// TestExpirySweep leaves keys with a 500 ms TTL alone, in memory and on the
-// device: the active sweep must reclaim every one of them, and none of the
-// keys without a TTL or rewritten without one.
+// TestExpirySweep leaves keys with a TTL alone, in memory and on the
+// device, and moves the clock past their time: the active sweep must
+// reclaim every one of them, and none of the keys without a TTL or
+// rewritten without one.
 func TestExpirySweep(t *testing.T) {
 	for _, backend := range []string{"", "localmemory", "libaio"} {
 		t.Run(backendName(backend), func(t *testing.T) {
 			s := openTest(t, smallConfig(t, backend))
 			sess := newTestSession(t, s)
 			const n = 3000
-			start := time.Now()
-			// Far enough for the load to finish first, under -race too.
-			deadline := start.Add(500 * time.Millisecond).UnixMilli()
+			deadline := time.Now().Add(time.Hour).UnixMilli()
 			for i := range n {
 				if i%3 == 0 {
 					mustUpsert(t, sess, testKey(i), testValue(i, 0, 96))
@@ -111,15 +110,20 @@ func TestExpirySweep(t *testing.T) {
 				mustUpsert(t, sess, testKey(i), testValue(i, 1, 96))
 			}
 			sess.Settle()
-			if took := time.Since(start); took > 450*time.Millisecond {
-				t.Fatalf("the load took %v: keys expired before it ended", took)
+			if st := s.Stats(); st.Keys != n || st.Expires != n-n/3 {
+				t.Fatalf("before the deadline: Keys %d, Expires %d; want %d and %d", st.Keys, st.Expires, n, n-n/3)
 			}
+			// The sweeper sleeps on a real timer towards the deadline: move
+			// the clock past it and wake the sweeper as a new entry would.
+			s.skewMillis.Store(time.Hour.Milliseconds() + 1000)
+			woken := time.Now()
+			s.sched.wake <- struct{}{}
 			survivors := n/3 + len(seq(1, n, 30))
-			waitFor(t, 10*time.Second, func() bool { return s.Stats().Keys == int64(survivors) })
-			t.Logf("the sweep reclaimed %d keys %v after their deadline", n-survivors, time.Since(time.UnixMilli(deadline)))
+			waitFor(t, 30*time.Second, func() bool { return s.Stats().Keys == int64(survivors) })
+			t.Logf("the sweep reclaimed %d keys in %v", n-survivors, time.Since(woken))
 			st := s.Stats()
-			if st.ExpiredKeys != int64(n-survivors) || st.Expires != 0 {
-				t.Errorf("ExpiredKeys %d, Expires %d; want %d and 0", st.ExpiredKeys, st.Expires, n-survivors)
+			if st.ExpiredKeys != int64(n-survivors) || st.Expires != 0 || st.Keys != int64(survivors) {
+				t.Errorf("Keys %d, ExpiredKeys %d, Expires %d; want %d, %d and 0", st.Keys, st.ExpiredKeys, st.Expires, survivors, n-survivors)
 			}
 			readBackAll(t, sess, n, func(i int) []byte {
 				switch {
@@ -132,6 +136,21 @@ func TestExpirySweep(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestExpirySweepTimer checks the sweeper wakes on its own at a deadline
+// that arrives while it sleeps, without any read.
+func TestExpirySweepTimer(t *testing.T) {
+	s := openTest(t, smallConfig(t, ""))
+	sess := newTestSession(t, s)
+	mustUpsert(t, sess, []byte("stays"), []byte("v"))
+	set := time.Now()
+	mustUpsertExpire(t, sess, []byte("goes"), []byte("v"), set.Add(50*time.Millisecond).UnixMilli())
+	waitFor(t, 10*time.Second, func() bool { return s.Stats().Keys == 1 })
+	if took := time.Since(set); took < 50*time.Millisecond {
+		t.Errorf("reclaimed %v after the SET, before its 50 ms", took)
+	}
+	t.Logf("a 50 ms TTL reclaimed %v after the write", time.Since(set))
 }
 
 func seq(from, to, step int) []int {
