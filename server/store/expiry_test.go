@@ -147,7 +147,7 @@ func TestExpirySweepTimer(t *testing.T) {
 	set := time.Now()
 	mustUpsertExpire(t, sess, []byte("goes"), []byte("v"), set.Add(50*time.Millisecond).UnixMilli())
 	waitFor(t, 10*time.Second, func() bool { return s.Stats().Keys == 1 })
-	if took := time.Since(set); took < 50*time.Millisecond {
+	if took := time.Since(set); took < 49*time.Millisecond { // the deadline is in whole milliseconds
 		t.Errorf("reclaimed %v after the SET, before its 50 ms", took)
 	}
 	t.Logf("a 50 ms TTL reclaimed %v after the write", time.Since(set))
@@ -258,17 +258,19 @@ func TestExpireDue(t *testing.T) {
 		mustUpsertExpire(t, sess, testKey(i), []byte("v"), later)
 	}
 	s.skewMillis.Store(2 * time.Hour.Milliseconds())
-	if n, err := sess.ExpireDue(30); err != nil || n != 30 {
-		t.Fatalf("ExpireDue(30): got %d, %v; want 30", n, err)
+	// The sweeper may wake meanwhile and take some: the two share the
+	// schedule, each entry handled once.
+	if n, err := sess.ExpireDue(30); err != nil || n > 30 || n == 0 && s.Stats().ExpiredKeys == 0 {
+		t.Fatalf("ExpireDue(30): got %d, %v; want 1 to 30", n, err)
 	}
-	if got := s.Stats().Keys; got != 70 {
-		t.Errorf("Keys: got %d, want 70", got)
+	if st := s.Stats(); st.Keys != 100-st.ExpiredKeys {
+		t.Errorf("Keys %d with %d reclaimed: want %d", st.Keys, st.ExpiredKeys, 100-st.ExpiredKeys)
 	}
-	if n, err := sess.ExpireDue(1000); err != nil || n != 70 {
-		t.Errorf("ExpireDue(1000): got %d, %v; want 70", n, err)
+	if _, err := sess.ExpireDue(1000); err != nil {
+		t.Errorf("ExpireDue(1000): %v", err)
 	}
-	if st := s.Stats(); st.Keys != 0 || st.Expires != 0 {
-		t.Errorf("Keys %d, Expires %d; want 0 and 0", st.Keys, st.Expires)
+	if st := s.Stats(); st.Keys != 0 || st.Expires != 0 || st.ExpiredKeys != 100 {
+		t.Errorf("Keys %d, Expires %d, ExpiredKeys %d; want 0, 0 and 100", st.Keys, st.Expires, st.ExpiredKeys)
 	}
 }
 
