@@ -332,6 +332,11 @@ loop:
 	res.ClientCPUSeconds = cpuSeconds() - cpu0
 	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, threads)
 	res.LatencyMicros = latencySummary(total)
+	if enc, err := total.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		res.Histogram = string(enc)
+	} else if hdrErr == nil {
+		hdrErr = fmt.Errorf("bench: encode the latency histogram: %w", err)
+	}
 	var errs []error
 	for _, t := range ts {
 		c := t.rr.counts

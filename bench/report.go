@@ -84,6 +84,10 @@ type OnlineResult struct {
 	ClientSaturated  bool            `json:"client_saturated"`
 	Incomplete       bool            `json:"incomplete"`
 	LatencyMicros    LatencySummary  `json:"latency_us"`
+	// Histogram is the whole run's latency HdrHistogram (nanoseconds) in
+	// the library's compressed V2 encoding, base64: merging those of
+	// several clients gives the percentiles of all their ops.
+	Histogram string `json:"histogram"`
 }
 
 // WorkloadShare is one command of the online mix.

@@ -167,6 +167,8 @@ type Results struct {
 	Plots []Plot `json:"plots,omitempty"`
 	// Ceilings are the fio re-measurements of cells above the ceiling.
 	Ceilings []CeilingRecord `json:"ceilings,omitempty"`
+	// Latency are the fixed-rate steps of latency.jsonl (latency.go).
+	Latency []LatencyRecord `json:"latency,omitempty"`
 	// Files are the sha256 sums of every other file of the bundle, taken
 	// as results.json was written (checksum.go).
 	Files []FileSum `json:"files,omitempty"`

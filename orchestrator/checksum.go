@@ -152,6 +152,7 @@ func diffDerived(rec, derived Results) []string {
 		{"failures", rec.Failures, derived.Failures},
 		{"fio_iops_512", rec.FioIOPS512, derived.FioIOPS512},
 		{"ceilings", rec.Ceilings, derived.Ceilings},
+		{"latency steps", rec.Latency, derived.Latency},
 	} {
 		if !sameJSON(p.got, p.want) {
 			found = append(found, fmt.Sprintf("%s: its %s differs %s", fileResults, p.name, why))

@@ -97,6 +97,10 @@ type Config struct {
 	// ends (--keep-data); by default a run removes what it wrote there.
 	KeepData bool
 
+	// Latency runs the fixed-rate latency steps after each row's passes
+	// (--latency; latency.go); on in the reference profile.
+	Latency bool
+
 	// Given lists the flags set explicitly, by name without dashes
 	// ("passes", "warmup-seconds", "data"); see the type's comment.
 	Given []string
@@ -114,7 +118,7 @@ var profiles = map[string]Config{
 		DBSize: 100_000_000, KeyLength: 16, ValueLength: 96,
 		Threads: []int{8, 32, 48, 64}, Batch: 1024, CellSeconds: 12, Passes: 3,
 		Memory: "16m", Page: "4m", Segment: "1g", Index: "8g",
-		LoadThreads: 32, LoadBatch: 4096,
+		LoadThreads: 32, LoadBatch: 4096, Latency: true,
 	},
 	ProfileQuick: {
 		DBSize: 2_700_000, KeyLength: 16, ValueLength: 96,
@@ -189,6 +193,9 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	orProfile(&c.WarmupSeconds, "warmup-seconds", cmp.Or(p.WarmupSeconds, c.CellSeconds))
 	if len(c.Threads) == 0 && !c.given("threads") {
 		c.Threads = slices.Clone(p.Threads)
+	}
+	if !c.given("latency") {
+		c.Latency = c.Latency || p.Latency
 	}
 	c.setRunDefaults()
 	if err := c.resolveShards(); err != nil {

@@ -12,8 +12,9 @@ const fileThroughputSVG = "throughput.svg"
 
 // Plot is one chart of the bundle, as results.json lists it.
 type Plot struct {
-	File    string `json:"file"`    // relative to the bundle
-	Caption string `json:"caption"` // the alt text in report.md
+	File    string `json:"file"`              // relative to the bundle
+	Caption string `json:"caption"`           // the alt text in report.md
+	Latency bool   `json:"latency,omitempty"` // shown in the latency section
 }
 
 // ThroughputChart is the table as a chart: GET ops/sec against client
@@ -63,6 +64,19 @@ func writePlots(dir string, res Results) ([]Plot, error) {
 		}
 		out = append(out, Plot{File: fileThroughputSVG, Caption: "GET ops/sec against client connections, one line per row, with the fio ceiling"})
 	}
+	charts := latencyCharts(res)
+	for _, row := range res.Plan.Rows {
+		name := fmt.Sprintf("latency-%s-%s.svg", row.Backend, row.Pin)
+		chart, ok := charts[name]
+		if !ok {
+			continue
+		}
+		if err := writeSVG(dir, name, chart); err != nil {
+			return nil, err
+		}
+		out = append(out, Plot{File: name, Latency: true,
+			Caption: fmt.Sprintf("%s %s: GET latency p50, p99 and p99.9 against achieved ops/sec", titleCase(row.Backend), row.Label)})
+	}
 	return out, nil
 }
 
@@ -74,11 +88,14 @@ func writeSVG(dir, name string, chart plots.Chart) error {
 	return writeFile(dir, name, svg)
 }
 
-// plotsMarkdown embeds the charts in report.md.
-func plotsMarkdown(ps []Plot) string {
+// plotsMarkdown embeds the throughput charts, or the latency ones, in
+// report.md.
+func plotsMarkdown(ps []Plot, latency bool) string {
 	var b strings.Builder
 	for _, p := range ps {
-		fmt.Fprintf(&b, "![%s](%s)\n\n", p.Caption, p.File)
+		if p.Latency == latency {
+			fmt.Fprintf(&b, "![%s](%s)\n\n", p.Caption, p.File)
+		}
 	}
 	return b.String()
 }

@@ -100,6 +100,9 @@ func derive(dir string) (res Results, pre preflightOutput, preRaw []byte, err er
 	if res.Ceilings, err = readCeilings(dir); err != nil {
 		return res, pre, nil, err
 	}
+	if res.Latency, err = readLatency(dir); err != nil {
+		return res, pre, nil, err
+	}
 	applyCeilings(res.Cells, res.Ceilings, fio)
 	return res, pre, preRaw, nil
 }
@@ -115,7 +118,9 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 	fmt.Fprintf(&b, "## Workload\n\n%s", workloadParagraph(res))
 	fmt.Fprintf(&b, "## Results (GET ops/sec)\n\n%s\n", table)
 	b.WriteString(keptOut(res))
-	b.WriteString(plotsMarkdown(res.Plots))
+	b.WriteString(plotsMarkdown(res.Plots, false))
+	b.WriteString(latencyMarkdown(res))
+	b.WriteString(plotsMarkdown(res.Plots, true))
 
 	b.WriteString("## Share of the fio ceiling\n\n")
 	if res.FioIOPS512 > 0 {

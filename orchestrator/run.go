@@ -512,6 +512,9 @@ func (r *runner) runRow(ctx context.Context, row Row) error {
 			}
 		}
 	}
+	if err := r.latencySteps(ctx, row, tgt); err != nil {
+		return err
+	}
 	return r.recheckCeiling(ctx, row)
 }
 
@@ -754,7 +757,9 @@ func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string,
 	return benchCell{}, pl, fmt.Errorf("orchestrator: bench reported no cell for t=%d", threads)
 }
 
-func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name string, extra []string, pl *Placement) (benchOutput, error) {
+// benchSpec is the client that runs `tierbench bench --json` with extra
+// flags against the row's server, pinned as the row says.
+func (r *runner) benchSpec(row Row, tgt rowTarget, name string, extra []string) clientSpec {
 	host, port, _ := net.SplitHostPort(tgt.addr)
 	args := append([]string{"bench", "--host", host, "--port", port,
 		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
@@ -768,7 +773,11 @@ func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name stri
 	if row.Pin == PinPinned {
 		spec.CPUs, spec.Mems = r.pinning.ClientCPUs, r.pinning.ClientMems
 	}
-	stdout, got, err := r.drv.runClient(ctx, spec)
+	return spec
+}
+
+func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name string, extra []string, pl *Placement) (benchOutput, error) {
+	stdout, got, err := r.drv.runClient(ctx, r.benchSpec(row, tgt, name, extra))
 	if pl != nil {
 		*pl = got
 	}

@@ -50,6 +50,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&shards, "shards", "", "shard counts, comma-separated, one row each per backend × pin (e.g. 1,2): N tiered servers as one static cluster, slots split evenly, each with its own data dir (under --data, or one of a --data list) and CPU set (a NUMA node each when there are enough, else disjoint CPU slices); the client drives them with --cluster-bench; rows read \"N shards / …\"; process runtime")
 	fs.BoolVar(&cfg.SkipLoad, "skip-load", false, "with --server-addr: do not load; the server must hold at least --dbsize keys and pass the sampled GET check")
 	fs.Float64Var(&cfg.MaxMissRatio, "max-miss-ratio", 0, "share of GETs a cell (and the sampled check) may miss and still count; the report states a non-zero value in bold (default 0: any miss keeps the cell out)")
+	fs.BoolVar(&cfg.Latency, "latency", false, "after each row's passes, measure GET latency at fixed offered rates of 10, 25, 50, 75 and 90 % of the row's best median, from each GET's intended send time (default on in the reference profile, off in quick)")
 	fs.BoolVar(&cfg.Force, "force", false, "measure even when a preflight check failed")
 	fs.BoolVar(&cfg.NoFio, "no-fio", false, "skip the fio baseline (the report then has no ceiling)")
 	fs.BoolVar(&cfg.Silent, "silent", false, "no progress lines on stderr")

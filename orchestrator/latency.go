@@ -1,0 +1,369 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/internal/plots"
+)
+
+// Latency under load: after a row's throughput passes, GETs at fixed
+// offered rates, each a share of the row's best median, measured by
+// `bench --online --rate` from each op's intended send time, so a server
+// that stalls is charged for every GET it delayed (no coordinated
+// omission). Steps are appended to latency.jsonl (not cells.jsonl, which
+// older tierbench versions read and would refuse) and each step's
+// HdrHistogram is written to latency/ as an HdrHistogram log.
+const (
+	fileLatency = "latency.jsonl"
+	dirLatency  = "latency"
+	// minAchievedShare: a step that achieved less of its offered rate is
+	// marked short: the client or the server could not keep up, and its
+	// latency is mostly queueing.
+	minAchievedShare = 0.95
+)
+
+// latencyShares are the offered rates, as shares of the row's best median.
+var latencyShares = []float64{0.10, 0.25, 0.50, 0.75, 0.90}
+
+// LatencyRecord is one line of latency.jsonl: one fixed-rate step.
+type LatencyRecord struct {
+	Kind   string `json:"kind"` // "latency"
+	Schema int    `json:"schema_version"`
+	Row    Row    `json:"row"`
+	// Share of BestOpsPerSec offered; BestThreads measured that best.
+	Share         float64 `json:"share"`
+	BestOpsPerSec float64 `json:"best_ops_per_sec"`
+	Threads       int     `json:"threads"`
+	InFlight      int     `json:"itp"` // ops in flight per connection, at most
+
+	OfferedOpsPerSec  float64 `json:"offered_ops_per_sec"`
+	AchievedOpsPerSec float64 `json:"achieved_ops_per_sec"`
+	Ops               int64   `json:"ops"`
+	Seconds           float64 `json:"seconds"`
+	Misses            int64   `json:"misses"`
+	Errors            int64   `json:"errors"`
+	ClientSaturated   bool    `json:"client_saturated"`
+	// Short: achieved < 95 % of offered.
+	Short bool `json:"short,omitempty"`
+
+	// Latencies from the intended send time, in microseconds.
+	P50Micros  float64 `json:"p50_us"`
+	P99Micros  float64 `json:"p99_us"`
+	P999Micros float64 `json:"p99_9_us"`
+	MaxMicros  float64 `json:"max_us"`
+	// Hlog is the step's HdrHistogram log, relative to the bundle; ""
+	// when the client gave no histogram.
+	Hlog string    `json:"hlog,omitempty"`
+	Time time.Time `json:"time"`
+}
+
+// onlineOutput is the part of `bench --online --json` the steps use.
+type onlineOutput struct {
+	Online *struct {
+		Ops             int64   `json:"ops"`
+		Seconds         float64 `json:"seconds"`
+		OpsPerSec       float64 `json:"ops_per_sec"`
+		Misses          int64   `json:"misses"`
+		Errors          int64   `json:"errors"`
+		ClientSaturated bool    `json:"client_saturated"`
+		Latency         struct {
+			P50  float64 `json:"p50"`
+			P99  float64 `json:"p99"`
+			P999 float64 `json:"p99_9"`
+			Max  float64 `json:"max"`
+		} `json:"latency_us"`
+		// Histogram is the run's HdrHistogram of nanoseconds, compressed
+		// and base64 as in an HdrHistogram log line.
+		Histogram string `json:"histogram"`
+	} `json:"online"`
+}
+
+// parseOnline reads bench's online JSON; the histogram, when present,
+// must decode.
+func parseOnline(out []byte) (onlineOutput, *hdrhistogram.Histogram, error) {
+	var o onlineOutput
+	doc, err := jsonDocument(out)
+	if err != nil {
+		return o, nil, fmt.Errorf("orchestrator: bench --online output: %w", err)
+	}
+	if err := json.Unmarshal(doc, &o); err != nil {
+		return o, nil, fmt.Errorf("orchestrator: bench --online output is not its JSON document: %w: %q", err, clip(out))
+	}
+	on := o.Online
+	if on == nil {
+		return o, nil, fmt.Errorf("orchestrator: bench --online output has no online result: %q", clip(out))
+	}
+	if on.Ops < 0 || on.Seconds < 0 || on.OpsPerSec < 0 || on.Misses < 0 || on.Errors < 0 {
+		return o, nil, fmt.Errorf("orchestrator: bench --online output has negative counts: %+v", *on)
+	}
+	if on.Histogram == "" {
+		return o, nil, nil
+	}
+	h, err := hdrhistogram.Decode([]byte(on.Histogram))
+	if err != nil {
+		return o, nil, fmt.Errorf("orchestrator: bench --online histogram: %w", err)
+	}
+	return o, h, nil
+}
+
+// bestCell is the row's highest median among the cells the table shows.
+func bestCell(plan Plan, recs []PassRecord, row Row) (Cell, bool) {
+	var best Cell
+	for _, c := range aggregate(plan, recs, nil, 0) {
+		if c.Row == row && c.Excluded == "" && c.Passes > 0 && c.Median > best.Median {
+			best = c
+		}
+	}
+	return best, best.Median > 0
+}
+
+// latencySteps runs the fixed-rate steps of a row whose passes are done,
+// skipping the steps latency.jsonl already holds (--resume).
+func (r *runner) latencySteps(ctx context.Context, row Row, tgt rowTarget) error {
+	if !r.cfg.Latency {
+		return nil
+	}
+	recs, _, err := readCells(r.out)
+	if err != nil {
+		return err
+	}
+	best, ok := bestCell(r.plan, recs, row)
+	if !ok {
+		r.printf("%s %s: no cell in the table, so no rate to offer: latency steps skipped\n", titleCase(row.Backend), row.Label)
+		return nil
+	}
+	done, err := readLatency(r.out)
+	if err != nil {
+		return err
+	}
+	for _, share := range latencyShares {
+		if hasStep(done, row, share) {
+			continue
+		}
+		rec, err := r.latencyStep(ctx, row, tgt, best, share)
+		if err != nil {
+			return err
+		}
+		r.printf("  offered %s, achieved %s; p50 %s p99 %s p99.9 %s%s\n", FormatOps(rec.OfferedOpsPerSec), FormatOps(rec.AchievedOpsPerSec),
+			plots.FormatMicros(rec.P50Micros), plots.FormatMicros(rec.P99Micros), plots.FormatMicros(rec.P999Micros), shortNote(rec))
+		if err := appendLatency(r.out, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasStep(recs []LatencyRecord, row Row, share float64) bool {
+	for _, l := range recs {
+		if l.Row == row && l.Share == share {
+			return true
+		}
+	}
+	return false
+}
+
+// latencyStep offers share × best's median over best's connections for
+// one cell's seconds, with up to --batch GETs in flight per connection
+// (what the throughput cells kept outstanding), and writes its log.
+func (r *runner) latencyStep(ctx context.Context, row Row, tgt rowTarget, best Cell, share float64) (LatencyRecord, error) {
+	rate := math.Round(share * best.Median)
+	rec := LatencyRecord{Kind: "latency", Schema: SchemaVersion, Row: row, Share: share, BestOpsPerSec: best.Median,
+		Threads: best.Threads, InFlight: r.cfg.Batch, OfferedOpsPerSec: rate}
+	pct := int(math.Round(100 * share))
+	r.printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s\n", titleCase(row.Backend), row.Label, pct,
+		FormatOps(best.Median), best.Threads, FormatOps(rate), r.cfg.CellSeconds)
+	limit := time.Duration(r.cfg.CellSeconds+phaseGraceSeconds) * time.Second
+	sctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	name := fmt.Sprintf("latency-%d", pct)
+	start := time.Now()
+	stdout, _, err := r.drv.runClient(sctx, r.benchSpec(row, tgt, name, []string{"-s", "--online", "--op-workload", "GET", "--op-percent", "100",
+		"-t", strconv.Itoa(best.Threads), "--itp", strconv.Itoa(r.cfg.Batch), "--rate", strconv.FormatFloat(rate, 'f', 0, 64),
+		"--runtime", strconv.Itoa(r.cfg.CellSeconds)}))
+	end := time.Now()
+	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
+		return rec, fmt.Errorf("orchestrator: latency step %s %s at %d %%: did not end within %v: the server stopped answering (see logs/)", row.Backend, row.Label, pct, limit)
+	}
+	if err != nil {
+		return rec, fmt.Errorf("orchestrator: latency step %s %s at %d %%: %w", row.Backend, row.Label, pct, err)
+	}
+	out, h, err := parseOnline(stdout)
+	if err != nil {
+		return rec, err
+	}
+	on := out.Online
+	rec.Ops, rec.Seconds, rec.AchievedOpsPerSec = on.Ops, on.Seconds, on.OpsPerSec
+	rec.Misses, rec.Errors, rec.ClientSaturated = on.Misses, on.Errors, on.ClientSaturated
+	rec.Short = rec.AchievedOpsPerSec < minAchievedShare*rec.OfferedOpsPerSec
+	rec.P50Micros, rec.P99Micros, rec.P999Micros, rec.MaxMicros = on.Latency.P50, on.Latency.P99, on.Latency.P999, on.Latency.Max
+	rec.Time = end.UTC()
+	if h != nil {
+		us := func(ns int64) float64 { return float64(ns) / 1e3 }
+		rec.P50Micros, rec.P99Micros = us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(99))
+		rec.P999Micros, rec.MaxMicros = us(h.ValueAtQuantile(99.9)), us(h.Max())
+		rec.Hlog = filepath.ToSlash(filepath.Join(dirLatency, fmt.Sprintf("%s-%s-%d.hlog", row.Backend, row.Pin, pct)))
+		if err := writeHlog(filepath.Join(r.out, rec.Hlog), h, start, end, rec); err != nil {
+			return rec, err
+		}
+	}
+	return rec, nil
+}
+
+// writeHlog writes one step's histogram as an HdrHistogram log with one
+// interval, which HdrHistogram's own tools read and plot.
+func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec LatencyRecord) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("orchestrator: latency dir: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("orchestrator: write %s: %w", path, err)
+	}
+	w := hdrhistogram.NewHistogramLogWriter(f)
+	h.SetStartTimeMs(start.UnixMilli())
+	h.SetEndTimeMs(end.UnixMilli())
+	err = errors.Join(
+		w.OutputLogFormatVersion(),
+		w.OutputStartTime(start.UnixMilli()),
+		w.OutputBaseTime(start.UnixMilli()),
+		w.OutputComment(fmt.Sprintf("[tierbench %s %s: GET at %.0f ops/sec offered (%.0f %% of %.0f), %d connections; values in nanoseconds from each GET's intended send time]",
+			rec.Row.Backend, rec.Row.Label, rec.OfferedOpsPerSec, 100*rec.Share, rec.BestOpsPerSec, rec.Threads)),
+		w.OutputLegend(),
+	)
+	w.SetBaseTime(start.UnixMilli())
+	if err == nil {
+		err = w.OutputIntervalHistogram(h)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("orchestrator: write %s: %w", path, err)
+	}
+	return nil
+}
+
+func appendLatency(dir string, rec LatencyRecord) error {
+	f, err := os.OpenFile(filepath.Join(dir, fileLatency), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("orchestrator: open %s: %w", fileLatency, err)
+	}
+	l := cellsLog{f: f}
+	defer l.Close()
+	return l.append(rec)
+}
+
+// readLatency reads latency.jsonl; a torn last line is dropped.
+func readLatency(dir string) ([]LatencyRecord, error) {
+	data, err := os.ReadFile(filepath.Join(dir, fileLatency))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: read %s: %w", fileLatency, err)
+	}
+	return parseLatency(data)
+}
+
+func parseLatency(data []byte) ([]LatencyRecord, error) {
+	var out []LatencyRecord
+	lines := strings.Split(string(data), "\n")
+	for i, line := range lines {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		var rec LatencyRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			if i == len(lines)-1 {
+				break // torn final line: the process died writing it
+			}
+			return nil, fmt.Errorf("orchestrator: %s line %d: %w", fileLatency, i+1, err)
+		}
+		if rec.Schema > SchemaVersion {
+			return nil, fmt.Errorf("orchestrator: %s line %d: schema_version %d is newer than this tierbench's %d", fileLatency, i+1, rec.Schema, SchemaVersion)
+		}
+		if rec.Kind != "latency" {
+			return nil, fmt.Errorf("orchestrator: %s line %d: unknown kind %q", fileLatency, i+1, rec.Kind)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+func shortNote(rec LatencyRecord) string {
+	if rec.Short {
+		return fmt.Sprintf("  SHORT: achieved %.1f %% of the offered rate", 100*rec.AchievedOpsPerSec/rec.OfferedOpsPerSec)
+	}
+	return ""
+}
+
+// latencyMarkdown is report.md's latency section: the table and the note
+// on short steps (the charts are embedded with the others).
+func latencyMarkdown(res Results) string {
+	if len(res.Latency) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	c := res.Plan.Config
+	fmt.Fprintf(&b, "## Latency under load\n\nAfter each row's passes, GETs at fixed offered rates of 10, 25, 50, 75 and 90 %% of the row's best median, each for %d s over that cell's connections with up to %d GETs in flight each (`bench --online --rate`). Latency runs from each GET's intended send time, so a stall is charged to every GET it delayed. Each step's HdrHistogram is in %s/ as an HdrHistogram log.\n\n",
+		c.CellSeconds, c.Batch, dirLatency)
+	b.WriteString("| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |\n|:--|:--|--:|--:|--:|--:|--:|--:|\n")
+	short := false
+	for _, l := range res.Latency {
+		ach := FormatOps(l.AchievedOpsPerSec)
+		if l.Short {
+			ach += " short*"
+			short = true
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s (%.0f %%) | %s | %s | %s | %s | %s |\n", titleCase(l.Row.Backend), l.Row.Label,
+			FormatOps(l.OfferedOpsPerSec), 100*l.Share, ach, plots.FormatMicros(l.P50Micros), plots.FormatMicros(l.P99Micros),
+			plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros))
+	}
+	if short {
+		fmt.Fprintf(&b, "\nshort*: the step achieved less than %.0f %% of its offered rate: the client or the server could not keep up, and its latency is mostly time spent queued behind the intended send times.\n", 100*minAchievedShare)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// latencyCharts draws p50, p99 and p99.9 against achieved throughput,
+// one chart per row that has steps.
+func latencyCharts(res Results) map[string]plots.Chart {
+	out := map[string]plots.Chart{}
+	for _, row := range res.Plan.Rows {
+		var p50, p99, p999 []plots.Point
+		for _, l := range res.Latency {
+			if l.Row != row {
+				continue
+			}
+			p50 = append(p50, plots.Point{X: l.AchievedOpsPerSec, Y: l.P50Micros})
+			p99 = append(p99, plots.Point{X: l.AchievedOpsPerSec, Y: l.P99Micros})
+			p999 = append(p999, plots.Point{X: l.AchievedOpsPerSec, Y: l.P999Micros})
+		}
+		if len(p50) == 0 {
+			continue
+		}
+		out[fmt.Sprintf("latency-%s-%s.svg", row.Backend, row.Pin)] = plots.Chart{
+			Title:  fmt.Sprintf("GET latency against throughput, %s %s", titleCase(row.Backend), row.Label),
+			XLabel: "achieved GET ops/sec (offered 10–90 % of the best median)", YLabel: "latency from intended send time",
+			LogY: true, YFormat: plots.FormatMicros,
+			Series: []plots.Series{{Name: "p50", Points: p50}, {Name: "p99", Points: p99}, {Name: "p99.9", Points: p999}},
+		}
+	}
+	return out
+}

@@ -1,0 +1,286 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/internal/plots"
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+// latencyRunner is a runner that can run latency steps against addr with
+// the real binary as a child process, writing into a temp bundle.
+func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, Row) {
+	t.Helper()
+	bin := testenv.MustBinary(t)
+	pids, err := newPidFile(t.TempDir(), "latency-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pids.close() })
+	out := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(out, dirLogs), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{cfg: Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
+		out: out, stderr: io.Discard, drv: newProcessDriver(bin, pids), pids: pids}
+	return r, rowTarget{}, Row{Backend: "redis", Pin: PinNone, Label: "no pin"}
+}
+
+// debugSleep has a redis-server stop answering for seconds ("0.5").
+func debugSleep(t *testing.T, addr, seconds string) error {
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := fmt.Fprintf(c, "*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$%d\r\n%s\r\n", len(seconds), seconds); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err == nil && line != "+OK\r\n" {
+		t.Errorf("DEBUG SLEEP: got %q, want +OK", line)
+	}
+	return err
+}
+
+// TestLatencyStepShowsAStall runs two fixed-rate steps against a real
+// redis-server, one while it sleeps for 500 ms (DEBUG SLEEP): measured
+// from the intended send times, the stall must show in p99.9 at close to
+// its length, and the quiet step must stay below that. The step's
+// HdrHistogram log must read back with the same maximum.
+func TestLatencyStepShowsAStall(t *testing.T) {
+	redis := testenv.MustRedisServer(t, "--enable-debug-command", "yes")
+	r, tgt, row := latencyRunner(t, 3)
+	tgt.addr = redis.Addr
+	// Load the keys the steps read.
+	if _, _, err := r.drv.runClient(t.Context(), r.benchSpec(row, tgt, "load", []string{"--op", "MSET", "--runtime", "0", "-t", "2"})); err != nil {
+		t.Fatal(err)
+	}
+	best := Cell{Row: row, Threads: 4, Median: 4000}
+	quiet, err := r.latencyStep(t.Context(), row, tgt, best, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const stall = 500 * time.Millisecond
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(time.Second)
+		done <- debugSleep(t, redis.Addr, "0.5")
+	}()
+	stalled, err := r.latencyStep(t.Context(), row, tgt, best, 0.75)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("DEBUG SLEEP: %v", err)
+	}
+	t.Logf("p99.9 %s without the stall, %s with it (p50 %s, max %s)", plots.FormatMicros(quiet.P999Micros),
+		plots.FormatMicros(stalled.P999Micros), plots.FormatMicros(stalled.P50Micros), plots.FormatMicros(stalled.MaxMicros))
+	stallMicros := float64(stall.Microseconds())
+	if stalled.P999Micros < 0.8*stallMicros {
+		t.Errorf("stalled step: got p99.9 %s, want at least 0.8 × the %v stall", plots.FormatMicros(stalled.P999Micros), stall)
+	}
+	// The machine is shared: the quiet step's tail is scheduling noise
+	// (100–250 ms seen under load), which must stay below the line the
+	// stall crosses.
+	if quiet.P999Micros >= 0.8*stallMicros {
+		t.Errorf("got p99.9 %s without the stall and %s with it, want the quiet step under 0.8 × the %v stall",
+			plots.FormatMicros(quiet.P999Micros), plots.FormatMicros(stalled.P999Micros), stall)
+	}
+	for _, rec := range []LatencyRecord{quiet, stalled} {
+		if rec.OfferedOpsPerSec != best.Median*rec.Share || rec.Ops == 0 || rec.Misses != 0 || rec.Hlog == "" {
+			t.Errorf("step %.0f %%: got offered %.0f, %d ops, %d misses, hlog %q; want %.0f offered, ops, no misses, a log",
+				100*rec.Share, rec.OfferedOpsPerSec, rec.Ops, rec.Misses, rec.Hlog, best.Median*rec.Share)
+		}
+	}
+	f, err := os.Open(filepath.Join(r.out, stalled.Hlog))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := hdrhistogram.NewHistogramLogReader(f).NextIntervalHistogram()
+	if err != nil || h == nil {
+		t.Fatalf("read back %s: got %v, %v; want one interval", stalled.Hlog, h, err)
+	}
+	if got := float64(h.Max()) / 1e3; got < 0.8*stallMicros || h.TotalCount() != stalled.Ops {
+		t.Errorf("%s: got max %s over %d ops, want ≥ 0.8 × %v over the step's %d ops", stalled.Hlog, plots.FormatMicros(got), h.TotalCount(), stall, stalled.Ops)
+	}
+}
+
+// latencyFixture is a run's worth of steps whose p99 rises with the load.
+func latencyFixture(plan Plan) []LatencyRecord {
+	var out []LatencyRecord
+	for i, share := range latencyShares {
+		offered := share * 8e6
+		rec := LatencyRecord{Kind: "latency", Schema: SchemaVersion, Row: plan.Rows[0], Share: share, BestOpsPerSec: 8e6, Threads: 64,
+			InFlight: 1024, OfferedOpsPerSec: offered, AchievedOpsPerSec: offered, Ops: int64(offered * 12), Seconds: 12,
+			P50Micros: 90 * float64(i+1), P99Micros: 300 * float64((i+1)*(i+1)), P999Micros: 900 * float64((i+1)*(i+1)), MaxMicros: 5000 * float64(i+1),
+			Hlog: "latency/libaio-pinned-x.hlog", Time: time.Unix(100, 0).UTC()}
+		if share == 0.90 {
+			rec.AchievedOpsPerSec = 0.9 * offered
+			rec.Short = true
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// TestLatencyReport renders a bundle with latency steps: the table with
+// the reference's columns, the short step named, the chart embedded,
+// parsed, rendered and not blank, and --verify covering the steps.
+func TestLatencyReport(t *testing.T) {
+	dir := writeBundle(t, true)
+	for _, rec := range latencyFixture(referencePlan()) {
+		if err := appendLatency(dir, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := render(dir); err != nil {
+		t.Fatal(err)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, fileReport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## Latency under load",
+		"| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |",
+		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K | 90 µs | 300 µs | 900 µs | 5 ms |",
+		"| Libaio | srv node-0 / cli node-1 | 7.20 M (90 %) | 6.48 M short* | 450 µs | 7.5 ms | 22.5 ms | 25 ms |",
+		"short*: the step achieved less than 95 % of its offered rate",
+		"](latency-libaio-pinned.svg)",
+	} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	svgPath := filepath.Join(dir, "latency-libaio-pinned.svg")
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plots.CheckXML(svg); err != nil {
+		t.Fatal(err)
+	}
+	texts, _, err := plots.Structure(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"p50", "p99", "p99.9", "latency from intended send time", "1 ms", "10 ms"} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("latency chart: got texts %q, want %q among them", texts, want)
+		}
+	}
+	if share := testenv.InkShare(testenv.MustRenderSVG(t, svgPath)); share < 0.02 || share > 0.5 {
+		t.Errorf("latency chart: got %.3f of the pixels inked, want between 0.02 and 0.5", share)
+	}
+	var out bytes.Buffer
+	if err := Report(t.Context(), ReportConfig{Dir: dir, Verify: true}, &out); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out.String())
+	}
+	edit(t, dir, fileLatency, func(b []byte) []byte { return bytes.Replace(b, []byte(`"p99_us":300`), []byte(`"p99_us":200`), 1) })
+	if err := Report(t.Context(), ReportConfig{Dir: dir, Verify: true}, &out); err == nil || !strings.Contains(err.Error(), "latency.jsonl was edited") {
+		t.Errorf("verify after editing a step: got %v, want latency.jsonl named", err)
+	}
+}
+
+func TestBestCellAndResolve(t *testing.T) {
+	plan := referencePlan()
+	best, ok := bestCell(plan, referencePasses(plan), plan.Rows[0])
+	if !ok || best.Threads != 64 {
+		t.Errorf("bestCell of the reference's first row: got %+v, %v; want t=64", best, ok)
+	}
+	if _, ok := bestCell(plan, nil, plan.Rows[0]); ok {
+		t.Errorf("bestCell with no passes: got a cell, want none")
+	}
+	for _, tt := range []struct {
+		cfg  Config
+		want bool
+	}{
+		{Config{Profile: ProfileQuick}, false},
+		{Config{Profile: ProfileQuick, Latency: true, Given: []string{"latency"}}, true},
+		{Config{Profile: ProfileReference}, true},
+		{Config{Profile: ProfileReference, Given: []string{"latency"}}, false},
+	} {
+		got, err := tt.cfg.resolve(func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Latency != tt.want {
+			t.Errorf("resolve(%s, latency %v, given %v): got latency %v, want %v", tt.cfg.Profile, tt.cfg.Latency, tt.cfg.Given, got.Latency, tt.want)
+		}
+	}
+}
+
+func TestParseLatencyErrors(t *testing.T) {
+	for _, tt := range []struct{ data, want string }{
+		{"{\"kind\":\"latency\",\"schema_version\":1}\nnot json\n{\"kind\":\"latency\",\"schema_version\":1}\n", "line 2"},
+		{"{\"kind\":\"pass\",\"schema_version\":1}\n", `unknown kind "pass"`},
+		{"{\"kind\":\"latency\",\"schema_version\":99}\n", "schema_version 99"},
+	} {
+		if _, err := parseLatency([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseLatency(%q): got %v, want an error containing %q", tt.data, err, tt.want)
+		}
+	}
+	recs, err := parseLatency([]byte("{\"kind\":\"latency\",\"schema_version\":1}\n{\"kind\":\"lat"))
+	if err != nil || len(recs) != 1 {
+		t.Errorf("torn last line: got %d records, %v; want 1, nil", len(recs), err)
+	}
+}
+
+func FuzzParseOnline(f *testing.F) {
+	f.Add([]byte(`{"online":{"ops":10,"seconds":1,"ops_per_sec":10,"latency_us":{"p50":1,"p99":2,"p99_9":3,"max":4},"histogram":""}}`))
+	h := hdrhistogram.New(1, 60e9, 3)
+	h.RecordValue(1000)
+	enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	f.Add([]byte(`warning line` + "\n" + `{"online":{"ops":1,"histogram":"` + string(enc) + `"}}`))
+	f.Add([]byte(`{"online":{"ops":-1}}`))
+	f.Add([]byte(`{"online":{"histogram":"HISTFAAAA"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, h, err := parseOnline(data)
+		if err != nil {
+			return
+		}
+		if o.Online == nil || o.Online.Ops < 0 {
+			t.Fatalf("accepted %+v", o)
+		}
+		if h != nil {
+			h.ValueAtQuantile(99.9)
+		}
+	})
+}
+
+func FuzzParseLatency(f *testing.F) {
+	for _, rec := range latencyFixture(referencePlan())[:2] {
+		enc, err := json.Marshal(rec)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(append(enc, '\n'))
+	}
+	f.Add([]byte("{\"kind\":\"latency\",\"schema_version\":1}\n{\"kind"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := parseLatency(data)
+		if err != nil {
+			return
+		}
+		for _, r := range recs {
+			if r.Kind != "latency" || r.Schema > SchemaVersion {
+				t.Fatalf("accepted %+v", r)
+			}
+		}
+	})
+}
