@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator"
 )
 
@@ -65,22 +66,7 @@ func TestGolden(t *testing.T) {
 // golden compares got with the file, or rewrites the file with -update.
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (go test -update writes it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("got output different from %s (go test ./compare -update refreshes it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	testenv.MustMatchGolden(t, path, got, *update)
 }
 
 // TestRealChangeHasASign checks the statistics on the real bundles: -b 4

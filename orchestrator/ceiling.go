@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -269,24 +268,13 @@ func serverFiles(dir string) (files []string, footprint string, totalBytes int64
 	return files, FootprintServerFiles, totalBytes
 }
 
-func appendCeiling(dir string, rec CeilingRecord) error {
-	f, err := os.OpenFile(filepath.Join(dir, fileCeilings), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("orchestrator: open %s: %w", fileCeilings, err)
-	}
-	l := &cellsLog{f: f}
-	defer l.Close()
-	return l.append(rec)
-}
+func appendCeiling(dir string, rec CeilingRecord) error { return appendJSONL(dir, fileCeilings, rec) }
 
 // readCeilings reads ceilings.jsonl; a torn last line is dropped.
 func readCeilings(dir string) ([]CeilingRecord, error) {
-	data, err := os.ReadFile(filepath.Join(dir, fileCeilings))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: read %s: %w", fileCeilings, err)
+	data, err := readOptional(dir, fileCeilings)
+	if data == nil || err != nil {
+		return nil, err
 	}
 	return parseCeilings(data)
 }

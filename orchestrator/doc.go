@@ -92,6 +92,10 @@
 // plan.json (what was asked; --resume reads it), fingerprint.json and
 // preflight.json (hostcheck's documents), cells.jsonl (one line per load,
 // per pass and per failed row), results.json (schema_version, medians,
-// min/max, exclusions, fio share), table.md, report.md and logs/.
-// Report renders results.json, table.md and report.md again from the rest.
+// min/max, exclusions, fio share, and the sha256 of every other file),
+// table.md, report.md, the SVG charts (plots.go), logs/, and with
+// --latency latency.jsonl and latency/*.hlog (latency.go). Report renders
+// results.json, table.md, report.md and the charts again from the rest,
+// results.json last; Report with Verify checks a bundle against it
+// (checksum.go).
 package orchestrator

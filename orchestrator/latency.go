@@ -257,26 +257,39 @@ func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec
 	return nil
 }
 
-func appendLatency(dir string, rec LatencyRecord) error {
-	f, err := os.OpenFile(filepath.Join(dir, fileLatency), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+func appendLatency(dir string, rec LatencyRecord) error { return appendJSONL(dir, fileLatency, rec) }
+
+// readLatency reads latency.jsonl; a torn last line is dropped.
+func readLatency(dir string) ([]LatencyRecord, error) {
+	data, err := readOptional(dir, fileLatency)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	return parseLatency(data)
+}
+
+// appendJSONL appends rec as one fsynced line to dir/name, as cells.jsonl
+// is written, so a record finished before a crash is never lost.
+func appendJSONL(dir, name string, rec any) error {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("orchestrator: open %s: %w", fileLatency, err)
+		return fmt.Errorf("orchestrator: open %s: %w", name, err)
 	}
 	l := cellsLog{f: f}
 	defer l.Close()
 	return l.append(rec)
 }
 
-// readLatency reads latency.jsonl; a torn last line is dropped.
-func readLatency(dir string) ([]LatencyRecord, error) {
-	data, err := os.ReadFile(filepath.Join(dir, fileLatency))
+// readOptional reads dir/name; nil, nil when the bundle has no such file.
+func readOptional(dir, name string) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(dir, name))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("orchestrator: read %s: %w", fileLatency, err)
+		return nil, fmt.Errorf("orchestrator: read %s: %w", name, err)
 	}
-	return parseLatency(data)
+	return data, nil
 }
 
 func parseLatency(data []byte) ([]LatencyRecord, error) {

@@ -59,7 +59,7 @@ func TestReportPlots(t *testing.T) {
 		}
 	}
 	got, _ := json.MarshalIndent(map[string]any{"texts": texts, "elements": elements}, "", "  ")
-	goldenFile(t, filepath.Join("testdata", "throughput.golden.json"), append(got, '\n'))
+	testenv.MustMatchGolden(t, filepath.Join("testdata", "throughput.golden.json"), append(got, '\n'), *update)
 
 	// A bundle whose every cell is kept out of the table has no chart.
 	res.Cells = []Cell{{Row: res.Plan.Rows[0], Threads: 8, Passes: 3, Median: 1, Excluded: excludedMisses}}
@@ -87,22 +87,4 @@ func bundleSVGs(t *testing.T, dir string) []string {
 		t.Fatalf("bundle %s holds no SVG", dir)
 	}
 	return out
-}
-
-// goldenFile compares got with the file, or rewrites it with -update.
-func goldenFile(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (go test -update writes it): %v", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("got different from %s (go test ./orchestrator -run %s -update refreshes it):\n%s", path, t.Name(), got)
-	}
 }

@@ -60,3 +60,25 @@ func diff(a, b uint32) uint32 {
 	}
 	return b - a
 }
+
+// MustMatchGolden compares got with the golden file at path, or, when
+// update is set (the test binary's -update flag), rewrites the file.
+func MustMatchGolden(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("testenv: read golden file (go test -update writes it): %v", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("got output different from %s (go test -update refreshes it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
