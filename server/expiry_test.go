@@ -334,38 +334,3 @@ func TestScanMillionKeysTiered(t *testing.T) {
 	t.Logf("load %v; scan %v in %d calls with %d writes beside it: all %d keys, %d twice, %d keys created during the scan",
 		loaded, scanned, calls, writes.Load(), n, twice, others)
 }
-
-// BenchmarkProcessBatchExpiry is BenchmarkProcessBatch for keys with a TTL:
-// SET key value EX 3600, and GET of such keys (each read compares the
-// record's expiry with the clock). Set beside BenchmarkProcessBatch/SET and
-// /GET, it shows what a TTL itself costs.
-func BenchmarkProcessBatchExpiry(b *testing.B) {
-	for _, op := range []string{"GET", "SETEX"} {
-		b.Run(op, func(b *testing.B) {
-			s := startServer(b, Config{ScatterGatherGet: true})
-			c := newConn(s, nil)
-			b.Cleanup(c.sess.Close)
-			const batchSize = 64
-			var batch []byte
-			later := time.Now().Add(time.Hour).UnixMilli()
-			for i := 0; i < batchSize; i++ {
-				key := fmt.Sprintf("%016d", i)
-				c.sess.UpsertExpire([]byte(key), make([]byte, 96), later)
-				if op == "GET" {
-					batch = append(batch, encodeArgs("GET", key)...)
-				} else {
-					batch = append(batch, encodeArgs("SET", key, string(make([]byte, 96)), "EX", "3600")...)
-				}
-			}
-			b.ReportAllocs()
-			b.SetBytes(int64(len(batch) / batchSize))
-			b.ResetTimer()
-			for i := 0; i < b.N; i += batchSize {
-				c.r, c.w = 0, copy(c.rbuf, batch)
-				c.process()
-				c.fillHoles()
-				c.out = c.out[:0]
-			}
-		})
-	}
-}

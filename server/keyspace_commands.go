@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"math"
+	"strconv"
 
 	"github.com/tierbench/tierbench/server/store"
 )
@@ -486,7 +487,7 @@ func cmdScan(c *conn, args [][]byte) {
 	}
 	c.out = appendArray(c.out, 2)
 	var num [20]byte
-	c.out = appendBulk(c.out, appendUint(num[:0], next))
+	c.out = appendBulk(c.out, strconv.AppendUint(num[:0], next, 10))
 	c.appendCollected()
 }
 
@@ -515,20 +516,6 @@ func parseCursor(b []byte) (uint64, bool) {
 		v = -v
 	}
 	return v, true
-}
-
-func appendUint(dst []byte, v uint64) []byte {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return append(dst, b[i:]...)
 }
 
 // cmdKeys answers KEYS pattern with one whole scan. Like Redis's, it holds
