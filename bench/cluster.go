@@ -409,9 +409,6 @@ func (p *plan) planCluster() error {
 	if p.Online {
 		return usagef("--cluster-bench drives offline cells; --online against a cluster is not supported")
 	}
-	if p.Pipeline == PipelineWindow {
-		return usagef("--cluster-bench sends each master one batch per round (--pipeline batch); --pipeline window is not supported with it")
-	}
 	if p.op.multiKey() && p.Runtime != 0 {
 		return usagef("--cluster-bench: --op %s carries keys of many slots in one command, which a cluster refuses (-CROSSSLOT); use GET or SET (the load groups its MSETs by slot itself)", p.op)
 	}

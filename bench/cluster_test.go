@@ -280,7 +280,7 @@ func TestClusterUsageErrors(t *testing.T) {
 		{func(c *Config) { c.Online = true }, "--online against a cluster"},
 		{func(c *Config) { c.Op = "MGET" }, "-CROSSSLOT"},
 		{func(c *Config) { c.Op = "MSET" }, "-CROSSSLOT"},
-		{func(c *Config) { c.Pipeline = PipelineWindow }, "--pipeline window is not supported"},
+		{func(c *Config) { c.Pipeline = PipelineWindow }, "--cluster-bench routes batches by slot"},
 	}
 	for _, c := range cases {
 		cfg := DefaultConfig()
