@@ -498,7 +498,7 @@ func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 			th := &offlineThread{conn: conn, batches: buildBatches(p, 1, 0), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
 			var stop atomic.Bool
 			stop.Store(true) // one batch, or one window, per run
-			run := func() { th.run(p, &stop) }
+			run := func() { th.run(p, &stop, time.Time{}) }
 			if mode == PipelineWindow {
 				run = func() { th.runWindow(p, &stop) }
 			}

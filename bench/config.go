@@ -59,6 +59,13 @@ type Config struct {
 	HdrOut         string        // online: write the HdrHistogram interval log here
 	ReportInterval time.Duration // online: period of the percentile rows; default 2 s
 
+	// StartAt, when set, is a shared start time: the connections and
+	// requests are made first, then the measurement waits for it and
+	// covers exactly [StartAt, StartAt+Runtime], so that clients on
+	// several hosts measure one window (offline: only batches answered
+	// inside it count; Seconds is the window).
+	StartAt time.Time
+
 	// PrebuiltOpsPerThread is how many requests each offline thread builds
 	// before the timed window and then cycles through; 0 picks a size that
 	// keeps key draws varied and memory bounded.
@@ -185,6 +192,12 @@ func (cfg Config) plan() (*plan, error) {
 		if err := p.planCluster(); err != nil {
 			return nil, err
 		}
+	}
+	if !cfg.StartAt.IsZero() && cfg.Runtime <= 0 {
+		return nil, usagef("--start-at needs a --runtime of at least 1 s: it starts a window of that length")
+	}
+	if !cfg.StartAt.IsZero() && cfg.Pipeline == PipelineWindow {
+		return nil, usagef("--start-at counts whole batches answered inside its window; --pipeline window has no batches to count")
 	}
 	if cfg.Online {
 		if err := p.planOnline(); err != nil {

@@ -210,8 +210,9 @@ type offlineThread struct {
 }
 
 // run sends batches in turn, each followed by reading all its replies,
-// until stop is set. It allocates nothing per batch.
-func (t *offlineThread) run(p *plan, stop *atomic.Bool) {
+// until stop is set. With a window end (non-zero), a batch answered after
+// it is not counted. It allocates nothing per batch.
+func (t *offlineThread) run(p *plan, stop *atomic.Bool, end time.Time) {
 	replies, perReply := p.Batch, 1
 	if p.op.multiKey() {
 		replies, perReply = 1, p.Batch
@@ -223,6 +224,7 @@ func (t *offlineThread) run(p *plan, stop *atomic.Bool) {
 			i = 0
 		}
 		req := tb.req[tb.offsets[i]:tb.offsets[i+1]]
+		counts, received, sent := t.rr.counts, t.rr.received, t.sent
 		if _, err := t.conn.Write(req); err != nil {
 			t.err = fmt.Errorf("send %s batch: %w", p.op, closedErr(err))
 			return
@@ -230,6 +232,10 @@ func (t *offlineThread) run(p *plan, stop *atomic.Bool) {
 		t.sent += int64(len(req))
 		if err := t.rr.replies(replies, perReply, tb.keys[i*p.Batch:(i+1)*p.Batch]); err != nil {
 			t.err = fmt.Errorf("read %s replies: %w", p.op, closedErr(err))
+			return
+		}
+		if !end.IsZero() && time.Now().After(end) {
+			t.rr.counts, t.rr.received, t.sent = counts, received, sent
 			return
 		}
 		if stop.Load() {
@@ -268,12 +274,19 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 
 	res.PrebuiltOpsPerThread = ts[0].batches.count() * p.Batch
 
-	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, p, conns, threads, func(i int, stop *atomic.Bool) {
+	runFor, end, late, err := waitWindow(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if !end.IsZero() {
+		res.Window = newWindow(p, late)
+	}
+	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, runFor, conns, threads, func(i int, stop *atomic.Bool) {
 		t := ts[i]
 		if p.Pipeline == PipelineWindow {
 			t.runWindow(p, stop)
 		} else {
-			t.run(p, stop)
+			t.run(p, stop, end)
 		}
 		if t.err != nil {
 			// One connection failing ends the cell: the others finish
@@ -281,6 +294,9 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 			stop.Store(true)
 		}
 	})
+	if res.Window != nil {
+		res.Seconds = res.Window.Seconds // only batches answered inside it count
+	}
 	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, threads)
 	var errs []error
 	for _, t := range ts {
@@ -312,10 +328,10 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 }
 
 // timedWindow is a cell's measured window: body(i, stop) runs on n
-// goroutines started together until Runtime has passed, ctx ends (which
+// goroutines started together until runFor has passed, ctx ends (which
 // also cuts conns) or a body sets stop. It returns the window's wall
 // seconds and this process's CPU seconds over it.
-func timedWindow(ctx context.Context, p *plan, conns []*socket, n int, body func(i int, stop *atomic.Bool)) (seconds, cpuSec float64) {
+func timedWindow(ctx context.Context, runFor time.Duration, conns []*socket, n int, body func(i int, stop *atomic.Bool)) (seconds, cpuSec float64) {
 	var stop atomic.Bool
 	stopWatch := context.AfterFunc(ctx, func() {
 		stop.Store(true)
@@ -324,7 +340,7 @@ func timedWindow(ctx context.Context, p *plan, conns []*socket, n int, body func
 	defer stopWatch()
 	cpu0 := cpuSeconds()
 	start := time.Now()
-	timer := time.AfterFunc(p.Runtime, func() { stop.Store(true) })
+	timer := time.AfterFunc(runFor, func() { stop.Store(true) })
 	defer timer.Stop()
 	var wg sync.WaitGroup
 	for i := range n {
@@ -336,4 +352,30 @@ func timedWindow(ctx context.Context, p *plan, conns []*socket, n int, body func
 	}
 	wg.Wait()
 	return time.Since(start).Seconds(), cpuSeconds() - cpu0
+}
+
+// waitWindow waits for --start-at and returns how long to run, the
+// window's end and how late the client was ready; without a start time,
+// Runtime and the zero end. A late client runs for what is left.
+func waitWindow(ctx context.Context, p *plan) (runFor time.Duration, end time.Time, late time.Duration, err error) {
+	if p.StartAt.IsZero() {
+		return p.Runtime, time.Time{}, 0, nil
+	}
+	end = p.StartAt.Add(p.Runtime)
+	if d := time.Until(p.StartAt); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return 0, end, 0, fmt.Errorf("bench: interrupted waiting for --start-at %d: %w", p.StartAt.UnixMilli(), ctx.Err())
+		case <-t.C:
+		}
+	} else {
+		late = -d
+	}
+	return max(min(time.Until(end), p.Runtime), 0), end, late, nil
+}
+
+func newWindow(p *plan, late time.Duration) *Window {
+	return &Window{StartUnixMs: p.StartAt.UnixMilli(), Seconds: p.Runtime.Seconds(), LateSeconds: late.Seconds()}
 }

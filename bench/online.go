@@ -236,8 +236,15 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	end := func() { stopOnce.Do(func() { stop.Store(true); close(stopped) }) }
 	stopWatch := context.AfterFunc(ctx, end)
 	defer stopWatch()
+	runFor, windowEnd, late, err := waitWindow(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if !windowEnd.IsZero() {
+		res.Window = newWindow(p, late)
+	}
 	if p.Runtime > 0 {
-		timer := time.AfterFunc(p.Runtime, end)
+		timer := time.AfterFunc(runFor, end)
 		defer timer.Stop()
 	}
 

@@ -63,6 +63,16 @@ type CellResult struct {
 	PrebuiltOpsPerThread int `json:"prebuilt_ops_per_thread"`
 	// Cluster is the per-node breakdown with --cluster-bench.
 	Cluster *ClusterResult `json:"cluster,omitempty"`
+	Window  *Window        `json:"window,omitempty"`
+}
+
+// Window is the shared measurement window of a --start-at run.
+type Window struct {
+	StartUnixMs int64   `json:"start_unix_ms"`
+	Seconds     float64 `json:"seconds"`
+	// LateSeconds is how long after the start the client was ready; its
+	// connections measured only the rest of the window.
+	LateSeconds float64 `json:"late_seconds"`
 }
 
 // OnlineResult is the --online run as a whole.
@@ -87,7 +97,8 @@ type OnlineResult struct {
 	// Histogram is the whole run's latency HdrHistogram (nanoseconds) in
 	// the library's compressed V2 encoding, base64: merging those of
 	// several clients gives the percentiles of all their ops.
-	Histogram string `json:"histogram"`
+	Histogram string  `json:"histogram"`
+	Window    *Window `json:"window,omitempty"`
 }
 
 // WorkloadShare is one command of the online mix.

@@ -134,7 +134,7 @@ func TestWindowKeepsBatchInFlight(t *testing.T) {
 			if mode == PipelineWindow {
 				th.runWindow(p, &stop)
 			} else {
-				th.run(p, &stop)
+				th.run(p, &stop, time.Time{})
 			}
 			nc.Close()
 			<-served

@@ -82,6 +82,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&cfg.Rate, "rate", 0, "online: offered load in `ops/sec` over all connections, latency counted from each op's intended send time; 0 sends as fast as replies return")
 	fs.StringVar(&cfg.HdrOut, "hdr-out", "", "online: write the HdrHistogram interval log (nanoseconds) to `file`")
 	fs.DurationVar(&cfg.ReportInterval, "report-interval", cfg.ReportInterval, "online: `period` of the percentile rows")
+	startAt := fs.Int64("start-at", 0, "start measuring at this Unix time in `milliseconds` and measure exactly --runtime from it (one cell): clients on several hosts\nmeasure one window; connections and requests are made before it, and offline only batches answered inside the window count")
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
 	}
@@ -110,6 +111,12 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--runtime %d: give seconds, 0 to load only, or -1 (online) to run until interrupted", *runtime)
 	}
 	cfg.Runtime = time.Duration(*runtime) * time.Second
+	if *startAt != 0 {
+		if len(cfg.Threads) != 1 {
+			return usageErr("--start-at measures one window: give one thread count, not -t %s", *threads)
+		}
+		cfg.StartAt = time.UnixMilli(*startAt)
+	}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", strings.TrimPrefix(err.Error(), bench.ErrUsage.Error()+": "))
 	}
