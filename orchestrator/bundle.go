@@ -94,7 +94,10 @@ type PassRecord struct {
 	Server Placement `json:"server_placement"`
 	Client Placement `json:"client_placement"`
 	PassEvidence
-	Time time.Time `json:"time"`
+	// Clients are the client hosts' shares of a cell run across hosts;
+	// Ops, Hits, Misses and Errors are their sums.
+	Clients []ClientShare `json:"clients,omitempty"`
+	Time    time.Time     `json:"time"`
 }
 
 // LoadRecord is a cells.jsonl line with the load evidence of one row.
@@ -140,16 +143,17 @@ type FailRecord struct {
 
 // Plan is what a run set out to do; --resume reads it back.
 type Plan struct {
-	Schema    int       `json:"schema_version"`
-	RunID     string    `json:"run_id"`
-	Started   time.Time `json:"started"`
-	Runtime   string    `json:"runtime"` // the runtime actually used
-	Config    Config    `json:"config"`
-	Rows      []Row     `json:"rows"`
-	Nodes     int       `json:"numa_nodes"`
-	Version   string    `json:"tierbench_version,omitempty"`
-	Hostname  string    `json:"hostname,omitempty"`
-	MaxMisses float64   `json:"max_miss_ratio"`
+	Schema    int        `json:"schema_version"`
+	RunID     string     `json:"run_id"`
+	Started   time.Time  `json:"started"`
+	Runtime   string     `json:"runtime"` // the runtime actually used
+	Config    Config     `json:"config"`
+	Rows      []Row      `json:"rows"`
+	Nodes     int        `json:"numa_nodes"`
+	Version   string     `json:"tierbench_version,omitempty"`
+	Hostname  string     `json:"hostname,omitempty"`
+	MaxMisses float64    `json:"max_miss_ratio"`
+	Hosts     *HostsPlan `json:"hosts,omitempty"`
 }
 
 // Results is results.json: the plan, the load evidence and each cell's
@@ -174,6 +178,9 @@ type Results struct {
 	Files []FileSum `json:"files,omitempty"`
 
 	passes []PassRecord // the raw records, for the report's evidence
+	// Hosts and LinkWarnings describe a run across hosts.
+	Hosts        []HostSummary `json:"hosts,omitempty"`
+	LinkWarnings []string      `json:"link_warnings,omitempty"`
 }
 
 // Cell is one table cell: a row and a thread count, over its passes.

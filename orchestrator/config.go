@@ -68,6 +68,12 @@ type Config struct {
 	Runtime string // docker | process | auto
 	Binary  string // the static tierbench binary to run (default: this executable)
 
+	// Hosts (Docker engines, see ParseEndpoint): the server's, and the
+	// client hosts' comma-separated; both empty: the local engine or
+	// processes, as before. ServerBind is where the server listens
+	// (default: its address on the route to the first other client host).
+	ServerHost, ClientHosts, ServerBind string
+
 	ServerAddr string // HOST:PORT of a server already running: measure it instead of starting one
 	ServerPID  int    // its pid on this host, for /proc/<pid>/io
 	// ServerPIDs are the pids of a cluster's masters (--server-pid a,b,c),
@@ -216,6 +222,9 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	}
 	if len(c.Pins) == 0 {
 		c.Pins = []string{PinPinned, PinNone}
+		if c.hostsMode() {
+			c.Pins = []string{PinNone}
+		}
 	}
 	return c, c.validate()
 }
@@ -272,6 +281,22 @@ func (c Config) validate() error {
 	case RuntimeAuto, RuntimeDocker, RuntimeProcess:
 	default:
 		bad("--runtime %q: want docker, process or auto", c.Runtime)
+	}
+	if c.hostsMode() {
+		if c.ServerAddr != "" {
+			bad("--server-addr measures a server already running; --server-host and --client-hosts start one")
+		}
+		if c.Runtime == RuntimeProcess {
+			bad("--runtime process runs on this machine only; --server-host and --client-hosts drive Docker engines")
+		}
+		if slices.Contains(c.Pins, PinPinned) {
+			bad("--pin pinned across hosts is not supported: each host's NUMA layout is its own; use --pin none")
+		}
+		if c.maxShards() > 1 {
+			bad("--shards across hosts is not supported yet: shards run as local processes")
+		}
+	} else if c.ServerBind != "" {
+		bad("--server-bind needs --server-host or --client-hosts: a local server listens on loopback")
 	}
 	if c.ServerAddr == "" {
 		if c.SkipLoad {

@@ -33,6 +33,8 @@ type benchCell struct {
 	ClientSaturated  bool          `json:"client_saturated"`
 	Incomplete       bool          `json:"incomplete"`
 	Cluster          *benchCluster `json:"cluster"`
+	// Clients are the shares a cell summed over client hosts.
+	Clients []ClientShare `json:"-"`
 }
 
 // parseBench parses bench's JSON. Anything printed before the document

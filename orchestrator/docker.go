@@ -260,7 +260,17 @@ func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHan
 		d.remove(context.Background(), id)
 		return nil, err
 	}
-	pl, err := d.proc.placement(srv.p)
+	var pl Placement
+	if d.ep.local() {
+		pl, err = d.proc.placement(srv.p)
+	} else {
+		// Another host's pids mean nothing here: its /proc is read there.
+		srv.p = 0
+		var a ProbeAnswer
+		if a, err = d.probe(ctx, id, ProbeRequest{PID: 1}); err == nil && a.Placement != nil {
+			pl = *a.Placement
+		}
+	}
 	pl.WantCPUs, pl.WantMems = s.CPUs, s.Mems
 	if err == nil {
 		err = checkPlacement("server", pl)
@@ -338,26 +348,20 @@ func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Pla
 	if err != nil {
 		return nil, pl, err
 	}
-	if pid, err := d.hostPID(ctx, id); err == nil {
+	if pid, err := d.hostPID(ctx, id); err == nil && d.ep.local() {
 		if got, err := d.proc.placement(pid); err == nil {
 			got.WantCPUs, got.WantMems = s.CPUs, s.Mems
 			pl = got
 		}
-	}
-	waitC, errC := d.cli.ContainerWait(ctx, id, container.WaitConditionNotRunning)
-	var status int64
-	select {
-	case w := <-waitC:
-		status = w.StatusCode
-		if w.Error != nil {
-			return nil, pl, fmt.Errorf("orchestrator: client %s: %s", s.Name, w.Error.Message)
+	} else if err == nil {
+		// Another host: its /proc is read there, while the client waits
+		// for its start time or runs.
+		if a, err := d.probe(ctx, id, ProbeRequest{PID: 1}); err == nil && a.Placement != nil {
+			pl = *a.Placement
+			pl.WantCPUs, pl.WantMems = s.CPUs, s.Mems
 		}
-	case err := <-errC:
-		return nil, pl, fmt.Errorf("orchestrator: wait for client %s: %w", s.Name, err)
-	case <-ctx.Done():
-		return nil, pl, ctx.Err()
 	}
-	stdout, err := d.saveLogs(ctx, id, s.LogPath)
+	stdout, status, err := d.wait(ctx, id, "client "+s.Name, s.LogPath)
 	if err != nil {
 		return nil, pl, err
 	}
@@ -375,30 +379,14 @@ func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDi
 	if !ok {
 		return nil, fmt.Errorf("orchestrator: not a container server")
 	}
-	ex, err := d.cli.ContainerExecCreate(ctx, ds.id, container.ExecOptions{
-		Cmd:          append([]string{"/" + images.BinaryName, "preflight", "--data-dir", dataDir, "--json"}, args...),
-		AttachStdout: true, AttachStderr: true,
-	})
+	out, stderr, code, err := d.exec(ctx, ds.id, append([]string{"preflight", "--data-dir", dataDir, "--json"}, args...))
 	if err != nil {
-		return nil, fmt.Errorf("orchestrator: exec preflight in the server container: %w", err)
+		return nil, err
 	}
-	att, err := d.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: exec preflight in the server container: %w", err)
+	if code != 0 && code != 1 {
+		return out, fmt.Errorf("orchestrator: preflight in the server container exited %d: %s", code, clip(stderr))
 	}
-	defer att.Close()
-	var stdout, stderr bytes.Buffer
-	if _, err := stdcopy.StdCopy(&stdout, &stderr, att.Reader); err != nil {
-		return nil, fmt.Errorf("orchestrator: exec preflight in the server container: %w", err)
-	}
-	in, err := d.cli.ContainerExecInspect(ctx, ex.ID)
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: exec preflight in the server container: %w", err)
-	}
-	if in.ExitCode != 0 && in.ExitCode != 1 {
-		return stdout.Bytes(), fmt.Errorf("orchestrator: preflight in the server container exited %d: %s", in.ExitCode, clip(stderr.Bytes()))
-	}
-	return stdout.Bytes(), nil
+	return out, nil
 }
 
 // close removes every container of this run, keeping their logs.

@@ -81,10 +81,10 @@ type phaseSample struct {
 func (r *runner) sampleBefore(pid int) phaseSample {
 	var s phaseSample
 	if len(r.disks) > 0 {
-		s.disk, s.diskErr = diskstats.Read(r.diskRoot, r.disks)
+		s.disk, s.diskErr = r.diskSample()
 	}
 	if pid > 0 {
-		s.cpuTicks, s.cpuErr = r.proc.cpuTicks(pid)
+		s.cpuTicks, s.cpuErr = r.serverTicks(pid)
 	}
 	return s
 }
@@ -100,7 +100,7 @@ func (r *runner) recordEvidence(before phaseSample, pid int, rec *PassRecord) {
 	case before.diskErr != nil:
 		ev.DiskNote = before.diskErr.Error()
 	default:
-		after, err := diskstats.Read(r.diskRoot, r.disks)
+		after, err := r.diskSample()
 		var d diskstats.Delta
 		if err == nil {
 			d, err = after.Since(before.disk)
@@ -118,7 +118,7 @@ func (r *runner) recordEvidence(before phaseSample, pid int, rec *PassRecord) {
 	case before.cpuErr != nil:
 		ev.CPUNote = before.cpuErr.Error()
 	default:
-		after, err := r.proc.cpuTicks(pid)
+		after, err := r.serverTicks(pid)
 		if err != nil {
 			ev.CPUNote = err.Error()
 			break
@@ -359,6 +359,10 @@ func cpusOf(res Results, row Row) string {
 // For an external server they are sampled only when the user named where
 // its data lives: any other disk would be a stranger's evidence.
 func (r *runner) resolveDisks() {
+	if r.hosts != nil && !r.hosts.server.ep.local() {
+		r.resolveHostDisks()
+		return
+	}
 	if !ceilingApplies(r.cfg) {
 		r.disksNote = "the external server's data dir was not named (--data)"
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.disksNote)

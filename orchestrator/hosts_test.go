@@ -95,6 +95,31 @@ func TestHostsHarness(t *testing.T) {
 				t.Errorf("host %s: containers left: %q", h.Name, left)
 			}
 		}
+		// ssh://: the connection helper runs `ssh … docker system
+		// dial-stdio`; an ssh on PATH that checks its arguments and runs
+		// the real dial-stdio against B's socket stands in for sshd.
+		shim := t.TempDir()
+		script := "#!/bin/sh\necho \"$@\" > " + filepath.Join(shim, "args") + "\nexec docker -H " + b.Socket + " system dial-stdio\n"
+		if err := os.WriteFile(filepath.Join(shim, "ssh"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PATH", shim+":"+os.Getenv("PATH"))
+		ep, err := ParseEndpoint("ssh://tester@host-b:2222", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := newDockerDriver(ctx, ep, bin, runID)
+		if err != nil {
+			t.Fatalf("engine of host b over ssh://: %v", err)
+		}
+		if d.image != drv["b"].image {
+			t.Errorf("over ssh:// the image is %s, want host b's %s", d.image, drv["b"].image)
+		}
+		d.close(context.Background())
+		if got, _ := os.ReadFile(filepath.Join(shim, "args")); strings.TrimSpace(string(got)) != "-l tester -p 2222 -T -o BatchMode=yes -- host-b docker system dial-stdio" {
+			t.Errorf("ssh was run with %q, want the dial-stdio of host-b as tester on port 2222", got)
+		}
+
 		// B's engine on TCP, from inside A's namespace (the docker CLI).
 		cmd := a.Nsenter("docker", "-H", b.TCP, "version", "--format", "{{.Server.Version}}")
 		got, err := cmd.CombinedOutput()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -82,5 +83,38 @@ func TestSSHArgs(t *testing.T) {
 	}
 	if _, err := sshArgs("ssh://host/path"); err == nil {
 		t.Errorf("sshArgs with a path: got no error")
+	}
+}
+
+func TestSplitThreads(t *testing.T) {
+	for _, tc := range []struct {
+		threads, hosts int
+		want           []int
+	}{
+		{64, 2, []int{32, 32}},
+		{65, 2, []int{33, 32}},
+		{8, 3, []int{3, 3, 2}},
+		{1, 3, []int{1, 0, 0}},
+	} {
+		if got := splitThreads(tc.threads, tc.hosts); !slices.Equal(got, tc.want) {
+			t.Errorf("splitThreads(%d, %d): got %v, want %v", tc.threads, tc.hosts, got, tc.want)
+		}
+	}
+}
+
+func TestLinkWarnings(t *testing.T) {
+	hosts := []HostSummary{
+		{Name: "b", Network: &NetworkCheck{NoopOps: 1000}},
+		{Name: "c", Network: &NetworkCheck{NoopOps: 1000}},
+		{Name: "d"}, // no network check: nothing to judge
+	}
+	row := Row{Backend: "libaio", Pin: PinNone, Label: "no pin"}
+	passes := []PassRecord{
+		{Row: row, Threads: 8, Pass: 1, Clients: []ClientShare{{Host: "b", OpsPerSec: 500}, {Host: "c", OpsPerSec: 899}, {Host: "d", OpsPerSec: 5000}}},
+		{Row: row, Threads: 32, Pass: 1, Clients: []ClientShare{{Host: "b", OpsPerSec: 950}, {Host: "c", OpsPerSec: 100}}},
+	}
+	got := linkWarnings(hosts, passes)
+	if len(got) != 1 || !strings.Contains(got[0], "host b") || !strings.Contains(got[0], "95 %") || !strings.Contains(got[0], "t=32 pass 1") {
+		t.Errorf("linkWarnings: got %q, want one warning for host b at 95 %% in t=32 pass 1", got)
 	}
 }

@@ -104,6 +104,7 @@ func derive(dir string) (res Results, pre preflightOutput, preRaw []byte, err er
 		return res, pre, nil, err
 	}
 	applyCeilings(res.Cells, res.Ceilings, fio)
+	res.Hosts, res.LinkWarnings = readHosts(dir, plan, passes)
 	return res, pre, preRaw, nil
 }
 
@@ -115,8 +116,10 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 	c := res.Plan.Config
 	fmt.Fprintf(&b, "# tierbench run %s\n\n", res.Plan.RunID)
 	fmt.Fprintf(&b, "## Host\n\n%s\n\n", hostParagraph(res.Plan, pre, preRaw))
+	b.WriteString(hostsMarkdown(res))
 	fmt.Fprintf(&b, "## Workload\n\n%s", workloadParagraph(res))
 	fmt.Fprintf(&b, "## Results (GET ops/sec)\n\n%s\n", table)
+	b.WriteString(linkWarningsMarkdown(res))
 	b.WriteString(keptOut(res))
 	b.WriteString(plotsMarkdown(res.Plots, false))
 	b.WriteString(latencyMarkdown(res))

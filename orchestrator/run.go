@@ -177,12 +177,17 @@ const phaseGraceSeconds = 60
 const loadStallTimeout = 90 * time.Second
 
 type runner struct {
-	cfg     Config
-	plan    Plan
-	out     string
-	stderr  io.Writer
-	proc    procRoot
-	drv     driver
+	cfg    Config
+	plan   Plan
+	out    string
+	stderr io.Writer
+	proc   procRoot
+	drv    driver
+	hosts  *hostsDriver // across hosts; nil on one machine
+	auth   string       // the server's per-run password; never written
+	// remote reads the counters of a server on another host (nil: here).
+	remote  *remoteProbe
+	netDone bool // the hosts' network preflight ran
 	pids    *pidFile
 	cells   *cellsLog
 	started time.Time
@@ -336,6 +341,9 @@ func newRunID() string {
 }
 
 func (r *runner) pickDriver(ctx context.Context) error {
+	if r.cfg.hostsMode() {
+		return r.pickHosts(ctx)
+	}
 	runtimeName := r.cfg.Runtime
 	if r.cfg.ServerAddr != "" {
 		runtimeName = RuntimeProcess // only the client runs; locally
@@ -371,6 +379,9 @@ func (r *runner) writePlan() error {
 // preflight runs the host's preflight with the fio baseline once per run
 // and keeps its JSON; a failed check stops the run unless --force.
 func (r *runner) preflight(ctx context.Context) error {
+	if r.hosts != nil {
+		return r.preflightHosts(ctx)
+	}
 	if _, err := os.Stat(filepath.Join(r.out, filePreflight)); err == nil && r.cfg.Resume != "" {
 		return nil // measured when the run began
 	}
@@ -462,6 +473,11 @@ type rowTarget struct {
 	addr string
 	pid  int // 0 = unknown
 	srv  serverHandle
+	// probe reaches the server and reads its evidence; counted says
+	// whether its device reads can be counted (a pid here, or a host
+	// that reads its own /proc).
+	probe   serverProbe
+	counted bool
 	// uringProbe is the io_uring check of the preflight run where the
 	// server runs, for a uring row.
 	uringProbe string
@@ -512,6 +528,11 @@ func (r *runner) runRow(ctx context.Context, row Row) error {
 			}
 		}
 	}
+	if r.hosts != nil {
+		if err := r.latencyHosts(ctx, row, tgt); err != nil {
+			return err
+		}
+	}
 	if err := r.latencySteps(ctx, row, tgt); err != nil {
 		return err
 	}
@@ -525,15 +546,17 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 		return rowTarget{addr: r.cfg.ServerAddr, proof: r.extNodes[0].proof, nodes: r.extNodes}, nil
 	}
 	if r.cfg.ServerAddr != "" {
-		return rowTarget{addr: r.cfg.ServerAddr, pid: r.cfg.ServerPID, proof: r.proof}, nil
+		tgt := rowTarget{addr: r.cfg.ServerAddr, pid: r.cfg.ServerPID, proof: r.proof, counted: r.cfg.ServerPID > 0}
+		tgt.probe = r.probeFor(tgt)
+		return tgt, nil
 	}
 	if row.Shards > 1 {
 		return r.startShards(ctx, row)
 	}
-	if err := wipeDir(r.cfg.DataDir); err != nil {
+	if err := r.wipeData(ctx); err != nil {
 		return rowTarget{}, err
 	}
-	port, err := freePort()
+	port, err := r.serverPort()
 	if err != nil {
 		return rowTarget{}, err
 	}
@@ -543,21 +566,25 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 		LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("server-%s-%s.log", row.Backend, row.Pin)),
 		DataDir: r.cfg.DataDir,
 	}
+	spec.Args = append(spec.Args, r.authArgs()...)
 	if row.Pin == PinPinned {
 		spec.CPUs, spec.Mems = r.pinning.ServerCPUs, r.pinning.ServerMems
 	}
-	r.printf("%s %s: starting the server on a wiped %s\n", titleCase(row.Backend), row.Label, r.cfg.DataDir)
+	r.printf("%s %s: starting the server%s on a wiped %s\n", titleCase(row.Backend), row.Label, r.hostsNote(), r.cfg.DataDir)
 	srv, err := r.drv.startServer(ctx, spec)
 	if err != nil {
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
 	}
-	tgt := rowTarget{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), pid: srv.pid(), srv: srv}
-	if err := waitPing(ctx, tgt.addr, 60*time.Second); err != nil {
+	tgt := rowTarget{addr: net.JoinHostPort(r.bindAddr(), strconv.Itoa(port)), pid: srv.pid(), srv: srv}
+	tgt.probe = r.probeFor(tgt)
+	_, tgt.counted = tgt.probe.(remoteProbe)
+	tgt.counted = tgt.counted || tgt.pid > 0
+	if err := waitProbe(ctx, tgt.probe, 60*time.Second); err != nil {
 		srv.stop(context.Background())
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: server never answered: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
 	}
 	// The pid whose /proc/<pid>/io is read must be the one that answers.
-	proof, err := r.proc.proveServer(ctx, tgt.addr, tgt.pid)
+	proof, err := tgt.probe.prove(ctx)
 	if err != nil {
 		srv.stop(context.Background())
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
@@ -567,13 +594,20 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 		srv.stop(context.Background())
 		return rowTarget{}, err
 	}
+	if r.hosts != nil && !r.netDone {
+		if err := r.networkPreflight(ctx, tgt); err != nil {
+			srv.stop(context.Background())
+			return rowTarget{}, err
+		}
+		r.netDone = true
+	}
 	return tgt, nil
 }
 
 // serverArgs are the flags of one tiered server of row on port, its log
 // under dataDir.
 func (r *runner) serverArgs(row Row, port int, dataDir string) []string {
-	return []string{"server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+	return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(),
 		"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
 		"--storage-tier", "--logdir", r.drv.dataPath(dataDir),
 		"--device-type", "native", "--device-io-backend", row.Backend}
@@ -718,7 +752,7 @@ func (r *runner) loadProgress(ctx context.Context, tgt rowTarget, stall context.
 				return
 			case <-t.C:
 			}
-			n, err := keyCount(ctx, tgt)
+			n, err := rowKeyCount(ctx, tgt)
 			if err == nil && n != last {
 				last, lastGrew = n, time.Now()
 			}
@@ -738,6 +772,9 @@ func (r *runner) loadProgress(ctx context.Context, tgt rowTarget, stall context.
 // bench runs one GET phase of `threads` connections for `seconds`.
 func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
 	var pl Placement
+	if r.hosts != nil {
+		return r.benchHosts(ctx, row, tgt, name, threads, seconds)
+	}
 	limit := time.Duration(seconds+phaseGraceSeconds) * time.Second
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -798,15 +835,15 @@ func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name stri
 func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, pass int) error {
 	r.cellIndex++
 	left := r.progressLeft()
-	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s\n", r.cellIndex, r.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, left)
+	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.cellIndex, r.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clientsNote(threads), left)
 	start := time.Now()
 	defer func() { r.cellTime += time.Since(start) }()
 
 	rec := PassRecord{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.cfg.Batch, ReadBytes: -1}
 	var before int64
 	var err error
-	if tgt.pid > 0 {
-		if before, err = r.proc.readBytes(tgt.pid); err != nil {
+	if tgt.counted {
+		if before, _, err = tgt.probe.evidence(ctx); err != nil {
 			return err
 		}
 	}
@@ -819,16 +856,13 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	if err != nil {
 		return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
 	}
-	if tgt.pid > 0 {
-		after, err := r.proc.readBytes(tgt.pid)
+	if tgt.counted {
+		after, pl, err := tgt.probe.evidence(ctx)
 		if err != nil {
 			return err
 		}
 		rec.ReadBytes = after - before
-		rec.Server, err = r.proc.placement(tgt.pid)
-		if err != nil {
-			return err
-		}
+		rec.Server = pl
 		if tgt.srv != nil {
 			want := tgt.srv.placement()
 			rec.Server.WantCPUs, rec.Server.WantMems = want.WantCPUs, want.WantMems
@@ -837,7 +871,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 			}
 		}
 	}
-	rec.Client = clientPl
+	rec.Client, rec.Clients = clientPl, cell.Clients
 	for _, check := range []struct {
 		role string
 		pl   Placement

@@ -29,6 +29,7 @@ type serverSpec struct {
 
 type clientSpec struct {
 	Name       string
+	Host       int      // which client host runs it (--client-hosts order); 0 without hosts
 	Args       []string // "bench", flags…
 	CPUs, Mems string
 	LogPath    string

@@ -70,30 +70,19 @@ func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) erro
 			return err
 		}
 	}
-	c, err := dialRESP(ctx, tgt.addr)
+	w, err := tgt.probe.witness(ctx)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	if rec.ServerKeys, err = c.dbsize(); err != nil {
-		return err
-	}
-	info, err := c.info("store")
-	if err != nil && !isRESPError(err) {
-		return err
-	}
-	if a, aerr := parseLogAddresses(info); aerr == nil {
+	rec.ServerKeys = w.Keys
+	if a, aerr := parseLogAddresses(w.Store); aerr == nil {
 		rec.Tiered = true
 		rec.BeginAddress, rec.HeadAddress, rec.TailAddress = a.Begin, a.Head, a.Tail
 		rec.DeviceShare = a.deviceShare()
 	} else if !errors.Is(aerr, errNotTiered) {
 		return aerr
 	}
-	si, err := c.serverInfo()
-	if err != nil {
-		return err
-	}
-	rec.ServerInfo = &si
+	rec.ServerInfo = &w.Info
 	verdict := verifyLoad(rec, r.cfg)
 	if verdict != nil && r.cfg.Force && errors.Is(verdict, ErrNotOnDevice) {
 		r.printf("%v; measuring anyway (--force): the device-hit check judges each cell\n", verdict)
@@ -101,7 +90,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) erro
 	}
 	if verdict == nil {
 		r.printf("%s %s: sampled GET check of %d keys\n", titleCase(row.Backend), row.Label, min(r.cfg.DBSize, minSampleKeys))
-		sample, err := sampledHitCheck(ctx, c, r.cfg, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x7469657262656e63)))
+		sample, err := tgt.probe.sample(ctx, r.cfg)
 		if err != nil {
 			return errors.Join(err, r.cells.append(rec))
 		}
@@ -118,7 +107,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) erro
 // loader's counts; a loader that reports a short load is not an error
 // here: verifyLoad refuses it with the counts.
 func (r *runner) load(ctx context.Context, row Row, tgt rowTarget, rec *LoadRecord) error {
-	r.printf("%s %s: loading %d keys of %d+%d B\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength)
+	r.printf("%s %s: loading %d keys of %d+%d B%s\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength, r.clientsNote(0))
 	lctx, cancelLoad := context.WithCancelCause(ctx)
 	defer cancelLoad(nil)
 	stopProgress := r.loadProgress(lctx, tgt, cancelLoad)

@@ -18,6 +18,9 @@ type command struct {
 	name    string
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
+	// hidden commands are run by the orchestrator in its containers and
+	// are left out of the usage text.
+	hidden bool
 }
 
 // commands is filled by each subcommand's file in init.
@@ -72,6 +75,9 @@ Commands:
 		return rank(a.name) - rank(b.name)
 	})
 	for _, c := range sorted {
+		if c.hidden {
+			continue
+		}
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `  version    print the version and VCS revision of this binary

@@ -38,13 +38,16 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Segment, "segment", "", "server --segment (default 1g)")
 	fs.StringVar(&cfg.Index, "index", "", "server --index (default quick 256m, reference 8g)")
 	fs.StringVar(&backends, "backends", "", "device backends, one pair of rows each (default libaio,uring)")
-	fs.StringVar(&pins, "pin", "", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none (default pinned,none)")
+	fs.StringVar(&pins, "pin", "", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none (default pinned,none; across hosts none)")
 	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test, wiped before each row and emptied at the end (default "+orchestrator.DefaultDataDir+"; env DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
 	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the last row's segment files in --data when the run ends")
 	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory (default results/<run id>)")
 	fs.StringVar(&cfg.Resume, "resume", "", "complete the bundle in this directory: the passes it holds are skipped")
 	fs.StringVar(&cfg.Runtime, "runtime", "", "docker, process, or auto: Docker when the engine answers (default auto; with --resume, the runtime the run began with)")
 	fs.StringVar(&cfg.Binary, "binary", "", "the static tierbench binary to run as server and client (default this one)")
+	fs.StringVar(&cfg.ServerHost, "server-host", "", "the Docker engine of the server's host: unix:///path, tcp://host:2376 (TLS from DOCKER_CERT_PATH, DOCKER_TLS_VERIFY),\nssh://user@host (runs `docker system dial-stdio` there) or a Docker context name; NAME=ENDPOINT names the host (default: the local engine)")
+	fs.StringVar(&cfg.ClientHosts, "client-hosts", "", "comma-separated `endpoints` of the client hosts, as --server-host takes them: each cell's connections are split over them,\nall start at one time and measure one window (default: the server's host)")
+	fs.StringVar(&cfg.ServerBind, "server-bind", "", "`address` the server listens on across hosts (default: the server host's address on the route to the first\nother client host; beyond loopback a password made for the run is required)")
 	fs.StringVar(&cfg.ServerAddr, "server-addr", "", "HOST:PORT of a RESP server already running (Redis, Garnet, …): measure it instead of starting one")
 	fs.StringVar(&serverPIDs, "server-pid", "", "that server's pid on this host (a container's host pid), whose /proc/<pid>/io counts its device reads; it must own the listening socket of --server-addr (default: the socket's owner, found in /proc). For a cluster node, a comma-separated list: each master gets the pid that owns its listening socket")
 	fs.StringVar(&shards, "shards", "", "shard counts, comma-separated, one row each per backend × pin (e.g. 1,2): N tiered servers as one static cluster, slots split evenly, each with its own data dir (under --data, or one of a --data list) and CPU set (a NUMA node each when there are enough, else disjoint CPU slices); the client drives them with --cluster-bench; rows read \"N shards / …\"; process runtime")
@@ -85,6 +88,7 @@ Examples:
   tierbench run --server-addr 127.0.0.1:6379 --server-pid 1234 --dbsize 1000000 --skip-load
   tierbench run --profile quick --backends uring --pin none --shards 1,2 --data /mnt/a,/mnt/b
   tierbench run --server-addr 127.0.0.1:7000 --server-pid 11,12,13 --dbsize 1000000 (a Redis Cluster)
+  tierbench run --server-host ssh://me@storage1 --client-hosts ssh://me@client1,ssh://me@client2 --data /mnt/nvme/tb
 
 `+orchestrator.ExitCodesHelp+`
 Flags:

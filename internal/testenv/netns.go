@@ -45,6 +45,7 @@ type Host struct {
 
 	dataRoot, execRoot, pidFile, config string
 	cmd                                 *exec.Cmd
+	exited                              chan struct{} // closed when dockerd exits
 }
 
 // NetNSPath is the namespace's file, for nsenter --net.
@@ -182,7 +183,8 @@ func startEngine(t testing.TB, h *Host, tcp bool) {
 		t.Fatalf("testenv: host %s: start dockerd: %v", h.Name, err)
 	}
 	logf.Close()
-	go h.cmd.Wait() // reaps it; teardown waits on the pid, not on this
+	h.exited = make(chan struct{})
+	go func() { h.cmd.Wait(); close(h.exited) }() // reaps it; teardown waits on the pid
 }
 
 func waitEngine(t testing.TB, h *Host) {
@@ -201,10 +203,11 @@ func waitEngine(t testing.TB, h *Host) {
 		if last == nil {
 			return
 		}
-		if h.cmd.ProcessState != nil {
-			break
+		select {
+		case <-h.exited:
+			deadline = time.Now() // it died: say why
+		case <-time.After(100 * time.Millisecond):
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	log, _ := os.ReadFile(h.execRoot + ".log")
 	t.Fatalf("testenv: host %s: dockerd at %s never answered: %v\n%s", h.Name, h.Socket, last, tail(log, 2000))

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator"
+)
+
+func init() {
+	register(command{name: "hostprobe", summary: "answer the orchestrator's questions about this host (run in its containers)", run: runHostProbe, hidden: true})
+}
+
+func runHostProbe(args []string, stdout, stderr io.Writer) int {
+	var req orchestrator.ProbeRequest
+	fs := flag.NewFlagSet("hostprobe", flag.ContinueOnError)
+	fs.IntVar(&req.PID, "pid", 0, "print read_bytes of /proc/`pid`/io and the placement in its status")
+	fs.StringVar(&req.Wipe, "wipe", "", "empty this `directory`")
+	fs.StringVar(&req.Addr, "addr", "", "send --resp to the RESP server at `host:port`")
+	resp := fs.String("resp", "", "with --addr: the `command` to send, words separated by spaces (PING, DBSIZE, INFO store)")
+	fs.StringVar(&req.Auth, "auth", "", "with --addr: the server's `password`")
+	fs.BoolVar(&req.Prove, "prove", false, "with --addr and --pid: prove that pid owns the listening socket of --addr")
+	fs.BoolVar(&req.Witness, "witness", false, "with --addr: read DBSIZE, INFO store and INFO server")
+	sample := fs.String("sample", "", "with --addr: the sampled GET check of a load of `dbsize,keylength,valuelength`")
+	fs.StringVar(&req.DataDisks, "data-disks", "", "print the physical disks below this `directory`")
+	disks := fs.String("diskstats", "", "print the summed /proc/diskstats counters of these comma-separated `disks`")
+	fs.BoolVar(&req.Addrs, "addrs", false, "print this host's global unicast addresses")
+	fs.StringVar(&req.RouteTo, "route-to", "", "print this host's source address towards this `IP`")
+	fs.StringVar(&req.FreeOn, "free-port-on", "", "print a TCP port free on this `address`")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: tierbench hostprobe [flags]
+
+hostprobe is what tierbench run executes inside its containers on each
+host it drives through a Docker engine, so that a remote server's
+/proc/<pid>/io and placement, the host's addresses and its data dir are
+read where they are. It prints one JSON document.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
+		return status
+	}
+	req.Command = strings.Fields(*resp)
+	if *disks != "" {
+		req.DiskStats = strings.Split(*disks, ",")
+	}
+	if *sample != "" {
+		var s orchestrator.SampleRequest
+		if _, err := fmt.Sscanf(*sample, "%d,%d,%d", &s.DBSize, &s.KeyLength, &s.ValueLength); err != nil {
+			fmt.Fprintf(stderr, "tierbench hostprobe: --sample %q: want dbsize,keylength,valuelength\n", *sample)
+			return 2
+		}
+		req.Sample = &s
+	}
+	if err := orchestrator.Probe(context.Background(), req, stdout); err != nil {
+		fmt.Fprintf(stderr, "tierbench hostprobe: %v\n", err)
+		return 1
+	}
+	return 0
+}

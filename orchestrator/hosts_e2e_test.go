@@ -1,0 +1,238 @@
+package orchestrator
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+// hostArgs is tinyArgs for one libaio row across the test hosts.
+func hostArgs(t *testing.T, server *testenv.Host, clients []*testenv.Host, threads string, cellSeconds string) (args []string, data, out string) {
+	base := testenv.MustDiskDir(t)
+	data, out = filepath.Join(base, "data"), filepath.Join(base, "out")
+	args = tinyArgs(t, data, out)
+	var eps []string
+	for _, c := range clients {
+		eps = append(eps, c.Name+"="+c.Socket)
+	}
+	args = append(args, "--backends", "libaio", "--threads", threads, "--cell-seconds", cellSeconds,
+		"--server-host", server.Name+"="+server.Socket, "--client-hosts", strings.Join(eps, ","))
+	return args, data, out
+}
+
+// watchContainers calls f with each new container of role on an engine
+// until ctx ends.
+func watchContainers(ctx context.Context, cli *client.Client, role string, f func(id string, name string, args []string)) {
+	seen := map[string]bool{}
+	for ctx.Err() == nil {
+		list, _ := cli.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", labelRole+"="+role))})
+		for _, c := range list {
+			if seen[c.ID] {
+				continue
+			}
+			seen[c.ID] = true
+			if in, err := cli.ContainerInspect(ctx, c.ID); err == nil {
+				f(c.ID, firstName(c.Names), in.Args)
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestRunAcrossHosts: the server on engine A, the clients on B and on A
+// (two client hosts). The table comes out; the bundle holds both hosts'
+// fingerprints and preflights, their network checks and every client's
+// JSON; each cell's ops are the sum of the clients' ops in the shared
+// window and the merged latency histogram counts every client's ops; the
+// per-run password reaches no file of the bundle; no container is left.
+func TestRunAcrossHosts(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	hosts := testenv.MustHosts(t, 2, testenv.HostsOptions{})
+	a, b := hosts[0], hosts[1]
+	args, _, out := hostArgs(t, a, []*testenv.Host{b, a}, "3,4", "1")
+
+	// The password is only ever in the server's command line: catch it.
+	ctx, stop := context.WithCancel(t.Context())
+	var mu sync.Mutex
+	var passwords []string
+	go watchContainers(ctx, a.Client(t), "server", func(_, _ string, args []string) {
+		if i := slices.Index(args, "--auth"); i >= 0 && i+1 < len(args) {
+			mu.Lock()
+			passwords = append(passwords, args[i+1])
+			mu.Unlock()
+		}
+	})
+	res := runBinary(t, bin, args...)
+	stop()
+	if res.code != 0 {
+		t.Fatalf("run across hosts: exit %d\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{"host a: preflight", "host b: preflight", "host b: link to the server", "host a: link to the server",
+		"t=4 pass 1/1 (server on host a, clients b×2 a×2)", "loading 200000 keys of 16+96 B from host b"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	plan := checkBundle(t, out, res.stdout, 1, 1)
+	if plan.Hosts == nil || plan.Hosts.Bind != a.Addr || !plan.Hosts.Auth {
+		t.Fatalf("plan hosts: got %+v, want the server bound to %s with a password", plan.Hosts, a.Addr)
+	}
+	for _, h := range []string{"a", "b"} {
+		for _, f := range []string{filePreflight, fileFingerprint, fileNetwork} {
+			if st, err := os.Stat(filepath.Join(out, dirHosts, h, f)); err != nil || st.Size() < 10 {
+				t.Errorf("hosts/%s/%s: %v, want it", h, f, err)
+			}
+		}
+	}
+
+	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	for _, want := range []string{"Across 2 hosts", "- **a** (server and client, unix://", "- **b** (client, unix://", "Link to the server: PING round trip"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, report)
+		}
+	}
+	passes, _, err := readCells(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range passes {
+		checkHostsPass(t, out, p)
+	}
+
+	f, err := os.Open(filepath.Join(out, dirHosts, fileHostsLatency))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	if !sc.Scan() {
+		t.Fatalf("no latency record")
+	}
+	var lat HostsLatencyRecord
+	if err := json.Unmarshal(sc.Bytes(), &lat); err != nil {
+		t.Fatal(err)
+	}
+	var counts int64
+	for _, c := range lat.Clients {
+		var rep benchReport
+		readJSON(out, c.JSON, &rep)
+		h, err := hdrhistogram.Decode([]byte(rep.Online.Histogram))
+		if err != nil {
+			t.Fatalf("%s: %v", c.JSON, err)
+		}
+		counts += h.TotalCount()
+	}
+	if len(lat.Clients) != 2 || lat.Count == 0 || lat.Count != counts || lat.P99us < lat.P50us {
+		t.Errorf("latency: merged count %d of %d clients, their histograms count %d; p50 %v p99 %v: want the merge of both", lat.Count, len(lat.Clients), counts, lat.P50us, lat.P99us)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(passwords) == 0 {
+		t.Fatalf("no server container with --auth seen on host a")
+	}
+	filepath.Walk(out, func(path string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return nil
+		}
+		data, _ := os.ReadFile(path)
+		for _, pw := range passwords {
+			if strings.Contains(string(data), pw) {
+				t.Errorf("%s holds the run's password", path)
+			}
+		}
+		return nil
+	})
+	for _, h := range hosts {
+		if left := labelledContainers(t, h.Client(t)); len(left) != 0 {
+			t.Errorf("host %s: containers left: %q", h.Name, left)
+		}
+	}
+}
+
+// TestRunAcrossHostsClientKilled: killing host B's client container in the
+// middle of a cell fails that cell naming host B, and the run removes
+// everything on both engines.
+func TestRunAcrossHostsClientKilled(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	hosts := testenv.MustHosts(t, 2, testenv.HostsOptions{})
+	a, b := hosts[0], hosts[1]
+	args, _, out := hostArgs(t, a, []*testenv.Host{b}, "2", "4")
+	cli := b.Client(t)
+	ctx, stop := context.WithCancel(t.Context())
+	killed := make(chan string, 1)
+	go watchContainers(ctx, cli, "client", func(id, name string, _ []string) {
+		if !strings.Contains(name, "-t2-p1-") {
+			return
+		}
+		// Into the window: 2 s of lead, then 4 s of cell.
+		time.Sleep(clientLeadTime + 1500*time.Millisecond)
+		if err := cli.ContainerKill(context.Background(), id, "KILL"); err == nil {
+			killed <- name
+		}
+	})
+	res := runBinary(t, bin, args...)
+	stop()
+	select {
+	case <-killed:
+	default:
+		t.Fatalf("the client container on host b was never killed; run exit %d\n%s", res.code, res.stderr)
+	}
+	if res.code != 1 {
+		t.Errorf("run with a killed client: exit %d, want 1", res.code)
+	}
+	for _, want := range []string{"t=2 pass 1", "host b", "exited with status 137"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	fails, err := readFailures(out)
+	if err != nil || len(fails) != 1 || !strings.Contains(fails[0].Error, "host b") {
+		t.Errorf("fail records: %+v, %v; want one naming host b", fails, err)
+	}
+	for _, h := range hosts {
+		if left := labelledContainers(t, h.Client(t)); len(left) != 0 {
+			t.Errorf("host %s: containers left: %q", h.Name, left)
+		}
+	}
+}
+
+// checkHostsPass checks one pass across hosts b, a: the split of its
+// threads, each client's JSON, and that its ops are their sum.
+func checkHostsPass(t *testing.T, out string, p PassRecord) {
+	t.Helper()
+	var sum int64
+	var threads []int
+	for _, c := range p.Clients {
+		sum += c.Ops
+		threads = append(threads, c.Threads)
+		var rep benchReport
+		readJSON(out, c.JSON, &rep)
+		if len(rep.Cells) != 1 || rep.Cells[0].Ops != c.Ops || rep.Cells[0].Window == nil || rep.Cells[0].Window.Seconds != 1 {
+			t.Errorf("client JSON %s: got %+v, want one 1 s window with %d ops", c.JSON, rep.Cells, c.Ops)
+		}
+	}
+	if want := splitThreads(p.Threads, 2); !slices.Equal(threads, want) || threads[0]+threads[1] != p.Threads {
+		t.Errorf("t=%d over hosts b, a: got threads %v, want %v", p.Threads, threads, want)
+	}
+	if p.Ops == 0 || p.Ops != sum || p.Seconds != 1 || p.OpsPerSec != float64(sum) {
+		t.Errorf("pass: ops %d over %v s at %v ops/s; the clients' ops sum to %d: want the sum over the 1 s window", p.Ops, p.Seconds, p.OpsPerSec, sum)
+	}
+	if p.ReadBytes <= 0 || p.Server.CPUs == "" {
+		t.Errorf("server evidence read on host a: read_bytes %d placement %+v, want device reads and a cpu list", p.ReadBytes, p.Server)
+	}
+}

@@ -1,0 +1,265 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/diskstats"
+)
+
+// ProbeRequest is what one `tierbench hostprobe` answers. The command runs
+// in a container on a host the orchestrator drives through its Docker
+// engine, so that every question about that host — its server's /proc,
+// its addresses, its data dir — is answered there and not on the machine
+// the orchestrator runs on. Each field set asks one question.
+type ProbeRequest struct {
+	PID     int      // /proc/<pid>/io read_bytes and /proc/<pid>/status placement
+	Wipe    string   // empty this directory
+	Addr    string   // a RESP server to send Command to
+	Auth    string   // its password
+	Command []string // e.g. PING, DBSIZE, INFO store
+	Addrs   bool     // this host's global unicast addresses
+	RouteTo string   // this host's source address towards that IP
+	FreeOn  string   // a TCP port free on this address
+	// With Addr: Prove checks that PID owns its listening socket,
+	// Witness reads its key count and INFO, Sample runs the sampled GET
+	// check of the load.
+	Prove   bool
+	Witness bool
+	Sample  *SampleRequest
+	// DataDisks names the physical disks below this directory;
+	// DiskStats samples these disks' /proc/diskstats counters.
+	DataDisks string
+	DiskStats []string
+}
+
+// SampleRequest is the dataset a sampled GET check reads.
+type SampleRequest struct {
+	DBSize                 int64
+	KeyLength, ValueLength int
+}
+
+// ProbeAnswer is hostprobe's JSON document.
+type ProbeAnswer struct {
+	ReadBytes *int64            `json:"read_bytes,omitempty"`
+	Placement *Placement        `json:"placement,omitempty"`
+	Wiped     string            `json:"wiped,omitempty"`
+	Reply     any               `json:"reply,omitempty"`
+	Addrs     []string          `json:"addrs,omitempty"`
+	Source    string            `json:"source,omitempty"`
+	FreePort  int               `json:"free_port,omitempty"`
+	Proof     *OwnerProof       `json:"proof,omitempty"`
+	Witness   *ServerWitness    `json:"witness,omitempty"`
+	Sample    *SampleCheck      `json:"sample,omitempty"`
+	CPUTicks  *uint64           `json:"cpu_ticks,omitempty"` // of --pid: utime + stime
+	DataDisks []string          `json:"data_disks,omitempty"`
+	DiskStats *diskstats.Sample `json:"diskstats,omitempty"`
+}
+
+// Probe answers req on this host and prints the answer as one JSON
+// document; the first question that cannot be answered is the error.
+func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
+	var a ProbeAnswer
+	proc := procRoot("/proc")
+	if req.Prove {
+		proof, err := proc.proveServer(ctx, req.Addr, req.PID)
+		if err != nil {
+			return err
+		}
+		a.Proof = &proof
+	}
+	if req.Witness {
+		w, err := readWitness(ctx, req.Addr, req.Auth)
+		if err != nil {
+			return err
+		}
+		a.Witness = &w
+	}
+	if req.Sample != nil {
+		s, err := runSample(ctx, req.Addr, req.Auth, Config{DBSize: req.Sample.DBSize, KeyLength: req.Sample.KeyLength, ValueLength: req.Sample.ValueLength})
+		if err != nil {
+			return err
+		}
+		a.Sample = &s
+	}
+	if req.PID > 0 && !req.Prove {
+		n, err := proc.readBytes(req.PID)
+		if err != nil {
+			return err
+		}
+		pl, err := proc.placement(req.PID)
+		if err != nil {
+			return err
+		}
+		ticks, err := proc.cpuTicks(req.PID)
+		if err != nil {
+			return err
+		}
+		a.ReadBytes, a.Placement, a.CPUTicks = &n, &pl, &ticks
+	}
+	if req.DataDisks != "" {
+		disks, err := hostcheck.DataDisks(req.DataDisks)
+		if err != nil {
+			return err
+		}
+		a.DataDisks = disks
+	}
+	if len(req.DiskStats) > 0 {
+		s, err := diskstats.Read("/", req.DiskStats)
+		if err != nil {
+			return err
+		}
+		a.DiskStats = &s
+	}
+	if req.Wipe != "" {
+		if err := wipeDir(req.Wipe); err != nil {
+			return err
+		}
+		a.Wiped = req.Wipe
+	}
+	if req.Addr == "" && (len(req.Command) > 0 || req.Prove || req.Witness || req.Sample != nil) {
+		return fmt.Errorf("orchestrator: hostprobe: --resp, --prove, --witness and --sample need --addr")
+	}
+	if req.Addr != "" && len(req.Command) > 0 {
+		v, err := probeRESP(ctx, req.Addr, req.Auth, req.Command)
+		if err != nil {
+			return err
+		}
+		a.Reply = v
+	}
+	if req.Addrs {
+		addrs, err := globalAddrs()
+		if err != nil {
+			return err
+		}
+		a.Addrs = addrs
+	}
+	if req.RouteTo != "" {
+		src, err := sourceAddr(req.RouteTo)
+		if err != nil {
+			return err
+		}
+		a.Source = src
+	}
+	if req.FreeOn != "" {
+		l, err := net.Listen("tcp", net.JoinHostPort(req.FreeOn, "0"))
+		if err != nil {
+			return fmt.Errorf("orchestrator: hostprobe: find a free port on %s: %w", req.FreeOn, err)
+		}
+		a.FreePort = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	return json.NewEncoder(stdout).Encode(a)
+}
+
+func probeRESP(ctx context.Context, addr, auth string, cmd []string) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := dialAuth(ctx, addr, auth)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.do(cmd...)
+}
+
+// globalAddrs lists the host's addresses other than loopback and
+// link-local ones, IPv4 first.
+func globalAddrs() ([]string, error) {
+	ifs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: hostprobe: list addresses: %w", err)
+	}
+	var v4, v6 []string
+	for _, a := range ifs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || !ipn.IP.IsGlobalUnicast() {
+			continue
+		}
+		if ipn.IP.To4() != nil {
+			v4 = append(v4, ipn.IP.String())
+		} else {
+			v6 = append(v6, ipn.IP.String())
+		}
+	}
+	return append(v4, v6...), nil
+}
+
+// sourceAddr is the address this host sends from towards ip: a UDP
+// "connect" picks the route and sends nothing.
+func sourceAddr(ip string) (string, error) {
+	if net.ParseIP(ip) == nil {
+		return "", fmt.Errorf("orchestrator: hostprobe: --route-to %q is not an IP address", ip)
+	}
+	c, err := net.Dial("udp", net.JoinHostPort(ip, "9"))
+	if err != nil {
+		return "", fmt.Errorf("orchestrator: hostprobe: no route to %s: %w", ip, err)
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
+}
+
+// probeArgs is the hostprobe command line for req, the inverse of the
+// flags cmd/tierbench parses.
+func probeArgs(req ProbeRequest) []string {
+	args := []string{"hostprobe"}
+	if req.PID > 0 {
+		args = append(args, "--pid", strconv.Itoa(req.PID))
+	}
+	if req.Wipe != "" {
+		args = append(args, "--wipe", req.Wipe)
+	}
+	if req.Addr != "" {
+		args = append(args, "--addr", req.Addr)
+		if req.Auth != "" {
+			args = append(args, "--auth", req.Auth)
+		}
+		if len(req.Command) > 0 {
+			args = append(args, "--resp", strings.Join(req.Command, " "))
+		}
+		if req.Prove {
+			args = append(args, "--prove")
+		}
+		if req.Witness {
+			args = append(args, "--witness")
+		}
+		if s := req.Sample; s != nil {
+			args = append(args, "--sample", fmt.Sprintf("%d,%d,%d", s.DBSize, s.KeyLength, s.ValueLength))
+		}
+	}
+	if req.Addrs {
+		args = append(args, "--addrs")
+	}
+	if req.RouteTo != "" {
+		args = append(args, "--route-to", req.RouteTo)
+	}
+	if req.FreeOn != "" {
+		args = append(args, "--free-port-on", req.FreeOn)
+	}
+	if req.DataDisks != "" {
+		args = append(args, "--data-disks", req.DataDisks)
+	}
+	if len(req.DiskStats) > 0 {
+		args = append(args, "--diskstats", strings.Join(req.DiskStats, ","))
+	}
+	return args
+}
+
+func parseProbe(out []byte) (ProbeAnswer, error) {
+	var a ProbeAnswer
+	doc, err := jsonDocument(out)
+	if err == nil {
+		err = json.Unmarshal(doc, &a)
+	}
+	if err != nil {
+		return a, fmt.Errorf("orchestrator: hostprobe output: %w: %q", err, clip(out))
+	}
+	return a, nil
+}

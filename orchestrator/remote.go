@@ -1,0 +1,285 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/tierbench/tierbench/images"
+)
+
+// hostsDriver runs the server on one host's engine and the clients on the
+// engines of the client hosts (--server-host, --client-hosts). Every
+// engine gets the image, the run's labels and its own sweep; everything a
+// run asks of a host — its server's /proc, its data dir, its addresses —
+// is answered by tierbench itself in a container there.
+type hostsDriver struct {
+	server  *dockerDriver
+	clients []*dockerDriver // in --client-hosts order; may hold server
+	engines []*dockerDriver // each engine once, server first
+}
+
+// newHostsDriver connects to every host and builds the image on each.
+func newHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, binary, runID string, warn func(string, ...any)) (*hostsDriver, error) {
+	h := &hostsDriver{}
+	byHost := map[string]*dockerDriver{}
+	connect := func(ep Endpoint) (*dockerDriver, error) {
+		if d, ok := byHost[ep.Host]; ok {
+			return d, nil
+		}
+		warn("host %s: connecting to %s, building the image\n", ep.Name, ep.display())
+		d, err := newDockerDriver(ctx, ep, binary, runID)
+		if err != nil {
+			return nil, err
+		}
+		d.warn = warn
+		byHost[ep.Host] = d
+		h.engines = append(h.engines, d)
+		return d, nil
+	}
+	var err error
+	if h.server, err = connect(server); err != nil {
+		return nil, err
+	}
+	for _, ep := range clients {
+		d, err := connect(ep)
+		if err != nil {
+			h.close(context.Background())
+			return nil, err
+		}
+		h.clients = append(h.clients, d)
+	}
+	return h, nil
+}
+
+func (h *hostsDriver) name() string           { return RuntimeDocker }
+func (h *hostsDriver) dataPath(string) string { return containerDataDir }
+
+func (h *hostsDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
+	srv, err := h.server.startServer(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("host %s: start the server: %w", h.server.ep.Name, err)
+	}
+	return srv, nil
+}
+
+func (h *hostsDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error) {
+	if s.Host < 0 || s.Host >= len(h.clients) {
+		return nil, Placement{}, fmt.Errorf("orchestrator: client host %d of %d", s.Host, len(h.clients))
+	}
+	d := h.clients[s.Host]
+	out, pl, err := d.runClient(ctx, s)
+	if err != nil {
+		err = fmt.Errorf("host %s: %w", d.ep.Name, err)
+	}
+	return out, pl, err
+}
+
+func (h *hostsDriver) preflightAt(ctx context.Context, srv serverHandle, dataDir string, args []string) ([]byte, error) {
+	out, err := h.server.preflightAt(ctx, srv, dataDir, args)
+	if err != nil {
+		err = fmt.Errorf("host %s: %w", h.server.ep.Name, err)
+	}
+	return out, err
+}
+
+// close removes every container of the run on every engine, even when
+// one of them does not answer.
+func (h *hostsDriver) close(ctx context.Context) error {
+	var errs []error
+	for _, d := range h.engines {
+		if err := d.close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("host %s: %w", d.ep.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeStale sweeps every engine; a container of another run whose owner
+// still lives is left alone.
+func (h *hostsDriver) removeStale(ctx context.Context) []string {
+	var did []string
+	for _, d := range h.engines {
+		for _, s := range d.removeStale(ctx) {
+			did = append(did, "host "+d.ep.Name+": "+s)
+		}
+	}
+	return did
+}
+
+// exec runs the binary with args inside a running container and returns
+// its stdout, stderr and exit code; err is set only when the exec itself
+// could not be done.
+func (d *dockerDriver) exec(ctx context.Context, id string, args []string) (stdout, stderr []byte, code int, err error) {
+	fail := func(err error) ([]byte, []byte, int, error) {
+		return nil, nil, 0, fmt.Errorf("orchestrator: exec %s in container %s: %w", args[0], short(id), err)
+	}
+	ex, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
+		Cmd:          append([]string{"/" + images.BinaryName}, args...),
+		AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	att, err := d.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return fail(err)
+	}
+	defer att.Close()
+	var out, errOut bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &errOut, att.Reader); err != nil {
+		return fail(err)
+	}
+	in, err := d.cli.ContainerExecInspect(ctx, ex.ID)
+	if err != nil {
+		return fail(err)
+	}
+	return out.Bytes(), errOut.Bytes(), in.ExitCode, nil
+}
+
+func short(id string) string { return id[:min(12, len(id))] }
+
+// probe runs `tierbench hostprobe` inside a running container.
+func (d *dockerDriver) probe(ctx context.Context, id string, req ProbeRequest) (ProbeAnswer, error) {
+	out, stderr, code, err := d.exec(ctx, id, probeArgs(req))
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exited %d: %s", code, bytes.TrimSpace(stderr))
+	}
+	if err != nil {
+		return ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
+	}
+	return parseProbe(out)
+}
+
+// probeOnce runs `tierbench hostprobe` in a container of its own on the
+// host network, with binds, and removes it.
+func (d *dockerDriver) probeOnce(ctx context.Context, name string, req ProbeRequest, binds []string) (ProbeAnswer, error) {
+	out, status, err := d.runOnce(ctx, "probe", name, probeArgs(req), false, binds, "")
+	if err == nil && status != 0 {
+		err = fmt.Errorf("exited %d: %s", status, clip(out))
+	}
+	if err != nil {
+		return ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
+	}
+	return parseProbe(out)
+}
+
+// runOnce runs one container to completion, returns its stdout and exit
+// status, keeps its log at logPath (if any) and removes it.
+func (d *dockerDriver) runOnce(ctx context.Context, role, name string, args []string, privileged bool, binds []string, logPath string) ([]byte, int64, error) {
+	id, err := d.create(ctx, role, name, args, "", "", privileged, binds, logPath)
+	if id != "" {
+		defer d.remove(context.Background(), id)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return d.wait(ctx, id, name, logPath)
+}
+
+// wait waits for a container to stop and returns its stdout and status.
+func (d *dockerDriver) wait(ctx context.Context, id, name, logPath string) ([]byte, int64, error) {
+	waitC, errC := d.cli.ContainerWait(ctx, id, container.WaitConditionNotRunning)
+	var status int64
+	select {
+	case w := <-waitC:
+		status = w.StatusCode
+		if w.Error != nil {
+			return nil, status, fmt.Errorf("orchestrator: %s: %s", name, w.Error.Message)
+		}
+	case err := <-errC:
+		return nil, 0, fmt.Errorf("orchestrator: wait for %s: %w", name, err)
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	stdout, err := d.saveLogs(ctx, id, logPath)
+	return stdout, status, err
+}
+
+// remoteProbe answers the runner's questions about a server through
+// hostprobe in the server's own container: RESP commands on the address
+// it listens on, and /proc/1 — the server is the container's first
+// process — for its device reads and placement.
+type remoteProbe struct {
+	d    *dockerDriver
+	id   string
+	addr string
+	auth string
+}
+
+func (p remoteProbe) do(ctx context.Context, args ...string) (any, error) {
+	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, Auth: p.auth, Command: args})
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := a.Reply.(float64); ok {
+		return int64(f), nil // JSON numbers; DBSIZE fits
+	}
+	return a.Reply, nil
+}
+
+func (p remoteProbe) evidence(ctx context.Context) (int64, Placement, error) {
+	a, err := p.d.probe(ctx, p.id, ProbeRequest{PID: 1})
+	if err != nil {
+		return 0, Placement{}, err
+	}
+	if a.ReadBytes == nil || a.Placement == nil {
+		return 0, Placement{}, fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no read_bytes or placement", p.d.ep.Name)
+	}
+	return *a.ReadBytes, *a.Placement, nil
+}
+
+func (p remoteProbe) prove(ctx context.Context) (OwnerProof, error) {
+	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, PID: 1, Prove: true})
+	if err != nil {
+		return OwnerProof{Addr: p.addr}, err
+	}
+	if a.Proof == nil {
+		return OwnerProof{Addr: p.addr}, fmt.Errorf("orchestrator: host %s: hostprobe --prove gave no proof", p.d.ep.Name)
+	}
+	return *a.Proof, nil
+}
+
+func (p remoteProbe) witness(ctx context.Context) (ServerWitness, error) {
+	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, Auth: p.auth, Witness: true})
+	if err == nil && a.Witness == nil {
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --witness gave no witness", p.d.ep.Name)
+	}
+	if err != nil {
+		return ServerWitness{}, err
+	}
+	return *a.Witness, nil
+}
+
+func (p remoteProbe) sample(ctx context.Context, cfg Config) (SampleCheck, error) {
+	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, Auth: p.auth, Sample: &SampleRequest{DBSize: cfg.DBSize, KeyLength: cfg.KeyLength, ValueLength: cfg.ValueLength}})
+	if err == nil && a.Sample == nil {
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --sample gave no result", p.d.ep.Name)
+	}
+	if err != nil {
+		return SampleCheck{}, err
+	}
+	return *a.Sample, nil
+}
+
+// waitFor retries f every 100 ms until it succeeds or timeout passes.
+func waitFor(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if last = f(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%v (last: %v)", ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
