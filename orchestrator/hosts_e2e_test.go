@@ -79,10 +79,17 @@ func TestRunAcrossHosts(t *testing.T) {
 	res := runBinary(t, bin, args...)
 	stop()
 	if res.code != 0 {
-		t.Fatalf("run across hosts: exit %d\n%s", res.code, res.stderr)
+		logs, _ := filepath.Glob(filepath.Join(out, dirLogs, "client-*"))
+		var tail []string
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			tail = append(tail, l+":\n"+clip(b))
+		}
+		t.Fatalf("run across hosts: exit %d\n%s\n%s", res.code, res.stderr, strings.Join(tail, "\n"))
 	}
 	for _, want := range []string{"host a: preflight", "host b: preflight", "host b: link to the server", "host a: link to the server",
-		"t=4 pass 1/1 (server on host a, clients b×2 a×2)", "loading 200000 keys of 16+96 B from host b"} {
+		"t=4 pass 1/1 (server on host a, clients b×2 a×2)", "loading 200000 keys of 16+96 B from host b",
+		"cleanup: host a: removed the segment files"} {
 		if !strings.Contains(res.stderr, want) {
 			t.Errorf("progress lacks %q:\n%s", want, res.stderr)
 		}

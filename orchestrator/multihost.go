@@ -794,3 +794,15 @@ func rowKeyCount(ctx context.Context, tgt rowTarget) (int64, error) {
 	}
 	return keyCount(ctx, tgt)
 }
+
+// cleanHostData empties the data dir on the server's host, in a container
+// of its own that is removed with it.
+func (r *runner) cleanHostData() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.wipeData(ctx); err != nil {
+		r.printf("cleanup: host %s: %v\n", r.hosts.server.ep.Name, err)
+		return
+	}
+	r.printf("cleanup: host %s: removed the segment files in %s (--keep-data keeps them)\n", r.hosts.server.ep.Name, filepath.Clean(r.cfg.DataDir))
+}

@@ -797,11 +797,7 @@ func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string,
 // benchSpec is the client that runs `tierbench bench --json` with extra
 // flags against the row's server, pinned as the row says.
 func (r *runner) benchSpec(row Row, tgt rowTarget, name string, extra []string) clientSpec {
-	host, port, _ := net.SplitHostPort(tgt.addr)
-	args := append([]string{"bench", "--host", host, "--port", port,
-		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
-		"--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
-		"--json"}, extra...)
+	args := append(r.benchArgs(tgt), extra...)
 	if len(tgt.nodes) > 0 {
 		args = append(args, "--cluster-bench")
 	}
@@ -847,7 +843,11 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 			return err
 		}
 	}
-	sample := r.sampleBefore(tgt.pid)
+	pid := tgt.pid
+	if _, remote := tgt.probe.(remoteProbe); remote {
+		pid = 1 // the container's first process, read there
+	}
+	sample := r.sampleBefore(pid)
 	counters, err := r.countersBefore(tgt)
 	if err != nil {
 		return err
@@ -883,7 +883,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
 	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
-	r.recordEvidence(sample, tgt.pid, &rec)
+	r.recordEvidence(sample, pid, &rec)
 	if err := r.countersAfter(&rec, tgt, counters, cell); err != nil {
 		return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
 	}

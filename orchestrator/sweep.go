@@ -51,6 +51,10 @@ func (r *runner) cleanData() {
 	if r.cfg.ServerAddr != "" || r.cfg.KeepData || r.cfg.DataDir == "" {
 		return
 	}
+	if r.hosts != nil && !r.hosts.server.ep.local() {
+		r.cleanHostData()
+		return
+	}
 	if _, err := os.Stat(r.cfg.DataDir); err != nil {
 		return
 	}
