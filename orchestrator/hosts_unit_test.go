@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -117,4 +118,50 @@ func TestLinkWarnings(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0], "host b") || !strings.Contains(got[0], "95 %") || !strings.Contains(got[0], "t=32 pass 1") {
 		t.Errorf("linkWarnings: got %q, want one warning for host b at 95 %% in t=32 pass 1", got)
 	}
+}
+
+func TestProbeArgs(t *testing.T) {
+	for _, tc := range []struct {
+		req  ProbeRequest
+		want string
+	}{
+		{ProbeRequest{PID: 1}, "hostprobe --pid 1"},
+		{ProbeRequest{Addr: "10.0.0.1:6379", Auth: "pw", Command: []string{"INFO", "store"}}, "hostprobe --addr 10.0.0.1:6379 --auth pw --resp INFO store"},
+		{ProbeRequest{Addr: "a:1", Prove: true, PID: 1}, "hostprobe --pid 1 --addr a:1 --prove"},
+		{ProbeRequest{Addr: "a:1", Sample: &SampleRequest{DBSize: 10, KeyLength: 16, ValueLength: 96}}, "hostprobe --addr a:1 --sample 10,16,96"},
+		{ProbeRequest{RouteTo: "10.0.0.2", FreeOn: "0.0.0.0", Addrs: true}, "hostprobe --addrs --route-to 10.0.0.2 --free-port-on 0.0.0.0"},
+		{ProbeRequest{DataDisks: "/data", DiskStats: []string{"vda", "vdb"}, Auth: "never without --addr"}, "hostprobe --data-disks /data --diskstats vda,vdb"},
+	} {
+		if got := strings.Join(probeArgs(tc.req), " "); got != tc.want {
+			t.Errorf("probeArgs(%+v): got %q, want %q", tc.req, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseProbe: hostprobe's output comes from a container on another
+// host; any bytes give an answer or an error, never a panic.
+func FuzzParseProbe(f *testing.F) {
+	for _, seed := range []string{
+		`{"read_bytes":33345536,"placement":{"cpus":"0-1","mems":"0"},"cpu_ticks":12}`,
+		`warning first` + "\n" + `{"witness":{"keys":5,"store":{"Log.HeadAddress":"64"},"info":{"name":"tierbench"}}}`,
+		`{"diskstats":{"Time":"2026-12-01T10:00:00Z","Devices":["vda"],"ReadsCompleted":3}}`,
+		`{"reply":7}`, `{`, ``, `null`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := parseProbe(b)
+		if err != nil {
+			return
+		}
+		// What parses survives its own encoding unchanged.
+		once, _ := json.Marshal(a)
+		again, err := parseProbe(once)
+		if err != nil {
+			t.Fatalf("re-parse of %s: %v", once, err)
+		}
+		if twice, _ := json.Marshal(again); string(twice) != string(once) {
+			t.Errorf("round trip: %s became %s", once, twice)
+		}
+	})
 }

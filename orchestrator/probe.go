@@ -209,45 +209,35 @@ func sourceAddr(ip string) (string, error) {
 // probeArgs is the hostprobe command line for req, the inverse of the
 // flags cmd/tierbench parses.
 func probeArgs(req ProbeRequest) []string {
-	args := []string{"hostprobe"}
+	var pid, sample string
 	if req.PID > 0 {
-		args = append(args, "--pid", strconv.Itoa(req.PID))
+		pid = strconv.Itoa(req.PID)
 	}
-	if req.Wipe != "" {
-		args = append(args, "--wipe", req.Wipe)
+	if s := req.Sample; s != nil {
+		sample = fmt.Sprintf("%d,%d,%d", s.DBSize, s.KeyLength, s.ValueLength)
 	}
+	auth := ""
 	if req.Addr != "" {
-		args = append(args, "--addr", req.Addr)
-		if req.Auth != "" {
-			args = append(args, "--auth", req.Auth)
-		}
-		if len(req.Command) > 0 {
-			args = append(args, "--resp", strings.Join(req.Command, " "))
-		}
-		if req.Prove {
-			args = append(args, "--prove")
-		}
-		if req.Witness {
-			args = append(args, "--witness")
-		}
-		if s := req.Sample; s != nil {
-			args = append(args, "--sample", fmt.Sprintf("%d,%d,%d", s.DBSize, s.KeyLength, s.ValueLength))
-		}
+		auth = req.Auth // a password goes only to a server
 	}
-	if req.Addrs {
-		args = append(args, "--addrs")
-	}
-	if req.RouteTo != "" {
-		args = append(args, "--route-to", req.RouteTo)
-	}
-	if req.FreeOn != "" {
-		args = append(args, "--free-port-on", req.FreeOn)
-	}
-	if req.DataDisks != "" {
-		args = append(args, "--data-disks", req.DataDisks)
-	}
-	if len(req.DiskStats) > 0 {
-		args = append(args, "--diskstats", strings.Join(req.DiskStats, ","))
+	args := []string{"hostprobe"}
+	for _, f := range []struct {
+		name, value string
+		on          bool
+	}{
+		{name: "--pid", value: pid}, {name: "--wipe", value: req.Wipe},
+		{name: "--addr", value: req.Addr}, {name: "--auth", value: auth},
+		{name: "--resp", value: strings.Join(req.Command, " ")},
+		{name: "--prove", on: req.Prove}, {name: "--witness", on: req.Witness}, {name: "--sample", value: sample},
+		{name: "--addrs", on: req.Addrs}, {name: "--route-to", value: req.RouteTo}, {name: "--free-port-on", value: req.FreeOn},
+		{name: "--data-disks", value: req.DataDisks}, {name: "--diskstats", value: strings.Join(req.DiskStats, ",")},
+	} {
+		switch {
+		case f.value != "":
+			args = append(args, f.name, f.value)
+		case f.on:
+			args = append(args, f.name)
+		}
 	}
 	return args
 }
