@@ -165,7 +165,9 @@ func (l *hlog) allocate(size uint64) (addr uint64, rec []byte, f *frame, err err
 	// Zero word 0 before the tail passes it: a log scan that loads the
 	// tail and then a zero word 0 below it knows the record is not written
 	// yet, and never mistakes a reused frame's stale bytes for a header.
-	storeWord0(page[off:], 0)
+	// A plain store: the atomic store of the tail orders it before any
+	// scan's load of the word (only the final word 0 races with scans).
+	clear(page[off : off+8])
 	l.tail.Store(t + size)
 	l.allocMu.Unlock()
 	return t, page[off : off+size : off+size], f, nil
