@@ -73,6 +73,8 @@ func aggregate(plan Plan, recs []PassRecord, fails []FailRecord, fioIOPS512 floa
 					c.Excluded = excludedMisses
 				case r.MemoryServed && c.Excluded == "":
 					c.Excluded = excludedMemoryServed
+				case scenarioExclusion(r) != "" && c.Excluded == "":
+					c.Excluded = scenarioExclusion(r)
 				case r.Unverified && c.Excluded == "":
 					c.Excluded = excludedUnverified
 				}

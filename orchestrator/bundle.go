@@ -13,7 +13,7 @@ import (
 
 // SchemaVersion is the version of results.json and of the cells.jsonl
 // lines; a reader refuses a bundle with a newer one.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Bundle file names.
 const (
@@ -45,9 +45,15 @@ type Row struct {
 	// Shards is the number of tierbench shards of a --shards row; 0 or 1
 	// is one server.
 	Shards int `json:"shards,omitempty"`
+	// Batch is the row's -b when the scenario makes it a row (scenario
+	// 3's -b 1024 and -b 256); 0 takes the run's --batch.
+	Batch int `json:"batch,omitempty"`
 }
 
 func (r Row) key() string {
+	if r.Batch > 0 {
+		return fmt.Sprintf("%s/%s/b=%d", r.Backend, r.Pin, r.Batch)
+	}
 	if r.Shards > 1 {
 		return fmt.Sprintf("%s/%s/shards=%d", r.Backend, r.Pin, r.Shards)
 	}
@@ -84,6 +90,14 @@ type PassRecord struct {
 	TooManyMiss  bool    `json:"too_many_misses,omitempty"`
 	MemoryServed bool    `json:"memory_served,omitempty"`
 	Unverified   bool    `json:"device_reads_unverified,omitempty"`
+	// DeviceReads is the change of the server's INFO store
+	// Device.CompletedReads over the phase (scenario 3's evidence).
+	DeviceReads       int64   `json:"device_reads,omitempty"`
+	DeviceReadsPerGet float64 `json:"device_reads_per_get,omitempty"`
+	// DeviceRead marks a memory-bound pass that read ≥ 1 % of a sector per
+	// GET; NoDeviceReads a localmemory pass under 0.9 device reads per GET.
+	DeviceRead    bool `json:"device_read,omitempty"`
+	NoDeviceReads bool `json:"no_device_reads,omitempty"`
 
 	// CPUMicrosPerOp is the server's CPU over the phase (PassEvidence,
 	// summed over a cluster's nodes) plus the client's, per GET answered.
@@ -159,7 +173,9 @@ type Plan struct {
 // Results is results.json: the plan, the load evidence and each cell's
 // median with its spread.
 type Results struct {
-	Schema   int          `json:"schema_version"`
+	Schema int `json:"schema_version"`
+	// Scenario is the reference's server set-up measured (scenario.go).
+	Scenario string       `json:"scenario,omitempty"`
 	Plan     Plan         `json:"plan"`
 	Finished time.Time    `json:"finished"`
 	Loads    []LoadRecord `json:"loads"`

@@ -42,6 +42,9 @@ const (
 // (--passes 0), never replaced by the profile's value.
 type Config struct {
 	Profile string // quick | reference (default quick)
+	// Scenario is storage (the default), memory, localmemory or all
+	// (scenario.go): which of the reference's server set-ups runs.
+	Scenario string
 
 	DBSize      int64 // keys loaded and read (--dbsize)
 	KeyLength   int   // bytes per key (--keylength)
@@ -148,7 +151,10 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	if c.Profile == "" {
 		c.Profile = ProfileQuick
 	}
-	p, ok := profiles[c.Profile]
+	if err := c.resolveScenario(); err != nil {
+		return c, err
+	}
+	p, ok := profileFor(c.scenario(), c.Profile)
 	if !ok {
 		return c, fmt.Errorf("%w: unknown --profile %q (want quick or reference)", ErrConfig, c.Profile)
 	}
@@ -334,7 +340,7 @@ func (c Config) validate() error {
 // validateOwnServer checks the flags of the tiered server a run starts.
 func (c Config) validateOwnServer(bad func(string, ...any)) {
 	for _, b := range c.Backends {
-		if b != "libaio" && b != "uring" {
+		if b != "libaio" && b != "uring" && !(c.scenario() != ScenarioStorage && b == c.scenario()) {
 			bad("--backends: unknown backend %q (want libaio, uring)", b)
 		}
 	}
@@ -349,7 +355,7 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 			bad("server size: %v", err)
 		}
 	}
-	if err1 == nil && !c.Force {
+	if err1 == nil && !c.Force && c.scenario() != ScenarioMemory {
 		data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
 		if n := c.maxShards(); n > 1 && data/int64(n) < minDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s split over --shards %d is %s a shard, less than %d × --memory %s: each shard's reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway)",

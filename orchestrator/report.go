@@ -31,6 +31,10 @@ func Report(_ context.Context, cfg ReportConfig, stdout io.Writer) error {
 	if cfg.Verify {
 		return verifyBundle(cfg.Dir, stdout)
 	}
+	render := render
+	if _, err := os.Stat(filepath.Join(cfg.Dir, fileScenarios)); err == nil {
+		render = renderAll
+	}
 	table, err := render(cfg.Dir)
 	if err != nil {
 		return err
@@ -95,7 +99,7 @@ func derive(dir string) (res Results, pre preflightOutput, preRaw []byte, err er
 	if !ceilingApplies(plan.Config) {
 		fio = 0 // a disk the external server may never touch bounds nothing
 	}
-	res = Results{Schema: SchemaVersion, Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
+	res = Results{Schema: SchemaVersion, Scenario: plan.Config.scenario(), Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
 		Cells: aggregate(plan, passes, fails, fio), FioIOPS512: fio, passes: passes}
 	if res.Ceilings, err = readCeilings(dir); err != nil {
 		return res, pre, nil, err

@@ -51,8 +51,14 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if cfg.Silent {
 		stderr = io.Discard
 	}
+	if cfg.Scenario == ScenarioAll {
+		return runAll(ctx, cfg, stdout, stderr)
+	}
 	r := &runner{stderr: stderr, proc: "/proc", diskRoot: "/"}
 	if err := r.setup(cfg); err != nil {
+		return err
+	}
+	if err := r.cfg.checkFreeMemory("/proc/meminfo"); err != nil {
 		return err
 	}
 	// An external server is proven before anything is created or started:
@@ -290,7 +296,7 @@ func (r *runner) setup(cfg Config) error {
 		if err != nil {
 			return err
 		}
-		r.plan.Rows = r.expandShards(rows)
+		r.plan.Rows = r.cfg.scenarioRows(r.expandShards(rows))
 	}
 	if slices.Contains(r.cfg.Pins, PinPinned) && r.cfg.ServerAddr == "" {
 		p, err := r.topo.pinned()
@@ -607,6 +613,9 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 // serverArgs are the flags of one tiered server of row on port, its log
 // under dataDir.
 func (r *runner) serverArgs(row Row, port int, dataDir string) []string {
+	if isScenarioRow(row) {
+		return r.scenarioServerArgs(row, port)
+	}
 	return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(),
 		"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
 		"--storage-tier", "--logdir", r.drv.dataPath(dataDir),
@@ -779,7 +788,7 @@ func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string,
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	out, err := r.runBench(pctx, row, tgt, name, []string{"-s", "--op", "GET", "-t", strconv.Itoa(threads),
-		"-b", strconv.Itoa(r.cfg.Batch), "--runtime", strconv.Itoa(seconds)}, &pl)
+		"-b", strconv.Itoa(r.batchOf(row)), "--runtime", strconv.Itoa(seconds)}, &pl)
 	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
 		return benchCell{}, pl, fmt.Errorf("orchestrator: the %d s GET phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
 	}
@@ -835,7 +844,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	start := time.Now()
 	defer func() { r.cellTime += time.Since(start) }()
 
-	rec := PassRecord{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.cfg.Batch, ReadBytes: -1}
+	rec := PassRecord{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.batchOf(row), ReadBytes: -1}
 	var before int64
 	var err error
 	if tgt.counted {
@@ -849,6 +858,10 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	}
 	sample := r.sampleBefore(pid)
 	counters, err := r.countersBefore(tgt)
+	if err != nil {
+		return err
+	}
+	devBefore, err := r.deviceReads(ctx, row, tgt)
 	if err != nil {
 		return err
 	}
@@ -872,6 +885,13 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 		}
 	}
 	rec.Client, rec.Clients = clientPl, cell.Clients
+	if devBefore >= 0 {
+		devAfter, err := r.deviceReads(ctx, row, tgt)
+		if err != nil {
+			return err
+		}
+		rec.DeviceReads = devAfter - devBefore
+	}
 	for _, check := range []struct {
 		role string
 		pl   Placement
@@ -903,6 +923,13 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 		note = fmt.Sprintf("  [misses %s, %s: kept out of the table]", formatPercentBeside(rec.MissRatio, r.cfg.MaxMissRatio), limit)
 	case rec.MemoryServed:
 		note = fmt.Sprintf("  [%.0f device bytes per GET: memory-served, kept out of the table]", rec.ReadBytesPerGet)
+	case rec.DeviceRead:
+		note = fmt.Sprintf("  [%.1f device bytes per GET: not memory-bound, kept out of the table]", rec.ReadBytesPerGet)
+	case rec.NoDeviceReads:
+		note = fmt.Sprintf("  [%.2f device reads per GET: reads missed the device, kept out of the table]", rec.DeviceReadsPerGet)
+	}
+	if row.Backend == ScenarioLocalMemory {
+		note = fmt.Sprintf(", %.2f device reads per GET (INFO store)", rec.DeviceReadsPerGet) + note
 	}
 	r.printf("  %s ops/s, %.0f device bytes per GET%s%s\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, evidenceLine(rec), note)
 	return nil
@@ -919,6 +946,10 @@ func judgePass(rec *PassRecord, maxMiss float64) {
 		rec.MissRatio = float64(rec.Misses+rec.Errors) / float64(answered)
 	}
 	rec.TooManyMiss = rec.MissRatio > maxMiss || rec.Ops == 0
+	if isScenarioRow(rec.Row) {
+		judgeScenario(rec)
+		return
+	}
 	if rec.ReadBytes < 0 {
 		rec.Unverified = true
 		return

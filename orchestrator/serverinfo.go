@@ -11,6 +11,9 @@ import (
 // lives (--data or DATA). Without that, the report says there is no ceiling
 // rather than divide by a disk the server may never touch.
 func ceilingApplies(cfg Config) bool {
+	if cfg.scenario() == ScenarioMemory || cfg.scenario() == ScenarioLocalMemory {
+		return false // no disk under the store: nothing to divide by
+	}
 	return cfg.ServerAddr == "" || cfg.given("data")
 }
 

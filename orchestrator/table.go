@@ -14,11 +14,13 @@ import (
 // Marks written in place of an excluded cell; the notes under the table
 // explain them.
 var excludedMark = map[string]string{
-	excludedMisses:       "misses*",
-	excludedMemoryServed: "mem-served*",
-	excludedUnverified:   "unverified*",
-	excludedFailed:       "failed*",
-	excludedRefused:      "refused*",
+	excludedMisses:        "misses*",
+	excludedMemoryServed:  "mem-served*",
+	excludedUnverified:    "unverified*",
+	excludedFailed:        "failed*",
+	excludedRefused:       "refused*",
+	excludedDeviceRead:    "device-read*",
+	excludedNoDeviceReads: "no-device-reads*",
 }
 
 // renderTable writes the reference layout
@@ -83,6 +85,7 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 	if seen[excludedFailed] {
 		notes = append(notes, "failed*: the row failed before all its passes were measured (report.md and cells.jsonl say why); --resume retries it.")
 	}
+	notes = append(notes, scenarioNotes(seen)...)
 	out := buf.String()
 	if len(notes) > 0 {
 		out += "\n" + strings.Join(notes, "\n") + "\n"

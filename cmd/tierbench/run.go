@@ -23,6 +23,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	var threads, backends, pins, shards, serverPIDs string
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&cfg.Profile, "profile", "quick", "quick (minutes on a small host, dataset ≥ 20 × --memory) or reference (the Garnet seed: 100 M keys, 12 s cells, 3 passes)")
+	fs.StringVar(&cfg.Scenario, "scenario", "storage", "the reference's server set-up: storage (scenario 2, the tiered server on the native device: the backend × pin matrix), memory (scenario 1, the untiered server, t=1…32, each cell must read < 1 % of a sector per GET), localmemory (scenario 3, the tiered server on the in-RAM device, -b 1024 and -b 256 rows, ≥ 0.9 device reads per GET from INFO store), or all (the three in sequence, one bundle with a section and table each)")
 	fs.Int64Var(&cfg.DBSize, "dbsize", 0, "keys to load and read (default from the profile: quick 2700000, reference 100000000)")
 	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key bytes (default 16)")
 	fs.IntVar(&cfg.ValueLength, "valuelength", 0, "value bytes (default 96)")
@@ -84,6 +85,7 @@ flag given explicitly means what it says: --warmup-seconds 0 is no warm-up,
 
 Examples:
   tierbench run --profile quick --data /var/tmp/tierbench-data
+  tierbench run --scenario all --profile quick (the seed's three scenarios, one table each)
   tierbench run --profile reference --data /mnt/nvme/tierbench --runtime docker
   tierbench run --server-addr 127.0.0.1:6379 --server-pid 1234 --dbsize 1000000 --skip-load
   tierbench run --profile quick --backends uring --pin none --shards 1,2 --data /mnt/a,/mnt/b

@@ -1,0 +1,387 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scenarios of the reference, told apart by where reads land.
+const (
+	// ScenarioStorage is scenario 2: the tiered server on the native
+	// device, reads hit the disk (the backend × pin matrix).
+	ScenarioStorage = "storage"
+	// ScenarioMemory is scenario 1: the untiered server, the dataset in
+	// RAM; a cell must read (almost) nothing from the device.
+	ScenarioMemory = "memory"
+	// ScenarioLocalMemory is scenario 3: the tiered server on the
+	// syscall-free localmemory device; every GET is a device read that
+	// /proc io cannot see, so the server's own counter is the evidence.
+	ScenarioLocalMemory = "localmemory"
+	// ScenarioAll runs the three in sequence into one bundle.
+	ScenarioAll = "all"
+)
+
+// Scenarios lists the --scenario names in the order "all" runs them.
+var Scenarios = []string{ScenarioMemory, ScenarioStorage, ScenarioLocalMemory}
+
+// scenarioTitle is the section heading of each scenario, the reference's.
+var scenarioTitle = map[string]string{
+	ScenarioMemory:      "1. Memory-bound — data in RAM",
+	ScenarioStorage:     "2. NVMe storage-bound — reads hit real disk",
+	ScenarioLocalMemory: "3. Memory-device-bound — reads hit the in-RAM device",
+}
+
+// Thresholds of the scenarios' device-hit checks.
+const (
+	// maxMemorySectorShare: a memory-bound cell reads less than this share
+	// of a sector per GET from the device (scenario 1's inverted check).
+	maxMemorySectorShare = 0.01
+	// minDeviceReadsPerGet: a localmemory cell's server counts at least
+	// this many device reads per GET (INFO store Device.CompletedReads).
+	minDeviceReadsPerGet = 0.9
+)
+
+// Reasons a scenario keeps a cell out of the table.
+const (
+	excludedDeviceRead    = "device-read"
+	excludedNoDeviceReads = "no-device-reads"
+)
+
+// scenarioProfiles holds the memory and localmemory scenarios' shapes
+// (the storage scenario's are profiles). Sizes the untiered server does
+// not use are kept valid so the shared validation holds.
+var scenarioProfiles = map[string]map[string]Config{
+	ScenarioMemory: {
+		ProfileReference: {
+			DBSize: 16_777_216, KeyLength: 16, ValueLength: 100,
+			Threads: []int{1, 2, 4, 8, 16, 32}, Batch: 1024, CellSeconds: 12, Passes: 3,
+			Memory: "16m", Page: "4m", Segment: "1g", Index: "2g",
+			LoadThreads: 32, LoadBatch: 4096,
+		},
+		ProfileQuick: {
+			DBSize: 500_000, KeyLength: 16, ValueLength: 100,
+			Threads: []int{1, 2, 4, 8, 16, 32}, Batch: 1024, CellSeconds: 1, Passes: 1,
+			Memory: "16m", Page: "4m", Segment: "1g", Index: "64m",
+			LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
+		},
+	},
+	ScenarioLocalMemory: {
+		ProfileReference: {
+			DBSize: 10_000_000, KeyLength: 16, ValueLength: 100,
+			Threads: []int{1, 2, 4, 8, 16}, Batch: 1024, CellSeconds: 12, Passes: 3,
+			Memory: "16m", Page: "4m", Segment: "1g", Index: "2g",
+			LoadThreads: 32, LoadBatch: 4096,
+		},
+		ProfileQuick: {
+			DBSize: 700_000, KeyLength: 16, ValueLength: 100,
+			Threads: []int{1, 2, 4, 8, 16}, Batch: 1024, CellSeconds: 1, Passes: 1,
+			Memory: "4m", Page: "1m", Segment: "1g", Index: "64m",
+			LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
+		},
+	},
+}
+
+// localMemoryBatches are scenario 3's rows: -b 1024 and -b 256.
+var localMemoryBatches = []int{1024, 256}
+
+// profileFor returns the defaults of a scenario's profile.
+func profileFor(scenario, profile string) (Config, bool) {
+	if m, ok := scenarioProfiles[scenario]; ok {
+		p, ok := m[profile]
+		return p, ok
+	}
+	p, ok := profiles[profile]
+	return p, ok
+}
+
+// scenario is the run's scenario, storage when none was named.
+func (c Config) scenario() string { return cmp.Or(c.Scenario, ScenarioStorage) }
+
+// resolveScenario checks --scenario and sets the backend dimension of
+// the scenarios that have none.
+func (c *Config) resolveScenario() error {
+	s := c.scenario()
+	if !slices.Contains(Scenarios, s) && s != ScenarioAll {
+		return fmt.Errorf("%w: unknown --scenario %q (want %s or %s)", ErrConfig, s, strings.Join(Scenarios, ", "), ScenarioAll)
+	}
+	if s == ScenarioStorage || s == ScenarioAll {
+		return nil
+	}
+	if c.ServerAddr != "" {
+		return fmt.Errorf("%w: --scenario %s starts its own server; --server-addr measures the server given (scenario storage)", ErrConfig, s)
+	}
+	if c.given("backends") || len(c.Backends) > 0 && !slices.Equal(c.Backends, []string{s}) {
+		return fmt.Errorf("%w: --backends applies to --scenario storage; --scenario %s has one server set-up", ErrConfig, s)
+	}
+	if c.given("shards") || len(c.Shards) > 0 {
+		return fmt.Errorf("%w: --shards applies to --scenario storage", ErrConfig)
+	}
+	c.Backends = []string{s}
+	if s == ScenarioLocalMemory && len(c.Pins) == 0 {
+		c.Pins = []string{PinNone}
+	}
+	return nil
+}
+
+// scenarioRows expands scenario 3's rows over its batch sizes; other
+// scenarios keep the rows as planned.
+func (c Config) scenarioRows(rows []Row) []Row {
+	if c.scenario() != ScenarioLocalMemory {
+		return rows
+	}
+	batches := localMemoryBatches
+	if c.given("batch") {
+		batches = []int{c.Batch}
+	}
+	var out []Row
+	for _, row := range rows {
+		for _, b := range batches {
+			r := row
+			r.Batch = b
+			r.Label = fmt.Sprintf("-b %d, %s", b, row.Label)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// batchOf is the -b of a row's GET phases.
+func (r *runner) batchOf(row Row) int { return cmp.Or(row.Batch, r.cfg.Batch) }
+
+// scenarioServerArgs are the server flags of a memory or localmemory row.
+func (r *runner) scenarioServerArgs(row Row, port int) []string {
+	args := []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(), "--index", r.cfg.Index}
+	if row.Backend == ScenarioMemory {
+		return args // the default, untiered server
+	}
+	return append(args, "--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment,
+		"--storage-tier", "--device-type", "localmemory",
+		"--device-completion-threads", "4", "--device-throttle-limit", "512")
+}
+
+// judgeScenario marks a memory or localmemory pass: scenario 1's cell
+// must read less than 1 % of a sector per GET from the device, scenario
+// 3's server must count ≥ 0.9 device reads per GET.
+func judgeScenario(rec *PassRecord) {
+	switch rec.Row.Backend {
+	case ScenarioMemory:
+		if rec.ReadBytes < 0 {
+			rec.Unverified = true
+			return
+		}
+		if rec.Ops > 0 {
+			rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(rec.Ops)
+		}
+		rec.DeviceRead = rec.ReadBytesPerGet >= maxMemorySectorShare*sectorBytes
+	case ScenarioLocalMemory:
+		if rec.DeviceReads < 0 {
+			rec.Unverified = true
+			return
+		}
+		if rec.Ops > 0 {
+			rec.DeviceReadsPerGet = float64(rec.DeviceReads) / float64(rec.Ops)
+			rec.ReadBytesPerGet = float64(max(rec.ReadBytes, 0)) / float64(rec.Ops)
+		}
+		rec.NoDeviceReads = rec.DeviceReadsPerGet < minDeviceReadsPerGet
+	}
+}
+
+// isScenarioRow says whether a row is judged by judgeScenario.
+func isScenarioRow(row Row) bool {
+	return row.Backend == ScenarioMemory || row.Backend == ScenarioLocalMemory
+}
+
+// scenarioExclusion is the reason a scenario pass keeps its cell out.
+func scenarioExclusion(rec PassRecord) string {
+	switch {
+	case rec.DeviceRead:
+		return excludedDeviceRead
+	case rec.NoDeviceReads:
+		return excludedNoDeviceReads
+	}
+	return ""
+}
+
+// scenarioNotes explains the scenario marks under a table.
+func scenarioNotes(seen map[string]bool) []string {
+	var notes []string
+	if seen[excludedDeviceRead] {
+		notes = append(notes, fmt.Sprintf("device-read*: the memory-bound server read %.0f B or more (%.0f %% of a %d B sector) from its device per GET: the data was not all in RAM, and the cell is kept out of the table.", maxMemorySectorShare*sectorBytes, 100*maxMemorySectorShare, sectorBytes))
+	}
+	if seen[excludedNoDeviceReads] {
+		notes = append(notes, fmt.Sprintf("no-device-reads*: the server's INFO store counted fewer than %.1f device reads per GET: reads did not reach the localmemory device, and the cell is kept out of the table.", minDeviceReadsPerGet))
+	}
+	return notes
+}
+
+// deviceReads reads the server's Device.CompletedReads from INFO store;
+// -1 when the row is not scenario 3's.
+func (r *runner) deviceReads(ctx context.Context, row Row, tgt rowTarget) (int64, error) {
+	if row.Backend != ScenarioLocalMemory {
+		return -1, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := dialRESP(ctx, tgt.addr)
+	if err != nil {
+		return -1, fmt.Errorf("orchestrator: INFO store of %s: %w", tgt.addr, err)
+	}
+	defer c.Close()
+	info, err := c.info("store")
+	if err != nil {
+		return -1, fmt.Errorf("orchestrator: INFO store of %s: %w", tgt.addr, err)
+	}
+	return parseDeviceReads(info)
+}
+
+// parseDeviceReads takes Device.CompletedReads from INFO store's fields.
+func parseDeviceReads(info map[string]string) (int64, error) {
+	v, ok := info["Device.CompletedReads"]
+	if !ok {
+		return -1, fmt.Errorf("orchestrator: INFO store has no Device.CompletedReads: the server is not tiered")
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return -1, fmt.Errorf("orchestrator: INFO store Device.CompletedReads %q is not a count", v)
+	}
+	return n, nil
+}
+
+// checkFreeMemory refuses, before anything is loaded, a memory or
+// localmemory dataset larger than the host's available memory.
+func (c Config) checkFreeMemory(meminfoPath string) error {
+	if c.scenario() != ScenarioMemory && c.scenario() != ScenarioLocalMemory || c.Force {
+		return nil
+	}
+	data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
+	b, err := os.ReadFile(meminfoPath)
+	if err != nil {
+		return fmt.Errorf("orchestrator: read %s for the free-memory check: %w", meminfoPath, err)
+	}
+	avail, err := memAvailable(b)
+	if err != nil {
+		return fmt.Errorf("orchestrator: %s: %w", meminfoPath, err)
+	}
+	if data > avail {
+		return fmt.Errorf("%w: --scenario %s keeps the dataset in RAM: %d keys × %d B = %s is larger than the %s of memory available; lower --dbsize (--force measures anyway)",
+			ErrConfig, c.scenario(), c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), humanBytes(avail))
+	}
+	return nil
+}
+
+// memAvailable parses /proc/meminfo's MemAvailable line into bytes.
+func memAvailable(meminfo []byte) (int64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(meminfo))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil || kb < 0 {
+				return 0, fmt.Errorf("MemAvailable %q is not a size in kB", f[1])
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no MemAvailable line")
+}
+
+// runAll runs every scenario in sequence, each into its own section of
+// one bundle (a sub-bundle per scenario under cfg.OutDir), and prints one
+// table per scenario under the reference's heading.
+func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]byte) (int, error) }) error {
+	if cfg.Resume != "" {
+		return fmt.Errorf("%w: --resume completes one scenario's bundle: give its directory (%s/<scenario>)", ErrConfig, cfg.Resume)
+	}
+	for _, s := range Scenarios {
+		c := cfg
+		c.Scenario = s
+		if _, err := c.resolve(func(string) string { return "" }); err != nil {
+			return fmt.Errorf("scenario %s: %w", s, err)
+		}
+	}
+	out := cmp.Or(cfg.OutDir, filepath.Join("results", newRunID()))
+	var errs []error
+	index := scenarioIndex{Schema: SchemaVersion, Scenario: ScenarioAll}
+	for _, s := range Scenarios {
+		c := cfg
+		c.Scenario = s
+		c.OutDir = filepath.Join(out, s)
+		var table bytes.Buffer
+		fmt.Fprintf(stderr, "== scenario %s\n", scenarioTitle[s])
+		err := Run(ctx, c, &table, stderr)
+		fmt.Fprintf(stdout, "## %s\n\n%s\n", scenarioTitle[s], table.String())
+		index.Scenarios = append(index.Scenarios, scenarioEntry{Scenario: s, Dir: s, Error: errString(err)})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("scenario %s: %w", s, err))
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	if err := writeJSON(out, fileScenarios, index); err != nil {
+		errs = append(errs, err)
+	}
+	return joinScenarioErrors(errs)
+}
+
+// fileScenarios indexes the per-scenario bundles of a --scenario all run.
+const fileScenarios = "scenarios.json"
+
+type scenarioIndex struct {
+	Schema    int             `json:"schema_version"`
+	Scenario  string          `json:"scenario"`
+	Scenarios []scenarioEntry `json:"scenarios"`
+}
+
+type scenarioEntry struct {
+	Scenario string `json:"scenario"`
+	Dir      string `json:"dir"`
+	Error    string `json:"error,omitempty"`
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// joinScenarioErrors keeps the most severe error first so ExitCode maps
+// the whole run by it.
+func joinScenarioErrors(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(errs, func(a, b error) int { return ExitCode(b) - ExitCode(a) })
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return fmt.Errorf("%w (and %d more scenarios failed: %v)", errs[0], len(errs)-1, errs[1:])
+}
+
+// renderAll renders every scenario bundle of a --scenario all bundle and
+// returns the tables under their headings.
+func renderAll(dir string) (string, error) {
+	var index scenarioIndex
+	if err := readJSON(dir, fileScenarios, &index); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range index.Scenarios {
+		table, err := render(filepath.Join(dir, e.Dir))
+		if err != nil {
+			return "", fmt.Errorf("scenario %s: %w", e.Scenario, err)
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s\n", scenarioTitle[e.Scenario], table)
+	}
+	return b.String(), nil
+}
