@@ -1,0 +1,131 @@
+package orchestrator
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+// These tests run each scenario through the real binary at a tiny size:
+// real untiered and tiered servers, 1 s cells.
+
+// scenarioArgs runs scenario s with two thread counts and 1 s cells.
+func scenarioArgs(base, s string, extra ...string) []string {
+	return append([]string{"run", "--scenario", s, "--dbsize", "200000", "--memory", "1m", "--page", "64k", "--segment", "16m", "--index", "16m",
+		"--threads", "1,2", "--cell-seconds", "1", "--passes", "1", "--warmup-seconds", "0", "--load-threads", "4", "--no-fio",
+		"--runtime", "process", "--pin", "none", "--data", filepath.Join(base, "data"), "--out", filepath.Join(base, "out"), "--state-dir", filepath.Join(base, "state")}, extra...)
+}
+
+func TestRunScenarioMemory(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	r := runBinary(t, bin, scenarioArgs(base, ScenarioMemory)...)
+	if r.code != 0 {
+		t.Fatalf("--scenario memory: exit %d, want 0:\n%s", r.code, r.stderr)
+	}
+	if !strings.HasPrefix(r.stdout, "| backend | NUMA   | t=1 ") || !strings.Contains(r.stdout, "| Memory ") || strings.Contains(r.stdout, "*") {
+		t.Errorf("table: got\n%s\nwant the t=1 … header and a Memory row with every cell shown", r.stdout)
+	}
+	out := filepath.Join(base, "out")
+	recs, loads, _ := readCells(out)
+	if len(recs) != 2 || len(loads) != 1 || loads[0].Acknowledged != 200000 || loads[0].ServerKeys != 200000 {
+		t.Fatalf("cells.jsonl: got %d passes and loads %+v, want 2 and one exact load of 200000", len(recs), loads)
+	}
+	for _, rec := range recs {
+		if rec.ReadBytes < 0 || rec.ReadBytesPerGet >= maxMemorySectorShare*sectorBytes || rec.Batch != 1024 {
+			t.Errorf("pass t=%d: %d device bytes (%.2f per GET), -b %d; want under 1 %% of a sector per GET at the seed's -b 1024", rec.Threads, rec.ReadBytes, rec.ReadBytesPerGet, rec.Batch)
+		}
+	}
+	var res Results
+	readJSON(out, fileResults, &res)
+	if res.Scenario != ScenarioMemory || res.Schema != SchemaVersion {
+		t.Errorf("results.json: scenario %q schema %d, want %q %d", res.Scenario, res.Schema, ScenarioMemory, SchemaVersion)
+	}
+	assertNoProcesses(t, bin)
+}
+
+func TestRunScenarioLocalMemory(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	r := runBinary(t, bin, scenarioArgs(base, ScenarioLocalMemory)...)
+	if r.code != 0 {
+		t.Fatalf("--scenario localmemory: exit %d, want 0:\n%s", r.code, r.stderr)
+	}
+	for _, row := range []string{"| Localmemory | -b 1024, no pin |", "| Localmemory | -b 256, no pin  |"} {
+		if !strings.Contains(r.stdout, row) {
+			t.Errorf("table: got\n%s\nwant the row %q", r.stdout, row)
+		}
+	}
+	recs, _, _ := readCells(filepath.Join(base, "out"))
+	if len(recs) != 4 {
+		t.Fatalf("cells.jsonl: got %d passes, want 2 rows × 2 thread counts", len(recs))
+	}
+	batches := map[int]bool{}
+	for _, rec := range recs {
+		batches[rec.Batch] = true
+		if rec.DeviceReadsPerGet < minDeviceReadsPerGet || rec.NoDeviceReads || rec.DeviceRead {
+			t.Errorf("pass %s t=%d: %.2f device reads per GET from INFO store, %d bytes through the kernel; want ≥ %.1f and none", rec.Row.key(), rec.Threads, rec.DeviceReadsPerGet, rec.ReadBytes, minDeviceReadsPerGet)
+		}
+	}
+	if !batches[1024] || !batches[256] {
+		t.Errorf("passes ran at -b %v, want 1024 and 256", batches)
+	}
+	assertNoProcesses(t, bin)
+}
+
+// TestRunScenarioChecksCatchTheWrongServer points scenarios 1 and 3 at a
+// tiered server on the native device: scenario 1's inverted check sees it
+// read a sector per GET, scenario 3's sees its reads go through the kernel.
+func TestRunScenarioChecksCatchTheWrongServer(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	_, addr, port := startTieredServer(t, bin, filepath.Join(base, "srv"))
+	loadKeys(t, bin, port, 200000)
+	for _, tc := range []struct{ scenario, mark string }{
+		{ScenarioMemory, "device-read*"},
+		{ScenarioLocalMemory, "device-read*"},
+	} {
+		r := runBinary(t, bin, externalArgs(base, tc.scenario, addr, "--scenario", tc.scenario, "--dbsize", "200000", "--skip-load")...)
+		if r.code != ExitNothing {
+			t.Errorf("--scenario %s on a native tiered server: exit %d, want %d:\n%s", tc.scenario, r.code, ExitNothing, r.stderr)
+		}
+		if strings.Count(r.stdout, tc.mark) != 2 { // the cell and the note
+			t.Errorf("--scenario %s on a native tiered server: table\n%s\nwant the cell marked %s and its note", tc.scenario, r.stdout, tc.mark)
+		}
+	}
+}
+
+func TestRunScenarioAll(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	r := runBinary(t, bin, scenarioArgs(base, ScenarioAll, "--batch", "64", "--backends", "libaio")...)
+	if r.code != 0 {
+		t.Fatalf("--scenario all: exit %d, want 0:\n%s", r.code, r.stderr)
+	}
+	out := filepath.Join(base, "out")
+	for _, s := range Scenarios {
+		if !strings.Contains(r.stdout, "## "+scenarioTitle[s]) {
+			t.Errorf("stdout lacks the section %q:\n%s", scenarioTitle[s], r.stdout)
+		}
+		var res Results
+		if err := readJSON(filepath.Join(out, s), fileResults, &res); err != nil || res.Scenario != s {
+			t.Errorf("%s/results.json: scenario %q (%v), want %q", s, res.Scenario, err, s)
+		}
+	}
+	for _, row := range []string{"| Memory ", "| Libaio ", "| Localmemory "} {
+		if !strings.Contains(r.stdout, row) {
+			t.Errorf("stdout lacks a %q row:\n%s", row, r.stdout)
+		}
+	}
+	again := runBinary(t, bin, "report", out)
+	if again.code != 0 || again.stdout != r.stdout {
+		t.Errorf("report of the all bundle: exit %d, stdout\n%s\nwant the run's\n%s", again.code, again.stdout, r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(out, fileScenarios)); err != nil {
+		t.Errorf("the bundle lacks %s: %v", fileScenarios, err)
+	}
+	assertNoProcesses(t, bin)
+}
