@@ -45,6 +45,10 @@ type Config struct {
 	// Scenario is storage (the default), memory, localmemory or all
 	// (scenario.go): which of the reference's server set-ups runs.
 	Scenario string
+	// Ladder measures the layers below RESP after the matrix (ladder.go):
+	// fio, `tierbench device`, `tierbench kv`; on by default in the
+	// reference profile.
+	Ladder bool
 
 	DBSize      int64 // keys loaded and read (--dbsize)
 	KeyLength   int   // bytes per key (--keylength)
@@ -189,6 +193,9 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 		if *dst == 0 && !c.given(flagName) {
 			*dst = v
 		}
+	}
+	if c.Profile == ProfileReference && !c.given("ladder") {
+		c.Ladder = true
 	}
 	if c.DBSize == 0 && !c.given("dbsize") {
 		c.DBSize = p.DBSize

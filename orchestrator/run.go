@@ -156,6 +156,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 	fmt.Fprint(stdout, table)
+	if r.cfg.Ladder && len(failed) == 0 {
+		if err := r.runLadder(ctx, stdout); err != nil {
+			return err
+		}
+	}
 	if len(failed) > 0 {
 		return fmt.Errorf("orchestrator: %d of %d rows failed (bundle %s; --resume %s retries them): %w", len(failed), len(r.plan.Rows), r.out, r.out, errors.Join(failed...))
 	}

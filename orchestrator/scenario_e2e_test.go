@@ -50,7 +50,7 @@ func TestRunScenarioMemory(t *testing.T) {
 func TestRunScenarioLocalMemory(t *testing.T) {
 	bin := testenv.MustBinary(t)
 	base := testenv.MustDiskDir(t)
-	r := runBinary(t, bin, scenarioArgs(base, ScenarioLocalMemory)...)
+	r := runBinary(t, bin, scenarioArgs(base, ScenarioLocalMemory, "--ladder")...)
 	if r.code != 0 {
 		t.Fatalf("--scenario localmemory: exit %d, want 0:\n%s", r.code, r.stderr)
 	}
@@ -72,6 +72,16 @@ func TestRunScenarioLocalMemory(t *testing.T) {
 	}
 	if !batches[1024] || !batches[256] {
 		t.Errorf("passes ran at -b %v, want 1024 and 256", batches)
+	}
+	var ls []Ladder
+	readJSON(filepath.Join(base, "out"), fileLadder, &ls)
+	if len(ls) != 1 || len(ls[0].Layers) != 3 {
+		t.Fatalf("ladder.json: got %+v, want the localmemory ladder Device, KV, RESP", ls)
+	}
+	for _, x := range ls[0].Layers {
+		if x.OpsPerSec <= 0 || x.CPUMicrosPerOp <= 0 || x.Error != "" {
+			t.Errorf("localmemory layer %+v: want ops/s and CPU µs per op", x)
+		}
 	}
 	assertNoProcesses(t, bin)
 }

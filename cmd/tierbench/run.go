@@ -24,6 +24,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&cfg.Profile, "profile", "quick", "quick (minutes on a small host, dataset ≥ 20 × --memory) or reference (the Garnet seed: 100 M keys, 12 s cells, 3 passes)")
 	fs.StringVar(&cfg.Scenario, "scenario", "storage", "the reference's server set-up: storage (scenario 2, the tiered server on the native device: the backend × pin matrix), memory (scenario 1, the untiered server, t=1…32, each cell must read < 1 % of a sector per GET), localmemory (scenario 3, the tiered server on the in-RAM device, -b 1024 and -b 256 rows, ≥ 0.9 device reads per GET from INFO store), or all (the three in sequence, one bundle with a section and table each)")
+	fs.BoolVar(&cfg.Ladder, "ladder", false, "after the matrix, measure the layers below RESP on the same data dir, shape and backend — fio (the preflight's ceiling), tierbench device at the server's throttle depth, tierbench kv with the same --memory --page --index and dataset — and print each layer's ops/s, share of the layer below and CPU µs per op, naming the largest drop (default on in the reference profile; with --server-addr only RESP and fio)")
 	fs.Int64Var(&cfg.DBSize, "dbsize", 0, "keys to load and read (default from the profile: quick 2700000, reference 100000000)")
 	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key bytes (default 16)")
 	fs.IntVar(&cfg.ValueLength, "valuelength", 0, "value bytes (default 96)")

@@ -1,0 +1,294 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The ladder (--ladder) measures the reference's four layers on one data
+// dir, record shape and backend, so that a gap can be located:
+// RESP ≤ KV ≤ Device ≤ fio on the native device, and RESP ≤ KV ≤ Device on
+// localmemory. Each layer gives ops/s, its share of the layer below and
+// CPU µs per op; the largest drop is named.
+
+// Layer names, bottom up.
+const (
+	layerFio    = "fio"
+	layerDevice = "Device"
+	layerKV     = "KV"
+	layerRESP   = "RESP"
+)
+
+// gapSide says where a drop between two layers is spent, in the seed's words.
+var gapSide = map[string]string{
+	layerDevice: "device-side: tierbench's IO path below the store",
+	layerKV:     "store-side: the index, the log and the pending-read path",
+	layerRESP:   "server-side: RESP parsing, the network and the sessions",
+}
+
+// LadderLayer is one layer of one ladder.
+type LadderLayer struct {
+	Layer     string  `json:"layer"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	// Share is OpsPerSec over the layer below's; 0 for the bottom layer.
+	Share          float64 `json:"share_of_layer_below,omitempty"`
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
+	Detail         string  `json:"detail"`
+	// Raw is the layer's file in the bundle (ladder/…json), when it ran.
+	Raw   string `json:"raw,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Ladder is one backend's layers, bottom up, and its largest drop.
+type Ladder struct {
+	Backend string        `json:"backend"`
+	Layers  []LadderLayer `json:"layers"`
+	Gap     string        `json:"gap,omitempty"`
+	Note    string        `json:"note,omitempty"`
+}
+
+const fileLadder = "ladder.json"
+
+// ladderSeconds is each lower layer's measured time: the run's cell.
+func (r *runner) ladderSeconds() int { return max(r.cfg.CellSeconds, 1) }
+
+// runLadder measures the layers below the RESP cells just taken and
+// prints the ladders; it writes ladder.json and the layers' raw JSON.
+func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
+	var res Results
+	if err := readJSON(r.out, fileResults, &res); err != nil {
+		return err
+	}
+	var pre preflightOutput
+	if b, err := os.ReadFile(filepath.Join(r.out, filePreflight)); err == nil {
+		pre, _ = parsePreflight(b)
+	}
+	if err := os.MkdirAll(filepath.Join(r.out, "ladder"), 0o755); err != nil {
+		return fmt.Errorf("orchestrator: ladder: %w", err)
+	}
+	var ladders []Ladder
+	for _, backend := range r.ladderBackends() {
+		l := Ladder{Backend: backend}
+		if backend != ScenarioLocalMemory {
+			fio := pre.fioIOPS(512)
+			layer := LadderLayer{Layer: layerFio, OpsPerSec: fio, Detail: "the preflight's depth-sweep ceiling, 512 B random reads"}
+			if fio <= 0 {
+				layer.Error = "no fio ceiling (--no-fio, or fio is missing)"
+			}
+			l.Layers = append(l.Layers, layer)
+		}
+		if r.cfg.ServerAddr != "" {
+			l.Note = "an external server has no layers below RESP that tierbench can run: RESP and fio only"
+		} else {
+			r.printf("ladder %s: Device layer, %d s\n", backend, r.ladderSeconds())
+			l.Layers = append(l.Layers, r.deviceLayer(ctx, backend))
+			r.printf("ladder %s: KV layer, %d s\n", backend, r.ladderSeconds())
+			l.Layers = append(l.Layers, r.kvLayer(ctx, backend))
+		}
+		l.Layers = append(l.Layers, respLayer(res, backend))
+		finishLadder(&l)
+		ladders = append(ladders, l)
+	}
+	if err := writeJSON(r.out, fileLadder, ladders); err != nil {
+		return err
+	}
+	text := renderLadders(ladders)
+	if err := writeFile(r.out, "ladder.md", []byte(text)); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, "\n"+text)
+	return nil
+}
+
+// ladderBackends are the backends whose ladders this run measures.
+func (r *runner) ladderBackends() []string {
+	if r.cfg.ServerAddr != "" {
+		return []string{"external"}
+	}
+	if r.cfg.scenario() == ScenarioMemory {
+		return nil // no device under the untiered store
+	}
+	return r.cfg.Backends
+}
+
+// respLayer is the best RESP cell of backend (any pin, any thread count).
+func respLayer(res Results, backend string) LadderLayer {
+	best := LadderLayer{Layer: layerRESP, Error: "no RESP cell was shown"}
+	for _, c := range res.Cells {
+		if c.Row.Backend != backend && backend != "external" || c.Excluded != "" || c.Passes == 0 {
+			continue
+		}
+		if c.Median > best.OpsPerSec {
+			batch := ""
+			if c.Row.Batch == 0 {
+				batch = fmt.Sprintf(" -b %d", res.Plan.Config.Batch)
+			}
+			best = LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp,
+				Detail: fmt.Sprintf("the best cell: %s t=%d%s (CPU of server + client)", c.Row.Label, c.Threads, batch)}
+		}
+	}
+	return best
+}
+
+// finishLadder fills each layer's share of the one below and names the
+// largest drop.
+func finishLadder(l *Ladder) {
+	worst, at := 2.0, ""
+	for i := 1; i < len(l.Layers); i++ {
+		below, cur := l.Layers[i-1], &l.Layers[i]
+		if below.OpsPerSec <= 0 || cur.OpsPerSec <= 0 {
+			continue
+		}
+		cur.Share = cur.OpsPerSec / below.OpsPerSec
+		if cur.Share < worst {
+			worst, at = cur.Share, below.Layer+" and "+cur.Layer
+			l.Gap = fmt.Sprintf("the gap is between %s: %.2f; %s", at, cur.Share, gapSide[cur.Layer])
+		}
+	}
+	if l.Note != "" && l.Gap == "" {
+		l.Gap = l.Note
+	}
+}
+
+// deviceLayer runs `tierbench device` at the server's throttle depth.
+func (r *runner) deviceLayer(ctx context.Context, backend string) LadderLayer {
+	layer := LadderLayer{Layer: layerDevice}
+	depth := 4096 // the server's default --device-throttle-limit
+	args := []string{"device", "--backend", backend, "--block", "512", "--threads", "1",
+		"--runtime", strconv.Itoa(r.ladderSeconds()), "--json"}
+	if backend == ScenarioLocalMemory {
+		depth = 512
+		args = append(args, "--device-completion-threads", "4", "--device-throttle-limit", "512")
+	} else {
+		dir := filepath.Join(r.cfg.DataDir, "ladder-device")
+		fileBytes := max(r.cfg.DBSize*int64(recordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
+		args = append(args, "--dir", dir, "--file-size", strconv.FormatInt((fileBytes+(1<<20)-1)>>20, 10)+"m")
+		defer os.RemoveAll(dir)
+	}
+	args = append(args, "--qd", strconv.Itoa(depth))
+	layer.Detail = fmt.Sprintf("tierbench device --backend %s, 512 B random reads, 1 thread × %d in flight", backend, depth)
+	var out struct {
+		IOPS      float64 `json:"iops"`
+		CPUPerOp  float64 `json:"cpu_us_per_op"`
+		OpsCount  int64   `json:"ops"`
+		ErrorsCnt int64   `json:"errors"`
+	}
+	layer.Raw, layer.Error = r.runLayer(ctx, "ladder/"+backend+"-device.json", args, &out)
+	layer.OpsPerSec, layer.CPUMicrosPerOp = out.IOPS, out.CPUPerOp
+	return layer
+}
+
+// kvLayer runs `tierbench kv` with the server's store flags and dataset.
+func (r *runner) kvLayer(ctx context.Context, backend string) LadderLayer {
+	layer := LadderLayer{Layer: layerKV}
+	threads := runtime.NumCPU()
+	args := []string{"kv", "--storage-tier", "--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
+		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10), "--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
+		"--load-threads", strconv.Itoa(min(r.cfg.LoadThreads, 2*threads)), "-t", strconv.Itoa(threads), "--rumd", "100,0,0,0",
+		"--runtime", strconv.Itoa(r.ladderSeconds()), "--json"}
+	if backend == ScenarioLocalMemory {
+		args = append(args, "--device-type", "localmemory", "--device-completion-threads", "4", "--device-throttle-limit", "512")
+	} else {
+		dir := filepath.Join(r.cfg.DataDir, "ladder-kv")
+		args = append(args, "--device-type", "native", "--device-io-backend", backend, "--logdir", dir)
+		defer os.RemoveAll(dir)
+	}
+	layer.Detail = fmt.Sprintf("tierbench kv --device-type %s, the run's --memory %s --page %s --index %s and %d keys, 100 %% GET at t=%d",
+		map[bool]string{true: "localmemory", false: "native " + backend}[backend == ScenarioLocalMemory], r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, threads)
+	var out struct {
+		Runs []struct {
+			OpsPerSec   float64 `json:"ops_per_sec"`
+			CPUPerOp    float64 `json:"cpu_us_per_op"`
+			NotFound    int64   `json:"not_found"`
+			DeviceReads int64   `json:"device_reads"`
+			Ops         int64   `json:"ops"`
+		} `json:"runs"`
+	}
+	layer.Raw, layer.Error = r.runLayer(ctx, "ladder/"+backend+"-kv.json", args, &out)
+	if len(out.Runs) > 0 {
+		run := out.Runs[len(out.Runs)-1]
+		layer.OpsPerSec, layer.CPUMicrosPerOp = run.OpsPerSec, run.CPUPerOp
+		if run.NotFound > 0 && layer.Error == "" {
+			layer.Error = fmt.Sprintf("%d of %d reads found nothing", run.NotFound, run.Ops)
+		}
+	}
+	return layer
+}
+
+// runLayer runs one lower layer as a child of this run, keeps its JSON in
+// the bundle under name and decodes it into v; it returns the file and
+// an error text for the report.
+func (r *runner) runLayer(ctx context.Context, name string, args []string, v any) (string, string) {
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(r.ladderSeconds()+600)*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.cfg.Binary, args...)
+	var stdout bytes.Buffer
+	logf, err := os.Create(filepath.Join(r.out, dirLogs, strings.ReplaceAll(strings.TrimPrefix(name, "ladder/"), ".json", ".log")))
+	if err != nil {
+		return "", err.Error()
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = &stdout, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	runErr := cmd.Run()
+	if err := writeFile(r.out, name, stdout.Bytes()); err != nil {
+		return "", err.Error()
+	}
+	if runErr != nil {
+		return name, fmt.Sprintf("tierbench %s: %v (log logs/%s)", args[0], runErr, filepath.Base(logf.Name()))
+	}
+	if err := json.Unmarshal(stdout.Bytes(), v); err != nil {
+		return name, fmt.Sprintf("tierbench %s --json: %v", args[0], err)
+	}
+	return name, ""
+}
+
+// renderLadders writes the ladders as Markdown, top layer first.
+func renderLadders(ls []Ladder) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## Where the time goes\n\n")
+	for _, l := range ls {
+		fmt.Fprintf(&b, "### %s\n\n| layer | ops/s | share of the layer below | CPU µs per op | what ran |\n|:--|--:|--:|--:|:--|\n", titleCase(l.Backend))
+		for i := len(l.Layers) - 1; i >= 0; i-- {
+			x := l.Layers[i]
+			ops, share, cpu := "—", "—", "—"
+			if x.OpsPerSec > 0 {
+				ops = FormatOps(x.OpsPerSec)
+			}
+			if x.Share > 0 {
+				share = fmt.Sprintf("%.2f", x.Share)
+			}
+			if x.CPUMicrosPerOp > 0 {
+				cpu = fmt.Sprintf("%.2f", x.CPUMicrosPerOp)
+			}
+			detail := x.Detail
+			if x.Error != "" {
+				detail = strings.TrimSpace(detail + " — " + x.Error)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", x.Layer, ops, share, cpu, detail)
+		}
+		if l.Gap != "" {
+			fmt.Fprintf(&b, "\n%s.\n", titleCase(l.Gap))
+		}
+		if l.Note != "" && l.Note != l.Gap {
+			fmt.Fprintf(&b, "%s.\n", titleCase(l.Note))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

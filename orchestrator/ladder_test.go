@@ -1,0 +1,90 @@
+package orchestrator
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+func TestFinishLadder(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		layers []LadderLayer
+		shares []float64
+		gap    string
+	}{
+		{"server-side gap", []LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 95}, {Layer: layerKV, OpsPerSec: 90}, {Layer: layerRESP, OpsPerSec: 45}},
+			[]float64{0, 0.95, 90.0 / 95, 0.5}, "the gap is between KV and RESP: 0.50; server-side"},
+		{"device-side gap", []LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 30}, {Layer: layerKV, OpsPerSec: 29}, {Layer: layerRESP, OpsPerSec: 28}},
+			[]float64{0, 0.3, 29.0 / 30, 28.0 / 29}, "the gap is between fio and Device: 0.30; device-side"},
+		{"a layer that did not run is skipped", []LadderLayer{{Layer: layerFio}, {Layer: layerDevice, OpsPerSec: 50}, {Layer: layerKV, OpsPerSec: 40}, {Layer: layerRESP, OpsPerSec: 36}},
+			[]float64{0, 0, 0.8, 0.9}, "the gap is between Device and KV: 0.80; store-side"},
+	} {
+		l := Ladder{Backend: "libaio", Layers: tc.layers}
+		finishLadder(&l)
+		for i, want := range tc.shares {
+			if got := l.Layers[i].Share; got < want-1e-9 || got > want+1e-9 {
+				t.Errorf("%s: layer %s share %.3f, want %.3f", tc.name, l.Layers[i].Layer, got, want)
+			}
+		}
+		if !strings.HasPrefix(l.Gap, tc.gap) {
+			t.Errorf("%s: gap %q, want %q…", tc.name, l.Gap, tc.gap)
+		}
+		text := renderLadders([]Ladder{l})
+		if strings.Index(text, "| RESP |") > strings.Index(text, "| fio |") || !strings.Contains(text, "share of the layer below") {
+			t.Errorf("%s: ladder\n%s\nwant RESP on top, fio at the bottom, the share column", tc.name, text)
+		}
+	}
+}
+
+// TestRunLadder measures the layers below a tiny storage run on libaio,
+// and says an external server has nothing below RESP.
+func TestRunLadder(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+	r := runBinary(t, bin, append(tinyArgs(t, data, out), "--runtime", "process", "--backends", "libaio", "--pin", "none", "--ladder")...)
+	if r.code != 0 {
+		t.Fatalf("run --ladder: exit %d, want 0:\n%s", r.code, r.stderr)
+	}
+	var ls []Ladder
+	if err := readJSON(out, fileLadder, &ls); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].Backend != "libaio" || len(ls[0].Layers) != 4 {
+		t.Fatalf("ladder.json: got %+v, want one libaio ladder of four layers", ls)
+	}
+	for _, x := range ls[0].Layers[1:] {
+		// --no-fio: the Device layer has no fio below it to be a share of.
+		if x.OpsPerSec <= 0 || x.CPUMicrosPerOp <= 0 || x.Share <= 0 && x.Layer != layerDevice || x.Error != "" {
+			t.Errorf("layer %+v: want ops/s, CPU µs per op and a share of the layer below", x)
+		}
+		if x.Layer != layerRESP {
+			if st, err := os.Stat(filepath.Join(out, x.Raw)); err != nil || st.Size() == 0 {
+				t.Errorf("layer %s: raw JSON %q: %v, want it in the bundle", x.Layer, x.Raw, err)
+			}
+		}
+	}
+	if !strings.Contains(r.stdout, "## Where the time goes") || !strings.Contains(r.stdout, "The gap is between") {
+		t.Errorf("stdout lacks the ladder and its gap:\n%s", r.stdout)
+	}
+	if segs, _ := filepath.Glob(filepath.Join(data, "ladder-*")); len(segs) != 0 {
+		t.Errorf("the ladder left %v in the data dir", segs)
+	}
+	assertNoProcesses(t, bin)
+
+	_, addr, port := startTieredServer(t, bin, filepath.Join(base, "srv"))
+	loadKeys(t, bin, port, 200000)
+	r = runBinary(t, bin, externalArgs(base, "ext", addr, "--dbsize", "200000", "--skip-load", "--ladder")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "An external server has no layers below RESP") {
+		t.Errorf("--ladder with --server-addr: exit %d, stdout\n%s\nwant 0 and the note", r.code, r.stdout)
+	}
+	ls = nil
+	readJSON(filepath.Join(base, "ext"), fileLadder, &ls)
+	if len(ls) != 1 || len(ls[0].Layers) != 2 || ls[0].Layers[0].Layer != layerFio || ls[0].Layers[1].Layer != layerRESP || ls[0].Layers[1].OpsPerSec <= 0 {
+		t.Errorf("external ladder: got %+v, want fio and RESP only", ls)
+	}
+}
