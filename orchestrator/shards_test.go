@@ -81,7 +81,7 @@ func TestExpandShardsLabelsRows(t *testing.T) {
 	rows := []Row{{Backend: "uring", Pin: PinNone, Label: "no pin"}}
 	r := &runner{cfg: Config{Shards: []int{1, 2}}}
 	got := r.expandShards(rows)
-	want := "[{uring none 1 shard / no pin 1} {uring none 2 shards / no pin 2}]"
+	want := "[{uring none 1 shard / no pin 1 0} {uring none 2 shards / no pin 2 0}]" // the last field is Row.Batch
 	if fmt.Sprint(got) != want {
 		t.Fatalf("expandShards: %v, want %s", got, want)
 	}
