@@ -87,6 +87,21 @@
 // sched_setaffinity and set_mempolicy(MPOL_BIND) and re-executes itself, so
 // every thread of the real process starts pinned (no numactl needed).
 //
+// # Scenarios and the ladder
+//
+// Config.Scenario picks the reference's server set-up (scenario.go):
+// storage (scenario 2, the matrix above), memory (scenario 1: the untiered
+// server; a pass reading ≥ 1 % of a sector per GET is kept out), or
+// localmemory (scenario 3: the tiered server on the in-RAM device, rows per
+// -b; a pass is kept out below 0.9 device reads per GET by INFO store's
+// Device.CompletedReads, or when it reads ≥ 1 % of a sector per GET through
+// the kernel). Both RAM scenarios refuse a dataset larger than
+// MemAvailable before anything starts. "all" runs the three into
+// sub-bundles of one bundle, indexed by scenarios.json. Config.Ladder
+// (ladder.go) then runs `tierbench device` and `tierbench kv` on the same
+// data dir and shape and writes ladder.json with each layer's ops/s, share
+// of the layer below and CPU µs per op, and the largest drop.
+//
 // # The bundle
 //
 // plan.json (what was asked; --resume reads it), fingerprint.json and
