@@ -363,6 +363,11 @@ func (r *runner) resolveDisks() {
 		r.resolveHostDisks()
 		return
 	}
+	if s := r.cfg.scenario(); s == ScenarioMemory || s == ScenarioLocalMemory {
+		r.disksNote = "--scenario " + s + " keeps the data in RAM"
+		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.disksNote)
+		return
+	}
 	if !ceilingApplies(r.cfg) {
 		r.disksNote = "the external server's data dir was not named (--data)"
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.disksNote)

@@ -12,7 +12,9 @@ func workloadParagraph(res Results) string {
 	c := res.Plan.Config
 	var b strings.Builder
 	records := fmt.Sprintf("%d keys, %d B values and %d B keys", c.DBSize, c.ValueLength, c.KeyLength)
-	if c.ServerAddr == "" {
+	if w := scenarioWorkload(c); w != "" {
+		b.WriteString(w)
+	} else if c.ServerAddr == "" {
 		fmt.Fprintf(&b, "%d keys, %d B records (--keylength %d --valuelength %d) tiered with --memory %s --page %s --segment %s --index %s",
 			c.DBSize, recordBytes(c.KeyLength, c.ValueLength), c.KeyLength, c.ValueLength, c.Memory, c.Page, c.Segment, c.Index)
 	} else {
@@ -50,6 +52,9 @@ func workloadParagraph(res Results) string {
 
 // noCeilingSentence says why the report has no fio ceiling.
 func noCeilingSentence(cfg Config) string {
+	if cfg.scenario() == ScenarioMemory || cfg.scenario() == ScenarioLocalMemory {
+		return fmt.Sprintf("No fio ceiling: --scenario %s keeps the data in RAM, so no disk bounds it.\n\n", cfg.scenario())
+	}
 	if !ceilingApplies(cfg) {
 		return fmt.Sprintf("No fio ceiling: the server at %s was not started by this run and --data did not name where its data lives, so no disk measured here bounds it.\n\n", cfg.ServerAddr)
 	}
@@ -58,6 +63,9 @@ func noCeilingSentence(cfg Config) string {
 
 // deviceHitParagraph explains the device-hit and miss rules of the table.
 func deviceHitParagraph(res Results) string {
+	if p := scenarioDeviceHitParagraph(res.Plan.Config); p != "" {
+		return p
+	}
 	fits := ""
 	if res.Plan.Config.ServerAddr == "" {
 		fits = fmt.Sprintf("; at most 1/%d of the dataset fits in the server's memory", minDeviceToMemory)

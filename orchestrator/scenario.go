@@ -408,3 +408,34 @@ func renderAll(dir string) (string, error) {
 	}
 	return b.String(), nil
 }
+
+// scenarioWorkload describes the server of a memory or localmemory run
+// for report.md; "" for the storage scenario or an external server.
+func scenarioWorkload(c Config) string {
+	if c.ServerAddr != "" {
+		return ""
+	}
+	switch c.scenario() {
+	case ScenarioMemory:
+		return fmt.Sprintf("%d keys, %d B records (--keylength %d --valuelength %d) in the untiered server (--index %s)",
+			c.DBSize, recordBytes(c.KeyLength, c.ValueLength), c.KeyLength, c.ValueLength, c.Index)
+	case ScenarioLocalMemory:
+		return fmt.Sprintf("%d keys, %d B records (--keylength %d --valuelength %d) tiered with --memory %s --page %s --segment %s --index %s on --device-type localmemory --device-completion-threads 4 --device-throttle-limit 512",
+			c.DBSize, recordBytes(c.KeyLength, c.ValueLength), c.KeyLength, c.ValueLength, c.Memory, c.Page, c.Segment, c.Index)
+	}
+	return ""
+}
+
+// scenarioDeviceHitParagraph states the device-hit rule of scenarios 1
+// and 3 for report.md; "" for the storage scenario.
+func scenarioDeviceHitParagraph(c Config) string {
+	switch c.scenario() {
+	case ScenarioMemory:
+		return fmt.Sprintf("Device bytes are the server's /proc/<pid>/io read_bytes over each GET phase. Scenario 1 is memory-bound: a cell reading %.1f B or more per GET (%.0f %% of a %d B sector) reached a device and is kept out of the table, as is a cell with any miss.\n\n",
+			maxMemorySectorShare*sectorBytes, 100*maxMemorySectorShare, sectorBytes)
+	case ScenarioLocalMemory:
+		return fmt.Sprintf("The localmemory device reads nothing through the kernel, so the evidence is the server's own INFO store Device.CompletedReads over each GET phase: a cell under %.1f device reads per GET, or reading %.1f B or more per GET from /proc/<pid>/io (a native device under the store), is kept out of the table, as is a cell with any miss.\n\n",
+			minDeviceReadsPerGet, maxMemorySectorShare*sectorBytes)
+	}
+	return ""
+}

@@ -39,6 +39,10 @@ func TestRunScenarioMemory(t *testing.T) {
 			t.Errorf("pass t=%d: %d device bytes (%.2f per GET), -b %d; want under 1 %% of a sector per GET at the seed's -b 1024", rec.Threads, rec.ReadBytes, rec.ReadBytesPerGet, rec.Batch)
 		}
 	}
+	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	if !strings.Contains(string(report), "Scenario 1 is memory-bound") || !strings.Contains(string(report), "in the untiered server") || strings.Contains(string(report), "tiered with --memory") {
+		t.Errorf("report.md does not describe scenario 1's server and check:\n%s", report)
+	}
 	var res Results
 	readJSON(out, fileResults, &res)
 	if res.Scenario != ScenarioMemory || res.Schema != SchemaVersion {
