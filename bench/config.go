@@ -58,6 +58,10 @@ type Config struct {
 	Rate           float64       // online: offered ops/sec over all connections; 0: closed loop
 	HdrOut         string        // online: write the HdrHistogram interval log here
 	ReportInterval time.Duration // online: period of the percentile rows; default 2 s
+	// Warmup (online) is sent at the offered rate before the Runtime and
+	// not recorded, so connection set-up and first touches stay out of the
+	// latencies; 0: none.
+	Warmup time.Duration
 
 	// StartAt, when set, is a shared start time: the connections and
 	// requests are made first, then the measurement waits for it and
@@ -207,8 +211,8 @@ func (cfg Config) plan() (*plan, error) {
 		if cfg.Runtime < 0 {
 			return nil, usagef("--runtime %v: offline cells need a duration (-1 is for --online)", cfg.Runtime.Seconds())
 		}
-		if cfg.Rate != 0 || cfg.HdrOut != "" {
-			return nil, usagef("--rate and --hdr-out need --online")
+		if cfg.Rate != 0 || cfg.HdrOut != "" || cfg.Warmup != 0 {
+			return nil, usagef("--rate, --hdr-out and --warmup-seconds need --online")
 		}
 		if cfg.Verify && op != opGet && op != opMGet {
 			return nil, usagef("--verify checks GET and MGET values; --op %s returns none", op)
@@ -270,6 +274,9 @@ func (p *plan) planOnline() error {
 	}
 	if cfg.Rate < 0 {
 		return usagef("--rate %v is negative", cfg.Rate)
+	}
+	if cfg.Warmup < 0 {
+		return usagef("--warmup-seconds %v is negative", cfg.Warmup.Seconds())
 	}
 	if cfg.ReportInterval <= 0 {
 		return usagef("report interval %v is not positive", cfg.ReportInterval)

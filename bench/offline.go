@@ -274,7 +274,7 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 
 	res.PrebuiltOpsPerThread = ts[0].batches.count() * p.Batch
 
-	runFor, end, late, err := waitWindow(ctx, p)
+	runFor, end, late, err := waitWindow(ctx, p.StartAt, p.Runtime)
 	if err != nil {
 		return nil, err
 	}
@@ -354,26 +354,26 @@ func timedWindow(ctx context.Context, runFor time.Duration, conns []*socket, n i
 	return time.Since(start).Seconds(), cpuSeconds() - cpu0
 }
 
-// waitWindow waits for --start-at and returns how long to run, the
-// window's end and how late the client was ready; without a start time,
-// Runtime and the zero end. A late client runs for what is left.
-func waitWindow(ctx context.Context, p *plan) (runFor time.Duration, end time.Time, late time.Duration, err error) {
-	if p.StartAt.IsZero() {
-		return p.Runtime, time.Time{}, 0, nil
+// waitWindow waits for startAt (--start-at) and returns how long to run,
+// the window's end and how late the client was ready; without a start
+// time, runtime and the zero end. A late client runs for what is left.
+func waitWindow(ctx context.Context, startAt time.Time, runtime time.Duration) (runFor time.Duration, end time.Time, late time.Duration, err error) {
+	if startAt.IsZero() {
+		return runtime, time.Time{}, 0, nil
 	}
-	end = p.StartAt.Add(p.Runtime)
-	if d := time.Until(p.StartAt); d > 0 {
+	end = startAt.Add(runtime)
+	if d := time.Until(startAt); d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
-			return 0, end, 0, fmt.Errorf("bench: interrupted waiting for --start-at %d: %w", p.StartAt.UnixMilli(), ctx.Err())
+			return 0, end, 0, fmt.Errorf("bench: interrupted waiting for --start-at %d: %w", startAt.UnixMilli(), ctx.Err())
 		case <-t.C:
 		}
 	} else {
 		late = -d
 	}
-	return max(min(time.Until(end), p.Runtime), 0), end, late, nil
+	return max(min(time.Until(end), runtime), 0), end, late, nil
 }
 
 func newWindow(p *plan, late time.Duration) *Window {

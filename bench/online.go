@@ -43,6 +43,12 @@ type onlineThread struct {
 	mu   sync.Mutex
 	hist *hdrhistogram.Histogram // since the last report; guarded by mu
 
+	// warmupNs ends the warm-up: an op stamped before it is answered and
+	// counted in warm, not recorded. Stamps rise in the order replies are
+	// read, so warm ends as the counts after the last warm-up op.
+	warmupNs int64
+	warm     replyCounts
+
 	sendErr, recvErr error
 }
 
@@ -52,6 +58,16 @@ func (t *onlineThread) record(ns int64) {
 	t.mu.Lock()
 	t.hist.RecordValue(min(max(ns, histLowestNs), histHighestNs))
 	t.mu.Unlock()
+}
+
+// done takes the reply of an op stamped at stampNs, read at nowNs (both
+// since base): recorded, or counted as warm-up.
+func (t *onlineThread) done(stampNs, nowNs int64) {
+	if stampNs < t.warmupNs {
+		t.warm = t.rr.counts
+		return
+	}
+	t.record(nowNs - stampNs)
 }
 
 // opSource draws the ops of one connection: the command from the workload
@@ -118,7 +134,7 @@ func (t *onlineThread) closedLoop(p *plan, thread int, base time.Time, stop *ato
 			stop.Store(true)
 			return
 		}
-		t.record(int64(time.Since(base)) - e.stampNs)
+		t.done(e.stampNs, int64(time.Since(base)))
 		if !stop.Load() && !send() {
 			return
 		}
@@ -160,7 +176,7 @@ func (t *onlineThread) receive(base time.Time, stop *atomic.Bool, slots chan str
 				t.recvErr = fmt.Errorf("read %s reply: %w", e.op, closedErr(err))
 				stop.Store(true)
 			} else {
-				t.record(int64(time.Since(base)) - e.stampNs)
+				t.done(e.stampNs, int64(time.Since(base)))
 			}
 		}
 		<-slots
@@ -194,9 +210,12 @@ func printOnlineRow(w io.Writer, l LatencySummary, totalOps, iterOps int64, iter
 
 // runOnline runs the latency mode: Threads[0] connections, each with up to
 // InFlight ops outstanding, printing a percentile row every ReportInterval.
+// The first Warmup of the run sends ops as the rest does but records none:
+// the figures, the histogram and --hdr-out cover the Runtime after it.
 func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, error) {
 	threads := p.Threads[0]
-	res := &OnlineResult{Threads: threads, InFlight: p.InFlight, RateOpsPerSec: p.Rate, Verified: p.Verify}
+	res := &OnlineResult{Threads: threads, InFlight: p.InFlight, RateOpsPerSec: p.Rate, Verified: p.Verify,
+		Warmup: WarmupResult{Seconds: p.Warmup.Seconds()}}
 	for i, name := range p.OpWorkload {
 		op, _ := parseOp(name)
 		res.Workload = append(res.Workload, WorkloadShare{Op: op.String(), Percent: p.OpPercent[i]})
@@ -236,12 +255,18 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	end := func() { stopOnce.Do(func() { stop.Store(true); close(stopped) }) }
 	stopWatch := context.AfterFunc(ctx, end)
 	defer stopWatch()
-	runFor, windowEnd, late, err := waitWindow(ctx, p)
+	// With --start-at the warm-up runs just before the shared window; a
+	// client late by less than the warm-up is on time for the window.
+	warmStart := p.StartAt
+	if !warmStart.IsZero() {
+		warmStart = warmStart.Add(-p.Warmup)
+	}
+	runFor, windowEnd, late, err := waitWindow(ctx, warmStart, p.Warmup+p.Runtime)
 	if err != nil {
 		return nil, err
 	}
 	if !windowEnd.IsZero() {
-		res.Window = newWindow(p, late)
+		res.Window = newWindow(p, max(late-p.Warmup, 0))
 	}
 	if p.Runtime > 0 {
 		timer := time.AfterFunc(runFor, end)
@@ -249,12 +274,21 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	}
 
 	base := time.Now()
+	warmEnd := base.Add(p.Warmup)
+	if !p.StartAt.IsZero() && p.StartAt.After(base) {
+		warmEnd = p.StartAt // the recorded window is the shared one
+	} else if !p.StartAt.IsZero() {
+		warmEnd = base // late past the window's start: no warm-up left
+	}
+	for _, t := range ts {
+		t.warmupNs = int64(warmEnd.Sub(base))
+	}
 	if hdrLog != nil {
 		hdrLog.OutputLogFormatVersion()
 		hdrLog.OutputStartTime(base.UnixMilli())
 		hdrLog.OutputBaseTime(base.UnixMilli())
 		hdrLog.SetBaseTime(base.UnixMilli())
-		hdrLog.OutputComment("[values in nanoseconds; Interval_Max in milliseconds]")
+		hdrLog.OutputComment(fmt.Sprintf("[values in nanoseconds; Interval_Max in milliseconds; the first %.3f s were an unrecorded warm-up]", p.Warmup.Seconds()))
 		hdrLog.OutputLegend()
 	}
 	cpu0 := cpuSeconds()
@@ -290,7 +324,7 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	total := hdrhistogram.New(histLowestNs, histHighestNs, histDigits)
 	var totalOps int64
 	var hdrErr error
-	last := base
+	last := warmEnd
 	collect := func(now time.Time) {
 		interval.Reset()
 		for _, t := range ts {
@@ -320,7 +354,9 @@ loop:
 	for {
 		select {
 		case now := <-ticker.C:
-			collect(now)
+			if now.After(warmEnd) {
+				collect(now)
+			}
 		case <-stopped:
 			stopped = nil
 			// Replies still owed are awaited, then the connections are cut
@@ -335,9 +371,9 @@ loop:
 	}
 	now := time.Now()
 	collect(now)
-	res.Seconds = now.Sub(base).Seconds()
+	res.Seconds = max(now.Sub(warmEnd).Seconds(), 0)
 	res.ClientCPUSeconds = cpuSeconds() - cpu0
-	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, threads)
+	res.ClientSaturated = saturated(res.ClientCPUSeconds, now.Sub(base).Seconds(), threads)
 	res.LatencyMicros = latencySummary(total)
 	if enc, err := total.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 		res.Histogram = string(enc)
@@ -346,11 +382,15 @@ loop:
 	}
 	var errs []error
 	for _, t := range ts {
-		c := t.rr.counts
-		res.Hits += c.hits
-		res.Misses += c.misses
-		res.Errors += c.errors
-		res.Mismatches += c.mismatches
+		c, w := t.rr.counts, t.warm
+		res.Hits += c.hits - w.hits
+		res.Misses += c.misses - w.misses
+		res.Errors += c.errors - w.errors
+		res.Mismatches += c.mismatches - w.mismatches
+		res.Warmup.Hits += w.hits
+		res.Warmup.Misses += w.misses
+		res.Warmup.Errors += w.errors
+		res.Warmup.Mismatches += w.mismatches
 		if res.FirstError == "" {
 			res.FirstError = t.rr.firstError
 		}
@@ -362,6 +402,7 @@ loop:
 		}
 	}
 	res.Ops = res.Hits + res.Misses + res.Errors
+	res.Warmup.Ops = res.Warmup.Hits + res.Warmup.Misses + res.Warmup.Errors
 	res.OpsPerSec = float64(res.Ops) / max(res.Seconds, 1e-9)
 	printOnlineSummary(human, res)
 	// Ending on ctx is how --runtime -1 is meant to stop; with a finite
@@ -382,6 +423,9 @@ func printOnlineSummary(w io.Writer, r *OnlineResult) {
 		r.Ops, r.Seconds, r.OpsPerSec, r.LatencyMicros.Min, r.LatencyMicros.P50, r.LatencyMicros.P99, r.LatencyMicros.P999, r.LatencyMicros.Max)
 	if r.RateOpsPerSec > 0 {
 		fmt.Fprintf(w, "[Rate]: offered %.0f ops/sec; latency counted from each op's intended send time\n", r.RateOpsPerSec)
+	}
+	if r.Warmup.Seconds > 0 {
+		fmt.Fprintf(w, "[Warm-up]: %d ops in the first %.2f s, sent alike but not recorded: the figures cover the %.2f s after\n", r.Warmup.Ops, r.Warmup.Seconds, r.Seconds)
 	}
 	fmt.Fprintf(w, "[Hits]: %d [Misses]: %d [Errors]: %d\n", r.Hits, r.Misses, r.Errors)
 	if r.Errors > 0 {

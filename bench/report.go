@@ -99,6 +99,20 @@ type OnlineResult struct {
 	// several clients gives the percentiles of all their ops.
 	Histogram string  `json:"histogram"`
 	Window    *Window `json:"window,omitempty"`
+	// Warmup is the unrecorded start (--warmup-seconds), counted apart:
+	// its error replies and mismatches still fail the run.
+	Warmup WarmupResult `json:"warmup"`
+}
+
+// WarmupResult counts the ops of the online warm-up, which are sent at the
+// offered rate but kept out of the latencies and the figures above.
+type WarmupResult struct {
+	Seconds    float64 `json:"seconds"`
+	Ops        int64   `json:"ops"`
+	Hits       int64   `json:"hits"`
+	Misses     int64   `json:"misses"`
+	Errors     int64   `json:"errors"`
+	Mismatches int64   `json:"mismatches"`
 }
 
 // WorkloadShare is one command of the online mix.

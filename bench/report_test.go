@@ -30,6 +30,7 @@ func goldenReport() *Report {
 			Threads:  2, InFlight: 4, RateOpsPerSec: 10000, Ops: 20000, Seconds: 2, OpsPerSec: 10000,
 			Hits: 20000, ClientCPUSeconds: 0.5, Verified: true,
 			LatencyMicros: LatencySummary{Min: 10, P5: 12, P50: 20, Avg: 22.5, P95: 40, P99: 60, P999: 90, Max: 120},
+			Warmup:        WarmupResult{Seconds: 1, Ops: 10000, Hits: 10000},
 		},
 	}
 }

@@ -94,7 +94,8 @@ func checkReplies(p *plan, rep *Report) error {
 		all = append(all, tally{fmt.Sprintf("%s with %d threads", c.Op, c.Threads), c.Errors, c.Misses, c.Mismatches, c.FirstError})
 	}
 	if o := rep.Online; o != nil {
-		all = append(all, tally{"online run", o.Errors, o.Misses, o.Mismatches, o.FirstError})
+		all = append(all, tally{"online run", o.Errors, o.Misses, o.Mismatches, o.FirstError},
+			tally{"online warm-up", o.Warmup.Errors, o.Warmup.Misses, o.Warmup.Mismatches, o.FirstError})
 	}
 	for _, t := range all {
 		if p.Verify && (t.mismatches > 0 || t.misses > 0 || t.errors > 0) {
