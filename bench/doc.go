@@ -29,7 +29,9 @@
 // HdrHistogram, merged and printed every ReportInterval. With a Rate, op k
 // of a connection is due at start + k*interval and its latency runs from
 // that due time, so a server stall is charged to every op it delayed
-// (no coordinated omission).
+// (no coordinated omission). An op due (or, without a Rate, sent) within
+// the first Warmup is answered and counted apart but not recorded: every
+// figure, the histogram and --hdr-out cover the Runtime after it.
 //
 // With Config.Cluster (--cluster-bench) the server is a Redis Cluster: the
 // slot map is read once from Host:Port (CLUSTER SHARDS, else CLUSTER

@@ -31,6 +31,11 @@ const (
 	// marked short: the client or the server could not keep up, and its
 	// latency is mostly queueing.
 	minAchievedShare = 0.95
+	// latencyWarmupSeconds precede each step at its rate, unrecorded
+	// (bench --warmup-seconds): each step is a new client process whose
+	// first second carries connection set-up and first touches, a tail
+	// that would otherwise mask how p99 grows with the offered load.
+	latencyWarmupSeconds = 1
 )
 
 // latencyShares are the offered rates, as shares of the row's best median.
@@ -181,16 +186,16 @@ func (r *runner) latencyStep(ctx context.Context, row Row, tgt rowTarget, best C
 	rec := LatencyRecord{Kind: "latency", Schema: SchemaVersion, Row: row, Share: share, BestOpsPerSec: best.Median,
 		Threads: best.Threads, InFlight: r.cfg.Batch, OfferedOpsPerSec: rate}
 	pct := int(math.Round(100 * share))
-	r.printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s\n", titleCase(row.Backend), row.Label, pct,
-		FormatOps(best.Median), best.Threads, FormatOps(rate), r.cfg.CellSeconds)
-	limit := time.Duration(r.cfg.CellSeconds+phaseGraceSeconds) * time.Second
+	r.printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label, pct,
+		FormatOps(best.Median), best.Threads, FormatOps(rate), r.cfg.CellSeconds, latencyWarmupSeconds)
+	limit := time.Duration(latencyWarmupSeconds+r.cfg.CellSeconds+phaseGraceSeconds) * time.Second
 	sctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	name := fmt.Sprintf("latency-%d", pct)
 	start := time.Now()
 	stdout, _, err := r.drv.runClient(sctx, r.benchSpec(row, tgt, name, []string{"-s", "--online", "--op-workload", "GET", "--op-percent", "100",
 		"-t", strconv.Itoa(best.Threads), "--itp", strconv.Itoa(r.cfg.Batch), "--rate", strconv.FormatFloat(rate, 'f', 0, 64),
-		"--runtime", strconv.Itoa(r.cfg.CellSeconds)}))
+		"--warmup-seconds", strconv.Itoa(latencyWarmupSeconds), "--runtime", strconv.Itoa(r.cfg.CellSeconds)}))
 	end := time.Now()
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
 		return rec, fmt.Errorf("orchestrator: latency step %s %s at %d %%: did not end within %v: the server stopped answering (see logs/)", row.Backend, row.Label, pct, limit)
@@ -333,8 +338,8 @@ func latencyMarkdown(res Results) string {
 	}
 	var b strings.Builder
 	c := res.Plan.Config
-	fmt.Fprintf(&b, "## Latency under load\n\nAfter each row's passes, GETs at fixed offered rates of 10, 25, 50, 75 and 90 %% of the row's best median, each for %d s over that cell's connections with up to %d GETs in flight each (`bench --online --rate`). Latency runs from each GET's intended send time, so a stall is charged to every GET it delayed. Each step's HdrHistogram is in %s/ as an HdrHistogram log.\n\n",
-		c.CellSeconds, c.Batch, dirLatency)
+	fmt.Fprintf(&b, "## Latency under load\n\nAfter each row's passes, GETs at fixed offered rates of 10, 25, 50, 75 and 90 %% of the row's best median, each for %d s over that cell's connections with up to %d GETs in flight each (`bench --online --rate`), after %d s at the same rate that are not recorded, so the client's start-up stays out of the percentiles. Latency runs from each GET's intended send time, so a stall is charged to every GET it delayed. Each step's HdrHistogram is in %s/ as an HdrHistogram log.\n\n",
+		c.CellSeconds, c.Batch, latencyWarmupSeconds, dirLatency)
 	b.WriteString("| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |\n|:--|:--|--:|--:|--:|--:|--:|--:|\n")
 	short := false
 	for _, l := range res.Latency {
