@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -422,23 +420,7 @@ func TestOnlinePercentilesAndHdrLog(t *testing.T) {
 	if len(rows) < 3 || !strings.Contains(human, onlineHeader) {
 		t.Errorf("want the header and a row every 200 ms over 1 s, got %d rows:\n%s", len(rows), human)
 	}
-	f, err := os.Open(cfg.HdrOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	reader := hdrhistogram.NewHistogramLogReader(f)
-	var logged int64
-	for {
-		h, err := reader.NextIntervalHistogram()
-		if err != nil {
-			t.Fatalf("read --hdr-out: %v", err)
-		}
-		if h == nil {
-			break
-		}
-		logged += h.TotalCount()
-	}
+	logged := hlogCount(t, cfg.HdrOut)
 	if logged != o.Ops {
 		t.Errorf("--hdr-out holds %d latencies, want one per op (%d)", logged, o.Ops)
 	}
