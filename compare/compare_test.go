@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -181,10 +183,11 @@ func TestRefusals(t *testing.T) {
 		wantErr string
 	}{
 		{name: "newer results schema", edit: func(r map[string]any) { r["schema_version"] = orchestrator.SchemaVersion + 1 },
-			wantIs: orchestrator.ErrNewerSchema, wantErr: "results.json has schema_version 2, this tierbench reads up to 1"},
+			wantIs: orchestrator.ErrNewerSchema, wantErr: fmt.Sprintf("results.json has schema_version %d, this tierbench reads up to %d", orchestrator.SchemaVersion+1, orchestrator.SchemaVersion)},
 		{name: "newer cells schema", cells: func(b []byte) []byte {
-			return bytes.Replace(b, []byte(`"schema_version":1`), []byte(`"schema_version":2`), 1)
-		}, wantErr: "cells.jsonl line 1: schema_version 2 is newer than this tierbench's 1"},
+			newer := fmt.Sprintf(`"schema_version":%d`, orchestrator.SchemaVersion+1)
+			return regexp.MustCompile(`"schema_version":\d+`).ReplaceAll(b, []byte(newer))
+		}, wantErr: fmt.Sprintf("cells.jsonl line 1: schema_version %d is newer than this tierbench's %d", orchestrator.SchemaVersion+1, orchestrator.SchemaVersion)},
 		{name: "dbsize", edit: setConfig("DBSize", 800000), wantIs: ErrIncomparable, wantErr: "--dbsize 700000 in base, 800000 in "},
 		{name: "value length", edit: setConfig("ValueLength", 64), wantIs: ErrIncomparable, wantErr: "record size 16+96 B in base, 16+64 B in "},
 		{name: "key length", edit: setConfig("KeyLength", 24), wantIs: ErrIncomparable, wantErr: "record size 16+96 B in base, 24+96 B in "},
