@@ -286,29 +286,31 @@ const (
 )
 
 // inMemory inspects the record at addr if its page is still in memory,
-// appending its value to dst[:0] when the key matches.
-func (s *Session) inMemory(addr uint64, key, dst []byte) (value []byte, h header, out memOutcome, err error) {
+// decoding its header into *h and appending its value to dst[:0] when the
+// key matches. h is the caller's (not a result) so that the header is
+// written and read field by field in one frame, never copied whole.
+func (s *Session) inMemory(addr uint64, key, dst []byte, h *header) (value []byte, out memOutcome, err error) {
 	l := s.st.log
 	page, f, ok := l.pin(addr)
 	if !ok {
-		return dst, h, memGone, nil
+		return dst, memGone, nil
 	}
 	defer l.unpin(f)
 	off := addr & l.pageMask
-	h = readHeader(page[off:])
-	if err := l.checkRecord(addr, h); err != nil {
-		return dst, h, memOther, err
+	h.decode(page[off:])
+	if !l.fits(addr, h) {
+		return dst, memOther, l.misfit(addr, h.keyBytes, h.valueBytes)
 	}
 	h.readExpiry(page[off:])
 	k := off + h.metaBytes()
 	if !bytes.Equal(page[k:k+h.keyBytes], key) {
-		return dst, h, memOther, nil
+		return dst, memOther, nil
 	}
 	if !h.tombstone {
 		v := k + h.keyBytes
 		dst = append(dst[:0], page[v:v+h.valueBytes]...)
 	}
-	return dst, h, memMatch, nil
+	return dst, memMatch, nil
 }
 
 // Read looks key up. A record in memory is answered at once: its value is
@@ -329,7 +331,8 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 	addr := st.ix.find(h, begin)
 	for addr >= begin {
 		if addr >= st.log.head.Load() {
-			v, hd, out, err := s.inMemory(addr, key, dst)
+			var hd header
+			v, out, err := s.inMemory(addr, key, dst, &hd)
 			if err != nil {
 				return nil, NotFound, err
 			}
@@ -489,7 +492,8 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	addr := h.prev
 	for addr >= begin {
 		if addr >= st.log.head.Load() {
-			v, hd, out, err := s.inMemory(addr, pr.key, s.mem)
+			var hd header
+			v, out, err := s.inMemory(addr, pr.key, s.mem, &hd)
 			if err != nil {
 				return deliver(nil, NotFound, err)
 			}

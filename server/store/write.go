@@ -44,7 +44,7 @@ type found struct {
 	expireAt      int64
 }
 
-func (st *Store) foundOf(h header) found {
+func (st *Store) foundOf(h *header) found {
 	if h.tombstone {
 		return found{}
 	}
@@ -62,14 +62,15 @@ func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (found, er
 	guess := recordBytes(uint64(len(key)), s.valueGuess, false)
 	for addr >= begin {
 		if addr >= st.log.head.Load() {
-			v, hd, out, err := s.inMemory(addr, key, s.old[:0])
+			var hd header
+			v, out, err := s.inMemory(addr, key, s.old[:0], &hd)
 			if err != nil {
 				return found{}, err
 			}
 			switch out {
 			case memMatch:
 				s.old = v
-				return st.foundOf(hd), nil
+				return st.foundOf(&hd), nil
 			case memOther:
 				addr = hd.prev
 				continue
@@ -95,7 +96,7 @@ func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (found, er
 			if !h.tombstone && wantValue {
 				s.old = append(s.old[:0], v...)
 			}
-			return st.foundOf(h), nil
+			return st.foundOf(&h), nil
 		}
 		addr = h.prev
 	}
@@ -201,14 +202,15 @@ func (s *Session) lookupMemory(key []byte, addr uint64) (f found, deviceAt uint6
 		if addr < st.log.head.Load() {
 			return found{}, addr, nil
 		}
-		v, hd, out, err := s.inMemory(addr, key, s.old[:0])
+		var hd header
+		v, out, err := s.inMemory(addr, key, s.old[:0], &hd)
 		if err != nil {
 			return found{}, 0, err
 		}
 		switch out {
 		case memMatch:
 			s.old = v
-			return st.foundOf(hd), 0, nil
+			return st.foundOf(&hd), 0, nil
 		case memOther:
 			addr = hd.prev
 		default:
@@ -352,7 +354,7 @@ func (s *Session) lookupAt(key []byte, addr uint64) (found, uint64, error) {
 			return found{}, 0, err
 		}
 		if bytes.Equal(k, key) {
-			return st.foundOf(h), addr, nil
+			return st.foundOf(&h), addr, nil
 		}
 		addr = h.prev
 	}
