@@ -157,17 +157,22 @@ func (l *hlog) allocate(size uint64) (addr uint64, rec []byte, f *frame, err err
 		t = q << l.pageShift
 	}
 	page := l.page(l.curPage)
+	off := t & l.pageMask
 	if l.tiered {
 		f = &l.frames[l.curPage%uint64(len(l.frames))]
 		f.writers.Add(1)
+		// Zero word 0 before the tail passes it: a log scan that loads
+		// the tail and then a zero word 0 below it knows the record is not
+		// written yet, and never mistakes a reused frame's stale bytes for
+		// a header. A plain store: the atomic store of the tail orders it
+		// before any scan's load of the word (only the final word 0 races
+		// with scans). An untiered page needs none of it: it is fresh
+		// anonymous memory, zero past the tail and never reused, and the
+		// store would put the first touch of the record's cache line (a
+		// miss) before the tail's and the latch's atomic instructions,
+		// which wait for it.
+		clear(page[off : off+8])
 	}
-	off := t & l.pageMask
-	// Zero word 0 before the tail passes it: a log scan that loads the
-	// tail and then a zero word 0 below it knows the record is not written
-	// yet, and never mistakes a reused frame's stale bytes for a header.
-	// A plain store: the atomic store of the tail orders it before any
-	// scan's load of the word (only the final word 0 races with scans).
-	clear(page[off : off+8])
 	l.tail.Store(t + size)
 	l.allocMu.Unlock()
 	return t, page[off : off+size : off+size], f, nil
