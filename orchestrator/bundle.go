@@ -51,13 +51,15 @@ type Row struct {
 }
 
 func (r Row) key() string {
+	k := r.Backend + "/" + r.Pin
 	if r.Batch > 0 {
-		return fmt.Sprintf("%s/%s/b=%d", r.Backend, r.Pin, r.Batch)
+		k += fmt.Sprintf("/b=%d", r.Batch)
 	}
 	if r.Shards > 1 {
-		return fmt.Sprintf("%s/%s/shards=%d", r.Backend, r.Pin, r.Shards)
+		// A scenario 3 row has both: -b 256 on 2 shards is not -b 256 on one.
+		k += fmt.Sprintf("/shards=%d", r.Shards)
 	}
-	return r.Backend + "/" + r.Pin
+	return k
 }
 
 // PassRecord is one line of cells.jsonl: one GET phase of one cell.

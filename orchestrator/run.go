@@ -890,12 +890,11 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 		}
 	}
 	rec.Client, rec.Clients = clientPl, cell.Clients
-	if devBefore >= 0 {
-		devAfter, err := r.deviceReads(ctx, row, tgt)
-		if err != nil {
+	var devAfter []int64
+	if devBefore != nil {
+		if devAfter, err = r.deviceReads(ctx, row, tgt); err != nil {
 			return err
 		}
-		rec.DeviceReads = devAfter - devBefore
 	}
 	for _, check := range []struct {
 		role string
@@ -911,6 +910,9 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	r.recordEvidence(sample, pid, &rec)
 	if err := r.countersAfter(&rec, tgt, counters, cell); err != nil {
 		return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+	}
+	if devBefore != nil {
+		deviceReadsDelta(&rec, devBefore, devAfter)
 	}
 	judgePass(&rec, r.cfg.MaxMissRatio)
 	rec.Time = time.Now().UTC()
@@ -934,7 +936,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 		note = fmt.Sprintf("  [%.2f device reads per GET: reads missed the device, kept out of the table]", rec.DeviceReadsPerGet)
 	}
 	if row.Backend == ScenarioLocalMemory {
-		note = fmt.Sprintf(", %.2f device reads per GET (INFO store)", rec.DeviceReadsPerGet) + note
+		note = fmt.Sprintf(", %.2f device reads per GET (INFO store%s)", rec.DeviceReadsPerGet, shardReadsNote(rec.Nodes)) + note
 	}
 	r.printf("  %s ops/s, %.0f device bytes per GET%s%s\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, evidenceLine(rec), note)
 	return nil

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 // Scenarios of the reference, told apart by where reads land.
@@ -124,8 +126,8 @@ func (c *Config) resolveScenario() error {
 	if c.given("backends") || len(c.Backends) > 0 && !slices.Equal(c.Backends, []string{s}) {
 		return fmt.Errorf("%w: --backends applies to --scenario storage; --scenario %s has one server set-up", ErrConfig, s)
 	}
-	if c.given("shards") || len(c.Shards) > 0 {
-		return fmt.Errorf("%w: --shards applies to --scenario storage", ErrConfig)
+	if s == ScenarioMemory && (c.given("shards") || len(c.Shards) > 0) {
+		return fmt.Errorf("%w: --shards applies to --scenario storage and localmemory; --scenario memory is one untiered server", ErrConfig)
 	}
 	c.Backends = []string{s}
 	if s == ScenarioLocalMemory && len(c.Pins) == 0 {
@@ -202,6 +204,15 @@ func judgeScenario(rec *PassRecord) {
 			rec.ReadBytesPerGet = float64(max(rec.ReadBytes, 0)) / float64(rec.Ops)
 		}
 		rec.NoDeviceReads = rec.DeviceReadsPerGet < minDeviceReadsPerGet
+		// A shard whose reads missed its device fails the cell even when
+		// the others' reads carry the total over the line.
+		for i := range rec.Nodes {
+			n := &rec.Nodes[i]
+			if n.Ops > 0 {
+				n.DeviceReadsPerGet = float64(n.DeviceReads) / float64(n.Ops)
+				rec.NoDeviceReads = rec.NoDeviceReads || n.DeviceReads < 0 || n.DeviceReadsPerGet < minDeviceReadsPerGet
+			}
+		}
 		// The in-RAM device reads nothing through the kernel: bytes in
 		// /proc io mean a native device sits under the store.
 		rec.DeviceRead = rec.ReadBytes > 0 && rec.ReadBytesPerGet >= maxMemorySectorShare*sectorBytes
@@ -236,24 +247,52 @@ func scenarioNotes(seen map[string]bool) []string {
 	return notes
 }
 
-// deviceReads reads the server's Device.CompletedReads from INFO store;
-// -1 when the row is not scenario 3's.
-func (r *runner) deviceReads(ctx context.Context, row Row, tgt rowTarget) (int64, error) {
+// deviceReads reads Device.CompletedReads from INFO store of the row's
+// server, or of every shard of a cluster target in its order; nil when
+// the row is not scenario 3's.
+func (r *runner) deviceReads(ctx context.Context, row Row, tgt rowTarget) ([]int64, error) {
 	if row.Backend != ScenarioLocalMemory {
-		return -1, nil
+		return nil, nil
+	}
+	addrs := []string{tgt.addr}
+	if len(tgt.nodes) > 0 {
+		addrs = addrs[:0]
+		for _, n := range tgt.nodes {
+			addrs = append(addrs, n.Addr)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := dialRESP(ctx, tgt.addr)
-	if err != nil {
-		return -1, fmt.Errorf("orchestrator: INFO store of %s: %w", tgt.addr, err)
+	out := make([]int64, len(addrs))
+	for i, addr := range addrs {
+		c, err := dialRESP(ctx, addr)
+		if err != nil {
+			return nil, fmt.Errorf("orchestrator: INFO store of %s: %w", addr, err)
+		}
+		info, err := c.info("store")
+		c.Close()
+		if err != nil {
+			return nil, fmt.Errorf("orchestrator: INFO store of %s: %w", addr, err)
+		}
+		if out[i], err = parseDeviceReads(info); err != nil {
+			return nil, fmt.Errorf("%w (%s)", err, addr)
+		}
 	}
-	defer c.Close()
-	info, err := c.info("store")
-	if err != nil {
-		return -1, fmt.Errorf("orchestrator: INFO store of %s: %w", tgt.addr, err)
+	return out, nil
+}
+
+// deviceReadsDelta puts the change of the device reads of every server
+// between before and after into rec: the total, and each shard's share
+// into rec.Nodes (filled by countersAfter in the same order).
+func deviceReadsDelta(rec *PassRecord, before, after []int64) {
+	rec.DeviceReads = 0
+	for i := range before {
+		d := after[i] - before[i]
+		rec.DeviceReads += d
+		if i < len(rec.Nodes) {
+			rec.Nodes[i].DeviceReads = d
+		}
 	}
-	return parseDeviceReads(info)
 }
 
 // parseDeviceReads takes Device.CompletedReads from INFO store's fields.
@@ -276,6 +315,18 @@ func (c Config) checkFreeMemory(meminfoPath string) error {
 		return nil
 	}
 	data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
+	need, servers := data, ""
+	if c.scenario() == ScenarioLocalMemory {
+		// Every shard holds its own in-memory log and index besides its
+		// part of the data on the in-RAM device.
+		n := int64(c.maxShards())
+		mem, _ := size.Parse(c.Memory)
+		index, _ := size.Parse(c.Index)
+		if extra := n * (mem + index); extra > 0 {
+			need += extra
+			servers = fmt.Sprintf(", plus %d %s × (--memory %s + --index %s) = %s in all,", n, plural(int(n), "shard"), c.Memory, c.Index, humanBytes(need))
+		}
+	}
 	b, err := os.ReadFile(meminfoPath)
 	if err != nil {
 		return fmt.Errorf("orchestrator: read %s for the free-memory check: %w", meminfoPath, err)
@@ -284,9 +335,9 @@ func (c Config) checkFreeMemory(meminfoPath string) error {
 	if err != nil {
 		return fmt.Errorf("orchestrator: %s: %w", meminfoPath, err)
 	}
-	if data > avail {
-		return fmt.Errorf("%w: --scenario %s keeps the dataset in RAM: %d keys × %d B = %s is larger than the %s of memory available; lower --dbsize (--force measures anyway)",
-			ErrConfig, c.scenario(), c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), humanBytes(avail))
+	if need > avail {
+		return fmt.Errorf("%w: --scenario %s keeps the dataset in RAM: %d keys × %d B = %s%s is larger than the %s of memory available; lower --dbsize (--force measures anyway)",
+			ErrConfig, c.scenario(), c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), servers, humanBytes(avail))
 	}
 	return nil
 }
@@ -345,13 +396,18 @@ func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]b
 }
 
 // scenarioConfig is one scenario's part of a --scenario all run: the
-// storage-only flags (--backends, --shards) apply to scenario 2 alone.
+// storage-only --backends applies to scenario 2 alone, --shards to
+// scenarios 2 and 3.
 func scenarioConfig(cfg Config, s string) Config {
 	c := cfg
 	c.Scenario = s
+	drop := func(g string) bool { return g == "backends" || g == "shards" && s == ScenarioMemory }
 	if s != ScenarioStorage {
-		c.Backends, c.Shards = nil, nil
-		c.Given = slices.DeleteFunc(slices.Clone(cfg.Given), func(g string) bool { return g == "backends" || g == "shards" })
+		c.Backends = nil
+		if s == ScenarioMemory {
+			c.Shards = nil
+		}
+		c.Given = slices.DeleteFunc(slices.Clone(cfg.Given), drop)
 	}
 	return c
 }
@@ -438,4 +494,17 @@ func scenarioDeviceHitParagraph(c Config) string {
 			minDeviceReadsPerGet, maxMemorySectorShare*sectorBytes)
 	}
 	return ""
+}
+
+// shardReadsNote is each shard's device reads per GET for a pass's line,
+// "" for a single server.
+func shardReadsNote(nodes []NodePass) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	per := make([]string, len(nodes))
+	for i, n := range nodes {
+		per[i] = fmt.Sprintf("%.2f", n.DeviceReadsPerGet)
+	}
+	return "; per shard " + strings.Join(per, " | ")
 }

@@ -13,6 +13,8 @@ import (
 
 func TestJudgeScenario(t *testing.T) {
 	memory, local := Row{Backend: ScenarioMemory, Pin: PinNone}, Row{Backend: ScenarioLocalMemory, Pin: PinNone, Batch: 1024}
+	sharded := local
+	sharded.Shards = 2
 	for _, tc := range []struct {
 		name         string
 		rec          PassRecord
@@ -31,6 +33,13 @@ func TestJudgeScenario(t *testing.T) {
 		// A native device in scenario 3: the counter moves, but so does /proc io.
 		{"native device in scenario 3", PassRecord{Row: local, Ops: 1000, DeviceReads: 1000, ReadBytes: 512_000}, excludedDeviceRead, false},
 		{"localmemory, counter unknown", PassRecord{Row: local, Ops: 1000, DeviceReads: -1}, "", true},
+		// Two shards: each shard's own counter is judged, not only the sum.
+		{"both shards read their device", PassRecord{Row: sharded, Ops: 2000, DeviceReads: 2000,
+			Nodes: []NodePass{{Addr: "a", Ops: 1000, DeviceReads: 1000}, {Addr: "b", Ops: 1000, DeviceReads: 1000}}}, "", false},
+		{"one shard missed its device, the sum passes", PassRecord{Row: sharded, Ops: 2000, DeviceReads: 1900,
+			Nodes: []NodePass{{Addr: "a", Ops: 1000, DeviceReads: 1000}, {Addr: "b", Ops: 1000, DeviceReads: 880}}}, excludedNoDeviceReads, false},
+		{"a shard's counter unknown", PassRecord{Row: sharded, Ops: 2000, DeviceReads: 1999,
+			Nodes: []NodePass{{Addr: "a", Ops: 1000, DeviceReads: 1000}, {Addr: "b", Ops: 1000, DeviceReads: -1}}}, excludedNoDeviceReads, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tc.rec
@@ -73,7 +82,10 @@ func TestResolveScenario(t *testing.T) {
 		{cfg: Config{Scenario: ScenarioLocalMemory, Profile: ProfileReference}, threads: []int{1, 2, 4, 8, 16}, backends: []string{ScenarioLocalMemory}, valueLength: 100},
 		{cfg: Config{Scenario: "disk"}, wantErr: `unknown --scenario "disk" (want memory, storage, localmemory or all)`},
 		{cfg: Config{Scenario: ScenarioMemory, Backends: []string{"libaio"}, Given: []string{"backends"}}, wantErr: "--backends applies to --scenario storage"},
-		{cfg: Config{Scenario: ScenarioLocalMemory, Shards: []int{2}, Given: []string{"shards"}}, wantErr: "--shards applies to --scenario storage"},
+		{cfg: Config{Scenario: ScenarioMemory, Shards: []int{2}, Given: []string{"shards"}}, wantErr: "--shards applies to --scenario storage and localmemory"},
+		{cfg: Config{Scenario: ScenarioLocalMemory, Shards: []int{1, 2}, DBSize: 1_400_000, Given: []string{"shards"}}, threads: []int{1, 2, 4, 8, 16}, backends: []string{ScenarioLocalMemory}, valueLength: 100},
+		// The quick profile's 700 000 keys are 47.6 MiB a shard, under 20 × --memory 4m.
+		{cfg: Config{Scenario: ScenarioLocalMemory, Shards: []int{2}, Given: []string{"shards"}}, wantErr: "split over --shards 2"},
 	} {
 		got, err := tc.cfg.resolve(env)
 		if tc.wantErr != "" {
@@ -110,6 +122,18 @@ func TestScenarioRows(t *testing.T) {
 	if ext[0].Backend != ScenarioMemory {
 		t.Errorf("external row in scenario 1: got backend %q, want %q so the inverted check judges it", ext[0].Backend, ScenarioMemory)
 	}
+	for _, tc := range []struct {
+		row  Row
+		want string
+	}{
+		{Row{Backend: ScenarioLocalMemory, Pin: PinNone, Batch: 256, Shards: 2}, "localmemory/none/b=256/shards=2"},
+		{Row{Backend: ScenarioLocalMemory, Pin: PinNone, Batch: 256, Shards: 1}, "localmemory/none/b=256"},
+		{Row{Backend: "uring", Pin: PinNone, Shards: 2}, "uring/none/shards=2"},
+	} {
+		if got := tc.row.key(); got != tc.want {
+			t.Errorf("key of %+v: got %q, want %q", tc.row, got, tc.want)
+		}
+	}
 	if k := (Row{Backend: "libaio", Pin: PinNone}).key(); k != "libaio/none" {
 		t.Errorf("storage row key: got %q, want the old bundles' %q", k, "libaio/none")
 	}
@@ -128,6 +152,9 @@ func TestCheckFreeMemory(t *testing.T) {
 		{Config{Scenario: ScenarioLocalMemory, DBSize: 500_000, KeyLength: 16, ValueLength: 100}, ""},
 		{Config{Scenario: ScenarioStorage, DBSize: 100_000_000, KeyLength: 16, ValueLength: 96}, ""}, // on disk
 		{Config{Scenario: ScenarioMemory, DBSize: 1_000_000, KeyLength: 16, ValueLength: 100, Force: true}, ""},
+		// 500 000 keys fit alone, not with each shard's log and index.
+		{Config{Scenario: ScenarioLocalMemory, DBSize: 500_000, KeyLength: 16, ValueLength: 100, Memory: "4m", Index: "8m"}, ""},
+		{Config{Scenario: ScenarioLocalMemory, DBSize: 500_000, KeyLength: 16, ValueLength: 100, Memory: "4m", Index: "8m", Shards: []int{1, 2, 4}}, "plus 4 shards × (--memory 4m + --index 8m) = 112.8 MiB in all, is larger than the 100.0 MiB"},
 	} {
 		err := tc.cfg.checkFreeMemory(meminfo)
 		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {

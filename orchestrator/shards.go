@@ -67,6 +67,10 @@ type NodePass struct {
 	ReadBytesPerGet  float64   `json:"read_bytes_per_get"`
 	ServerCPUSeconds float64   `json:"server_cpu_seconds"`
 	Server           Placement `json:"server_placement"`
+	// DeviceReads is the change of this shard's INFO store
+	// Device.CompletedReads over the GETs (scenario 3 only).
+	DeviceReads       int64   `json:"device_reads,omitempty"`
+	DeviceReadsPerGet float64 `json:"device_reads_per_get,omitempty"`
 }
 
 // shardCounts is --shards with its default.

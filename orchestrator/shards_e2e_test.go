@@ -122,6 +122,70 @@ func TestShardsRun(t *testing.T) {
 	}
 }
 
+// TestShardsLocalMemory is `run --scenario localmemory --shards 1,2` at a
+// small size: each shard a tiered server on the in-RAM device with its
+// own CPU, its own INFO store counter judged (≥ 0.9 device reads per GET
+// on every shard, summing to the pass's), and nothing left running.
+func TestShardsLocalMemory(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	const dbsize = 400000 // 200 000 keys a shard: ≥ 20 × --memory 1m each
+	r := runBinary(t, bin, scenarioArgs(base, ScenarioLocalMemory, "--shards", "1,2", "--dbsize", strconv.Itoa(dbsize), "--threads", "2", "--batch", "256")...)
+	if r.code != 0 {
+		t.Fatalf("--scenario localmemory --shards 1,2: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, row := range []string{"| Localmemory | -b 256, 1 shard / no pin  |", "| Localmemory | -b 256, 2 shards / no pin |"} {
+		if !strings.Contains(r.stdout, row) {
+			t.Errorf("table lacks the row %q:\n%s", row, r.stdout)
+		}
+	}
+	out := filepath.Join(base, "out")
+	loads, passes := cellsOf(t, out)
+	if len(loads) != 2 || len(loads[1].Nodes) != 2 || loads[1].ServerKeys != dbsize {
+		t.Fatalf("loads %+v: want two, the second over 2 shards holding %d keys", loads, dbsize)
+	}
+	cpus := map[string]bool{}
+	for _, n := range loads[1].Nodes {
+		cpus[n.Server.CPUs] = true
+		if !n.Tiered || n.ServerKeys != n.Acknowledged || n.ServerKeys == 0 {
+			t.Errorf("shard %s: tiered %v, %d keys, %d acknowledged; want a tiered shard holding what it acknowledged", n.Addr, n.Tiered, n.ServerKeys, n.Acknowledged)
+		}
+	}
+	if len(cpus) != 2 {
+		t.Errorf("shards on CPU sets %v, want two distinct", cpus)
+	}
+	var sharded int
+	for _, p := range passes {
+		if p.DeviceReadsPerGet < minDeviceReadsPerGet || p.NoDeviceReads || p.CPUMicrosPerOp <= 0 {
+			t.Errorf("pass %s: %.2f device reads per GET (no-device-reads %v), CPU %.2f µs per op; want ≥ %.1f and CPU measured", p.Row.Label, p.DeviceReadsPerGet, p.NoDeviceReads, p.CPUMicrosPerOp, minDeviceReadsPerGet)
+		}
+		if p.Row.Shards != 2 {
+			continue
+		}
+		sharded++
+		var reads int64
+		for _, n := range p.Nodes {
+			if n.Ops == 0 || n.DeviceReadsPerGet < minDeviceReadsPerGet {
+				t.Errorf("pass shard %s: %d ops, %.2f device reads per GET; want ≥ %.1f on every shard", n.Addr, n.Ops, n.DeviceReadsPerGet, minDeviceReadsPerGet)
+			}
+			reads += n.DeviceReads
+		}
+		if len(p.Nodes) != 2 || reads != p.DeviceReads {
+			t.Errorf("sharded pass: %d shards counting %d device reads, the pass says %d; want 2 summing to it", len(p.Nodes), reads, p.DeviceReads)
+		}
+	}
+	if sharded != 1 {
+		t.Errorf("%d sharded passes, want 1", sharded)
+	}
+	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	for _, want := range []string{"## CPU per GET", "## Cluster nodes", "device reads/GET"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	assertNoProcesses(t, bin)
+}
+
 // TestRunAgainstRedisCluster measures a real three-master Redis Cluster
 // through one of its nodes: the masters are found, the pids given in any
 // order are matched to their nodes by their listening sockets, the load

@@ -12,7 +12,10 @@ type CellNode struct {
 	Addr            string  `json:"addr"`
 	OpsPerSec       float64 `json:"median_ops_per_sec"`
 	ReadBytesPerGet float64 `json:"read_bytes_per_get"`
-	Keys            int64   `json:"keys"`
+	// DeviceReadsPerGet is its INFO store device reads per GET
+	// (scenario 3 only).
+	DeviceReadsPerGet float64 `json:"device_reads_per_get,omitempty"`
+	Keys              int64   `json:"keys"`
 }
 
 // cellExtras adds to a cell the medians of its passes' CPU per op and,
@@ -37,14 +40,16 @@ func cellExtras(c *Cell, passes []PassRecord) {
 	}
 	for _, addr := range order {
 		ns := byAddr[addr]
-		var ops, rb []float64
+		var ops, rb, dr []float64
 		for _, n := range ns {
 			ops = append(ops, n.OpsPerSec)
 			rb = append(rb, n.ReadBytesPerGet)
+			dr = append(dr, n.DeviceReadsPerGet)
 		}
 		cn := CellNode{ID: ns[0].ID, Addr: addr, Keys: ns[0].Keys}
 		cn.OpsPerSec, _, _ = median(ops)
 		cn.ReadBytesPerGet, _, _ = median(rb)
+		cn.DeviceReadsPerGet, _, _ = median(dr)
 		c.Nodes = append(c.Nodes, cn)
 	}
 }
@@ -110,10 +115,14 @@ func shardsReport(res Results) string {
 	}
 	if nodes {
 		b.WriteString("Each node's share of each cell (medians over the passes):\n\n")
-		b.WriteString("| backend | NUMA | threads | node | ops/sec | device B/GET | keys |\n|:--|:--|--:|:--|--:|--:|--:|\n")
+		b.WriteString("| backend | NUMA | threads | node | ops/sec | device B/GET | device reads/GET | keys |\n|:--|:--|--:|:--|--:|--:|--:|--:|\n")
 		for _, c := range res.Cells {
 			for _, n := range c.Nodes {
-				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.0f | %d |\n", titleCase(c.Row.Backend), c.Row.Label, c.Threads, n.Addr, FormatOps(n.OpsPerSec), n.ReadBytesPerGet, n.Keys)
+				reads := "—" // counted by a scenario 3 server's INFO store only
+				if c.Row.Backend == ScenarioLocalMemory {
+					reads = fmt.Sprintf("%.2f", n.DeviceReadsPerGet)
+				}
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.0f | %s | %d |\n", titleCase(c.Row.Backend), c.Row.Label, c.Threads, n.Addr, FormatOps(n.OpsPerSec), n.ReadBytesPerGet, reads, n.Keys)
 			}
 		}
 		b.WriteString("\n")
