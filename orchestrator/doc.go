@@ -66,7 +66,10 @@
 // DBSIZE to be exactly the keys of 0..dbsize-1 its slots hold (computed
 // from the key spelling) and the sum dbsize; the sampled GETs go to each
 // key's node; device bytes and CPU are read per node pid and summed, and
-// each pass keeps the per-node figures. Every cell records the server's
+// each pass keeps the per-node figures. In scenario 3 every shard is a
+// localmemory tiered server and each shard's own INFO store device reads
+// are judged: one shard under 0.9 per GET keeps the cell out even when
+// the total passes. Every cell records the server's
 // CPU time from /proc/<pid>/stat, so report.md gives CPU per GET.
 //
 // # Runtimes
