@@ -103,7 +103,10 @@
 // sub-bundles of one bundle, indexed by scenarios.json. Config.Ladder
 // (ladder.go) then runs `tierbench device` and `tierbench kv` on the same
 // data dir and shape and writes ladder.json with each layer's ops/s, share
-// of the layer below and CPU µs per op, and the largest drop.
+// of the layer below and CPU µs per op, and the largest drop. The
+// localmemory ladder's top is the untiered in-memory server (ladder_top.go)
+// on the same dataset, at the best localmemory cell's thread count and -b;
+// it is the ceiling, so its share reads localmemory RESP ÷ in-memory RESP.
 //
 // # The bundle
 //

@@ -18,9 +18,11 @@ import (
 
 // The ladder (--ladder) measures the reference's four layers on one data
 // dir, record shape and backend, so that a gap can be located:
-// RESP ≤ KV ≤ Device ≤ fio on the native device, and RESP ≤ KV ≤ Device on
-// localmemory. Each layer gives ops/s, its share of the layer below and
-// CPU µs per op; the largest drop is named.
+// RESP ≤ KV ≤ Device ≤ fio on the native device, and on localmemory
+// RESP ≤ KV ≤ Device with the untiered in-memory server on top
+// (ladder_top.go). Each layer gives ops/s, its share of the layer below
+// (the top's reads the other way) and CPU µs per op; the largest drop is
+// named.
 
 // Layer names, bottom up.
 const (
@@ -32,9 +34,10 @@ const (
 
 // gapSide says where a drop between two layers is spent, in the seed's words.
 var gapSide = map[string]string{
-	layerDevice: "device-side: tierbench's IO path below the store",
-	layerKV:     "store-side: the index, the log and the pending-read path",
-	layerRESP:   "server-side: RESP parsing, the network and the sessions",
+	layerDevice:   "device-side: tierbench's IO path below the store",
+	layerKV:       "store-side: the index, the log and the pending-read path",
+	layerRESP:     "server-side: RESP parsing, the network and the sessions",
+	layerInMemory: "tier-side: the tiered server on the in-RAM device against the untiered in-memory one",
 }
 
 // LadderLayer is one layer of one ladder.
@@ -42,7 +45,11 @@ type LadderLayer struct {
 	Layer     string  `json:"layer"`
 	OpsPerSec float64 `json:"ops_per_sec"`
 	// Share is OpsPerSec over the layer below's; 0 for the bottom layer.
-	Share          float64 `json:"share_of_layer_below,omitempty"`
+	// The in-memory top is a ceiling: its Share is the layer below's
+	// OpsPerSec over its own, as ShareIs says.
+	Share float64 `json:"share_of_layer_below,omitempty"`
+	// ShareIs names the quotient when it is not this layer ÷ the one below.
+	ShareIs        string  `json:"share_is,omitempty"`
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
 	Detail         string  `json:"detail"`
 	// Raw is the layer's file in the bundle (ladder/…json), when it ran.
@@ -96,7 +103,11 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 			r.printf("ladder %s: KV layer, %d s\n", backend, r.ladderSeconds())
 			l.Layers = append(l.Layers, r.kvLayer(ctx, backend))
 		}
-		l.Layers = append(l.Layers, respLayer(res, backend))
+		best, ok := bestRESPCell(res, backend)
+		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Config.Batch))
+		if backend == ScenarioLocalMemory && r.cfg.ServerAddr == "" {
+			l.Layers = append(l.Layers, r.inMemoryLayer(ctx, best, ok))
+		}
 		finishLadder(&l)
 		ladders = append(ladders, l)
 	}
@@ -122,23 +133,18 @@ func (r *runner) ladderBackends() []string {
 	return r.cfg.Backends
 }
 
-// respLayer is the best RESP cell of backend (any pin, any thread count).
-func respLayer(res Results, backend string) LadderLayer {
-	best := LadderLayer{Layer: layerRESP, Error: "no RESP cell was shown"}
-	for _, c := range res.Cells {
-		if c.Row.Backend != backend && backend != "external" || c.Excluded != "" || c.Passes == 0 {
-			continue
-		}
-		if c.Median > best.OpsPerSec {
-			batch := ""
-			if c.Row.Batch == 0 {
-				batch = fmt.Sprintf(" -b %d", res.Plan.Config.Batch)
-			}
-			best = LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp,
-				Detail: fmt.Sprintf("the best cell: %s t=%d%s (CPU of server + client)", c.Row.Label, c.Threads, batch)}
-		}
+// respLayer is the RESP layer of the backend's best cell (any pin, any
+// thread count); runBatch is the run's -b, the row's when it has none.
+func respLayer(c Cell, ok bool, runBatch int) LadderLayer {
+	if !ok {
+		return LadderLayer{Layer: layerRESP, Error: "no RESP cell was shown"}
 	}
-	return best
+	batch := ""
+	if c.Row.Batch == 0 {
+		batch = fmt.Sprintf(" -b %d", runBatch)
+	}
+	return LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp,
+		Detail: fmt.Sprintf("the best cell: %s t=%d%s (CPU of server + client)", c.Row.Label, c.Threads, batch)}
 }
 
 // finishLadder fills each layer's share of the one below and names the
@@ -151,6 +157,9 @@ func finishLadder(l *Ladder) {
 			continue
 		}
 		cur.Share = cur.OpsPerSec / below.OpsPerSec
+		if cur.Layer == layerInMemory {
+			cur.Share = below.OpsPerSec / cur.OpsPerSec // the ceiling is on top
+		}
 		if cur.Share < worst {
 			worst, at = cur.Share, below.Layer+" and "+cur.Layer
 			l.Gap = fmt.Sprintf("the gap is between %s: %.2f; %s", at, cur.Share, gapSide[cur.Layer])
@@ -284,6 +293,11 @@ func renderLadders(ls []Ladder) string {
 		}
 		if l.Gap != "" {
 			fmt.Fprintf(&b, "\n%s.\n", titleCase(l.Gap))
+		}
+		for _, x := range l.Layers {
+			if x.ShareIs != "" {
+				fmt.Fprintf(&b, "%s's share is %s: the untiered server is the ceiling above the tiered one.\n", x.Layer, x.ShareIs)
+			}
 		}
 		if l.Note != "" && l.Note != l.Gap {
 			fmt.Fprintf(&b, "%s.\n", titleCase(l.Note))

@@ -22,6 +22,9 @@ func TestFinishLadder(t *testing.T) {
 			[]float64{0, 0.3, 29.0 / 30, 28.0 / 29}, "the gap is between fio and Device: 0.30; device-side"},
 		{"a layer that did not run is skipped", []LadderLayer{{Layer: layerFio}, {Layer: layerDevice, OpsPerSec: 50}, {Layer: layerKV, OpsPerSec: 40}, {Layer: layerRESP, OpsPerSec: 36}},
 			[]float64{0, 0, 0.8, 0.9}, "the gap is between Device and KV: 0.80; store-side"},
+		// The in-memory top is the ceiling: its share is RESP ÷ it.
+		{"tier-side gap", []LadderLayer{{Layer: layerDevice, OpsPerSec: 100}, {Layer: layerKV, OpsPerSec: 80}, {Layer: layerRESP, OpsPerSec: 60}, {Layer: layerInMemory, OpsPerSec: 120, ShareIs: "RESP ÷ " + layerInMemory}},
+			[]float64{0, 0.8, 0.75, 0.5}, "the gap is between RESP and RESP in-memory: 0.50; tier-side"},
 	} {
 		l := Ladder{Backend: "libaio", Layers: tc.layers}
 		finishLadder(&l)
@@ -34,8 +37,12 @@ func TestFinishLadder(t *testing.T) {
 			t.Errorf("%s: gap %q, want %q…", tc.name, l.Gap, tc.gap)
 		}
 		text := renderLadders([]Ladder{l})
-		if strings.Index(text, "| RESP |") > strings.Index(text, "| fio |") || !strings.Contains(text, "share of the layer below") {
-			t.Errorf("%s: ladder\n%s\nwant RESP on top, fio at the bottom, the share column", tc.name, text)
+		top, bottom := "| "+l.Layers[len(l.Layers)-1].Layer+" |", "| "+l.Layers[0].Layer+" |"
+		if strings.Index(text, top) > strings.Index(text, bottom) || !strings.Contains(text, "share of the layer below") {
+			t.Errorf("%s: ladder\n%s\nwant %s on top, %s at the bottom, the share column", tc.name, text, top, bottom)
+		}
+		if top := l.Layers[len(l.Layers)-1]; top.ShareIs != "" && !strings.Contains(text, top.Layer+"'s share is "+top.ShareIs) {
+			t.Errorf("%s: ladder\n%s\nwant it to say how %s's share is read", tc.name, text, top.Layer)
 		}
 	}
 }
@@ -54,7 +61,7 @@ func TestRunLadder(t *testing.T) {
 	if err := readJSON(out, fileLadder, &ls); err != nil {
 		t.Fatal(err)
 	}
-	if len(ls) != 1 || ls[0].Backend != "libaio" || len(ls[0].Layers) != 4 {
+	if len(ls) != 1 || ls[0].Backend != "libaio" || len(ls[0].Layers) != 4 || ls[0].Layers[3].Layer != layerRESP {
 		t.Fatalf("ladder.json: got %+v, want one libaio ladder of four layers", ls)
 	}
 	for _, x := range ls[0].Layers[1:] {

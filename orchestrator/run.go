@@ -848,78 +848,15 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.cellIndex, r.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clientsNote(threads), left)
 	start := time.Now()
 	defer func() { r.cellTime += time.Since(start) }()
-
-	rec := PassRecord{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.batchOf(row), ReadBytes: -1}
-	var before int64
-	var err error
-	if tgt.counted {
-		if before, _, err = tgt.probe.evidence(ctx); err != nil {
-			return err
-		}
-	}
-	pid := tgt.pid
-	if _, remote := tgt.probe.(remoteProbe); remote {
-		pid = 1 // the container's first process, read there
-	}
-	sample := r.sampleBefore(pid)
-	counters, err := r.countersBefore(tgt)
+	rec, err := r.takePass(ctx, row, tgt, threads, pass)
 	if err != nil {
 		return err
 	}
-	devBefore, err := r.deviceReads(ctx, row, tgt)
-	if err != nil {
-		return err
-	}
-	cell, clientPl, err := r.bench(ctx, row, tgt, fmt.Sprintf("t%d-p%d", threads, pass), threads, r.cfg.CellSeconds)
-	if err != nil {
-		return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
-	}
-	if tgt.counted {
-		after, pl, err := tgt.probe.evidence(ctx)
-		if err != nil {
-			return err
-		}
-		rec.ReadBytes = after - before
-		rec.Server = pl
-		if tgt.srv != nil {
-			want := tgt.srv.placement()
-			rec.Server.WantCPUs, rec.Server.WantMems = want.WantCPUs, want.WantMems
-			if rec.Server.Policy == "default" {
-				rec.Server.Policy = want.Policy
-			}
-		}
-	}
-	rec.Client, rec.Clients = clientPl, cell.Clients
-	var devAfter []int64
-	if devBefore != nil {
-		if devAfter, err = r.deviceReads(ctx, row, tgt); err != nil {
-			return err
-		}
-	}
-	for _, check := range []struct {
-		role string
-		pl   Placement
-	}{{"server", rec.Server}, {"client", rec.Client}} {
-		if err := checkPlacement(check.role, check.pl); err != nil {
-			return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
-		}
-	}
-	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
-	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
-	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
-	r.recordEvidence(sample, pid, &rec)
-	if err := r.countersAfter(&rec, tgt, counters, cell); err != nil {
-		return fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
-	}
-	if devBefore != nil {
-		deviceReadsDelta(&rec, devBefore, devAfter)
-	}
-	judgePass(&rec, r.cfg.MaxMissRatio)
-	rec.Time = time.Now().UTC()
 	if err := r.cells.append(rec); err != nil {
 		return err
 	}
 	r.done[passKey(row, threads, pass)] = true
+
 	note := ""
 	switch {
 	case rec.TooManyMiss:
@@ -940,6 +877,79 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	}
 	r.printf("  %s ops/s, %.0f device bytes per GET%s%s\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, evidenceLine(rec), note)
 	return nil
+}
+
+// takePass runs one pass of one cell with the server's device reads and
+// CPU counted around it, and judges it; it records nothing.
+func (r *runner) takePass(ctx context.Context, row Row, tgt rowTarget, threads, pass int) (PassRecord, error) {
+	rec := PassRecord{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.batchOf(row), ReadBytes: -1}
+	var before int64
+	var err error
+	if tgt.counted {
+		if before, _, err = tgt.probe.evidence(ctx); err != nil {
+			return rec, err
+		}
+	}
+	pid := tgt.pid
+	if _, remote := tgt.probe.(remoteProbe); remote {
+		pid = 1 // the container's first process, read there
+	}
+	sample := r.sampleBefore(pid)
+	counters, err := r.countersBefore(tgt)
+	if err != nil {
+		return rec, err
+	}
+	devBefore, err := r.deviceReads(ctx, row, tgt)
+	if err != nil {
+		return rec, err
+	}
+	cell, clientPl, err := r.bench(ctx, row, tgt, fmt.Sprintf("t%d-p%d", threads, pass), threads, r.cfg.CellSeconds)
+	if err != nil {
+		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+	}
+	if tgt.counted {
+		after, pl, err := tgt.probe.evidence(ctx)
+		if err != nil {
+			return rec, err
+		}
+		rec.ReadBytes = after - before
+		rec.Server = pl
+		if tgt.srv != nil {
+			want := tgt.srv.placement()
+			rec.Server.WantCPUs, rec.Server.WantMems = want.WantCPUs, want.WantMems
+			if rec.Server.Policy == "default" {
+				rec.Server.Policy = want.Policy
+			}
+		}
+	}
+	rec.Client, rec.Clients = clientPl, cell.Clients
+	var devAfter []int64
+	if devBefore != nil {
+		if devAfter, err = r.deviceReads(ctx, row, tgt); err != nil {
+			return rec, err
+		}
+	}
+	for _, check := range []struct {
+		role string
+		pl   Placement
+	}{{"server", rec.Server}, {"client", rec.Client}} {
+		if err := checkPlacement(check.role, check.pl); err != nil {
+			return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+		}
+	}
+	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
+	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
+	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
+	r.recordEvidence(sample, pid, &rec)
+	if err := r.countersAfter(&rec, tgt, counters, cell); err != nil {
+		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+	}
+	if devBefore != nil {
+		deviceReadsDelta(&rec, devBefore, devAfter)
+	}
+	judgePass(&rec, r.cfg.MaxMissRatio)
+	rec.Time = time.Now().UTC()
+	return rec, nil
 }
 
 // judgePass fills the derived fields and the exclusion marks of a pass;

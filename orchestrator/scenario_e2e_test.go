@@ -1,8 +1,10 @@
 package orchestrator
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,13 +81,28 @@ func TestRunScenarioLocalMemory(t *testing.T) {
 	}
 	var ls []Ladder
 	readJSON(filepath.Join(base, "out"), fileLadder, &ls)
-	if len(ls) != 1 || len(ls[0].Layers) != 3 {
-		t.Fatalf("ladder.json: got %+v, want the localmemory ladder Device, KV, RESP", ls)
-	}
+	var names []string
 	for _, x := range ls[0].Layers {
-		if x.OpsPerSec <= 0 || x.CPUMicrosPerOp <= 0 || x.Error != "" {
-			t.Errorf("localmemory layer %+v: want ops/s and CPU µs per op", x)
+		names = append(names, x.Layer)
+	}
+	if want := []string{layerDevice, layerKV, layerRESP, layerInMemory}; len(ls) != 1 || !slices.Equal(names, want) {
+		t.Fatalf("ladder.json: got %+v, want the localmemory ladder %v", ls, want)
+	}
+	for i, x := range ls[0].Layers {
+		if x.OpsPerSec <= 0 || x.CPUMicrosPerOp <= 0 || x.Error != "" || i > 0 && x.Share <= 0 {
+			t.Errorf("localmemory layer %+v: want ops/s, CPU µs per op and a share", x)
 		}
+	}
+	resp, top := ls[0].Layers[2], ls[0].Layers[3]
+	if want := resp.OpsPerSec / top.OpsPerSec; top.Share < want-1e-9 || top.Share > want+1e-9 {
+		t.Errorf("in-memory top: share %.3f, want localmemory RESP ÷ in-memory RESP = %.3f", top.Share, want)
+	}
+	var raw inMemoryRaw
+	if err := readJSON(filepath.Join(base, "out"), top.Raw, &raw); err != nil || len(raw.Passes) != 1 || raw.Load.ServerKeys != 200000 || slices.Contains(raw.ServerArgs, "--storage-tier") {
+		t.Errorf("in-memory raw JSON %q: %+v, %v; want one pass on the untiered server holding 200000 keys", top.Raw, raw, err)
+	}
+	if p := raw.Passes; len(p) == 1 && !strings.Contains(resp.Detail, fmt.Sprintf("-b %d, no pin t=%d ", p[0].Batch, p[0].Threads)) {
+		t.Errorf("in-memory pass at -b %d t=%d, want the best localmemory cell's (%s)", p[0].Batch, p[0].Threads, resp.Detail)
 	}
 	assertNoProcesses(t, bin)
 }
