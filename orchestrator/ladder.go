@@ -52,9 +52,13 @@ type LadderLayer struct {
 	ShareIs        string  `json:"share_is,omitempty"`
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
 	Detail         string  `json:"detail"`
-	// Raw is the layer's file in the bundle (ladder/…json), when it ran.
-	Raw   string `json:"raw,omitempty"`
-	Error string `json:"error,omitempty"`
+	// Raw is the layer's file in the bundle (ladder/…json), when it ran;
+	// of a layer run in rounds, the median round's.
+	Raw string `json:"raw,omitempty"`
+	// RoundsOpsPerSec and RoundsRaw are every round's, in run order.
+	RoundsOpsPerSec []float64 `json:"rounds_ops_per_sec,omitempty"`
+	RoundsRaw       []string  `json:"rounds_raw,omitempty"`
+	Error           string    `json:"error,omitempty"`
 }
 
 // Ladder is one backend's layers, bottom up, and its largest drop.
@@ -98,10 +102,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		if r.cfg.ServerAddr != "" {
 			l.Note = "an external server has no layers below RESP that tierbench can run: RESP and fio only"
 		} else {
-			r.printf("ladder %s: Device layer, %d s\n", backend, r.ladderSeconds())
-			l.Layers = append(l.Layers, r.deviceLayer(ctx, backend))
-			r.printf("ladder %s: KV layer, %d s\n", backend, r.ladderSeconds())
-			l.Layers = append(l.Layers, r.kvLayer(ctx, backend))
+			l.Layers = append(l.Layers, r.lowerLayers(ctx, backend)...)
 		}
 		best, ok := bestRESPCell(res, backend)
 		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Config.Batch))
@@ -170,8 +171,60 @@ func finishLadder(l *Ladder) {
 	}
 }
 
+// ladderRounds is how many times the Device and KV layers run, in
+// alternating order; each layer is the median round (odd, so the median
+// is a round that ran).
+const ladderRounds = 3
+
+// lowerLayers runs the Device and KV layers ladderRounds times, the order
+// swapped each round so that neither always runs on a warmer or quieter
+// machine, and returns each layer's median round.
+func (r *runner) lowerLayers(ctx context.Context, backend string) []LadderLayer {
+	defer os.RemoveAll(filepath.Join(r.cfg.DataDir, "ladder-device"))
+	var rounds [2][]LadderLayer
+	for i := 0; i < ladderRounds; i++ {
+		for j := range 2 {
+			k := j
+			if i%2 == 1 {
+				k = 1 - j
+			}
+			name := []string{layerDevice, layerKV}[k]
+			r.printf("ladder %s: %s layer, round %d/%d, %d s\n", backend, name, i+1, ladderRounds, r.ladderSeconds())
+			if k == 0 {
+				rounds[k] = append(rounds[k], r.deviceLayer(ctx, backend, i+1))
+			} else {
+				rounds[k] = append(rounds[k], r.kvLayer(ctx, backend, i+1))
+			}
+		}
+	}
+	return []LadderLayer{medianRound(rounds[0]), medianRound(rounds[1])}
+}
+
+// medianRound is the round of median ops/s (its CPU and raw JSON with
+// it), every round's ops/s and file kept; a failed round fails the layer.
+func medianRound(rounds []LadderLayer) LadderLayer {
+	var ops []float64
+	var raws []string
+	for _, x := range rounds {
+		if x.Error != "" {
+			return x
+		}
+		ops, raws = append(ops, x.OpsPerSec), append(raws, x.Raw)
+	}
+	med, _, _ := median(ops)
+	var m LadderLayer
+	for _, x := range rounds {
+		if x.OpsPerSec == med {
+			m = x
+		}
+	}
+	m.RoundsOpsPerSec, m.RoundsRaw = ops, raws
+	m.Detail += fmt.Sprintf(", median of %d rounds alternated with the other layer", len(rounds))
+	return m
+}
+
 // deviceLayer runs `tierbench device` at the server's throttle depth.
-func (r *runner) deviceLayer(ctx context.Context, backend string) LadderLayer {
+func (r *runner) deviceLayer(ctx context.Context, backend string, round int) LadderLayer {
 	layer := LadderLayer{Layer: layerDevice}
 	depth := 4096 // the server's default --device-throttle-limit
 	args := []string{"device", "--backend", backend, "--block", "512", "--threads", "1",
@@ -183,7 +236,6 @@ func (r *runner) deviceLayer(ctx context.Context, backend string) LadderLayer {
 		dir := filepath.Join(r.cfg.DataDir, "ladder-device")
 		fileBytes := max(r.cfg.DBSize*int64(recordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
 		args = append(args, "--dir", dir, "--file-size", strconv.FormatInt((fileBytes+(1<<20)-1)>>20, 10)+"m")
-		defer os.RemoveAll(dir)
 	}
 	args = append(args, "--qd", strconv.Itoa(depth))
 	layer.Detail = fmt.Sprintf("tierbench device --backend %s, 512 B random reads, 1 thread × %d in flight", backend, depth)
@@ -193,13 +245,13 @@ func (r *runner) deviceLayer(ctx context.Context, backend string) LadderLayer {
 		OpsCount  int64   `json:"ops"`
 		ErrorsCnt int64   `json:"errors"`
 	}
-	layer.Raw, layer.Error = r.runLayer(ctx, "ladder/"+backend+"-device.json", args, &out)
+	layer.Raw, layer.Error = r.runLayer(ctx, fmt.Sprintf("ladder/%s-device-%d.json", backend, round), args, &out)
 	layer.OpsPerSec, layer.CPUMicrosPerOp = out.IOPS, out.CPUPerOp
 	return layer
 }
 
 // kvLayer runs `tierbench kv` with the server's store flags and dataset.
-func (r *runner) kvLayer(ctx context.Context, backend string) LadderLayer {
+func (r *runner) kvLayer(ctx context.Context, backend string, round int) LadderLayer {
 	layer := LadderLayer{Layer: layerKV}
 	threads := runtime.NumCPU()
 	args := []string{"kv", "--storage-tier", "--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
@@ -224,7 +276,7 @@ func (r *runner) kvLayer(ctx context.Context, backend string) LadderLayer {
 			Ops         int64   `json:"ops"`
 		} `json:"runs"`
 	}
-	layer.Raw, layer.Error = r.runLayer(ctx, "ladder/"+backend+"-kv.json", args, &out)
+	layer.Raw, layer.Error = r.runLayer(ctx, fmt.Sprintf("ladder/%s-kv-%d.json", backend, round), args, &out)
 	if len(out.Runs) > 0 {
 		run := out.Runs[len(out.Runs)-1]
 		layer.OpsPerSec, layer.CPUMicrosPerOp = run.OpsPerSec, run.CPUPerOp

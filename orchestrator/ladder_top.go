@@ -46,8 +46,8 @@ func bestRESPCell(res Results, backend string) (Cell, bool) {
 }
 
 // inMemoryLayer starts the untiered server on a wiped data dir, loads the
-// run's dataset, checks it and measures --passes passes at best's thread
-// count and -b; the layer is the median of the passes.
+// run's dataset, checks it and measures --passes passes (ladderRounds at
+// least) at best's thread count and -b; the layer is their median.
 func (r *runner) inMemoryLayer(ctx context.Context, best Cell, ok bool) LadderLayer {
 	layer := LadderLayer{Layer: layerInMemory, ShareIs: "RESP ÷ " + layerInMemory}
 	if !ok {
@@ -125,7 +125,7 @@ func (r *runner) measureInMemory(ctx context.Context, row Row, threads int) (inM
 			return raw, fmt.Errorf("orchestrator: ladder: warm-up of the untiered server: %w", err)
 		}
 	}
-	for p := 1; p <= max(r.cfg.Passes, 1); p++ {
+	for p := 1; p <= max(r.cfg.Passes, ladderRounds); p++ {
 		rec, err := r.takePass(ctx, row, tgt, threads, p)
 		if err != nil {
 			return raw, err
