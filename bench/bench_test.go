@@ -41,6 +41,16 @@ func configFor(t *testing.T, addr string) Config {
 }
 
 // runJSON runs cfg and decodes its JSON document.
+// mustLoad sets cfg to load mode (Runtime 0) and loads its key space,
+// failing the test with bench's output if the load fails.
+func mustLoad(t *testing.T, cfg *Config) {
+	t.Helper()
+	cfg.Runtime = 0
+	if _, human, err := runJSON(t, context.Background(), *cfg); err != nil {
+		t.Fatalf("load: %v\n%s", err, human)
+	}
+}
+
 func runJSON(t *testing.T, ctx context.Context, cfg Config) (*Report, string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
@@ -139,10 +149,7 @@ func TestMissesAreCountedNotHidden(t *testing.T) {
 	cfg := configFor(t, r.Addr)
 	cfg.DBSize = 1000
 	cfg.KeyLength = 4
-	cfg.Runtime = 0
-	if _, human, err := runJSON(t, context.Background(), cfg); err != nil {
-		t.Fatalf("load: %v\n%s", err, human)
-	}
+	mustLoad(t, &cfg)
 	// Twice the loaded range: half the keys were never written.
 	cfg.DBSize = 2000
 	cfg.SkipLoad = true
@@ -429,10 +436,7 @@ func TestOnlinePercentilesAndHdrLog(t *testing.T) {
 func TestOnlineRateAndUntilInterrupted(t *testing.T) {
 	r := testenv.MustRedisServer(t)
 	cfg := configFor(t, r.Addr)
-	cfg.Runtime = 0
-	if _, _, err := runJSON(t, context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	mustLoad(t, &cfg)
 	cfg.SkipLoad = true
 	cfg.Online = true
 	cfg.Rate = 2000
@@ -461,10 +465,7 @@ func TestOnlineRateAndUntilInterrupted(t *testing.T) {
 func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 	r := testenv.MustRedisServer(t)
 	cfg := configFor(t, r.Addr)
-	cfg.Runtime = 0
-	if _, _, err := runJSON(t, context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	mustLoad(t, &cfg)
 	for _, mode := range []string{PipelineBatch, PipelineWindow} {
 		t.Run(mode, func(t *testing.T) {
 			cfg.Verify, cfg.Pipeline = true, mode
@@ -528,10 +529,7 @@ func TestServerClosingMidOnlineRunMarksIncomplete(t *testing.T) {
 func TestInterruptedCellIsIncomplete(t *testing.T) {
 	r := testenv.MustRedisServer(t)
 	cfg := configFor(t, r.Addr)
-	cfg.Runtime = 0
-	if _, _, err := runJSON(t, context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	mustLoad(t, &cfg)
 	cfg.SkipLoad = true
 	cfg.Runtime = 20 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())

@@ -160,10 +160,7 @@ func TestClusterRoundAllocatesNothing(t *testing.T) {
 	rc := testenv.MustRedisCluster(t, 3)
 	cfg := configFor(t, rc.Nodes[0].Addr)
 	cfg.Cluster = true
-	cfg.Runtime = 0
-	if _, human, err := runJSON(t, context.Background(), cfg); err != nil {
-		t.Fatalf("load: %v\n%s", err, human)
-	}
+	mustLoad(t, &cfg)
 	cfg.Verify = true
 	p, th := clusterThreadFor(t, cfg)
 	th.draw(1, 0, 4*p.Batch)
@@ -234,10 +231,7 @@ func TestClusterSlotMigratedMidRun(t *testing.T) {
 	cfg := configFor(t, rc.Nodes[0].Addr)
 	cfg.Cluster = true
 	cfg.DBSize = 2000 // key 0 is in most batches
-	cfg.Runtime = 0
-	if _, human, err := runJSON(t, context.Background(), cfg); err != nil {
-		t.Fatalf("load: %v\n%s", err, human)
-	}
+	mustLoad(t, &cfg)
 	cfg.SkipLoad, cfg.Verify = true, true
 	cfg.Runtime = 4 * time.Second
 	cfg.PrebuiltOpsPerThread = 4000

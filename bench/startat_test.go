@@ -19,10 +19,7 @@ import (
 func TestStartAtSharesOneWindow(t *testing.T) {
 	r := testenv.MustRedisServer(t)
 	load := configFor(t, r.Addr)
-	load.Runtime = 0
-	if _, _, err := runJSON(t, context.Background(), load); err != nil {
-		t.Fatal(err)
-	}
+	mustLoad(t, &load)
 	window := 700 * time.Millisecond
 	// Lead enough for both to connect and build their requests on a
 	// busy machine under -race.

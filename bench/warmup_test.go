@@ -19,10 +19,7 @@ import (
 func TestOnlineWarmupIsNotRecorded(t *testing.T) {
 	r := testenv.MustRedisServer(t)
 	cfg := configFor(t, r.Addr)
-	cfg.Runtime = 0
-	if _, _, err := runJSON(t, context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	mustLoad(t, &cfg)
 	const rate = 2000.0
 	cfg.SkipLoad = true
 	cfg.Online = true

@@ -17,10 +17,7 @@ import (
 func TestWindowPipelineAgainstRedis(t *testing.T) {
 	r := testenv.MustRedisServer(t)
 	cfg := configFor(t, r.Addr)
-	cfg.Runtime = 0
-	if _, human, err := runJSON(t, context.Background(), cfg); err != nil {
-		t.Fatalf("load: %v\n%s", err, human)
-	}
+	mustLoad(t, &cfg)
 	cfg = configFor(t, r.Addr)
 	cfg.SkipLoad, cfg.Verify, cfg.Pipeline = true, true, PipelineWindow
 	cfg.Threads = []int{1, 3}
