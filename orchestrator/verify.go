@@ -277,3 +277,46 @@ func judgeSample(s SampleCheck, serverKeys int64, cfg Config) error {
 	return fmt.Errorf("%w: %d of %d sampled keys missed (%s), %d had a value of the wrong length (want %d B) and %d got an error reply, although DBSIZE says %d; first: %s",
 		ErrSampleMiss, s.Missed, s.Keys, formatPercentBeside(missShare, cfg.MaxMissRatio), s.WrongLength, cfg.ValueLength, s.Errors, serverKeys, s.FirstBad)
 }
+
+// loadStallTimeout fails a load whose key count stops growing.
+const loadStallTimeout = 90 * time.Second
+
+// loadProgress prints the server's key count every two seconds until
+// the returned function is called; when the count stops growing for
+// loadStallTimeout it cancels the load through stall.
+func (r *runner) loadProgress(ctx context.Context, tgt rowTarget, stall context.CancelCauseFunc) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		start := time.Now()
+		var last int64 = -1
+		lastGrew := time.Now()
+		for {
+			if time.Since(lastGrew) > loadStallTimeout {
+				stall(fmt.Errorf("orchestrator: the server's key count stayed at %d for %v: the load stalled", last, loadStallTimeout))
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			n, err := rowKeyCount(ctx, tgt)
+			if err == nil && n != last {
+				last, lastGrew = n, time.Now()
+			}
+			if err == nil {
+				rate := float64(n) / time.Since(start).Seconds()
+				left := ""
+				if rate > 0 && n < r.cfg.DBSize {
+					left = fmt.Sprintf(", ~%.0fs left", float64(r.cfg.DBSize-n)/rate)
+				}
+				r.printf("  load: %d / %d keys (%.1f %%)%s\n", n, r.cfg.DBSize, 100*float64(n)/float64(r.cfg.DBSize), left)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}

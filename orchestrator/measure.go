@@ -1,0 +1,232 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// One GET pass of a cell: the client run against the row's server, the
+// evidence counted around it, and the verdict that keeps the pass in the
+// table or out of it.
+
+// Verification thresholds of the methodology.
+const (
+	// minLoadedShare: the loader's acknowledgements and the server's key
+	// count must each reach 99 % of dbsize.
+	minLoadedShare = 0.99
+	// minDeviceShare: ≥ 99 % of the hybrid log below HeadAddress, unless
+	// the part above it is no larger than --memory (the store evicted all
+	// it could) and the dataset is ≥ 20 × memory, as validate requires.
+	minDeviceShare = 0.99
+	// sectorBytes is the device's logical block: a storage-bound GET of a
+	// record smaller than it reads at least one.
+	sectorBytes = 512
+	// minSectorShare: a cell is memory-served below this share of a
+	// sector per GET. The dataset is ≥ 20 × --memory, so up to 1/20 of the
+	// keys may be answered from the in-memory log and an honest cell reads
+	// ≥ 95 % of a sector per GET (the reference's 100 M keys: 99.9 %); a
+	// cell served from memory reads next to nothing.
+	minSectorShare = 0.9
+)
+
+// phaseGraceSeconds is how long a GET phase may overrun its --runtime
+// before the client is killed and the row fails: a server that stops
+// answering must not hang the run.
+const phaseGraceSeconds = 60
+
+// bench runs one GET phase of `threads` connections for `seconds`.
+func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
+	var pl Placement
+	if r.hosts != nil {
+		return r.benchHosts(ctx, row, tgt, name, threads, seconds)
+	}
+	limit := time.Duration(seconds+phaseGraceSeconds) * time.Second
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	out, err := r.runBench(pctx, row, tgt, name, []string{"-s", "--op", "GET", "-t", strconv.Itoa(threads),
+		"-b", strconv.Itoa(r.batchOf(row)), "--runtime", strconv.Itoa(seconds)}, &pl)
+	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+		return benchCell{}, pl, fmt.Errorf("orchestrator: the %d s GET phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
+	}
+	if err != nil {
+		return benchCell{}, pl, err
+	}
+	for _, c := range out.Cells {
+		if c.Threads == threads || len(out.Cells) == 1 {
+			return c, pl, nil
+		}
+	}
+	return benchCell{}, pl, fmt.Errorf("orchestrator: bench reported no cell for t=%d", threads)
+}
+
+// benchSpec is the client that runs `tierbench bench --json` with extra
+// flags against the row's server, pinned as the row says.
+func (r *runner) benchSpec(row Row, tgt rowTarget, name string, extra []string) clientSpec {
+	args := append(r.benchArgs(tgt), extra...)
+	if len(tgt.nodes) > 0 {
+		args = append(args, "--cluster-bench")
+	}
+	spec := clientSpec{Name: name, Args: args,
+		LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("client-%s-%s-%s.log", row.Backend, row.Pin, name))}
+	if row.Pin == PinPinned {
+		spec.CPUs, spec.Mems = r.pinning.ClientCPUs, r.pinning.ClientMems
+	}
+	return spec
+}
+
+func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name string, extra []string, pl *Placement) (benchOutput, error) {
+	stdout, got, err := r.drv.runClient(ctx, r.benchSpec(row, tgt, name, extra))
+	if pl != nil {
+		*pl = got
+	}
+	if err != nil {
+		// A client that exits 1 after a short load still prints its JSON:
+		// the counts are the evidence the refusal names.
+		out, perr := parseBench(stdout)
+		if perr == nil && out.Load != nil {
+			return out, fmt.Errorf("%w: %w", errShortLoad, err)
+		}
+		return benchOutput{}, err
+	}
+	return parseBench(stdout)
+}
+
+// measure runs one pass of one cell with the server's device reads
+// counted around it, and appends it to cells.jsonl.
+func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, pass int) error {
+	r.cellIndex++
+	left := r.progressLeft()
+	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.cellIndex, r.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clientsNote(threads), left)
+	start := time.Now()
+	defer func() { r.cellTime += time.Since(start) }()
+	rec, err := r.takePass(ctx, row, tgt, threads, pass)
+	if err != nil {
+		return err
+	}
+	if err := r.cells.append(rec); err != nil {
+		return err
+	}
+	r.done[passKey(row, threads, pass)] = true
+
+	note := ""
+	switch {
+	case rec.TooManyMiss:
+		limit := "any miss keeps a cell out"
+		if r.cfg.MaxMissRatio > 0 {
+			limit = fmt.Sprintf("more than --max-miss-ratio %g allows", r.cfg.MaxMissRatio)
+		}
+		note = fmt.Sprintf("  [misses %s, %s: kept out of the table]", formatPercentBeside(rec.MissRatio, r.cfg.MaxMissRatio), limit)
+	case rec.MemoryServed:
+		note = fmt.Sprintf("  [%.0f device bytes per GET: memory-served, kept out of the table]", rec.ReadBytesPerGet)
+	case rec.DeviceRead:
+		note = fmt.Sprintf("  [%.1f device bytes per GET: not memory-bound, kept out of the table]", rec.ReadBytesPerGet)
+	case rec.NoDeviceReads:
+		note = fmt.Sprintf("  [%.2f device reads per GET: reads missed the device, kept out of the table]", rec.DeviceReadsPerGet)
+	}
+	if row.Backend == ScenarioLocalMemory {
+		note = fmt.Sprintf(", %.2f device reads per GET (INFO store%s)", rec.DeviceReadsPerGet, shardReadsNote(rec.Nodes)) + note
+	}
+	r.printf("  %s ops/s, %.0f device bytes per GET%s%s\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, evidenceLine(rec), note)
+	return nil
+}
+
+// takePass runs one pass of one cell with the server's device reads and
+// CPU counted around it, and judges it; it records nothing.
+func (r *runner) takePass(ctx context.Context, row Row, tgt rowTarget, threads, pass int) (PassRecord, error) {
+	rec := PassRecord{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.batchOf(row), ReadBytes: -1}
+	var before int64
+	var err error
+	if tgt.counted {
+		if before, _, err = tgt.probe.evidence(ctx); err != nil {
+			return rec, err
+		}
+	}
+	pid := tgt.pid
+	if _, remote := tgt.probe.(remoteProbe); remote {
+		pid = 1 // the container's first process, read there
+	}
+	sample := r.sampleBefore(pid)
+	counters, err := r.countersBefore(tgt)
+	if err != nil {
+		return rec, err
+	}
+	devBefore, err := r.deviceReads(ctx, row, tgt)
+	if err != nil {
+		return rec, err
+	}
+	cell, clientPl, err := r.bench(ctx, row, tgt, fmt.Sprintf("t%d-p%d", threads, pass), threads, r.cfg.CellSeconds)
+	if err != nil {
+		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+	}
+	if tgt.counted {
+		after, pl, err := tgt.probe.evidence(ctx)
+		if err != nil {
+			return rec, err
+		}
+		rec.ReadBytes = after - before
+		rec.Server = pl
+		if tgt.srv != nil {
+			want := tgt.srv.placement()
+			rec.Server.WantCPUs, rec.Server.WantMems = want.WantCPUs, want.WantMems
+			if rec.Server.Policy == "default" {
+				rec.Server.Policy = want.Policy
+			}
+		}
+	}
+	rec.Client, rec.Clients = clientPl, cell.Clients
+	var devAfter []int64
+	if devBefore != nil {
+		if devAfter, err = r.deviceReads(ctx, row, tgt); err != nil {
+			return rec, err
+		}
+	}
+	for _, check := range []struct {
+		role string
+		pl   Placement
+	}{{"server", rec.Server}, {"client", rec.Client}} {
+		if err := checkPlacement(check.role, check.pl); err != nil {
+			return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+		}
+	}
+	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
+	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
+	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
+	r.recordEvidence(sample, pid, &rec)
+	if err := r.countersAfter(&rec, tgt, counters, cell); err != nil {
+		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
+	}
+	if devBefore != nil {
+		deviceReadsDelta(&rec, devBefore, devAfter)
+	}
+	judgePass(&rec, r.cfg.MaxMissRatio)
+	rec.Time = time.Now().UTC()
+	return rec, nil
+}
+
+// judgePass fills the derived fields and the exclusion marks of a pass;
+// maxMiss is the share of misses (and errors) a pass may have.
+func judgePass(rec *PassRecord, maxMiss float64) {
+	answered := rec.Hits + rec.Misses + rec.Errors
+	if answered == 0 {
+		answered = rec.Ops
+	}
+	if answered > 0 {
+		rec.MissRatio = float64(rec.Misses+rec.Errors) / float64(answered)
+	}
+	rec.TooManyMiss = rec.MissRatio > maxMiss || rec.Ops == 0
+	if isScenarioRow(rec.Row) {
+		judgeScenario(rec)
+		return
+	}
+	if rec.ReadBytes < 0 {
+		rec.Unverified = true
+		return
+	}
+	if rec.Ops > 0 {
+		rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(rec.Ops)
+	}
+	rec.MemoryServed = rec.ReadBytesPerGet < minSectorShare*sectorBytes
+}
