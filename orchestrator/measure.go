@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -229,4 +230,14 @@ func judgePass(rec *PassRecord, maxMiss float64) {
 		rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(rec.Ops)
 	}
 	rec.MemoryServed = rec.ReadBytesPerGet < minSectorShare*sectorBytes
+}
+
+// benchArgs are the flags every client of a row's server takes.
+func (r *runner) benchArgs(tgt rowTarget) []string {
+	host, port, _ := net.SplitHostPort(tgt.addr)
+	args := []string{"bench", "--host", host, "--port", port,
+		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
+		"--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
+		"--json"}
+	return append(args, r.authArgs()...)
 }

@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // The preflights of a run: the host's, once per run with the fio
-// baseline, and each row server's own checks (O_DIRECT, libaio, io_uring),
-// run where that server runs.
+// baseline (across hosts, every host's in a container there, and each
+// client host's link to the server), and each row server's own checks
+// (O_DIRECT, libaio, io_uring), run where that server runs.
 
 // errPreflight marks a failed preflight: it stops the run.
 var errPreflight = errors.New("orchestrator: preflight failed")
@@ -164,4 +166,119 @@ func uringDetail(p preflightOutput) string {
 		}
 	}
 	return "no io_uring check"
+}
+
+// preflightHosts runs `tierbench preflight --json` in a container on every
+// host and keeps each under hosts/<name>/; the server host's is also the
+// bundle's preflight.json and fingerprint.json, and judged. The image has
+// no fio, so there is no fio baseline on a remote host.
+func (r *runner) preflightHosts(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(r.out, filePreflight)); err == nil && r.cfg.Resume != "" {
+		return nil
+	}
+	if !r.cfg.NoFio {
+		r.printf("preflight: no fio baseline across hosts (the image holds tierbench alone): the report has no ceiling\n")
+	}
+	for _, d := range r.hosts.engines {
+		role := "client"
+		args := append([]string{"preflight", "--json", "--data-dir", containerDataDir}, r.preflightArgs(false)...)
+		var binds []string
+		if d == r.hosts.server {
+			role = "server"
+			binds = []string{r.cfg.DataDir + ":" + containerDataDir}
+		}
+		dir := filepath.Join(r.out, dirHosts, d.ep.Name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("orchestrator: bundle: %w", err)
+		}
+		r.printf("host %s: preflight (%s host, %s)\n", d.ep.Name, role, d.ep.display())
+		out, status, err := d.runOnce(ctx, "preflight", "preflight", args, role == "server", binds,
+			filepath.Join(r.out, dirLogs, "preflight-"+d.ep.Name+".log"))
+		if err == nil && status != 0 && status != 1 {
+			err = fmt.Errorf("exited %d: %s", status, clip(out))
+		}
+		var p preflightOutput
+		if err == nil {
+			p, err = parsePreflight(out)
+		}
+		if err != nil {
+			err = fmt.Errorf("orchestrator: host %s: preflight: %w", d.ep.Name, err)
+			if !r.cfg.Force {
+				return fmt.Errorf("%w (--force measures without a preflight)", err)
+			}
+			r.printf("%v; measuring anyway (--force)\n", err)
+			continue
+		}
+		fp := p.Fingerprint
+		if len(fp) == 0 {
+			fp = json.RawMessage("null")
+		}
+		if err := errors.Join(writeFile(dir, filePreflight, out), writeFile(dir, fileFingerprint, append(fp, '\n'))); err != nil {
+			return err
+		}
+		if role != "server" {
+			continue // a client host's data-dir checks do not concern it
+		}
+		if err := errors.Join(writeFile(r.out, filePreflight, out), writeFile(r.out, fileFingerprint, append(fp, '\n'))); err != nil {
+			return err
+		}
+		if err := r.judgePreflight(p, "host "+d.ep.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NetworkCheck is hosts/<name>/network.json: the link from one client
+// host to the server, measured by tierbench bench in a container there.
+type NetworkCheck struct {
+	Host       string  `json:"host"`
+	RTTp50us   float64 `json:"rtt_p50_us"` // PING, one in flight
+	RTTp99us   float64 `json:"rtt_p99_us"`
+	NoopOps    float64 `json:"noop_ops_per_sec"` // pipelined PING
+	NoopThread int     `json:"noop_threads"`
+	NoopBatch  int     `json:"noop_batch"`
+}
+
+// networkPreflight measures each client host's link to the row's server
+// once per run: round trips of PING at depth 1 and the rate of pipelined
+// PINGs, the most this link can carry whatever the server's storage.
+func (r *runner) networkPreflight(ctx context.Context, tgt rowTarget) error {
+	const noopThreads, noopBatch = 4, 1024
+	for i, d := range r.hosts.clients {
+		if slices.Contains(r.hosts.clients[:i], d) {
+			continue
+		}
+		nc := NetworkCheck{Host: d.ep.Name, NoopThread: noopThreads, NoopBatch: noopBatch}
+		base := r.benchArgs(tgt)
+		rtt, _, err := r.drv.runClient(ctx, clientSpec{Name: "net-rtt-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, dirLogs, "net-rtt-"+d.ep.Name+".log"),
+			Args: append(base, "-s", "--online", "--op-workload", "PING", "--op-percent", "100", "-t", "1", "--itp", "1", "--runtime", "1")})
+		if err != nil {
+			return fmt.Errorf("orchestrator: network preflight: %w", err)
+		}
+		var on struct {
+			Online *struct {
+				Latency struct{ P50, P99 float64 } `json:"latency_us"`
+			} `json:"online"`
+		}
+		if doc, err := jsonDocument(rtt); err != nil || json.Unmarshal(doc, &on) != nil || on.Online == nil {
+			return fmt.Errorf("orchestrator: network preflight: host %s: no online report: %q", d.ep.Name, clip(rtt))
+		}
+		nc.RTTp50us, nc.RTTp99us = on.Online.Latency.P50, on.Online.Latency.P99
+		noop, _, err := r.drv.runClient(ctx, clientSpec{Name: "net-noop-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, dirLogs, "net-noop-"+d.ep.Name+".log"),
+			Args: append(base, "-s", "--op", "PING", "-t", strconv.Itoa(noopThreads), "-b", strconv.Itoa(noopBatch), "--runtime", "1")})
+		if err != nil {
+			return fmt.Errorf("orchestrator: network preflight: %w", err)
+		}
+		b, err := parseBench(noop)
+		if err != nil || len(b.Cells) != 1 {
+			return fmt.Errorf("orchestrator: network preflight: host %s: %v %q", d.ep.Name, err, clip(noop))
+		}
+		nc.NoopOps = b.Cells[0].OpsPerSec
+		r.printf("host %s: link to the server: PING round trip p50 %.0f µs p99 %.0f µs; pipelined PING %s ops/s\n", d.ep.Name, nc.RTTp50us, nc.RTTp99us, FormatOps(nc.NoopOps))
+		if err := writeJSON(filepath.Join(r.out, dirHosts, d.ep.Name), fileNetwork, nc); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,281 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The clients of a phase across hosts: the cell's connections split over
+// the client hosts, every client started at one shared time and measuring
+// the same window; offline their counts are summed, online their
+// HdrHistograms merged.
+
+// clientLeadTime is how far ahead of now a cell's shared start is set:
+// time for every engine to create its client container and for the
+// clients to connect and build their requests.
+const clientLeadTime = 2 * time.Second
+
+// ClientShare is one client's part of a cell, kept in its pass record.
+type ClientShare struct {
+	Host        string    `json:"host"`
+	Threads     int       `json:"threads"`
+	Ops         int64     `json:"ops"`
+	Hits        int64     `json:"hits"`
+	Misses      int64     `json:"misses"`
+	Errors      int64     `json:"errors"`
+	OpsPerSec   float64   `json:"ops_per_sec"`
+	LateSeconds float64   `json:"late_seconds"`
+	Placement   Placement `json:"placement"` // read on its host
+	JSON        string    `json:"json"`      // its bench JSON, relative to the bundle
+}
+
+// splitThreads divides a cell's connections over n client hosts: equal
+// shares, the remainder one each to the first hosts.
+func splitThreads(threads, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = threads / n
+		if i < threads%n {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// clientOut is one client's run of a phase.
+type clientOut struct {
+	host    string
+	threads int
+	pl      Placement
+	rep     benchReport
+	raw     []byte
+	err     error
+}
+
+// benchReport is the part of bench's JSON the hosts mode reads beyond
+// benchOutput: the window and the online run.
+type benchReport struct {
+	Cells []struct {
+		benchCell
+		Window *benchWindow `json:"window"`
+	} `json:"cells"`
+	Online *struct {
+		Ops       int64        `json:"ops"`
+		Histogram string       `json:"histogram"`
+		Window    *benchWindow `json:"window"`
+	} `json:"online"`
+}
+
+type benchWindow struct {
+	StartUnixMs int64   `json:"start_unix_ms"`
+	Seconds     float64 `json:"seconds"`
+	LateSeconds float64 `json:"late_seconds"`
+}
+
+// runClients runs one phase on every client host with its share of
+// threads, all starting at one time, and keeps each client's JSON under
+// hosts/<name>/clients/. The first client that fails stops the others and
+// is the error, naming its host.
+func (r *runner) runClients(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int, extra []string) ([]clientOut, error) {
+	shares := splitThreads(threads, len(r.hosts.clients))
+	start := time.Now().Add(clientLeadTime).Truncate(time.Millisecond)
+	limit := clientLeadTime + time.Duration(seconds+phaseGraceSeconds)*time.Second
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	outs := make([]clientOut, len(shares))
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i, n := range shares {
+		d := r.hosts.clients[i]
+		outs[i] = clientOut{host: d.ep.Name, threads: n}
+		if n == 0 {
+			continue
+		}
+		args := append(r.benchArgs(tgt), "-s", "-t", strconv.Itoa(n), "--runtime", strconv.Itoa(seconds),
+			"--start-at", strconv.FormatInt(start.UnixMilli(), 10))
+		args = append(args, extra...)
+		spec := clientSpec{Name: name + "-" + d.ep.Name, Host: i, Args: args,
+			LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("client-%s-%s-%s-%s.log", row.Backend, row.Pin, name, d.ep.Name))}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := &outs[i]
+			o.raw, o.pl, o.err = r.drv.runClient(pctx, spec)
+			if o.err == nil {
+				doc, err := jsonDocument(o.raw)
+				if err == nil {
+					err = json.Unmarshal(doc, &o.rep)
+				}
+				if err != nil {
+					o.err = fmt.Errorf("host %s: client %s: bench output: %w", d.ep.Name, spec.Name, err)
+				}
+			}
+			if o.err != nil {
+				once.Do(func() { first = o.err; cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		if ctx.Err() == nil && pctx.Err() != nil && errors.Is(first, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("orchestrator: the %d s phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
+		}
+		return nil, first
+	}
+	for i := range outs {
+		if outs[i].threads == 0 {
+			continue
+		}
+		dir := filepath.Join(r.out, dirHosts, outs[i].host, "clients")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("orchestrator: bundle: %w", err)
+		}
+		if err := writeFile(dir, fmt.Sprintf("%s-%s-%s.json", row.Backend, row.Pin, name), outs[i].raw); err != nil {
+			return nil, err
+		}
+	}
+	return outs, nil
+}
+
+// benchHosts runs one offline GET phase over the client hosts and sums it:
+// ops, hits, misses and errors are the sums of the clients' counts inside
+// the shared window, and the rate is that sum over the window.
+func (r *runner) benchHosts(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
+	outs, err := r.runClients(ctx, row, tgt, name, threads, seconds, []string{"--op", "GET", "-b", strconv.Itoa(r.cfg.Batch)})
+	if err != nil {
+		return benchCell{}, Placement{}, err
+	}
+	// The pass record's client placement is the first client's; each
+	// client's own is in its share.
+	pl := outs[0].pl
+	sum := benchCell{Op: "GET", Threads: threads, Batch: r.cfg.Batch, Seconds: float64(seconds)}
+	for _, o := range outs {
+		if o.threads == 0 {
+			continue
+		}
+		if len(o.rep.Cells) != 1 || o.rep.Cells[0].Window == nil {
+			return benchCell{}, pl, fmt.Errorf("orchestrator: host %s: client %s reported %d cells without a window, want one windowed cell", o.host, name, len(o.rep.Cells))
+		}
+		c := o.rep.Cells[0]
+		if c.Window.Seconds != float64(seconds) {
+			return benchCell{}, pl, fmt.Errorf("orchestrator: host %s: client %s measured a %v s window, want %d s", o.host, name, c.Window.Seconds, seconds)
+		}
+		sum.Ops += c.Ops
+		sum.Hits += c.Hits
+		sum.Misses += c.Misses
+		sum.Errors += c.Errors
+		sum.ClientCPUSeconds += c.ClientCPUSeconds
+		sum.ClientSaturated = sum.ClientSaturated || c.ClientSaturated
+		sum.Incomplete = sum.Incomplete || c.Incomplete
+		if c.Window.LateSeconds > 0.1*float64(seconds) {
+			r.printf("  host %s: the client was ready %.2f s after the shared start: it measured %.0f %% of the window\n", o.host, c.Window.LateSeconds, 100*(1-c.Window.LateSeconds/float64(seconds)))
+		}
+		sum.Clients = append(sum.Clients, ClientShare{Host: o.host, Threads: o.threads, Ops: c.Ops, Hits: c.Hits, Misses: c.Misses, Errors: c.Errors,
+			OpsPerSec: c.OpsPerSec, LateSeconds: c.Window.LateSeconds, Placement: o.pl,
+			JSON: filepath.Join(dirHosts, o.host, "clients", fmt.Sprintf("%s-%s-%s.json", row.Backend, row.Pin, name))})
+	}
+	sum.OpsPerSec = float64(sum.Ops) / float64(seconds)
+	return sum, pl, nil
+}
+
+// HostsLatencyRecord is a line of hosts/latency.jsonl: one online GET phase of
+// a row over every client host, the clients' HdrHistograms merged.
+type HostsLatencyRecord struct {
+	Row     Row           `json:"row"`
+	Threads int           `json:"threads"`
+	Seconds int           `json:"seconds"`
+	Clients []ClientShare `json:"clients"`
+	// Count is the merged histogram's count: the sum of the clients'.
+	Count  int64     `json:"count"`
+	P50us  float64   `json:"p50_us"`
+	P99us  float64   `json:"p99_us"`
+	P999us float64   `json:"p99_9_us"`
+	Maxus  float64   `json:"max_us"`
+	Time   time.Time `json:"time"`
+}
+
+// latencyHosts runs the row's online phase (closed loop, one op in flight
+// per connection) over the client hosts and merges their histograms with
+// the library's Merge: percentiles of all the ops, never averages of the
+// clients' percentiles.
+func (r *runner) latencyHosts(ctx context.Context, row Row, tgt rowTarget) error {
+	threads := max(len(r.hosts.clients), min(r.cfg.Threads[0], 8))
+	r.printf("%s %s: latency, %d s online at t=%d over %d client host(s)\n", titleCase(row.Backend), row.Label, r.cfg.CellSeconds, threads, len(r.hosts.clients))
+	outs, err := r.runClients(ctx, row, tgt, "latency", threads, r.cfg.CellSeconds, []string{"--online", "--op-workload", "GET", "--op-percent", "100", "--itp", "1"})
+	if err != nil {
+		return fmt.Errorf("orchestrator: latency phase of %s %s: %w", row.Backend, row.Label, err)
+	}
+	rec := HostsLatencyRecord{Row: row, Threads: threads, Seconds: r.cfg.CellSeconds, Time: time.Now().UTC()}
+	var merged *hdrhistogram.Histogram
+	for _, o := range outs {
+		if o.threads == 0 {
+			continue
+		}
+		if o.rep.Online == nil {
+			return fmt.Errorf("orchestrator: host %s: the latency client reported no online run", o.host)
+		}
+		h, err := hdrhistogram.Decode([]byte(o.rep.Online.Histogram))
+		if err != nil {
+			return fmt.Errorf("orchestrator: host %s: the latency client's histogram: %w", o.host, err)
+		}
+		if merged == nil {
+			merged = hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+		}
+		if dropped := merged.Merge(h); dropped > 0 {
+			return fmt.Errorf("orchestrator: host %s: %d latencies outside the merged histogram's range", o.host, dropped)
+		}
+		rec.Clients = append(rec.Clients, ClientShare{Host: o.host, Threads: o.threads, Ops: h.TotalCount(),
+			JSON: filepath.Join(dirHosts, o.host, "clients", fmt.Sprintf("%s-%s-latency.json", row.Backend, row.Pin))})
+	}
+	if merged == nil {
+		return fmt.Errorf("orchestrator: latency phase of %s %s: no client ran", row.Backend, row.Label)
+	}
+	us := func(q float64) float64 { return float64(merged.ValueAtQuantile(q)) / 1e3 }
+	rec.Count = merged.TotalCount()
+	rec.P50us, rec.P99us, rec.P999us, rec.Maxus = us(50), us(99), us(99.9), float64(merged.Max())/1e3
+	r.printf("  latency µs p50 %.1f p99 %.1f p99.9 %.1f over %d ops (%d clients merged)\n", rec.P50us, rec.P99us, rec.P999us, rec.Count, len(rec.Clients))
+	return appendJSONLine(filepath.Join(r.out, dirHosts, fileHostsLatency), rec)
+}
+
+// appendJSONLine appends v as one line to path and syncs it.
+func appendJSONLine(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("orchestrator: %w", err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	return errors.Join(err, f.Sync(), f.Close())
+}
+
+// clientsNote names the client hosts of a step and their connections
+// (threads 0: the load, which runs from the first client host).
+func (r *runner) clientsNote(threads int) string {
+	if r.hosts == nil {
+		return ""
+	}
+	if threads == 0 {
+		return " from host " + r.hosts.clients[0].ep.Name
+	}
+	var parts []string
+	for i, n := range splitThreads(threads, len(r.hosts.clients)) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%s×%d", r.hosts.clients[i].ep.Name, n))
+		}
+	}
+	return " (server on host " + r.hosts.server.ep.Name + ", clients " + strings.Join(parts, " ") + ")"
+}

@@ -1,0 +1,166 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	mathrand "math/rand/v2"
+	"time"
+)
+
+// How the runner reaches a row's server: RESP commands and the evidence
+// (device reads, placement, the load's witnesses), read here or, for a
+// server on another host, there (remote.go).
+
+// serverProbe answers the runner's questions about a row's server:
+// RESP commands, and its device reads and placement (the evidence).
+type serverProbe interface {
+	do(ctx context.Context, args ...string) (any, error)
+	evidence(ctx context.Context) (readBytes int64, pl Placement, err error)
+	// prove checks that the process whose evidence is read owns the
+	// server's listening socket.
+	prove(ctx context.Context) (OwnerProof, error)
+	witness(ctx context.Context) (ServerWitness, error)
+	sample(ctx context.Context, cfg Config) (SampleCheck, error)
+}
+
+// localProbe asks a server this machine reaches, with /proc read here.
+type localProbe struct {
+	addr string
+	pid  int
+	proc procRoot
+}
+
+func (p localProbe) do(ctx context.Context, args ...string) (any, error) {
+	c, err := dialRESP(ctx, p.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.do(args...)
+}
+
+func (p localProbe) prove(ctx context.Context) (OwnerProof, error) {
+	return p.proc.proveServer(ctx, p.addr, p.pid)
+}
+
+func (p localProbe) witness(ctx context.Context) (ServerWitness, error) {
+	return readWitness(ctx, p.addr, "")
+}
+
+func (p localProbe) sample(ctx context.Context, cfg Config) (SampleCheck, error) {
+	return runSample(ctx, p.addr, "", cfg)
+}
+
+func (p localProbe) evidence(context.Context) (int64, Placement, error) {
+	n, err := p.proc.readBytes(p.pid)
+	if err != nil {
+		return 0, Placement{}, err
+	}
+	pl, err := p.proc.placement(p.pid)
+	return n, pl, err
+}
+
+func probeDBSize(ctx context.Context, p serverProbe) (int64, error) {
+	v, err := p.do(ctx, "DBSIZE")
+	if err != nil {
+		return 0, err
+	}
+	n, ok := v.(int64)
+	if !ok {
+		return 0, fmt.Errorf("orchestrator: DBSIZE: want an integer reply, got %T", v)
+	}
+	return n, nil
+}
+
+func probeInfo(ctx context.Context, p serverProbe, section string) (map[string]string, error) {
+	v, err := p.do(ctx, "INFO", section)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("orchestrator: INFO %s: want a bulk string reply, got %T", section, v)
+	}
+	return parseInfo(s), nil
+}
+
+// waitProbe waits until the server answers PING.
+func waitProbe(ctx context.Context, p serverProbe, timeout time.Duration) error {
+	return waitFor(ctx, timeout, func(ctx context.Context) error {
+		_, err := p.do(ctx, "PING")
+		return err
+	})
+}
+
+// probeFor is how the runner reaches a row's server.
+func (r *runner) probeFor(tgt rowTarget) serverProbe {
+	if r.hosts != nil {
+		if ds, ok := tgt.srv.(*dockerServer); ok && !ds.d.ep.local() {
+			p := remoteProbe{d: ds.d, id: ds.id, addr: tgt.addr, auth: r.auth}
+			r.remote = &p
+			return p
+		}
+	}
+	return localProbe{addr: tgt.addr, pid: tgt.pid, proc: r.proc}
+}
+
+// ServerWitness is what the load check reads from the server itself: its
+// key count, INFO store (nil when the server refuses the section) and
+// what INFO server says it is.
+type ServerWitness struct {
+	Keys  int64             `json:"keys"`
+	Store map[string]string `json:"store"`
+	Info  ServerInfo        `json:"info"`
+}
+
+// dialAuth connects and, with a password, authenticates.
+func dialAuth(ctx context.Context, addr, auth string) (*respConn, error) {
+	c, err := dialRESP(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	if auth != "" {
+		if _, err := c.do("AUTH", auth); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// readWitness reads a server's witnesses over one connection.
+func readWitness(ctx context.Context, addr, auth string) (ServerWitness, error) {
+	var w ServerWitness
+	c, err := dialAuth(ctx, addr, auth)
+	if err != nil {
+		return w, err
+	}
+	defer c.Close()
+	if w.Keys, err = c.dbsize(); err != nil {
+		return w, err
+	}
+	if w.Store, err = c.info("store"); err != nil && !isRESPError(err) {
+		return w, err
+	}
+	w.Info, err = c.serverInfo()
+	return w, err
+}
+
+// runSample runs the sampled GET check over a connection of its own.
+func runSample(ctx context.Context, addr, auth string, cfg Config) (SampleCheck, error) {
+	c, err := dialAuth(ctx, addr, auth)
+	if err != nil {
+		return SampleCheck{}, err
+	}
+	defer c.Close()
+	return sampledHitCheck(ctx, c, cfg, mathrand.New(mathrand.NewPCG(uint64(time.Now().UnixNano()), 0x7469657262656e63)))
+}
+
+// rowKeyCount is the key count of a row's server, through its probe (on
+// its host when it runs on another), or summed over a cluster's nodes.
+func rowKeyCount(ctx context.Context, tgt rowTarget) (int64, error) {
+	if tgt.probe != nil && len(tgt.nodes) == 0 {
+		return probeDBSize(ctx, tgt.probe)
+	}
+	return keyCount(ctx, tgt)
+}
