@@ -222,6 +222,12 @@ func (c *conn) invalidExpireTime(cmd string) {
 }
 
 func cmdSet(c *conn, args [][]byte) {
+	if len(args) == 3 && c.srv.colls.n.Load() == 0 {
+		// The plain SET, a benchmark's: no option to parse and, while no
+		// key holds a collection, none to replace.
+		c.upsert(args[1], args[2], 0)
+		return
+	}
 	sa := &c.ks.set
 	if !parseSetArgs(args[3:], sa) {
 		c.errorReply("ERR syntax error")
@@ -249,13 +255,7 @@ func cmdSet(c *conn, args [][]byte) {
 		sa.xx, sa.keepTTL = false, false
 	}
 	if !sa.nx && !sa.xx && !sa.get && !sa.keepTTL {
-		// The plain SET: an upsert, which never waits for the device.
-		if err := c.sess.UpsertExpire(args[1], args[2], at); err != nil {
-			c.storeError(err)
-			return
-		}
-		c.keyChanged(args[1])
-		c.out = appendOK(c.out)
+		c.upsert(args[1], args[2], at)
 		return
 	}
 	c.ks.value, c.ks.expireAt = args[2], at
@@ -291,11 +291,17 @@ func (c *conn) setWithExpiry(args [][]byte, unit expireUnit, cmd string) {
 		return
 	}
 	c.srv.colls.remove(args[1]) // SETEX replaces a key of any type
-	if err := c.sess.UpsertExpire(args[1], args[3], at); err != nil {
+	c.upsert(args[1], args[3], at)
+}
+
+// upsert is SET without NX, XX, GET or KEEPTTL (at: the expiry time in Unix
+// ms, 0 for none): an upsert, which never waits for the device, answered OK.
+func (c *conn) upsert(key, value []byte, at int64) {
+	if err := c.sess.UpsertExpire(key, value, at); err != nil {
 		c.storeError(err)
 		return
 	}
-	c.keyChanged(args[1])
+	c.keyChanged(key)
 	c.out = appendOK(c.out)
 }
 

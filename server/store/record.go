@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -90,31 +89,46 @@ func (h *header) readExpiry(b []byte) {
 }
 
 // writeRecord fills rec (recordBytes long, 8-byte aligned) with a record.
-// Word 0 is stored last and atomically: a log scan that loads it non-zero
-// sees the whole record (see hlog.allocate, which zeroes it).
+// Word 0 is stored last, as a release store: a log scan that loads it
+// non-zero sees the whole record (see hlog.allocate, which zeroes it).
+// A tombstone has no expiry time.
 func writeRecord(rec []byte, prev uint64, tombstone bool, expireAt int64, key, value []byte) {
+	if expireAt != 0 {
+		writeExpiringRecord(rec, prev, expireAt, key, value)
+		return
+	}
+	writePlainRecord(rec, prev, tombstone, key, value)
+}
+
+// writePlainRecord is writeRecord without an expiry time, small enough to
+// inline into the write path, where a plain SET spends most of its store
+// time (the first touch of the record's cache line).
+func writePlainRecord(rec []byte, prev uint64, tombstone bool, key, value []byte) {
 	w0 := prev | validBit
 	if tombstone {
 		w0 |= tombstoneBit
 	}
 	binary.LittleEndian.PutUint64(rec[8:], uint64(len(key))|uint64(len(value))<<32)
-	k := headerBytes
-	if expireAt != 0 {
-		w0 |= expiryBit
-		binary.LittleEndian.PutUint64(rec[headerBytes:], uint64(expireAt))
-		k += expiryBytes
-	}
-	n := copy(rec[k:], key)
-	copy(rec[k+n:], value)
+	copy(rec[headerBytes+copy(rec[headerBytes:], key):], value)
 	storeWord0(rec, w0)
+}
+
+// writeExpiringRecord is writeRecord with an expiry time.
+func writeExpiringRecord(rec []byte, prev uint64, expireAt int64, key, value []byte) {
+	binary.LittleEndian.PutUint64(rec[8:], uint64(len(key))|uint64(len(value))<<32)
+	binary.LittleEndian.PutUint64(rec[headerBytes:], uint64(expireAt))
+	k := headerBytes + expiryBytes
+	copy(rec[k+copy(rec[k:], key):], value)
+	storeWord0(rec, prev|validBit|expiryBit)
 }
 
 // word0 is the atomic view of a record's first word in a page buffer.
 func word0(rec []byte) *uint64 { return (*uint64)(unsafe.Pointer(&rec[0])) }
 
-// storeWord0 publishes w, as little-endian bytes, in rec's first word.
+// storeWord0 publishes w, as little-endian bytes, in rec's first word,
+// after every byte the caller wrote to rec before it (see publishWord).
 func storeWord0(rec []byte, w uint64) {
-	atomic.StoreUint64(word0(rec), leWord(w))
+	publishWord(word0(rec), leWord(w))
 }
 
 // leWord converts between a native word and its little-endian bytes; on

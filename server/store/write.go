@@ -45,12 +45,23 @@ type found struct {
 }
 
 func (st *Store) foundOf(h *header) found {
-	if h.tombstone {
+	switch {
+	case h.tombstone:
 		return found{}
+	case !h.expires:
+		return found{present: true, live: true}
 	}
 	// The clock only for a record with an expiry: reading it costs a
 	// plain overwrite more than the rest of the check.
-	return found{present: true, live: !h.expires || !h.expired(st.now()), expireAt: h.expireAt}
+	return st.foundExpiring(h)
+}
+
+// foundExpiring is foundOf for a record with an expiry time; not inlined,
+// so that foundOf is.
+//
+//go:noinline
+func (st *Store) foundExpiring(h *header) found {
+	return found{present: true, live: !h.expired(st.now()), expireAt: h.expireAt}
 }
 
 // lookupSync finds key's newest record from the chain at addr, reading the
@@ -165,7 +176,11 @@ func (s *Session) write(key []byte, h uint64, wantOld, asyncCheck bool, decide f
 	if err != nil {
 		return fail(err)
 	}
-	writeRecord(rec, cur, tombstone, expireAt, key, v)
+	if expireAt != 0 {
+		writeExpiringRecord(rec, cur, expireAt, key, v)
+	} else {
+		writePlainRecord(rec, cur, tombstone, key, v)
+	}
 	st.log.doneWriting(fr)
 	atomic.StoreUint64(slot, h>>tagShift<<tagShift|addr)
 	if expireAt != 0 {
