@@ -73,6 +73,7 @@ type benchReport struct {
 		Ops       int64        `json:"ops"`
 		Histogram string       `json:"histogram"`
 		Window    *benchWindow `json:"window"`
+		Warmup    onlineWarmup `json:"warmup"`
 	} `json:"online"`
 }
 
@@ -85,11 +86,15 @@ type benchWindow struct {
 // runClients runs one phase on every client host with its share of
 // threads, all starting at one time, and keeps each client's JSON under
 // hosts/<name>/clients/. The first client that fails stops the others and
-// is the error, naming its host.
-func (r *runner) runClients(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int, extra []string) ([]clientOut, error) {
+// is the error, naming its host. warmup is the seconds of unrecorded
+// warm-up extra asks of an online phase (bench --warmup-seconds): bench
+// runs them just before the shared start, so the start is set that much
+// later and every client still has the whole lead time to get ready.
+func (r *runner) runClients(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
 	shares := splitThreads(threads, len(r.hosts.clients))
-	start := time.Now().Add(clientLeadTime).Truncate(time.Millisecond)
-	limit := clientLeadTime + time.Duration(seconds+phaseGraceSeconds)*time.Second
+	lead := clientLeadTime + time.Duration(warmup)*time.Second
+	start := time.Now().Add(lead).Truncate(time.Millisecond)
+	limit := clientLeadTime + phaseLimit(warmup+seconds)
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	outs := make([]clientOut, len(shares))
@@ -152,7 +157,7 @@ func (r *runner) runClients(ctx context.Context, row Row, tgt rowTarget, name st
 // ops, hits, misses and errors are the sums of the clients' counts inside
 // the shared window, and the rate is that sum over the window.
 func (r *runner) benchHosts(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
-	outs, err := r.runClients(ctx, row, tgt, name, threads, seconds, []string{"--op", "GET", "-b", strconv.Itoa(r.cfg.Batch)})
+	outs, err := r.runClients(ctx, row, tgt, name, threads, seconds, 0, []string{"--op", "GET", "-b", strconv.Itoa(r.cfg.Batch)})
 	if err != nil {
 		return benchCell{}, Placement{}, err
 	}
@@ -197,22 +202,29 @@ type HostsLatencyRecord struct {
 	Seconds int           `json:"seconds"`
 	Clients []ClientShare `json:"clients"`
 	// Count is the merged histogram's count: the sum of the clients'.
-	Count  int64     `json:"count"`
-	P50us  float64   `json:"p50_us"`
-	P99us  float64   `json:"p99_us"`
-	P999us float64   `json:"p99_9_us"`
-	Maxus  float64   `json:"max_us"`
-	Time   time.Time `json:"time"`
+	Count  int64   `json:"count"`
+	P50us  float64 `json:"p50_us"`
+	P99us  float64 `json:"p99_us"`
+	P999us float64 `json:"p99_9_us"`
+	Maxus  float64 `json:"max_us"`
+	// WarmupSeconds is the unrecorded warm-up the clients reported (the
+	// least of theirs), WarmupOps their warm-up ops summed; 0 in bundles
+	// from before the phase had one.
+	WarmupSeconds float64   `json:"warmup_seconds,omitempty"`
+	WarmupOps     int64     `json:"warmup_ops,omitempty"`
+	Time          time.Time `json:"time"`
 }
 
 // latencyHosts runs the row's online phase (closed loop, one op in flight
-// per connection) over the client hosts and merges their histograms with
-// the library's Merge: percentiles of all the ops, never averages of the
+// per connection, after the same unrecorded warm-up as the fixed-rate
+// steps) over the client hosts and merges their histograms with the
+// library's Merge: percentiles of all the ops, never averages of the
 // clients' percentiles.
 func (r *runner) latencyHosts(ctx context.Context, row Row, tgt rowTarget) error {
 	threads := max(len(r.hosts.clients), min(r.cfg.Threads[0], 8))
-	r.printf("%s %s: latency, %d s online at t=%d over %d client host(s)\n", titleCase(row.Backend), row.Label, r.cfg.CellSeconds, threads, len(r.hosts.clients))
-	outs, err := r.runClients(ctx, row, tgt, "latency", threads, r.cfg.CellSeconds, []string{"--online", "--op-workload", "GET", "--op-percent", "100", "--itp", "1"})
+	r.printf("%s %s: latency, %d s online at t=%d over %d client host(s) after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label,
+		r.cfg.CellSeconds, threads, len(r.hosts.clients), latencyWarmupSeconds)
+	outs, err := r.runClients(ctx, row, tgt, "latency", threads, r.cfg.CellSeconds, latencyWarmupSeconds, onlineGET(1, 0))
 	if err != nil {
 		return fmt.Errorf("orchestrator: latency phase of %s %s: %w", row.Backend, row.Label, err)
 	}
@@ -235,6 +247,11 @@ func (r *runner) latencyHosts(ctx context.Context, row Row, tgt rowTarget) error
 		if dropped := merged.Merge(h); dropped > 0 {
 			return fmt.Errorf("orchestrator: host %s: %d latencies outside the merged histogram's range", o.host, dropped)
 		}
+		w := o.rep.Online.Warmup
+		if len(rec.Clients) == 0 || w.Seconds < rec.WarmupSeconds {
+			rec.WarmupSeconds = w.Seconds
+		}
+		rec.WarmupOps += w.Ops
 		rec.Clients = append(rec.Clients, ClientShare{Host: o.host, Threads: o.threads, Ops: h.TotalCount(),
 			JSON: filepath.Join(dirHosts, o.host, "clients", fmt.Sprintf("%s-%s-latency.json", row.Backend, row.Pin))})
 	}

@@ -57,7 +57,8 @@ func watchContainers(ctx context.Context, cli *client.Client, role string, f fun
 // (two client hosts). The table comes out; the bundle holds both hosts'
 // fingerprints and preflights, their network checks and every client's
 // JSON; each cell's ops are the sum of the clients' ops in the shared
-// window and the merged latency histogram counts every client's ops; the
+// window and the merged latency histogram counts every client's ops,
+// after the same unrecorded warm-up as the single-host steps; the
 // per-run password reaches no file of the bundle; no container is left.
 func TestRunAcrossHosts(t *testing.T) {
 	bin := testenv.MustBinary(t)
@@ -133,7 +134,7 @@ func TestRunAcrossHosts(t *testing.T) {
 	if err := json.Unmarshal(sc.Bytes(), &lat); err != nil {
 		t.Fatal(err)
 	}
-	var counts int64
+	var counts, warmOps int64
 	for _, c := range lat.Clients {
 		var rep benchReport
 		readJSON(out, c.JSON, &rep)
@@ -142,9 +143,19 @@ func TestRunAcrossHosts(t *testing.T) {
 			t.Fatalf("%s: %v", c.JSON, err)
 		}
 		counts += h.TotalCount()
+		// The warm-up the single-host steps have, run before the shared
+		// window, which stays the cell's 1 s.
+		w := rep.Online.Warmup
+		if w.Seconds != latencyWarmupSeconds || w.Ops == 0 || rep.Online.Window == nil || rep.Online.Window.Seconds != 1 {
+			t.Errorf("%s: got a %v s warm-up of %d ops and window %+v, want a %d s warm-up with ops before a 1 s window", c.JSON, w.Seconds, w.Ops, rep.Online.Window, latencyWarmupSeconds)
+		}
+		warmOps += w.Ops
 	}
 	if len(lat.Clients) != 2 || lat.Count == 0 || lat.Count != counts || lat.P99us < lat.P50us {
 		t.Errorf("latency: merged count %d of %d clients, their histograms count %d; p50 %v p99 %v: want the merge of both", lat.Count, len(lat.Clients), counts, lat.P50us, lat.P99us)
+	}
+	if lat.WarmupSeconds != latencyWarmupSeconds || lat.WarmupOps != warmOps {
+		t.Errorf("latency record: got a %v s warm-up of %d ops, want %d s and the clients' %d", lat.WarmupSeconds, lat.WarmupOps, latencyWarmupSeconds, warmOps)
 	}
 
 	mu.Lock()

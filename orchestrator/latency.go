@@ -31,12 +31,35 @@ const (
 	// marked short: the client or the server could not keep up, and its
 	// latency is mostly queueing.
 	minAchievedShare = 0.95
-	// latencyWarmupSeconds precede each step at its rate, unrecorded
-	// (bench --warmup-seconds): each step is a new client process whose
-	// first second carries connection set-up and first touches, a tail
-	// that would otherwise mask how p99 grows with the offered load.
+	// latencyWarmupSeconds precede every online phase at its rate,
+	// unrecorded (bench --warmup-seconds): each step, and each client of
+	// the phase across hosts, is a new client process whose first second
+	// carries connection set-up and first touches, a tail that would
+	// otherwise mask how p99 grows with the offered load.
 	latencyWarmupSeconds = 1
 )
+
+// onlineGET is the bench flags of an online GET phase beyond the row's
+// benchArgs, the connections and the runtime: every op a GET, at most
+// inFlight in flight per connection, offered at rate ops/sec (0: closed
+// loop), after latencyWarmupSeconds sent alike but not recorded. The
+// fixed-rate steps and the merged phase across hosts both take their flags
+// from here, so their latencies are measured alike.
+func onlineGET(inFlight int, rate float64) []string {
+	args := []string{"--online", "--op-workload", "GET", "--op-percent", "100", "--itp", strconv.Itoa(inFlight),
+		"--warmup-seconds", strconv.Itoa(latencyWarmupSeconds)}
+	if rate > 0 {
+		args = append(args, "--rate", strconv.FormatFloat(rate, 'f', 0, 64))
+	}
+	return args
+}
+
+// onlineWarmup is what bench counted of an online phase's unrecorded
+// warm-up: the evidence that the phase had one.
+type onlineWarmup struct {
+	Seconds float64 `json:"seconds"`
+	Ops     int64   `json:"ops"`
+}
 
 // latencyShares are the offered rates, as shares of the row's best median.
 var latencyShares = []float64{0.10, 0.25, 0.50, 0.75, 0.90}
@@ -61,6 +84,11 @@ type LatencyRecord struct {
 	ClientSaturated   bool    `json:"client_saturated"`
 	// Short: achieved < 95 % of offered.
 	Short bool `json:"short,omitempty"`
+	// WarmupSeconds and WarmupOps are the client's unrecorded warm-up
+	// before the step, as it reported them (0 in bundles from before it
+	// counted them).
+	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`
+	WarmupOps     int64   `json:"warmup_ops,omitempty"`
 
 	// Latencies from the intended send time, in microseconds.
 	P50Micros  float64 `json:"p50_us"`
@@ -90,7 +118,8 @@ type onlineOutput struct {
 		} `json:"latency_us"`
 		// Histogram is the run's HdrHistogram of nanoseconds, compressed
 		// and base64 as in an HdrHistogram log line.
-		Histogram string `json:"histogram"`
+		Histogram string       `json:"histogram"`
+		Warmup    onlineWarmup `json:"warmup"`
 	} `json:"online"`
 }
 
@@ -188,14 +217,13 @@ func (r *runner) latencyStep(ctx context.Context, row Row, tgt rowTarget, best C
 	pct := int(math.Round(100 * share))
 	r.printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label, pct,
 		FormatOps(best.Median), best.Threads, FormatOps(rate), r.cfg.CellSeconds, latencyWarmupSeconds)
-	limit := time.Duration(latencyWarmupSeconds+r.cfg.CellSeconds+phaseGraceSeconds) * time.Second
+	limit := phaseLimit(latencyWarmupSeconds + r.cfg.CellSeconds)
 	sctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	name := fmt.Sprintf("latency-%d", pct)
 	start := time.Now()
-	stdout, _, err := r.drv.runClient(sctx, r.benchSpec(row, tgt, name, []string{"-s", "--online", "--op-workload", "GET", "--op-percent", "100",
-		"-t", strconv.Itoa(best.Threads), "--itp", strconv.Itoa(r.cfg.Batch), "--rate", strconv.FormatFloat(rate, 'f', 0, 64),
-		"--warmup-seconds", strconv.Itoa(latencyWarmupSeconds), "--runtime", strconv.Itoa(r.cfg.CellSeconds)}))
+	args := append([]string{"-s", "-t", strconv.Itoa(best.Threads), "--runtime", strconv.Itoa(r.cfg.CellSeconds)}, onlineGET(r.cfg.Batch, rate)...)
+	stdout, _, err := r.drv.runClient(sctx, r.benchSpec(row, tgt, name, args))
 	end := time.Now()
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
 		return rec, fmt.Errorf("orchestrator: latency step %s %s at %d %%: did not end within %v: the server stopped answering (see logs/)", row.Backend, row.Label, pct, limit)
@@ -210,6 +238,7 @@ func (r *runner) latencyStep(ctx context.Context, row Row, tgt rowTarget, best C
 	on := out.Online
 	rec.Ops, rec.Seconds, rec.AchievedOpsPerSec = on.Ops, on.Seconds, on.OpsPerSec
 	rec.Misses, rec.Errors, rec.ClientSaturated = on.Misses, on.Errors, on.ClientSaturated
+	rec.WarmupSeconds, rec.WarmupOps = on.Warmup.Seconds, on.Warmup.Ops
 	rec.Short = rec.AchievedOpsPerSec < minAchievedShare*rec.OfferedOpsPerSec
 	rec.P50Micros, rec.P99Micros, rec.P999Micros, rec.MaxMicros = on.Latency.P50, on.Latency.P99, on.Latency.P999, on.Latency.Max
 	rec.Time = end.UTC()

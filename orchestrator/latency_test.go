@@ -60,7 +60,8 @@ func debugSleep(t *testing.T, addr, seconds string) error {
 // redis-server, one while it sleeps for 500 ms (DEBUG SLEEP): measured
 // from the intended send times, the stall must show in p99.9 at close to
 // its length, and the quiet step must stay below that. The step's
-// HdrHistogram log must read back with the same maximum.
+// HdrHistogram log must read back with the same maximum, and each step
+// must have had its unrecorded warm-up at the offered rate.
 func TestLatencyStepShowsAStall(t *testing.T) {
 	redis := testenv.MustRedisServer(t, "--enable-debug-command", "yes")
 	r, tgt, row := latencyRunner(t, 3)
@@ -104,6 +105,11 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 		if rec.OfferedOpsPerSec != best.Median*rec.Share || rec.Ops == 0 || rec.Misses != 0 || rec.Hlog == "" {
 			t.Errorf("step %.0f %%: got offered %.0f, %d ops, %d misses, hlog %q; want %.0f offered, ops, no misses, a log",
 				100*rec.Share, rec.OfferedOpsPerSec, rec.Ops, rec.Misses, rec.Hlog, best.Median*rec.Share)
+		}
+		// Half the offered rate over the warm-up: the client sends on a
+		// schedule, and a shared machine may delay its start.
+		if want := 0.5 * rec.OfferedOpsPerSec * latencyWarmupSeconds; rec.WarmupSeconds != latencyWarmupSeconds || float64(rec.WarmupOps) < want {
+			t.Errorf("step %.0f %%: got a %v s warm-up of %d ops, want %d s of at least %.0f", 100*rec.Share, rec.WarmupSeconds, rec.WarmupOps, latencyWarmupSeconds, want)
 		}
 	}
 	f, err := os.Open(filepath.Join(r.out, stalled.Hlog))

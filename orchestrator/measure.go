@@ -38,13 +38,18 @@ const (
 // answering must not hang the run.
 const phaseGraceSeconds = 60
 
+// phaseLimit is how long a client phase that runs for seconds may take.
+func phaseLimit(seconds int) time.Duration {
+	return time.Duration(seconds+phaseGraceSeconds) * time.Second
+}
+
 // bench runs one GET phase of `threads` connections for `seconds`.
 func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
 	var pl Placement
 	if r.hosts != nil {
 		return r.benchHosts(ctx, row, tgt, name, threads, seconds)
 	}
-	limit := time.Duration(seconds+phaseGraceSeconds) * time.Second
+	limit := phaseLimit(seconds)
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	out, err := r.runBench(pctx, row, tgt, name, []string{"-s", "--op", "GET", "-t", strconv.Itoa(threads),
