@@ -342,15 +342,7 @@ func TestRunInterruptAndResume(t *testing.T) {
 	// Wait for two finished passes, then interrupt in the middle of the third.
 	run.waitPasses(t, out, 2)
 	time.Sleep(700 * time.Millisecond)
-	run.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case err := <-run.done:
-		if code := exitCode(err); code != ExitSIGINT {
-			t.Fatalf("interrupted run exited %d (%v), want %d:\n%s", code, err, ExitSIGINT, run.stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("run did not stop within 30 s of SIGINT:\n%s", run.stderr.String())
-	}
+	run.interrupt(t)
 	if !strings.Contains(run.stderr.String(), "--resume "+out) {
 		t.Errorf("stderr does not say how to resume:\n%s", run.stderr.String())
 	}
@@ -492,24 +484,50 @@ func startBackground(t *testing.T, bin string, args ...string) *background {
 // ends before that fails the test at once with what it said.
 func (b *background) waitPasses(t *testing.T, out string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	b.waitUntil(t, fmt.Sprintf("%d passes", n), 90*time.Second, func() bool {
+		recs, _, _ := readCells(out)
+		return len(recs) >= n
+	})
+}
+
+// waitUntil waits until reached says the run got to what; a run that ends
+// before that, or does not get there within limit, fails the test at once
+// with what it said.
+func (b *background) waitUntil(t *testing.T, what string, limit time.Duration, reached func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for {
-		if recs, _, _ := readCells(out); len(recs) >= n {
+		if reached() {
 			return
 		}
 		select {
 		case err := <-b.done:
-			if recs, _, _ := readCells(out); len(recs) >= n {
-				b.done <- err // it ended just after the last of them
+			if reached() {
+				b.done <- err // it ended just after getting there
 				return
 			}
-			t.Fatalf("the run ended (exit %d) before %d passes:\n%s", exitCode(err), n, b.stderr.String())
+			t.Fatalf("the run ended (exit %d) before %s:\n%s", exitCode(err), what, b.stderr.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no %d passes within 90 s:\n%s", n, b.stderr.String())
+			t.Fatalf("no %s within %v:\n%s", what, limit, b.stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// interrupt stops the run with SIGINT and waits for it to exit as a run
+// stopped so exits.
+func (b *background) interrupt(t *testing.T) {
+	t.Helper()
+	b.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-b.done:
+		if code := exitCode(err); code != ExitSIGINT {
+			t.Fatalf("interrupted run exited %d (%v), want %d:\n%s", code, err, ExitSIGINT, b.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("run did not stop within 30 s of SIGINT:\n%s", b.stderr.String())
 	}
 }
 

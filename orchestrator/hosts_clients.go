@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -215,12 +216,31 @@ type HostsLatencyRecord struct {
 	Time          time.Time `json:"time"`
 }
 
+// readHostsLatency reads hosts/latency.jsonl; a torn last line is dropped.
+func readHostsLatency(dir string) ([]HostsLatencyRecord, error) {
+	data, err := readOptional(filepath.Join(dir, dirHosts), fileHostsLatency)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	return parseJSONLines[HostsLatencyRecord](data, filepath.Join(dirHosts, fileHostsLatency), nil)
+}
+
+// hostsLatencyDone reports whether hosts/latency.jsonl holds row's phase.
+func hostsLatencyDone(dir string, row Row) (bool, error) {
+	done, err := readHostsLatency(dir)
+	return slices.ContainsFunc(done, func(l HostsLatencyRecord) bool { return l.Row == row }), err
+}
+
 // latencyHosts runs the row's online phase (closed loop, one op in flight
 // per connection, after the same unrecorded warm-up as the fixed-rate
 // steps) over the client hosts and merges their histograms with the
 // library's Merge: percentiles of all the ops, never averages of the
-// clients' percentiles.
+// clients' percentiles. A phase hosts/latency.jsonl already holds is kept
+// (--resume).
 func (r *runner) latencyHosts(ctx context.Context, row Row, tgt rowTarget) error {
+	if done, err := hostsLatencyDone(r.out, row); done || err != nil {
+		return err
+	}
 	threads := max(len(r.hosts.clients), min(r.cfg.Threads[0], 8))
 	r.printf("%s %s: latency, %d s online at t=%d over %d client host(s) after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label,
 		r.cfg.CellSeconds, threads, len(r.hosts.clients), latencyWarmupSeconds)

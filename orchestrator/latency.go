@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -181,10 +182,7 @@ func (r *runner) latencySteps(ctx context.Context, row Row, tgt rowTarget) error
 	if err != nil {
 		return err
 	}
-	for _, share := range latencyShares {
-		if hasStep(done, row, share) {
-			continue
-		}
+	for _, share := range missingShares(done, row) {
 		rec, err := r.latencyStep(ctx, row, tgt, best, share)
 		if err != nil {
 			return err
@@ -198,13 +196,43 @@ func (r *runner) latencySteps(ctx context.Context, row Row, tgt rowTarget) error
 	return nil
 }
 
-func hasStep(recs []LatencyRecord, row Row, share float64) bool {
-	for _, l := range recs {
-		if l.Row == row && l.Share == share {
-			return true
+// missingShares are the shares of latencyShares whose step recs lack for
+// row, in order.
+func missingShares(recs []LatencyRecord, row Row) []float64 {
+	var out []float64
+	for _, share := range latencyShares {
+		if !slices.ContainsFunc(recs, func(l LatencyRecord) bool { return l.Row == row && l.Share == share }) {
+			out = append(out, share)
 		}
 	}
-	return false
+	return out
+}
+
+// latencyTodo reports whether row still lacks latency this run measures:
+// with --latency, a fixed-rate step latency.jsonl does not hold for a row
+// with a cell in the table; across hosts, the row's merged online phase.
+// A run stopped during a row's latency phase has all the row's passes, so
+// --resume asks this before it skips a row: what the bundle holds is kept
+// and only what it lacks is run.
+func (r *runner) latencyTodo(row Row) (bool, error) {
+	if r.hosts != nil {
+		done, err := hostsLatencyDone(r.out, row)
+		if !done || err != nil {
+			return !done, err
+		}
+	}
+	if !r.cfg.Latency {
+		return false, nil
+	}
+	recs, _, err := readCells(r.out)
+	if err != nil {
+		return false, err
+	}
+	if _, ok := bestCell(r.plan, recs, row); !ok {
+		return false, nil // no rate to offer: latencySteps skips the row
+	}
+	done, err := readLatency(r.out)
+	return len(missingShares(done, row)) > 0, err
 }
 
 // latencyStep offers share × best's median over best's connections for
@@ -327,25 +355,39 @@ func readOptional(dir, name string) ([]byte, error) {
 }
 
 func parseLatency(data []byte) ([]LatencyRecord, error) {
-	var out []LatencyRecord
+	return parseJSONLines(data, fileLatency, func(rec LatencyRecord) error {
+		if rec.Schema > SchemaVersion {
+			return fmt.Errorf("schema_version %d is newer than this tierbench's %d", rec.Schema, SchemaVersion)
+		}
+		if rec.Kind != "latency" {
+			return fmt.Errorf("unknown kind %q", rec.Kind)
+		}
+		return nil
+	})
+}
+
+// parseJSONLines decodes one T a line of data, the file name; a torn last
+// line is dropped, and check, when not nil, may refuse a record that
+// decoded.
+func parseJSONLines[T any](data []byte, name string, check func(T) error) ([]T, error) {
+	var out []T
 	lines := strings.Split(string(data), "\n")
 	for i, line := range lines {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		var rec LatencyRecord
+		var rec T
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			if i == len(lines)-1 {
 				break // torn final line: the process died writing it
 			}
-			return nil, fmt.Errorf("orchestrator: %s line %d: %w", fileLatency, i+1, err)
+			return nil, fmt.Errorf("orchestrator: %s line %d: %w", name, i+1, err)
 		}
-		if rec.Schema > SchemaVersion {
-			return nil, fmt.Errorf("orchestrator: %s line %d: schema_version %d is newer than this tierbench's %d", fileLatency, i+1, rec.Schema, SchemaVersion)
-		}
-		if rec.Kind != "latency" {
-			return nil, fmt.Errorf("orchestrator: %s line %d: unknown kind %q", fileLatency, i+1, rec.Kind)
+		if check != nil {
+			if err := check(rec); err != nil {
+				return nil, fmt.Errorf("orchestrator: %s line %d: %w", name, i+1, err)
+			}
 		}
 		out = append(out, rec)
 	}

@@ -290,3 +290,123 @@ func FuzzParseLatency(f *testing.F) {
 		}
 	})
 }
+
+// TestResumeRunsMissingLatency stops a --latency run in its latency phase
+// (SIGINT once latency.jsonl holds two steps): --resume measures no pass
+// again, keeps the two steps as they were and runs the three the row
+// lacks; a second --resume finds the row complete and skips it.
+func TestResumeRunsMissingLatency(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+	state := filepath.Join(base, "state")
+	run := startBackground(t, bin, append(tinyArgs(t, data, out), "--runtime", "process", "--backends", "libaio", "--pin", "none", "--latency")...)
+	run.waitUntil(t, "two latency steps", 3*time.Minute, func() bool {
+		recs, _ := readLatency(out)
+		return len(recs) >= 2
+	})
+	run.interrupt(t)
+	passes, _, err := readCells(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := readLatency(out)
+	if err != nil || len(kept) < 2 || len(kept) >= len(latencyShares) {
+		t.Fatalf("after SIGINT: %d latency steps (%v), want at least 2 and not all %d", len(kept), err, len(latencyShares))
+	}
+
+	r := runBinary(t, bin, "run", "--resume", out, "--state-dir", state)
+	if r.code != 0 {
+		t.Fatalf("resume exited %d:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"passes done already, its latency not in the bundle", "latency: Libaio"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("resume: stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "cell 1/") {
+		t.Errorf("resume measured a pass again:\n%s", r.stderr)
+	}
+	after, _, _ := readCells(out)
+	if len(after) != len(passes) {
+		t.Errorf("resume: %d passes in cells.jsonl, want the %d of before", len(after), len(passes))
+	}
+	steps, err := readLatency(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shares []float64
+	for _, l := range steps {
+		shares = append(shares, l.Share)
+	}
+	if !slices.Equal(shares, latencyShares) {
+		t.Errorf("latency.jsonl after resume: got shares %v, want each of %v once", shares, latencyShares)
+	}
+	for i, k := range kept {
+		if i < len(steps) && (steps[i].Share != k.Share || !steps[i].Time.Equal(k.Time)) {
+			t.Errorf("step %d after resume: got share %v at %v, want the %v step kept as it was measured at %v", i, steps[i].Share, steps[i].Time, k.Share, k.Time)
+		}
+	}
+	checkBundle(t, out, r.stdout, 1, 1)
+
+	again := runBinary(t, bin, "run", "--resume", out, "--state-dir", state)
+	if again.code != 0 || !strings.Contains(again.stderr, "done already, skipped") || strings.Contains(again.stderr, "latency: Libaio") {
+		t.Errorf("second resume: exit %d, want the row skipped and no step run:\n%s", again.code, again.stderr)
+	}
+	if steps2, _ := readLatency(out); len(steps2) != len(latencyShares) {
+		t.Errorf("after the second resume: %d steps, want %d", len(steps2), len(latencyShares))
+	}
+	assertNoProcesses(t, bin)
+}
+
+// TestLatencyTodo: a row whose passes are done still counts as work to
+// --resume until the bundle holds its latency: every step with --latency
+// (none for a row without a cell in the table), and across hosts its
+// merged online phase, which a torn last line of hosts/latency.jsonl does
+// not lose.
+func TestLatencyTodo(t *testing.T) {
+	dir := writeBundle(t, false)
+	plan := referencePlan()
+	r := &runner{cfg: plan.Config, plan: plan, out: dir}
+	row := plan.Rows[0]
+	todo := func(what string, row Row, want bool) {
+		t.Helper()
+		if got, err := r.latencyTodo(row); err != nil || got != want {
+			t.Errorf("%s: latencyTodo(%s) = %v, %v; want %v", what, row.key(), got, err, want)
+		}
+	}
+	steps := latencyFixture(plan)
+	for _, rec := range steps[:2] {
+		if err := appendLatency(dir, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	todo("two steps of five", row, true)
+	for _, rec := range steps[2:] {
+		if err := appendLatency(dir, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	todo("every step", row, false)
+	todo("no cell in the table", Row{Backend: "uring", Pin: PinNone, Label: "elsewhere"}, false)
+	r.cfg.Latency = false
+	todo("no --latency", plan.Rows[1], false)
+
+	r.hosts = &hostsDriver{}
+	todo("across hosts, no merged phase", row, true)
+	if err := os.MkdirAll(filepath.Join(dir, dirHosts), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, dirHosts, fileHostsLatency)
+	if err := appendJSONLine(path, HostsLatencyRecord{Row: row, Count: 10}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"row":{"backend":"libaio"`)
+	f.Close()
+	todo("across hosts, the phase recorded", row, false)
+	todo("across hosts, another row's phase", plan.Rows[1], true)
+}

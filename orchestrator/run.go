@@ -367,8 +367,15 @@ func (r *runner) countWork() {
 
 func (r *runner) runRow(ctx context.Context, row Row) error {
 	if r.rowTodo(row) == 0 {
-		r.printf("%s %s: done already, skipped\n", titleCase(row.Backend), row.Label)
-		return nil
+		latency, err := r.latencyTodo(row)
+		if err != nil {
+			return err
+		}
+		if !latency {
+			r.printf("%s %s: done already, skipped\n", titleCase(row.Backend), row.Label)
+			return nil
+		}
+		r.printf("%s %s: passes done already, its latency not in the bundle: measuring that\n", titleCase(row.Backend), row.Label)
 	}
 	tgt, err := r.startTarget(ctx, row)
 	if err != nil {
