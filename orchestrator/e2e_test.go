@@ -6,14 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,27 +33,6 @@ func tinyArgs(t *testing.T, data, out string) []string {
 	return []string{"run", "--dbsize", "200000", "--memory", "1m", "--page", "64k", "--segment", "16m", "--index", "16m",
 		"--threads", "2,4", "--batch", "64", "--cell-seconds", "1", "--passes", "1", "--warmup-seconds", "1",
 		"--load-threads", "4", "--no-fio", "--data", data, "--out", out, "--state-dir", filepath.Join(data, "..", "state")}
-}
-
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-func runBinary(t *testing.T, bin string, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %s: %v", strings.Join(args, " "), err)
-	}
-	return result{stdout.String(), stderr.String(), code}
 }
 
 // processesOf lists the live processes running the binary at path.
@@ -457,110 +434,6 @@ func TestRunDeviceHitCatchesMemoryHeldDataset(t *testing.T) {
 }
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
-
-// background is a `tierbench run` running while the test watches it.
-type background struct {
-	cmd            *exec.Cmd
-	stdout, stderr *lockedBuffer
-	done           chan error // its Wait error, once it exits
-}
-
-// startBackground starts the binary with args; it is killed when the
-// test ends.
-func startBackground(t *testing.T, bin string, args ...string) *background {
-	t.Helper()
-	b := &background{cmd: exec.Command(bin, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	b.cmd.Stdout, b.cmd.Stderr = b.stdout, b.stderr
-	b.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := b.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { b.done <- b.cmd.Wait() }()
-	t.Cleanup(func() { b.cmd.Process.Kill() })
-	return b
-}
-
-// waitPasses waits until the bundle out holds n pass records; a run that
-// ends before that fails the test at once with what it said.
-func (b *background) waitPasses(t *testing.T, out string, n int) {
-	t.Helper()
-	b.waitUntil(t, fmt.Sprintf("%d passes", n), 90*time.Second, func() bool {
-		recs, _, _ := readCells(out)
-		return len(recs) >= n
-	})
-}
-
-// waitUntil waits until reached says the run got to what; a run that ends
-// before that, or does not get there within limit, fails the test at once
-// with what it said.
-func (b *background) waitUntil(t *testing.T, what string, limit time.Duration, reached func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		if reached() {
-			return
-		}
-		select {
-		case err := <-b.done:
-			if reached() {
-				b.done <- err // it ended just after getting there
-				return
-			}
-			t.Fatalf("the run ended (exit %d) before %s:\n%s", exitCode(err), what, b.stderr.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v:\n%s", what, limit, b.stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// interrupt stops the run with SIGINT and waits for it to exit as a run
-// stopped so exits.
-func (b *background) interrupt(t *testing.T) {
-	t.Helper()
-	b.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case err := <-b.done:
-		if code := exitCode(err); code != ExitSIGINT {
-			t.Fatalf("interrupted run exited %d (%v), want %d:\n%s", code, err, ExitSIGINT, b.stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("run did not stop within 30 s of SIGINT:\n%s", b.stderr.String())
-	}
-}
-
-// lockedBuffer is a bytes.Buffer a child's output goroutine writes while
-// the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// exitCode is a finished child's exit status from its Wait error.
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		return -1
-	}
-	return 0
-}
 
 func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	cli := dockerClient(t)
