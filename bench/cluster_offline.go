@@ -188,7 +188,8 @@ func runClusterCell(ctx context.Context, p *plan, threads int) (*CellResult, err
 	for _, t := range ts {
 		conns = append(conns, t.conns()...)
 	}
-	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, p.Runtime, conns, threads, func(i int, stop *atomic.Bool) {
+	var stop atomic.Bool
+	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, p.Runtime, &stop, func() { cutAll(conns) }, threads, func(i int) {
 		for !stop.Load() {
 			if err := ts[i].round(); err != nil {
 				errs[i] = err

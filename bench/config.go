@@ -40,6 +40,11 @@ type Config struct {
 
 	LoadThreads int // load connections; 0: the largest of Threads
 
+	// Loops is how many event-loop threads drive an offline cell's
+	// connections, spread round-robin; 0: one per CPU the process may run
+	// on. Never more than the cell's threads. --cluster-bench ignores it.
+	Loops int
+
 	Zipf      bool    // draw keys zipf-distributed instead of uniform
 	ZipfTheta float64 // skew, 0 < theta < 1
 	Seed      uint64  // seed of the key draws; equal seeds draw equal keys
@@ -180,6 +185,9 @@ func (cfg Config) plan() (*plan, error) {
 	}
 	if p.loadThreads < 1 || p.loadThreads > 4096 {
 		return nil, usagef("--load-threads %d is outside 1..4096", cfg.LoadThreads)
+	}
+	if cfg.Loops < 0 || cfg.Loops > 4096 {
+		return nil, usagef("--loops %d is outside 0..4096", cfg.Loops)
 	}
 	theta := 0.0 // uniform
 	if cfg.Zipf {

@@ -17,12 +17,25 @@
 //
 // Offline, each thread owns one connection and a set of request batches
 // built before the timed window from keys drawn in advance (uniform, or
-// exact zipf by keyspace's rejection-inversion); it sends a batch, reads all its replies,
-// and cycles. Replies are parsed in place just enough to classify them:
-// hits, misses (null replies, and DEL answering 0), error replies and, with
-// verify, mismatched values. Nothing is allocated per op. The process's
-// user+system CPU time is taken around each cell; a cell that used at least
-// 90 % of the CPUs its threads could run on is marked client_saturated.
+// exact zipf by keyspace's rejection-inversion). With PipelineBatch (the
+// default, the reference's LightClient) a connection sends a batch, reads
+// all its replies, and cycles; with PipelineWindow it keeps Batch
+// single-key requests in flight, sending those that replies freed once an
+// eighth of the window is free. A thread is a connection, not an OS
+// thread: the connections are driven by Config.Loops event loops (default
+// one per CPU the process may run on, at most one per connection), spread
+// round-robin, each a goroutine polling its connections with its own epoll
+// and parked in Go's netpoller while none is ready; a wake-up reads each
+// ready connection once, parses every reply complete in its buffer and
+// writes at most once. When the window ends every connection finishes its
+// batch (or drains its window), so ops == replies counted. Replies are
+// parsed in place just enough to classify them: hits, misses (null
+// replies, and DEL answering 0), error replies and, with verify,
+// mismatched values. Nothing is allocated per op. The process's
+// user+system CPU time is taken around each cell; a cell that used at
+// least 90 % of the CPUs its loops could run on is marked
+// client_saturated. The load, --online and --cluster-bench keep a
+// goroutine (online: two) per connection doing blocking socket calls.
 //
 // Online, each connection has a sender and a receiver goroutine with up to
 // InFlight ops outstanding; latencies go into a per-connection

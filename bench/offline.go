@@ -199,49 +199,14 @@ func buildBatches(p *plan, threads, thread int) *threadBatches {
 
 func (tb *threadBatches) count() int { return len(tb.offsets) - 1 }
 
-// offlineThread is one connection's share of a cell.
+// offlineThread is one connection's share of a cell: its pre-built
+// requests, its reply parser and what it sent; a clientLoop drives it.
 type offlineThread struct {
 	conn    *socket
 	batches *threadBatches
 	rr      *replyReader
 	sent    int64
 	err     error
-	win     *window // PipelineWindow's state, made by its first run
-}
-
-// run sends batches in turn, each followed by reading all its replies,
-// until stop is set. With a window end (non-zero), a batch answered after
-// it is not counted. It allocates nothing per batch.
-func (t *offlineThread) run(p *plan, stop *atomic.Bool, end time.Time) {
-	replies, perReply := p.Batch, 1
-	if p.op.multiKey() {
-		replies, perReply = 1, p.Batch
-	}
-	tb := t.batches
-	n := tb.count()
-	for i := 0; ; i++ {
-		if i == n {
-			i = 0
-		}
-		req := tb.req[tb.offsets[i]:tb.offsets[i+1]]
-		counts, received, sent := t.rr.counts, t.rr.received, t.sent
-		if _, err := t.conn.Write(req); err != nil {
-			t.err = fmt.Errorf("send %s batch: %w", p.op, closedErr(err))
-			return
-		}
-		t.sent += int64(len(req))
-		if err := t.rr.replies(replies, perReply, tb.keys[i*p.Batch:(i+1)*p.Batch]); err != nil {
-			t.err = fmt.Errorf("read %s replies: %w", p.op, closedErr(err))
-			return
-		}
-		if !end.IsZero() && time.Now().After(end) {
-			t.rr.counts, t.rr.received, t.sent = counts, received, sent
-			return
-		}
-		if stop.Load() {
-			return
-		}
-	}
 }
 
 // runCell runs one offline cell at the given thread count: connections and
@@ -281,23 +246,30 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 	if !end.IsZero() {
 		res.Window = newWindow(p, late)
 	}
-	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, runFor, conns, threads, func(i int, stop *atomic.Bool) {
-		t := ts[i]
-		if p.Pipeline == PipelineWindow {
-			t.runWindow(p, stop)
-		} else {
-			t.run(p, stop, end)
+	var stop, cut atomic.Bool
+	res.ClientLoops = loopCount(p, threads)
+	loops, err := newClientLoops(p, ts, res.ClientLoops, &stop, &cut, end)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, l := range loops {
+			l.close()
 		}
-		if t.err != nil {
-			// One connection failing ends the cell: the others finish
-			// their batch so the figures stay consistent.
-			stop.Store(true)
+	}()
+	interrupt := func() {
+		cut.Store(true)
+		for _, l := range loops {
+			l.wake()
 		}
+	}
+	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, runFor, &stop, interrupt, len(loops), func(i int) {
+		loops[i].run()
 	})
 	if res.Window != nil {
 		res.Seconds = res.Window.Seconds // only batches answered inside it count
 	}
-	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, threads)
+	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, len(loops))
 	var errs []error
 	for _, t := range ts {
 		c := t.rr.counts
@@ -327,17 +299,26 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 	return res, nil
 }
 
-// timedWindow is a cell's measured window: body(i, stop) runs on n
-// goroutines started together until runFor has passed, ctx ends (which
-// also cuts conns) or a body sets stop. It returns the window's wall
-// seconds and this process's CPU seconds over it.
-func timedWindow(ctx context.Context, runFor time.Duration, conns []*socket, n int, body func(i int, stop *atomic.Bool)) (seconds, cpuSec float64) {
-	var stop atomic.Bool
+// timedWindow is a cell's measured window: body(i) runs on n goroutines
+// started together until each returns; they return once stop is set,
+// which the window's end (after runFor) does, as a failing body may. When
+// ctx ends, stop is set and interrupt called, to make every body return
+// at once; timedWindow returns only after interrupt has. It returns the
+// window's wall seconds and this process's CPU seconds over it.
+func timedWindow(ctx context.Context, runFor time.Duration, stop *atomic.Bool, interrupt func(), n int, body func(i int)) (seconds, cpuSec float64) {
+	interrupted := make(chan struct{})
 	stopWatch := context.AfterFunc(ctx, func() {
+		defer close(interrupted)
 		stop.Store(true)
-		cutAll(conns)
+		interrupt()
 	})
-	defer stopWatch()
+	// An interrupt already begun is waited for: the caller releases what
+	// it touches (a loop's eventfd) once this returns.
+	defer func() {
+		if !stopWatch() {
+			<-interrupted
+		}
+	}()
 	cpu0 := cpuSeconds()
 	start := time.Now()
 	timer := time.AfterFunc(runFor, func() { stop.Store(true) })
@@ -347,7 +328,7 @@ func timedWindow(ctx context.Context, runFor time.Duration, conns []*socket, n i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			body(i, &stop)
+			body(i)
 		}()
 	}
 	wg.Wait()

@@ -61,6 +61,9 @@ type CellResult struct {
 	// PrebuiltOpsPerThread is how many requests (keys drawn in advance)
 	// each thread cycles through.
 	PrebuiltOpsPerThread int `json:"prebuilt_ops_per_thread"`
+	// ClientLoops is how many event-loop threads drove the connections;
+	// 0 for --cluster-bench, which runs a goroutine per thread.
+	ClientLoops int `json:"client_loops"`
 	// Cluster is the per-node breakdown with --cluster-bench.
 	Cluster *ClusterResult `json:"cluster,omitempty"`
 	Window  *Window        `json:"window,omitempty"`

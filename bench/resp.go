@@ -212,29 +212,34 @@ type replyReader struct {
 	// (--cluster-bench's -MOVED and -ASK).
 	redirect func(text []byte, keys []uint64) bool
 
-	// starving, when set, runs before every read from src, that is
-	// whenever parsing has used up what arrived: the window pipeline sends
-	// its next requests there, just before it would wait.
-	starving func() error
+	// pushed means an event loop fills buf (clientLoop): src is not read,
+	// and a reply not yet wholly in buf[r:w] ends parsing with errNeedMore,
+	// leaving r and the counts for the caller to roll back (tryReply).
+	pushed bool
+	// short is, after errNeedMore from a bulk, how many more bytes past w
+	// that bulk needs: the loop does not parse again before they arrived.
+	short int
 }
 
 func newReplyReader(src io.Reader, bufBytes int, op opcode, verify bool, valueLength int) *replyReader {
 	return &replyReader{src: src, buf: make([]byte, bufBytes), op: op, verify: verify, expect: make([]byte, valueLength)}
 }
 
+// errNeedMore ends parsing in pushed mode where a blocking reader would
+// wait: the reply is not complete in the buffer yet.
+var errNeedMore = errors.New("bench: reply incomplete in buffer")
+
 // fill reads more bytes from src, first moving unparsed bytes to the front.
 func (rr *replyReader) fill() error {
+	if rr.pushed {
+		return errNeedMore
+	}
 	if rr.r > 0 {
 		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
 		rr.r = 0
 	}
 	if rr.w == len(rr.buf) {
 		return fmt.Errorf("%w: a reply line is longer than %d bytes", errProtocol, len(rr.buf))
-	}
-	if rr.starving != nil {
-		if err := rr.starving(); err != nil {
-			return err
-		}
 	}
 	n, err := rr.src.Read(rr.buf[rr.w:])
 	rr.w += n
@@ -296,6 +301,10 @@ func (rr *replyReader) parseInt(start, end int) (int64, error) {
 // bulk consumes a bulk body of n bytes and its CRLF; with verify it compares
 // the body with the value of key.
 func (rr *replyReader) bulk(n int64, key uint64, check bool) error {
+	if rr.pushed && int64(rr.w-rr.r) < n+2 {
+		rr.short = int(n + 2 - int64(rr.w-rr.r))
+		return errNeedMore
+	}
 	check = check && rr.verify
 	match := true
 	if check {
@@ -309,8 +318,7 @@ func (rr *replyReader) bulk(n int64, key uint64, check bool) error {
 	total := n + 2
 	for off < total {
 		if rr.r == rr.w {
-			rr.r, rr.w = 0, 0
-			if err := rr.fill(); err != nil {
+			if err := rr.fill(); err != nil { // fill moves r and w back to 0
 				return err
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // socket does a connection's hot-path reads and writes as raw read(2) and
@@ -123,4 +125,23 @@ func (s *socket) Write(p []byte) (int, error) {
 		return written, s.werr
 	}
 	return written, nil
+}
+
+// detach hands the connection's socket to a clientLoop: it returns a
+// duplicate of the descriptor and closes the net.Conn, which takes the
+// original out of Go's netpoller, so that readiness is reported to the
+// loop's epoll alone and the runtime never wakes for it. The duplicate
+// shares the open file, so it is non-blocking too; the caller closes it.
+func (s *socket) detach() (int, error) {
+	fd, derr := -1, error(nil)
+	if err := s.rc.Control(func(raw uintptr) {
+		fd, derr = unix.FcntlInt(raw, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		return -1, fmt.Errorf("bench: raw connection: %w", err)
+	}
+	if derr != nil {
+		return -1, fmt.Errorf("bench: dup socket: %w", derr)
+	}
+	s.conn.Close()
+	return fd, nil
 }

@@ -2,7 +2,8 @@ package bench
 
 import (
 	"fmt"
-	"sync/atomic"
+
+	"golang.org/x/sys/unix"
 )
 
 // Offline pipeline modes (Config.Pipeline).
@@ -21,96 +22,92 @@ const (
 // is where a naive sliding window spends more client CPU than batches).
 const windowRefill = 8
 
-// window is one connection's sliding-window state, kept on its
-// offlineThread so that a run allocates nothing once the first has built
-// it (the reader's starving hook is a method value made once).
-type window struct {
-	t    *offlineThread
-	p    *plan
-	stop *atomic.Bool
-
-	ring, size, refill             int // requests in the ring, bytes per request, sends per write at least
-	sendAt, readAt, inFlight, owed int
-	starving                       func() error
+// windowState is one connection's sliding window. The pre-built batches
+// are used as one ring of equal-sized single-key requests; request r asks
+// for keys[r]. Invariants: inFlight <= Batch; the queued requests
+// (decided, not yet wholly written) start at ring index sendAt, of which
+// sendOff bytes are already written; replies arrive for requests from
+// readAt on.
+type windowState struct {
+	ring, size, refill int // requests in the ring, bytes per request, freed requests worth a write
+	sendAt, sendOff    int
+	queued             int // requests decided but not yet wholly written
+	readAt             int
+	inFlight           int // requests queued or written and not yet answered
+	owed               int // requests freed by replies and not yet queued
 }
 
-// runWindow keeps Batch requests in flight until stop is set, then reads
-// the replies still owed. The pre-built batches are used as one ring of
-// equal-sized single-key requests; request r asks for tb.keys[r]. Requests
-// freed by replies are sent when the reader has used up what arrived and
-// would wait for more (replyReader.starving), once windowRefill of the
-// window is free, or at once when nothing is left in flight. It allocates
-// nothing per request.
-func (t *offlineThread) runWindow(p *plan, stop *atomic.Bool) {
-	w := t.win
-	if w == nil {
-		w = &window{t: t}
-		w.starving = w.starve
-		t.win = w
-	}
-	tb := t.batches
-	*w = window{t: t, p: p, stop: stop, ring: len(tb.keys), size: tb.offsets[1] / p.Batch,
-		refill: max(1, p.Batch/windowRefill), starving: w.starving}
-	t.rr.starving = w.starving
-	defer func() { t.rr.starving = nil }()
-	if t.err = w.send(p.Batch); t.err != nil {
-		return
-	}
-	for {
-		if w.inFlight == 0 {
-			if w.owed == 0 || stop.Load() {
-				return
-			}
-			if t.err = w.flush(); t.err != nil {
-				return
-			}
-			continue
-		}
-		if err := t.rr.reply(tb.keys[w.readAt : w.readAt+1]); err != nil {
-			t.err = fmt.Errorf("read %s replies: %w", p.op, closedErr(err))
+// startWindow queues a whole window and writes it.
+func (l *clientLoop) startWindow(c *loopConn) {
+	tb, b := c.t.batches, l.p.Batch
+	c.win = windowState{ring: len(tb.keys), size: tb.offsets[1] / b, refill: max(1, b/windowRefill), queued: b, inFlight: b}
+	l.writeWindow(c)
+}
+
+// windowReplies consumes the replies that arrived, then sends the
+// requests they freed once that is worth a write (windowRefill) or
+// nothing is left in flight; after stop it sends nothing more and the
+// connection finishes when the last reply has come.
+func (l *clientLoop) windowReplies(c *loopConn) {
+	w, rr, keys := &c.win, c.t.rr, c.t.batches.keys
+	for w.inFlight > 0 {
+		ok, err := rr.tryReply(keys[w.readAt : w.readAt+1])
+		if err != nil {
+			l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, err))
 			return
 		}
-		w.readAt++
-		if w.readAt == w.ring {
+		if !ok {
+			break
+		}
+		if w.readAt++; w.readAt == w.ring {
 			w.readAt = 0
 		}
 		w.inFlight--
 		w.owed++
 	}
+	stopping := l.stop.Load()
+	if w.inFlight == 0 && (w.owed == 0 || stopping) {
+		l.finish(c)
+		return
+	}
+	if !stopping && w.owed > 0 && (w.owed >= w.refill || w.inFlight == 0) {
+		w.queued += w.owed
+		w.inFlight += w.owed
+		w.owed = 0
+		l.writeWindow(c)
+	}
 }
 
-// send writes the next n requests of the ring.
-func (w *window) send(n int) error {
-	tb := w.t.batches
-	for n > 0 {
-		k := min(n, w.ring-w.sendAt)
-		req := tb.req[w.sendAt*w.size : (w.sendAt+k)*w.size]
-		if _, err := w.t.conn.Write(req); err != nil {
-			return fmt.Errorf("send %s requests: %w", w.p.op, closedErr(err))
+// writeWindow writes the queued requests, as one write unless the ring
+// wraps, waiting for EPOLLOUT when the socket takes only part of them.
+func (l *clientLoop) writeWindow(c *loopConn) {
+	w, req := &c.win, c.t.batches.req
+	for w.queued > 0 {
+		k := min(w.queued, w.ring-w.sendAt)
+		p := req[w.sendAt*w.size+w.sendOff : (w.sendAt+k)*w.size]
+		n, e := rawWrite(c.fd, p)
+		switch e {
+		case 0:
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			l.waitOut(c, true)
+			return
+		default:
+			l.fail(c, fmt.Errorf("send %s requests: %w", l.p.op, closedErr(e)))
+			return
 		}
-		w.t.sent += int64(len(req))
-		w.inFlight += k
-		w.sendAt = (w.sendAt + k) % w.ring
-		n -= k
+		c.t.sent += int64(n)
+		done := w.sendOff + n
+		w.sendOff = done % w.size
+		w.queued -= done / w.size
+		if w.sendAt += done / w.size; w.sendAt >= w.ring {
+			w.sendAt -= w.ring
+		}
+		if n < len(p) {
+			l.waitOut(c, true) // the socket is full
+			return
+		}
 	}
-	return nil
-}
-
-// flush sends the requests that replies freed, unless the run is stopping.
-func (w *window) flush() error {
-	n := w.owed
-	w.owed = 0
-	if w.stop.Load() {
-		return nil
-	}
-	return w.send(n)
-}
-
-// starve is the reader's starving hook: about to wait for replies, send
-// what has been freed once it is worth a write.
-func (w *window) starve() error {
-	if w.owed >= w.refill {
-		return w.flush()
-	}
-	return nil
+	l.waitOut(c, false)
 }

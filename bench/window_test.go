@@ -126,14 +126,10 @@ func TestWindowKeepsBatchInFlight(t *testing.T) {
 				t.Fatal(err)
 			}
 			th := &offlineThread{conn: conn, batches: buildBatches(p, 1, 0), rr: newReplyReader(conn, readBufferBytes, p.op, false, p.ValueLength)}
-			var stop atomic.Bool
-			time.AfterFunc(600*time.Millisecond, func() { stop.Store(true) })
-			if mode == PipelineWindow {
-				th.runWindow(p, &stop)
-			} else {
-				th.run(p, &stop, time.Time{})
-			}
-			nc.Close()
+			l := mustLoop(t, p, th)
+			time.AfterFunc(600*time.Millisecond, func() { l.stop.Store(true) })
+			l.run()
+			l.close()
 			<-served
 			if th.err != nil {
 				t.Fatalf("run: %v", th.err)

@@ -26,7 +26,8 @@ the way Garnet's Resp.benchmark does. It first loads keys 0..dbsize-1 with
 MSET (every key exactly once; -s skips this), then either measures offline
 throughput: for each thread count of -t, one connection per thread sends
 pre-built pipelined batches of -b requests for --runtime seconds and prints
-[Throughput]; or, with --online, measures per-op latency with --itp ops in
+[Throughput] (the connections are driven by --loops event-loop threads, one
+per CPU by default, so -t counts connections, not OS threads); or, with --online, measures per-op latency with --itp ops in
 flight per connection, printing percentiles every 2 s. A key is its index in
 decimal, zero-padded to --keylength; its value is derived from the key, so
 --verify can check every GET. Misses (null replies) and error replies are
@@ -68,6 +69,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.SkipLoad, "s", false, "skip the load: run against a server loaded before")
 	fs.BoolVar(&cfg.SkipLoad, "skipload", false, "same as -s")
 	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "load `connections`; 0 means the largest of -t")
+	fs.IntVar(&cfg.Loops, "loops", 0, "offline: event-loop `threads` driving the connections (spread round-robin, each polling its share with one epoll); 0 means one per CPU the client may run on, at most -t (--cluster-bench runs a goroutine per thread instead)")
 	fs.IntVar(&cfg.PrebuiltOpsPerThread, "prebuilt-ops", 0, "offline: `requests` each thread builds (keys drawn) before the timed window and cycles through; 0 sizes it automatically (up to 65536, 16 MiB)")
 	fs.BoolVar(&cfg.Zipf, "zipf", false, "draw keys zipf-distributed (hottest keys are the lowest indices) instead of uniform")
 	fs.Float64Var(&cfg.ZipfTheta, "zipf-theta", cfg.ZipfTheta, "zipf skew `theta`, between 0 and 1")

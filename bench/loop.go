@@ -1,0 +1,466 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// clientLoop drives a share of an offline cell's connections from one
+// goroutine with its own epoll instance: each wake-up reads every ready
+// connection once, parses all the replies that arrived, and writes that
+// connection's next requests at most once. It waits (see wait) only when
+// no connection is ready. It is not locked to its OS thread: a locked
+// goroutine that parks hands its thread off through a futex, the very
+// cost wait avoids.
+//
+// Why not a goroutine per connection (what the cell did before): each
+// connection then parks in Go's netpoller on every EAGAIN, so every batch
+// costs a read that fails, a park, a netpoll wake-up and a goroutine
+// switch, and that cost grew with the connection count until the client
+// used about three times redis-benchmark's CPU per op at 64 connections.
+// One thread polling many sockets pays one epoll_wait for all the
+// connections that became ready together, which is what redis-benchmark's
+// single event loop does.
+//
+// The loop owns its connections' descriptors: they are taken out of Go's
+// netpoller (socket.detach) so readiness is reported to this epoll alone,
+// and are closed by close. A loop is used by one goroutine; stop and cut
+// are shared with the cell's timer and context.
+type clientLoop struct {
+	p      *plan
+	epfd   int
+	wakefd int // eventfd, written by wake: the run must end now
+	conns  []*loopConn
+	events []unix.EpollEvent
+
+	epFile  *os.File        // epfd, registered in Go's netpoller
+	poller  syscall.RawConn // epFile's: wait parks through it
+	pollF   func(uintptr) bool
+	ready   int   // events pollOnce found
+	pollErr error // and its error
+
+	stop *atomic.Bool // set when the window ends or a connection failed
+	cut  *atomic.Bool // set when the context ended: abandon owed replies
+	end  time.Time    // --start-at window end: a batch answered after it is not counted
+	live int          // connections not yet finished in this run
+}
+
+// loopConn is one connection's state inside a clientLoop.
+type loopConn struct {
+	t       *offlineThread
+	fd      int
+	id      int32 // index in the loop's conns, the epoll event's tag
+	done    bool  // finished this run, removed from epoll
+	outWait bool  // EPOLLOUT registered: a write is waiting for room
+
+	// Batch pipeline: batch is the index of the batch in flight, left its
+	// replies still owed, out its bytes not yet written; mark holds the
+	// figures from before it, restored when it ends after the window.
+	batch, left int
+	out         []byte
+	mark        batchMark
+
+	// Window pipeline (see window.go).
+	win windowState
+}
+
+type batchMark struct {
+	counts         replyCounts
+	received, sent int64
+}
+
+// errInterrupted ends a loop's connections when the cell's context ends.
+var errInterrupted = errors.New("bench: interrupted")
+
+// loopCount is how many event loops drive threads connections: Loops, or
+// one per CPU the process may run on (GOMAXPROCS, which Go derives from
+// sched_getaffinity and the cgroup CPU limit), never more than threads.
+func loopCount(p *plan, threads int) int {
+	n := p.Loops
+	if n == 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	return max(1, min(n, threads))
+}
+
+// newClientLoops spreads ts round-robin over n loops, detaching each
+// connection's descriptor from Go's netpoller. On error the loops made so
+// far are closed.
+func newClientLoops(p *plan, ts []*offlineThread, n int, stop, cut *atomic.Bool, end time.Time) ([]*clientLoop, error) {
+	loops := make([]*clientLoop, n)
+	for i := range loops {
+		loops[i] = &clientLoop{p: p, epfd: -1, wakefd: -1, stop: stop, cut: cut, end: end}
+	}
+	fail := func(err error) ([]*clientLoop, error) {
+		for _, l := range loops {
+			l.close()
+		}
+		return nil, err
+	}
+	for i, t := range ts {
+		fd, err := t.conn.detach()
+		if err != nil {
+			return fail(err)
+		}
+		t.rr.pushed = true // the loop fills the buffer; the parser never reads
+		l := loops[i%n]
+		l.conns = append(l.conns, &loopConn{t: t, fd: fd, id: int32(len(l.conns))})
+	}
+	for _, l := range loops {
+		if err := l.open(); err != nil {
+			return fail(err)
+		}
+	}
+	return loops, nil
+}
+
+// open makes the loop's epoll instance and wake-up eventfd.
+func (l *clientLoop) open() error {
+	var err error
+	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return fmt.Errorf("bench: epoll_create1: %w", err)
+	}
+	// The epoll descriptor goes into Go's netpoller (non-blocking, so
+	// os.NewFile registers it), which is where wait parks.
+	if err := unix.SetNonblock(l.epfd, true); err != nil {
+		return fmt.Errorf("bench: epoll descriptor non-blocking: %w", err)
+	}
+	l.epFile = os.NewFile(uintptr(l.epfd), "epoll")
+	if l.poller, err = l.epFile.SyscallConn(); err != nil {
+		return fmt.Errorf("bench: epoll descriptor: %w", err)
+	}
+	l.pollF = l.pollOnce
+	if l.wakefd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		l.wakefd = -1
+		return fmt.Errorf("bench: eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.wakefd, &ev); err != nil {
+		return fmt.Errorf("bench: epoll_ctl add eventfd: %w", err)
+	}
+	l.events = make([]unix.EpollEvent, len(l.conns)+1)
+	return nil
+}
+
+// close releases the loop's descriptors, its connections' included.
+func (l *clientLoop) close() {
+	for _, c := range l.conns {
+		if c.fd >= 0 {
+			unix.Close(c.fd)
+			c.fd = -1
+		}
+	}
+	if l.epFile != nil {
+		l.epFile.Close() // closes epfd
+		l.epFile, l.epfd = nil, -1
+	}
+	for _, fd := range []*int{&l.epfd, &l.wakefd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// wake makes a loop blocked in epoll_wait return; it is safe from any
+// goroutine.
+func (l *clientLoop) wake() {
+	one := uint64(1)
+	unix.Write(l.wakefd, (*[8]byte)(unsafe.Pointer(&one))[:])
+}
+
+// run drives every connection of the loop until each has finished: its
+// last batch answered (or its window drained) after stop, or failed.
+// Failures are left in the connection's offlineThread.err, and set stop so
+// that the cell's other connections finish too. It allocates nothing per
+// request.
+func (l *clientLoop) run() {
+	l.live = 0
+	for _, c := range l.conns {
+		c.done, c.outWait = false, false
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id}
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev); err != nil {
+			c.t.err = fmt.Errorf("bench: epoll_ctl add: %w", err)
+			c.done = true
+			l.stop.Store(true)
+			continue
+		}
+		l.live++
+		l.start(c)
+	}
+	for l.live > 0 {
+		n, err := l.wait()
+		if err != nil {
+			l.abandon(fmt.Errorf("bench: epoll_wait: %w", err))
+			return
+		}
+		for _, ev := range l.events[:n] {
+			if ev.Fd < 0 {
+				continue // the wake-up eventfd: cut is checked below
+			}
+			c := l.conns[ev.Fd]
+			if !c.done && c.outWait && ev.Events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+				l.writable(c)
+			}
+			if !c.done && ev.Events&(unix.EPOLLIN|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+				l.readable(c)
+			}
+		}
+		if l.cut.Load() {
+			l.abandon(errInterrupted)
+			return
+		}
+	}
+}
+
+// wait returns the number of ready events, polling the loop's epoll
+// without blocking and, when nothing is ready, parking the goroutine in
+// Go's netpoller until the epoll descriptor itself becomes readable. Why
+// not a blocking epoll_wait: a goroutine blocked in a system call makes
+// the runtime hand its P to another thread and take it back on return, a
+// futex wake-up and two context switches per wait, which the profile
+// showed costing more than the socket calls; parked in the netpoller, the
+// loop's thread waits in the scheduler's own epoll_wait instead.
+func (l *clientLoop) wait() (int, error) {
+	if err := l.poller.Read(l.pollF); err != nil {
+		return 0, err
+	}
+	return l.ready, l.pollErr
+}
+
+// pollOnce is the poller's read callback: false means "park until the
+// epoll descriptor is readable".
+func (l *clientLoop) pollOnce(uintptr) bool {
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), 0, 0, 0)
+		switch {
+		case e == unix.EINTR:
+			continue
+		case e != 0:
+			l.ready, l.pollErr = 0, e
+		case n == 0:
+			return false
+		default:
+			l.ready, l.pollErr = int(n), nil
+		}
+		return true
+	}
+}
+
+// start sends a connection's first requests of the run.
+func (l *clientLoop) start(c *loopConn) {
+	if l.p.Pipeline == PipelineWindow {
+		l.startWindow(c)
+		return
+	}
+	c.batch = 0
+	l.sendBatch(c)
+}
+
+// readable reads once from a ready connection and consumes every reply
+// that is complete in its buffer.
+func (l *clientLoop) readable(c *loopConn) {
+	rr := c.t.rr
+	if rr.r == rr.w {
+		rr.r, rr.w = 0, 0
+	}
+	// need is what the buffer must hold from r: the partial reply and at
+	// least one byte more, or all that its bulk still needs.
+	need := rr.w - rr.r + max(rr.short, 1)
+	if rr.r > 0 && (len(rr.buf)-rr.w < len(rr.buf)/4 || need > len(rr.buf)-rr.r) {
+		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
+		rr.r = 0
+	}
+	if need > len(rr.buf) {
+		// A reply longer than the buffer: grow it, once per size.
+		nb := make([]byte, max(2*len(rr.buf), need))
+		rr.w = copy(nb, rr.buf[:rr.w])
+		rr.buf = nb
+	}
+	n, e := rawRead(c.fd, rr.buf[rr.w:])
+	switch {
+	case e == unix.EAGAIN || e == unix.EINTR:
+		return // level-triggered: a real readiness is reported again
+	case e != 0:
+		l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, closedErr(e)))
+		return
+	case n == 0:
+		l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, errServerClosed))
+		return
+	}
+	rr.w += n
+	rr.received += int64(n)
+	if rr.short > 0 {
+		if rr.short -= n; rr.short > 0 {
+			return // the bulk being read is still incomplete
+		}
+		rr.short = 0
+	}
+	if l.p.Pipeline == PipelineWindow {
+		l.windowReplies(c)
+	} else {
+		l.batchReplies(c)
+	}
+}
+
+// tryReply consumes one reply if it is wholly in the buffer; if not, it
+// leaves the buffer and counts as they were and returns false.
+func (rr *replyReader) tryReply(keys []uint64) (bool, error) {
+	mark, counts := rr.r, rr.counts
+	err := rr.reply(keys)
+	if err == errNeedMore {
+		rr.r, rr.counts = mark, counts
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// sendBatch starts batch c.batch: it marks the figures and writes it.
+func (l *clientLoop) sendBatch(c *loopConn) {
+	t, b := c.t, l.p.Batch
+	tb := t.batches
+	c.mark = batchMark{counts: t.rr.counts, received: t.rr.received, sent: t.sent}
+	c.left = b
+	if l.p.op.multiKey() {
+		c.left = 1
+	}
+	c.out = tb.req[tb.offsets[c.batch]:tb.offsets[c.batch+1]]
+	l.writeOut(c)
+}
+
+// batchReplies consumes the batch's replies that arrived; once all have,
+// the connection ends its run (stop, or past the window) or sends the next
+// batch, as the reference's LightClient does.
+func (l *clientLoop) batchReplies(c *loopConn) {
+	t, b := c.t, l.p.Batch
+	replies, perReply := b, 1
+	if l.p.op.multiKey() {
+		replies, perReply = 1, b
+	}
+	keys := t.batches.keys[c.batch*b : (c.batch+1)*b]
+	for c.left > 0 {
+		j := replies - c.left
+		ok, err := t.rr.tryReply(keys[j*perReply : (j+1)*perReply])
+		if err != nil {
+			l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, err))
+			return
+		}
+		if !ok {
+			return
+		}
+		c.left--
+	}
+	if !l.end.IsZero() && time.Now().After(l.end) {
+		t.rr.counts, t.rr.received, t.sent = c.mark.counts, c.mark.received, c.mark.sent
+		l.finish(c)
+		return
+	}
+	if l.stop.Load() {
+		l.finish(c)
+		return
+	}
+	if c.batch++; c.batch == t.batches.count() {
+		c.batch = 0
+	}
+	l.sendBatch(c)
+}
+
+// writeOut writes what is left of c.out, waiting for EPOLLOUT when the
+// socket takes only part of it.
+func (l *clientLoop) writeOut(c *loopConn) {
+	for len(c.out) > 0 {
+		n, e := rawWrite(c.fd, c.out)
+		switch e {
+		case 0:
+			c.t.sent += int64(n)
+			c.out = c.out[n:]
+			if len(c.out) > 0 {
+				l.waitOut(c, true)
+				return
+			}
+		case unix.EINTR:
+		case unix.EAGAIN:
+			l.waitOut(c, true)
+			return
+		default:
+			l.fail(c, fmt.Errorf("send %s batch: %w", l.p.op, closedErr(e)))
+			return
+		}
+	}
+	l.waitOut(c, false)
+}
+
+// writable continues the write that was waiting for room.
+func (l *clientLoop) writable(c *loopConn) {
+	if l.p.Pipeline == PipelineWindow {
+		l.writeWindow(c)
+	} else {
+		l.writeOut(c)
+	}
+}
+
+// waitOut registers (on) or drops interest in c's writability.
+func (l *clientLoop) waitOut(c *loopConn, on bool) {
+	if c.outWait == on || c.done {
+		return
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id}
+	if on {
+		ev.Events |= unix.EPOLLOUT
+	}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev); err != nil {
+		l.fail(c, fmt.Errorf("bench: epoll_ctl mod: %w", err))
+		return
+	}
+	c.outWait = on
+}
+
+// finish ends c's run and takes it out of the epoll set.
+func (l *clientLoop) finish(c *loopConn) {
+	if c.done {
+		return
+	}
+	c.done = true
+	l.live--
+	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+}
+
+// fail ends c's run with err and stops the cell: the other connections
+// finish their batch so the figures stay consistent.
+func (l *clientLoop) fail(c *loopConn, err error) {
+	if c.t.err == nil {
+		c.t.err = err
+	}
+	l.finish(c)
+	l.stop.Store(true)
+}
+
+// abandon ends every unfinished connection with err, owed replies and all.
+func (l *clientLoop) abandon(err error) {
+	for _, c := range l.conns {
+		if !c.done {
+			l.fail(c, err)
+		}
+	}
+}
+
+// rawRead is read(2) on a non-blocking descriptor; it never blocks, so it
+// skips the runtime's syscall bookkeeping.
+func rawRead(fd int, p []byte) (int, syscall.Errno) {
+	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), e
+}
+
+// rawWrite is write(2) on a non-blocking descriptor.
+func rawWrite(fd int, p []byte) (int, syscall.Errno) {
+	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), e
+}
