@@ -219,6 +219,10 @@ func (c *conn) makeRoom() bool {
 func (c *conn) process() {
 	c.enter()
 	defer c.busy.Store(false)
+	// One clock reading for the requests that arrived together (see
+	// store.Session.HoldClock), taken again after a write that may wait.
+	c.sess.HoldClock()
+	defer c.sess.ReleaseClock()
 	lim := defaultLimits
 	for c.r < c.w && !c.closing {
 		if c.need > 0 && c.w-c.r < c.need {
@@ -252,6 +256,7 @@ func (c *conn) process() {
 				c.closing = true
 				return
 			}
+			c.sess.HoldClock()
 		}
 	}
 }

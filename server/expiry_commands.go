@@ -96,7 +96,7 @@ func (c *conn) expireGeneric(args [][]byte, relative, seconds bool, cmd string) 
 	}
 	var base int64
 	if relative {
-		base = c.srv.st.Now()
+		base = c.sess.Now()
 	}
 	if when > math.MaxInt64-base {
 		c.invalidExpireTime(cmd)
@@ -135,7 +135,7 @@ func (c *conn) ttlGeneric(key []byte, ms, abs bool) {
 	}
 	t := e.ExpireAt
 	if !abs {
-		t = max(t-c.srv.st.Now(), 0)
+		t = max(t-c.sess.Now(), 0)
 	}
 	if !ms {
 		t = (t + 500) / 1000

@@ -99,7 +99,7 @@ func (c *conn) keyOp(e store.Entry) (store.Change, error) {
 			return keep, nil
 		}
 		ks.n, ks.wrote = 1, true
-		if ks.expireAt <= c.srv.st.Now() {
+		if ks.expireAt <= c.sess.Now() {
 			return store.Change{Op: store.Remove}, nil
 		}
 		return store.Change{Op: store.Put, Value: e.Value, ExpireAt: ks.expireAt}, nil
@@ -208,7 +208,7 @@ func (c *conn) expireAt(arg []byte, unit expireUnit, cmd string) (int64, bool) {
 		ms *= 1000
 	}
 	if unit == unitEX || unit == unitPX {
-		ms += c.srv.st.Now() // wraps negative on overflow, as in Redis
+		ms += c.sess.Now() // wraps negative on overflow, as in Redis
 	}
 	if ms <= 0 {
 		c.invalidExpireTime(cmd)

@@ -333,3 +333,30 @@ func (s *Session) recordAt(addr uint64, keyDst []byte, wantValue bool) ([]byte, 
 // Now is the store's clock in Unix milliseconds: what expiry times are
 // compared with.
 func (st *Store) Now() int64 { return st.now() }
+
+// HoldClock makes the session read the clock at most once until
+// ReleaseClock: every expiry decision in between takes the time of the
+// first one that needs it. A server holds the clock over each batch of
+// requests that arrived together, so that a pipelined batch reads it once
+// instead of once per key with a TTL (a clock read costs about 40 ns on a
+// virtual machine, half a GET), as Redis takes one time per command and
+// one per transaction. A second HoldClock starts a new reading.
+func (s *Session) HoldClock() { s.clockHeld, s.clockMillis = true, 0 }
+
+// ReleaseClock ends HoldClock: each decision reads the clock again.
+func (s *Session) ReleaseClock() { s.clockHeld = false }
+
+// now is the time the session's expiry decisions use, in Unix milliseconds.
+func (s *Session) now() int64 {
+	if !s.clockHeld {
+		return s.st.now()
+	}
+	if s.clockMillis == 0 {
+		s.clockMillis = s.st.now()
+	}
+	return s.clockMillis
+}
+
+// Now is the session's clock in Unix milliseconds: the store's clock, or
+// the reading HoldClock keeps.
+func (s *Session) Now() int64 { return s.now() }

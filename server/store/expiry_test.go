@@ -294,3 +294,40 @@ func TestScheduleHeap(t *testing.T) {
 		t.Errorf("left: %v, want 50 and 60", sh.heap)
 	}
 }
+
+// TestHoldClock moves the store's clock past a key's expiry time while a
+// session holds its clock: the key must stay live for that session until
+// it takes a new reading, and expire for a session that does not hold one.
+func TestHoldClock(t *testing.T) {
+	s := openTest(t, smallConfig(t, ""))
+	held, free := newTestSession(t, s), newTestSession(t, s)
+	key := testKey(1)
+	mustUpsertExpire(t, held, key, testValue(1, 0, 96), time.Now().Add(time.Hour).UnixMilli())
+	held.HoldClock()
+	before := held.Now()
+	if e, err := held.Lookup(key); err != nil || !e.Live {
+		t.Fatalf("Lookup before the clock moves: got live %v, %v; want live", e.Live, err)
+	}
+	s.skewMillis.Store(2 * time.Hour.Milliseconds())
+	tests := []struct {
+		name string
+		sess *Session
+		step func()
+		live bool
+	}{
+		{"held, same reading", held, func() {}, true},
+		{"not held", free, func() {}, false},
+		{"held again", held, held.HoldClock, false},
+	}
+	for _, tc := range tests {
+		tc.step()
+		e, err := tc.sess.Lookup(key)
+		if err != nil || e.Live != tc.live {
+			t.Fatalf("%s: Lookup got live %v, %v; want live %v", tc.name, e.Live, err, tc.live)
+		}
+	}
+	if got := held.Now(); got < before+time.Hour.Milliseconds() {
+		t.Fatalf("Now after a new HoldClock: got %d, want at least %d", got, before+time.Hour.Milliseconds())
+	}
+	held.ReleaseClock()
+}

@@ -197,7 +197,7 @@ func (s *Session) scanRecord(pos uint64) (h header, key []byte, next uint64, err
 func (s *Session) scanWants(key []byte, addr, end uint64, h header) (bool, error) {
 	st := s.st
 	hash := st.hash(key)
-	now := st.now()
+	now := s.now()
 	x := st.ix.find(hash, st.log.begin.Load())
 	for x > addr {
 		k, hx, err := s.recordAt(x, s.keyB[:0], false)

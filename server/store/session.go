@@ -132,6 +132,11 @@ type Session struct {
 	old        []byte   // RMW: the current value
 	next       []byte   // RMW: the new value
 	closed     bool
+
+	// clockHeld: between HoldClock and ReleaseClock the session reads the
+	// clock once, into clockMillis (0 until then).
+	clockHeld   bool
+	clockMillis int64
 }
 
 func newSession(st *Store) *Session {
@@ -341,7 +346,7 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 				if hd.tombstone {
 					return nil, NotFound, nil
 				}
-				if hd.expires && hd.expired(st.now()) {
+				if hd.expires && hd.expired(s.now()) {
 					return nil, NotFound, s.reclaim(key, h, addr)
 				}
 				return v, Found, nil
@@ -482,7 +487,7 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 		if h.tombstone {
 			return deliver(nil, NotFound, nil)
 		}
-		if h.expired(st.now()) {
+		if h.expired(s.now()) {
 			return deliver(nil, NotFound, s.reclaim(pr.key, st.hash(pr.key), pr.addr))
 		}
 		return deliver(v, Found, nil)
@@ -503,7 +508,7 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 				if hd.tombstone {
 					return deliver(nil, NotFound, nil)
 				}
-				if hd.expired(st.now()) {
+				if hd.expired(s.now()) {
 					return deliver(nil, NotFound, s.reclaim(pr.key, st.hash(pr.key), addr))
 				}
 				return deliver(v, Found, nil)

@@ -44,7 +44,7 @@ type found struct {
 	expireAt      int64
 }
 
-func (st *Store) foundOf(h *header) found {
+func (s *Session) foundOf(h *header) found {
 	switch {
 	case h.tombstone:
 		return found{}
@@ -53,15 +53,15 @@ func (st *Store) foundOf(h *header) found {
 	}
 	// The clock only for a record with an expiry: reading it costs a
 	// plain overwrite more than the rest of the check.
-	return st.foundExpiring(h)
+	return s.foundExpiring(h)
 }
 
 // foundExpiring is foundOf for a record with an expiry time; not inlined,
 // so that foundOf is.
 //
 //go:noinline
-func (st *Store) foundExpiring(h *header) found {
-	return found{present: true, live: !h.expired(st.now()), expireAt: h.expireAt}
+func (s *Session) foundExpiring(h *header) found {
+	return found{present: true, live: !h.expired(s.now()), expireAt: h.expireAt}
 }
 
 // lookupSync finds key's newest record from the chain at addr, reading the
@@ -81,7 +81,7 @@ func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (found, er
 			switch out {
 			case memMatch:
 				s.old = v
-				return st.foundOf(&hd), nil
+				return s.foundOf(&hd), nil
 			case memOther:
 				addr = hd.prev
 				continue
@@ -107,7 +107,7 @@ func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (found, er
 			if !h.tombstone && wantValue {
 				s.old = append(s.old[:0], v...)
 			}
-			return st.foundOf(&h), nil
+			return s.foundOf(&h), nil
 		}
 		addr = h.prev
 	}
@@ -225,7 +225,7 @@ func (s *Session) lookupMemory(key []byte, addr uint64) (f found, deviceAt uint6
 		switch out {
 		case memMatch:
 			s.old = v
-			return st.foundOf(&hd), 0, nil
+			return s.foundOf(&hd), 0, nil
 		case memOther:
 			addr = hd.prev
 		default:
@@ -247,7 +247,7 @@ func (s *Session) UpsertExpire(key, value []byte, expireAt int64) error {
 	if s.closed || s.st.closed.Load() {
 		return ErrClosed
 	}
-	if expireAt != 0 && expireAt <= s.st.now() {
+	if expireAt != 0 && expireAt <= s.now() {
 		_, err := s.Delete(key)
 		return err
 	}
@@ -329,7 +329,7 @@ func (s *Session) Modify(key []byte, wantValue bool, fn func(e Entry) (Change, e
 		if err != nil {
 			return nil, 0, Keep, err
 		}
-		if ch.Op == Put && ch.ExpireAt != 0 && ch.ExpireAt <= s.st.now() {
+		if ch.Op == Put && ch.ExpireAt != 0 && ch.ExpireAt <= s.now() {
 			return nil, 0, Remove, nil
 		}
 		return ch.Value, ch.ExpireAt, ch.Op, nil
@@ -369,7 +369,7 @@ func (s *Session) lookupAt(key []byte, addr uint64) (found, uint64, error) {
 			return found{}, 0, err
 		}
 		if bytes.Equal(k, key) {
-			return st.foundOf(&h), addr, nil
+			return s.foundOf(&h), addr, nil
 		}
 		addr = h.prev
 	}
