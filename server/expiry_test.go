@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -115,6 +116,29 @@ func TestGoRedisExpiry(t *testing.T) {
 	}
 	if keys, err := rdb.Keys(ctx, "scan:1?9").Result(); err != nil || len(keys) != 10 {
 		t.Errorf("Keys scan:1?9: got %d keys, %v; want 10", len(keys), err)
+	}
+
+	// INFO stats counts the keys reclaimed because their time passed.
+	rdb.Del(ctx, "ms") // its 1.5 s may pass during the count
+	expired := func() int {
+		info, err := rdb.Info(ctx, "stats").Result()
+		_, after, ok := strings.Cut(info, "\r\nexpired_keys:")
+		n, cerr := strconv.Atoi(strings.TrimSpace(strings.SplitN(after, "\r\n", 2)[0]))
+		if err != nil || !ok || cerr != nil {
+			t.Fatalf("INFO stats has no expired_keys count: %q, %v", info, err)
+		}
+		return n
+	}
+	before := expired()
+	if err := rdb.Set(ctx, "gone", "v", 50*time.Millisecond).Err(); err != nil {
+		t.Fatalf("Set with PX 50: %v", err)
+	}
+	time.Sleep(80 * time.Millisecond)
+	if err := rdb.Get(ctx, "gone").Err(); err != redis.Nil {
+		t.Errorf("Get after the TTL: got %v, want redis.Nil", err)
+	}
+	if got := expired(); got != before+1 {
+		t.Errorf("INFO stats expired_keys after one key expired: got %d, want %d", got, before+1)
 	}
 }
 

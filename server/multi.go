@@ -29,6 +29,11 @@ type txState struct {
 
 	dirty   atomic.Bool
 	watched []string
+	// watchedExpiry[i] is watched[i]'s expiry time (Unix ms) when WATCH
+	// found it live with one, else 0: EXEC aborts once such a time has
+	// passed, as in Redis since 6.0.9, because expiring is a change the
+	// key's writers never announce (keyChanged) when nobody reads it.
+	watchedExpiry []int64
 }
 
 // queuedCmd is one queued command: its spec and its arguments' end
@@ -110,7 +115,7 @@ func cmdExec(c *conn, _ [][]byte) {
 	// first, and none starts another.
 	c.srv.closeGate(c)
 	defer c.srv.openGate(c)
-	if c.tx.dirty.Load() {
+	if c.tx.dirty.Load() || c.watchedExpired() {
 		c.endTx()
 		c.out = append(c.out, "*-1\r\n"...)
 		return
@@ -201,7 +206,7 @@ func init() {
 		&commandSpec{name: "multi", arity: 1, flags: f | flagFast | flagAllowBusy | flagTxControl, acl: aclTransaction, run: cmdMulti, group: "transactions", summary: "Starts a transaction."},
 		&commandSpec{name: "exec", arity: 1, flags: f | flagSkipSlowlog | flagTxControl | flagDrain, acl: aclTransaction, run: cmdExec, group: "transactions", summary: "Executes all commands in a transaction."},
 		&commandSpec{name: "discard", arity: 1, flags: f | flagFast | flagAllowBusy | flagTxControl, acl: aclTransaction, run: cmdDiscard, group: "transactions", summary: "Discards a transaction."},
-		&commandSpec{name: "watch", arity: -2, flags: f | flagFast | flagAllowBusy | flagTxControl, acl: aclTransaction, firstKey: 1, lastKey: -1, keyStep: 1, run: cmdWatch, group: "transactions", summary: "Monitors changes to keys to determine the execution of a transaction."},
+		&commandSpec{name: "watch", arity: -2, flags: f | flagFast | flagAllowBusy | flagTxControl | flagDrain, acl: aclTransaction, firstKey: 1, lastKey: -1, keyStep: 1, run: cmdWatch, group: "transactions", summary: "Monitors changes to keys to determine the execution of a transaction."},
 		&commandSpec{name: "unwatch", arity: 1, flags: f | flagFast | flagAllowBusy, acl: aclTransaction, run: cmdUnwatch, group: "transactions", summary: "Forgets about watched keys of a transaction."},
 	)
 }

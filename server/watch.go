@@ -114,11 +114,43 @@ func cmdWatch(c *conn, args [][]byte) {
 	}
 	for _, k := range args[1:] {
 		key := string(k)
-		if c.srv.watches.add(c, key) {
-			c.tx.watched = append(c.tx.watched, key)
+		if !c.srv.watches.add(c, key) {
+			continue
 		}
+		var expireAt int64
+		if !c.srv.colls.holds(k) {
+			e, err := c.sess.Lookup(k)
+			if err != nil {
+				c.srv.watches.remove(c, []string{key})
+				c.storeError(err)
+				return
+			}
+			if e.Live {
+				expireAt = e.ExpireAt
+			}
+		}
+		c.tx.watched = append(c.tx.watched, key)
+		c.tx.watchedExpiry = append(c.tx.watchedExpiry, expireAt)
 	}
 	c.out = appendOK(c.out)
+}
+
+// watchedExpired reports whether a key that was live with an expiry time
+// when WATCHed has reached that time.
+func (c *conn) watchedExpired() bool {
+	now := int64(0)
+	for _, at := range c.tx.watchedExpiry {
+		if at == 0 {
+			continue
+		}
+		if now == 0 {
+			now = c.sess.Now()
+		}
+		if at <= now {
+			return true
+		}
+	}
+	return false
 }
 
 func cmdUnwatch(c *conn, _ [][]byte) {
@@ -130,5 +162,6 @@ func cmdUnwatch(c *conn, _ [][]byte) {
 func (c *conn) unwatchAll() {
 	c.srv.watches.remove(c, c.tx.watched)
 	c.tx.watched = c.tx.watched[:0]
+	c.tx.watchedExpiry = c.tx.watchedExpiry[:0]
 	c.tx.dirty.Store(false)
 }
