@@ -1,0 +1,153 @@
+package store
+
+import (
+	"bytes"
+
+	"github.com/tierbench/tierbench/device"
+)
+
+// The upserts' existence checks: an upsert whose key's chain leaves memory
+// does not wait for the device; a read settles later whether the key was
+// new, and so the key counter.
+
+// pumpChecks settles the upserts' existence checks that have completed and
+// submits the queued ones. Every operation of the session calls it, so the
+// key counter catches up at the session's next call at the latest.
+func (s *Session) pumpChecks() {
+	if s.checking == 0 {
+		return
+	}
+	top := s.checks.Swap(0)
+	for top != 0 {
+		i := uint32(top - 1)
+		pr := s.slot(i)
+		top = uint64(pr.next.Load())
+		s.settle(i, pr)
+	}
+	if len(s.checkQueued) == 0 {
+		return
+	}
+	s.checkReqs = s.checkReqs[:0]
+	for _, i := range s.checkQueued {
+		pr := s.slot(i)
+		pr.err.Store(nil)
+		pr.settled.Store(false)
+		pr.armed.Add(1)
+		s.checkReqs = append(s.checkReqs, device.Request{Op: device.OpRead, Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i) | checkFlag})
+	}
+	s.st.pendingReads.Add(int64(len(s.checkReqs)))
+	accepted, err := s.st.dev.Submit(s.checkReqs)
+	if err != nil {
+		// The device refused: count the keys as they were (live), the
+		// guess that is right for every overwrite.
+		s.st.pendingReads.Add(-int64(len(s.checkReqs) - accepted))
+		for _, i := range s.checkQueued[accepted:] {
+			s.checking--
+			s.releaseSlot(i)
+		}
+	}
+	s.checkQueued = s.checkQueued[:0]
+}
+
+// settleNow runs on the device's completion goroutine for a check whose
+// read succeeded: when the record read decides the question (it is the
+// key's, or another key's that ends the chain) it counts the key if it was
+// new and reports true, so the counter does not wait for the session's
+// next call. A longer record or a chain to follow is left to the session.
+// It only reads the slot (ordered by armed) and the window the device
+// filled.
+func (st *Store) settleNow(pr *pendingRead) bool {
+	h, k, _, whole, err := st.log.decodeRecord(pr.window, pr.start, pr.addr)
+	if err != nil || !whole {
+		return false
+	}
+	live := false
+	switch {
+	case bytes.Equal(k, pr.key):
+		live = !h.tombstone
+	case h.prev >= st.log.begin.Load():
+		return false
+	}
+	if !live && pr.self >= st.log.begin.Load() {
+		st.keys.Add(1)
+	}
+	return true
+}
+
+// waitNotify blocks until a completion arrives, unless one is already on
+// a stack. It may return without one (a token left by a completion that
+// raced with the last wait): callers look again and wait again.
+func (s *Session) waitNotify() {
+	s.waiting.Store(true)
+	if s.done.Load() == 0 && s.checks.Load() == 0 {
+		<-s.notify
+	}
+	s.waiting.Store(false)
+}
+
+// Settle waits for this session's pending existence checks (see Upsert),
+// so that the key counter reflects every write the session has made; its
+// pending reads stay pending. A server calls it before answering DBSIZE.
+func (s *Session) Settle() {
+	for {
+		s.pumpChecks()
+		if s.checking == 0 {
+			return
+		}
+		s.waitNotify()
+	}
+}
+
+// settle takes one completed existence check: when the chain below the
+// upsert's record did not hold the key live, the key was new and is
+// counted. Each write's effect on the counter depends only on the chain
+// below its own record, which never changes, so the counter is exact once
+// every check has settled, whatever writes happened in between.
+func (s *Session) settle(i uint32, pr *pendingRead) {
+	st := s.st
+	st.pendingReads.Add(-1)
+	st.completedReads.Add(1)
+	finish := func(live bool) {
+		if !live && pr.self >= st.log.begin.Load() {
+			st.keys.Add(1)
+		}
+		pr.check = false
+		s.checking--
+		s.releaseSlot(i)
+	}
+	if pr.settled.Load() {
+		pr.check = false
+		s.checking--
+		s.releaseSlot(i)
+		return
+	}
+	if pr.err.Load() != nil || pr.n.Load() != int64(len(pr.window)) {
+		finish(true) // unknown: assume an overwrite
+		return
+	}
+	h, k, _, whole, err := st.log.decodeRecord(pr.window, pr.start, pr.addr)
+	switch {
+	case err != nil:
+		finish(true)
+		return
+	case !whole:
+		if s.aim(pr, pr.addr, h.size()) != nil {
+			finish(true)
+			return
+		}
+		s.checkQueued = append(s.checkQueued, i)
+		return
+	case bytes.Equal(k, pr.key):
+		finish(!h.tombstone)
+		return
+	}
+	if h.prev < st.log.begin.Load() {
+		finish(false)
+		return
+	}
+	if s.aim(pr, h.prev, recordBytes(uint64(len(pr.key)), s.valueGuess, false)) != nil {
+		finish(true)
+		return
+	}
+	s.checkQueued = append(s.checkQueued, i)
+}
