@@ -140,6 +140,10 @@ func TestGoRedisExpiry(t *testing.T) {
 	if got := expired(); got != before+1 {
 		t.Errorf("INFO stats expired_keys after one key expired: got %d, want %d", got, before+1)
 	}
+	// Of the keys left, b (SetNX with a minute) and ex (PExpireAt) expire.
+	if info, err := rdb.Info(ctx, "keyspace").Result(); err != nil || !strings.Contains(info, ",expires=2,") {
+		t.Errorf("INFO keyspace: got %q, %v; want expires=2", info, err)
+	}
 }
 
 // TestExpiryUnderLoad sets keys with PX 50 while clients keep reading and

@@ -68,8 +68,11 @@ func (st *Store) settleNow(pr *pendingRead) bool {
 	case h.prev >= st.log.begin.Load():
 		return false
 	}
-	if !live && pr.self >= st.log.begin.Load() {
-		st.keys.Add(1)
+	if pr.self >= st.log.begin.Load() {
+		if !live {
+			st.keys.Add(1)
+		}
+		st.countExpiring(live && h.expires, pr.selfExpires)
 	}
 	return true
 }
@@ -107,9 +110,14 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 	st := s.st
 	st.pendingReads.Add(-1)
 	st.completedReads.Add(1)
-	finish := func(live bool) {
-		if !live && pr.self >= st.log.begin.Load() {
-			st.keys.Add(1)
+	// finish settles the check: the key's replaced record was present
+	// (live), with an expiry time or not.
+	finish := func(live, expires bool) {
+		if pr.self >= st.log.begin.Load() {
+			if !live {
+				st.keys.Add(1)
+			}
+			st.countExpiring(live && expires, pr.selfExpires)
 		}
 		pr.check = false
 		s.checking--
@@ -122,31 +130,31 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		return
 	}
 	if pr.err.Load() != nil || pr.n.Load() != int64(len(pr.window)) {
-		finish(true) // unknown: assume an overwrite
+		finish(true, false) // unknown: assume an overwrite of a key without expiry
 		return
 	}
 	h, k, _, whole, err := st.log.decodeRecord(pr.window, pr.start, pr.addr)
 	switch {
 	case err != nil:
-		finish(true)
+		finish(true, false)
 		return
 	case !whole:
 		if s.aim(pr, pr.addr, h.size()) != nil {
-			finish(true)
+			finish(true, false)
 			return
 		}
 		s.checkQueued = append(s.checkQueued, i)
 		return
 	case bytes.Equal(k, pr.key):
-		finish(!h.tombstone)
+		finish(!h.tombstone, h.expires)
 		return
 	}
 	if h.prev < st.log.begin.Load() {
-		finish(false)
+		finish(false, false)
 		return
 	}
 	if s.aim(pr, h.prev, recordBytes(uint64(len(pr.key)), s.valueGuess, false)) != nil {
-		finish(true)
+		finish(true, false)
 		return
 	}
 	s.checkQueued = append(s.checkQueued, i)

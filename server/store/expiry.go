@@ -279,6 +279,7 @@ func (s *Session) reclaim(key []byte, h, addr uint64) error {
 	st.log.doneWriting(f)
 	atomic.StoreUint64(slot, h>>tagShift<<tagShift|at)
 	st.keys.Add(-1)
+	st.expiring.Add(-1)
 	st.expiredKeys.Add(1)
 	return nil
 }

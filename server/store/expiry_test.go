@@ -331,3 +331,71 @@ func TestHoldClock(t *testing.T) {
 	}
 	held.ReleaseClock()
 }
+
+// TestExpiringKeys keeps a model of which keys have an expiry time while
+// keys are written with and without one, overwritten after their records
+// left memory (so that the upserts' existence checks settle the count),
+// deleted, and finally expired: Stats.ExpiringKeys must match the model at
+// every step, as Keys does.
+func TestExpiringKeys(t *testing.T) {
+	for _, backend := range allBackends {
+		t.Run(backendName(backend), func(t *testing.T) {
+			s := openTest(t, smallConfig(t, backend))
+			sess := newTestSession(t, s)
+			const n = 3000
+			later := time.Now().Add(time.Hour).UnixMilli()
+			expiring := map[int]bool{} // key index → has an expiry time; absent: deleted
+			upsert := func(i int, ttl bool) {
+				t.Helper()
+				at := int64(0)
+				if ttl {
+					at = later
+				}
+				mustUpsertExpire(t, sess, testKey(i), testValue(i, 0, 96), at)
+				expiring[i] = ttl
+			}
+			check := func(step string) {
+				t.Helper()
+				sess.Settle()
+				want := 0
+				for _, ttl := range expiring {
+					if ttl {
+						want++
+					}
+				}
+				st := s.Stats()
+				if st.ExpiringKeys != int64(want) || st.Keys != int64(len(expiring)) {
+					t.Fatalf("%s: got Keys %d, ExpiringKeys %d; want %d and %d", step, st.Keys, st.ExpiringKeys, len(expiring), want)
+				}
+			}
+			for i := range n {
+				upsert(i, i%3 == 0)
+			}
+			check("after the load")
+			for i := 0; i < n; i += 2 { // flip the TTL of every other key
+				upsert(i, i%3 != 0)
+			}
+			check("after the overwrites")
+			for i := 0; i < n; i += 5 {
+				if _, err := sess.Delete(testKey(i)); err != nil {
+					t.Fatal(err)
+				}
+				delete(expiring, i)
+			}
+			check("after the deletes")
+			mustUpsertExpire(t, sess, testKey(1), testValue(1, 0, 96), time.Now().Add(-time.Second).UnixMilli())
+			delete(expiring, 1) // an expiry time already past deletes
+			check("after a SET with a past time")
+			s.skewMillis.Store(2 * time.Hour.Milliseconds())
+			for i := range n {
+				if _, err := sess.Lookup(testKey(i)); err != nil {
+					t.Fatal(err)
+				}
+				if expiring[i] {
+					delete(expiring, i) // found expired: reclaimed
+				}
+			}
+			check("after every key with a TTL expired")
+		})
+	}
+}

@@ -63,6 +63,8 @@ type pendingRead struct {
 	big    []byte // a dedicated aligned buffer for a record that outgrows own
 	check  bool   // an upsert's existence check, settled inside the session
 	self   uint64 // check: the address of the upsert's own record
+	// selfExpires: check: the upsert's own record has an expiry time.
+	selfExpires bool
 
 	n    atomic.Int64
 	err  atomic.Pointer[error]

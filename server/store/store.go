@@ -26,6 +26,7 @@ type Store struct {
 	sector uint64
 
 	keys           atomic.Int64
+	expiring       atomic.Int64 // the keys of keys whose newest record has an expiry time
 	pendingReads   atomic.Int64
 	completedReads atomic.Int64
 
@@ -55,8 +56,11 @@ type Store struct {
 type Stats struct {
 	BeginAddress, HeadAddress, ReadOnlyAddress, TailAddress uint64
 	Keys                                                    int64 // live keys: a counter, never a scan; see Session.Settle
-	IndexBuckets, OverflowBuckets                           int64
-	PendingReads, CompletedReads                            int64 // device reads in flight, and done
+	// ExpiringKeys is how many of Keys have an expiry time, exact as Keys
+	// is (Redis's INFO keyspace "expires").
+	ExpiringKeys                  int64
+	IndexBuckets, OverflowBuckets int64
+	PendingReads, CompletedReads  int64 // device reads in flight, and done
 	// Expires is the active sweep's schedule: one entry per write with an
 	// expiry whose deadline has not come (rewritten keys' entries included).
 	Expires             int64
@@ -154,6 +158,7 @@ func (s *Store) Stats() Stats {
 		ReadOnlyAddress: s.log.readOnly.Load(),
 		TailAddress:     s.log.tail.Load(),
 		Keys:            s.keys.Load(),
+		ExpiringKeys:    s.expiring.Load(),
 		IndexBuckets:    s.ix.bucketCount(),
 		OverflowBuckets: int64(s.ix.overflowCount.Load()),
 		PendingReads:    s.pendingReads.Load(),
@@ -189,6 +194,7 @@ func (s *Store) FlushAll() error {
 	s.log.allocMu.Lock()
 	s.log.begin.Store(s.log.tail.Load())
 	s.keys.Store(0)
+	s.expiring.Store(0)
 	s.log.allocMu.Unlock()
 	s.sched.clear()
 	return nil

@@ -193,7 +193,7 @@ func (s *Session) write(key []byte, h uint64, wantOld, asyncCheck bool, decide f
 			s.releaseSlot(check)
 			return f, err
 		}
-		pr.check, pr.self = true, addr
+		pr.check, pr.self, pr.selfExpires = true, addr, expireAt != 0
 		s.checking++
 		s.checkQueued = append(s.checkQueued, check)
 		return f, nil
@@ -204,7 +204,20 @@ func (s *Session) write(key []byte, h uint64, wantOld, asyncCheck bool, decide f
 	case !tombstone && !f.present:
 		st.keys.Add(1)
 	}
+	st.countExpiring(f.present && f.expireAt != 0, expireAt != 0)
 	return f, nil
+}
+
+// countExpiring moves the expiring-keys count from a key's replaced record
+// to its new one: each says whether it is a present record with an expiry
+// time (a tombstone never is). A plain overwrite touches nothing shared.
+func (st *Store) countExpiring(before, after bool) {
+	switch {
+	case before && !after:
+		st.expiring.Add(-1)
+	case after && !before:
+		st.expiring.Add(1)
+	}
 }
 
 // lookupMemory walks key's chain from addr while it stays in memory. It
