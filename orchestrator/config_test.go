@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/internal/size"
 )
 
 func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
@@ -103,5 +105,58 @@ func TestParseIntsAndSplitList(t *testing.T) {
 	}
 	if _, err := SplitList("libaio,,uring"); err == nil {
 		t.Errorf("SplitList(libaio,,uring): got nil error, want the empty item refused")
+	}
+}
+
+func TestResolve(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	ref, err := Config{Profile: ProfileReference}.resolve(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.DBSize != 100_000_000 || ref.Batch != 1024 || ref.CellSeconds != 12 || ref.Passes != 3 || ref.Index != "8g" ||
+		!slices.Equal(ref.Threads, []int{8, 32, 48, 64}) || !slices.Equal(ref.Backends, []string{"libaio", "uring"}) {
+		t.Errorf("reference profile: got %+v", ref)
+	}
+	quick, err := Config{}.resolve(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, _ := size.Parse(quick.Memory)
+	if quick.Profile != ProfileQuick || quick.DBSize*int64(recordBytes(quick.KeyLength, quick.ValueLength)) < 20*mem ||
+		!slices.Equal(quick.Threads, []int{8, 32, 48, 64}) {
+		t.Errorf("quick profile: got %+v; want the reference's columns with the dataset ≥ 20 × memory", quick)
+	}
+	got, err := Config{Passes: 5}.resolve(env(map[string]string{"DATA": "/mnt/x", "THREADS": "8 16", "PASSES": "2", "RUNTIME": "7"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DataDir != "/mnt/x" || !slices.Equal(got.Threads, []int{8, 16}) || got.Passes != 5 || got.CellSeconds != 7 {
+		t.Errorf("environment overrides: got data %q threads %v passes %d cell %d; want /mnt/x, [8 16], 5 (flag wins), 7",
+			got.DataDir, got.Threads, got.Passes, got.CellSeconds)
+	}
+	bad := []struct {
+		cfg  Config
+		env  map[string]string
+		want string
+	}{
+		{Config{Profile: "huge"}, nil, `unknown --profile "huge"`},
+		{Config{}, map[string]string{"THREADS": "8,x"}, "THREADS"},
+		{Config{}, map[string]string{"PASSES": "0"}, "PASSES"},
+		{Config{Backends: []string{"spdk"}}, nil, `unknown backend "spdk"`},
+		{Config{Pins: []string{"half"}}, nil, `unknown pin mode "half"`},
+		{Config{Runtime: "vm"}, nil, `--runtime "vm"`},
+		{Config{DBSize: 1000}, nil, "less than 20 × --memory"},
+		{Config{Memory: "lots"}, nil, `size "lots"`},
+		{Config{SkipLoad: true}, nil, "--skip-load needs --server-addr"},
+	}
+	for _, tt := range bad {
+		_, err := tt.cfg.resolve(env(tt.env))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrConfig) {
+			t.Errorf("resolve(%+v, env %v): got %v, want an ErrConfig containing %q", tt.cfg, tt.env, err, tt.want)
+		}
+	}
+	if _, err := (Config{DBSize: 1000, Force: true}).resolve(env(nil)); err != nil {
+		t.Errorf("--force with a small dataset: got %v, want it accepted (the device-hit check judges)", err)
 	}
 }

@@ -1,0 +1,122 @@
+package orchestrator
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestVerifyLoad(t *testing.T) {
+	cfg := Config{Memory: "16m", Page: "4m"}
+	skip := Config{SkipLoad: true, ServerAddr: "127.0.0.1:6379"}
+	mb := uint64(1 << 20)
+	const n = 100_000
+	tests := []struct {
+		name string
+		cfg  Config
+		rec  LoadRecord
+		want string // "" = accepted
+	}{
+		{"complete", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n}, ""},
+		{"99.9 % acknowledged", cfg, LoadRecord{DBSize: n, Acknowledged: n - 100, ServerKeys: n - 100}, "loader saw 99900 of 100000 keys acknowledged (99.90 %, 100 missing"},
+		{"99.99 % acknowledged", cfg, LoadRecord{DBSize: n, Acknowledged: n - 10, ServerKeys: n - 10}, "(99.99 %, 10 missing"},
+		{"one key short", cfg, LoadRecord{DBSize: n, Acknowledged: n - 1, ServerKeys: n - 1}, "(99.999 %, 1 missing"},
+		{"acknowledged but lost", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n - 1}, "server holds 99999 keys after a load of 100000 (99.999 %"},
+		{"others there before", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n + 1}, "server holds 100001 keys after a load of 100000"},
+		{"skip-load exact", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n}, ""},
+		{"skip-load more keys", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: 2 * n}, ""},
+		{"skip-load 99.9 %", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n - 100}, "holds 99900 keys, 100 fewer than --dbsize 100000 (99.90 %)"},
+		{"skip-load 99.99 %", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n - 10}, "(99.99 %)"},
+		{"skip-load one short", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n - 1}, "1 fewer than --dbsize 100000 (99.999 %); refusing to measure a partial load"},
+		{"100 M, one short", skip, LoadRecord{DBSize: 100_000_000, Acknowledged: -1, ServerKeys: 99_999_999}, "(99.999999 %)"},
+		{"reference log on device", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n, Tiered: true,
+			BeginAddress: 64, HeadAddress: 12_783 * mb, TailAddress: 12_800 * mb}, ""},
+		{"quick: memory-sized remainder", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n, Tiered: true,
+			BeginAddress: 64, HeadAddress: 316 * mb, TailAddress: 330 * mb, DeviceShare: 316.0 / 330}, ""},
+		{"whole log in memory", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n, Tiered: true,
+			BeginAddress: 64, HeadAddress: 64, TailAddress: 25 * mb}, "of the log is on the device"},
+	}
+	for _, tt := range tests {
+		if tt.rec.Tiered && tt.rec.DeviceShare == 0 {
+			tt.rec.DeviceShare = logAddresses{tt.rec.BeginAddress, tt.rec.HeadAddress, tt.rec.TailAddress}.deviceShare()
+		}
+		err := verifyLoad(tt.rec, tt.cfg)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%s: got %v, want %q", tt.name, err, tt.want)
+		}
+		if err != nil && !errors.Is(err, ErrRefused) {
+			t.Errorf("%s: got %v, want an ErrRefused (exit 4)", tt.name, err)
+		}
+		if err != nil && strings.Contains(tt.want, "keys") && !errors.Is(err, ErrPartialLoad) {
+			t.Errorf("%s: got %v, want ErrPartialLoad", tt.name, err)
+		}
+	}
+}
+
+func TestFormatPercentBeside(t *testing.T) {
+	tests := []struct {
+		v, threshold float64
+		want         string
+	}{
+		{0.98996, 0.99, "98.996 %"},
+		{0.99, 0.99, "99.00 %"},
+		{0.00102, 0.001, "0.102 %"},
+		{0.0010001, 0.001, "0.10001 %"},
+		{0.0009999, 0.001, "0.09999 %"},
+		{0.5, 0.001, "50.00 %"},
+		{0.99999999, 1, "99.999999 %"},
+		{0, 0, "0.00 %"},
+		{0.00102, 0, "0.102 %"},
+		{0.00185, 0, "0.185 %"},
+		{1e-9, 0, "0.0000001 %"},
+	}
+	for _, tt := range tests {
+		if got := formatPercentBeside(tt.v, tt.threshold); got != tt.want {
+			t.Errorf("formatPercentBeside(%v, %v) = %q, want %q", tt.v, tt.threshold, got, tt.want)
+		}
+	}
+}
+
+func TestJudgePass(t *testing.T) {
+	tests := []struct {
+		name                     string
+		rec                      PassRecord
+		maxMiss                  float64
+		miss, memory, unverified bool
+	}{
+		{"storage-bound", PassRecord{Ops: 1000, Hits: 1000, ReadBytes: 512 * 1000}, 0, false, false, false},
+		{"quick profile, 4 % in memory", PassRecord{Ops: 1000, Hits: 1000, ReadBytes: 492 * 1000}, 0, false, false, false},
+		{"memory-served", PassRecord{Ops: 1000, Hits: 1000, ReadBytes: 4096}, 0, false, true, false},
+		{"misses", PassRecord{Ops: 1000, Hits: 990, Misses: 10, ReadBytes: 512 * 1000}, 0, true, false, false},
+		{"one miss, default tolerance", PassRecord{Ops: 1000, Hits: 999, Misses: 1, ReadBytes: 512 * 1000}, 0, true, false, false},
+		{"0.1 % misses within --max-miss-ratio 0.001", PassRecord{Ops: 1000, Hits: 999, Misses: 1, ReadBytes: 512 * 1000}, 0.001, false, false, false},
+		{"0.2 % misses beyond --max-miss-ratio 0.001", PassRecord{Ops: 1000, Hits: 998, Misses: 2, ReadBytes: 512 * 1000}, 0.001, true, false, false},
+		{"errors count as misses", PassRecord{Ops: 1000, Hits: 900, Errors: 100, ReadBytes: 512 * 1000}, 0.001, true, false, false},
+		{"no ops", PassRecord{ReadBytes: 0}, 0, true, true, false},
+		{"no pid", PassRecord{Ops: 1000, Hits: 1000, ReadBytes: -1}, 0, false, false, true},
+	}
+	for _, tt := range tests {
+		judgePass(&tt.rec, tt.maxMiss)
+		if tt.rec.TooManyMiss != tt.miss || tt.rec.MemoryServed != tt.memory || tt.rec.Unverified != tt.unverified {
+			t.Errorf("%s: got misses %v memory %v unverified %v; want %v %v %v", tt.name,
+				tt.rec.TooManyMiss, tt.rec.MemoryServed, tt.rec.Unverified, tt.miss, tt.memory, tt.unverified)
+		}
+	}
+}
+
+func TestParseInfoAndAddresses(t *testing.T) {
+	info := parseInfo("# Store\r\nLog.BeginAddress:64\r\nLog.HeadAddress:24576000\r\nLog.TailAddress:25600128\r\nweird line\r\n")
+	a, err := parseLogAddresses(info)
+	if err != nil || a.Begin != 64 || a.Head != 24576000 || a.Tail != 25600128 {
+		t.Errorf("got %+v, %v", a, err)
+	}
+	if s := a.deviceShare(); s < 0.959 || s > 0.961 {
+		t.Errorf("deviceShare: got %v, want ≈ 0.96", s)
+	}
+	if _, err := parseLogAddresses(parseInfo("# Server\r\nredis_version:7.0.15\r\n")); !errors.Is(err, errNotTiered) {
+		t.Errorf("redis INFO: got %v, want errNotTiered", err)
+	}
+	if _, err := parseLogAddresses(map[string]string{"Log.HeadAddress": "9", "Log.TailAddress": "5"}); err == nil {
+		t.Errorf("head above tail: got nil error")
+	}
+}

@@ -1,0 +1,106 @@
+package orchestrator
+
+import (
+	"os"
+	"slices"
+	"testing"
+)
+
+func TestProcFiles(t *testing.T) {
+	proc := procRoot("testdata/proc")
+	rb, err := proc.readBytes(4242)
+	if err != nil || rb != 2621440000 {
+		t.Errorf("readBytes: got %d, %v; want 2621440000", rb, err)
+	}
+	pl, err := proc.placement(4242)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.CPUs != "0-3,8" || pl.Mems != "0" || pl.Policy != "bind:0" {
+		t.Errorf("placement: got %+v, want cpus 0-3,8 mems 0 policy bind:0", pl)
+	}
+	if _, err := proc.readBytes(1); err == nil {
+		t.Errorf("readBytes of a missing pid: got nil error")
+	}
+	for _, bad := range []string{"rchar: 1\n", "read_bytes: lots\n"} {
+		if _, err := parseProcIO([]byte(bad)); err == nil {
+			t.Errorf("parseProcIO(%q): got nil error", bad)
+		}
+	}
+}
+
+func TestCPUList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+		err  bool
+	}{
+		{"0", []int{0}, false},
+		{"0-3,8", []int{0, 1, 2, 3, 8}, false},
+		{"8,0-1,1", []int{0, 1, 8}, false},
+		{"", nil, false},
+		{"3-1", nil, true},
+		{"a", nil, true},
+		{"-1", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := parseCPUList(tt.in)
+		if (err != nil) != tt.err || !slices.Equal(got, tt.want) {
+			t.Errorf("parseCPUList(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.err)
+		}
+		if err == nil && len(got) > 0 {
+			back, _ := parseCPUList(formatCPUList(got))
+			if !slices.Equal(back, got) {
+				t.Errorf("formatCPUList round trip of %v: got %v", got, back)
+			}
+		}
+	}
+	if got := formatCPUList([]int{0, 1, 2, 3, 8, 10, 11}); got != "0-3,8,10-11" {
+		t.Errorf("formatCPUList: got %q, want 0-3,8,10-11", got)
+	}
+}
+
+func TestCheckPlacement(t *testing.T) {
+	tests := []struct {
+		pl   Placement
+		fail bool
+	}{
+		{Placement{CPUs: "0-1", Mems: "0"}, false},
+		{Placement{WantCPUs: "0", WantMems: "0", CPUs: "0", Mems: "0"}, false},
+		{Placement{WantCPUs: "0", WantMems: "0", CPUs: "0-1", Mems: "0"}, true},
+		{Placement{WantCPUs: "0-55", WantMems: "1", CPUs: "0-55", Mems: "0-1"}, true},                    // cpuset-mems not honoured
+		{Placement{WantCPUs: "0-55", WantMems: "1", CPUs: "0-55", Mems: "0-1", Policy: "bind:1"}, false}, // bound by mempolicy
+	}
+	for _, tt := range tests {
+		if err := checkPlacement("server", tt.pl); (err != nil) != tt.fail {
+			t.Errorf("checkPlacement(%+v) = %v; want failure %v", tt.pl, err, tt.fail)
+		}
+	}
+}
+
+func TestTopology(t *testing.T) {
+	two := readTopology("testdata/sys", 224)
+	p, err := two.pinned()
+	if err != nil || p.ServerCPUs != "0-55,112-167" || p.ClientCPUs != "56-111,168-223" || p.ServerMems != "0" || p.ClientMems != "1" || p.Label != "srv node-0 / cli node-1" {
+		t.Errorf("two nodes: got %+v, %v", p, err)
+	}
+	one := readTopology("testdata/sys1", 2)
+	p, err = one.pinned()
+	if err != nil || p.ServerCPUs != "0" || p.ClientCPUs != "1" || p.Label != "srv cpus 0 / cli cpus 1 (1 node)" {
+		t.Errorf("one node: got %+v, %v", p, err)
+	}
+	none := readTopology(t.TempDir(), 1)
+	if _, err := none.pinned(); err == nil {
+		t.Errorf("one CPU: got nil error, want a refusal to pin")
+	}
+}
+
+func TestStatStartTime(t *testing.T) {
+	line := "4242 (tier bench) (x) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 6 0 0 20 0 9 0 987654 123 45"
+	if got := parseStatStartTime([]byte(line)); got != 987654 {
+		t.Errorf("got %d, want 987654", got)
+	}
+	if got := startTime(os.Getpid()); got == 0 || !alive(os.Getpid(), got) {
+		t.Errorf("own start time %d not alive", got)
+	}
+}
