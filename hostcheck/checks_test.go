@@ -1,0 +1,186 @@
+package hostcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+func TestAIOCheck(t *testing.T) {
+	tests := []struct {
+		max, nr    int64
+		threads    []int
+		qd         int
+		wantStatus Status
+		wantFix    string
+	}{
+		{65536, 0, []int{8, 32, 48, 64}, 64, Pass, ""},
+		{65536, 0, []int{64}, 1024, Pass, ""},
+		{65536, 0, []int{64}, 4096, Fail, "sysctl -w fs.aio-max-nr=262144"},
+		{65536, 1000, []int{64}, 1024, Fail, "sysctl -w fs.aio-max-nr=131072"},
+		{4194304, 0, []int{8, 32, 48, 64}, 4096, Pass, ""},
+	}
+	for _, tt := range tests {
+		c := aioCheck(AIOBudget{MaxNr: tt.max, Nr: tt.nr}, nil, tt.threads, tt.qd)
+		if c.Status != tt.wantStatus || !strings.Contains(c.Detail, tt.wantFix) {
+			t.Errorf("aio-max-nr %d nr %d threads %v qd %d: got %v %q, want %v with %q", tt.max, tt.nr, tt.threads, tt.qd, c.Status, c.Detail, tt.wantStatus, tt.wantFix)
+		}
+	}
+	server := device.AIOEventsNeeded(device.Config{Backend: device.BackendLibaio})
+	if server < 4096 {
+		t.Errorf("device.AIOEventsNeeded(defaults) = %d, want at least one context of 4096", server)
+	}
+	needs := []struct{ threads, qd, want int }{
+		{64, 64, max(4096, server)},
+		{64, 1024, max(65536, server)},
+		{0, 64, server},
+	}
+	for _, n := range needs {
+		if got := AIONeed(n.threads, n.qd); got != n.want {
+			t.Errorf("AIONeed(%d, %d) = %d, want %d", n.threads, n.qd, got, n.want)
+		}
+	}
+}
+
+func TestDataDirs(t *testing.T) {
+	file := filepath.Join(testenv.MustDiskDir(t), "plain-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shm := filepath.Join("/dev/shm", fmt.Sprintf("tierbench-test-%d", os.Getpid()))
+	tests := []struct {
+		name, dir, want string
+	}{
+		{"parent is a file", filepath.Join(file, "data"), "cannot be used: not a directory"},
+		{"parent cannot be made", "/proc/tierbench-test/data", "cannot be created"},
+		{"dir is a file", file, "is not a directory"},
+		{"tmpfs", shm, "is on tmpfs"},
+		{"proc refuses files", "/proc/sys", "/proc/sys"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, _ := runTree(t, filepath.Join("testdata", "vm-host"), func(c *Config) { c.DataDir = tt.dir; c.FIO = true })
+			c := mustCheck(t, rep, CheckODirect)
+			if c.Status != Fail || !strings.Contains(c.Detail, tt.want) {
+				t.Errorf("got odirect %v %q, want fail containing %q", c.Status, c.Detail, tt.want)
+			}
+			if f := mustCheck(t, rep, CheckFIO); f.Status != Fail {
+				t.Errorf("got fio %v %q, want fail (not run on a bad data dir)", f.Status, f.Detail)
+			}
+			if !rep.Failed() {
+				t.Error("got Failed() false, want true")
+			}
+		})
+	}
+	if _, err := os.Stat(shm); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("got %v for %s, want it removed again after preflight created it", err, shm)
+	}
+}
+
+func TestFIOTooBigForDisk(t *testing.T) {
+	var probes *fakeProbes
+	rep, _ := runTree(t, filepath.Join("testdata", "vm-host"), func(c *Config) {
+		c.FIO = true
+		c.FIOFiles = 1 << 20
+		c.FIOFileBytes = 1 << 30 // 1 PiB in all
+		probes = &fakeProbes{}
+		c.Probes = probes.probes()
+	})
+	c := mustCheck(t, rep, CheckFIO)
+	if c.Status != Fail || !strings.Contains(c.Detail, "lower --fio-size") {
+		t.Errorf("got fio %v %q, want fail asking for a smaller --fio-size", c.Status, c.Detail)
+	}
+	if len(probes.jobs) != 0 {
+		t.Errorf("got %d fio runs, want none", len(probes.jobs))
+	}
+	if d := mustCheck(t, rep, CheckDiskSpace); d.Status != Fail {
+		t.Errorf("got disk-space %v %q, want fail", d.Status, d.Detail)
+	}
+}
+
+func TestFIOFailures(t *testing.T) {
+	tests := []struct {
+		name, script string
+		wantStatus   Status
+		wantDetail   string
+	}{
+		{"exits non-zero", "#!/bin/sh\necho 'fio: engine io_uring not loadable' >&2\nexit 1\n", Fail, "engine io_uring not loadable"},
+		{"prints non-JSON", "#!/bin/sh\necho 'Segmentation fault'\n", Fail, "Segmentation fault"},
+		{"missing", "", Warn, "apt-get install fio"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := t.TempDir()
+			if tt.script != "" {
+				if err := os.WriteFile(filepath.Join(bin, "fio"), []byte(tt.script), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("PATH", bin)
+			rep, _ := runTree(t, filepath.Join("testdata", "vm-host"), func(c *Config) {
+				c.FIO = true
+				c.Probes.FIO = nil // the real fio.Run, finding the fake fio on PATH
+			})
+			c := mustCheck(t, rep, CheckFIO)
+			if c.Status != tt.wantStatus || !strings.Contains(c.Detail, tt.wantDetail) || !strings.Contains(c.Detail, "fio") {
+				t.Errorf("got fio %v %q, want %v naming fio and %q", c.Status, c.Detail, tt.wantStatus, tt.wantDetail)
+			}
+			if rep.FIO != nil {
+				t.Errorf("got fio baseline %+v, want none", rep.FIO)
+			}
+		})
+	}
+}
+
+func TestDocker(t *testing.T) {
+	t.Run("dead socket", func(t *testing.T) {
+		sock := filepath.Join(t.TempDir(), "docker.sock")
+		t.Setenv("DOCKER_HOST", "unix://"+sock)
+		info, err := probeDocker(context.Background())
+		c := dockerCheck(info, err)
+		if c.Status != Warn || !strings.Contains(c.Detail, sock) {
+			t.Errorf("got %v %q, want warn naming %s", c.Status, c.Detail, sock)
+		}
+	})
+	t.Run("engine answers an error", func(t *testing.T) {
+		sock := filepath.Join(t.TempDir(), "docker.sock")
+		l, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusInternalServerError)
+			w.Write([]byte(`{"message":"engine is shutting down"}`))
+		})}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+		t.Setenv("DOCKER_HOST", "unix://"+sock)
+		info, err := probeDocker(context.Background())
+		c := dockerCheck(info, err)
+		if c.Status != Warn || !strings.Contains(c.Detail, sock) {
+			t.Errorf("got %v %q, want warn naming %s", c.Status, c.Detail, sock)
+		}
+	})
+	t.Run("real engine", func(t *testing.T) {
+		if _, err := os.Stat("/var/run/docker.sock"); err != nil && os.Getenv("DOCKER_HOST") == "" {
+			t.Skipf("no Docker engine on this machine: %v", err)
+		}
+		info, err := probeDocker(context.Background())
+		if err != nil {
+			t.Fatalf("probe the real engine: %v", err)
+		}
+		if info.Version == "" || info.APIVersion == "" || info.StorageDriver == "" || info.CgroupVersion == "" {
+			t.Errorf("got %+v, want version, API version, storage driver and cgroup version", info)
+		}
+	})
+}
