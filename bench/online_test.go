@@ -1,0 +1,138 @@
+package bench
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+func TestOnlinePercentilesAndHdrLog(t *testing.T) {
+	r := testenv.MustRedisServer(t)
+	cfg := configFor(t, r.Addr)
+	cfg.Online = true
+	cfg.OpWorkload = []string{"GET", "SET"}
+	cfg.OpPercent = []int{50, 50}
+	cfg.InFlight = 4
+	cfg.Verify = true
+	cfg.Runtime = time.Second
+	cfg.HdrOut = filepath.Join(t.TempDir(), "lat.hlog")
+	rep, human, err := runJSON(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("online: %v\n%s", err, human)
+	}
+	o := rep.Online
+	if o == nil || len(rep.Cells) != 0 {
+		t.Fatalf("online %v cells %d: want the online object and no cells", o, len(rep.Cells))
+	}
+	l := o.LatencyMicros
+	ordered := []float64{l.Min, l.P5, l.P50, l.P95, l.P99, l.P999, l.Max}
+	for i := 1; i < len(ordered); i++ {
+		if ordered[i] < ordered[i-1] {
+			t.Errorf("percentiles not monotone: %+v", l)
+		}
+	}
+	if l.Min <= 0 || l.Avg < l.Min || l.Avg > l.Max || l.P50 > 1e6 {
+		t.Errorf("latencies implausible for loopback: %+v", l)
+	}
+	if o.Ops == 0 || o.Hits != o.Ops || o.Mismatches != 0 || o.Incomplete {
+		t.Errorf("ops %d hits %d mismatches %d incomplete %v: want every op a verified hit", o.Ops, o.Hits, o.Mismatches, o.Incomplete)
+	}
+	rows := regexp.MustCompile(`(?m)^[0-9.]+; [0-9.]+; [0-9.]+; [0-9.]+; [0-9.]+; [0-9.]+; [0-9.]+; [0-9]+; [0-9]+; [0-9.]+$`).FindAllString(human, -1)
+	if len(rows) < 3 || !strings.Contains(human, onlineHeader) {
+		t.Errorf("want the header and a row every 200 ms over 1 s, got %d rows:\n%s", len(rows), human)
+	}
+	logged := hlogCount(t, cfg.HdrOut)
+	if logged != o.Ops {
+		t.Errorf("--hdr-out holds %d latencies, want one per op (%d)", logged, o.Ops)
+	}
+}
+
+func TestOnlineRateAndUntilInterrupted(t *testing.T) {
+	r := testenv.MustRedisServer(t)
+	cfg := configFor(t, r.Addr)
+	mustLoad(t, &cfg)
+	cfg.SkipLoad = true
+	cfg.Online = true
+	cfg.Rate = 2000
+	cfg.InFlight = 16 // slots never hold the pace back
+	cfg.Runtime = -1  // until ctx ends
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	rep, human, err := runJSON(t, ctx, cfg)
+	if err != nil {
+		t.Fatalf("--runtime -1 ended by the context: %v, want a clean end\n%s", err, human)
+	}
+	o := rep.Online
+	// The offered load is paced: about 2000 ops/s, never a closed-loop
+	// flood. The lower bound is loose: a loaded machine may fall behind.
+	if rate := float64(o.Ops) / o.Seconds; rate < 1000 || rate > 2600 || o.Incomplete {
+		t.Errorf("at --rate 2000: %d ops in %.2f s = %.0f ops/s (incomplete %v), want about 2000", o.Ops, o.Seconds, rate, o.Incomplete)
+	}
+	if !strings.Contains(human, "intended send time") {
+		t.Errorf("rate mode does not say latency counts from the intended send time:\n%s", human)
+	}
+}
+
+func TestServerClosingMidOnlineRunMarksIncomplete(t *testing.T) {
+	r := testenv.MustRedisServer(t)
+	cfg := configFor(t, r.Addr)
+	cfg.Online = true
+	cfg.InFlight = 8
+	cfg.Runtime = 20 * time.Second
+	go func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for commandsProcessed(r.Addr) < 30000 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		r.Cmd.Process.Signal(syscall.SIGKILL)
+	}()
+	start := time.Now()
+	rep, human, err := runJSON(t, context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "stopped after") {
+		t.Fatalf("got %v, want the online run stopped by the server closing\n%s", err, human)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Errorf("the run went on for %v after the server died", time.Since(start))
+	}
+	if o := rep.Online; o == nil || !o.Incomplete || o.Ops == 0 {
+		t.Errorf("online result %+v: want incomplete with the ops done so far", o)
+	}
+}
+
+// TestRateChargesStallsToEveryDelayedOp stalls a real redis-server for
+// 300 ms with DEBUG SLEEP during a paced run. Ops due during the stall are
+// about a fifth of the run; measured from their due times they push the
+// 95th percentile to about 225 ms. A client that measured from the actual
+// send time (coordinated omission) would see one slow op and a p95 of
+// microseconds.
+func TestRateChargesStallsToEveryDelayedOp(t *testing.T) {
+	r := testenv.MustRedisServer(t, "--enable-debug-command", "yes")
+	cfg := configFor(t, r.Addr)
+	cfg.Online = true
+	cfg.Threads = []int{1}
+	cfg.Rate = 2000
+	cfg.Runtime = 1500 * time.Millisecond
+	before := commandsProcessed(r.Addr)
+	go func() {
+		// Stall about half a second into the run (the load is ~100 MSETs).
+		deadline := time.Now().Add(30 * time.Second)
+		for commandsProcessed(r.Addr) < before+1100 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		redisSimple(t, r.Addr, "DEBUG", "SLEEP", "0.3")
+	}()
+	rep, human, err := runJSON(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, human)
+	}
+	l := rep.Online.LatencyMicros
+	if l.Max < 250e3 || l.P95 < 50e3 {
+		t.Errorf("after a 300 ms stall at 2000 ops/s: p95 %.0f µs, max %.0f µs; want p95 ≥ 50 ms and max ≥ 250 ms (latency from the intended send time)", l.P95, l.Max)
+	}
+}
