@@ -34,7 +34,6 @@ func configFor(t *testing.T, addr string) Config {
 	return cfg
 }
 
-// runJSON runs cfg and decodes its JSON document.
 // mustLoad sets cfg to load mode (Runtime 0) and loads its key space,
 // failing the test with bench's output if the load fails.
 func mustLoad(t *testing.T, cfg *Config) {
@@ -45,6 +44,7 @@ func mustLoad(t *testing.T, cfg *Config) {
 	}
 }
 
+// runJSON runs cfg and decodes its JSON document.
 func runJSON(t *testing.T, ctx context.Context, cfg Config) (*Report, string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
