@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -179,14 +178,7 @@ func TestServerClosingMidRunMarksIncomplete(t *testing.T) {
 	r := testenv.MustRedisServer(t)
 	cfg := configFor(t, r.Addr)
 	cfg.Runtime = 20 * time.Second
-	go func() {
-		// Kill the server once the timed cell has done some GETs.
-		deadline := time.Now().Add(30 * time.Second)
-		for commandsProcessed(r.Addr) < 100000 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		r.Cmd.Process.Signal(syscall.SIGKILL)
-	}()
+	go killAfterCommands(r, 100000) // once the timed cell has done some GETs
 	start := time.Now()
 	rep, human, err := runJSON(t, context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "server closed the connection") && !strings.Contains(err.Error(), "reset") {

@@ -10,8 +10,11 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // configFor points a small, fast configuration at addr.
@@ -170,6 +173,16 @@ func ioReadFull(br *bufio.Reader, buf []byte) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// killAfterCommands kills r once it has processed n commands, or after
+// 30 s: a server dying in the middle of a run.
+func killAfterCommands(r *testenv.Redis, n int64) {
+	deadline := time.Now().Add(30 * time.Second)
+	for commandsProcessed(r.Addr) < n && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	r.Cmd.Process.Signal(syscall.SIGKILL)
 }
 
 // commandsProcessed is the server's total_commands_processed, or -1.

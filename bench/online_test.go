@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -85,13 +84,7 @@ func TestServerClosingMidOnlineRunMarksIncomplete(t *testing.T) {
 	cfg.Online = true
 	cfg.InFlight = 8
 	cfg.Runtime = 20 * time.Second
-	go func() {
-		deadline := time.Now().Add(30 * time.Second)
-		for commandsProcessed(r.Addr) < 30000 && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		r.Cmd.Process.Signal(syscall.SIGKILL)
-	}()
+	go killAfterCommands(r, 30000)
 	start := time.Now()
 	rep, human, err := runJSON(t, context.Background(), cfg)
 	if err == nil || !strings.Contains(err.Error(), "stopped after") {
