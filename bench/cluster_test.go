@@ -187,30 +187,38 @@ func TestClusterRoundAllocatesNothing(t *testing.T) {
 
 // migrateSlot moves slot from its owner to another master of rc the way
 // redis-cli --cluster reshard does, pausing while the slot is half moved
-// (-ASK) and after the move (-MOVED) so a running client meets both.
+// (-ASK) and after the move (-MOVED) so a running client meets both. The
+// source is the one node that holds keys of the slot and the target another
+// node by CLUSTER MYID; a node that does not answer stops the move rather
+// than being read as a holder of keys.
 func migrateSlot(t *testing.T, rc *testenv.RedisCluster, slot uint16, pause time.Duration) {
+	failed := false
 	ask := func(addr string, args ...string) string {
 		out, err := testenv.Command(addr, args...)
 		if err != nil || strings.HasPrefix(out, "-") {
 			t.Errorf("%s on %s: %q %v", strings.Join(args, " "), addr, out, err)
+			failed = true
 		}
 		return out
 	}
-	var src, dst string
+	s := strconv.Itoa(int(slot))
+	var src, dst, srcID, dstID string
 	for _, n := range rc.Nodes {
-		keys := ask(n.Addr, "CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(int(slot)))
-		if keys != "0" && src == "" {
-			src = n.Addr
-		} else if dst == "" {
-			dst = n.Addr
+		id, keys := ask(n.Addr, "CLUSTER", "MYID"), ask(n.Addr, "CLUSTER", "COUNTKEYSINSLOT", s)
+		if failed {
+			return
+		}
+		switch {
+		case keys != "0" && src == "":
+			src, srcID = n.Addr, id
+		case keys == "0" && dst == "":
+			dst, dstID = n.Addr, id
 		}
 	}
-	if src == "" || dst == "" {
-		t.Errorf("no master holds keys of slot %d", slot)
+	if src == "" || dst == "" || srcID == dstID {
+		t.Errorf("slot %d: source %s (%s), target %s (%s); want one node holding its keys and another", slot, src, srcID, dst, dstID)
 		return
 	}
-	srcID, dstID := ask(src, "CLUSTER", "MYID"), ask(dst, "CLUSTER", "MYID")
-	s := strconv.Itoa(int(slot))
 	ask(dst, "CLUSTER", "SETSLOT", s, "IMPORTING", srcID)
 	ask(src, "CLUSTER", "SETSLOT", s, "MIGRATING", dstID)
 	keys := strings.Split(ask(src, "CLUSTER", "GETKEYSINSLOT", s, "100000"), "\n")

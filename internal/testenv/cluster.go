@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -28,47 +27,32 @@ func (c *RedisCluster) Addrs() []string {
 	return out
 }
 
-// freePortPair returns a client port and a cluster-bus port, both free.
-func freePortPair(t testing.TB) (int, int) {
-	for {
-		a, b := FreePort(t), FreePort(t)
-		if a != b {
-			return a, b
-		}
-	}
-}
-
 // MustRedisCluster starts n redis-servers with cluster-enabled, each in its
 // own temp dir with its bus on a second free port, joins them with
 // `redis-cli --cluster create … --cluster-yes` (slots split as redis-cli
 // does), waits until every node reports cluster_state:ok, and stops and
-// removes them when the test ends.
+// removes them when the test ends. Every node is proven to be the process
+// started for it before the cluster is made: redis-cli joins an address
+// given twice as one node that owns both shares of slots, so a node whose
+// port another server took would leave a cluster with one master listed
+// twice (and a "migration" from that master to itself).
 func MustRedisCluster(t testing.TB, n int) *RedisCluster {
 	t.Helper()
-	bin := MustLookPath(t, "redis-server")
-	cli := MustLookPath(t, "redis-cli")
+	bin := MustLookPath(t, "redis-cli")
 	c := &RedisCluster{}
 	for range n {
-		port, bus := freePortPair(t)
-		dir := t.TempDir()
-		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
-			"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
-			"--save", "", "--appendonly", "no", "--dir", dir)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("testenv: start cluster redis-server: %v", err)
-		}
-		t.Cleanup(func() { StopProcess(cmd) })
-		r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, Cmd: cmd}
+		r := startRedis(t, FreePort, "", func(port int) []string {
+			dir := t.TempDir()
+			return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+				"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(FreePort(t)),
+				"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
+				"--save", "", "--appendonly", "no", "--dir", dir}
+		})
 		c.Nodes = append(c.Nodes, r)
-	}
-	for _, r := range c.Nodes {
-		MustWaitPing(t, r.Addr, 10*time.Second)
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs()...)
 	args = append(args, "--cluster-yes")
-	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("testenv: redis-cli --cluster create: %v\n%s", err, out)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -83,6 +67,17 @@ func MustRedisCluster(t testing.TB, n int) *RedisCluster {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
+	}
+	ids := map[string]string{}
+	for _, r := range c.Nodes {
+		id, err := Command(r.Addr, "CLUSTER", "MYID")
+		if err != nil || id == "" || strings.HasPrefix(id, "-") {
+			t.Fatalf("testenv: CLUSTER MYID on %s: %q %v", r.Addr, id, err)
+		}
+		if other, dup := ids[id]; dup {
+			t.Fatalf("testenv: cluster nodes %s and %s are the same node %s", other, r.Addr, id)
+		}
+		ids[id] = r.Addr
 	}
 	return c
 }
