@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -198,6 +199,21 @@ func segmentPath(dir string, n uint64) string {
 }
 
 // ErrKernelRefused wraps the errno of a setup syscall (io_setup,
-// io_uring_setup) that the kernel refused: the backend is not available on
-// this host (disabled, blocked by seccomp, or out of its system-wide quota).
+// io_uring_setup) that says the backend is not available on this host:
+// ENOSYS (a kernel built without it, or a seccomp filter answering so),
+// EPERM (kernel.io_uring_disabled, Docker's default seccomp profile) and,
+// for io_setup only, EAGAIN (fs.aio-max-nr exhausted host-wide). Any other
+// errno (EINVAL for a setup struct or flag this kernel does not take,
+// ENOMEM, EFAULT) is a plain error: a bug or a misconfiguration here, never
+// a reason to fall back to another backend or to skip a test.
 var ErrKernelRefused = errors.New("device: the kernel refused the backend")
+
+// setupError is the error of setup syscall call (with its arguments, as
+// "io_uring_setup(64 entries)") that failed with errno e: ErrKernelRefused
+// when e is one of unavailable, a plain error otherwise.
+func setupError(call string, e unix.Errno, unavailable ...unix.Errno) error {
+	if slices.Contains(unavailable, e) {
+		return fmt.Errorf("%w: %s: %w", ErrKernelRefused, call, e)
+	}
+	return fmt.Errorf("device: %s: %w", call, e)
+}

@@ -438,7 +438,10 @@ func BenchmarkSubmitComplete(b *testing.B) {
 			}
 			d, err := Open(cfg)
 			if err != nil {
-				b.Skipf("open %s: %v", backend, err)
+				if errors.Is(err, ErrKernelRefused) {
+					b.Skipf("the kernel refuses %s: %v", backend, err)
+				}
+				b.Fatalf("open %s: %v", backend, err)
 			}
 			defer d.Close()
 			buf := mustBuffer(b, 1<<20)

@@ -100,6 +100,15 @@ func readProcInt(path string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
+// aioUnavailable are io_setup's errnos that mean libaio is not available
+// on this host (see ErrKernelRefused).
+var aioUnavailable = []unix.Errno{unix.ENOSYS, unix.EPERM, unix.EAGAIN}
+
+// aioSetupContextID is what the context id holds when io_setup is called.
+// The kernel wants 0 and answers EINVAL otherwise; a test sets it to check
+// that such an error surfaces as a plain error, not as ErrKernelRefused.
+var aioSetupContextID uintptr
+
 func openLibaio(cfg Config) (*aioDevice, error) {
 	nctx := cfg.IOContexts
 	depth := cfg.ThrottleLimit
@@ -118,7 +127,7 @@ func openLibaio(cfg Config) (*aioDevice, error) {
 			d.destroyContexts()
 			return nil, fmt.Errorf("%w: io_setup: no room in fs.aio-max-nr for %d contexts (%w)", ErrKernelRefused, nctx, unix.EAGAIN)
 		}
-		var id uintptr
+		id := aioSetupContextID
 		_, _, e := unix.Syscall(unix.SYS_IO_SETUP, uintptr(depth), uintptr(unsafe.Pointer(&id)), 0)
 		if e == unix.EAGAIN && depth > 1 {
 			// Another process took some of the budget meanwhile: start
@@ -130,7 +139,7 @@ func openLibaio(cfg Config) (*aioDevice, error) {
 		}
 		if e != 0 {
 			d.destroyContexts()
-			return nil, fmt.Errorf("%w: io_setup(%d): %w", ErrKernelRefused, depth, e)
+			return nil, setupError(fmt.Sprintf("io_setup(%d)", depth), e, aioUnavailable...)
 		}
 		d.ctxs = append(d.ctxs, &aioContext{id: id})
 	}

@@ -151,6 +151,11 @@ type uringDevice struct {
 // with READ/WRITE, so that the tests cover the fallback.
 var uringForceVectored = false
 
+// uringSetupExtraFlags are OR-ed into io_uring_setup's flags. Always 0 but
+// in a test that passes a flag the kernel does not know, to check that its
+// EINVAL surfaces as a plain error, not as ErrKernelRefused.
+var uringSetupExtraFlags uint32
+
 // uringSubmitFlags are the io_uring_enter flags of a submission. GETEVENTS
 // with min_complete 0 does not wait; it lets the kernel post the
 // completions pending for this thread during the same syscall, as fio's
@@ -203,10 +208,10 @@ func nextPow2(n uint32) uint32 {
 // newUringRing mirrors liburing's io_uring_queue_init_params +
 // io_uring_queue_mmap.
 func newUringRing(sqEntries, cqEntries uint32) (*uringRing, uint32, error) {
-	p := uringParams{cqEntries: cqEntries, flags: uringSetupCQSize | uringSetupClamp}
+	p := uringParams{cqEntries: cqEntries, flags: uringSetupCQSize | uringSetupClamp | uringSetupExtraFlags}
 	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(sqEntries), uintptr(unsafe.Pointer(&p)), 0)
 	if e != 0 {
-		return nil, 0, fmt.Errorf("%w: io_uring_setup(%d entries): %w", ErrKernelRefused, sqEntries, e)
+		return nil, 0, setupError(fmt.Sprintf("io_uring_setup(%d entries)", sqEntries), e, unix.ENOSYS, unix.EPERM)
 	}
 	r := &uringRing{fd: int(fd)}
 	sqSize := int(p.sqOff.array + p.sqEntries*4)

@@ -137,8 +137,11 @@ func diskOf(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	dir, err := filepath.EvalSymlinks(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev)))
-	if err != nil {
+	if errors.Is(err, os.ErrNotExist) {
 		t.Skipf("%s is not on a block device: %v", path, err)
+	}
+	if err != nil {
+		t.Fatalf("the block device of %s: %v", path, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "partition")); err == nil {
 		dir = filepath.Dir(dir)
