@@ -272,7 +272,7 @@ func findCell(cells []orchestrator.Cell, id cellID) (orchestrator.Cell, bool) {
 // median took them: one record per pass number, the first the run
 // planned, so a resumed run's extra records do not count twice.
 func passesByCell(o orchestrator.Opened) map[cellID][]float64 {
-	limit := o.Results.Plan.Config.Passes
+	limit := o.Results.Plan.Workload.Passes
 	out := map[cellID][]float64{}
 	seen := map[cellID]map[int]bool{}
 	for _, p := range o.Passes {

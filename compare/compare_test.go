@@ -402,7 +402,7 @@ func synthetic(name string, passes []float64) Bundle {
 	row := orchestrator.Row{Backend: "uring", Pin: "none", Label: "no pin"}
 	o := orchestrator.Opened{Dir: name}
 	o.Results.Schema = orchestrator.SchemaVersion
-	o.Results.Plan.Config.Passes = len(passes)
+	o.Results.Plan.Workload.Passes = len(passes)
 	o.Results.Cells = []orchestrator.Cell{{Row: row, Threads: 8, Passes: len(passes), Median: median(passes)}}
 	for i, v := range passes {
 		o.Passes = append(o.Passes, orchestrator.PassRecord{Kind: "pass", Row: row, Threads: 8, Pass: i + 1, OpsPerSec: v})

@@ -156,24 +156,24 @@ type workloadField struct {
 }
 
 var workloadFields = []workloadField{
-	{"--profile", func(p orchestrator.Plan) string { return p.Config.Profile }},
-	{"--dbsize", func(p orchestrator.Plan) string { return strconv.FormatInt(p.Config.DBSize, 10) }},
-	{"--keylength", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.KeyLength) }},
-	{"--valuelength", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.ValueLength) }},
-	{"--threads", func(p orchestrator.Plan) string { return joinInts(p.Config.Threads) }},
-	{"--batch", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.Batch) }},
-	{"--cell-seconds", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.CellSeconds) }},
-	{"--passes", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.Passes) }},
-	{"--warmup-seconds", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.WarmupSeconds) }},
-	{"--load-threads", func(p orchestrator.Plan) string { return strconv.Itoa(p.Config.LoadThreads) }},
-	{"--memory", func(p orchestrator.Plan) string { return p.Config.Memory }},
-	{"--page", func(p orchestrator.Plan) string { return p.Config.Page }},
-	{"--segment", func(p orchestrator.Plan) string { return p.Config.Segment }},
-	{"--index", func(p orchestrator.Plan) string { return p.Config.Index }},
-	{"--backends", func(p orchestrator.Plan) string { return strings.Join(p.Config.Backends, ",") }},
-	{"--pin", func(p orchestrator.Plan) string { return strings.Join(p.Config.Pins, ",") }},
+	{"--profile", func(p orchestrator.Plan) string { return p.Workload.Profile }},
+	{"--dbsize", func(p orchestrator.Plan) string { return strconv.FormatInt(p.Workload.DBSize, 10) }},
+	{"--keylength", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.KeyLength) }},
+	{"--valuelength", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.ValueLength) }},
+	{"--threads", func(p orchestrator.Plan) string { return joinInts(p.Workload.Threads) }},
+	{"--batch", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.Batch) }},
+	{"--cell-seconds", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.CellSeconds) }},
+	{"--passes", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.Passes) }},
+	{"--warmup-seconds", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.WarmupSeconds) }},
+	{"--load-threads", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.LoadThreads) }},
+	{"--memory", func(p orchestrator.Plan) string { return p.Workload.Memory }},
+	{"--page", func(p orchestrator.Plan) string { return p.Workload.Page }},
+	{"--segment", func(p orchestrator.Plan) string { return p.Workload.Segment }},
+	{"--index", func(p orchestrator.Plan) string { return p.Workload.Index }},
+	{"--backends", func(p orchestrator.Plan) string { return strings.Join(p.Workload.Backends, ",") }},
+	{"--pin", func(p orchestrator.Plan) string { return strings.Join(p.Workload.Pins, ",") }},
 	{"--runtime", func(p orchestrator.Plan) string { return p.Runtime }},
-	{"--server-addr", func(p orchestrator.Plan) string { return p.Config.ServerAddr }},
+	{"--server-addr", func(p orchestrator.Plan) string { return p.Workload.ServerAddr }},
 	{"--max-miss-ratio", func(p orchestrator.Plan) string { return strconv.FormatFloat(p.MaxMisses, 'g', -1, 64) }},
 }
 
@@ -198,10 +198,10 @@ func workloadDifferences(bundles []Bundle) []Difference {
 // is a larger read) or the key count (a smaller dataset caches better).
 func incomparabilities(bundles []Bundle) []string {
 	first := bundles[0]
-	c0 := first.Opened.Results.Plan.Config
+	c0 := first.Opened.Results.Plan.Workload
 	var out []string
 	for _, b := range bundles[1:] {
-		c := b.Opened.Results.Plan.Config
+		c := b.Opened.Results.Plan.Workload
 		if c.KeyLength != c0.KeyLength || c.ValueLength != c0.ValueLength {
 			out = append(out, fmt.Sprintf("record size %d+%d B in %s, %d+%d B in %s (--keylength/--valuelength)",
 				c0.KeyLength, c0.ValueLength, first.Name, c.KeyLength, c.ValueLength, b.Name))

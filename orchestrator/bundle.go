@@ -1,385 +1,155 @@
 package orchestrator
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
+	"github.com/tierbench/tierbench/results"
 )
+
+// The bundle's format — its records, their writers and readers, and the
+// verdicts derived from them — is package results. The run writes it
+// through the names below, which keep the run's code as it reads.
 
 // SchemaVersion is the version of results.json and of the cells.jsonl
 // lines; a reader refuses a bundle with a newer one.
-const SchemaVersion = 2
+const SchemaVersion = results.SchemaVersion
 
 // Bundle file names.
 const (
-	fileFingerprint = "fingerprint.json"
-	filePreflight   = "preflight.json"
-	fileCells       = "cells.jsonl"
-	fileResults     = "results.json"
-	fileTable       = "table.md"
-	fileReport      = "report.md"
-	filePlan        = "plan.json"
-	dirLogs         = "logs"
+	fileFingerprint  = results.FileFingerprint
+	filePreflight    = results.FilePreflight
+	fileCells        = results.FileCells
+	fileResults      = results.FileResults
+	fileTable        = results.FileTable
+	fileReport       = results.FileReport
+	filePlan         = results.FilePlan
+	dirLogs          = results.DirLogs
+	fileScenarios    = results.FileScenarios
+	fileCeilings     = results.FileCeilings
+	fileLatency      = results.FileLatency
+	dirLatency       = results.DirLatency
+	fileLadder       = results.FileLadder
+	dirHosts         = results.DirHosts
+	fileNetwork      = results.FileNetwork
+	fileHostsLatency = results.FileHostsLatency
 )
 
-// Placement is where a process may run: the sets asked for and the
-// effective ones read back from /proc/<pid>/status.
-type Placement struct {
-	WantCPUs string `json:"want_cpus,omitempty"` // cpulist asked for; "" = any
-	WantMems string `json:"want_mems,omitempty"`
-	CPUs     string `json:"cpus"` // Cpus_allowed_list
-	Mems     string `json:"mems"` // Mems_allowed_list
-	Policy   string `json:"mempolicy,omitempty"`
-}
+// The bundle's records.
+type (
+	Placement          = results.Placement
+	Row                = results.Row
+	PassRecord         = results.PassRecord
+	LoadRecord         = results.LoadRecord
+	FailRecord         = results.FailRecord
+	Plan               = results.Plan
+	Results            = results.Results
+	Cell               = results.Cell
+	PassEvidence       = results.PassEvidence
+	CellEvidence       = results.CellEvidence
+	NodeLoad           = results.NodeLoad
+	NodePass           = results.NodePass
+	CellNode           = results.CellNode
+	ClientShare        = results.ClientShare
+	OwnerProof         = results.OwnerProof
+	ServerInfo         = results.ServerInfo
+	SampleCheck        = results.SampleCheck
+	CeilingRecord      = results.CeilingRecord
+	LatencyRecord      = results.LatencyRecord
+	HostsLatencyRecord = results.HostsLatencyRecord
+	HostsPlan          = results.HostsPlan
+	HostSummary        = results.HostSummary
+	NetworkCheck       = results.NetworkCheck
+	Plot               = results.Plot
+	Ladder             = results.Ladder
+	LadderLayer        = results.LadderLayer
+	FileSum            = results.FileSum
+)
 
-// Row is one backend × pin row of the matrix.
-type Row struct {
-	Backend string `json:"backend"` // libaio | uring | the external server's name
-	Pin     string `json:"pin"`     // pinned | none
-	Label   string `json:"label"`   // the NUMA column, e.g. "srv node-0 / cli node-1"
-	// Shards is the number of tierbench shards of a --shards row; 0 or 1
-	// is one server.
-	Shards int `json:"shards,omitempty"`
-	// Batch is the row's -b when the scenario makes it a row (scenario
-	// 3's -b 1024 and -b 256); 0 takes the run's --batch.
-	Batch int `json:"batch,omitempty"`
-}
+type (
+	cellsLog        = results.CellsLog
+	preflightOutput = results.Preflight
+	preflightCheck  = results.PreflightCheck
+	scenarioIndex   = results.ScenarioIndex
+	scenarioEntry   = results.ScenarioEntry
+)
 
-func (r Row) key() string {
-	k := r.Backend + "/" + r.Pin
-	if r.Batch > 0 {
-		k += fmt.Sprintf("/b=%d", r.Batch)
-	}
-	if r.Shards > 1 {
-		// A scenario 3 row has both: -b 256 on 2 shards is not -b 256 on one.
-		k += fmt.Sprintf("/shards=%d", r.Shards)
-	}
-	return k
-}
+// The bundle's readers and writers.
+var (
+	openCellsLog     = results.OpenCellsLog
+	readCells        = results.ReadCells
+	parseCells       = results.ParseCells
+	readFailures     = results.ReadFailures
+	writeJSON        = results.WriteJSON
+	writeFile        = results.WriteFile
+	readJSON         = results.ReadJSON
+	appendJSONL      = results.AppendJSONL
+	readOptional     = results.ReadOptional
+	readCeilings     = results.ReadCeilings
+	parseCeilings    = results.ParseCeilings
+	readLatency      = results.ReadLatency
+	parseLatency     = results.ParseLatency
+	readHostsLatency = results.ReadHostsLatency
+	checksumFiles    = results.ChecksumFiles
+	verifyBundle     = results.Verify
+	parsePreflight   = results.ParsePreflight
+)
 
-// PassRecord is one line of cells.jsonl: one GET phase of one cell.
-type PassRecord struct {
-	Kind    string `json:"kind"` // "pass"
-	Schema  int    `json:"schema_version"`
-	Row     Row    `json:"row"`
-	Threads int    `json:"threads"`
-	Pass    int    `json:"pass"` // 1-based
-	Batch   int    `json:"batch"`
+// The verdicts.
+var (
+	recordBytes       = results.RecordBytes
+	aggregate         = results.Aggregate
+	median            = results.Median
+	judgePass         = results.JudgePass
+	judgeEvidence     = results.JudgeEvidence
+	cellKey           = results.CellKey
+	passKey           = results.PassKey
+	donePasses        = results.DonePasses
+	isScenarioRow     = results.IsScenarioRow
+	scenarioExclusion = results.ScenarioExclusion
+	summarizeEvidence = results.SummarizeEvidence
+	applyCeilings     = results.ApplyCeilings
+	cellExtras        = results.CellExtras
+)
 
-	Ops       int64   `json:"ops"`
-	Seconds   float64 `json:"seconds"`
-	OpsPerSec float64 `json:"ops_per_sec"`
-	Hits      int64   `json:"hits"`
-	Misses    int64   `json:"misses"`
-	Errors    int64   `json:"errors"`
+// Thresholds and exclusion reasons of the verdicts.
+const (
+	sectorBytes           = results.SectorBytes
+	minSectorShare        = results.MinSectorShare
+	maxMemorySectorShare  = results.MaxMemorySectorShare
+	minDeviceReadsPerGet  = results.MinDeviceReadsPerGet
+	serverCPUBoundShare   = results.ServerCPUBoundShare
+	aboveCeilingTolerance = results.AboveCeilingTolerance
+	linkBoundShare        = results.LinkBoundShare
 
-	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
-	ClientSaturated  bool    `json:"client_saturated"`
-	Incomplete       bool    `json:"incomplete"`
+	excludedMisses        = results.ExcludedMisses
+	excludedMemoryServed  = results.ExcludedMemoryServed
+	excludedUnverified    = results.ExcludedUnverified
+	excludedFailed        = results.ExcludedFailed
+	excludedRefused       = results.ExcludedRefused
+	excludedDeviceRead    = results.ExcludedDeviceRead
+	excludedNoDeviceReads = results.ExcludedNoDeviceReads
+)
 
-	// ReadBytes is the server's /proc/<pid>/io read_bytes delta over the
-	// phase; -1 when the server's pid is unknown.
-	ReadBytes       int64   `json:"read_bytes"`
-	ReadBytesPerGet float64 `json:"read_bytes_per_get"`
+// Scenarios of the reference (results.ScenarioStorage …).
+const (
+	ScenarioStorage     = results.ScenarioStorage
+	ScenarioMemory      = results.ScenarioMemory
+	ScenarioLocalMemory = results.ScenarioLocalMemory
+	ScenarioAll         = results.ScenarioAll
+)
 
-	// Exclusions: a cell with any of these set is kept out of the table.
-	MissRatio    float64 `json:"miss_ratio"`
-	TooManyMiss  bool    `json:"too_many_misses,omitempty"`
-	MemoryServed bool    `json:"memory_served,omitempty"`
-	Unverified   bool    `json:"device_reads_unverified,omitempty"`
-	// DeviceReads is the change of the server's INFO store
-	// Device.CompletedReads over the phase (scenario 3's evidence).
-	DeviceReads       int64   `json:"device_reads,omitempty"`
-	DeviceReadsPerGet float64 `json:"device_reads_per_get,omitempty"`
-	// DeviceRead marks a memory-bound pass that read ≥ 1 % of a sector per
-	// GET; NoDeviceReads a localmemory pass under 0.9 device reads per GET.
-	DeviceRead    bool `json:"device_read,omitempty"`
-	NoDeviceReads bool `json:"no_device_reads,omitempty"`
+// Scenarios lists the --scenario names in the order "all" runs them.
+var Scenarios = results.Scenarios
 
-	// CPUMicrosPerOp is the server's CPU over the phase (PassEvidence,
-	// summed over a cluster's nodes) plus the client's, per GET answered.
-	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
-	// Nodes is each master's share when the row's server is a cluster.
-	Nodes []NodePass `json:"nodes,omitempty"`
+// scenarioTitle is the section heading of each scenario, the reference's.
+var scenarioTitle = results.ScenarioTitle
 
-	Server Placement `json:"server_placement"`
-	Client Placement `json:"client_placement"`
-	PassEvidence
-	// Clients are the client hosts' shares of a cell run across hosts;
-	// Ops, Hits, Misses and Errors are their sums.
-	Clients []ClientShare `json:"clients,omitempty"`
-	Time    time.Time     `json:"time"`
-}
+// Reading a bundle outside the run (results.Open).
+type Opened = results.Opened
 
-// LoadRecord is a cells.jsonl line with the load evidence of one row.
-type LoadRecord struct {
-	Kind   string `json:"kind"` // "load"
-	Schema int    `json:"schema_version"`
-	Row    Row    `json:"row"`
-
-	DBSize       int64   `json:"dbsize"`       // keys asked for
-	Acknowledged int64   `json:"acknowledged"` // keys the loader saw acknowledged; -1 when skipped
-	LoadSeconds  float64 `json:"load_seconds"`
-	ServerKeys   int64   `json:"server_keys"` // DBSIZE after the load
-
-	Tiered       bool    `json:"tiered"`
-	BeginAddress uint64  `json:"begin_address,omitempty"`
-	HeadAddress  uint64  `json:"head_address,omitempty"`
-	TailAddress  uint64  `json:"tail_address,omitempty"`
-	DeviceShare  float64 `json:"device_share,omitempty"` // (Head−Begin)/(Tail−Begin)
-
-	Server     Placement `json:"server_placement"`
-	ServerMode string    `json:"server_mode,omitempty"` // process | docker, privileged | …
-	UringProbe string    `json:"uring_probe,omitempty"` // preflight's io_uring check where the server ran
-
-	Owner      *OwnerProof  `json:"owner,omitempty"`         // the pid proven to own the listening socket
-	ServerInfo *ServerInfo  `json:"server_info,omitempty"`   // what the server says it is
-	Sample     *SampleCheck `json:"sampled_check,omitempty"` // the sampled GET check after the load
-	// Nodes is each master's evidence when the row's server is a cluster.
-	Nodes []NodeLoad `json:"nodes,omitempty"`
-	Time  time.Time  `json:"time"`
-}
-
-// FailRecord is a cells.jsonl line saying a row could not be finished.
-type FailRecord struct {
-	Kind   string `json:"kind"` // "fail"
-	Schema int    `json:"schema_version"`
-	Row    Row    `json:"row"`
-	Error  string `json:"error"`
-	// Refused says the row was refused (a partial load, a sampled miss, a
-	// wrong process) rather than broken: its cells are marked refused.
-	Refused bool      `json:"refused,omitempty"`
-	Time    time.Time `json:"time"`
-}
-
-// Plan is what a run set out to do; --resume reads it back.
-type Plan struct {
-	Schema    int        `json:"schema_version"`
-	RunID     string     `json:"run_id"`
-	Started   time.Time  `json:"started"`
-	Runtime   string     `json:"runtime"` // the runtime actually used
-	Config    Config     `json:"config"`
-	Rows      []Row      `json:"rows"`
-	Nodes     int        `json:"numa_nodes"`
-	Version   string     `json:"tierbench_version,omitempty"`
-	Hostname  string     `json:"hostname,omitempty"`
-	MaxMisses float64    `json:"max_miss_ratio"`
-	Hosts     *HostsPlan `json:"hosts,omitempty"`
-}
-
-// Results is results.json: the plan, the load evidence and each cell's
-// median with its spread.
-type Results struct {
-	Schema int `json:"schema_version"`
-	// Scenario is the reference's server set-up measured (scenario.go).
-	Scenario string       `json:"scenario,omitempty"`
-	Plan     Plan         `json:"plan"`
-	Finished time.Time    `json:"finished"`
-	Loads    []LoadRecord `json:"loads"`
-	Failures []FailRecord `json:"failures,omitempty"`
-	Cells    []Cell       `json:"cells"`
-	// FioIOPS512 is the fio random-read ceiling at 512 B; 0 when unknown.
-	FioIOPS512 float64 `json:"fio_iops_512"`
-	// Plots are the bundle's SVG charts (plots.go).
-	Plots []Plot `json:"plots,omitempty"`
-	// Ceilings are the fio re-measurements of cells above the ceiling.
-	Ceilings []CeilingRecord `json:"ceilings,omitempty"`
-	// Latency are the fixed-rate steps of latency.jsonl (latency.go).
-	Latency []LatencyRecord `json:"latency,omitempty"`
-	// Files are the sha256 sums of every other file of the bundle, taken
-	// as results.json was written (checksum.go).
-	Files []FileSum `json:"files,omitempty"`
-
-	passes []PassRecord // the raw records, for the report's evidence
-	// Hosts and LinkWarnings describe a run across hosts.
-	Hosts        []HostSummary `json:"hosts,omitempty"`
-	LinkWarnings []string      `json:"link_warnings,omitempty"`
-}
-
-// Cell is one table cell: a row and a thread count, over its passes.
-type Cell struct {
-	Row     Row     `json:"row"`
-	Threads int     `json:"threads"`
-	Passes  int     `json:"passes"`
-	Median  float64 `json:"median_ops_per_sec"`
-	Min     float64 `json:"min_ops_per_sec"`
-	Max     float64 `json:"max_ops_per_sec"`
-	// ReadBytesPerGet is the median device bytes per GET.
-	ReadBytesPerGet float64 `json:"read_bytes_per_get"`
-	MissRatio       float64 `json:"max_miss_ratio"`
-	// Excluded says why the cell is kept out of the table ("" = shown).
-	Excluded string `json:"excluded,omitempty"`
-	// FioShare is Median / the cell's ceiling; 0 when unknown.
-	FioShare float64 `json:"fio_share,omitempty"`
-	CellEvidence
-	// CPUMicrosPerOp is the median of the passes' server + client CPU
-	// per GET; 0 when the server's CPU was not read.
-	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
-	// Nodes is each cluster node's median share of the cell.
-	Nodes []CellNode `json:"nodes,omitempty"`
-}
-
-// cellsLog appends records to cells.jsonl, each followed by an fsync, so
-// that a cell finished before a crash or a signal is never lost.
-type cellsLog struct {
-	f *os.File
-}
-
-func openCellsLog(dir string) (*cellsLog, error) {
-	f, err := os.OpenFile(filepath.Join(dir, fileCells), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: open cells log: %w", err)
-	}
-	return &cellsLog{f: f}, nil
-}
-
-func (l *cellsLog) append(rec any) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("orchestrator: encode cell record: %w", err)
-	}
-	b = append(b, '\n')
-	if _, err := l.f.Write(b); err != nil {
-		return fmt.Errorf("orchestrator: append to %s: %w", l.f.Name(), err)
-	}
-	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("orchestrator: fsync %s: %w", l.f.Name(), err)
-	}
-	return nil
-}
-
-func (l *cellsLog) Close() error { return l.f.Close() }
-
-// readCells reads cells.jsonl. A torn last line (the process died while
-// writing it) is dropped; a bad line elsewhere is an error naming it.
-func readCells(dir string) ([]PassRecord, []LoadRecord, error) {
-	data, err := os.ReadFile(filepath.Join(dir, fileCells))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("orchestrator: read cells: %w", err)
-	}
-	return parseCells(data)
-}
-
-func parseCells(data []byte) ([]PassRecord, []LoadRecord, error) {
-	passes, loads, _, err := parseCellsAll(data)
-	return passes, loads, err
-}
-
-// readFailures returns the fail records of cells.jsonl.
-func readFailures(dir string) ([]FailRecord, error) {
-	data, err := os.ReadFile(filepath.Join(dir, fileCells))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: read cells: %w", err)
-	}
-	_, _, fails, err := parseCellsAll(data)
-	return fails, err
-}
-
-func parseCellsAll(data []byte) ([]PassRecord, []LoadRecord, []FailRecord, error) {
-	var fails []FailRecord
-	var passes []PassRecord
-	var loads []LoadRecord
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	line := 0
-	complete := len(data) == 0 || data[len(data)-1] == '\n'
-	total := bytes.Count(data, []byte{'\n'})
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		var head struct {
-			Kind   string `json:"kind"`
-			Schema int    `json:"schema_version"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil {
-			if !complete && line == total+1 {
-				break // torn final line
-			}
-			return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
-		}
-		if head.Schema > SchemaVersion {
-			return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: schema_version %d is newer than this tierbench's %d", fileCells, line, head.Schema, SchemaVersion)
-		}
-		switch head.Kind {
-		case "pass":
-			var p PassRecord
-			if err := json.Unmarshal(b, &p); err != nil {
-				return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
-			}
-			passes = append(passes, p)
-		case "load":
-			var l LoadRecord
-			if err := json.Unmarshal(b, &l); err != nil {
-				return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
-			}
-			loads = append(loads, l)
-		case "fail":
-			var f FailRecord
-			if err := json.Unmarshal(b, &f); err != nil {
-				return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCells, line, err)
-			}
-			fails = append(fails, f)
-		default:
-			return nil, nil, nil, fmt.Errorf("orchestrator: %s line %d: unknown kind %q", fileCells, line, head.Kind)
-		}
-	}
-	return passes, loads, fails, sc.Err()
-}
-
-// writeJSON writes v to dir/name atomically (temp file, fsync, rename).
-func writeJSON(dir, name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("orchestrator: encode %s: %w", name, err)
-	}
-	return writeFile(dir, name, append(b, '\n'))
-}
-
-func writeFile(dir, name string, data []byte) error {
-	path := filepath.Join(dir, name)
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("orchestrator: write %s: %w", path, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("orchestrator: write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("orchestrator: fsync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("orchestrator: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("orchestrator: write %s: %w", path, err)
-	}
-	return nil
-}
-
-func readJSON(dir, name string, v any) error {
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		return fmt.Errorf("orchestrator: read bundle: %w", err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("orchestrator: %s: %w", filepath.Join(dir, name), err)
-	}
-	return nil
-}
+var (
+	// OpenBundle reads a bundle directory or its results.json.
+	OpenBundle = results.Open
+	// ErrNewerSchema is results.ErrNewerSchema.
+	ErrNewerSchema = results.ErrNewerSchema
+	// ErrTampered is results.ErrTampered.
+	ErrTampered = results.ErrTampered
+)

@@ -16,20 +16,15 @@ import (
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/results"
 )
 
 // fioFiles is how many files the preflight ceiling spreads the dataset's
 // footprint over, as the reference's fio does (8 files shared by all jobs).
 const fioFiles = 8
 
-// fioFootprintBytes is what the server reads: every record of the dataset
-// on the device. The ceiling is measured over as much: on a smaller file
-// set the disk's and the hypervisor's caches serve a larger share, which
-// made the reference run here reach only 72–93 % of a ceiling measured on
-// 8 × 64 MiB.
-func (c Config) fioFootprintBytes() int64 {
-	return c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
-}
+// fioFootprintBytes is what the server reads (results.Workload.DatasetBytes).
+func (c Config) fioFootprintBytes() int64 { return c.workload().DatasetBytes() }
 
 // fioArgs are preflight's fio flags for this run: files as large as the
 // dataset in total, a sweep up to the server's throttle limit, every depth
@@ -59,10 +54,10 @@ func preflightBaseline(preRaw []byte) *hostcheck.FIOBaseline {
 }
 
 // footprintPhrase says what fio read, for the report.
-func footprintPhrase(f *hostcheck.FIOBaseline, c Config) string {
+func footprintPhrase(f *hostcheck.FIOBaseline, c results.Workload) string {
 	if f.Footprint == hostcheck.FootprintFioFiles || f.Footprint == "" {
 		s := fmt.Sprintf("%d fio files × %s = %s", f.Files, humanBytes(f.FileBytes), humanBytes(int64(f.Files)*f.FileBytes))
-		data := c.fioFootprintBytes()
+		data := c.DatasetBytes()
 		switch {
 		case int64(f.Files)*f.FileBytes >= data:
 			s += fmt.Sprintf(", as large as the dataset (%d × %d B = %s)", c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data))
@@ -75,7 +70,7 @@ func footprintPhrase(f *hostcheck.FIOBaseline, c Config) string {
 }
 
 // renderCurve writes the fio depth curve of the preflight baseline.
-func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c Config) {
+func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workload) {
 	if f == nil || len(f.Sweep) == 0 {
 		return
 	}
@@ -104,49 +99,9 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c Config) {
 	}
 }
 
-// fileCeilings holds the fio re-measurements, one JSON line each,
-// appended and fsynced like cells.jsonl.
-const fileCeilings = "ceilings.jsonl"
-
-// aboveCeilingTolerance: a cell above this multiple of its ceiling makes
-// fio measure again at the cell's depth; a cell still above this multiple
-// of the higher of the two is marked above-ceiling. Two per cent is the
-// spread of back-to-back fio runs here.
-const aboveCeilingTolerance = 1.02
-
 // FootprintSegmentFiles: fio read the server's own segment files,
 // read-only, after its row's passes.
 const FootprintSegmentFiles = "segment-files"
-
-// CeilingRecord is one line of ceilings.jsonl: fio measured again, at the
-// observed disk depth of a cell that exceeded the ceiling, over the
-// segment files the row's server had just read.
-type CeilingRecord struct {
-	Kind          string  `json:"kind"` // "ceiling"
-	Schema        int     `json:"schema_version"`
-	Row           Row     `json:"row"`
-	Threads       int     `json:"threads"`
-	CellOpsPerSec float64 `json:"cell_ops_per_sec"` // the cell's median that triggered it
-	BaseIOPS      float64 `json:"base_iops"`        // the sweep's ceiling it exceeded
-	// Depth is the cell's median disk depth rounded up; DepthSource is
-	// "disk" for that, "throttle" when there was no disk evidence and the
-	// server's throttle limit stood in.
-	Depth          int       `json:"depth"`
-	DepthSource    string    `json:"depth_source"`
-	Jobs           int       `json:"jobs"`
-	IODepth        int       `json:"iodepth"`
-	BlockBytes     int       `json:"block_bytes"`
-	Engine         string    `json:"engine"`
-	RuntimeSeconds int       `json:"runtime_seconds"`
-	IOPS           float64   `json:"iops"`
-	ClatP50Us      float64   `json:"clat_p50_us"`
-	ClatP99Us      float64   `json:"clat_p99_us"`
-	Footprint      string    `json:"footprint"`
-	Files          int       `json:"files"`
-	FootprintBytes int64     `json:"footprint_bytes"`
-	Error          string    `json:"error,omitempty"`
-	Time           time.Time `json:"time"`
-}
 
 // baseline reads the bundle's preflight fio baseline.
 func (r *runner) baseline() *hostcheck.FIOBaseline {
@@ -269,92 +224,6 @@ func serverFiles(dir string) (files []string, footprint string, totalBytes int64
 }
 
 func appendCeiling(dir string, rec CeilingRecord) error { return appendJSONL(dir, fileCeilings, rec) }
-
-// readCeilings reads ceilings.jsonl; a torn last line is dropped.
-func readCeilings(dir string) ([]CeilingRecord, error) {
-	data, err := readOptional(dir, fileCeilings)
-	if data == nil || err != nil {
-		return nil, err
-	}
-	return parseCeilings(data)
-}
-
-func parseCeilings(data []byte) ([]CeilingRecord, error) {
-	var out []CeilingRecord
-	lines := strings.Split(string(data), "\n")
-	for i, l := range lines {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		var c CeilingRecord
-		if err := json.Unmarshal([]byte(l), &c); err != nil {
-			if i == len(lines)-1 {
-				break // torn final line: the process died writing it
-			}
-			return nil, fmt.Errorf("orchestrator: %s line %d: %w", fileCeilings, i+1, err)
-		}
-		if c.Kind != "ceiling" || c.Schema > SchemaVersion {
-			return nil, fmt.Errorf("orchestrator: %s line %d: kind %q schema_version %d, want ceiling ≤ %d", fileCeilings, i+1, c.Kind, c.Schema, SchemaVersion)
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// applyCeilings divides each cell by its own ceiling — the sweep's, or
-// the re-measurement at its depth when higher — and marks the cells still
-// above it.
-func applyCeilings(cells []Cell, recs []CeilingRecord, base float64) {
-	if base <= 0 {
-		return
-	}
-	for i := range cells {
-		c := &cells[i]
-		if c.Passes == 0 {
-			continue
-		}
-		var rec *CeilingRecord
-		for j := range recs {
-			if recs[j].Row == c.Row && recs[j].Threads == c.Threads {
-				rec = &recs[j]
-			}
-		}
-		c.Ceiling = base
-		if rec != nil && rec.Error == "" {
-			c.Ceiling = max(base, rec.IOPS)
-		}
-		c.FioShare = c.Median / c.Ceiling
-		if c.Median <= aboveCeilingTolerance*c.Ceiling {
-			continue
-		}
-		c.AboveCeiling = true
-		c.AboveCeilingWhy = aboveWhy(*c, rec, base)
-	}
-}
-
-// aboveWhy says by how much a cell exceeds its ceiling and what the disk
-// saw meanwhile.
-func aboveWhy(c Cell, rec *CeilingRecord, base float64) string {
-	s := fmt.Sprintf("its median %s ops/s is %.1f %% of the sweep's ceiling (%s IOPS)", FormatOps(c.Median), 100*c.Median/base, FormatOps(base))
-	switch {
-	case rec == nil:
-		s += "; fio was not measured again at its depth (the row ended before, or this bundle predates it)"
-	case rec.Error != "":
-		s += "; fio at its depth failed: " + rec.Error
-	default:
-		s += fmt.Sprintf(" and %.1f %% of fio measured again at its own depth (%d reads in flight from %s, %d jobs × %d, over the server's %d files (%s), %s): %s IOPS",
-			100*c.Median/rec.IOPS, rec.Depth, rec.DepthSource, rec.Jobs, rec.IODepth, rec.Files, rec.Footprint, humanBytes(rec.FootprintBytes), FormatOps(rec.IOPS))
-	}
-	switch {
-	case c.DiskReadsPerSec <= 0:
-		s += "; there is no disk evidence to tell where the reads went"
-	case c.DiskReadsPerSec < minSectorShare*c.Median:
-		s += fmt.Sprintf("; the disk completed %s reads/s, %.2f per GET: some GETs did not reach it (served from the in-memory log or a cache above the disk)", FormatOps(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median)
-	default:
-		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real, so fio's figure is low — the disk was shared with other work while fio ran, or it got faster between the two", FormatOps(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
-	}
-	return s + "."
-}
 
 // shareText is a cell's share of its ceiling with its marks.
 func shareText(c Cell) string {

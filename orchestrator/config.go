@@ -141,10 +141,6 @@ var profiles = map[string]Config{
 	},
 }
 
-// recordOverheadBytes is the store's per-record header, used only to
-// estimate the dataset's size on the device for the ≥ 20 × memory rule.
-const recordOverheadBytes = 16
-
 // minDeviceToMemory is how many times the in-memory log the dataset must
 // exceed, so that at most 1/20 of the keys can be answered from memory.
 const minDeviceToMemory = 20
@@ -378,12 +374,6 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 // command line maps it to a usage error.
 var ErrConfig = errors.New("orchestrator: bad configuration")
 
-// recordBytes estimates one record's bytes on the log: header, key and
-// value rounded up to 8 bytes (16 + 16 + 96 = 128 for the reference).
-func recordBytes(keyLength, valueLength int) int {
-	return (recordOverheadBytes + keyLength + valueLength + 7) &^ 7
-}
-
 func setString(dst *string, v string) {
 	if *dst == "" {
 		*dst = v
@@ -426,16 +416,4 @@ func SplitList(s string) ([]string, error) {
 		out = append(out, fields...)
 	}
 	return out, nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

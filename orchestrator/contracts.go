@@ -60,67 +60,6 @@ func parseBench(out []byte) (benchOutput, error) {
 	return b, nil
 }
 
-// preflightOutput is the JSON document `tierbench preflight --json` prints.
-type preflightOutput struct {
-	Checks      []preflightCheck `json:"checks"`
-	Fingerprint json.RawMessage  `json:"fingerprint"`
-	Fio         *struct {
-		Engine  string `json:"engine"`
-		Jobs    int    `json:"jobs"`
-		IODepth int    `json:"iodepth"`
-		Files   int    `json:"files"`
-		Results []struct {
-			BlockBytes int     `json:"block_bytes"`
-			IOPS       float64 `json:"iops"`
-		} `json:"results"`
-	} `json:"fio"`
-}
-
-type preflightCheck struct {
-	Name   string `json:"name"`
-	Status string `json:"status"` // pass | warn | fail
-	Detail string `json:"detail"`
-}
-
-func parsePreflight(out []byte) (preflightOutput, error) {
-	var p preflightOutput
-	doc, err := jsonDocument(out)
-	if err != nil {
-		return p, fmt.Errorf("orchestrator: preflight output: %w", err)
-	}
-	if err := json.Unmarshal(doc, &p); err != nil {
-		return p, fmt.Errorf("orchestrator: preflight output is not its JSON document: %w: %q", err, clip(out))
-	}
-	if len(p.Checks) == 0 {
-		return p, fmt.Errorf("orchestrator: preflight output has no checks: %q", clip(out))
-	}
-	return p, nil
-}
-
-// failed returns the checks that failed.
-func (p preflightOutput) failed() []preflightCheck {
-	var out []preflightCheck
-	for _, c := range p.Checks {
-		if c.Status == "fail" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// fioIOPS returns the fio ceiling at one block size; 0 when not measured.
-func (p preflightOutput) fioIOPS(blockBytes int) float64 {
-	if p.Fio == nil {
-		return 0
-	}
-	for _, r := range p.Fio.Results {
-		if r.BlockBytes == blockBytes {
-			return r.IOPS
-		}
-	}
-	return 0
-}
-
 // jsonDocument returns the text from the first '{' to the end: a
 // subcommand's JSON is its last output, warnings may come before it.
 func jsonDocument(out []byte) ([]byte, error) {

@@ -57,8 +57,8 @@ func TestParsePreflight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.failed()) != 0 || p.fioIOPS(512) != 0 || len(p.Fingerprint) == 0 {
-		t.Errorf("got %d failed checks, fio %v, fingerprint %d bytes; want 0, 0, some", len(p.failed()), p.fioIOPS(512), len(p.Fingerprint))
+	if len(p.Failed()) != 0 || p.FioIOPS(512) != 0 || len(p.Fingerprint) == 0 {
+		t.Errorf("got %d failed checks, fio %v, fingerprint %d bytes; want 0, 0, some", len(p.Failed()), p.FioIOPS(512), len(p.Fingerprint))
 	}
 	if err := uringUsable(p); err != nil {
 		t.Errorf("uringUsable: %v", err)

@@ -110,13 +110,16 @@
 //
 // # The bundle
 //
-// plan.json (what was asked; --resume reads it), fingerprint.json and
-// preflight.json (hostcheck's documents), cells.jsonl (one line per load,
-// per pass and per failed row), results.json (schema_version, medians,
-// min/max, exclusions, fio share, and the sha256 of every other file),
-// table.md, report.md, the SVG charts (plots.go), logs/, and with
-// --latency latency.jsonl and latency/*.hlog (latency.go). Report renders
-// results.json, table.md, report.md and the charts again from the rest,
-// results.json last; Report with Verify checks a bundle against it
-// (checksum.go).
+// The bundle's format is package results: plan.json (what was asked;
+// --resume reads it), fingerprint.json and preflight.json (hostcheck's
+// documents), cells.jsonl (one line per load, per pass and per failed
+// row), results.json (schema_version, medians, min/max, exclusions, fio
+// share, and the sha256 of every other file), and with --latency
+// latency.jsonl and latency/*.hlog. The run appends its records through
+// results' writers and renders table.md, report.md and the SVG charts
+// (plots.go) at the end; Report renders results.json, table.md, report.md
+// and the charts again from the rest, results.json last, and Report with
+// Verify checks a bundle against it (results.Verify). The verdicts that
+// turn passes into cells (results.JudgePass, results.Aggregate) live with
+// the format, so every reader judges a bundle alike.
 package orchestrator

@@ -128,7 +128,7 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) Plan {
 		if len(r.DiskDevices) == 0 || float64(r.DiskReads) < 0.5*float64(r.Ops) || r.DiskQueueDepth <= 0 || r.DiskReadsPerSec <= 0 ||
 			r.ServerCPUSeconds <= 0 || r.ServerCPUs < 1 || r.ServerCPUShare <= 0 {
 			t.Errorf("pass t=%d %s: disk %v %d reads (%.0f r/s, depth %.1f; %s), server %.2f CPU s of %d CPUs (%s); want disk reads ≥ half the %d GETs, a depth and server CPU",
-				r.Threads, r.Row.key(), r.DiskDevices, r.DiskReads, r.DiskReadsPerSec, r.DiskQueueDepth, r.DiskNote, r.ServerCPUSeconds, r.ServerCPUs, r.CPUNote, r.Ops)
+				r.Threads, r.Row.ID(), r.DiskDevices, r.DiskReads, r.DiskReadsPerSec, r.DiskQueueDepth, r.DiskNote, r.ServerCPUSeconds, r.ServerCPUs, r.CPUNote, r.Ops)
 		}
 		if r.Row.Pin == PinPinned && (!sameSet(r.Server.CPUs, r.Server.WantCPUs) || !sameSet(r.Client.CPUs, r.Client.WantCPUs) || r.Server.WantCPUs == r.Client.WantCPUs) {
 			t.Errorf("pinned pass: server %+v client %+v; want disjoint sets honoured", r.Server, r.Client)

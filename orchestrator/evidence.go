@@ -13,62 +13,6 @@ import (
 	"github.com/tierbench/tierbench/internal/diskstats"
 )
 
-// serverCPUBoundShare: a pass in which the server used at least this share
-// of the CPUs it was allowed measured the server's CPU, not the disk.
-const serverCPUBoundShare = 0.9
-
-// PassEvidence is what the disk and the server's CPU did during one GET
-// phase, beside the client's ops. The rates divide by the phase's own
-// seconds (bench's measured time): the counters are sampled just before
-// the client starts and just after it exits, and outside the phase the
-// idle server neither reads nor computes, so the few ms of client start-up
-// add nothing to the counts but would dilute a wall-clock rate.
-type PassEvidence struct {
-	// DiskDevices are the physical disks below the data dir whose
-	// /proc/diskstats counters were summed (md and dm members); none when
-	// they could not be resolved. They count every process's reads on
-	// those disks, not only the server's.
-	DiskDevices       []string `json:"disk_devices,omitempty"`
-	DiskReads         uint64   `json:"disk_reads"`          // Δ reads completed
-	DiskWeightedMs    uint64   `json:"disk_weighted_io_ms"` // Δ weighted ms doing I/O
-	DiskWindowSeconds float64  `json:"disk_window_seconds"` // wall time between the samples
-	DiskReadsPerSec   float64  `json:"disk_reads_per_sec"`  // iostat r/s over the phase
-	DiskQueueDepth    float64  `json:"disk_queue_depth"`    // iostat aqu-sz over the phase
-	DiskNote          string   `json:"disk_note,omitempty"` // why there is no disk evidence
-
-	// ServerCPUSeconds is the server's utime+stime over the phase
-	// (/proc/<pid>/stat), ServerCPUs the CPUs its Cpus_allowed_list
-	// holds, ServerCPUShare the first over the phase × the second.
-	ServerCPUSeconds float64 `json:"server_cpu_seconds"`
-	ServerCPUs       int     `json:"server_cpus"`
-	ServerCPUShare   float64 `json:"server_cpu_share"`
-	ServerCPUBound   bool    `json:"server_cpu_bound,omitempty"`
-	ClientCPUs       int     `json:"client_cpus"`
-	ClientCPUShare   float64 `json:"client_cpu_share"`
-	// ClockTicks is the kernel's USER_HZ the stat ticks were divided by.
-	ClockTicks int    `json:"clock_ticks_per_sec,omitempty"`
-	CPUNote    string `json:"cpu_note,omitempty"`
-}
-
-// CellEvidence is the median of the passes' evidence, and the marks a
-// cell keeps in the table with a flag.
-type CellEvidence struct {
-	DiskReadsPerSec float64 `json:"disk_reads_per_sec,omitempty"`
-	DiskQueueDepth  float64 `json:"disk_queue_depth,omitempty"`
-	ServerCPUShare  float64 `json:"server_cpu_share,omitempty"`
-	ClientCPUShare  float64 `json:"client_cpu_share,omitempty"`
-	// ServerCPUBound: at least one pass used ≥ 90 % of the server's CPUs.
-	ServerCPUBound bool `json:"server_cpu_bound,omitempty"`
-	// Ceiling is the IOPS the cell is divided by: the preflight sweep's
-	// best, or a re-measurement at the cell's depth when that is higher.
-	Ceiling float64 `json:"ceiling_iops,omitempty"`
-	// AboveCeiling: the cell exceeded 1.02 × its ceiling even after fio
-	// was measured again at its depth; AboveCeilingWhy says by how much
-	// and what the disk saw.
-	AboveCeiling    bool   `json:"above_ceiling,omitempty"`
-	AboveCeilingWhy string `json:"above_ceiling_why,omitempty"`
-}
-
 // phaseSample is the counters read just before a GET phase.
 type phaseSample struct {
 	disk     diskstats.Sample
@@ -128,59 +72,6 @@ func (r *runner) recordEvidence(before phaseSample, pid int, rec *PassRecord) {
 		ev.ServerCPUSeconds = float64(after-before.cpuTicks) / float64(hz)
 	}
 	judgeEvidence(rec)
-}
-
-// judgeEvidence derives the rates, shares and the CPU-bound mark from
-// the raw counts, so a re-rendered report applies this tierbench's rules.
-func judgeEvidence(rec *PassRecord) {
-	ev := &rec.PassEvidence
-	secs := rec.Seconds
-	if secs <= 0 {
-		secs = ev.DiskWindowSeconds
-	}
-	if len(ev.DiskDevices) > 0 && secs > 0 {
-		d := diskstats.Delta{ReadsCompleted: ev.DiskReads, WeightedMs: ev.DiskWeightedMs}
-		ev.DiskReadsPerSec, ev.DiskQueueDepth = d.ReadsPerSec(secs), d.QueueDepth(secs)
-	}
-	ev.ServerCPUs = cpuCount(rec.Server.CPUs)
-	ev.ClientCPUs = cpuCount(rec.Client.CPUs)
-	ev.ServerCPUShare, ev.ClientCPUShare = 0, 0
-	if secs > 0 && ev.ServerCPUs > 0 {
-		ev.ServerCPUShare = ev.ServerCPUSeconds / secs / float64(ev.ServerCPUs)
-	}
-	if secs > 0 && ev.ClientCPUs > 0 {
-		ev.ClientCPUShare = rec.ClientCPUSeconds / secs / float64(ev.ClientCPUs)
-	}
-	ev.ServerCPUBound = ev.ServerCPUShare >= serverCPUBoundShare
-}
-
-func cpuCount(list string) int {
-	cpus, err := parseCPUList(list)
-	if err != nil {
-		return 0
-	}
-	return len(cpus)
-}
-
-// summarizeEvidence is the cell's evidence over the passes it counts.
-func summarizeEvidence(recs []PassRecord) CellEvidence {
-	var ce CellEvidence
-	var rps, depth, srv, cli []float64
-	for _, r := range recs {
-		judgeEvidence(&r)
-		if len(r.DiskDevices) > 0 {
-			rps = append(rps, r.DiskReadsPerSec)
-			depth = append(depth, r.DiskQueueDepth)
-		}
-		srv = append(srv, r.ServerCPUShare)
-		cli = append(cli, r.ClientCPUShare)
-		ce.ServerCPUBound = ce.ServerCPUBound || r.ServerCPUBound
-	}
-	ce.DiskReadsPerSec, _, _ = median(rps)
-	ce.DiskQueueDepth, _, _ = median(depth)
-	ce.ServerCPUShare, _, _ = median(srv)
-	ce.ClientCPUShare, _, _ = median(cli)
-	return ce
 }
 
 // cpuTicks returns utime + stime of /proc/<pid>/stat in clock ticks.
@@ -327,7 +218,7 @@ func renderEvidence(b *strings.Builder, res Results) {
 
 // evidenceDisks are the disks the passes sampled.
 func evidenceDisks(res Results) []string {
-	for _, p := range res.passes {
+	for _, p := range res.Passes {
 		if len(p.DiskDevices) > 0 {
 			return p.DiskDevices
 		}
@@ -337,7 +228,7 @@ func evidenceDisks(res Results) []string {
 
 // evidenceNote is the first reason a pass gave for having no disk evidence.
 func evidenceNote(res Results) string {
-	for _, p := range res.passes {
+	for _, p := range res.Passes {
 		if p.DiskNote != "" {
 			return p.DiskNote
 		}
@@ -347,7 +238,7 @@ func evidenceNote(res Results) string {
 
 // cpusOf is the server's Cpus_allowed_list in a row's passes.
 func cpusOf(res Results, row Row) string {
-	for _, p := range res.passes {
+	for _, p := range res.Passes {
 		if p.Row == row && p.Server.CPUs != "" {
 			return "cpus " + p.Server.CPUs
 		}

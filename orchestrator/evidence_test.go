@@ -144,7 +144,7 @@ func TestJudgeEvidenceCPUBound(t *testing.T) {
 		t.Errorf("got %+v, want the cell marked, median share 0.8 and no disk evidence", ce)
 	}
 	c := Cell{Row: row, Threads: 8, Passes: 3, Median: 50_000, CellEvidence: ce}
-	res := Results{Cells: []Cell{c}, passes: recs}
+	res := Results{Cells: []Cell{c}, Passes: recs}
 	var b strings.Builder
 	renderEvidence(&b, res)
 	for _, want := range []string{"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8 | 50 K | — | — | — | — | — | — | 80 % | 0 % | server-cpu-bound |",
@@ -237,7 +237,7 @@ func TestRecheckCeilingReal(t *testing.T) {
 			PassEvidence: PassEvidence{DiskDevices: []string{"vda"}, DiskReads: 5000, DiskWeightedMs: 7_300}},
 		{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: 2, Pass: 1, Seconds: 1, OpsPerSec: 900},
 	} {
-		if err := l.append(p); err != nil {
+		if err := l.Append(p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -341,7 +341,7 @@ func TestRenderCurveNotes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var b strings.Builder
-		renderCurve(&b, &tt.f, cfg)
+		renderCurve(&b, &tt.f, cfg.workload())
 		for _, w := range tt.want {
 			if !strings.Contains(b.String(), w) {
 				t.Errorf("%s: curve lacks %q:\n%s", tt.name, w, b.String())

@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 func referencePlan() Plan {
 	cfg, _ := Config{Profile: ProfileReference}.resolve(func(string) string { return "" })
 	return Plan{Schema: SchemaVersion, RunID: "test-run", MaxMisses: 0, Runtime: RuntimeProcess, Nodes: 2,
-		Config: cfg,
+		Workload: cfg.workload(),
 		Rows: []Row{
 			{Backend: "libaio", Pin: PinPinned, Label: "srv node-0 / cli node-1"}, {Backend: "libaio", Pin: PinNone, Label: "no pin"},
 			{Backend: "uring", Pin: PinPinned, Label: "srv node-0 / cli node-1"}, {Backend: "uring", Pin: PinNone, Label: "no pin"},
@@ -33,7 +33,7 @@ func referencePasses(plan Plan) []PassRecord {
 	}
 	var recs []PassRecord
 	for i, row := range plan.Rows {
-		for j, t := range plan.Config.Threads {
+		for j, t := range plan.Workload.Threads {
 			if published[i][j] == 0 {
 				continue
 			}
@@ -82,12 +82,12 @@ func writeBundle(t *testing.T, fio bool) string {
 	}
 	defer l.Close()
 	for _, row := range plan.Rows {
-		l.append(LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: 100_000_000, Acknowledged: 100_000_000,
+		l.Append(LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: 100_000_000, Acknowledged: 100_000_000,
 			ServerKeys: 100_000_000, Tiered: true, BeginAddress: 64, HeadAddress: 12_783_000_064, TailAddress: 12_800_000_064,
 			DeviceShare: 12_783_000_000.0 / 12_800_000_000})
 	}
 	for _, r := range referencePasses(plan) {
-		l.append(r)
+		l.Append(r)
 	}
 	return dir
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // Fuzz targets for every parser of bytes from outside: subcommand JSON,
@@ -47,7 +49,7 @@ func FuzzParsePreflight(f *testing.F) {
 			t.Fatalf("accepted a preflight without checks")
 		}
 		_ = uringUsable(p)
-		_ = p.fioIOPS(512)
+		_ = p.FioIOPS(512)
 	})
 }
 
@@ -56,7 +58,7 @@ func FuzzParseCells(f *testing.F) {
 	f.Add([]byte("{\"kind\":\"fail\",\"schema_version\":1,\"error\":\"x\"}\n{\"kind\":\"pa"))
 	f.Add([]byte("\n\n{}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		passes, _, fails, err := parseCellsAll(data)
+		passes, _, fails, err := results.ParseCellsAll(data)
 		if err != nil {
 			return
 		}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/docker/docker/client"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // Endpoint is one Docker engine a run drives: a host. Its Name names the
@@ -195,6 +197,20 @@ func (e Endpoint) client() (*client.Client, error) {
 		return nil, fmt.Errorf("orchestrator: docker client of host %s (%s): %w", e.Name, e.display(), err)
 	}
 	return cli, nil
+}
+
+// record is the endpoint as plan.json records it.
+func (e Endpoint) record() results.HostEndpoint {
+	return results.HostEndpoint{Name: e.Name, Host: e.Host, Context: e.Context}
+}
+
+// endpointRecords are the endpoints as plan.json records them.
+func endpointRecords(eps []Endpoint) []results.HostEndpoint {
+	out := make([]results.HostEndpoint, len(eps))
+	for i, e := range eps {
+		out[i] = e.record()
+	}
+	return out
 }
 
 // display is the endpoint as progress lines show it.

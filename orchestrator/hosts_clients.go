@@ -26,20 +26,6 @@ import (
 // clients to connect and build their requests.
 const clientLeadTime = 2 * time.Second
 
-// ClientShare is one client's part of a cell, kept in its pass record.
-type ClientShare struct {
-	Host        string    `json:"host"`
-	Threads     int       `json:"threads"`
-	Ops         int64     `json:"ops"`
-	Hits        int64     `json:"hits"`
-	Misses      int64     `json:"misses"`
-	Errors      int64     `json:"errors"`
-	OpsPerSec   float64   `json:"ops_per_sec"`
-	LateSeconds float64   `json:"late_seconds"`
-	Placement   Placement `json:"placement"` // read on its host
-	JSON        string    `json:"json"`      // its bench JSON, relative to the bundle
-}
-
 // splitThreads divides a cell's connections over n client hosts: equal
 // shares, the remainder one each to the first hosts.
 func splitThreads(threads, n int) []int {
@@ -193,36 +179,6 @@ func (r *runner) benchHosts(ctx context.Context, row Row, tgt rowTarget, name st
 	}
 	sum.OpsPerSec = float64(sum.Ops) / float64(seconds)
 	return sum, pl, nil
-}
-
-// HostsLatencyRecord is a line of hosts/latency.jsonl: one online GET phase of
-// a row over every client host, the clients' HdrHistograms merged.
-type HostsLatencyRecord struct {
-	Row     Row           `json:"row"`
-	Threads int           `json:"threads"`
-	Seconds int           `json:"seconds"`
-	Clients []ClientShare `json:"clients"`
-	// Count is the merged histogram's count: the sum of the clients'.
-	Count  int64   `json:"count"`
-	P50us  float64 `json:"p50_us"`
-	P99us  float64 `json:"p99_us"`
-	P999us float64 `json:"p99_9_us"`
-	Maxus  float64 `json:"max_us"`
-	// WarmupSeconds is the unrecorded warm-up the clients reported (the
-	// least of theirs), WarmupOps their warm-up ops summed; 0 in bundles
-	// from before the phase had one.
-	WarmupSeconds float64   `json:"warmup_seconds,omitempty"`
-	WarmupOps     int64     `json:"warmup_ops,omitempty"`
-	Time          time.Time `json:"time"`
-}
-
-// readHostsLatency reads hosts/latency.jsonl; a torn last line is dropped.
-func readHostsLatency(dir string) ([]HostsLatencyRecord, error) {
-	data, err := readOptional(filepath.Join(dir, dirHosts), fileHostsLatency)
-	if data == nil || err != nil {
-		return nil, err
-	}
-	return parseJSONLines[HostsLatencyRecord](data, filepath.Join(dirHosts, fileHostsLatency), nil)
 }
 
 // hostsLatencyDone reports whether hosts/latency.jsonl holds row's phase.

@@ -40,37 +40,6 @@ var gapSide = map[string]string{
 	layerInMemory: "tier-side: the tiered server on the in-RAM device against the untiered in-memory one",
 }
 
-// LadderLayer is one layer of one ladder.
-type LadderLayer struct {
-	Layer     string  `json:"layer"`
-	OpsPerSec float64 `json:"ops_per_sec"`
-	// Share is OpsPerSec over the layer below's; 0 for the bottom layer.
-	// The in-memory top is a ceiling: its Share is the layer below's
-	// OpsPerSec over its own, as ShareIs says.
-	Share float64 `json:"share_of_layer_below,omitempty"`
-	// ShareIs names the quotient when it is not this layer ÷ the one below.
-	ShareIs        string  `json:"share_is,omitempty"`
-	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
-	Detail         string  `json:"detail"`
-	// Raw is the layer's file in the bundle (ladder/…json), when it ran;
-	// of a layer run in rounds, the median round's.
-	Raw string `json:"raw,omitempty"`
-	// RoundsOpsPerSec and RoundsRaw are every round's, in run order.
-	RoundsOpsPerSec []float64 `json:"rounds_ops_per_sec,omitempty"`
-	RoundsRaw       []string  `json:"rounds_raw,omitempty"`
-	Error           string    `json:"error,omitempty"`
-}
-
-// Ladder is one backend's layers, bottom up, and its largest drop.
-type Ladder struct {
-	Backend string        `json:"backend"`
-	Layers  []LadderLayer `json:"layers"`
-	Gap     string        `json:"gap,omitempty"`
-	Note    string        `json:"note,omitempty"`
-}
-
-const fileLadder = "ladder.json"
-
 // ladderSeconds is each lower layer's measured time: the run's cell.
 func (r *runner) ladderSeconds() int { return max(r.cfg.CellSeconds, 1) }
 
@@ -92,7 +61,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 	for _, backend := range r.ladderBackends() {
 		l := Ladder{Backend: backend}
 		if backend != ScenarioLocalMemory {
-			fio := pre.fioIOPS(512)
+			fio := pre.FioIOPS(512)
 			layer := LadderLayer{Layer: layerFio, OpsPerSec: fio, Detail: "the preflight's depth-sweep ceiling, 512 B random reads"}
 			if fio <= 0 {
 				layer.Error = "no fio ceiling (--no-fio, or fio is missing)"
@@ -105,7 +74,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 			l.Layers = append(l.Layers, r.lowerLayers(ctx, backend)...)
 		}
 		best, ok := bestRESPCell(res, backend)
-		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Config.Batch))
+		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Workload.Batch))
 		if backend == ScenarioLocalMemory && r.cfg.ServerAddr == "" {
 			l.Layers = append(l.Layers, r.inMemoryLayer(ctx, best, ok))
 		}

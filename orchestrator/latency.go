@@ -26,8 +26,6 @@ import (
 // older tierbench versions read and would refuse) and each step's
 // HdrHistogram is written to latency/ as an HdrHistogram log.
 const (
-	fileLatency = "latency.jsonl"
-	dirLatency  = "latency"
 	// minAchievedShare: a step that achieved less of its offered rate is
 	// marked short: the client or the server could not keep up, and its
 	// latency is mostly queueing.
@@ -64,43 +62,6 @@ type onlineWarmup struct {
 
 // latencyShares are the offered rates, as shares of the row's best median.
 var latencyShares = []float64{0.10, 0.25, 0.50, 0.75, 0.90}
-
-// LatencyRecord is one line of latency.jsonl: one fixed-rate step.
-type LatencyRecord struct {
-	Kind   string `json:"kind"` // "latency"
-	Schema int    `json:"schema_version"`
-	Row    Row    `json:"row"`
-	// Share of BestOpsPerSec offered; BestThreads measured that best.
-	Share         float64 `json:"share"`
-	BestOpsPerSec float64 `json:"best_ops_per_sec"`
-	Threads       int     `json:"threads"`
-	InFlight      int     `json:"itp"` // ops in flight per connection, at most
-
-	OfferedOpsPerSec  float64 `json:"offered_ops_per_sec"`
-	AchievedOpsPerSec float64 `json:"achieved_ops_per_sec"`
-	Ops               int64   `json:"ops"`
-	Seconds           float64 `json:"seconds"`
-	Misses            int64   `json:"misses"`
-	Errors            int64   `json:"errors"`
-	ClientSaturated   bool    `json:"client_saturated"`
-	// Short: achieved < 95 % of offered.
-	Short bool `json:"short,omitempty"`
-	// WarmupSeconds and WarmupOps are the client's unrecorded warm-up
-	// before the step, as it reported them (0 in bundles from before it
-	// counted them).
-	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`
-	WarmupOps     int64   `json:"warmup_ops,omitempty"`
-
-	// Latencies from the intended send time, in microseconds.
-	P50Micros  float64 `json:"p50_us"`
-	P99Micros  float64 `json:"p99_us"`
-	P999Micros float64 `json:"p99_9_us"`
-	MaxMicros  float64 `json:"max_us"`
-	// Hlog is the step's HdrHistogram log, relative to the bundle; ""
-	// when the client gave no histogram.
-	Hlog string    `json:"hlog,omitempty"`
-	Time time.Time `json:"time"`
-}
 
 // onlineOutput is the part of `bench --online --json` the steps use.
 type onlineOutput struct {
@@ -321,79 +282,6 @@ func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec
 
 func appendLatency(dir string, rec LatencyRecord) error { return appendJSONL(dir, fileLatency, rec) }
 
-// readLatency reads latency.jsonl; a torn last line is dropped.
-func readLatency(dir string) ([]LatencyRecord, error) {
-	data, err := readOptional(dir, fileLatency)
-	if data == nil || err != nil {
-		return nil, err
-	}
-	return parseLatency(data)
-}
-
-// appendJSONL appends rec as one fsynced line to dir/name, as cells.jsonl
-// is written, so a record finished before a crash is never lost.
-func appendJSONL(dir, name string, rec any) error {
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("orchestrator: open %s: %w", name, err)
-	}
-	l := cellsLog{f: f}
-	defer l.Close()
-	return l.append(rec)
-}
-
-// readOptional reads dir/name; nil, nil when the bundle has no such file.
-func readOptional(dir, name string) ([]byte, error) {
-	data, err := os.ReadFile(filepath.Join(dir, name))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("orchestrator: read %s: %w", name, err)
-	}
-	return data, nil
-}
-
-func parseLatency(data []byte) ([]LatencyRecord, error) {
-	return parseJSONLines(data, fileLatency, func(rec LatencyRecord) error {
-		if rec.Schema > SchemaVersion {
-			return fmt.Errorf("schema_version %d is newer than this tierbench's %d", rec.Schema, SchemaVersion)
-		}
-		if rec.Kind != "latency" {
-			return fmt.Errorf("unknown kind %q", rec.Kind)
-		}
-		return nil
-	})
-}
-
-// parseJSONLines decodes one T a line of data, the file name; a torn last
-// line is dropped, and check, when not nil, may refuse a record that
-// decoded.
-func parseJSONLines[T any](data []byte, name string, check func(T) error) ([]T, error) {
-	var out []T
-	lines := strings.Split(string(data), "\n")
-	for i, line := range lines {
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		var rec T
-		if err := json.Unmarshal([]byte(line), &rec); err != nil {
-			if i == len(lines)-1 {
-				break // torn final line: the process died writing it
-			}
-			return nil, fmt.Errorf("orchestrator: %s line %d: %w", name, i+1, err)
-		}
-		if check != nil {
-			if err := check(rec); err != nil {
-				return nil, fmt.Errorf("orchestrator: %s line %d: %w", name, i+1, err)
-			}
-		}
-		out = append(out, rec)
-	}
-	return out, nil
-}
-
 func shortNote(rec LatencyRecord) string {
 	if rec.Short {
 		return fmt.Sprintf("  SHORT: achieved %.1f %% of the offered rate", 100*rec.AchievedOpsPerSec/rec.OfferedOpsPerSec)
@@ -408,7 +296,7 @@ func latencyMarkdown(res Results) string {
 		return ""
 	}
 	var b strings.Builder
-	c := res.Plan.Config
+	c := res.Plan.Workload
 	fmt.Fprintf(&b, "## Latency under load\n\nAfter each row's passes, GETs at fixed offered rates of 10, 25, 50, 75 and 90 %% of the row's best median, each for %d s over that cell's connections with up to %d GETs in flight each (`bench --online --rate`), after %d s at the same rate that are not recorded, so the client's start-up stays out of the percentiles. Latency runs from each GET's intended send time, so a stall is charged to every GET it delayed. Each step's HdrHistogram is in %s/ as an HdrHistogram log.\n\n",
 		c.CellSeconds, c.Batch, latencyWarmupSeconds, dirLatency)
 	b.WriteString("| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |\n|:--|:--|--:|--:|--:|--:|--:|--:|\n")

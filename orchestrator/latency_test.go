@@ -210,7 +210,7 @@ func TestBestCellAndResolve(t *testing.T) {
 		t.Errorf("bestCell of the reference's first row: got %+v, %v; want t=64", best, ok)
 	}
 	if _, ok := bestCell(plan, nil, plan.Rows[0]); ok {
-		t.Errorf("bestCell with no passes: got a cell, want none")
+		t.Errorf("bestCell with no Passes: got a cell, want none")
 	}
 	for _, tt := range []struct {
 		cfg  Config
@@ -367,12 +367,12 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 func TestLatencyTodo(t *testing.T) {
 	dir := writeBundle(t, false)
 	plan := referencePlan()
-	r := &runner{cfg: plan.Config, plan: plan, out: dir}
+	r := &runner{cfg: configOf(plan.Workload), plan: plan, out: dir}
 	row := plan.Rows[0]
 	todo := func(what string, row Row, want bool) {
 		t.Helper()
 		if got, err := r.latencyTodo(row); err != nil || got != want {
-			t.Errorf("%s: latencyTodo(%s) = %v, %v; want %v", what, row.key(), got, err, want)
+			t.Errorf("%s: latencyTodo(%s) = %v, %v; want %v", what, row.ID(), got, err, want)
 		}
 	}
 	steps := latencyFixture(plan)

@@ -22,15 +22,6 @@ const (
 	// the part above it is no larger than --memory (the store evicted all
 	// it could) and the dataset is ≥ 20 × memory, as validate requires.
 	minDeviceShare = 0.99
-	// sectorBytes is the device's logical block: a storage-bound GET of a
-	// record smaller than it reads at least one.
-	sectorBytes = 512
-	// minSectorShare: a cell is memory-served below this share of a
-	// sector per GET. The dataset is ≥ 20 × --memory, so up to 1/20 of the
-	// keys may be answered from the in-memory log and an honest cell reads
-	// ≥ 95 % of a sector per GET (the reference's 100 M keys: 99.9 %); a
-	// cell served from memory reads next to nothing.
-	minSectorShare = 0.9
 )
 
 // phaseGraceSeconds is how long a GET phase may overrun its --runtime
@@ -112,7 +103,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	if err != nil {
 		return err
 	}
-	if err := r.cells.append(rec); err != nil {
+	if err := r.cells.Append(rec); err != nil {
 		return err
 	}
 	r.done[passKey(row, threads, pass)] = true
@@ -210,31 +201,6 @@ func (r *runner) takePass(ctx context.Context, row Row, tgt rowTarget, threads, 
 	judgePass(&rec, r.cfg.MaxMissRatio)
 	rec.Time = time.Now().UTC()
 	return rec, nil
-}
-
-// judgePass fills the derived fields and the exclusion marks of a pass;
-// maxMiss is the share of misses (and errors) a pass may have.
-func judgePass(rec *PassRecord, maxMiss float64) {
-	answered := rec.Hits + rec.Misses + rec.Errors
-	if answered == 0 {
-		answered = rec.Ops
-	}
-	if answered > 0 {
-		rec.MissRatio = float64(rec.Misses+rec.Errors) / float64(answered)
-	}
-	rec.TooManyMiss = rec.MissRatio > maxMiss || rec.Ops == 0
-	if isScenarioRow(rec.Row) {
-		judgeScenario(rec)
-		return
-	}
-	if rec.ReadBytes < 0 {
-		rec.Unverified = true
-		return
-	}
-	if rec.Ops > 0 {
-		rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(rec.Ops)
-	}
-	rec.MemoryServed = rec.ReadBytesPerGet < minSectorShare*sectorBytes
 }
 
 // benchArgs are the flags every client of a row's server takes.

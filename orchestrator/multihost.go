@@ -23,23 +23,6 @@ import (
 // the hosts' preflights in preflight.go and how the server is reached in
 // serverprobe.go and remote.go.
 
-// dirHosts holds one directory per host: its preflight.json and
-// fingerprint.json, network.json, and each client's JSON under clients/.
-const (
-	dirHosts         = "hosts"
-	fileNetwork      = "network.json"
-	fileHostsLatency = "latency.jsonl" // under hosts/: one merged online phase per row
-)
-
-// HostsPlan records the hosts of a run in plan.json (never the password).
-type HostsPlan struct {
-	Server  Endpoint   `json:"server"`
-	Clients []Endpoint `json:"clients"`
-	Bind    string     `json:"server_bind"`
-	Port    int        `json:"server_port"`
-	Auth    bool       `json:"auth"` // a per-run password was required
-}
-
 // hostsMode reports whether the run drives hosts through their engines.
 func (c Config) hostsMode() bool { return c.ServerHost != "" || c.ClientHosts != "" }
 
@@ -79,7 +62,7 @@ func (r *runner) pickHosts(ctx context.Context) error {
 	for _, did := range hd.removeStale(ctx) {
 		r.printf("cleanup: %s\n", did)
 	}
-	hp := &HostsPlan{Server: srv, Clients: clients}
+	hp := &HostsPlan{Server: srv.record(), Clients: endpointRecords(clients)}
 	if hp.Bind, hp.Port, err = r.chooseBind(ctx); err != nil {
 		return err
 	}

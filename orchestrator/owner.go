@@ -22,21 +22,6 @@ import (
 // process's device reads.
 var ErrWrongProcess = fmt.Errorf("%w: the pid is not the server's", ErrRefused)
 
-// OwnerProof is the evidence that a pid is the server at an address: the
-// LISTEN socket's inode found among the pid's open files, and the pid the
-// server itself reports in INFO server, when it reports one.
-type OwnerProof struct {
-	Addr      string `json:"addr"`
-	PID       int    `json:"pid"`
-	Command   string `json:"command,omitempty"` // /proc/<pid>/comm
-	Listen    string `json:"listen"`            // the LISTEN entry's local address
-	Inode     uint64 `json:"socket_inode"`
-	InfoPID   int64  `json:"info_process_id,omitempty"` // INFO server's process_id; 0 = not reported
-	Namespace string `json:"pid_namespace_ids,omitempty"`
-	// Found says the pid was not given but found as the socket's owner.
-	Found bool `json:"found,omitempty"`
-}
-
 // listenEntry is one LISTEN socket of /proc/net/tcp or /proc/net/tcp6.
 type listenEntry struct {
 	IP    net.IP

@@ -10,13 +10,6 @@ import (
 // fileThroughputSVG is the bundle's throughput chart.
 const fileThroughputSVG = "throughput.svg"
 
-// Plot is one chart of the bundle, as results.json lists it.
-type Plot struct {
-	File    string `json:"file"`              // relative to the bundle
-	Caption string `json:"caption"`           // the alt text in report.md
-	Latency bool   `json:"latency,omitempty"` // shown in the latency section
-}
-
 // ThroughputChart is the table as a chart: GET ops/sec against client
 // connections, one line per series, each ceiling a level across it.
 func ThroughputChart(title string, series []plots.Series, ceilings []plots.Level) plots.Chart {
@@ -52,7 +45,7 @@ func RowSeries(name string, row Row, threads []int, cells []Cell) plots.Series {
 func writePlots(dir string, res Results) ([]Plot, error) {
 	var series []plots.Series
 	for _, row := range res.Plan.Rows {
-		if s := RowSeries(titleCase(row.Backend)+" "+row.Label, row, res.Plan.Config.Threads, res.Cells); len(s.Points) > 0 {
+		if s := RowSeries(titleCase(row.Backend)+" "+row.Label, row, res.Plan.Workload.Threads, res.Cells); len(s.Points) > 0 {
 			series = append(series, s)
 		}
 	}

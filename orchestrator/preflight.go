@@ -84,7 +84,7 @@ func (r *runner) judgePreflight(p preflightOutput, where string) error {
 			r.printf("preflight (%s): WARN %s: %s\n", where, c.Name, c.Detail)
 		}
 	}
-	failed := p.failed()
+	failed := p.Failed()
 	if len(failed) == 0 {
 		return nil
 	}
@@ -227,17 +227,6 @@ func (r *runner) preflightHosts(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// NetworkCheck is hosts/<name>/network.json: the link from one client
-// host to the server, measured by tierbench bench in a container there.
-type NetworkCheck struct {
-	Host       string  `json:"host"`
-	RTTp50us   float64 `json:"rtt_p50_us"` // PING, one in flight
-	RTTp99us   float64 `json:"rtt_p99_us"`
-	NoopOps    float64 `json:"noop_ops_per_sec"` // pipelined PING
-	NoopThread int     `json:"noop_threads"`
-	NoopBatch  int     `json:"noop_batch"`
 }
 
 // networkPreflight measures each client host's link to the row's server

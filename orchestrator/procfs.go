@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/cpulist"
 )
 
 // procRoot is where /proc is read from; tests point it at testdata trees.
@@ -106,55 +108,11 @@ func parseNumaMapsPolicy(data []byte) string {
 	return "default"
 }
 
-// parseCPUList parses a kernel cpulist like "0-3,8,10-11" into sorted,
-// distinct numbers.
-func parseCPUList(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil, nil
-	}
-	var out []int
-	for part := range strings.SplitSeq(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("cpulist %q: bad element %q", s, part)
-		}
-		b := a
-		if isRange {
-			b, err = strconv.Atoi(hi)
-			if err != nil || b < a || b-a > 1<<16 {
-				return nil, fmt.Errorf("cpulist %q: bad range %q", s, part)
-			}
-		}
-		for i := a; i <= b; i++ {
-			out = append(out, i)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
+// parseCPUList parses a kernel cpulist (cpulist.Parse).
+func parseCPUList(s string) ([]int, error) { return cpulist.Parse(s) }
 
-// formatCPUList writes sorted numbers back as a cpulist, ranges collapsed.
-func formatCPUList(xs []int) string {
-	var b strings.Builder
-	for i := 0; i < len(xs); {
-		j := i
-		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		if j == i {
-			fmt.Fprintf(&b, "%d", xs[i])
-		} else {
-			fmt.Fprintf(&b, "%d-%d", xs[i], xs[j])
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+// formatCPUList writes numbers back as a cpulist (cpulist.Format).
+func formatCPUList(xs []int) string { return cpulist.Format(xs) }
 
 // sameSet reports whether two cpulists name the same numbers.
 func sameSet(a, b string) bool {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/results"
 )
 
 // ReportConfig names the bundle `tierbench report` renders again.
@@ -46,7 +47,11 @@ func Report(_ context.Context, cfg ReportConfig, stdout io.Writer) error {
 // render derives results.json, table.md and report.md from the bundle's
 // raw records, so a report can always be re-rendered, and returns the table.
 func render(dir string) (string, error) {
-	res, pre, preRaw, err := derive(dir)
+	res, err := results.Derive(dir, hostPreflightParagraph)
+	if err != nil {
+		return "", err
+	}
+	pre, preRaw, err := results.ReadPreflight(dir)
 	if err != nil {
 		return "", err
 	}
@@ -73,51 +78,12 @@ func render(dir string) (string, error) {
 	return table, nil
 }
 
-// derive computes results.json's content from the bundle's raw records
-// (plan.json, cells.jsonl, preflight.json), without writing anything.
-func derive(dir string) (res Results, pre preflightOutput, preRaw []byte, err error) {
-	var plan Plan
-	if err := readJSON(dir, filePlan, &plan); err != nil {
-		return res, pre, nil, err
-	}
-	if plan.Schema > SchemaVersion {
-		return res, pre, nil, fmt.Errorf("orchestrator: %s: schema_version %d is newer than this tierbench's %d", dir, plan.Schema, SchemaVersion)
-	}
-	passes, loads, err := readCells(dir)
-	if err != nil {
-		return res, pre, nil, err
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, filePreflight)); err == nil {
-		preRaw = b
-		pre, _ = parsePreflight(b) // a --force run may hold only an error
-	}
-	fails, err := readFailures(dir)
-	if err != nil {
-		return res, pre, nil, err
-	}
-	fio := pre.fioIOPS(512)
-	if !ceilingApplies(plan.Config) {
-		fio = 0 // a disk the external server may never touch bounds nothing
-	}
-	res = Results{Schema: SchemaVersion, Scenario: plan.Config.scenario(), Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
-		Cells: aggregate(plan, passes, fails, fio), FioIOPS512: fio, passes: passes}
-	if res.Ceilings, err = readCeilings(dir); err != nil {
-		return res, pre, nil, err
-	}
-	if res.Latency, err = readLatency(dir); err != nil {
-		return res, pre, nil, err
-	}
-	applyCeilings(res.Cells, res.Ceilings, fio)
-	res.Hosts, res.LinkWarnings = readHosts(dir, plan, passes)
-	return res, pre, preRaw, nil
-}
-
 // renderReport writes report.md: the host paragraph, the table, each
 // cell as a share of the fio 512 B ceiling, and the load and device-hit
 // evidence behind every number.
 func renderReport(res Results, pre preflightOutput, preRaw []byte, table string) string {
 	var b strings.Builder
-	c := res.Plan.Config
+	c := res.Plan.Workload
 	fmt.Fprintf(&b, "# tierbench run %s\n\n", res.Plan.RunID)
 	fmt.Fprintf(&b, "## Host\n\n%s\n\n", hostParagraph(res.Plan, pre, preRaw))
 	b.WriteString(hostsMarkdown(res))
@@ -222,7 +188,7 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 // rowComplete reports whether every cell of row has all its passes.
 func rowComplete(res Results, row Row) bool {
 	for _, c := range res.Cells {
-		if c.Row == row && c.Passes < res.Plan.Config.Passes {
+		if c.Row == row && c.Passes < res.Plan.Workload.Passes {
 			return false
 		}
 	}

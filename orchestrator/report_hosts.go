@@ -3,87 +3,19 @@ package orchestrator
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/tierbench/tierbench/hostcheck"
 )
 
-// linkBoundShare: a client that reached this share of its link's
-// pipelined no-op rate may have been held back by the link, not the
-// server: the report says so beside the table.
-const linkBoundShare = 0.9
-
-// HostSummary is one host of a run across hosts, in results.json.
-type HostSummary struct {
-	Name      string        `json:"name"`
-	Endpoint  string        `json:"endpoint"`
-	Roles     []string      `json:"roles"` // server, client
-	Paragraph string        `json:"paragraph"`
-	Network   *NetworkCheck `json:"network,omitempty"`
-}
-
-// readHosts describes the hosts of a run from hosts/<name>/ and judges
-// each client link against the rates its clients reached; nil for a run
-// on one machine.
-func readHosts(dir string, plan Plan, passes []PassRecord) ([]HostSummary, []string) {
-	hp := plan.Hosts
-	if hp == nil {
-		return nil, nil
+// hostPreflightParagraph describes a host of a run across hosts from its
+// preflight.json in the bundle (nil when there is none).
+func hostPreflightParagraph(raw []byte) string {
+	var rep hostcheck.Report
+	if raw == nil || json.Unmarshal(raw, &rep) != nil {
+		return "No preflight of this host in the bundle."
 	}
-	var hosts []HostSummary
-	index := map[string]int{}
-	add := func(ep Endpoint, role string) {
-		if i, ok := index[ep.Name]; ok {
-			hosts[i].Roles = append(hosts[i].Roles, role)
-			return
-		}
-		index[ep.Name] = len(hosts)
-		hosts = append(hosts, HostSummary{Name: ep.Name, Endpoint: ep.display(), Roles: []string{role}})
-	}
-	add(hp.Server, "server")
-	for _, c := range hp.Clients {
-		add(c, "client")
-	}
-	for i := range hosts {
-		h := &hosts[i]
-		raw, err := os.ReadFile(filepath.Join(dir, dirHosts, h.Name, filePreflight))
-		var rep hostcheck.Report
-		if err != nil || json.Unmarshal(raw, &rep) != nil {
-			h.Paragraph = "No preflight of this host in the bundle."
-		} else {
-			h.Paragraph = hostcheck.HostParagraph(rep)
-		}
-		var nc NetworkCheck
-		if readJSON(filepath.Join(dir, dirHosts, h.Name), fileNetwork, &nc) == nil {
-			h.Network = &nc
-		}
-	}
-	return hosts, linkWarnings(hosts, passes)
-}
-
-// linkWarnings names every cell in which a client reached linkBoundShare
-// of its host's pipelined no-op rate.
-func linkWarnings(hosts []HostSummary, passes []PassRecord) []string {
-	var out []string
-	for _, h := range hosts {
-		if h.Network == nil || h.Network.NoopOps <= 0 {
-			continue
-		}
-		worst, at := 0.0, ""
-		for _, p := range passes {
-			for _, c := range p.Clients {
-				if c.Host == h.Name && c.OpsPerSec/h.Network.NoopOps > worst {
-					worst, at = c.OpsPerSec/h.Network.NoopOps, fmt.Sprintf("%s %s t=%d pass %d", titleCase(p.Row.Backend), p.Row.Label, p.Threads, p.Pass)
-				}
-			}
-		}
-		if worst >= linkBoundShare {
-			out = append(out, fmt.Sprintf("host %s: its clients reached %.0f %% of the link's pipelined no-op rate (%s ops/s) in %s: the link, not the server, may have set that cell", h.Name, 100*worst, FormatOps(h.Network.NoopOps), at))
-		}
-	}
-	return out
+	return hostcheck.HostParagraph(rep)
 }
 
 // hostsMarkdown is the report's description of every host, for the Host

@@ -3,13 +3,15 @@ package orchestrator
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // workloadParagraph describes what actually ran: tierbench's flags for the
 // tiered servers the run started, or, for a server at --server-addr, what
 // that server says about itself — never tierbench's flags for it.
 func workloadParagraph(res Results) string {
-	c := res.Plan.Config
+	c := res.Plan.Workload
 	var b strings.Builder
 	records := fmt.Sprintf("%d keys, %d B values and %d B keys", c.DBSize, c.ValueLength, c.KeyLength)
 	if w := scenarioWorkload(c); w != "" {
@@ -21,7 +23,7 @@ func workloadParagraph(res Results) string {
 		who := "a server that did not describe itself"
 		for _, l := range res.Loads {
 			if l.ServerInfo != nil {
-				who = l.ServerInfo.describe()
+				who = l.ServerInfo.Describe()
 			}
 		}
 		load := "loaded by this run"
@@ -39,7 +41,7 @@ func workloadParagraph(res Results) string {
 	fmt.Fprintf(&b, "; runtime %s.\n\n", res.Plan.Runtime)
 	for _, l := range res.Loads {
 		if l.Owner != nil && c.ServerAddr != "" {
-			fmt.Fprintf(&b, "The server's device reads are counted for %s.\n\n", l.Owner.sentence())
+			fmt.Fprintf(&b, "The server's device reads are counted for %s.\n\n", l.Owner.Sentence())
 			break
 		}
 	}
@@ -51,11 +53,11 @@ func workloadParagraph(res Results) string {
 }
 
 // noCeilingSentence says why the report has no fio ceiling.
-func noCeilingSentence(cfg Config) string {
-	if cfg.scenario() == ScenarioMemory || cfg.scenario() == ScenarioLocalMemory {
-		return fmt.Sprintf("No fio ceiling: --scenario %s keeps the data in RAM, so no disk bounds it.\n\n", cfg.scenario())
+func noCeilingSentence(cfg results.Workload) string {
+	if cfg.ScenarioName() == ScenarioMemory || cfg.ScenarioName() == ScenarioLocalMemory {
+		return fmt.Sprintf("No fio ceiling: --scenario %s keeps the data in RAM, so no disk bounds it.\n\n", cfg.ScenarioName())
 	}
-	if !ceilingApplies(cfg) {
+	if !cfg.CeilingApplies() {
 		return fmt.Sprintf("No fio ceiling: the server at %s was not started by this run and --data did not name where its data lives, so no disk measured here bounds it.\n\n", cfg.ServerAddr)
 	}
 	return "No fio baseline in this bundle (preflight ran without --fio, or failed): no ceiling to divide by.\n\n"
@@ -63,11 +65,11 @@ func noCeilingSentence(cfg Config) string {
 
 // deviceHitParagraph explains the device-hit and miss rules of the table.
 func deviceHitParagraph(res Results) string {
-	if p := scenarioDeviceHitParagraph(res.Plan.Config); p != "" {
+	if p := scenarioDeviceHitParagraph(res.Plan.Workload); p != "" {
 		return p
 	}
 	fits := ""
-	if res.Plan.Config.ServerAddr == "" {
+	if res.Plan.Workload.ServerAddr == "" {
 		fits = fmt.Sprintf("; at most 1/%d of the dataset fits in the server's memory", minDeviceToMemory)
 	}
 	misses := "a cell with any miss answered it without the device"
@@ -84,7 +86,7 @@ func loadNotes(res Results) string {
 	for _, l := range res.Loads {
 		row := titleCase(l.Row.Backend) + " " + l.Row.Label
 		if l.Owner != nil {
-			fmt.Fprintf(&b, "- %s: %s.\n", row, l.Owner.sentence())
+			fmt.Fprintf(&b, "- %s: %s.\n", row, l.Owner.Sentence())
 		}
 		if s := l.Sample; s != nil {
 			fmt.Fprintf(&b, "- %s: sampled GET check of %d random keys in %.1f s: %d missed, %d of the wrong length, %d error replies", row, s.Keys, s.Seconds, s.Missed, s.WrongLength, s.Errors)

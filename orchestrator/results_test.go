@@ -87,7 +87,7 @@ func TestAggregate(t *testing.T) {
 
 func TestAggregateCountsEachPassOnce(t *testing.T) {
 	plan := referencePlan()
-	plan.Config.Passes = 2
+	plan.Workload.Passes = 2
 	row := plan.Rows[0]
 	recs := []PassRecord{
 		{Row: row, Threads: 8, Pass: 1, Ops: 10, OpsPerSec: 100, Hits: 10, ReadBytes: 5120},
@@ -161,12 +161,12 @@ func TestBundleRoundTrip(t *testing.T) {
 	}
 	load := LoadRecord{Kind: "load", Schema: SchemaVersion, Row: plan.Rows[0], DBSize: 100, Acknowledged: 100, ServerKeys: 100,
 		Tiered: true, HeadAddress: 990, TailAddress: 1000, DeviceShare: 0.99, Time: time.Unix(1, 0).UTC()}
-	if err := l.append(load); err != nil {
+	if err := l.Append(load); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range recs {
 		r.Time = time.Unix(2, 0).UTC()
-		if err := l.append(r); err != nil {
+		if err := l.Append(r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -51,7 +51,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		}
 		r.proof = &proof
 		r.cfg.ServerPID = proof.PID
-		r.printf("server: %s\n", proof.sentence())
+		r.printf("server: %s\n", proof.Sentence())
 	}
 	if err := r.createBundle(); err != nil {
 		return err
@@ -120,7 +120,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			verdict = "REFUSED"
 		}
 		r.printf("%s %s: %s: %v\n", titleCase(row.Backend), row.Label, verdict, err)
-		if aerr := r.cells.append(FailRecord{Kind: "fail", Schema: SchemaVersion, Row: row, Error: err.Error(), Refused: refused, Time: time.Now().UTC()}); aerr != nil {
+		if aerr := r.cells.Append(FailRecord{Kind: "fail", Schema: SchemaVersion, Row: row, Error: err.Error(), Refused: refused, Time: time.Now().UTC()}); aerr != nil {
 			return errors.Join(err, aerr)
 		}
 		if !refused {
@@ -207,7 +207,7 @@ func (r *runner) setup(cfg Config) error {
 			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, plan.Schema, SchemaVersion)
 		}
 		// The plan decides what is measured; how it is run may change.
-		saved := plan.Config
+		saved := configOf(plan.Workload)
 		if saved.ServerAddr != "" {
 			// Bundles written before external runs recorded only what
 			// ran carry tierbench's server defaults, which validate refuses.
@@ -226,7 +226,7 @@ func (r *runner) setup(cfg Config) error {
 			return err
 		}
 		r.cfg, r.plan, r.out = resolved, plan, cfg.Resume
-		r.plan.Config = resolved
+		r.plan.Workload = resolved.workload()
 		passes, loads, err := readCells(r.out)
 		if err != nil {
 			return err
@@ -234,7 +234,7 @@ func (r *runner) setup(cfg Config) error {
 		r.done = donePasses(passes)
 		r.loadsDone = map[string]bool{}
 		for _, l := range loads {
-			r.loadsDone[l.Row.key()] = true
+			r.loadsDone[l.Row.ID()] = true
 		}
 	} else {
 		resolved, err := cfg.resolve(os.Getenv)
@@ -348,7 +348,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 }
 
 func (r *runner) writePlan() error {
-	r.plan.Config = r.cfg
+	r.plan.Workload = r.cfg.workload()
 	return writeJSON(r.out, filePlan, r.plan)
 }
 

@@ -14,48 +14,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/size"
-)
-
-// Scenarios of the reference, told apart by where reads land.
-const (
-	// ScenarioStorage is scenario 2: the tiered server on the native
-	// device, reads hit the disk (the backend × pin matrix).
-	ScenarioStorage = "storage"
-	// ScenarioMemory is scenario 1: the untiered server, the dataset in
-	// RAM; a cell must read (almost) nothing from the device.
-	ScenarioMemory = "memory"
-	// ScenarioLocalMemory is scenario 3: the tiered server on the
-	// syscall-free localmemory device; every GET is a device read that
-	// /proc io cannot see, so the server's own counter is the evidence.
-	ScenarioLocalMemory = "localmemory"
-	// ScenarioAll runs the three in sequence into one bundle.
-	ScenarioAll = "all"
-)
-
-// Scenarios lists the --scenario names in the order "all" runs them.
-var Scenarios = []string{ScenarioMemory, ScenarioStorage, ScenarioLocalMemory}
-
-// scenarioTitle is the section heading of each scenario, the reference's.
-var scenarioTitle = map[string]string{
-	ScenarioMemory:      "1. Memory-bound — data in RAM",
-	ScenarioStorage:     "2. NVMe storage-bound — reads hit real disk",
-	ScenarioLocalMemory: "3. Memory-device-bound — reads hit the in-RAM device",
-}
-
-// Thresholds of the scenarios' device-hit checks.
-const (
-	// maxMemorySectorShare: a memory-bound cell reads less than this share
-	// of a sector per GET from the device (scenario 1's inverted check).
-	maxMemorySectorShare = 0.01
-	// minDeviceReadsPerGet: a localmemory cell's server counts at least
-	// this many device reads per GET (INFO store Device.CompletedReads).
-	minDeviceReadsPerGet = 0.9
-)
-
-// Reasons a scenario keeps a cell out of the table.
-const (
-	excludedDeviceRead    = "device-read"
-	excludedNoDeviceReads = "no-device-reads"
+	"github.com/tierbench/tierbench/results"
 )
 
 // scenarioProfiles holds the memory and localmemory scenarios' shapes
@@ -178,61 +137,6 @@ func (r *runner) scenarioServerArgs(row Row, port int) []string {
 	return append(args, "--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment,
 		"--storage-tier", "--device-type", "localmemory",
 		"--device-completion-threads", "4", "--device-throttle-limit", "512")
-}
-
-// judgeScenario marks a memory or localmemory pass: scenario 1's cell
-// must read less than 1 % of a sector per GET from the device, scenario
-// 3's server must count ≥ 0.9 device reads per GET.
-func judgeScenario(rec *PassRecord) {
-	switch rec.Row.Backend {
-	case ScenarioMemory:
-		if rec.ReadBytes < 0 {
-			rec.Unverified = true
-			return
-		}
-		if rec.Ops > 0 {
-			rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(rec.Ops)
-		}
-		rec.DeviceRead = rec.ReadBytesPerGet >= maxMemorySectorShare*sectorBytes
-	case ScenarioLocalMemory:
-		if rec.DeviceReads < 0 {
-			rec.Unverified = true
-			return
-		}
-		if rec.Ops > 0 {
-			rec.DeviceReadsPerGet = float64(rec.DeviceReads) / float64(rec.Ops)
-			rec.ReadBytesPerGet = float64(max(rec.ReadBytes, 0)) / float64(rec.Ops)
-		}
-		rec.NoDeviceReads = rec.DeviceReadsPerGet < minDeviceReadsPerGet
-		// A shard whose reads missed its device fails the cell even when
-		// the others' reads carry the total over the line.
-		for i := range rec.Nodes {
-			n := &rec.Nodes[i]
-			if n.Ops > 0 {
-				n.DeviceReadsPerGet = float64(n.DeviceReads) / float64(n.Ops)
-				rec.NoDeviceReads = rec.NoDeviceReads || n.DeviceReads < 0 || n.DeviceReadsPerGet < minDeviceReadsPerGet
-			}
-		}
-		// The in-RAM device reads nothing through the kernel: bytes in
-		// /proc io mean a native device sits under the store.
-		rec.DeviceRead = rec.ReadBytes > 0 && rec.ReadBytesPerGet >= maxMemorySectorShare*sectorBytes
-	}
-}
-
-// isScenarioRow says whether a row is judged by judgeScenario.
-func isScenarioRow(row Row) bool {
-	return row.Backend == ScenarioMemory || row.Backend == ScenarioLocalMemory
-}
-
-// scenarioExclusion is the reason a scenario pass keeps its cell out.
-func scenarioExclusion(rec PassRecord) string {
-	switch {
-	case rec.DeviceRead:
-		return excludedDeviceRead
-	case rec.NoDeviceReads:
-		return excludedNoDeviceReads
-	}
-	return ""
 }
 
 // scenarioNotes explains the scenario marks under a table.
@@ -412,21 +316,6 @@ func scenarioConfig(cfg Config, s string) Config {
 	return c
 }
 
-// fileScenarios indexes the per-scenario bundles of a --scenario all run.
-const fileScenarios = "scenarios.json"
-
-type scenarioIndex struct {
-	Schema    int             `json:"schema_version"`
-	Scenario  string          `json:"scenario"`
-	Scenarios []scenarioEntry `json:"scenarios"`
-}
-
-type scenarioEntry struct {
-	Scenario string `json:"scenario"`
-	Dir      string `json:"dir"`
-	Error    string `json:"error,omitempty"`
-}
-
 func errString(err error) string {
 	if err == nil {
 		return ""
@@ -467,11 +356,11 @@ func renderAll(dir string) (string, error) {
 
 // scenarioWorkload describes the server of a memory or localmemory run
 // for report.md; "" for the storage scenario or an external server.
-func scenarioWorkload(c Config) string {
+func scenarioWorkload(c results.Workload) string {
 	if c.ServerAddr != "" {
 		return ""
 	}
-	switch c.scenario() {
+	switch c.ScenarioName() {
 	case ScenarioMemory:
 		return fmt.Sprintf("%d keys, %d B records (--keylength %d --valuelength %d) in the untiered server (--index %s)",
 			c.DBSize, recordBytes(c.KeyLength, c.ValueLength), c.KeyLength, c.ValueLength, c.Index)
@@ -484,8 +373,8 @@ func scenarioWorkload(c Config) string {
 
 // scenarioDeviceHitParagraph states the device-hit rule of scenarios 1
 // and 3 for report.md; "" for the storage scenario.
-func scenarioDeviceHitParagraph(c Config) string {
-	switch c.scenario() {
+func scenarioDeviceHitParagraph(c results.Workload) string {
+	switch c.ScenarioName() {
 	case ScenarioMemory:
 		return fmt.Sprintf("Device bytes are the server's /proc/<pid>/io read_bytes over each GET phase. Scenario 1 is memory-bound: a cell reading %.1f B or more per GET (%.0f %% of a %d B sector) reached a device and is kept out of the table, as is a cell with any miss.\n\n",
 			maxMemorySectorShare*sectorBytes, 100*maxMemorySectorShare, sectorBytes)

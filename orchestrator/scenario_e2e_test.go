@@ -73,7 +73,7 @@ func TestRunScenarioLocalMemory(t *testing.T) {
 	for _, rec := range recs {
 		batches[rec.Batch] = true
 		if rec.DeviceReadsPerGet < minDeviceReadsPerGet || rec.NoDeviceReads || rec.DeviceRead {
-			t.Errorf("pass %s t=%d: %.2f device reads per GET from INFO store, %d bytes through the kernel; want ≥ %.1f and none", rec.Row.key(), rec.Threads, rec.DeviceReadsPerGet, rec.ReadBytes, minDeviceReadsPerGet)
+			t.Errorf("pass %s t=%d: %.2f device reads per GET from INFO store, %d bytes through the kernel; want ≥ %.1f and none", rec.Row.ID(), rec.Threads, rec.DeviceReadsPerGet, rec.ReadBytes, minDeviceReadsPerGet)
 		}
 	}
 	if !batches[1024] || !batches[256] {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestJudgeScenario(t *testing.T) {
@@ -54,7 +56,7 @@ func TestJudgeScenario(t *testing.T) {
 				t.Errorf("memory_served set on a %s pass: scenario 2's check must not apply", rec.Row.Backend)
 			}
 			// aggregate keeps the cell out for the same reason.
-			plan := Plan{Rows: []Row{rec.Row}, Config: Config{Threads: []int{0}, Passes: 1}}
+			plan := Plan{Rows: []Row{rec.Row}, Workload: results.Workload{Threads: []int{0}, Passes: 1}}
 			cells := aggregate(plan, []PassRecord{tc.rec}, nil, 0)
 			want := tc.wantExcluded
 			if tc.unverified {
@@ -115,8 +117,8 @@ func TestScenarioRows(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("localmemory rows: got %+v, want %+v", got, want)
 	}
-	if got[0].key() == got[1].key() {
-		t.Errorf("rows -b 1024 and -b 256 share the key %q", got[0].key())
+	if got[0].ID() == got[1].ID() {
+		t.Errorf("rows -b 1024 and -b 256 share the key %q", got[0].ID())
 	}
 	ext := Config{Scenario: ScenarioMemory, ServerAddr: "127.0.0.1:1"}.scenarioRows([]Row{{Backend: "external", Pin: PinNone}})
 	if ext[0].Backend != ScenarioMemory {
@@ -130,11 +132,11 @@ func TestScenarioRows(t *testing.T) {
 		{Row{Backend: ScenarioLocalMemory, Pin: PinNone, Batch: 256, Shards: 1}, "localmemory/none/b=256"},
 		{Row{Backend: "uring", Pin: PinNone, Shards: 2}, "uring/none/shards=2"},
 	} {
-		if got := tc.row.key(); got != tc.want {
+		if got := tc.row.ID(); got != tc.want {
 			t.Errorf("key of %+v: got %q, want %q", tc.row, got, tc.want)
 		}
 	}
-	if k := (Row{Backend: "libaio", Pin: PinNone}).key(); k != "libaio/none" {
+	if k := (Row{Backend: "libaio", Pin: PinNone}).ID(); k != "libaio/none" {
 		t.Errorf("storage row key: got %q, want the old bundles' %q", k, "libaio/none")
 	}
 }

@@ -5,18 +5,6 @@ import (
 	"strings"
 )
 
-// ceilingApplies reports whether the fio ceiling of the data dir bounds
-// the run's cells: always for the tiered servers the run starts on it, and
-// for a server at --server-addr only when the user named where its data
-// lives (--data or DATA). Without that, the report says there is no ceiling
-// rather than divide by a disk the server may never touch.
-func ceilingApplies(cfg Config) bool {
-	if cfg.scenario() == ScenarioMemory || cfg.scenario() == ScenarioLocalMemory {
-		return false // no disk under the store: nothing to divide by
-	}
-	return cfg.ServerAddr == "" || cfg.given("data")
-}
-
 // fioPlanned says whether this run measures the fio baseline.
 func (r *runner) fioPlanned() bool { return !r.cfg.NoFio && ceilingApplies(r.cfg) }
 
@@ -58,21 +46,6 @@ func ownServerCheck(name string) bool {
 		}
 	}
 	return false
-}
-
-// ServerInfo is what a server says about itself (INFO server, memory and
-// persistence, and CONFIG GET where it answers), recorded with each load
-// so the report describes the server that ran, not the one tierbench
-// would have started.
-type ServerInfo struct {
-	Name            string `json:"name"` // redis, valkey, garnet, dragonfly, tierbench, …
-	Version         string `json:"version,omitempty"`
-	ProcessID       string `json:"process_id,omitempty"`
-	MaxMemory       string `json:"maxmemory,omitempty"` // bytes, as reported
-	MaxMemoryPolicy string `json:"maxmemory_policy,omitempty"`
-	UsedMemory      string `json:"used_memory,omitempty"`
-	IOThreads       string `json:"io_threads,omitempty"`
-	Persistence     string `json:"persistence,omitempty"`
 }
 
 // versionKeys are the INFO server fields that name a server, most
@@ -155,37 +128,4 @@ func (c *respConn) configGet(name string) (string, bool) {
 	}
 	s, ok := arr[1].(string)
 	return s, ok
-}
-
-// describe is the report's sentence for an external server.
-func (si ServerInfo) describe() string {
-	var b strings.Builder
-	b.WriteString(si.Name)
-	if si.Version != "" {
-		b.WriteString(" " + si.Version)
-	}
-	var facts []string
-	if si.MaxMemory != "" {
-		m := "maxmemory " + si.MaxMemory
-		if si.MaxMemory == "0" {
-			m += " (no limit)"
-		}
-		if si.MaxMemoryPolicy != "" {
-			m += ", policy " + si.MaxMemoryPolicy
-		}
-		facts = append(facts, m)
-	}
-	if si.UsedMemory != "" {
-		facts = append(facts, "used_memory "+si.UsedMemory+" after the load")
-	}
-	if si.IOThreads != "" {
-		facts = append(facts, "io-threads "+si.IOThreads)
-	}
-	if si.Persistence != "" {
-		facts = append(facts, si.Persistence)
-	}
-	if len(facts) > 0 {
-		b.WriteString(" (" + strings.Join(facts, "; ") + ")")
-	}
-	return b.String()
 }

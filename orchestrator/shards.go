@@ -39,40 +39,6 @@ type clusterNode struct {
 	dir    string       // its data dir, for a shard the run started
 }
 
-// NodeLoad is one node's load evidence in cells.jsonl.
-type NodeLoad struct {
-	ID           string       `json:"id"`
-	Addr         string       `json:"addr"`
-	Slots        int          `json:"slots"`
-	Acknowledged int64        `json:"acknowledged"` // keys the loader saw acknowledged there; -1 when skipped
-	ServerKeys   int64        `json:"server_keys"`  // its DBSIZE after the load
-	Tiered       bool         `json:"tiered"`
-	DeviceShare  float64      `json:"device_share,omitempty"`
-	HeadAddress  uint64       `json:"head_address,omitempty"`
-	TailAddress  uint64       `json:"tail_address,omitempty"`
-	DataDir      string       `json:"data_dir,omitempty"`
-	Server       Placement    `json:"server_placement"`
-	Owner        *OwnerProof  `json:"owner,omitempty"`
-	Sample       *SampleCheck `json:"sampled_check,omitempty"` // the sampled GETs of its keys
-}
-
-// NodePass is one node's share of a pass in cells.jsonl.
-type NodePass struct {
-	ID               string    `json:"id"`
-	Addr             string    `json:"addr"`
-	Ops              int64     `json:"ops"`
-	OpsPerSec        float64   `json:"ops_per_sec"`
-	Keys             int64     `json:"keys"` // its DBSIZE after the load
-	ReadBytes        int64     `json:"read_bytes"`
-	ReadBytesPerGet  float64   `json:"read_bytes_per_get"`
-	ServerCPUSeconds float64   `json:"server_cpu_seconds"`
-	Server           Placement `json:"server_placement"`
-	// DeviceReads is the change of this shard's INFO store
-	// Device.CompletedReads over the GETs (scenario 3 only).
-	DeviceReads       int64   `json:"device_reads,omitempty"`
-	DeviceReadsPerGet float64 `json:"device_reads_per_get,omitempty"`
-}
-
 // shardCounts is --shards with its default.
 func (c Config) shardCounts() []int {
 	if len(c.Shards) == 0 {
@@ -348,7 +314,7 @@ func (r *runner) externalCluster(ctx context.Context) ([]*clusterNode, error) {
 		}
 		used[proof.PID] = true
 		n.PID, n.proof = proof.PID, &proof
-		r.printf("cluster node %s (%d slots): %s\n", m.Addr, n.Slots, proof.sentence())
+		r.printf("cluster node %s (%d slots): %s\n", m.Addr, n.Slots, proof.Sentence())
 		nodes = append(nodes, n)
 	}
 	return nodes, nil

@@ -5,55 +5,6 @@ import (
 	"strings"
 )
 
-// CellNode is one cluster node's share of a cell: the medians over the
-// passes of its ops/sec and device bytes per GET, and its key count.
-type CellNode struct {
-	ID              string  `json:"id"`
-	Addr            string  `json:"addr"`
-	OpsPerSec       float64 `json:"median_ops_per_sec"`
-	ReadBytesPerGet float64 `json:"read_bytes_per_get"`
-	// DeviceReadsPerGet is its INFO store device reads per GET
-	// (scenario 3 only).
-	DeviceReadsPerGet float64 `json:"device_reads_per_get,omitempty"`
-	Keys              int64   `json:"keys"`
-}
-
-// cellExtras adds to a cell the medians of its passes' CPU per op and,
-// for a cluster, of every node's share.
-func cellExtras(c *Cell, passes []PassRecord) {
-	var cpu []float64
-	for _, p := range passes {
-		if p.CPUMicrosPerOp > 0 {
-			cpu = append(cpu, p.CPUMicrosPerOp)
-		}
-	}
-	c.CPUMicrosPerOp, _, _ = median(cpu)
-	byAddr := map[string][]NodePass{}
-	var order []string
-	for _, p := range passes {
-		for _, n := range p.Nodes {
-			if _, ok := byAddr[n.Addr]; !ok {
-				order = append(order, n.Addr)
-			}
-			byAddr[n.Addr] = append(byAddr[n.Addr], n)
-		}
-	}
-	for _, addr := range order {
-		ns := byAddr[addr]
-		var ops, rb, dr []float64
-		for _, n := range ns {
-			ops = append(ops, n.OpsPerSec)
-			rb = append(rb, n.ReadBytesPerGet)
-			dr = append(dr, n.DeviceReadsPerGet)
-		}
-		cn := CellNode{ID: ns[0].ID, Addr: addr, Keys: ns[0].Keys}
-		cn.OpsPerSec, _, _ = median(ops)
-		cn.ReadBytesPerGet, _, _ = median(rb)
-		cn.DeviceReadsPerGet, _, _ = median(dr)
-		c.Nodes = append(c.Nodes, cn)
-	}
-}
-
 // shardsReport is report.md's section on CPU per op for every cell and,
 // for cluster rows, each node's load evidence and share of each cell.
 func shardsReport(res Results) string {
@@ -66,13 +17,13 @@ func shardsReport(res Results) string {
 	if cpu {
 		b.WriteString("## CPU per GET\n\nServer (all its threads, every shard) plus client user+system CPU over each GET phase, from /proc/<pid>/stat and the client's rusage, divided by the GETs answered; the median over the passes:\n\n")
 		fmt.Fprintf(&b, "| backend | NUMA |")
-		for _, t := range res.Plan.Config.Threads {
+		for _, t := range res.Plan.Workload.Threads {
 			fmt.Fprintf(&b, " t=%d |", t)
 		}
-		b.WriteString("\n|:--|:--|" + strings.Repeat("--:|", len(res.Plan.Config.Threads)) + "\n")
+		b.WriteString("\n|:--|:--|" + strings.Repeat("--:|", len(res.Plan.Workload.Threads)) + "\n")
 		for _, row := range res.Plan.Rows {
 			fmt.Fprintf(&b, "| %s | %s |", titleCase(row.Backend), row.Label)
-			for _, t := range res.Plan.Config.Threads {
+			for _, t := range res.Plan.Workload.Threads {
 				if cell, ok := findCell(res.Cells, row, t); ok && cell.CPUMicrosPerOp > 0 {
 					fmt.Fprintf(&b, " %.2f µs |", cell.CPUMicrosPerOp)
 				} else {

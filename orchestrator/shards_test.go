@@ -85,8 +85,8 @@ func TestExpandShardsLabelsRows(t *testing.T) {
 	if fmt.Sprint(got) != want {
 		t.Fatalf("expandShards: %v, want %s", got, want)
 	}
-	if got[0].key() == got[1].key() || got[1].key() != "uring/none/shards=2" || got[0].key() != "uring/none" {
-		t.Errorf("keys %q and %q: want uring/none and uring/none/shards=2", got[0].key(), got[1].key())
+	if got[0].ID() == got[1].ID() || got[1].ID() != "uring/none/shards=2" || got[0].ID() != "uring/none" {
+		t.Errorf("keys %q and %q: want uring/none and uring/none/shards=2", got[0].ID(), got[1].ID())
 	}
 	r.cfg.Shards = nil
 	if got := r.expandShards(rows); fmt.Sprint(got) != fmt.Sprint(rows) {

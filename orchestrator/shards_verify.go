@@ -145,12 +145,12 @@ func (r *runner) loadAndVerifyCluster(ctx context.Context, row Row, tgt rowTarge
 		r.printf("%s %s: sampled GET check of %d keys across %d nodes\n", titleCase(row.Backend), row.Label, min(r.cfg.DBSize, minSampleKeys), len(tgt.nodes))
 		sample, err := r.sampleCluster(ctx, tgt.nodes, &rec, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x636c7573746572)))
 		if err != nil {
-			return errors.Join(err, r.cells.append(rec))
+			return errors.Join(err, r.cells.Append(rec))
 		}
 		rec.Sample = &sample
 		verdict = judgeSample(sample, rec.ServerKeys, r.cfg)
 	}
-	if err := r.cells.append(rec); err != nil {
+	if err := r.cells.Append(rec); err != nil {
 		return errors.Join(verdict, err)
 	}
 	for i, nl := range rec.Nodes {

@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -69,24 +68,4 @@ func (r *runner) cleanData() {
 		return
 	}
 	r.printf("cleanup: removed the segment files in %s (--keep-data keeps them)\n", filepath.Clean(r.cfg.DataDir))
-}
-
-// sentence says what the proof established, for progress and report.
-func (p OwnerProof) sentence() string {
-	s := fmt.Sprintf("pid %d", p.PID)
-	if p.Command != "" {
-		s += " (" + p.Command + ")"
-	}
-	how := "owns"
-	if p.Found {
-		how = "found as the owner of"
-	}
-	s += fmt.Sprintf(" %s the socket listening on %s (inode %d)", how, p.Listen, p.Inode)
-	if p.InfoPID != 0 {
-		s += fmt.Sprintf("; INFO server's process_id %d agrees", p.InfoPID)
-		if p.Namespace != "" {
-			s += fmt.Sprintf(" (its pids by namespace: %s)", p.Namespace)
-		}
-	}
-	return s
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -28,7 +27,7 @@ var excludedMark = map[string]string{
 // planned row, followed by a note for each kind of excluded cell.
 func renderTable(plan Plan, cells []Cell) (string, error) {
 	header := []string{"backend", "NUMA"}
-	for _, t := range plan.Config.Threads {
+	for _, t := range plan.Workload.Threads {
 		header = append(header, fmt.Sprintf("t=%d", t))
 	}
 	byKey := map[string]Cell{}
@@ -46,7 +45,7 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 	seen := map[string]bool{}
 	for _, row := range plan.Rows {
 		line := []string{titleCase(row.Backend), row.Label}
-		for _, t := range plan.Config.Threads {
+		for _, t := range plan.Workload.Threads {
 			c, ok := byKey[cellKey(row, t)]
 			switch {
 			case c.Excluded != "":
@@ -91,14 +90,4 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 		out += "\n" + strings.Join(notes, "\n") + "\n"
 	}
 	return out, nil
-}
-
-// titleCase writes a backend as the reference does: "Libaio", "Uring".
-func titleCase(s string) string {
-	if s == "" {
-		return s
-	}
-	r := []rune(s)
-	r[0] = unicode.ToUpper(r[0])
-	return string(r)
 }

@@ -258,9 +258,9 @@ func TestRunPartlyExcludedExits3(t *testing.T) {
 	if err := readJSON(out, fileResults, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Plan.Rows) != 1 || res.Plan.Config.Backends != nil || res.Plan.Config.Pins != nil || res.FioIOPS512 != 0 {
+	if len(res.Plan.Rows) != 1 || res.Plan.Workload.Backends != nil || res.Plan.Workload.Pins != nil || res.FioIOPS512 != 0 {
 		t.Errorf("results.json: rows %v, backends %v, pins %v, fio %v; want the one external row, no backends or pins, no ceiling",
-			res.Plan.Rows, res.Plan.Config.Backends, res.Plan.Config.Pins, res.FioIOPS512)
+			res.Plan.Rows, res.Plan.Workload.Backends, res.Plan.Workload.Pins, res.FioIOPS512)
 	}
 }
 

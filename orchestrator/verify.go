@@ -39,17 +39,6 @@ const minSampleKeys = 20_000
 // sampleBatch is how many GETs of the sample are pipelined at once.
 const sampleBatch = 512
 
-// SampleCheck is the result of the sampled hit check: GETs of a uniform
-// random sample of the key space, before any measuring.
-type SampleCheck struct {
-	Keys        int64   `json:"keys"`
-	Missed      int64   `json:"missed"`
-	WrongLength int64   `json:"wrong_length"`
-	Errors      int64   `json:"errors"`
-	FirstBad    string  `json:"first_bad,omitempty"` // the first key that failed and how
-	Seconds     float64 `json:"seconds"`
-}
-
 // loadAndVerify loads the dataset (unless --skip-load), checks it with
 // two witnesses — the loader's acknowledgements and the server's DBSIZE —
 // and, for a tiered server, that the log really sits on the device; then
@@ -92,12 +81,12 @@ func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) erro
 		r.printf("%s %s: sampled GET check of %d keys\n", titleCase(row.Backend), row.Label, min(r.cfg.DBSize, minSampleKeys))
 		sample, err := tgt.probe.sample(ctx, r.cfg)
 		if err != nil {
-			return errors.Join(err, r.cells.append(rec))
+			return errors.Join(err, r.cells.Append(rec))
 		}
 		rec.Sample = &sample
 		verdict = judgeSample(sample, rec.ServerKeys, r.cfg)
 	}
-	if err := r.cells.append(rec); err != nil {
+	if err := r.cells.Append(rec); err != nil {
 		return errors.Join(verdict, err)
 	}
 	return verdict

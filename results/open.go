@@ -1,4 +1,4 @@
-package orchestrator
+package results
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 
 // ErrNewerSchema is wrapped by the error of a bundle written by a newer
 // tierbench: its fields may mean something this one does not know.
-var ErrNewerSchema = errors.New("orchestrator: bundle schema is newer than this tierbench's")
+var ErrNewerSchema = errors.New("results: bundle schema is newer than this tierbench's")
 
 // Opened is what a results bundle holds for a reader outside the run:
 // the medians of results.json, the passes behind them and the host.
@@ -25,36 +25,36 @@ type Opened struct {
 	Fingerprint json.RawMessage
 }
 
-// OpenBundle reads the bundle at path, a bundle directory or its
+// Open reads the bundle at path, a bundle directory or its
 // results.json. It refuses a bundle of a newer schema, naming both
 // versions, and never writes to the bundle.
-func OpenBundle(path string) (Opened, error) {
+func Open(path string) (Opened, error) {
 	dir := path
 	if st, err := os.Stat(path); err != nil {
-		return Opened{}, fmt.Errorf("orchestrator: open bundle: %w", err)
+		return Opened{}, fmt.Errorf("results: open bundle: %w", err)
 	} else if !st.IsDir() {
 		dir = filepath.Dir(path)
-		if filepath.Base(path) != fileResults {
-			return Opened{}, fmt.Errorf("orchestrator: open bundle %s: want a bundle directory or its %s", path, fileResults)
+		if filepath.Base(path) != FileResults {
+			return Opened{}, fmt.Errorf("results: open bundle %s: want a bundle directory or its %s", path, FileResults)
 		}
 	}
 	o := Opened{Dir: dir}
-	if err := readJSON(dir, fileResults, &o.Results); err != nil {
+	if err := ReadJSON(dir, FileResults, &o.Results); err != nil {
 		return Opened{}, err
 	}
 	if o.Results.Schema > SchemaVersion {
 		return Opened{}, fmt.Errorf("%w: %s has schema_version %d, this tierbench reads up to %d",
-			ErrNewerSchema, filepath.Join(dir, fileResults), o.Results.Schema, SchemaVersion)
+			ErrNewerSchema, filepath.Join(dir, FileResults), o.Results.Schema, SchemaVersion)
 	}
-	passes, _, err := readCells(dir)
+	passes, _, err := ReadCells(dir)
 	if err != nil {
 		return Opened{}, err
 	}
 	o.Passes = passes
-	if b, err := os.ReadFile(filepath.Join(dir, fileFingerprint)); err == nil {
+	if b, err := os.ReadFile(filepath.Join(dir, FileFingerprint)); err == nil {
 		o.Fingerprint = b
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return Opened{}, fmt.Errorf("orchestrator: open bundle: %w", err)
+		return Opened{}, fmt.Errorf("results: open bundle: %w", err)
 	}
 	return o, nil
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package results
 
 import (
 	"bytes"
@@ -13,11 +13,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/human"
 )
 
 // ErrTampered is wrapped by the error of a bundle whose files or medians
 // are not the ones its results.json recorded.
-var ErrTampered = errors.New("orchestrator: bundle does not match its results.json")
+var ErrTampered = errors.New("results: bundle does not match its results.json")
 
 // FileSum is one file of a bundle and its content's sha256.
 type FileSum struct {
@@ -26,9 +28,9 @@ type FileSum struct {
 	SHA256 string `json:"sha256"` // lowercase hex
 }
 
-// checksumFiles hashes every regular file under dir except results.json
+// ChecksumFiles hashes every regular file under dir except results.json
 // (which holds the sums), sorted by path.
-func checksumFiles(dir string) ([]FileSum, error) {
+func ChecksumFiles(dir string) ([]FileSum, error) {
 	var sums []FileSum
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -42,7 +44,7 @@ func checksumFiles(dir string) ([]FileSum, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if rel == fileResults {
+		if rel == FileResults {
 			return nil
 		}
 		sum, n, err := hashFile(path)
@@ -53,7 +55,7 @@ func checksumFiles(dir string) ([]FileSum, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("orchestrator: checksum bundle %s: %w", dir, err)
+		return nil, fmt.Errorf("results: checksum bundle %s: %w", dir, err)
 	}
 	slices.SortFunc(sums, func(a, b FileSum) int { return strings.Compare(a.Path, b.Path) })
 	return sums, nil
@@ -73,27 +75,27 @@ func hashFile(path string) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-// verifyBundle checks a bundle against its results.json: every file it
+// Verify checks a bundle against its results.json: every file it
 // lists is present with the recorded sha256, no file was added, and the
 // medians, loads and ceiling it states are what plan.json, cells.jsonl
 // and preflight.json give (results.json cannot hold its own checksum, so
 // its numbers are checked by deriving them again). It prints one line per
 // finding and returns an error wrapping ErrTampered that names them.
-func verifyBundle(dir string, w io.Writer) error {
+func Verify(dir string, w io.Writer) error {
 	var rec Results
-	if err := readJSON(dir, fileResults, &rec); err != nil {
+	if err := ReadJSON(dir, FileResults, &rec); err != nil {
 		return err
 	}
 	if len(rec.Files) == 0 {
-		return fmt.Errorf("orchestrator: verify %s: %s records no checksums (written by a tierbench before they were recorded; `tierbench report %s` records them, but cannot vouch for what happened before)",
-			dir, fileResults, dir)
+		return fmt.Errorf("results: verify %s: %s records no checksums (written by a tierbench before they were recorded; `tierbench report %s` records them, but cannot vouch for what happened before)",
+			dir, FileResults, dir)
 	}
-	now, err := checksumFiles(dir)
+	now, err := ChecksumFiles(dir)
 	if err != nil {
 		return err
 	}
 	found := diffSums(rec.Files, now)
-	derived, _, _, err := derive(dir)
+	derived, err := Derive(dir, nil)
 	if err != nil {
 		found = append(found, fmt.Sprintf("cannot derive the results again from the bundle's records: %v", err))
 	} else {
@@ -105,7 +107,7 @@ func verifyBundle(dir string, w io.Writer) error {
 	if len(found) > 0 {
 		return fmt.Errorf("%w: %s: %s", ErrTampered, dir, strings.Join(found, "; "))
 	}
-	fmt.Fprintf(w, "ok %s: %d files match the sha256 sums in %s, and its medians are what cells.jsonl gives\n", dir, len(now), fileResults)
+	fmt.Fprintf(w, "ok %s: %d files match the sha256 sums in %s, and its medians are what cells.jsonl gives\n", dir, len(now), FileResults)
 	return nil
 }
 
@@ -133,7 +135,7 @@ func diffSums(recorded, now []FileSum) []string {
 	}
 	slices.Sort(added)
 	for _, p := range added {
-		found = append(found, fmt.Sprintf("%s was added after %s was written", p, fileResults))
+		found = append(found, fmt.Sprintf("%s was added after %s was written", p, FileResults))
 	}
 	return found
 }
@@ -155,18 +157,18 @@ func diffDerived(rec, derived Results) []string {
 		{"latency steps", rec.Latency, derived.Latency},
 	} {
 		if !sameJSON(p.got, p.want) {
-			found = append(found, fmt.Sprintf("%s: its %s differs %s", fileResults, p.name, why))
+			found = append(found, fmt.Sprintf("%s: its %s differs %s", FileResults, p.name, why))
 		}
 	}
 	if len(rec.Cells) != len(derived.Cells) {
-		return append(found, fmt.Sprintf("%s: its %d cells differ in number %s (%d)", fileResults, len(rec.Cells), why, len(derived.Cells)))
+		return append(found, fmt.Sprintf("%s: its %d cells differ in number %s (%d)", FileResults, len(rec.Cells), why, len(derived.Cells)))
 	}
 	for i, c := range rec.Cells {
 		d := derived.Cells[i]
 		if !sameJSON(c, d) {
 			found = append(found, fmt.Sprintf("%s: cell %s %s t=%d (median %s, min %s, max %s, excluded %q) differs %s: median %s, min %s, max %s, excluded %q",
-				fileResults, titleCase(c.Row.Backend), c.Row.Label, c.Threads, FormatOps(c.Median), FormatOps(c.Min), FormatOps(c.Max), c.Excluded,
-				why, FormatOps(d.Median), FormatOps(d.Min), FormatOps(d.Max), d.Excluded))
+				FileResults, human.Title(c.Row.Backend), c.Row.Label, c.Threads, human.Ops(c.Median), human.Ops(c.Min), human.Ops(c.Max), c.Excluded,
+				why, human.Ops(d.Median), human.Ops(d.Min), human.Ops(d.Max), d.Excluded))
 		}
 	}
 	return found
