@@ -1,0 +1,208 @@
+package results
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/human"
+)
+
+// Derive computes results.json's content from the bundle's raw records
+// (plan.json, cells.jsonl, failures, preflight.json, ceilings.jsonl,
+// latency.jsonl, hosts/), without writing anything: every verdict is
+// judged again by this tierbench's rules, so a bundle can always be
+// rendered again and checked (Verify). hostParagraph describes a host of
+// a run across hosts from its preflight.json (nil when the bundle has
+// none); nil leaves the paragraphs empty. Passes holds the pass records.
+func Derive(dir string, hostParagraph func(preflight []byte) string) (Results, error) {
+	var res Results
+	var plan Plan
+	if err := ReadJSON(dir, FilePlan, &plan); err != nil {
+		return res, err
+	}
+	if plan.Schema > SchemaVersion {
+		return res, fmt.Errorf("%w: %s: schema_version %d is newer than this tierbench's %d", ErrNewerSchema, dir, plan.Schema, SchemaVersion)
+	}
+	passes, loads, err := ReadCells(dir)
+	if err != nil {
+		return res, err
+	}
+	pre, _, err := ReadPreflight(dir)
+	if err != nil {
+		return res, err
+	}
+	fails, err := ReadFailures(dir)
+	if err != nil {
+		return res, err
+	}
+	fio := pre.FioIOPS(512)
+	if !plan.Workload.CeilingApplies() {
+		fio = 0 // a disk the external server may never touch bounds nothing
+	}
+	res = Results{Schema: SchemaVersion, Scenario: plan.Workload.ScenarioName(), Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
+		Cells: Aggregate(plan, passes, fails, fio), FioIOPS512: fio, Passes: passes}
+	if res.Ceilings, err = ReadCeilings(dir); err != nil {
+		return res, err
+	}
+	if res.Latency, err = ReadLatency(dir); err != nil {
+		return res, err
+	}
+	ApplyCeilings(res.Cells, res.Ceilings, fio)
+	res.Hosts, res.LinkWarnings = readHosts(dir, plan, passes, hostParagraph)
+	return res, nil
+}
+
+// ApplyCeilings divides each cell by its own ceiling — the sweep's, or
+// the re-measurement at its depth when higher — and marks the cells still
+// above it.
+func ApplyCeilings(cells []Cell, recs []CeilingRecord, base float64) {
+	if base <= 0 {
+		return
+	}
+	for i := range cells {
+		c := &cells[i]
+		if c.Passes == 0 {
+			continue
+		}
+		var rec *CeilingRecord
+		for j := range recs {
+			if recs[j].Row == c.Row && recs[j].Threads == c.Threads {
+				rec = &recs[j]
+			}
+		}
+		c.Ceiling = base
+		if rec != nil && rec.Error == "" {
+			c.Ceiling = max(base, rec.IOPS)
+		}
+		c.FioShare = c.Median / c.Ceiling
+		if c.Median <= AboveCeilingTolerance*c.Ceiling {
+			continue
+		}
+		c.AboveCeiling = true
+		c.AboveCeilingWhy = aboveWhy(*c, rec, base)
+	}
+}
+
+// aboveWhy says by how much a cell exceeds its ceiling and what the disk
+// saw meanwhile.
+func aboveWhy(c Cell, rec *CeilingRecord, base float64) string {
+	s := fmt.Sprintf("its median %s ops/s is %.1f %% of the sweep's ceiling (%s IOPS)", human.Ops(c.Median), 100*c.Median/base, human.Ops(base))
+	switch {
+	case rec == nil:
+		s += "; fio was not measured again at its depth (the row ended before, or this bundle predates it)"
+	case rec.Error != "":
+		s += "; fio at its depth failed: " + rec.Error
+	default:
+		s += fmt.Sprintf(" and %.1f %% of fio measured again at its own depth (%d reads in flight from %s, %d jobs × %d, over the server's %d files (%s), %s): %s IOPS",
+			100*c.Median/rec.IOPS, rec.Depth, rec.DepthSource, rec.Jobs, rec.IODepth, rec.Files, rec.Footprint, human.Bytes(rec.FootprintBytes), human.Ops(rec.IOPS))
+	}
+	switch {
+	case c.DiskReadsPerSec <= 0:
+		s += "; there is no disk evidence to tell where the reads went"
+	case c.DiskReadsPerSec < MinSectorShare*c.Median:
+		s += fmt.Sprintf("; the disk completed %s reads/s, %.2f per GET: some GETs did not reach it (served from the in-memory log or a cache above the disk)", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median)
+	default:
+		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real, so fio's figure is low — the disk was shared with other work while fio ran, or it got faster between the two", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
+	}
+	return s + "."
+}
+
+// CellExtras adds to a cell the medians of its passes' CPU per op and,
+// for a cluster, of every node's share.
+func CellExtras(c *Cell, passes []PassRecord) {
+	var cpu []float64
+	for _, p := range passes {
+		if p.CPUMicrosPerOp > 0 {
+			cpu = append(cpu, p.CPUMicrosPerOp)
+		}
+	}
+	c.CPUMicrosPerOp, _, _ = Median(cpu)
+	byAddr := map[string][]NodePass{}
+	var order []string
+	for _, p := range passes {
+		for _, n := range p.Nodes {
+			if _, ok := byAddr[n.Addr]; !ok {
+				order = append(order, n.Addr)
+			}
+			byAddr[n.Addr] = append(byAddr[n.Addr], n)
+		}
+	}
+	for _, addr := range order {
+		ns := byAddr[addr]
+		var ops, rb, dr []float64
+		for _, n := range ns {
+			ops = append(ops, n.OpsPerSec)
+			rb = append(rb, n.ReadBytesPerGet)
+			dr = append(dr, n.DeviceReadsPerGet)
+		}
+		cn := CellNode{ID: ns[0].ID, Addr: addr, Keys: ns[0].Keys}
+		cn.OpsPerSec, _, _ = Median(ops)
+		cn.ReadBytesPerGet, _, _ = Median(rb)
+		cn.DeviceReadsPerGet, _, _ = Median(dr)
+		c.Nodes = append(c.Nodes, cn)
+	}
+}
+
+// readHosts describes the hosts of a run from hosts/<name>/ and judges
+// each client link against the rates its clients reached; nil for a run
+// on one machine.
+func readHosts(dir string, plan Plan, passes []PassRecord, hostParagraph func([]byte) string) ([]HostSummary, []string) {
+	hp := plan.Hosts
+	if hp == nil {
+		return nil, nil
+	}
+	var hosts []HostSummary
+	index := map[string]int{}
+	add := func(ep HostEndpoint, role string) {
+		if i, ok := index[ep.Name]; ok {
+			hosts[i].Roles = append(hosts[i].Roles, role)
+			return
+		}
+		index[ep.Name] = len(hosts)
+		hosts = append(hosts, HostSummary{Name: ep.Name, Endpoint: ep.Display(), Roles: []string{role}})
+	}
+	add(hp.Server, "server")
+	for _, c := range hp.Clients {
+		add(c, "client")
+	}
+	for i := range hosts {
+		h := &hosts[i]
+		if hostParagraph != nil {
+			raw, err := os.ReadFile(filepath.Join(dir, DirHosts, h.Name, FilePreflight))
+			if err != nil {
+				raw = nil
+			}
+			h.Paragraph = hostParagraph(raw)
+		}
+		var nc NetworkCheck
+		if ReadJSON(filepath.Join(dir, DirHosts, h.Name), FileNetwork, &nc) == nil {
+			h.Network = &nc
+		}
+	}
+	return hosts, linkWarnings(hosts, passes)
+}
+
+// linkWarnings names every cell in which a client reached LinkBoundShare
+// of its host's pipelined no-op rate.
+func linkWarnings(hosts []HostSummary, passes []PassRecord) []string {
+	var out []string
+	for _, h := range hosts {
+		if h.Network == nil || h.Network.NoopOps <= 0 {
+			continue
+		}
+		worst, at := 0.0, ""
+		for _, p := range passes {
+			for _, c := range p.Clients {
+				if c.Host == h.Name && c.OpsPerSec/h.Network.NoopOps > worst {
+					worst, at = c.OpsPerSec/h.Network.NoopOps, fmt.Sprintf("%s %s t=%d pass %d", human.Title(p.Row.Backend), p.Row.Label, p.Threads, p.Pass)
+				}
+			}
+		}
+		if worst >= LinkBoundShare {
+			out = append(out, fmt.Sprintf("host %s: its clients reached %.0f %% of the link's pipelined no-op rate (%s ops/s) in %s: the link, not the server, may have set that cell", h.Name, 100*worst, human.Ops(h.Network.NoopOps), at))
+		}
+	}
+	return out
+}

@@ -1,0 +1,188 @@
+package results
+
+import "time"
+
+// CeilingRecord is one line of ceilings.jsonl: fio measured again, at the
+// observed disk depth of a cell that exceeded the ceiling, over the
+// segment files the row's server had just read.
+type CeilingRecord struct {
+	Kind          string  `json:"kind"` // "ceiling"
+	Schema        int     `json:"schema_version"`
+	Row           Row     `json:"row"`
+	Threads       int     `json:"threads"`
+	CellOpsPerSec float64 `json:"cell_ops_per_sec"` // the cell's median that triggered it
+	BaseIOPS      float64 `json:"base_iops"`        // the sweep's ceiling it exceeded
+	// Depth is the cell's median disk depth rounded up; DepthSource is
+	// "disk" for that, "throttle" when there was no disk evidence and the
+	// server's throttle limit stood in.
+	Depth          int       `json:"depth"`
+	DepthSource    string    `json:"depth_source"`
+	Jobs           int       `json:"jobs"`
+	IODepth        int       `json:"iodepth"`
+	BlockBytes     int       `json:"block_bytes"`
+	Engine         string    `json:"engine"`
+	RuntimeSeconds int       `json:"runtime_seconds"`
+	IOPS           float64   `json:"iops"`
+	ClatP50Us      float64   `json:"clat_p50_us"`
+	ClatP99Us      float64   `json:"clat_p99_us"`
+	Footprint      string    `json:"footprint"`
+	Files          int       `json:"files"`
+	FootprintBytes int64     `json:"footprint_bytes"`
+	Error          string    `json:"error,omitempty"`
+	Time           time.Time `json:"time"`
+}
+
+// LatencyRecord is one line of latency.jsonl: one fixed-rate step.
+type LatencyRecord struct {
+	Kind   string `json:"kind"` // "latency"
+	Schema int    `json:"schema_version"`
+	Row    Row    `json:"row"`
+	// Share of BestOpsPerSec offered; BestThreads measured that best.
+	Share         float64 `json:"share"`
+	BestOpsPerSec float64 `json:"best_ops_per_sec"`
+	Threads       int     `json:"threads"`
+	InFlight      int     `json:"itp"` // ops in flight per connection, at most
+
+	OfferedOpsPerSec  float64 `json:"offered_ops_per_sec"`
+	AchievedOpsPerSec float64 `json:"achieved_ops_per_sec"`
+	Ops               int64   `json:"ops"`
+	Seconds           float64 `json:"seconds"`
+	Misses            int64   `json:"misses"`
+	Errors            int64   `json:"errors"`
+	ClientSaturated   bool    `json:"client_saturated"`
+	// Short: achieved < 95 % of offered.
+	Short bool `json:"short,omitempty"`
+	// WarmupSeconds and WarmupOps are the client's unrecorded warm-up
+	// before the step, as it reported them (0 in bundles from before it
+	// counted them).
+	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`
+	WarmupOps     int64   `json:"warmup_ops,omitempty"`
+
+	// Latencies from the intended send time, in microseconds.
+	P50Micros  float64 `json:"p50_us"`
+	P99Micros  float64 `json:"p99_us"`
+	P999Micros float64 `json:"p99_9_us"`
+	MaxMicros  float64 `json:"max_us"`
+	// Hlog is the step's HdrHistogram log, relative to the bundle; ""
+	// when the client gave no histogram.
+	Hlog string    `json:"hlog,omitempty"`
+	Time time.Time `json:"time"`
+}
+
+// HostsLatencyRecord is a line of hosts/latency.jsonl: one online GET phase of
+// a row over every client host, the clients' HdrHistograms merged.
+type HostsLatencyRecord struct {
+	Row     Row           `json:"row"`
+	Threads int           `json:"threads"`
+	Seconds int           `json:"seconds"`
+	Clients []ClientShare `json:"clients"`
+	// Count is the merged histogram's count: the sum of the clients'.
+	Count  int64   `json:"count"`
+	P50us  float64 `json:"p50_us"`
+	P99us  float64 `json:"p99_us"`
+	P999us float64 `json:"p99_9_us"`
+	Maxus  float64 `json:"max_us"`
+	// WarmupSeconds is the unrecorded warm-up the clients reported (the
+	// least of theirs), WarmupOps their warm-up ops summed; 0 in bundles
+	// from before the phase had one.
+	WarmupSeconds float64   `json:"warmup_seconds,omitempty"`
+	WarmupOps     int64     `json:"warmup_ops,omitempty"`
+	Time          time.Time `json:"time"`
+}
+
+// HostsPlan records the hosts of a run in plan.json (never the password).
+type HostsPlan struct {
+	Server  HostEndpoint   `json:"server"`
+	Clients []HostEndpoint `json:"clients"`
+	Bind    string         `json:"server_bind"`
+	Port    int            `json:"server_port"`
+	Auth    bool           `json:"auth"` // a per-run password was required
+}
+
+// HostSummary is one host of a run across hosts, in results.json.
+type HostSummary struct {
+	Name      string        `json:"name"`
+	Endpoint  string        `json:"endpoint"`
+	Roles     []string      `json:"roles"` // server, client
+	Paragraph string        `json:"paragraph"`
+	Network   *NetworkCheck `json:"network,omitempty"`
+}
+
+// NetworkCheck is hosts/<name>/network.json: the link from one client
+// host to the server, measured by tierbench bench in a container there.
+type NetworkCheck struct {
+	Host       string  `json:"host"`
+	RTTp50us   float64 `json:"rtt_p50_us"` // PING, one in flight
+	RTTp99us   float64 `json:"rtt_p99_us"`
+	NoopOps    float64 `json:"noop_ops_per_sec"` // pipelined PING
+	NoopThread int     `json:"noop_threads"`
+	NoopBatch  int     `json:"noop_batch"`
+}
+
+// Plot is one chart of the bundle, as results.json lists it.
+type Plot struct {
+	File    string `json:"file"`              // relative to the bundle
+	Caption string `json:"caption"`           // the alt text in report.md
+	Latency bool   `json:"latency,omitempty"` // shown in the latency section
+}
+
+// LadderLayer is one layer of one ladder.
+type LadderLayer struct {
+	Layer     string  `json:"layer"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	// Share is OpsPerSec over the layer below's; 0 for the bottom layer.
+	// The in-memory top is a ceiling: its Share is the layer below's
+	// OpsPerSec over its own, as ShareIs says.
+	Share float64 `json:"share_of_layer_below,omitempty"`
+	// ShareIs names the quotient when it is not this layer ÷ the one below.
+	ShareIs        string  `json:"share_is,omitempty"`
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
+	Detail         string  `json:"detail"`
+	// Raw is the layer's file in the bundle (ladder/…json), when it ran;
+	// of a layer run in rounds, the median round's.
+	Raw string `json:"raw,omitempty"`
+	// RoundsOpsPerSec and RoundsRaw are every round's, in run order.
+	RoundsOpsPerSec []float64 `json:"rounds_ops_per_sec,omitempty"`
+	RoundsRaw       []string  `json:"rounds_raw,omitempty"`
+	Error           string    `json:"error,omitempty"`
+}
+
+// Ladder is one backend's layers, bottom up, and its largest drop.
+type Ladder struct {
+	Backend string        `json:"backend"`
+	Layers  []LadderLayer `json:"layers"`
+	Gap     string        `json:"gap,omitempty"`
+	Note    string        `json:"note,omitempty"`
+}
+
+// ScenarioIndex is scenarios.json, the top of a --scenario all bundle:
+// each scenario's bundle, a directory below it, and its error if it failed.
+type ScenarioIndex struct {
+	Schema    int             `json:"schema_version"`
+	Scenario  string          `json:"scenario"`
+	Scenarios []ScenarioEntry `json:"scenarios"`
+}
+
+// ScenarioEntry is one scenario of a ScenarioIndex.
+type ScenarioEntry struct {
+	Scenario string `json:"scenario"`
+	Dir      string `json:"dir"`
+	Error    string `json:"error,omitempty"`
+}
+
+// HostEndpoint is a host of a run across hosts as plan.json records it:
+// its name in the bundle (hosts/<name>/) and where its Docker engine was
+// dialled; "" is the engine the environment names.
+type HostEndpoint struct {
+	Name    string `json:"name"`
+	Host    string `json:"host"`
+	Context string `json:"context,omitempty"`
+}
+
+// Display is the endpoint as progress lines and the report show it.
+func (e HostEndpoint) Display() string {
+	if e.Host == "" {
+		return "the local engine"
+	}
+	return e.Host
+}
