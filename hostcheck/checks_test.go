@@ -172,9 +172,7 @@ func TestDocker(t *testing.T) {
 		}
 	})
 	t.Run("real engine", func(t *testing.T) {
-		if _, err := os.Stat("/var/run/docker.sock"); err != nil && os.Getenv("DOCKER_HOST") == "" {
-			t.Skipf("no Docker engine on this machine: %v", err)
-		}
+		testenv.MustDockerConfigured(t)
 		info, err := probeDocker(context.Background())
 		if err != nil {
 			t.Fatalf("probe the real engine: %v", err)

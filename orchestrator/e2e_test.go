@@ -216,21 +216,6 @@ func TestRunProcess(t *testing.T) {
 	}
 }
 
-func dockerClient(t *testing.T) *client.Client {
-	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Skipf("no Docker client: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	if _, err := cli.Ping(ctx); err != nil {
-		t.Skipf("no Docker engine answers on this host: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
-
 // removeImageAfter removes the image a run builds for bin when the test
 // ends, so test runs do not pile up images of every binary they built.
 func removeImageAfter(t *testing.T, cli *client.Client, bin string) {
@@ -253,7 +238,7 @@ func containersLabelled(t *testing.T, cli *client.Client, label string) []contai
 }
 
 func TestRunDocker(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.MustDocker(t)
 	bin := testenv.MustBinary(t)
 	removeImageAfter(t, cli, bin)
 	base := testenv.MustDiskDir(t)
@@ -436,7 +421,7 @@ func TestRunDeviceHitCatchesMemoryHeldDataset(t *testing.T) {
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.MustDocker(t)
 	bin := testenv.MustBinary(t)
 	removeImageAfter(t, cli, bin)
 	base := testenv.MustDiskDir(t)

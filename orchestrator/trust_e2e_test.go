@@ -404,7 +404,7 @@ func TestRunFlagsMeanWhatTheySay(t *testing.T) {
 // died is removed by a run that uses the process runtime; a container of
 // a run still alive (this test) is not.
 func TestRunProcessSweepsDockerLeftover(t *testing.T) {
-	cli := dockerClient(t)
+	cli := testenv.MustDocker(t)
 	bin := testenv.MustBinary(t)
 	removeImageAfter(t, cli, bin)
 	redis := testenv.MustRedisServer(t)

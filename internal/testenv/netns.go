@@ -81,11 +81,14 @@ type HostsOptions struct {
 // when the test ends, whatever happened: each dockerd stopped through its
 // pid file, its netns bind mount unmounted, its directories removed, the
 // namespaces (and with them the veths) deleted. It skips the test only
-// when the kernel refuses network namespaces here.
+// when the kernel refuses network namespaces here or TIERBENCH_NO_DOCKER=1.
 func MustHosts(t testing.TB, n int, opt HostsOptions) []*Host {
 	t.Helper()
 	if n < 2 || n > 8 {
 		t.Fatalf("testenv: MustHosts(%d): want 2 to 8 hosts", n)
+	}
+	if os.Getenv(NoDockerEnv) == "1" {
+		t.Skipf("testenv: %s=1: no Docker engines for the test hosts", NoDockerEnv)
 	}
 	for _, prog := range []string{"ip", "nsenter", "dockerd", "fuse-overlayfs"} {
 		MustLookPath(t, prog)
