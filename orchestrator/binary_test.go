@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -23,7 +24,18 @@ type result struct {
 
 func runBinary(t *testing.T, bin string, args ...string) result {
 	t.Helper()
+	return runBinaryIn(t, "", nil, bin, args...)
+}
+
+// runBinaryIn runs the binary to its end in the directory dir ("" is this
+// one) with env added to this process's environment.
+func runBinaryIn(t *testing.T, dir string, env []string, bin string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -117,6 +117,11 @@ type Config struct {
 	// Given lists the flags set explicitly, by name without dashes
 	// ("passes", "warmup-seconds", "data"); see the type's comment.
 	Given []string
+
+	// dataFromEnv says DataDir came from the environment's DATA, which
+	// the run then says, since a variable set long ago names the
+	// directory the run empties.
+	dataFromEnv bool
 }
 
 // given reports whether the flag name was set explicitly.
@@ -161,6 +166,7 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	if v := getenv("DATA"); v != "" && c.DataDir == "" && !c.given("data") {
 		c.DataDir = v
 		c.Given = append(c.Given, "data") // named by the user, as --data would be
+		c.dataFromEnv = true
 	}
 	if v := getenv("THREADS"); v != "" && len(c.Threads) == 0 && !c.given("threads") {
 		t, err := ParseInts(v)
@@ -216,6 +222,9 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	if err := c.resolveShards(); err != nil {
 		return c, err
 	}
+	if err := c.absDataDirs(); err != nil {
+		return c, err
+	}
 	if c.ServerAddr != "" {
 		// Nothing of tierbench's own server applies to a server the run
 		// does not start: validate refuses those flags, and the plan and
@@ -245,8 +254,43 @@ const DefaultDataDir = "/var/tmp/tierbench-data"
 func (c *Config) setRunDefaults() {
 	setString(&c.Runtime, RuntimeAuto)
 	setString(&c.DataDir, DefaultDataDir)
-	setString(&c.StateDir, filepath.Join(os.TempDir(), "tierbench-state"))
+	setString(&c.StateDir, defaultStateDir(os.Getenv))
 }
+
+// absDataDirs makes the data dirs absolute where the run uses them on this
+// machine, so that Docker bind-mounts the directory meant rather than
+// creating a named volume; on a server host elsewhere a relative path means
+// nothing, and is refused.
+func (c *Config) absDataDirs() error {
+	remote := c.hostsMode() && !c.serverHostLocal()
+	dirs := append([]*string{&c.DataDir}, pointers(c.DataDirs)...)
+	for _, d := range dirs {
+		if *d == "" || filepath.IsAbs(*d) {
+			*d = filepath.Clean(*d)
+			continue
+		}
+		if remote {
+			return fmt.Errorf("%w: --data %s: across hosts --data names a directory on the server host; give an absolute path", ErrConfig, *d)
+		}
+		abs, err := filepath.Abs(*d)
+		if err != nil {
+			return fmt.Errorf("%w: --data %s: %v", ErrConfig, *d, err)
+		}
+		*d = abs
+	}
+	return nil
+}
+
+func pointers(s []string) []*string {
+	out := make([]*string, len(s))
+	for i := range s {
+		out[i] = &s[i]
+	}
+	return out
+}
+
+// serverHostLocal says the server runs on this machine: no --server-host.
+func (c Config) serverHostLocal() bool { return c.ServerHost == "" }
 
 func (c Config) validate() error {
 	var errs []error
@@ -303,6 +347,9 @@ func (c Config) validate() error {
 		}
 		if c.maxShards() > 1 {
 			bad("--shards across hosts is not supported yet: shards run as local processes")
+		}
+		if !c.serverHostLocal() && c.ServerAddr == "" && filepath.Clean(c.DataDir) == "/" {
+			bad("--data /: a run empties its data dir; give a new directory of its own on the server host, such as %s", DefaultDataDir)
 		}
 	} else if c.ServerBind != "" {
 		bad("--server-bind needs --server-host or --client-hosts: a local server listens on loopback")

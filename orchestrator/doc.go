@@ -14,11 +14,17 @@
 // PASSES and RUNTIME as the reference generator takes them, then flags; a
 // flag named in Config.Given keeps its explicit zero or is refused), and
 // for a server at --server-addr proves its pid owns the listening socket,
-// all before it creates any directory. It then removes what earlier runs
+// all before it creates any directory. It takes its data dirs
+// (datadir.go): each must be new, empty or hold only tierbench's own
+// files, and may not be /, the home or current directory, --out or a
+// parent of them; each is flocked for the run's life and marked with the
+// run's id, so a second run on it is refused naming the first, and a run
+// deletes only what tierbench writes there. It then removes what earlier runs
 // left behind, whatever its runtime (containers labelled tierbench.run
 // whose owner process is gone, when an engine answers; children and pid
-// files under Config.StateDir whose owner is gone — never those of a run
-// still alive), runs the host preflight with the fio baseline, and then,
+// files under Config.StateDir whose run no longer holds the file's flock,
+// a child only when its environment names that run (statedir.go) — never
+// those of a run still alive), runs the host preflight with the fio baseline, and then,
 // per backend × pin row:
 //
 //  1. wipes the data dir and starts a fresh `tierbench server --storage-tier`;

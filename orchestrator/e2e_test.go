@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -156,31 +155,32 @@ func TestRunProcess(t *testing.T) {
 	base := testenv.MustDiskDir(t)
 	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
 
-	// A process left by a run that died: its pid file names an owner that
-	// is gone; the new run must kill it and say so.
-	stale := exec.Command("sleep", "300")
-	stale.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := stale.Start(); err != nil {
-		t.Fatal(err)
-	}
-	staleDone := make(chan struct{})
-	go func() { stale.Wait(); close(staleDone) }()
-	t.Cleanup(func() { stale.Process.Kill() })
-	os.MkdirAll(filepath.Join(base, "state"), 0o755)
+	// Processes left by a run that died: its pid file names an owner that
+	// is gone. The new run kills the one that run started (its
+	// environment names the run) and says so; a process the file names
+	// that the run did not start survives, whatever the file says.
+	child := startSleeper(t, envRunID+"=old-run")
+	planted := startSleeper(t)
+	childDone := make(chan struct{})
+	go func() { child.Wait(); close(childDone) }()
+	os.MkdirAll(filepath.Join(base, "state"), 0o700)
 	os.WriteFile(filepath.Join(base, "state", "old-run.pids"),
-		fmt.Appendf(nil, "999999999 1\n%d %d\n", stale.Process.Pid, startTime(stale.Process.Pid)), 0o644)
+		fmt.Appendf(nil, "999999999 1\n%d %d\n%d %d\n", child.Process.Pid, startTime(child.Process.Pid), planted.Process.Pid, startTime(planted.Process.Pid)), 0o600)
 
 	r := runBinary(t, bin, append(tinyArgs(t, data, out), "--runtime", "process")...)
 	if r.code != 0 {
 		t.Fatalf("run exited %d:\n%s", r.code, r.stderr)
 	}
 	select {
-	case <-staleDone:
+	case <-childDone:
 	case <-time.After(5 * time.Second):
-		t.Errorf("the stale process %d was not removed", stale.Process.Pid)
+		t.Errorf("the stale child %d was not removed", child.Process.Pid)
 	}
-	if !strings.Contains(r.stderr, fmt.Sprintf("cleanup: killed process %d", stale.Process.Pid)) {
-		t.Errorf("stderr does not say the stale process was removed:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, fmt.Sprintf("cleanup: killed process %d", child.Process.Pid)) {
+		t.Errorf("stderr does not say the stale child was removed:\n%s", r.stderr)
+	}
+	if syscall.Kill(planted.Process.Pid, 0) != nil || !strings.Contains(r.stderr, fmt.Sprintf("left process %d alone", planted.Process.Pid)) {
+		t.Errorf("the planted process %d: want it alive and said so:\n%s", planted.Process.Pid, r.stderr)
 	}
 	for _, want := range []string{"cell 1/8", "s left", "loading 200000 keys"} {
 		if !strings.Contains(r.stderr, want) {
@@ -257,9 +257,19 @@ func TestRunDocker(t *testing.T) {
 	}
 	t.Cleanup(func() { cli.ContainerRemove(context.Background(), staleID, container.RemoveOptions{Force: true}) })
 
-	r := runBinary(t, bin, append(tinyArgs(t, data, out), "--runtime", "docker")...)
+	// --data relative to the current directory: made absolute before
+	// Docker sees it, so it bind-mounts that directory rather than
+	// creating a named volume "data".
+	_, volumeBefore := cli.VolumeInspect(t.Context(), "data")
+	r := runBinaryIn(t, base, nil, bin, append(tinyArgs(t, "data", out), "--runtime", "docker")...)
 	if r.code != 0 {
 		t.Fatalf("run exited %d:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "cleanup: removed the segment files in "+data) {
+		t.Errorf("stderr does not say the run emptied %s:\n%s", data, r.stderr)
+	}
+	if _, err := cli.VolumeInspect(t.Context(), "data"); err == nil && volumeBefore != nil {
+		t.Errorf("the run created a Docker volume named data")
 	}
 	if !strings.Contains(r.stderr, "cleanup: removed container tierbench-stale-") {
 		t.Errorf("stderr does not say the stale container was removed:\n%s", r.stderr)

@@ -177,8 +177,18 @@ func (r *runner) wipeData(ctx context.Context) error {
 	if r.hosts == nil || r.hosts.server.ep.local() {
 		return wipeDir(r.cfg.DataDir)
 	}
-	_, err := r.hosts.server.probeOnce(ctx, "wipe", ProbeRequest{Wipe: containerDataDir}, []string{r.cfg.DataDir + ":" + containerDataDir})
-	return err
+	d := r.hosts.server
+	out, status, err := d.runOnce(ctx, "probe", "wipe", probeArgs(ProbeRequest{Wipe: containerDataDir}), false, []string{r.cfg.DataDir + ":" + containerDataDir}, "")
+	switch {
+	case err != nil:
+		return fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
+	case status == ProbeRefused:
+		return fmt.Errorf("%w: %w: --data %s on host %s holds files tierbench did not make and never deletes; give an empty or new directory there",
+			ErrConfig, ErrForeignData, r.cfg.DataDir, d.ep.Name)
+	case status != 0:
+		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.ep.Name, status, clip(out))
+	}
+	return nil
 }
 
 // hostsNote is the progress name of where a step runs.

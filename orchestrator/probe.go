@@ -46,6 +46,10 @@ type SampleRequest struct {
 	KeyLength, ValueLength int
 }
 
+// ProbeRefused is hostprobe's exit status when it refused to wipe a data
+// dir holding files tierbench did not make (ErrForeignData).
+const ProbeRefused = 3
+
 // ProbeAnswer is hostprobe's JSON document.
 type ProbeAnswer struct {
 	ReadBytes *int64            `json:"read_bytes,omitempty"`

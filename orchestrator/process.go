@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +43,9 @@ func (d *processDriver) command(args []string, cpus, mems string) *exec.Cmd {
 	}
 	if mems != "" {
 		cmd.Env = append(cmd.Env, envPinMems+"="+mems)
+	}
+	if d.pids != nil {
+		cmd.Env = append(cmd.Env, envRunID+"="+d.pids.runID)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd
@@ -241,52 +243,6 @@ func (d *processDriver) close(ctx context.Context) error {
 	return nil
 }
 
-// pidFile lists the children of one run: its first line is the owner
-// (this process), each further line a child, as "pid starttime" so a
-// recycled pid is never mistaken for ours.
-type pidFile struct {
-	path string
-	mu   sync.Mutex
-	pids map[int]uint64
-}
-
-func newPidFile(stateDir, runID string) (*pidFile, error) {
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("orchestrator: state dir: %w", err)
-	}
-	p := &pidFile{path: filepath.Join(stateDir, runID+".pids"), pids: map[int]uint64{}}
-	return p, p.write()
-}
-
-func (p *pidFile) write() error {
-	var b strings.Builder
-	self := os.Getpid()
-	fmt.Fprintf(&b, "%d %d\n", self, startTime(self))
-	for pid, st := range p.pids {
-		fmt.Fprintf(&b, "%d %d\n", pid, st)
-	}
-	if err := os.WriteFile(p.path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("orchestrator: pid file: %w", err)
-	}
-	return nil
-}
-
-func (p *pidFile) add(pid int) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pids[pid] = startTime(pid)
-	return p.write()
-}
-
-func (p *pidFile) remove(pid int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.pids, pid)
-	p.write()
-}
-
-func (p *pidFile) close() { os.Remove(p.path) }
-
 // startTime is field 22 of /proc/<pid>/stat (clock ticks since boot); 0
 // when the process is gone.
 func startTime(pid int) uint64 {
@@ -315,46 +271,6 @@ func parseStatStartTime(data []byte) uint64 {
 // alive reports whether pid is still the process that started at st.
 func alive(pid int, st uint64) bool {
 	return st != 0 && startTime(pid) == st
-}
-
-// removeStaleProcesses kills the children listed in pid files whose owner
-// is gone, and removes those files (and unreadable ones); it returns what
-// it did. A file whose owner is alive belongs to a run in progress, here
-// or in another session on this host, and is left alone.
-func removeStaleProcesses(stateDir string) []string {
-	files, _ := filepath.Glob(filepath.Join(stateDir, "*.pids"))
-	var did []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-		var owner int
-		var ownerStart uint64
-		if len(lines) == 0 || !scanPid(lines[0], &owner, &ownerStart) {
-			if os.Remove(f) == nil {
-				did = append(did, fmt.Sprintf("removed pid file %s (no owner line)", f))
-			}
-			continue
-		}
-		if owner == os.Getpid() || alive(owner, ownerStart) {
-			continue // another run in progress
-		}
-		for _, l := range lines[1:] {
-			var pid int
-			var st uint64
-			if scanPid(l, &pid, &st) && alive(pid, st) {
-				syscall.Kill(-pid, syscall.SIGKILL)
-				syscall.Kill(pid, syscall.SIGKILL)
-				did = append(did, fmt.Sprintf("killed process %d left by the run in %s", pid, filepath.Base(f)))
-			}
-		}
-		if os.Remove(f) == nil {
-			did = append(did, fmt.Sprintf("removed pid file %s (its run, pid %d, is gone)", f, owner))
-		}
-	}
-	return did
 }
 
 func scanPid(line string, pid *int, st *uint64) bool {

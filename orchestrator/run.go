@@ -53,6 +53,13 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		r.cfg.ServerPID = proof.PID
 		r.printf("server: %s\n", proof.Sentence())
 	}
+	if r.cfg.dataFromEnv {
+		r.printf("data dir: %s, from the environment's DATA\n", r.cfg.DataDir)
+	}
+	if err := r.claimData(); err != nil {
+		return err
+	}
+	defer r.releaseData()
 	if err := r.createBundle(); err != nil {
 		return err
 	}
@@ -65,9 +72,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 	defer r.pids.close()
-	r.prepareDataDir()
 	defer r.cleanData()
-	defer r.cleanShardDirs()
 
 	if err := r.pickDriver(ctx); err != nil {
 		return err
@@ -172,8 +177,8 @@ type runner struct {
 	proof   *OwnerProof // the external server's, proven before the run
 	// extNodes are the external server's masters when it is a cluster node.
 	extNodes []*clusterNode
-	// dataCreated says the run created DataDir, so it removes it at the end.
-	dataCreated bool
+	// claims hold the run's data dirs on this machine (datadir.go).
+	claims []*dataClaim
 
 	// The evidence sampled around every GET phase (evidence.go).
 	diskRoot  string   // where proc/diskstats is read: "/" outside tests

@@ -250,21 +250,6 @@ func (r *runner) startShards(ctx context.Context, row Row) (tgt rowTarget, err e
 	return tgt, nil
 }
 
-// cleanShardDirs empties the data dirs of a --data list after the run,
-// as cleanData does for --data itself.
-func (r *runner) cleanShardDirs() {
-	if r.cfg.KeepData || len(r.cfg.DataDirs) < 2 {
-		return
-	}
-	for _, d := range r.cfg.DataDirs[1:] {
-		if _, err := os.Stat(d); err == nil {
-			if err := wipeDir(d); err != nil {
-				r.printf("cleanup: %v\n", err)
-			}
-		}
-	}
-}
-
 // externalCluster asks an external server whether it is a cluster node;
 // if so it returns the masters, each with the pid of --server-pid's list
 // that owns its listening socket (found in /proc when not given).

@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -35,16 +33,44 @@ func sweepContainers(ctx context.Context) []string {
 	return d.removeStale(ctx)
 }
 
-// prepareDataDir notes whether DataDir exists before the run touches it,
-// so that cleanData removes the directory itself only if the run made it.
-func (r *runner) prepareDataDir() {
-	if _, err := os.Stat(r.cfg.DataDir); errors.Is(err, os.ErrNotExist) {
-		r.dataCreated = true
+// localDataDirs are the data dirs on this machine the run's servers
+// write: --data, or each of a --data list; none for a server the run does
+// not start or one on another host.
+func (r *runner) localDataDirs() []string {
+	if r.cfg.ServerAddr != "" || r.cfg.hostsMode() && !r.cfg.serverHostLocal() {
+		return nil
 	}
+	if len(r.cfg.DataDirs) > 1 {
+		return r.cfg.DataDirs
+	}
+	return []string{r.cfg.DataDir}
 }
 
-// cleanData removes the segment files the run's servers wrote (and the
-// data dir, when the run created it), unless --keep-data. A server the
+// claimData takes every local data dir for the run (datadir.go): checked,
+// locked and marked before the run creates or starts anything.
+func (r *runner) claimData() error {
+	at := localDataPlaces(r.out)
+	for _, dir := range r.localDataDirs() {
+		c, err := claimDataDir(dir, at, r.plan.RunID)
+		if err != nil {
+			r.releaseData()
+			return err
+		}
+		r.claims = append(r.claims, c)
+	}
+	return nil
+}
+
+// releaseData drops the run's hold on its data dirs, after cleanData.
+func (r *runner) releaseData() {
+	for _, c := range r.claims {
+		c.release()
+	}
+	r.claims = nil
+}
+
+// cleanData removes the segment files the run's servers wrote (and a
+// data dir the run created, once empty), unless --keep-data. A server the
 // run did not start keeps its data: the run never wrote there.
 func (r *runner) cleanData() {
 	if r.cfg.ServerAddr != "" || r.cfg.KeepData || r.cfg.DataDir == "" {
@@ -54,18 +80,11 @@ func (r *runner) cleanData() {
 		r.cleanHostData()
 		return
 	}
-	if _, err := os.Stat(r.cfg.DataDir); err != nil {
-		return
+	for _, c := range r.claims {
+		if err := wipeDir(c.dir); err != nil {
+			r.printf("cleanup: %v\n", err)
+			continue
+		}
+		r.printf("cleanup: removed the segment files in %s (--keep-data keeps them)\n", filepath.Clean(c.dir))
 	}
-	var err error
-	if r.dataCreated {
-		err = os.RemoveAll(r.cfg.DataDir)
-	} else {
-		err = wipeDir(r.cfg.DataDir)
-	}
-	if err != nil {
-		r.printf("cleanup: %v\n", err)
-		return
-	}
-	r.printf("cleanup: removed the segment files in %s (--keep-data keeps them)\n", filepath.Clean(r.cfg.DataDir))
 }

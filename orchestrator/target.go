@@ -2,10 +2,8 @@ package orchestrator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -108,22 +106,6 @@ func (r *runner) serverArgs(row Row, port int, dataDir string) []string {
 		"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
 		"--storage-tier", "--logdir", r.drv.dataPath(dataDir),
 		"--device-type", "native", "--device-io-backend", row.Backend}
-}
-
-func wipeDir(dir string) error {
-	if dir == "" || dir == "/" {
-		return fmt.Errorf("orchestrator: refusing to wipe data dir %q", dir)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("orchestrator: wipe data dir: %w", err)
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-			return fmt.Errorf("orchestrator: wipe data dir: %w", err)
-		}
-	}
-	return os.MkdirAll(dir, 0o755)
 }
 
 func freePort() (int, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,6 +60,9 @@ Flags:
 	}
 	if err := orchestrator.Probe(context.Background(), req, stdout); err != nil {
 		fmt.Fprintf(stderr, "tierbench hostprobe: %v\n", err)
+		if errors.Is(err, orchestrator.ErrForeignData) {
+			return orchestrator.ProbeRefused
+		}
 		return 1
 	}
 	return 0

@@ -41,7 +41,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Index, "index", "", "server --index (default quick 256m, reference 8g)")
 	fs.StringVar(&backends, "backends", "", "device backends, one pair of rows each (default libaio,uring)")
 	fs.StringVar(&pins, "pin", "", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none (default pinned,none; across hosts none)")
-	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test, wiped before each row and emptied at the end (default "+orchestrator.DefaultDataDir+"; env DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
+	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test: new, empty, or holding only tierbench's own files (never /, your home, the current directory or a parent of them, or --out); locked for the run, its segment files wiped before each row and at the end (default "+orchestrator.DefaultDataDir+"; env DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
 	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the last row's segment files in --data when the run ends")
 	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory (default results/<run id>)")
 	fs.StringVar(&cfg.Resume, "resume", "", "complete the bundle in this directory: the passes it holds are skipped")
@@ -59,7 +59,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.Force, "force", false, "measure even when a preflight check failed")
 	fs.BoolVar(&cfg.NoFio, "no-fio", false, "skip the fio baseline (the report then has no ceiling)")
 	fs.BoolVar(&cfg.Silent, "silent", false, "no progress lines on stderr")
-	fs.StringVar(&cfg.StateDir, "state-dir", "", "where pid files of running children are kept (default $TMPDIR/tierbench-state)")
+	fs.StringVar(&cfg.StateDir, "state-dir", "", "where pid files of running children are kept: a directory of yours nobody else may write (default /run/tierbench for root, else $XDG_RUNTIME_DIR/tierbench)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench run [flags]
 

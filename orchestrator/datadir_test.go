@@ -1,0 +1,255 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestCheckDataPath(t *testing.T) {
+	at := dataPlaces{cwd: "/home/ann/project", home: "/home/ann", out: "/srv/results/a"}
+	for _, tc := range []struct {
+		dir  string
+		want string // in the refusal; "" accepted
+	}{
+		{"/", "the root directory"},
+		{"/home/ann", "your home directory /home/ann"},
+		{"/home", "your home directory /home/ann or a parent of it"},
+		{"/home/ann/project", "the current directory /home/ann/project"},
+		{"/srv/results/a", "the results bundle --out /srv/results/a"},
+		{"/srv/results", "the results bundle --out /srv/results/a or a parent of it"},
+		{"/srv/results/a/data", "inside the results bundle"},
+		{"/home/ann/project/tierbench-data", ""},
+		{"/home/ann/projects", ""}, // a sibling sharing a prefix is not a parent
+		{"/var/tmp/tierbench-data", ""},
+		{"/srv/results/b", ""},
+	} {
+		err := checkDataPath(tc.dir, at)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("checkDataPath(%s): got %v, want accepted", tc.dir, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrConfig)):
+			t.Errorf("checkDataPath(%s): got %v, want a configuration error saying %q", tc.dir, err, tc.want)
+		}
+	}
+}
+
+// writeTree makes files (a trailing / makes a directory) below dir.
+func writeTree(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if strings.HasSuffix(n, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("content of "+n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// listTree lists every path below dir, directories with a trailing /.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			rel += "/"
+		}
+		out = append(out, rel)
+		return nil
+	})
+	return out
+}
+
+func TestWipeDirDeletesOnlyTierbenchFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		tree    []string
+		foreign []string // named in the refusal; none: wiped
+		left    []string // what stays after a wipe
+	}{
+		{name: "segments, probes, ladder and shards",
+			tree: []string{"segment.0", "segment.17", "tierbench-fio.3", ".tierbench-odirect-42", "ladder-kv/segment.0", "shard-1/segment.2", "shard-0/", dataMarker, "lost+found/"},
+			left: []string{dataMarker, "lost+found/"}},
+		{name: "a user's file", tree: []string{"segment.0", "notes.txt"}, foreign: []string{"notes.txt"}},
+		{name: "names that look like ours", tree: []string{"segment.01", "segment.x", "segment.0.bak"}, foreign: []string{"segment.0.bak", "segment.01", "segment.x"}},
+		{name: "a user's file in a shard dir", tree: []string{"shard-0/segment.0", "shard-0/thesis.tex"}, foreign: []string{"shard-0"}},
+		{name: "a user's directory", tree: []string{"photos/cat.jpg"}, foreign: []string{"photos"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, tc.tree...)
+			before := listTree(t, dir)
+			err := wipeDir(dir)
+			if len(tc.foreign) > 0 {
+				if !errors.Is(err, ErrForeignData) {
+					t.Fatalf("wipeDir: got %v, want ErrForeignData", err)
+				}
+				for _, f := range tc.foreign {
+					if !strings.Contains(err.Error(), f) {
+						t.Errorf("refusal %q does not name %s", err, f)
+					}
+				}
+				if after := listTree(t, dir); !slices.Equal(after, before) {
+					t.Errorf("a refused wipe changed the tree: got %v, want %v", after, before)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("wipeDir: %v", err)
+			}
+			if got := listTree(t, dir); !slices.Equal(got, tc.left) {
+				t.Errorf("after the wipe: got %v, want %v", got, tc.left)
+			}
+		})
+	}
+}
+
+func TestClaimDataDir(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "data")
+	first, err := claimDataDir(dir, dataPlaces{}, "run-one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.created {
+		t.Errorf("a missing data dir was not recorded as created by the run")
+	}
+	// A second claim is refused while the first holds it, naming it.
+	_, err = claimDataDir(dir, dataPlaces{}, "run-two")
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "run run-one (pid ") {
+		t.Fatalf("second claim: got %v, want a refusal naming run-one", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, dataMarker)); err != nil {
+		t.Errorf("the refused claim removed the holder's marker: %v", err)
+	}
+	writeTree(t, dir, "segment.0")
+	if err := wipeDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	first.release()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the data dir the run made is still there after release: %v", err)
+	}
+
+	// A directory holding a user's file is refused and keeps it.
+	foreign := filepath.Join(base, "foreign")
+	writeTree(t, foreign, "notes.txt")
+	if _, err := claimDataDir(foreign, dataPlaces{}, "run-three"); !errors.Is(err, ErrConfig) || !errors.Is(err, ErrForeignData) {
+		t.Errorf("claim of a directory with notes.txt: got %v, want ErrConfig and ErrForeignData", err)
+	}
+	if got := listTree(t, foreign); !slices.Equal(got, []string{"notes.txt"}) {
+		t.Errorf("after a refused claim: got %v, want [notes.txt]", got)
+	}
+	// A file is no data dir.
+	if _, err := claimDataDir(filepath.Join(foreign, "notes.txt"), dataPlaces{}, "run-four"); !errors.Is(err, ErrConfig) {
+		t.Errorf("claim of a file: got %v, want ErrConfig", err)
+	}
+}
+
+func TestEnsureStateDir(t *testing.T) {
+	base := t.TempDir()
+	fresh := filepath.Join(base, "fresh")
+	if err := ensureStateDir(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(fresh); st.Mode().Perm() != 0o700 {
+		t.Errorf("a new state dir has mode %04o, want 0700", st.Mode().Perm())
+	}
+	open := filepath.Join(base, "open")
+	os.Mkdir(open, 0o755)
+	os.Chmod(open, 0o777)
+	if err := ensureStateDir(open); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "writable by others") {
+		t.Errorf("a world-writable state dir: got %v, want a refusal", err)
+	}
+	link := filepath.Join(base, "link")
+	os.Symlink(fresh, link)
+	if err := ensureStateDir(link); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a state dir behind a link: got %v, want a refusal", err)
+	}
+	if os.Geteuid() == 0 {
+		other := filepath.Join(base, "other")
+		os.Mkdir(other, 0o700)
+		if err := os.Chown(other, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := ensureStateDir(other); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "belongs to uid 65534") {
+			t.Errorf("another user's state dir: got %v, want a refusal", err)
+		}
+	}
+}
+
+// startSleeper starts `sleep 300` in a process group of its own with the
+// extra environment; it is killed when the test ends.
+func startSleeper(t *testing.T, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "300")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+func TestRemoveStaleProcessesKillsOnlyProvenChildren(t *testing.T) {
+	state := t.TempDir()
+	child := startSleeper(t, envRunID+"=old-run")
+	planted := startSleeper(t)
+	otherRun := startSleeper(t, envRunID+"=another-run")
+	lines := "999999999 1\n"
+	for _, c := range []*exec.Cmd{child, planted, otherRun} {
+		lines += fmt.Sprintf("%d %d\n", c.Process.Pid, startTime(c.Process.Pid))
+	}
+	os.WriteFile(filepath.Join(state, "old-run.pids"), []byte(lines), 0o600)
+
+	// A pid file its run still holds is not touched, whatever it lists.
+	live, err := newPidFile(state, "live-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.close()
+	fmt.Fprintf(live.f, "%d %d\n", child.Process.Pid, startTime(child.Process.Pid))
+
+	did := removeStaleProcesses(state)
+	exited := make(chan struct{})
+	go func() { child.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Errorf("the proven child %d survived: %v", child.Process.Pid, did)
+	}
+	for _, c := range []*exec.Cmd{planted, otherRun} {
+		if !alive(c.Process.Pid, startTime(c.Process.Pid)) || syscall.Kill(c.Process.Pid, 0) != nil {
+			t.Errorf("process %d, not a child of old-run, was killed: %v", c.Process.Pid, did)
+		}
+		if !slices.ContainsFunc(did, func(s string) bool { return strings.Contains(s, fmt.Sprintf("left process %d alone", c.Process.Pid)) }) {
+			t.Errorf("the sweep does not say it left %d alone: %v", c.Process.Pid, did)
+		}
+	}
+	if _, err := os.Stat(live.path); err != nil {
+		t.Errorf("the live run's pid file was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(state, "old-run.pids")); !os.IsNotExist(err) {
+		t.Errorf("the stale pid file is still there: %v", err)
+	}
+}

@@ -1,0 +1,211 @@
+package orchestrator
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// The state dir holds one pid file per run in progress, so that a later
+// run can remove the children of one that was killed outright. What is
+// read from it decides which processes are killed, so:
+//
+//   - it belongs to the user and nobody else may write it (0700 when the
+//     run creates it; refused when another user owns it or others may
+//     write it, or when it is a symbolic link);
+//   - a run holds an exclusive flock on its pid file for its life: the
+//     kernel drops it when the run dies, however it dies, so a pid file
+//     whose lock can be taken belongs to a run that is gone;
+//   - a process listed there is killed only when its start time matches
+//     and its environment carries envRunID naming that run: the variable
+//     the run set when it started the child. A file planted to name any
+//     other process kills nothing.
+
+// envRunID carries the run id into every child the process runtime
+// starts, as the proof, read from /proc/<pid>/environ, that the child is
+// that run's.
+const envRunID = "TIERBENCH_RUN"
+
+// defaultStateDir is /run/tierbench for root, else $XDG_RUNTIME_DIR's
+// tierbench (a directory only this user may write), else one of the
+// user's own under the temporary directory.
+func defaultStateDir(getenv func(string) string) string {
+	if os.Geteuid() == 0 {
+		return "/run/tierbench"
+	}
+	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		return filepath.Join(d, "tierbench")
+	}
+	return filepath.Join(os.TempDir(), "tierbench-"+strconv.Itoa(os.Geteuid()))
+}
+
+// ensureStateDir creates dir (0700) or checks that the existing one is a
+// directory of this user's that nobody else may write.
+func ensureStateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("orchestrator: state dir %s: %w", dir, err)
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("orchestrator: state dir %s: %w", dir, err)
+	}
+	sys, _ := st.Sys().(*syscall.Stat_t)
+	switch {
+	case st.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("%w: --state-dir %s is a symbolic link: give the directory itself", ErrConfig, dir)
+	case !st.IsDir():
+		return fmt.Errorf("%w: --state-dir %s is not a directory", ErrConfig, dir)
+	case sys != nil && int(sys.Uid) != os.Geteuid():
+		return fmt.Errorf("%w: --state-dir %s belongs to uid %d, not to you (uid %d): what it lists decides which processes a run kills; give a directory of your own", ErrConfig, dir, sys.Uid, os.Geteuid())
+	case st.Mode().Perm()&0o022 != 0:
+		return fmt.Errorf("%w: --state-dir %s is writable by others (mode %04o): what it lists decides which processes a run kills; chmod go-w it or give a directory of your own", ErrConfig, dir, st.Mode().Perm())
+	}
+	return nil
+}
+
+// pidFile lists the children of one run: its first line is the owner
+// (this process), each further line a child, as "pid starttime" so a
+// recycled pid is never mistaken for ours. The run holds an exclusive
+// flock on it while it lives.
+type pidFile struct {
+	path  string
+	runID string
+	f     *os.File
+	mu    sync.Mutex
+	pids  map[int]uint64
+}
+
+func newPidFile(stateDir, runID string) (*pidFile, error) {
+	if err := ensureStateDir(stateDir); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(stateDir, runID+".pids")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: pid file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("orchestrator: lock pid file %s: %w", path, err)
+	}
+	p := &pidFile{path: path, runID: runID, f: f, pids: map[int]uint64{}}
+	return p, p.write()
+}
+
+func (p *pidFile) write() error {
+	var b strings.Builder
+	self := os.Getpid()
+	fmt.Fprintf(&b, "%d %d\n", self, startTime(self))
+	for pid, st := range p.pids {
+		fmt.Fprintf(&b, "%d %d\n", pid, st)
+	}
+	if err := p.f.Truncate(0); err != nil {
+		return fmt.Errorf("orchestrator: pid file: %w", err)
+	}
+	if _, err := p.f.WriteAt([]byte(b.String()), 0); err != nil {
+		return fmt.Errorf("orchestrator: pid file: %w", err)
+	}
+	return nil
+}
+
+func (p *pidFile) add(pid int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pids[pid] = startTime(pid)
+	return p.write()
+}
+
+func (p *pidFile) remove(pid int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.pids, pid)
+	p.write()
+}
+
+func (p *pidFile) close() {
+	os.Remove(p.path)
+	p.f.Close()
+}
+
+// removeStaleProcesses kills the proven children listed in pid files
+// whose run is gone, and removes those files (and unreadable ones); it
+// returns what it did. A file whose lock is held belongs to a run in
+// progress, here or in another session on this host, and is left alone.
+func removeStaleProcesses(stateDir string) []string {
+	files, _ := filepath.Glob(filepath.Join(stateDir, "*.pids"))
+	var did []string
+	for _, path := range files {
+		did = append(did, removeStaleRun(path)...)
+	}
+	return did
+}
+
+func removeStaleRun(path string) []string {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil // its run holds it: in progress
+	}
+	var data bytes.Buffer
+	if _, err := data.ReadFrom(f); err != nil {
+		return nil
+	}
+	runID := strings.TrimSuffix(filepath.Base(path), ".pids")
+	lines := strings.Split(strings.TrimSpace(data.String()), "\n")
+	var did []string
+	var owner int
+	var ownerStart uint64
+	if len(lines) == 0 || !scanPid(lines[0], &owner, &ownerStart) {
+		if os.Remove(path) == nil {
+			did = append(did, fmt.Sprintf("removed pid file %s (no owner line)", path))
+		}
+		return did
+	}
+	if owner == os.Getpid() || alive(owner, ownerStart) {
+		return nil // a run of an earlier version, which took no lock, still alive
+	}
+	for _, l := range lines[1:] {
+		var pid int
+		var st uint64
+		if !scanPid(l, &pid, &st) || !alive(pid, st) {
+			continue
+		}
+		if !childOfRun(pid, runID) {
+			did = append(did, fmt.Sprintf("left process %d alone: %s lists it, but it is not a child that run started (no %s=%s in its environment)", pid, filepath.Base(path), envRunID, runID))
+			continue
+		}
+		// Children run in process groups of their own (Setpgid), so the
+		// group goes with its leader.
+		syscall.Kill(-pid, syscall.SIGKILL)
+		syscall.Kill(pid, syscall.SIGKILL)
+		did = append(did, fmt.Sprintf("killed process %d left by the run in %s", pid, filepath.Base(path)))
+	}
+	if os.Remove(path) == nil {
+		did = append(did, fmt.Sprintf("removed pid file %s (its run, pid %d, is gone)", path, owner))
+	}
+	return did
+}
+
+// childOfRun reports whether pid's environment names runID in envRunID.
+func childOfRun(pid int, runID string) bool {
+	env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		return false
+	}
+	want := []byte(envRunID + "=" + runID)
+	for v := range bytes.SplitSeq(env, []byte{0}) {
+		if bytes.Equal(v, want) {
+			return true
+		}
+	}
+	return false
+}
