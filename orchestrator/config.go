@@ -122,6 +122,10 @@ type Config struct {
 	// the run then says, since a variable set long ago names the
 	// directory the run empties.
 	dataFromEnv bool
+	// notes are what resolve decided that the user did not ask for (a
+	// profile's default turned off for a combination that cannot have
+	// it); the run prints them first.
+	notes []string
 }
 
 // given reports whether the flag name was set explicitly.
@@ -218,6 +222,7 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	if !c.given("latency") {
 		c.Latency = c.Latency || p.Latency
 	}
+	c.dropProfileExtras()
 	c.setRunDefaults()
 	if err := c.resolveShards(); err != nil {
 		return c, err
@@ -245,6 +250,20 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, c.validate()
+}
+
+// dropProfileExtras turns off the profile's ladder and latency where the
+// run cannot measure them right (the combinations validate refuses when
+// asked for explicitly), and says so.
+func (c *Config) dropProfileExtras() {
+	if c.Ladder && !c.given("ladder") && c.hostsMode() && !c.serverHostLocal() {
+		c.Ladder = false
+		c.notes = append(c.notes, "ladder: off across hosts (its layers would run on this machine, not the server host)")
+	}
+	if c.Latency && !c.given("latency") && c.maxShards() > 1 {
+		c.Latency = false
+		c.notes = append(c.notes, "latency: off with --shards above 1 (the fixed-rate client drives one server, not a cluster)")
+	}
 }
 
 // DefaultDataDir is the data dir when neither --data nor DATA names one.
@@ -348,11 +367,20 @@ func (c Config) validate() error {
 		if c.maxShards() > 1 {
 			bad("--shards across hosts is not supported yet: shards run as local processes")
 		}
+		if s := c.scenario(); s != ScenarioStorage {
+			bad("--scenario %s across hosts is not supported: its device-read evidence (INFO store, with the run's password) and its free-memory check are read on this machine, not the server host's; run --scenario storage across hosts, or the RAM scenarios on one machine", s)
+		}
+		if c.Ladder && !c.serverHostLocal() {
+			bad("--ladder with --server-host is not supported: its fio, device and kv layers run on this machine, not the server host; leave --ladder out")
+		}
 		if !c.serverHostLocal() && c.ServerAddr == "" && filepath.Clean(c.DataDir) == "/" {
 			bad("--data /: a run empties its data dir; give a new directory of its own on the server host, such as %s", DefaultDataDir)
 		}
 	} else if c.ServerBind != "" {
 		bad("--server-bind needs --server-host or --client-hosts: a local server listens on loopback")
+	}
+	if c.Latency && c.maxShards() > 1 {
+		bad("--latency with --shards above 1 is not supported: the latency steps' fixed-rate client drives one server, not a cluster; leave --latency out or use --shards 1")
 	}
 	if c.ServerAddr == "" {
 		if c.SkipLoad {

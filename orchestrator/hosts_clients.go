@@ -144,14 +144,14 @@ func (r *runner) runClients(ctx context.Context, row Row, tgt rowTarget, name st
 // ops, hits, misses and errors are the sums of the clients' counts inside
 // the shared window, and the rate is that sum over the window.
 func (r *runner) benchHosts(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
-	outs, err := r.runClients(ctx, row, tgt, name, threads, seconds, 0, []string{"--op", "GET", "-b", strconv.Itoa(r.cfg.Batch)})
+	outs, err := r.runClients(ctx, row, tgt, name, threads, seconds, 0, []string{"--op", "GET", "-b", strconv.Itoa(r.batchOf(row))})
 	if err != nil {
 		return benchCell{}, Placement{}, err
 	}
 	// The pass record's client placement is the first client's; each
 	// client's own is in its share.
 	pl := outs[0].pl
-	sum := benchCell{Op: "GET", Threads: threads, Batch: r.cfg.Batch, Seconds: float64(seconds)}
+	sum := benchCell{Op: "GET", Threads: threads, Batch: r.batchOf(row), Seconds: float64(seconds)}
 	for _, o := range outs {
 		if o.threads == 0 {
 			continue

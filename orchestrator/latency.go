@@ -202,7 +202,7 @@ func (r *runner) latencyTodo(row Row) (bool, error) {
 func (r *runner) latencyStep(ctx context.Context, row Row, tgt rowTarget, best Cell, share float64) (LatencyRecord, error) {
 	rate := math.Round(share * best.Median)
 	rec := LatencyRecord{Kind: "latency", Schema: SchemaVersion, Row: row, Share: share, BestOpsPerSec: best.Median,
-		Threads: best.Threads, InFlight: r.cfg.Batch, OfferedOpsPerSec: rate}
+		Threads: best.Threads, InFlight: r.batchOf(row), OfferedOpsPerSec: rate}
 	pct := int(math.Round(100 * share))
 	r.printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label, pct,
 		FormatOps(best.Median), best.Threads, FormatOps(rate), r.cfg.CellSeconds, latencyWarmupSeconds)
@@ -211,7 +211,7 @@ func (r *runner) latencyStep(ctx context.Context, row Row, tgt rowTarget, best C
 	defer cancel()
 	name := fmt.Sprintf("latency-%d", pct)
 	start := time.Now()
-	args := append([]string{"-s", "-t", strconv.Itoa(best.Threads), "--runtime", strconv.Itoa(r.cfg.CellSeconds)}, onlineGET(r.cfg.Batch, rate)...)
+	args := append([]string{"-s", "-t", strconv.Itoa(best.Threads), "--runtime", strconv.Itoa(r.cfg.CellSeconds)}, onlineGET(r.batchOf(row), rate)...)
 	stdout, _, err := r.drv.runClient(sctx, r.benchSpec(row, tgt, name, args))
 	end := time.Now()
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {

@@ -44,6 +44,13 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			return err
 		}
 	}
+	if r.extNodes != nil && r.cfg.Latency {
+		if r.cfg.given("latency") {
+			return fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", ErrConfig, r.cfg.ServerAddr)
+		}
+		r.cfg.Latency = false
+		r.printf("latency: off against a cluster (the fixed-rate client drives one server)\n")
+	}
 	if r.cfg.ServerAddr != "" && r.extNodes == nil {
 		proof, err := r.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)
 		if err != nil {
@@ -52,6 +59,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		r.proof = &proof
 		r.cfg.ServerPID = proof.PID
 		r.printf("server: %s\n", proof.Sentence())
+	}
+	for _, n := range r.cfg.notes {
+		r.printf("%s\n", n)
 	}
 	if r.cfg.dataFromEnv {
 		r.printf("data dir: %s, from the environment's DATA\n", r.cfg.DataDir)
