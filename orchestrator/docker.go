@@ -58,7 +58,15 @@ type dockerDriver struct {
 	// O_DIRECT need from "privileged".
 	unprivileged bool
 	warn         func(format string, a ...any)
+	// password, when set, is copied into every container before it
+	// starts, at containerPasswordFile (0400), for --auth-file: through
+	// the engine's API, so it is in no command line, environment,
+	// inspect output or file on any host's disk.
+	password string
 }
+
+// containerPasswordFile is where a container finds the run's password.
+const containerPasswordFile = "/tierbench-auth"
 
 // newDockerDriver connects to the engine at ep (the zero Endpoint: the
 // one the environment names) and builds the image unless one for this
@@ -220,10 +228,35 @@ func (d *dockerDriver) createOnce(ctx context.Context, role, name string, args [
 	d.mu.Lock()
 	d.ids[resp.ID] = logPath
 	d.mu.Unlock()
+	if err := d.copyPassword(ctx, resp.ID); err != nil {
+		return resp.ID, fmt.Errorf("orchestrator: container %s: %w", cname, err)
+	}
 	if err := d.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: start container %s: %w", cname, err)
 	}
 	return resp.ID, nil
+}
+
+// copyPassword puts the run's password into a created container, before
+// it starts, as a tar stream through the engine's API.
+func (d *dockerDriver) copyPassword(ctx context.Context, id string) error {
+	if d.password == "" {
+		return nil
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	name := strings.TrimPrefix(containerPasswordFile, "/")
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o400, Size: int64(len(d.password)) + 1}); err != nil {
+		return fmt.Errorf("copy the password in: %w", err)
+	}
+	tw.Write([]byte(d.password + "\n"))
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("copy the password in: %w", err)
+	}
+	if err := d.cli.CopyToContainer(ctx, id, "/", &buf, container.CopyToContainerOptions{}); err != nil {
+		return fmt.Errorf("copy the password in: %w", err)
+	}
+	return nil
 }
 
 // hostPID returns the container's main process as this host sees it.

@@ -1,9 +1,12 @@
 package orchestrator
 
 import (
+	"archive/tar"
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,12 +37,16 @@ func hostArgs(t *testing.T, server *testenv.Host, clients []*testenv.Host, threa
 	return args, data, out
 }
 
-// watchContainers calls f with each new container of role on an engine
-// until ctx ends.
+// watchContainers calls f with each new container of role (any role:
+// "") on an engine until ctx ends.
 func watchContainers(ctx context.Context, cli *client.Client, role string, f func(id string, name string, args []string)) {
 	seen := map[string]bool{}
+	label := labelRole + "=" + role
+	if role == "" {
+		label = labelRole
+	}
 	for ctx.Err() == nil {
-		list, _ := cli.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", labelRole+"="+role))})
+		list, _ := cli.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
 		for _, c := range list {
 			if seen[c.ID] {
 				continue
@@ -66,17 +73,43 @@ func TestRunAcrossHosts(t *testing.T) {
 	a, b := hosts[0], hosts[1]
 	args, _, out := hostArgs(t, a, []*testenv.Host{b, a}, "3,4", "1")
 
-	// The password is only ever in the server's command line: catch it.
+	// The password is in a file in each container, never on a command
+	// line: read it from the server container's file, and keep every
+	// container's inspect document and every command line on this machine
+	// (the hosts' containers run on its kernel) to search for it.
 	ctx, stop := context.WithCancel(t.Context())
 	var mu sync.Mutex
-	var passwords []string
-	go watchContainers(ctx, a.Client(t), "server", func(_, _ string, args []string) {
-		if i := slices.Index(args, "--auth"); i >= 0 && i+1 < len(args) {
+	var passwords, seen []string
+	for _, h := range hosts {
+		cli := h.Client(t)
+		go watchContainers(ctx, cli, "", func(id, name string, _ []string) {
+			in, err := cli.ContainerInspect(ctx, id)
+			doc, _ := json.Marshal(in)
+			var pw string
+			if err == nil && in.Config != nil && in.Config.Labels[labelRole] == "server" {
+				pw = readContainerFile(ctx, cli, id, containerPasswordFile)
+			}
 			mu.Lock()
-			passwords = append(passwords, args[i+1])
-			mu.Unlock()
+			defer mu.Unlock()
+			seen = append(seen, "docker inspect "+name+": "+string(doc))
+			if pw != "" {
+				passwords = append(passwords, pw)
+			}
+		})
+	}
+	go func() {
+		for ctx.Err() == nil {
+			cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+			for _, f := range cmdlines {
+				if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte("tierbench")) {
+					mu.Lock()
+					seen = append(seen, f+": "+string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
+					mu.Unlock()
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-	})
+	}()
 	res := runBinary(t, bin, args...)
 	stop()
 	if res.code != 0 {
@@ -161,7 +194,17 @@ func TestRunAcrossHosts(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if len(passwords) == 0 {
-		t.Fatalf("no server container with --auth seen on host a")
+		t.Fatalf("no server container with a password file seen on host a")
+	}
+	for _, pw := range passwords {
+		for _, s := range seen {
+			if strings.Contains(s, pw) {
+				t.Errorf("the run's password is in %.200s", s)
+			}
+		}
+	}
+	if !slices.ContainsFunc(seen, func(s string) bool { return strings.Contains(s, "--auth-file "+containerPasswordFile) }) {
+		t.Errorf("no command line seen with --auth-file %s: the search for the password saw nothing", containerPasswordFile)
 	}
 	filepath.Walk(out, func(path string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
@@ -253,4 +296,20 @@ func checkHostsPass(t *testing.T, out string, p PassRecord) {
 	if p.ReadBytes <= 0 || p.Server.CPUs == "" {
 		t.Errorf("server evidence read on host a: read_bytes %d placement %+v, want device reads and a cpu list", p.ReadBytes, p.Server)
 	}
+}
+
+// readContainerFile reads one file of a container through the engine's
+// API; "" when it cannot.
+func readContainerFile(ctx context.Context, cli *client.Client, id, path string) string {
+	rc, _, err := cli.CopyFromContainer(ctx, id, path)
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	if _, err := tr.Next(); err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(tr)
+	return strings.TrimSpace(string(b))
 }

@@ -109,7 +109,7 @@ func TestProbeArgs(t *testing.T) {
 		want string
 	}{
 		{ProbeRequest{PID: 1}, "hostprobe --pid 1"},
-		{ProbeRequest{Addr: "10.0.0.1:6379", Auth: "pw", Command: []string{"INFO", "store"}}, "hostprobe --addr 10.0.0.1:6379 --auth pw --resp INFO store"},
+		{ProbeRequest{Addr: "10.0.0.1:6379", Auth: "pw", Command: []string{"INFO", "store"}}, "hostprobe --addr 10.0.0.1:6379 --auth-file /tierbench-auth --resp INFO store"},
 		{ProbeRequest{Addr: "a:1", Prove: true, PID: 1}, "hostprobe --pid 1 --addr a:1 --prove"},
 		{ProbeRequest{Addr: "a:1", Sample: &SampleRequest{DBSize: 10, KeyLength: 16, ValueLength: 96}}, "hostprobe --addr a:1 --sample 10,16,96"},
 		{ProbeRequest{RouteTo: "10.0.0.2", FreeOn: "0.0.0.0", Addrs: true}, "hostprobe --addrs --route-to 10.0.0.2 --free-port-on 0.0.0.0"},

@@ -71,6 +71,9 @@ func (r *runner) pickHosts(ctx context.Context) error {
 		rand.Read(b[:])
 		r.auth = hex.EncodeToString(b[:])
 		hp.Auth = true
+		for _, d := range hd.engines {
+			d.password = r.auth
+		}
 	}
 	r.plan.Hosts = hp
 	auth := "no password (loopback)"
@@ -161,7 +164,7 @@ func (r *runner) authArgs() []string {
 	if r.auth == "" {
 		return nil
 	}
-	return []string{"--auth", r.auth}
+	return []string{"--auth-file", containerPasswordFile}
 }
 
 // serverPort is the port of the next row's server.

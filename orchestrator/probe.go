@@ -221,8 +221,10 @@ func probeArgs(req ProbeRequest) []string {
 		sample = fmt.Sprintf("%d,%d,%d", s.DBSize, s.KeyLength, s.ValueLength)
 	}
 	auth := ""
-	if req.Addr != "" {
-		auth = req.Auth // a password goes only to a server
+	if req.Addr != "" && req.Auth != "" {
+		// A password goes only to a server, and never on the command
+		// line: the container holds it in a file (dockerDriver.password).
+		auth = containerPasswordFile
 	}
 	args := []string{"hostprobe"}
 	for _, f := range []struct {
@@ -230,7 +232,7 @@ func probeArgs(req ProbeRequest) []string {
 		on          bool
 	}{
 		{name: "--pid", value: pid}, {name: "--wipe", value: req.Wipe},
-		{name: "--addr", value: req.Addr}, {name: "--auth", value: auth},
+		{name: "--addr", value: req.Addr}, {name: "--auth-file", value: auth},
 		{name: "--resp", value: strings.Join(req.Command, " ")},
 		{name: "--prove", on: req.Prove}, {name: "--witness", on: req.Witness}, {name: "--sample", value: sample},
 		{name: "--addrs", on: req.Addrs}, {name: "--route-to", value: req.RouteTo}, {name: "--free-port-on", value: req.FreeOn},

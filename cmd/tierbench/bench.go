@@ -57,7 +57,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "server `address`")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "server TCP `port`")
-	fs.StringVar(&cfg.Auth, "auth", "", "`password` sent with AUTH on every connection")
+	readAuthFile := passwordFlags(fs, &cfg.Auth, "`password` sent with AUTH on every connection")
 	fs.StringVar(&cfg.Op, "op", cfg.Op, "offline `command`: GET, SET, MSET, MGET, INCR, DEL or PING (MGET/MSET carry -b keys in one command)")
 	fs.Int64Var(&cfg.DBSize, "dbsize", cfg.DBSize, "distinct `keys`: indices 0..dbsize-1, loaded unless -s")
 	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key `bytes`: the key index zero-padded; 0 means the digits of dbsize-1")
@@ -88,6 +88,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	warmup := fs.Int("warmup-seconds", 0, "online: `seconds` before --runtime during which ops are sent at the same rate but not recorded, so connection set-up and first touches stay out of the percentiles, the JSON and --hdr-out; 0 = none")
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
+	}
+	if err := readAuthFile(); err != nil {
+		fmt.Fprintf(stderr, "tierbench bench: %v\n", err)
+		return 2
 	}
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "tierbench bench: "+format+"\n\n", a...)

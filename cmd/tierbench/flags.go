@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -49,4 +50,32 @@ func asksForHelp(args []string) bool {
 		}
 	}
 	return false
+}
+
+// passwordFlags registers --auth and --auth-file on fs; the returned
+// function, called once the flags are parsed, reads --auth-file into
+// *auth. A password on a command line is shown to every user of the host
+// (ps, /proc/<pid>/cmdline, docker inspect), so the orchestrator only ever
+// passes --auth-file.
+func passwordFlags(fs *flag.FlagSet, auth *string, usage string) func() error {
+	fs.StringVar(auth, "auth", "", usage)
+	file := fs.String("auth-file", "", "read the password from the first line of this `file`: unlike --auth it stays off the command line, where ps and /proc show it to every user")
+	return func() error {
+		if *file == "" {
+			return nil
+		}
+		if *auth != "" {
+			return fmt.Errorf("--auth and --auth-file both give a password: give one")
+		}
+		data, err := os.ReadFile(*file)
+		if err != nil {
+			return fmt.Errorf("--auth-file: %w", err)
+		}
+		pw, _, _ := strings.Cut(string(data), "\n")
+		if pw == "" {
+			return fmt.Errorf("--auth-file %s: the first line is empty, want the password", *file)
+		}
+		*auth = pw
+		return nil
+	}
 }

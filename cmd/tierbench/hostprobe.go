@@ -22,7 +22,7 @@ func runHostProbe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&req.Wipe, "wipe", "", "empty this `directory`")
 	fs.StringVar(&req.Addr, "addr", "", "send --resp to the RESP server at `host:port`")
 	resp := fs.String("resp", "", "with --addr: the `command` to send, words separated by spaces (PING, DBSIZE, INFO store)")
-	fs.StringVar(&req.Auth, "auth", "", "with --addr: the server's `password`")
+	readAuthFile := passwordFlags(fs, &req.Auth, "with --addr: the server's `password`")
 	fs.BoolVar(&req.Prove, "prove", false, "with --addr and --pid: prove that pid owns the listening socket of --addr")
 	fs.BoolVar(&req.Witness, "witness", false, "with --addr: read DBSIZE, INFO store and INFO server")
 	sample := fs.String("sample", "", "with --addr: the sampled GET check of a load of `dbsize,keylength,valuelength`")
@@ -45,6 +45,10 @@ Flags:
 	}
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
+	}
+	if err := readAuthFile(); err != nil {
+		fmt.Fprintf(stderr, "tierbench hostprobe: %v\n", err)
+		return 2
 	}
 	req.Command = strings.Fields(*resp)
 	if *disks != "" {

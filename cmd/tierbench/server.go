@@ -24,7 +24,7 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	var cfg server.Config
 	fs.IntVar(&cfg.Port, "port", server.DefaultPort, "TCP `port` to listen on")
 	fs.StringVar(&cfg.Bind, "bind", "127.0.0.1", "`address` to listen on")
-	fs.StringVar(&cfg.Auth, "auth", "", "`password` clients must give with AUTH before other commands (empty: no authentication)")
+	readAuthFile := passwordFlags(fs, &cfg.Auth, "`password` clients must give with AUTH before other commands (empty: no authentication)")
 	fs.BoolVar(&cfg.ScatterGatherGet, "sg-get", true, "submit the device reads of all GETs of a pipelined batch together and wait once;\nfalse waits for each GET's read on its own")
 	fs.IntVar(&cfg.MaxClients, "maxclients", server.DefaultMaxClients, "most `connections` served at once; one more is answered \"-ERR max number of clients reached\" and closed (Redis's maxclients)")
 	queryLimit := fs.String("client-query-buffer-limit", size.Format(server.DefaultMaxQueryBytes), "largest `size` one connection may buffer of requests not yet answered (k, m, g suffixes; Redis's\nclient-query-buffer-limit): a request that needs more is refused with an error and the connection closed;\na single bulk may be up to 512m (proto-max-bulk-len)")
@@ -62,6 +62,10 @@ Flags:
 	}
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
+	}
+	if err := readAuthFile(); err != nil {
+		fmt.Fprintf(stderr, "tierbench server: %v\n", err)
+		return 2
 	}
 	sc, err := storeConfig()
 	if err != nil {
