@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/plots"
-	"github.com/tierbench/tierbench/orchestrator"
+	"github.com/tierbench/tierbench/report"
 )
 
 // Chart is one figure of a comparison and the file it is written to.
@@ -54,7 +54,7 @@ func (c *Comparison) Charts() []Chart {
 			out = append(out, Chart{
 				File:    fmt.Sprintf("compare-%s-%s-%s.svg", s.Name, id.backend, id.pin),
 				Caption: fmt.Sprintf("%s %s: GET ops/sec against client connections, one line per bundle", s.Name, label),
-				Chart: orchestrator.ThroughputChart(fmt.Sprintf("GET throughput, %s, %s", s.Name, label),
+				Chart: report.ThroughputChart(fmt.Sprintf("GET throughput, %s, %s", s.Name, label),
 					series, c.ceilings()),
 			})
 		}
@@ -83,7 +83,7 @@ func (c *Comparison) ceilings() []plots.Level {
 		if len(distinct) > 1 {
 			of = " of " + b.Name
 		}
-		out = append(out, orchestrator.CeilingLevel(of, b.FioIOPS512)...)
+		out = append(out, report.CeilingLevel(of, b.FioIOPS512)...)
 	}
 	return out
 }

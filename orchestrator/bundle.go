@@ -118,6 +118,7 @@ const (
 	serverCPUBoundShare   = results.ServerCPUBoundShare
 	aboveCeilingTolerance = results.AboveCeilingTolerance
 	linkBoundShare        = results.LinkBoundShare
+	minDeviceToMemory     = results.MinDeviceToMemory
 
 	excludedMisses        = results.ExcludedMisses
 	excludedMemoryServed  = results.ExcludedMemoryServed

@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -16,7 +15,7 @@ import (
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/fio"
-	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/report"
 )
 
 // fioFiles is how many files the preflight ceiling spreads the dataset's
@@ -43,62 +42,6 @@ func (r *runner) fioArgs() []string {
 	return args
 }
 
-// preflightBaseline is the fio baseline of a bundle's preflight.json; nil
-// when preflight ran without fio or failed.
-func preflightBaseline(preRaw []byte) *hostcheck.FIOBaseline {
-	var rep hostcheck.Report
-	if len(preRaw) == 0 || json.Unmarshal(preRaw, &rep) != nil {
-		return nil
-	}
-	return rep.FIO
-}
-
-// footprintPhrase says what fio read, for the report.
-func footprintPhrase(f *hostcheck.FIOBaseline, c results.Workload) string {
-	if f.Footprint == hostcheck.FootprintFioFiles || f.Footprint == "" {
-		s := fmt.Sprintf("%d fio files × %s = %s", f.Files, humanBytes(f.FileBytes), humanBytes(int64(f.Files)*f.FileBytes))
-		data := c.DatasetBytes()
-		switch {
-		case int64(f.Files)*f.FileBytes >= data:
-			s += fmt.Sprintf(", as large as the dataset (%d × %d B = %s)", c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data))
-		default:
-			s += fmt.Sprintf(", **smaller than the dataset** (%s): caches may serve part of fio's reads, so the ceiling may be too high", humanBytes(data))
-		}
-		return s
-	}
-	return fmt.Sprintf("%s (%s)", f.Footprint, humanBytes(f.FootprintBytes))
-}
-
-// renderCurve writes the fio depth curve of the preflight baseline.
-func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workload) {
-	if f == nil || len(f.Sweep) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "fio depth curve (%s, %s, 512 B random read, O_DIRECT, %d s per step) over %s. The ceiling is the highest IOPS of the sweep; the server keeps up to %d reads in flight.\n\n",
-		f.Version, f.Engine, f.RuntimeSeconds, footprintPhrase(f, c), f.MaxDepth)
-	b.WriteString("| reads in flight | jobs × iodepth | IOPS | MiB/s | clat p50 µs | clat p99 µs | |\n|--:|--:|--:|--:|--:|--:|:--|\n")
-	best := 0
-	for i, p := range f.Sweep {
-		if p.IOPS > f.Sweep[best].IOPS {
-			best = i
-		}
-	}
-	for i, p := range f.Sweep {
-		mark := ""
-		if i == best {
-			mark = "ceiling"
-		}
-		fmt.Fprintf(b, "| %d | %d × %d | %s | %.1f | %.0f | %.0f | %s |\n", p.Depth, p.Jobs, p.IODepth, FormatOps(p.IOPS),
-			p.BandwidthKiBps/1024, p.ClatUs.P50, p.ClatUs.P99, mark)
-	}
-	b.WriteString("\n")
-	if f.StoppedEarly {
-		fmt.Fprintf(b, "The sweep %s (the quick profile's early stop; the reference profile measures every depth).\n\n", f.SweepNote)
-	} else if last := f.Sweep[len(f.Sweep)-1].Depth; last < f.MaxDepth {
-		fmt.Fprintf(b, "**The sweep ended at %d reads in flight, below the server's %d.**\n\n", last, f.MaxDepth)
-	}
-}
-
 // FootprintSegmentFiles: fio read the server's own segment files,
 // read-only, after its row's passes.
 const FootprintSegmentFiles = "segment-files"
@@ -109,7 +52,7 @@ func (r *runner) baseline() *hostcheck.FIOBaseline {
 	if err != nil {
 		return nil
 	}
-	return preflightBaseline(raw)
+	return report.FIOBaseline(raw)
 }
 
 // recheckCeiling runs after a row's passes, with its server idle: every
@@ -224,33 +167,3 @@ func serverFiles(dir string) (files []string, footprint string, totalBytes int64
 }
 
 func appendCeiling(dir string, rec CeilingRecord) error { return appendJSONL(dir, fileCeilings, rec) }
-
-// shareText is a cell's share of its ceiling with its marks.
-func shareText(c Cell) string {
-	s := fmt.Sprintf("%.1f %%", 100*c.FioShare)
-	if m := evidenceMarks(c); m != "" {
-		s += " (" + m + ")"
-	}
-	return s
-}
-
-// renderRemeasures lists the fio re-measurements under the share table.
-func renderRemeasures(b *strings.Builder, res Results) {
-	if len(res.Ceilings) == 0 {
-		fmt.Fprintf(b, "No cell exceeded %.0f %% of the ceiling, so fio was not measured again.\n\n", 100*aboveCeilingTolerance)
-		return
-	}
-	fmt.Fprintf(b, "A cell above %.0f %% of the ceiling makes fio measure again right after its row, with the server idle, at the cell's observed disk depth over the server's own files (read-only: tierbench's segment files, or an external server's files below --data); the cell is then divided by the higher of the two:\n\n", 100*aboveCeilingTolerance)
-	for _, c := range res.Ceilings {
-		fmt.Fprintf(b, "- %s %s t=%d (%s ops/s, %.1f %% of %s): ", titleCase(c.Row.Backend), c.Row.Label, c.Threads, FormatOps(c.CellOpsPerSec),
-			100*c.CellOpsPerSec/c.BaseIOPS, FormatOps(c.BaseIOPS))
-		if c.Error != "" {
-			fmt.Fprintf(b, "fio failed: %s\n", c.Error)
-			continue
-		}
-		fmt.Fprintf(b, "fio %s at %d reads in flight (%s; %d jobs × %d, %d B, %d s) over the server's %d files (%s, %s): %s IOPS, clat p50 %.0f µs p99 %.0f µs\n",
-			c.Engine, c.Depth, c.DepthSource, c.Jobs, c.IODepth, c.BlockBytes, c.RuntimeSeconds, c.Files, c.Footprint, humanBytes(c.FootprintBytes),
-			FormatOps(c.IOPS), c.ClatP50Us, c.ClatP99Us)
-	}
-	b.WriteString("\n")
-}

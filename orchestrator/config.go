@@ -150,10 +150,6 @@ var profiles = map[string]Config{
 	},
 }
 
-// minDeviceToMemory is how many times the in-memory log the dataset must
-// exceed, so that at most 1/20 of the keys can be answered from memory.
-const minDeviceToMemory = 20
-
 // resolve fills zero fields from the profile and the environment and
 // checks the result; getenv is os.Getenv outside tests.
 func (c Config) resolve(getenv func(string) string) (Config, error) {

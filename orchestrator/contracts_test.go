@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/internal/bundletest"
 )
 
 func TestParseBench(t *testing.T) {
@@ -49,7 +51,7 @@ func TestParseBench(t *testing.T) {
 }
 
 func TestParsePreflight(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "preflight-nofio.json"))
+	data, err := bundletest.PreflightNoFio, error(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,10 +122,12 @@
 // row), results.json (schema_version, medians, min/max, exclusions, fio
 // share, and the sha256 of every other file), and with --latency
 // latency.jsonl and latency/*.hlog. The run appends its records through
-// results' writers and renders table.md, report.md and the SVG charts
-// (plots.go) at the end; Report renders results.json, table.md, report.md
-// and the charts again from the rest, results.json last, and Report with
-// Verify checks a bundle against it (results.Verify). The verdicts that
-// turn passes into cells (results.JudgePass, results.Aggregate) live with
-// the format, so every reader judges a bundle alike.
+// results' writers; at the end it renders table.md, report.md and the SVG
+// charts with package report (again after the ladder, so that
+// results.json's checksums cover the ladder's files), and a --scenario all
+// run writes a report.md at the top of its bundle (report.WriteIndex). The
+// verdicts that turn passes into cells (results.JudgePass,
+// results.Aggregate) live with the format, so every reader judges a
+// bundle alike; `tierbench report` and `tierbench compare` read bundles
+// through results and report and never import this package.
 package orchestrator

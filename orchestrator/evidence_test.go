@@ -105,106 +105,6 @@ func TestCPUTicksReal(t *testing.T) {
 	}
 }
 
-func TestJudgeEvidenceCPUBound(t *testing.T) {
-	tests := []struct {
-		name       string
-		cpus       string
-		cpuSeconds float64
-		wantShare  float64
-		wantBound  bool
-	}{
-		{"one CPU, 92.5 %", "0", 1.85, 0.925, true},
-		{"one CPU, 85 %", "1", 1.7, 0.85, false},
-		{"exactly 90 %", "0", 1.8, 0.9, true},
-		{"two CPUs, 92.5 %", "0-1", 3.7, 0.925, true},
-		{"two CPUs, one busy", "0-1", 2, 0.5, false},
-		{"placement unknown", "", 2, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rec := PassRecord{Seconds: 2, ClientCPUSeconds: 1, Server: Placement{CPUs: tt.cpus}, Client: Placement{CPUs: "1"},
-				PassEvidence: PassEvidence{ServerCPUSeconds: tt.cpuSeconds, DiskDevices: []string{"vda"}, DiskReads: 200_000, DiskWeightedMs: 256_000}}
-			judgeEvidence(&rec)
-			if d := rec.ServerCPUShare - tt.wantShare; d > 1e-9 || d < -1e-9 || rec.ServerCPUBound != tt.wantBound {
-				t.Errorf("got share %v bound %v, want %v %v", rec.ServerCPUShare, rec.ServerCPUBound, tt.wantShare, tt.wantBound)
-			}
-			if rec.DiskReadsPerSec != 100_000 || rec.DiskQueueDepth != 128 || rec.ClientCPUShare != 0.5 {
-				t.Errorf("got %v r/s, depth %v, client %v; want 100000, 128, 0.5", rec.DiskReadsPerSec, rec.DiskQueueDepth, rec.ClientCPUShare)
-			}
-		})
-	}
-	// One bound pass marks the cell; the medians are over the passes.
-	row := Row{Backend: "uring", Pin: PinPinned, Label: "srv cpus 0 / cli cpus 1 (1 node)"}
-	var recs []PassRecord
-	for _, s := range []float64{1.5, 1.9, 1.6} {
-		recs = append(recs, PassRecord{Row: row, Seconds: 2, Server: Placement{CPUs: "0"}, PassEvidence: PassEvidence{ServerCPUSeconds: s}})
-	}
-	ce := summarizeEvidence(recs)
-	if !ce.ServerCPUBound || ce.ServerCPUShare != 0.8 || ce.DiskReadsPerSec != 0 {
-		t.Errorf("got %+v, want the cell marked, median share 0.8 and no disk evidence", ce)
-	}
-	c := Cell{Row: row, Threads: 8, Passes: 3, Median: 50_000, CellEvidence: ce}
-	res := Results{Cells: []Cell{c}, Passes: recs}
-	var b strings.Builder
-	renderEvidence(&b, res)
-	for _, want := range []string{"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8 | 50 K | — | — | — | — | — | — | 80 % | 0 % | server-cpu-bound |",
-		"is server-cpu-bound: the server used 80 % of its CPUs (cpus 0)"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("evidence section lacks %q:\n%s", want, b.String())
-		}
-	}
-}
-
-func TestApplyCeilings(t *testing.T) {
-	row := Row{Backend: "libaio", Pin: PinNone, Label: "no pin"}
-	const base = 100_000
-	tests := []struct {
-		name        string
-		median      float64
-		diskRPS     float64
-		rec         *CeilingRecord
-		wantCeiling float64
-		wantAbove   bool
-		wantWhy     string
-	}{
-		{"below", 90_000, 90_000, nil, base, false, ""},
-		{"within the tolerance", 101_500, 101_000, nil, base, false, ""},
-		{"above, not re-measured", 110_000, 110_000, nil, base, true, "not measured again"},
-		{"above, fio at its depth is higher", 110_000, 110_000, &CeilingRecord{IOPS: 115_000, Depth: 3000, DepthSource: "disk", Files: 1}, 115_000, false, ""},
-		{"above, fio at its depth is lower, disk agrees", 110_000, 111_000, &CeilingRecord{IOPS: 95_000, Depth: 3000, DepthSource: "disk", Files: 1}, base, true, "the reads were real"},
-		{"above, the disk saw fewer reads", 110_000, 40_000, &CeilingRecord{IOPS: 104_000, Depth: 900, DepthSource: "disk", Files: 1}, 104_000, true, "some GETs did not reach it"},
-		{"above, fio failed", 110_000, 110_000, &CeilingRecord{Error: "fio: boom"}, base, true, "fio at its depth failed: fio: boom"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cells := []Cell{{Row: row, Threads: 32, Passes: 2, Median: tt.median, CellEvidence: CellEvidence{DiskReadsPerSec: tt.diskRPS, DiskQueueDepth: 3000}}}
-			var recs []CeilingRecord
-			if tt.rec != nil {
-				rec := *tt.rec
-				rec.Row, rec.Threads = row, 32
-				recs = append(recs, rec)
-			}
-			applyCeilings(cells, recs, base)
-			c := cells[0]
-			if c.Ceiling != tt.wantCeiling || c.AboveCeiling != tt.wantAbove || c.FioShare != tt.median/tt.wantCeiling {
-				t.Errorf("got ceiling %v share %v above %v, want %v %v %v", c.Ceiling, c.FioShare, c.AboveCeiling, tt.wantCeiling, tt.median/tt.wantCeiling, tt.wantAbove)
-			}
-			if !strings.Contains(c.AboveCeilingWhy, tt.wantWhy) || (tt.wantWhy == "") != (c.AboveCeilingWhy == "") {
-				t.Errorf("got why %q, want it to contain %q", c.AboveCeilingWhy, tt.wantWhy)
-			}
-			if tt.wantAbove && !strings.Contains(shareText(c), "(above-ceiling)") {
-				t.Errorf("got share text %q, want it marked above-ceiling", shareText(c))
-			}
-		})
-	}
-	// Another cell's re-measurement does not apply.
-	cells := []Cell{{Row: row, Threads: 8, Passes: 1, Median: 110_000}}
-	applyCeilings(cells, []CeilingRecord{{Row: row, Threads: 32, IOPS: 200_000}}, base)
-	if cells[0].Ceiling != base || !cells[0].AboveCeiling {
-		t.Errorf("got %+v, want the base ceiling and the mark", cells[0])
-	}
-}
-
 // TestRecheckCeilingReal runs the re-measurement with the real fio over
 // real segment files: a cell above a (deliberately tiny) ceiling gets one
 // fio run at its observed depth, read-only, recorded in ceilings.jsonl; a
@@ -273,18 +173,6 @@ func TestRecheckCeilingReal(t *testing.T) {
 	}
 }
 
-func TestParseCeilingsBad(t *testing.T) {
-	good := `{"kind":"ceiling","schema_version":1,"threads":4,"iops":5}` + "\n"
-	if recs, err := parseCeilings([]byte(good + `{"kind":"ceil`)); err != nil || len(recs) != 1 {
-		t.Errorf("torn last line: got %v, %v; want the first record", recs, err)
-	}
-	for _, in := range []string{`{"kind":"pass","schema_version":1}` + "\n", "nonsense\n" + good, `{"kind":"ceiling","schema_version":99}` + "\n"} {
-		if _, err := parseCeilings([]byte(in)); err == nil || !strings.Contains(err.Error(), fileCeilings) {
-			t.Errorf("parseCeilings(%q): got %v, want an error naming %s", in, err, fileCeilings)
-		}
-	}
-}
-
 func TestServerFiles(t *testing.T) {
 	own, other := t.TempDir(), t.TempDir()
 	big := make([]byte, minServerFileBytes)
@@ -317,35 +205,6 @@ func TestServerFiles(t *testing.T) {
 		}
 		if strings.Join(rel, " ") != strings.Join(tt.wantFiles, " ") || fp != tt.wantFootprint || n != tt.wantBytes {
 			t.Errorf("serverFiles(%s): got %v %s %d, want %v %s %d", tt.dir, rel, fp, n, tt.wantFiles, tt.wantFootprint, tt.wantBytes)
-		}
-	}
-}
-
-func TestRenderCurveNotes(t *testing.T) {
-	cfg := Config{DBSize: 1000, KeyLength: 16, ValueLength: 96}
-	pt := func(depth int, iops float64) hostcheck.FIOPoint {
-		p := hostcheck.FIOPoint{Depth: depth, Jobs: 1, IODepth: depth}
-		p.IOPS = iops
-		return p
-	}
-	tests := []struct {
-		name string
-		f    hostcheck.FIOBaseline
-		want []string
-	}{
-		{"stopped early", hostcheck.FIOBaseline{MaxDepth: 4096, Files: 8, FileBytes: 1 << 20, StoppedEarly: true,
-			SweepNote: "stopped after 512 reads in flight: the last 2 steps did not beat", Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30), pt(512, 29)}},
-			[]string{"The sweep stopped after 512 reads in flight", "| 128 | 1 × 128 | 30 | 0.0 | 0 | 0 | ceiling |", "as large as the dataset"}},
-		{"short of the server's depth", hostcheck.FIOBaseline{MaxDepth: 4096, Files: 1, FileBytes: 4096, Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30)}},
-			[]string{"**The sweep ended at 128 reads in flight, below the server's 4096.**", "**smaller than the dataset**"}},
-	}
-	for _, tt := range tests {
-		var b strings.Builder
-		renderCurve(&b, &tt.f, cfg.workload())
-		for _, w := range tt.want {
-			if !strings.Contains(b.String(), w) {
-				t.Errorf("%s: curve lacks %q:\n%s", tt.name, w, b.String())
-			}
 		}
 	}
 }

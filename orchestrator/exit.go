@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/tierbench/tierbench/report"
 )
 
 // Exit statuses of `tierbench run`. A status says what a reader may do
@@ -119,7 +121,7 @@ func interrupted(ctx context.Context, err error) error {
 // cell is in the table, else ErrExcluded or ErrNothingPublishable with
 // the cells kept out and why.
 func outcome(res Results) error {
-	kept, shown := keptOutCells(res)
+	kept, shown := report.KeptOut(res)
 	switch {
 	case len(kept) == 0:
 		return nil
@@ -129,24 +131,4 @@ func outcome(res Results) error {
 		return fmt.Errorf("%w: all %d cells are kept out: %s", ErrNothingPublishable, len(kept), strings.Join(kept, "; "))
 	}
 	return fmt.Errorf("%w: %d of %d cells are kept out: %s", ErrExcluded, len(kept), len(res.Cells), strings.Join(kept, "; "))
-}
-
-// keptOutCells names each planned cell missing from the table, with why,
-// and counts the cells shown.
-func keptOutCells(res Results) (kept []string, shown int) {
-	for _, c := range res.Cells {
-		if c.Excluded == "" && c.Passes > 0 {
-			shown++
-			continue
-		}
-		why := c.Excluded
-		if why == "" {
-			why = "not measured"
-		}
-		if c.Excluded == excludedMisses {
-			why = fmt.Sprintf("%s %s", why, formatPercentBeside(c.MissRatio, res.Plan.MaxMisses))
-		}
-		kept = append(kept, fmt.Sprintf("%s %s t=%d (%s)", titleCase(c.Row.Backend), c.Row.Label, c.Threads, why))
-	}
-	return kept, shown
 }

@@ -11,4 +11,5 @@ var (
 	titleCase           = human.Title
 	humanBytes          = human.Bytes
 	formatPercentBeside = human.PercentBeside
+	share               = human.Share
 )

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/tierbench/tierbench/results"
 )
 
 // Fuzz targets for every parser of bytes from outside: subcommand JSON,
@@ -33,39 +31,6 @@ func FuzzParseBench(f *testing.F) {
 			if c.Ops < 0 || c.Misses < 0 || c.Hits < 0 {
 				t.Fatalf("accepted negative counts: %+v", c)
 			}
-		}
-	})
-}
-
-func FuzzParsePreflight(f *testing.F) {
-	addFiles(f, "preflight-nofio.json")
-	f.Add([]byte(`{"checks":[{"name":"io_uring","status":"fail"}],"fio":{"results":[{"block_bytes":512,"iops":1}]}}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := parsePreflight(data)
-		if err != nil {
-			return
-		}
-		if len(p.Checks) == 0 {
-			t.Fatalf("accepted a preflight without checks")
-		}
-		_ = uringUsable(p)
-		_ = p.FioIOPS(512)
-	})
-}
-
-func FuzzParseCells(f *testing.F) {
-	f.Add([]byte("{\"kind\":\"pass\",\"schema_version\":1,\"threads\":8,\"pass\":1}\n{\"kind\":\"load\",\"schema_version\":1}\n"))
-	f.Add([]byte("{\"kind\":\"fail\",\"schema_version\":1,\"error\":\"x\"}\n{\"kind\":\"pa"))
-	f.Add([]byte("\n\n{}\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		passes, _, fails, err := results.ParseCellsAll(data)
-		if err != nil {
-			return
-		}
-		plan := referencePlan()
-		cells := aggregate(plan, passes, fails, 1e6)
-		if _, err := renderTable(plan, cells); err != nil {
-			t.Fatalf("render of parsed cells: %v", err)
 		}
 	})
 }

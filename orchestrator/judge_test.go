@@ -53,57 +53,6 @@ func TestVerifyLoad(t *testing.T) {
 	}
 }
 
-func TestFormatPercentBeside(t *testing.T) {
-	tests := []struct {
-		v, threshold float64
-		want         string
-	}{
-		{0.98996, 0.99, "98.996 %"},
-		{0.99, 0.99, "99.00 %"},
-		{0.00102, 0.001, "0.102 %"},
-		{0.0010001, 0.001, "0.10001 %"},
-		{0.0009999, 0.001, "0.09999 %"},
-		{0.5, 0.001, "50.00 %"},
-		{0.99999999, 1, "99.999999 %"},
-		{0, 0, "0.00 %"},
-		{0.00102, 0, "0.102 %"},
-		{0.00185, 0, "0.185 %"},
-		{1e-9, 0, "0.0000001 %"},
-	}
-	for _, tt := range tests {
-		if got := formatPercentBeside(tt.v, tt.threshold); got != tt.want {
-			t.Errorf("formatPercentBeside(%v, %v) = %q, want %q", tt.v, tt.threshold, got, tt.want)
-		}
-	}
-}
-
-func TestJudgePass(t *testing.T) {
-	tests := []struct {
-		name                     string
-		rec                      PassRecord
-		maxMiss                  float64
-		miss, memory, unverified bool
-	}{
-		{"storage-bound", PassRecord{Ops: 1000, Hits: 1000, ReadBytes: 512 * 1000}, 0, false, false, false},
-		{"quick profile, 4 % in memory", PassRecord{Ops: 1000, Hits: 1000, ReadBytes: 492 * 1000}, 0, false, false, false},
-		{"memory-served", PassRecord{Ops: 1000, Hits: 1000, ReadBytes: 4096}, 0, false, true, false},
-		{"misses", PassRecord{Ops: 1000, Hits: 990, Misses: 10, ReadBytes: 512 * 1000}, 0, true, false, false},
-		{"one miss, default tolerance", PassRecord{Ops: 1000, Hits: 999, Misses: 1, ReadBytes: 512 * 1000}, 0, true, false, false},
-		{"0.1 % misses within --max-miss-ratio 0.001", PassRecord{Ops: 1000, Hits: 999, Misses: 1, ReadBytes: 512 * 1000}, 0.001, false, false, false},
-		{"0.2 % misses beyond --max-miss-ratio 0.001", PassRecord{Ops: 1000, Hits: 998, Misses: 2, ReadBytes: 512 * 1000}, 0.001, true, false, false},
-		{"errors count as misses", PassRecord{Ops: 1000, Hits: 900, Errors: 100, ReadBytes: 512 * 1000}, 0.001, true, false, false},
-		{"no ops", PassRecord{ReadBytes: 0}, 0, true, true, false},
-		{"no pid", PassRecord{Ops: 1000, Hits: 1000, ReadBytes: -1}, 0, false, false, true},
-	}
-	for _, tt := range tests {
-		judgePass(&tt.rec, tt.maxMiss)
-		if tt.rec.TooManyMiss != tt.miss || tt.rec.MemoryServed != tt.memory || tt.rec.Unverified != tt.unverified {
-			t.Errorf("%s: got misses %v memory %v unverified %v; want %v %v %v", tt.name,
-				tt.rec.TooManyMiss, tt.rec.MemoryServed, tt.rec.Unverified, tt.miss, tt.memory, tt.unverified)
-		}
-	}
-}
-
 func TestParseInfoAndAddresses(t *testing.T) {
 	info := parseInfo("# Store\r\nLog.BeginAddress:64\r\nLog.HeadAddress:24576000\r\nLog.TailAddress:25600128\r\nweird line\r\n")
 	a, err := parseLogAddresses(info)

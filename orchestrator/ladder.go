@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/report"
 )
 
 // The ladder (--ladder) measures the reference's four layers on one data
@@ -84,7 +86,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 	if err := writeJSON(r.out, fileLadder, ladders); err != nil {
 		return err
 	}
-	text := renderLadders(ladders)
+	text := report.Ladders(ladders)
 	if err := writeFile(r.out, "ladder.md", []byte(text)); err != nil {
 		return err
 	}
@@ -283,47 +285,4 @@ func (r *runner) runLayer(ctx context.Context, name string, args []string, v any
 		return name, fmt.Sprintf("tierbench %s --json: %v", args[0], err)
 	}
 	return name, ""
-}
-
-// renderLadders writes the ladders as Markdown, top layer first.
-func renderLadders(ls []Ladder) string {
-	if len(ls) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("## Where the time goes\n\n")
-	for _, l := range ls {
-		fmt.Fprintf(&b, "### %s\n\n| layer | ops/s | share of the layer below | CPU µs per op | what ran |\n|:--|--:|--:|--:|:--|\n", titleCase(l.Backend))
-		for i := len(l.Layers) - 1; i >= 0; i-- {
-			x := l.Layers[i]
-			ops, share, cpu := "—", "—", "—"
-			if x.OpsPerSec > 0 {
-				ops = FormatOps(x.OpsPerSec)
-			}
-			if x.Share > 0 {
-				share = fmt.Sprintf("%.2f", x.Share)
-			}
-			if x.CPUMicrosPerOp > 0 {
-				cpu = fmt.Sprintf("%.2f", x.CPUMicrosPerOp)
-			}
-			detail := x.Detail
-			if x.Error != "" {
-				detail = strings.TrimSpace(detail + " — " + x.Error)
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", x.Layer, ops, share, cpu, detail)
-		}
-		if l.Gap != "" {
-			fmt.Fprintf(&b, "\n%s.\n", titleCase(l.Gap))
-		}
-		for _, x := range l.Layers {
-			if x.ShareIs != "" {
-				fmt.Fprintf(&b, "%s's share is %s: the untiered server is the ceiling above the tiered one.\n", x.Layer, x.ShareIs)
-			}
-		}
-		if l.Note != "" && l.Note != l.Gap {
-			fmt.Fprintf(&b, "%s.\n", titleCase(l.Note))
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
 }

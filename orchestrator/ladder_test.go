@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/report"
 )
 
 func TestFinishLadder(t *testing.T) {
@@ -36,7 +37,7 @@ func TestFinishLadder(t *testing.T) {
 		if !strings.HasPrefix(l.Gap, tc.gap) {
 			t.Errorf("%s: gap %q, want %q…", tc.name, l.Gap, tc.gap)
 		}
-		text := renderLadders([]Ladder{l})
+		text := report.Ladders([]Ladder{l})
 		top, bottom := "| "+l.Layers[len(l.Layers)-1].Layer+" |", "| "+l.Layers[0].Layer+" |"
 		if strings.Index(text, top) > strings.Index(text, bottom) || !strings.Contains(text, "share of the layer below") {
 			t.Errorf("%s: ladder\n%s\nwant %s on top, %s at the bottom, the share column", tc.name, text, top, bottom)

@@ -10,12 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/internal/plots"
+	"github.com/tierbench/tierbench/results"
 )
 
 // Latency under load: after a row's throughput passes, GETs at fixed
@@ -26,16 +26,8 @@ import (
 // older tierbench versions read and would refuse) and each step's
 // HdrHistogram is written to latency/ as an HdrHistogram log.
 const (
-	// minAchievedShare: a step that achieved less of its offered rate is
-	// marked short: the client or the server could not keep up, and its
-	// latency is mostly queueing.
-	minAchievedShare = 0.95
-	// latencyWarmupSeconds precede every online phase at its rate,
-	// unrecorded (bench --warmup-seconds): each step, and each client of
-	// the phase across hosts, is a new client process whose first second
-	// carries connection set-up and first touches, a tail that would
-	// otherwise mask how p99 grows with the offered load.
-	latencyWarmupSeconds = 1
+	minAchievedShare     = results.MinAchievedShare
+	latencyWarmupSeconds = results.LatencyWarmupSeconds
 )
 
 // onlineGET is the bench flags of an online GET phase beyond the row's
@@ -287,60 +279,4 @@ func shortNote(rec LatencyRecord) string {
 		return fmt.Sprintf("  SHORT: achieved %.1f %% of the offered rate", 100*rec.AchievedOpsPerSec/rec.OfferedOpsPerSec)
 	}
 	return ""
-}
-
-// latencyMarkdown is report.md's latency section: the table and the note
-// on short steps (the charts are embedded with the others).
-func latencyMarkdown(res Results) string {
-	if len(res.Latency) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	c := res.Plan.Workload
-	fmt.Fprintf(&b, "## Latency under load\n\nAfter each row's passes, GETs at fixed offered rates of 10, 25, 50, 75 and 90 %% of the row's best median, each for %d s over that cell's connections with up to %d GETs in flight each (`bench --online --rate`), after %d s at the same rate that are not recorded, so the client's start-up stays out of the percentiles. Latency runs from each GET's intended send time, so a stall is charged to every GET it delayed. Each step's HdrHistogram is in %s/ as an HdrHistogram log.\n\n",
-		c.CellSeconds, c.Batch, latencyWarmupSeconds, dirLatency)
-	b.WriteString("| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |\n|:--|:--|--:|--:|--:|--:|--:|--:|\n")
-	short := false
-	for _, l := range res.Latency {
-		ach := FormatOps(l.AchievedOpsPerSec)
-		if l.Short {
-			ach += " short*"
-			short = true
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s (%.0f %%) | %s | %s | %s | %s | %s |\n", titleCase(l.Row.Backend), l.Row.Label,
-			FormatOps(l.OfferedOpsPerSec), 100*l.Share, ach, plots.FormatMicros(l.P50Micros), plots.FormatMicros(l.P99Micros),
-			plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros))
-	}
-	if short {
-		fmt.Fprintf(&b, "\nshort*: the step achieved less than %.0f %% of its offered rate: the client or the server could not keep up, and its latency is mostly time spent queued behind the intended send times.\n", 100*minAchievedShare)
-	}
-	b.WriteString("\n")
-	return b.String()
-}
-
-// latencyCharts draws p50, p99 and p99.9 against achieved throughput,
-// one chart per row that has steps.
-func latencyCharts(res Results) map[string]plots.Chart {
-	out := map[string]plots.Chart{}
-	for _, row := range res.Plan.Rows {
-		var p50, p99, p999 []plots.Point
-		for _, l := range res.Latency {
-			if l.Row != row {
-				continue
-			}
-			p50 = append(p50, plots.Point{X: l.AchievedOpsPerSec, Y: l.P50Micros})
-			p99 = append(p99, plots.Point{X: l.AchievedOpsPerSec, Y: l.P99Micros})
-			p999 = append(p999, plots.Point{X: l.AchievedOpsPerSec, Y: l.P999Micros})
-		}
-		if len(p50) == 0 {
-			continue
-		}
-		out[fmt.Sprintf("latency-%s-%s.svg", row.Backend, row.Pin)] = plots.Chart{
-			Title:  fmt.Sprintf("GET latency against throughput, %s %s", titleCase(row.Backend), row.Label),
-			XLabel: "achieved GET ops/sec (offered 10–90 % of the best median)", YLabel: "latency from intended send time",
-			LogY: true, YFormat: plots.FormatMicros,
-			Series: []plots.Series{{Name: "p50", Points: p50}, {Name: "p99", Points: p99}, {Name: "p99.9", Points: p999}},
-		}
-	}
-	return out
 }

@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +14,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/tierbench/tierbench/internal/bundletest"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
@@ -126,83 +125,6 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 	}
 }
 
-// latencyFixture is a run's worth of steps whose p99 rises with the load.
-func latencyFixture(plan Plan) []LatencyRecord {
-	var out []LatencyRecord
-	for i, share := range latencyShares {
-		offered := share * 8e6
-		rec := LatencyRecord{Kind: "latency", Schema: SchemaVersion, Row: plan.Rows[0], Share: share, BestOpsPerSec: 8e6, Threads: 64,
-			InFlight: 1024, OfferedOpsPerSec: offered, AchievedOpsPerSec: offered, Ops: int64(offered * 12), Seconds: 12,
-			P50Micros: 90 * float64(i+1), P99Micros: 300 * float64((i+1)*(i+1)), P999Micros: 900 * float64((i+1)*(i+1)), MaxMicros: 5000 * float64(i+1),
-			Hlog: "latency/libaio-pinned-x.hlog", Time: time.Unix(100, 0).UTC()}
-		if share == 0.90 {
-			rec.AchievedOpsPerSec = 0.9 * offered
-			rec.Short = true
-		}
-		out = append(out, rec)
-	}
-	return out
-}
-
-// TestLatencyReport renders a bundle with latency steps: the table with
-// the reference's columns, the short step named, the chart embedded,
-// parsed, rendered and not blank, and --verify covering the steps.
-func TestLatencyReport(t *testing.T) {
-	dir := writeBundle(t, true)
-	for _, rec := range latencyFixture(referencePlan()) {
-		if err := appendLatency(dir, rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := render(dir); err != nil {
-		t.Fatal(err)
-	}
-	report, err := os.ReadFile(filepath.Join(dir, fileReport))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"## Latency under load",
-		"| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |",
-		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K | 90 µs | 300 µs | 900 µs | 5 ms |",
-		"| Libaio | srv node-0 / cli node-1 | 7.20 M (90 %) | 6.48 M short* | 450 µs | 7.5 ms | 22.5 ms | 25 ms |",
-		"short*: the step achieved less than 95 % of its offered rate",
-		"](latency-libaio-pinned.svg)",
-	} {
-		if !strings.Contains(string(report), want) {
-			t.Errorf("report.md lacks %q", want)
-		}
-	}
-	svgPath := filepath.Join(dir, "latency-libaio-pinned.svg")
-	svg, err := os.ReadFile(svgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := plots.CheckXML(svg); err != nil {
-		t.Fatal(err)
-	}
-	texts, _, err := plots.Structure(svg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"p50", "p99", "p99.9", "latency from intended send time", "1 ms", "10 ms"} {
-		if !slices.Contains(texts, want) {
-			t.Errorf("latency chart: got texts %q, want %q among them", texts, want)
-		}
-	}
-	if share := testenv.InkShare(testenv.MustRenderSVG(t, svgPath)); share < 0.02 || share > 0.5 {
-		t.Errorf("latency chart: got %.3f of the pixels inked, want between 0.02 and 0.5", share)
-	}
-	var out bytes.Buffer
-	if err := Report(t.Context(), ReportConfig{Dir: dir, Verify: true}, &out); err != nil {
-		t.Fatalf("verify: %v\n%s", err, out.String())
-	}
-	edit(t, dir, fileLatency, func(b []byte) []byte { return bytes.Replace(b, []byte(`"p99_us":300`), []byte(`"p99_us":200`), 1) })
-	if err := Report(t.Context(), ReportConfig{Dir: dir, Verify: true}, &out); err == nil || !strings.Contains(err.Error(), "latency.jsonl was edited") {
-		t.Errorf("verify after editing a step: got %v, want latency.jsonl named", err)
-	}
-}
-
 func TestBestCellAndResolve(t *testing.T) {
 	plan := referencePlan()
 	best, ok := bestCell(plan, referencePasses(plan), plan.Rows[0])
@@ -231,22 +153,6 @@ func TestBestCellAndResolve(t *testing.T) {
 	}
 }
 
-func TestParseLatencyErrors(t *testing.T) {
-	for _, tt := range []struct{ data, want string }{
-		{"{\"kind\":\"latency\",\"schema_version\":1}\nnot json\n{\"kind\":\"latency\",\"schema_version\":1}\n", "line 2"},
-		{"{\"kind\":\"pass\",\"schema_version\":1}\n", `unknown kind "pass"`},
-		{"{\"kind\":\"latency\",\"schema_version\":99}\n", "schema_version 99"},
-	} {
-		if _, err := parseLatency([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("parseLatency(%q): got %v, want an error containing %q", tt.data, err, tt.want)
-		}
-	}
-	recs, err := parseLatency([]byte("{\"kind\":\"latency\",\"schema_version\":1}\n{\"kind\":\"lat"))
-	if err != nil || len(recs) != 1 {
-		t.Errorf("torn last line: got %d records, %v; want 1, nil", len(recs), err)
-	}
-}
-
 func FuzzParseOnline(f *testing.F) {
 	f.Add([]byte(`{"online":{"ops":10,"seconds":1,"ops_per_sec":10,"latency_us":{"p50":1,"p99":2,"p99_9":3,"max":4},"histogram":""}}`))
 	h := hdrhistogram.New(1, 60e9, 3)
@@ -265,28 +171,6 @@ func FuzzParseOnline(f *testing.F) {
 		}
 		if h != nil {
 			h.ValueAtQuantile(99.9)
-		}
-	})
-}
-
-func FuzzParseLatency(f *testing.F) {
-	for _, rec := range latencyFixture(referencePlan())[:2] {
-		enc, err := json.Marshal(rec)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(append(enc, '\n'))
-	}
-	f.Add([]byte("{\"kind\":\"latency\",\"schema_version\":1}\n{\"kind"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		recs, err := parseLatency(data)
-		if err != nil {
-			return
-		}
-		for _, r := range recs {
-			if r.Kind != "latency" || r.Schema > SchemaVersion {
-				t.Fatalf("accepted %+v", r)
-			}
 		}
 	})
 }
@@ -375,7 +259,7 @@ func TestLatencyTodo(t *testing.T) {
 			t.Errorf("%s: latencyTodo(%s) = %v, %v; want %v", what, row.ID(), got, err, want)
 		}
 	}
-	steps := latencyFixture(plan)
+	steps := bundletest.LatencySteps(plan)
 	for _, rec := range steps[:2] {
 		if err := appendLatency(dir, rec); err != nil {
 			t.Fatal(err)

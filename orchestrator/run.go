@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/tierbench/tierbench/report"
 )
 
 // Run runs the matrix cfg describes, writes the results bundle under
@@ -142,13 +144,17 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			failed = append(failed, err)
 		}
 	}
-	table, err := render(r.out)
+	table, err := report.Render(r.out)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, table)
 	if r.cfg.Ladder && len(failed) == 0 {
 		if err := r.runLadder(ctx, stdout); err != nil {
+			return err
+		}
+		// Again, so that results.json's checksums cover the ladder's files.
+		if _, err := report.Render(r.out); err != nil {
 			return err
 		}
 	}

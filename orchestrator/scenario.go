@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/size"
-	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/report"
 )
 
 // scenarioProfiles holds the memory and localmemory scenarios' shapes
@@ -137,18 +137,6 @@ func (r *runner) scenarioServerArgs(row Row, port int) []string {
 	return append(args, "--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment,
 		"--storage-tier", "--device-type", "localmemory",
 		"--device-completion-threads", "4", "--device-throttle-limit", "512")
-}
-
-// scenarioNotes explains the scenario marks under a table.
-func scenarioNotes(seen map[string]bool) []string {
-	var notes []string
-	if seen[excludedDeviceRead] {
-		notes = append(notes, fmt.Sprintf("device-read*: the server read %.1f B or more (%.0f %% of a %d B sector) per GET through the kernel (/proc/<pid>/io): in scenario 1 the data was not all in RAM, in scenario 3 a native device, not the in-RAM one, is under the store; the cell is kept out of the table.", maxMemorySectorShare*sectorBytes, 100*maxMemorySectorShare, sectorBytes))
-	}
-	if seen[excludedNoDeviceReads] {
-		notes = append(notes, fmt.Sprintf("no-device-reads*: the server's INFO store counted fewer than %.1f device reads per GET: reads did not reach the localmemory device, and the cell is kept out of the table.", minDeviceReadsPerGet))
-	}
-	return notes
 }
 
 // deviceReads reads Device.CompletedReads from INFO store of the row's
@@ -295,6 +283,8 @@ func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]b
 	}
 	if err := writeJSON(out, fileScenarios, index); err != nil {
 		errs = append(errs, err)
+	} else if err := report.WriteIndex(out); err != nil {
+		errs = append(errs, err)
 	}
 	return joinScenarioErrors(errs)
 }
@@ -334,55 +324,6 @@ func joinScenarioErrors(errs []error) error {
 		return errs[0]
 	}
 	return fmt.Errorf("%w (and %d more scenarios failed: %v)", errs[0], len(errs)-1, errs[1:])
-}
-
-// renderAll renders every scenario bundle of a --scenario all bundle and
-// returns the tables under their headings.
-func renderAll(dir string) (string, error) {
-	var index scenarioIndex
-	if err := readJSON(dir, fileScenarios, &index); err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	for _, e := range index.Scenarios {
-		table, err := render(filepath.Join(dir, e.Dir))
-		if err != nil {
-			return "", fmt.Errorf("scenario %s: %w", e.Scenario, err)
-		}
-		fmt.Fprintf(&b, "## %s\n\n%s\n", scenarioTitle[e.Scenario], table)
-	}
-	return b.String(), nil
-}
-
-// scenarioWorkload describes the server of a memory or localmemory run
-// for report.md; "" for the storage scenario or an external server.
-func scenarioWorkload(c results.Workload) string {
-	if c.ServerAddr != "" {
-		return ""
-	}
-	switch c.ScenarioName() {
-	case ScenarioMemory:
-		return fmt.Sprintf("%d keys, %d B records (--keylength %d --valuelength %d) in the untiered server (--index %s)",
-			c.DBSize, recordBytes(c.KeyLength, c.ValueLength), c.KeyLength, c.ValueLength, c.Index)
-	case ScenarioLocalMemory:
-		return fmt.Sprintf("%d keys, %d B records (--keylength %d --valuelength %d) tiered with --memory %s --page %s --segment %s --index %s on --device-type localmemory --device-completion-threads 4 --device-throttle-limit 512",
-			c.DBSize, recordBytes(c.KeyLength, c.ValueLength), c.KeyLength, c.ValueLength, c.Memory, c.Page, c.Segment, c.Index)
-	}
-	return ""
-}
-
-// scenarioDeviceHitParagraph states the device-hit rule of scenarios 1
-// and 3 for report.md; "" for the storage scenario.
-func scenarioDeviceHitParagraph(c results.Workload) string {
-	switch c.ScenarioName() {
-	case ScenarioMemory:
-		return fmt.Sprintf("Device bytes are the server's /proc/<pid>/io read_bytes over each GET phase. Scenario 1 is memory-bound: a cell reading %.1f B or more per GET (%.0f %% of a %d B sector) reached a device and is kept out of the table, as is a cell with any miss.\n\n",
-			maxMemorySectorShare*sectorBytes, 100*maxMemorySectorShare, sectorBytes)
-	case ScenarioLocalMemory:
-		return fmt.Sprintf("The localmemory device reads nothing through the kernel, so the evidence is the server's own INFO store Device.CompletedReads over each GET phase: a cell under %.1f device reads per GET, or reading %.1f B or more per GET from /proc/<pid>/io (a native device under the store), is kept out of the table, as is a cell with any miss.\n\n",
-			minDeviceReadsPerGet, maxMemorySectorShare*sectorBytes)
-	}
-	return ""
 }
 
 // shardReadsNote is each shard's device reads per GET for a pass's line,

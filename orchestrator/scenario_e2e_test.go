@@ -107,6 +107,11 @@ func TestRunScenarioLocalMemory(t *testing.T) {
 	if p := raw.Passes; len(p) > 0 && !strings.Contains(resp.Detail, fmt.Sprintf("-b %d, no pin t=%d ", p[0].Batch, p[0].Threads)) {
 		t.Errorf("in-memory pass at -b %d t=%d, want the best localmemory cell's (%s)", p[0].Batch, p[0].Threads, resp.Detail)
 	}
+	// The ladder's files were written after the table: results.json's
+	// checksums must cover them all the same.
+	if v := runBinary(t, bin, "report", "--verify", filepath.Join(base, "out")); v.code != 0 {
+		t.Errorf("report --verify of a --ladder bundle: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
 	assertNoProcesses(t, bin)
 }
 
@@ -160,6 +165,23 @@ func TestRunScenarioAll(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, fileScenarios)); err != nil {
 		t.Errorf("the bundle lacks %s: %v", fileScenarios, err)
+	}
+	// One file to open: the top report.md holds each scenario's table
+	// and links its own report.
+	top, err := os.ReadFile(filepath.Join(out, fileReport))
+	if err != nil {
+		t.Fatalf("the all bundle has no report.md at its top: %v", err)
+	}
+	for _, s := range Scenarios {
+		table, _ := os.ReadFile(filepath.Join(out, s, fileTable))
+		for _, want := range []string{"## " + scenarioTitle[s] + "\n\n" + string(table), "[report](" + s + "/report.md)"} {
+			if len(table) == 0 || !strings.Contains(string(top), want) {
+				t.Errorf("top report.md lacks %q:\n%s", want, top)
+			}
+		}
+	}
+	if v := runBinary(t, bin, "report", "--verify", out); v.code != 0 || strings.Count(v.stdout, "ok ") != 3 {
+		t.Errorf("report --verify of the all bundle: exit %d, want 0 and three scenarios checked:\n%s%s", v.code, v.stdout, v.stderr)
 	}
 	assertNoProcesses(t, bin)
 }

@@ -1,73 +1,13 @@
 package orchestrator
 
 import (
-	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/tierbench/tierbench/results"
 )
-
-func TestJudgeScenario(t *testing.T) {
-	memory, local := Row{Backend: ScenarioMemory, Pin: PinNone}, Row{Backend: ScenarioLocalMemory, Pin: PinNone, Batch: 1024}
-	sharded := local
-	sharded.Shards = 2
-	for _, tc := range []struct {
-		name         string
-		rec          PassRecord
-		wantExcluded string
-		unverified   bool
-	}{
-		{"untiered server reads nothing", PassRecord{Row: memory, Ops: 1_000_000, ReadBytes: 0}, "", false},
-		{"untiered, page-cache noise below 1 %", PassRecord{Row: memory, Ops: 1_000_000, ReadBytes: 5_000_000}, "", false},
-		// A tiered server in scenario 1: a sector per GET.
-		{"tiered server in scenario 1", PassRecord{Row: memory, Ops: 1_000_000, ReadBytes: 512_000_000}, excludedDeviceRead, false},
-		{"just at 1 % of a sector", PassRecord{Row: memory, Ops: 1000, ReadBytes: 5120}, excludedDeviceRead, false},
-		{"memory, pid unknown", PassRecord{Row: memory, Ops: 1000, ReadBytes: -1}, "", true},
-		{"localmemory device counts every GET", PassRecord{Row: local, Ops: 1000, DeviceReads: 960}, "", false},
-		{"localmemory below 0.9 reads per GET", PassRecord{Row: local, Ops: 1000, DeviceReads: 899}, excludedNoDeviceReads, false},
-		{"localmemory counter never moved", PassRecord{Row: local, Ops: 1000, DeviceReads: 0}, excludedNoDeviceReads, false},
-		// A native device in scenario 3: the counter moves, but so does /proc io.
-		{"native device in scenario 3", PassRecord{Row: local, Ops: 1000, DeviceReads: 1000, ReadBytes: 512_000}, excludedDeviceRead, false},
-		{"localmemory, counter unknown", PassRecord{Row: local, Ops: 1000, DeviceReads: -1}, "", true},
-		// Two shards: each shard's own counter is judged, not only the sum.
-		{"both shards read their device", PassRecord{Row: sharded, Ops: 2000, DeviceReads: 2000,
-			Nodes: []NodePass{{Addr: "a", Ops: 1000, DeviceReads: 1000}, {Addr: "b", Ops: 1000, DeviceReads: 1000}}}, "", false},
-		{"one shard missed its device, the sum passes", PassRecord{Row: sharded, Ops: 2000, DeviceReads: 1900,
-			Nodes: []NodePass{{Addr: "a", Ops: 1000, DeviceReads: 1000}, {Addr: "b", Ops: 1000, DeviceReads: 880}}}, excludedNoDeviceReads, false},
-		{"a shard's counter unknown", PassRecord{Row: sharded, Ops: 2000, DeviceReads: 1999,
-			Nodes: []NodePass{{Addr: "a", Ops: 1000, DeviceReads: 1000}, {Addr: "b", Ops: 1000, DeviceReads: -1}}}, excludedNoDeviceReads, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := tc.rec
-			judgePass(&rec, 0)
-			if got := scenarioExclusion(rec); got != tc.wantExcluded {
-				t.Errorf("exclusion: got %q, want %q (record %+v)", got, tc.wantExcluded, rec)
-			}
-			if rec.Unverified != tc.unverified {
-				t.Errorf("unverified: got %v, want %v", rec.Unverified, tc.unverified)
-			}
-			if rec.MemoryServed {
-				t.Errorf("memory_served set on a %s pass: scenario 2's check must not apply", rec.Row.Backend)
-			}
-			// aggregate keeps the cell out for the same reason.
-			plan := Plan{Rows: []Row{rec.Row}, Workload: results.Workload{Threads: []int{0}, Passes: 1}}
-			cells := aggregate(plan, []PassRecord{tc.rec}, nil, 0)
-			want := tc.wantExcluded
-			if tc.unverified {
-				want = excludedUnverified
-			}
-			if len(cells) != 1 || cells[0].Excluded != want {
-				t.Errorf("aggregate: got %+v, want one cell excluded %q", cells, want)
-			}
-		})
-	}
-}
 
 func TestResolveScenario(t *testing.T) {
 	env := func(string) string { return "" }
@@ -198,36 +138,4 @@ func FuzzMemAvailable(f *testing.F) {
 			t.Errorf("memAvailable(%q) = %d: want a non-negative multiple of 1 KiB", b, n)
 		}
 	})
-}
-
-// TestReportRendersOldBundle renders a bundle written by schema 1 (before
-// scenarios) and requires the same table.md and report.md it wrote.
-func TestReportRendersOldBundle(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join("testdata", "bundle-v1")
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, _ := os.ReadFile(filepath.Join(src, e.Name()))
-		os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
-	}
-	if err := Report(context.Background(), ReportConfig{Dir: dir}, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{fileTable, fileReport} {
-		want, _ := os.ReadFile(filepath.Join(src, f))
-		got, _ := os.ReadFile(filepath.Join(dir, f))
-		if string(got) != string(want) {
-			t.Errorf("%s of a schema 1 bundle: got\n%s\nwant (as written)\n%s", f, got, want)
-		}
-	}
-	var res Results
-	if err := readJSON(dir, fileResults, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.Scenario != ScenarioStorage || res.Schema != SchemaVersion {
-		t.Errorf("results.json of an old bundle: scenario %q schema %d, want %q and %d", res.Scenario, res.Schema, ScenarioStorage, SchemaVersion)
-	}
 }

@@ -164,13 +164,6 @@ func verifyLoad(rec LoadRecord, cfg Config) error {
 	return nil
 }
 
-func share(n, of int64) float64 {
-	if of == 0 {
-		return 0
-	}
-	return float64(n) / float64(of)
-}
-
 // sampleKeys returns n distinct key indices drawn uniformly from
 // [0, dbsize), or every index when dbsize ≤ n, in ascending order.
 func sampleKeys(dbsize int64, n int, rnd *rand.Rand) []uint64 {

@@ -36,6 +36,20 @@ const (
 	// pipelined no-op rate may have been held back by the link, not the
 	// server: the report says so beside the table.
 	LinkBoundShare = 0.9
+	// MinAchievedShare: a latency step that achieved less of its offered
+	// rate is marked short: the client or the server could not keep up,
+	// and its latency is mostly queueing.
+	MinAchievedShare = 0.95
+	// LatencyWarmupSeconds precede every online phase at its rate,
+	// unrecorded (bench --warmup-seconds): each step, and each client of
+	// the phase across hosts, is a new client process whose first second
+	// carries connection set-up and first touches, a tail that would
+	// otherwise mask how p99 grows with the offered load.
+	LatencyWarmupSeconds = 1
+	// MinDeviceToMemory is how many times the in-memory log the dataset
+	// must exceed, so that at most 1/20 of the keys can be answered from
+	// memory.
+	MinDeviceToMemory = 20
 )
 
 // Reasons a cell is kept out of the table (Cell.Excluded).

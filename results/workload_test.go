@@ -13,7 +13,7 @@ import (
 // every field the file holds must come back with the same name and value.
 func TestWorkloadReadsOldPlans(t *testing.T) {
 	for _, path := range []string{
-		"../orchestrator/testdata/bundle-v1/plan.json",
+		"../report/testdata/bundle-v1/plan.json",
 		"../compare/testdata/bundles/base/plan.json",
 	} {
 		raw, err := os.ReadFile(path)

@@ -71,3 +71,11 @@ func PercentBeside(v, threshold float64) string {
 	}
 	return s + " %"
 }
+
+// Share is n over of, the share PercentBeside writes; 0 when of is 0.
+func Share(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
+}

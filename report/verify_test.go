@@ -1,4 +1,4 @@
-package orchestrator
+package report
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // TestVerify renders a bundle, then changes it the ways a published
@@ -22,24 +24,24 @@ func TestVerify(t *testing.T) {
 	}{
 		{"as written", func(*testing.T, string) {}, nil},
 		{"edited report", func(t *testing.T, dir string) {
-			edit(t, dir, fileReport, func(b []byte) []byte { return bytes.Replace(b, []byte("7.06 M"), []byte("7.60 M"), 1) })
+			edit(t, dir, results.FileReport, func(b []byte) []byte { return bytes.Replace(b, []byte("7.06 M"), []byte("7.60 M"), 1) })
 		}, []string{"report.md was edited: sha256 "}},
 		{"edited pass", func(t *testing.T, dir string) {
-			edit(t, dir, fileCells, func(b []byte) []byte { return bytes.Replace(b, []byte(`"ops_per_sec":`), []byte(`"ops_per_sec":1`), 1) })
+			edit(t, dir, results.FileCells, func(b []byte) []byte { return bytes.Replace(b, []byte(`"ops_per_sec":`), []byte(`"ops_per_sec":1`), 1) })
 		}, []string{"cells.jsonl was edited", "results.json: cell Libaio srv node-0 / cli node-1 t=8"}},
 		{"edited median in results.json", func(t *testing.T, dir string) {
-			editResults(t, dir, func(r *Results) { r.Cells[1].Median *= 1.1 })
+			editResults(t, dir, func(r *results.Results) { r.Cells[1].Median *= 1.1 })
 		}, []string{"results.json: cell Libaio srv node-0 / cli node-1 t=32 (median 6.27 M", "preflight.json give (edited, or rendered by another tierbench version): median 5.70 M"}},
 		{"edited ceiling in results.json", func(t *testing.T, dir string) {
-			editResults(t, dir, func(r *Results) { r.FioIOPS512 = 9e6 })
+			editResults(t, dir, func(r *results.Results) { r.FioIOPS512 = 9e6 })
 		}, []string{"results.json: its fio_iops_512 differs from what"}},
 		{"missing chart", func(t *testing.T, dir string) {
-			if err := os.Remove(filepath.Join(dir, fileThroughputSVG)); err != nil {
+			if err := os.Remove(filepath.Join(dir, FileThroughputSVG)); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"throughput.svg is missing (recorded with sha256 "}},
 		{"added log", func(t *testing.T, dir string) {
-			if err := os.WriteFile(filepath.Join(dir, dirLogs, "extra.log"), []byte("x"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, results.DirLogs, "extra.log"), []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, []string{"logs/extra.log was added after results.json was written"}},
@@ -47,10 +49,10 @@ func TestVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := writeBundle(t, true)
-			if err := os.MkdirAll(filepath.Join(dir, dirLogs), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(dir, results.DirLogs), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(dir, dirLogs, "server-libaio-pinned.log"), []byte("listening\n"), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, results.DirLogs, "server-libaio-pinned.log"), []byte("listening\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := render(dir); err != nil {
@@ -58,7 +60,7 @@ func TestVerify(t *testing.T) {
 			}
 			tt.change(t, dir)
 			var out bytes.Buffer
-			err := Report(t.Context(), ReportConfig{Dir: dir, Verify: true}, &out)
+			err := runReport(dir, true, &out)
 			if tt.want == nil {
 				if err != nil {
 					t.Fatalf("got %v, want the untouched bundle to verify", err)
@@ -68,7 +70,7 @@ func TestVerify(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, ErrTampered) {
+			if !errors.Is(err, results.ErrTampered) {
 				t.Fatalf("got %v, want ErrTampered", err)
 			}
 			for _, w := range tt.want {
@@ -81,21 +83,14 @@ func TestVerify(t *testing.T) {
 }
 
 func TestChecksumsCoverEveryOtherFile(t *testing.T) {
-	dir := writeBundle(t, true)
-	if _, err := render(dir); err != nil {
-		t.Fatal(err)
-	}
-	var res Results
-	if err := readJSON(dir, fileResults, &res); err != nil {
-		t.Fatal(err)
-	}
+	dir, res := renderedBundle(t)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want []string
 	for _, e := range entries {
-		if !e.IsDir() && e.Name() != fileResults {
+		if !e.IsDir() && e.Name() != results.FileResults {
 			want = append(want, e.Name())
 		}
 	}
@@ -118,8 +113,8 @@ func TestVerifyOlderBundle(t *testing.T) {
 	if _, err := render(dir); err != nil {
 		t.Fatal(err)
 	}
-	editResults(t, dir, func(r *Results) { r.Files = nil })
-	err := Report(t.Context(), ReportConfig{Dir: dir, Verify: true}, &bytes.Buffer{})
+	editResults(t, dir, func(r *results.Results) { r.Files = nil })
+	err := runReport(dir, true, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "records no checksums") {
 		t.Errorf("got %v, want an error saying results.json records no checksums", err)
 	}
@@ -141,10 +136,10 @@ func edit(t *testing.T, dir, name string, f func([]byte) []byte) {
 	}
 }
 
-func editResults(t *testing.T, dir string, f func(*Results)) {
+func editResults(t *testing.T, dir string, f func(*results.Results)) {
 	t.Helper()
-	var r Results
-	if err := readJSON(dir, fileResults, &r); err != nil {
+	var r results.Results
+	if err := results.ReadJSON(dir, results.FileResults, &r); err != nil {
 		t.Fatal(err)
 	}
 	f(&r)
@@ -152,7 +147,7 @@ func editResults(t *testing.T, dir string, f func(*Results)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, fileResults), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.FileResults), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,47 +1,53 @@
-package orchestrator
+package report
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/results"
 )
 
-// ReportConfig names the bundle `tierbench report` renders again.
-type ReportConfig struct {
-	Dir string // a results bundle written by Run
-	// Verify checks the bundle against the checksums and medians its
-	// results.json records instead of rendering it (checksum.go).
-	Verify bool
+// Render writes results.json, table.md, report.md and the charts of the
+// bundle at dir again from its raw records (results.Derive), results.json
+// last, and returns the table. A --scenario all bundle is rendered
+// scenario by scenario, with a report.md at its top (WriteIndex); the
+// table returned is then each scenario's under its heading.
+func Render(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("report: no bundle directory")
+	}
+	if IsAll(dir) {
+		return renderAll(dir)
+	}
+	return render(dir)
 }
 
-// Report renders results.json, table.md and report.md again from the
-// bundle's plan, cells.jsonl and preflight.json, and prints the table.
-func Report(_ context.Context, cfg ReportConfig, stdout io.Writer) error {
-	if cfg.Dir == "" {
-		return fmt.Errorf("orchestrator: report needs a bundle directory")
+// Verify checks the bundle at dir against the checksums and medians its
+// results.json records (results.Verify), printing one line per finding;
+// a --scenario all bundle is checked scenario by scenario.
+func Verify(dir string, w io.Writer) error {
+	if !IsAll(dir) {
+		return results.Verify(dir, w)
 	}
-	if cfg.Verify {
-		return verifyBundle(cfg.Dir, stdout)
-	}
-	render := render
-	if _, err := os.Stat(filepath.Join(cfg.Dir, fileScenarios)); err == nil {
-		render = renderAll
-	}
-	table, err := render(cfg.Dir)
+	index, err := ReadIndex(dir)
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(stdout, table)
-	return nil
+	var errs []error
+	for _, e := range index.Scenarios {
+		if err := results.Verify(filepath.Join(dir, e.Dir), w); err != nil {
+			errs = append(errs, fmt.Errorf("scenario %s: %w", e.Scenario, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // render derives results.json, table.md and report.md from the bundle's
@@ -55,24 +61,24 @@ func render(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	table, err := renderTable(res.Plan, res.Cells)
+	table, err := Table(res.Plan, res.Cells)
 	if err != nil {
 		return "", err
 	}
 	if res.Plots, err = writePlots(dir, res); err != nil {
 		return "", err
 	}
-	if err := writeFile(dir, fileTable, []byte(table)); err != nil {
+	if err := results.WriteFile(dir, results.FileTable, []byte(table)); err != nil {
 		return "", err
 	}
-	if err := writeFile(dir, fileReport, []byte(renderReport(res, pre, preRaw, table))); err != nil {
+	if err := results.WriteFile(dir, results.FileReport, []byte(renderReport(res, pre, preRaw, table))); err != nil {
 		return "", err
 	}
 	// results.json comes last: it records the checksum of every other file.
-	if res.Files, err = checksumFiles(dir); err != nil {
+	if res.Files, err = results.ChecksumFiles(dir); err != nil {
 		return "", err
 	}
-	if err := writeJSON(dir, fileResults, res); err != nil {
+	if err := results.WriteJSON(dir, results.FileResults, res); err != nil {
 		return "", err
 	}
 	return table, nil
@@ -81,7 +87,7 @@ func render(dir string) (string, error) {
 // renderReport writes report.md: the host paragraph, the table, each
 // cell as a share of the fio 512 B ceiling, and the load and device-hit
 // evidence behind every number.
-func renderReport(res Results, pre preflightOutput, preRaw []byte, table string) string {
+func renderReport(res results.Results, pre results.Preflight, preRaw []byte, table string) string {
 	var b strings.Builder
 	c := res.Plan.Workload
 	fmt.Fprintf(&b, "# tierbench run %s\n\n", res.Plan.RunID)
@@ -97,8 +103,8 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 
 	b.WriteString("## Share of the fio ceiling\n\n")
 	if res.FioIOPS512 > 0 {
-		fmt.Fprintf(&b, "fio random-read ceiling at 512 B on the data dir's mount: %s IOPS. ", FormatOps(res.FioIOPS512))
-		renderCurve(&b, preflightBaseline(preRaw), c)
+		fmt.Fprintf(&b, "fio random-read ceiling at 512 B on the data dir's mount: %s IOPS. ", human.Ops(res.FioIOPS512))
+		renderCurve(&b, FIOBaseline(preRaw), c)
 		b.WriteString("Each cell's median as a share of the ceiling (RESP ≤ KV ≤ Device ≤ fio):\n\n")
 		fmt.Fprintf(&b, "| backend | NUMA |")
 		for _, t := range c.Threads {
@@ -106,7 +112,7 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 		}
 		b.WriteString("\n|:--|:--|" + strings.Repeat(":--|", len(c.Threads)) + "\n")
 		for _, row := range res.Plan.Rows {
-			fmt.Fprintf(&b, "| %s | %s |", titleCase(row.Backend), row.Label)
+			fmt.Fprintf(&b, "| %s | %s |", human.Title(row.Backend), row.Label)
 			for _, t := range c.Threads {
 				cell, ok := findCell(res.Cells, row, t)
 				switch {
@@ -134,19 +140,19 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 		for _, l := range res.Loads {
 			ack := "skipped"
 			if l.Acknowledged >= 0 {
-				ack = fmt.Sprintf("%d (%s)", l.Acknowledged, formatPercentBeside(share(l.Acknowledged, l.DBSize), 1))
+				ack = fmt.Sprintf("%d (%s)", l.Acknowledged, human.PercentBeside(human.Share(l.Acknowledged, l.DBSize), 1))
 			}
 			dev := "not tiered"
 			if l.Tiered {
 				dev = fmt.Sprintf("%.2f %% (%d / %d)", 100*l.DeviceShare, l.HeadAddress, l.TailAddress)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %d (%s) | %s | %.1f | %s / %s |\n", titleCase(l.Row.Backend), l.Row.Label,
-				l.DBSize, ack, l.ServerKeys, formatPercentBeside(share(l.ServerKeys, l.DBSize), 1), dev, l.LoadSeconds, orDash(l.Server.CPUs), orDash(l.Server.Mems))
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %d (%s) | %s | %.1f | %s / %s |\n", human.Title(l.Row.Backend), l.Row.Label,
+				l.DBSize, ack, l.ServerKeys, human.PercentBeside(human.Share(l.ServerKeys, l.DBSize), 1), dev, l.LoadSeconds, orDash(l.Server.CPUs), orDash(l.Server.Mems))
 		}
 		b.WriteString("\n")
 		for _, l := range res.Loads {
 			if l.ServerMode != "" || l.UringProbe != "" {
-				fmt.Fprintf(&b, "- %s %s: server ran as %s", titleCase(l.Row.Backend), l.Row.Label, orDash(l.ServerMode))
+				fmt.Fprintf(&b, "- %s %s: server ran as %s", human.Title(l.Row.Backend), l.Row.Label, orDash(l.ServerMode))
 				if l.UringProbe != "" {
 					fmt.Fprintf(&b, "; checked where it ran: %s", l.UringProbe)
 				}
@@ -165,9 +171,9 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 		if cell.Passes == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %.0f | %s | %s |\n", titleCase(cell.Row.Backend), cell.Row.Label,
-			cell.Threads, cell.Passes, FormatOps(cell.Median), FormatOps(cell.Min), FormatOps(cell.Max),
-			cell.ReadBytesPerGet, formatPercentBeside(cell.MissRatio, res.Plan.MaxMisses), cell.Excluded)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %.0f | %s | %s |\n", human.Title(cell.Row.Backend), cell.Row.Label,
+			cell.Threads, cell.Passes, human.Ops(cell.Median), human.Ops(cell.Min), human.Ops(cell.Max),
+			cell.ReadBytesPerGet, human.PercentBeside(cell.MissRatio, res.Plan.MaxMisses), cell.Excluded)
 	}
 	b.WriteString("\n")
 	renderEvidence(&b, res)
@@ -178,7 +184,7 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 			if rowComplete(res, f.Row) {
 				later = " — the row was completed later (--resume)"
 			}
-			fmt.Fprintf(&b, "- %s %s (%s): %s%s\n", titleCase(f.Row.Backend), f.Row.Label, f.Time.Format(time.RFC3339), f.Error, later)
+			fmt.Fprintf(&b, "- %s %s (%s): %s%s\n", human.Title(f.Row.Backend), f.Row.Label, f.Time.Format(time.RFC3339), f.Error, later)
 		}
 	}
 	b.WriteString("\nEffective placement of every pass (from /proc/<pid>/status) is in cells.jsonl; container and process logs are in logs/.\n")
@@ -186,7 +192,7 @@ func renderReport(res Results, pre preflightOutput, preRaw []byte, table string)
 }
 
 // rowComplete reports whether every cell of row has all its passes.
-func rowComplete(res Results, row Row) bool {
+func rowComplete(res results.Results, row results.Row) bool {
 	for _, c := range res.Cells {
 		if c.Row == row && c.Passes < res.Plan.Workload.Passes {
 			return false
@@ -195,10 +201,10 @@ func rowComplete(res Results, row Row) bool {
 	return true
 }
 
-func findCell(cells []Cell, row Row, threads int) (Cell, bool) {
-	i := slices.IndexFunc(cells, func(c Cell) bool { return c.Row == row && c.Threads == threads })
+func findCell(cells []results.Cell, row results.Row, threads int) (results.Cell, bool) {
+	i := slices.IndexFunc(cells, func(c results.Cell) bool { return c.Row == row && c.Threads == threads })
 	if i < 0 {
-		return Cell{}, false
+		return results.Cell{}, false
 	}
 	return cells[i], true
 }
@@ -220,12 +226,12 @@ func orDash(s string) string {
 // hostParagraph is preflight's own "Host —" paragraph (hostcheck writes
 // it in the reference's words from the fingerprint and fio baseline that
 // preflight.json holds), followed by the checks that did not pass.
-func hostParagraph(plan Plan, pre preflightOutput, preRaw []byte) string {
+func hostParagraph(plan results.Plan, pre results.Preflight, preRaw []byte) string {
 	var rep hostcheck.Report
 	if len(pre.Fingerprint) == 0 || json.Unmarshal(preRaw, &rep) != nil {
 		s := fmt.Sprintf("No host fingerprint in this bundle (%d NUMA node(s) seen by the run)", plan.Nodes)
 		if len(preRaw) > 0 {
-			s += "; preflight said: " + strings.TrimSpace(clip(preRaw))
+			s += "; preflight said: " + strings.TrimSpace(results.Clip(preRaw))
 		}
 		return s + "."
 	}

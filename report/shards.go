@@ -1,13 +1,16 @@
-package orchestrator
+package report
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/results"
 )
 
 // shardsReport is report.md's section on CPU per op for every cell and,
 // for cluster rows, each node's load evidence and share of each cell.
-func shardsReport(res Results) string {
+func shardsReport(res results.Results) string {
 	var b strings.Builder
 	var cpu, nodes bool
 	for _, c := range res.Cells {
@@ -22,7 +25,7 @@ func shardsReport(res Results) string {
 		}
 		b.WriteString("\n|:--|:--|" + strings.Repeat("--:|", len(res.Plan.Workload.Threads)) + "\n")
 		for _, row := range res.Plan.Rows {
-			fmt.Fprintf(&b, "| %s | %s |", titleCase(row.Backend), row.Label)
+			fmt.Fprintf(&b, "| %s | %s |", human.Title(row.Backend), row.Label)
 			for _, t := range res.Plan.Workload.Threads {
 				if cell, ok := findCell(res.Cells, row, t); ok && cell.CPUMicrosPerOp > 0 {
 					fmt.Fprintf(&b, " %.2f µs |", cell.CPUMicrosPerOp)
@@ -59,7 +62,7 @@ func shardsReport(res Results) string {
 				if n.Sample != nil {
 					sample = fmt.Sprintf("%d (%d)", n.Sample.Keys, n.Sample.Missed)
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %d | %s | %s | %s |\n", titleCase(l.Row.Backend), l.Row.Label, n.Addr, n.Slots, ack, n.ServerKeys, dev, sample, orDash(n.Server.CPUs))
+				fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %d | %s | %s | %s |\n", human.Title(l.Row.Backend), l.Row.Label, n.Addr, n.Slots, ack, n.ServerKeys, dev, sample, orDash(n.Server.CPUs))
 			}
 		}
 		b.WriteString("\n")
@@ -70,10 +73,10 @@ func shardsReport(res Results) string {
 		for _, c := range res.Cells {
 			for _, n := range c.Nodes {
 				reads := "—" // counted by a scenario 3 server's INFO store only
-				if c.Row.Backend == ScenarioLocalMemory {
+				if c.Row.Backend == results.ScenarioLocalMemory {
 					reads = fmt.Sprintf("%.2f", n.DeviceReadsPerGet)
 				}
-				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.0f | %s | %d |\n", titleCase(c.Row.Backend), c.Row.Label, c.Threads, n.Addr, FormatOps(n.OpsPerSec), n.ReadBytesPerGet, reads, n.Keys)
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.0f | %s | %d |\n", human.Title(c.Row.Backend), c.Row.Label, c.Threads, n.Addr, human.Ops(n.OpsPerSec), n.ReadBytesPerGet, reads, n.Keys)
 			}
 		}
 		b.WriteString("\n")

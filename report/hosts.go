@@ -1,4 +1,4 @@
-package orchestrator
+package report
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/results"
 )
 
 // hostPreflightParagraph describes a host of a run across hosts from its
@@ -20,7 +22,7 @@ func hostPreflightParagraph(raw []byte) string {
 
 // hostsMarkdown is the report's description of every host, for the Host
 // section.
-func hostsMarkdown(res Results) string {
+func hostsMarkdown(res results.Results) string {
 	if len(res.Hosts) == 0 {
 		return ""
 	}
@@ -34,7 +36,7 @@ func hostsMarkdown(res Results) string {
 	for _, h := range res.Hosts {
 		fmt.Fprintf(&b, "- **%s** (%s, %s): %s", h.Name, strings.Join(h.Roles, " and "), h.Endpoint, h.Paragraph)
 		if n := h.Network; n != nil {
-			fmt.Fprintf(&b, " Link to the server: PING round trip p50 %.0f µs, p99 %.0f µs; pipelined PING %s ops/s (%d connections × %d).", n.RTTp50us, n.RTTp99us, FormatOps(n.NoopOps), n.NoopThread, n.NoopBatch)
+			fmt.Fprintf(&b, " Link to the server: PING round trip p50 %.0f µs, p99 %.0f µs; pipelined PING %s ops/s (%d connections × %d).", n.RTTp50us, n.RTTp99us, human.Ops(n.NoopOps), n.NoopThread, n.NoopBatch)
 		}
 		b.WriteString("\n")
 	}
@@ -43,7 +45,7 @@ func hostsMarkdown(res Results) string {
 }
 
 // linkWarningsMarkdown repeats the link warnings beside the table.
-func linkWarningsMarkdown(res Results) string {
+func linkWarningsMarkdown(res results.Results) string {
 	if len(res.LinkWarnings) == 0 {
 		return ""
 	}

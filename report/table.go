@@ -1,4 +1,4 @@
-package orchestrator
+package report
 
 import (
 	"bytes"
@@ -8,31 +8,34 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/results"
 )
 
 // Marks written in place of an excluded cell; the notes under the table
 // explain them.
 var excludedMark = map[string]string{
-	excludedMisses:        "misses*",
-	excludedMemoryServed:  "mem-served*",
-	excludedUnverified:    "unverified*",
-	excludedFailed:        "failed*",
-	excludedRefused:       "refused*",
-	excludedDeviceRead:    "device-read*",
-	excludedNoDeviceReads: "no-device-reads*",
+	results.ExcludedMisses:        "misses*",
+	results.ExcludedMemoryServed:  "mem-served*",
+	results.ExcludedUnverified:    "unverified*",
+	results.ExcludedFailed:        "failed*",
+	results.ExcludedRefused:       "refused*",
+	results.ExcludedDeviceRead:    "device-read*",
+	results.ExcludedNoDeviceReads: "no-device-reads*",
 }
 
-// renderTable writes the reference layout
+// Table writes the reference layout
 // `| backend | NUMA | t=8 | t=32 | t=48 | t=64 |` as Markdown, one line per
 // planned row, followed by a note for each kind of excluded cell.
-func renderTable(plan Plan, cells []Cell) (string, error) {
+func Table(plan results.Plan, cells []results.Cell) (string, error) {
 	header := []string{"backend", "NUMA"}
 	for _, t := range plan.Workload.Threads {
 		header = append(header, fmt.Sprintf("t=%d", t))
 	}
-	byKey := map[string]Cell{}
+	byKey := map[string]results.Cell{}
 	for _, c := range cells {
-		byKey[cellKey(c.Row, c.Threads)] = c
+		byKey[results.CellKey(c.Row, c.Threads)] = c
 	}
 	var buf bytes.Buffer
 	table := tablewriter.NewTable(&buf,
@@ -44,9 +47,9 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 	table.Header(header)
 	seen := map[string]bool{}
 	for _, row := range plan.Rows {
-		line := []string{titleCase(row.Backend), row.Label}
+		line := []string{human.Title(row.Backend), row.Label}
 		for _, t := range plan.Workload.Threads {
-			c, ok := byKey[cellKey(row, t)]
+			c, ok := byKey[results.CellKey(row, t)]
 			switch {
 			case c.Excluded != "":
 				seen[c.Excluded] = true
@@ -54,7 +57,7 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 			case !ok || c.Passes == 0:
 				line = append(line, "—")
 			default:
-				line = append(line, FormatOps(c.Median))
+				line = append(line, human.Ops(c.Median))
 			}
 		}
 		if err := table.Append(line); err != nil {
@@ -65,23 +68,23 @@ func renderTable(plan Plan, cells []Cell) (string, error) {
 		return "", fmt.Errorf("orchestrator: render table: %w", err)
 	}
 	var notes []string
-	if seen[excludedMemoryServed] {
-		notes = append(notes, fmt.Sprintf("mem-served*: the server read less than %.0f B (%.0f %% of a %d B sector) from its device per GET: the cell was served from memory, not storage-bound, and is kept out of the table.", minSectorShare*sectorBytes, 100*minSectorShare, sectorBytes))
+	if seen[results.ExcludedMemoryServed] {
+		notes = append(notes, fmt.Sprintf("mem-served*: the server read less than %.0f B (%.0f %% of a %d B sector) from its device per GET: the cell was served from memory, not storage-bound, and is kept out of the table.", results.MinSectorShare*results.SectorBytes, 100*results.MinSectorShare, results.SectorBytes))
 	}
-	if seen[excludedMisses] {
+	if seen[results.ExcludedMisses] {
 		limit := "a GET missed"
 		if plan.MaxMisses > 0 {
-			limit = fmt.Sprintf("more than %s of the GETs missed (--max-miss-ratio %g)", formatPercentBeside(plan.MaxMisses, 0), plan.MaxMisses)
+			limit = fmt.Sprintf("more than %s of the GETs missed (--max-miss-ratio %g)", human.PercentBeside(plan.MaxMisses, 0), plan.MaxMisses)
 		}
 		notes = append(notes, fmt.Sprintf("misses*: %s: a miss is answered without a device read, so the cell is kept out of the table.", limit))
 	}
-	if seen[excludedRefused] {
+	if seen[results.ExcludedRefused] {
 		notes = append(notes, "refused*: the row was refused before measuring (a partial load, a sampled GET that missed, or a pid that is not the server); report.md says why.")
 	}
-	if seen[excludedUnverified] {
+	if seen[results.ExcludedUnverified] {
 		notes = append(notes, "unverified*: the server's pid is unknown (give --server-pid), so its device reads could not be counted; the cell is kept out of the table.")
 	}
-	if seen[excludedFailed] {
+	if seen[results.ExcludedFailed] {
 		notes = append(notes, "failed*: the row failed before all its passes were measured (report.md and cells.jsonl say why); --resume retries it.")
 	}
 	notes = append(notes, scenarioNotes(seen)...)

@@ -1,0 +1,107 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+// IsAll reports whether dir is the top of a --scenario all bundle: it
+// holds scenarios.json and each scenario's bundle below it.
+func IsAll(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, results.FileScenarios))
+	return err == nil
+}
+
+// ReadIndex reads the scenarios.json of a --scenario all bundle.
+func ReadIndex(dir string) (results.ScenarioIndex, error) {
+	var index results.ScenarioIndex
+	if err := results.ReadJSON(dir, results.FileScenarios, &index); err != nil {
+		return index, err
+	}
+	if index.Schema > results.SchemaVersion {
+		return index, fmt.Errorf("%w: %s has schema_version %d, this tierbench reads up to %d",
+			results.ErrNewerSchema, filepath.Join(dir, results.FileScenarios), index.Schema, results.SchemaVersion)
+	}
+	return index, nil
+}
+
+// renderAll renders every scenario bundle of a --scenario all bundle and
+// the report.md at its top, and returns the tables under their headings.
+func renderAll(dir string) (string, error) {
+	index, err := ReadIndex(dir)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, e := range index.Scenarios {
+		table, err := render(filepath.Join(dir, e.Dir))
+		if err != nil {
+			return "", fmt.Errorf("scenario %s: %w", e.Scenario, err)
+		}
+		fmt.Fprintf(&b, "## %s\n\n%s\n", results.ScenarioTitle[e.Scenario], table)
+	}
+	if err := WriteIndex(dir); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// WriteIndex writes the report.md at the top of a --scenario all bundle,
+// so a reader opens one file: each scenario's heading, whether it failed,
+// its table as its own table.md holds it, and links to its report.md and
+// ladder. It reads what the scenarios' bundles hold and renders none of
+// them again; a scenario whose bundle holds no table says so.
+func WriteIndex(dir string) error {
+	index, err := ReadIndex(dir)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# tierbench run, every scenario\n\n")
+	fmt.Fprintf(&b, "This run measured the reference's %d scenarios one after another, each into a bundle of its own below this directory (indexed by %s). Each section is that bundle's table; its report.md holds the evidence behind every number, and `tierbench report --verify` checks each bundle against its own checksums.\n\n",
+		len(index.Scenarios), results.FileScenarios)
+	for _, e := range index.Scenarios {
+		sub := filepath.Join(dir, e.Dir)
+		fmt.Fprintf(&b, "## %s\n\n", scenarioHeading(e.Scenario))
+		if e.Error != "" {
+			fmt.Fprintf(&b, "**The scenario did not finish cleanly:** %s\n\n", oneLine(e.Error))
+		}
+		table, err := os.ReadFile(filepath.Join(sub, results.FileTable))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			b.WriteString("No table: the scenario's bundle holds none.\n\n")
+		case err != nil:
+			return fmt.Errorf("report: scenario %s: %w", e.Scenario, err)
+		default:
+			fmt.Fprintf(&b, "%s\n", table)
+		}
+		links := []string{link(e.Dir, results.FileReport, "report"), link(e.Dir, results.FileTable, "table"), link(e.Dir, results.FileResults, "results")}
+		if _, err := os.Stat(filepath.Join(sub, FileLadderMarkdown)); err == nil {
+			links = append(links, link(e.Dir, FileLadderMarkdown, "where the time goes (ladder)"))
+		}
+		fmt.Fprintf(&b, "Bundle %s/: %s.\n\n", e.Dir, strings.Join(links, ", "))
+	}
+	return results.WriteFile(dir, results.FileReport, []byte(b.String()))
+}
+
+// FileLadderMarkdown is the ladder as Markdown, beside ladder.json.
+const FileLadderMarkdown = "ladder.md"
+
+func scenarioHeading(s string) string {
+	if t, ok := results.ScenarioTitle[s]; ok {
+		return t
+	}
+	return s
+}
+
+func link(dir, file, text string) string {
+	return fmt.Sprintf("[%s](%s)", text, filepath.ToSlash(filepath.Join(dir, file)))
+}
+
+// oneLine keeps an error on one Markdown line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

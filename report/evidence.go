@@ -1,0 +1,105 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/results"
+)
+
+// evidenceMarks are the flags a shown cell carries in the report.
+func evidenceMarks(c results.Cell) string {
+	var m []string
+	if c.AboveCeiling {
+		m = append(m, "above-ceiling")
+	}
+	if c.ServerCPUBound {
+		m = append(m, "server-cpu-bound")
+	}
+	return strings.Join(m, ", ")
+}
+
+// renderEvidence writes the per-cell disk and CPU evidence beside ops/s.
+func renderEvidence(b *strings.Builder, res results.Results) {
+	b.WriteString("## Disk and CPU evidence\n\n")
+	disks := evidenceDisks(res)
+	if len(disks) == 0 {
+		b.WriteString("No disk evidence in this bundle: the data dir's disks were not resolved")
+		if n := evidenceNote(res); n != "" {
+			b.WriteString(" (" + n + ")")
+		}
+		b.WriteString(".\n\n")
+	} else {
+		fmt.Fprintf(b, "During every measured GET phase the run sampled /proc/diskstats of %s, the physical disk(s) below the data dir: r/s is reads completed per second and depth is aqu-sz, the time-weighted requests in flight (Δ weighted I/O ms / Δ ms), both over the phase's own seconds (iostat's r/s and aqu-sz). A storage-bound cell shows r/s ≈ ops/s and a depth near what the server keeps in flight, or near the disk's own queue limit when that is lower. The ceiling column is what the cell is divided by: the sweep's best, or fio measured again at the cell's depth when higher. The counters include every process's I/O on those disks. Server CPU is its utime+stime (/proc/<pid>/stat) over the phase as a share of the CPUs it was allowed; at ≥ %.0f %% the cell is marked server-cpu-bound: it measured the server's CPU, not the disk.\n\n",
+			strings.Join(disks, "+"), 100*results.ServerCPUBoundShare)
+	}
+	b.WriteString("| backend | NUMA | threads | ops/s | ceiling | % of ceiling | disk r/s | r/s % of ceiling | r/s ÷ ops/s | disk depth | server CPU | client CPU | marks |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	for _, c := range res.Cells {
+		if c.Passes == 0 {
+			continue
+		}
+		ceiling, share, rpsShare, ratio, rps, depth := "—", "—", "—", "—", "—", "—"
+		if c.Ceiling > 0 {
+			ceiling, share = human.Ops(c.Ceiling), fmt.Sprintf("%.1f %%", 100*c.Median/c.Ceiling)
+		}
+		if c.DiskReadsPerSec > 0 || c.DiskQueueDepth > 0 {
+			rps, depth = human.Ops(c.DiskReadsPerSec), fmt.Sprintf("%.0f", c.DiskQueueDepth)
+			if c.Ceiling > 0 {
+				rpsShare = fmt.Sprintf("%.1f %%", 100*c.DiskReadsPerSec/c.Ceiling)
+			}
+			if c.Median > 0 {
+				ratio = fmt.Sprintf("%.2f", c.DiskReadsPerSec/c.Median)
+			}
+		}
+		marks := evidenceMarks(c)
+		if c.Excluded != "" {
+			marks = strings.TrimPrefix(marks+", excluded: "+c.Excluded, ", ")
+		}
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %s |\n", human.Title(c.Row.Backend), c.Row.Label, c.Threads,
+			human.Ops(c.Median), ceiling, share, rps, rpsShare, ratio, depth, 100*c.ServerCPUShare, 100*c.ClientCPUShare, marks)
+	}
+	b.WriteString("\n")
+	for _, c := range res.Cells {
+		if c.AboveCeiling {
+			fmt.Fprintf(b, "- **%s %s t=%d is above-ceiling**: %s\n", human.Title(c.Row.Backend), c.Row.Label, c.Threads, c.AboveCeilingWhy)
+		}
+	}
+	for _, c := range res.Cells {
+		if c.ServerCPUBound {
+			fmt.Fprintf(b, "- %s %s t=%d is server-cpu-bound: the server used %.0f %% of its CPUs (%s) in at least one pass, so this number is its CPU's limit, not the disk's.\n",
+				human.Title(c.Row.Backend), c.Row.Label, c.Threads, 100*c.ServerCPUShare, cpusOf(res, c.Row))
+		}
+	}
+	b.WriteString("\n")
+}
+
+// evidenceDisks are the disks the passes sampled.
+func evidenceDisks(res results.Results) []string {
+	for _, p := range res.Passes {
+		if len(p.DiskDevices) > 0 {
+			return p.DiskDevices
+		}
+	}
+	return nil
+}
+
+// evidenceNote is the first reason a pass gave for having no disk evidence.
+func evidenceNote(res results.Results) string {
+	for _, p := range res.Passes {
+		if p.DiskNote != "" {
+			return p.DiskNote
+		}
+	}
+	return ""
+}
+
+// cpusOf is the server's Cpus_allowed_list in a row's passes.
+func cpusOf(res results.Results, row results.Row) string {
+	for _, p := range res.Passes {
+		if p.Row == row && p.Server.CPUs != "" {
+			return "cpus " + p.Server.CPUs
+		}
+	}
+	return "cpus unknown"
+}

@@ -1,0 +1,39 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/internal/plots"
+	"github.com/tierbench/tierbench/results"
+)
+
+// latencyMarkdown is report.md's latency section: the table and the note
+// on short steps (the charts are embedded with the others).
+func latencyMarkdown(res results.Results) string {
+	if len(res.Latency) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	c := res.Plan.Workload
+	fmt.Fprintf(&b, "## Latency under load\n\nAfter each row's passes, GETs at fixed offered rates of 10, 25, 50, 75 and 90 %% of the row's best median, each for %d s over that cell's connections with up to %d GETs in flight each (`bench --online --rate`), after %d s at the same rate that are not recorded, so the client's start-up stays out of the percentiles. Latency runs from each GET's intended send time, so a stall is charged to every GET it delayed. Each step's HdrHistogram is in %s/ as an HdrHistogram log.\n\n",
+		c.CellSeconds, c.Batch, results.LatencyWarmupSeconds, results.DirLatency)
+	b.WriteString("| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |\n|:--|:--|--:|--:|--:|--:|--:|--:|\n")
+	short := false
+	for _, l := range res.Latency {
+		ach := human.Ops(l.AchievedOpsPerSec)
+		if l.Short {
+			ach += " short*"
+			short = true
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s (%.0f %%) | %s | %s | %s | %s | %s |\n", human.Title(l.Row.Backend), l.Row.Label,
+			human.Ops(l.OfferedOpsPerSec), 100*l.Share, ach, plots.FormatMicros(l.P50Micros), plots.FormatMicros(l.P99Micros),
+			plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros))
+	}
+	if short {
+		fmt.Fprintf(&b, "\nshort*: the step achieved less than %.0f %% of its offered rate: the client or the server could not keep up, and its latency is mostly time spent queued behind the intended send times.\n", 100*results.MinAchievedShare)
+	}
+	b.WriteString("\n")
+	return b.String()
+}

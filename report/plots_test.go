@@ -1,0 +1,145 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/bundletest"
+	"github.com/tierbench/tierbench/internal/plots"
+	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
+)
+
+// TestReportPlots renders the reference fixtures' bundle and checks the
+// throughput chart: in results.json and embedded in report.md, well-formed
+// XML whose texts and element counts match the golden file, one legend
+// line per row and the ceiling, and a rendering that is not blank.
+func TestReportPlots(t *testing.T) {
+	dir, res := renderedBundle(t)
+	if len(res.Plots) != 1 || res.Plots[0].File != FileThroughputSVG {
+		t.Fatalf("results.json plots: got %+v, want one, %s", res.Plots, FileThroughputSVG)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, results.FileReport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "](" + FileThroughputSVG + ")"; !strings.Contains(string(report), want) {
+		t.Errorf("report.md lacks the embedded chart %q", want)
+	}
+	for _, svgPath := range bundleSVGs(t, dir) {
+		svg, err := os.ReadFile(svgPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := plots.CheckXML(svg); err != nil {
+			t.Fatalf("%s: %v", svgPath, err)
+		}
+		if share := testenv.InkShare(testenv.MustRenderSVG(t, svgPath)); share < 0.02 || share > 0.5 {
+			t.Errorf("%s: got %.3f of the pixels inked, want between 0.02 (not blank) and 0.5", svgPath, share)
+		}
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, FileThroughputSVG))
+	texts, elements, err := plots.Structure(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Libaio srv node-0 / cli node-1", "Libaio no pin", "Uring srv node-0 / cli node-1", "Uring no pin",
+		"fio 512 B random-read ceiling (8.20 M IOPS)", "client connections (threads)", "GET ops/sec (median of passes)"} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("throughput.svg: got texts %q, want %q among them", texts, want)
+		}
+	}
+	got, _ := json.MarshalIndent(map[string]any{"texts": texts, "elements": elements}, "", "  ")
+	testenv.MustMatchGolden(t, filepath.Join("testdata", "throughput.golden.json"), append(got, '\n'), *update)
+
+	// A bundle whose every cell is kept out of the table has no chart.
+	res.Cells = []results.Cell{{Row: res.Plan.Rows[0], Threads: 8, Passes: 3, Median: 1, Excluded: results.ExcludedMisses}}
+	empty := t.TempDir()
+	ps, err := writePlots(empty, res)
+	if err != nil || len(ps) != 0 {
+		t.Errorf("writePlots with every cell excluded: got %v, %v; want no plot, no error", ps, err)
+	}
+}
+
+// bundleSVGs lists every SVG of a bundle.
+func bundleSVGs(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".svg") {
+			out = append(out, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("bundle %s holds no SVG", dir)
+	}
+	return out
+}
+
+// TestLatencyReport renders a bundle with latency steps: the table with
+// the reference's columns, the short step named, the chart embedded,
+// parsed, rendered and not blank, and --verify covering the steps.
+func TestLatencyReport(t *testing.T) {
+	dir := writeBundle(t, true)
+	for _, rec := range bundletest.LatencySteps(referencePlan()) {
+		if err := results.AppendJSONL(dir, results.FileLatency, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := render(dir); err != nil {
+		t.Fatal(err)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, results.FileReport))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## Latency under load",
+		"| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |",
+		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K | 90 µs | 300 µs | 900 µs | 5 ms |",
+		"| Libaio | srv node-0 / cli node-1 | 7.20 M (90 %) | 6.48 M short* | 450 µs | 7.5 ms | 22.5 ms | 25 ms |",
+		"short*: the step achieved less than 95 % of its offered rate",
+		"](latency-libaio-pinned.svg)",
+	} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	svgPath := filepath.Join(dir, "latency-libaio-pinned.svg")
+	svg, err := os.ReadFile(svgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plots.CheckXML(svg); err != nil {
+		t.Fatal(err)
+	}
+	texts, _, err := plots.Structure(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"p50", "p99", "p99.9", "latency from intended send time", "1 ms", "10 ms"} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("latency chart: got texts %q, want %q among them", texts, want)
+		}
+	}
+	if share := testenv.InkShare(testenv.MustRenderSVG(t, svgPath)); share < 0.02 || share > 0.5 {
+		t.Errorf("latency chart: got %.3f of the pixels inked, want between 0.02 and 0.5", share)
+	}
+	var out bytes.Buffer
+	if err := runReport(dir, true, &out); err != nil {
+		t.Fatalf("verify: %v\n%s", err, out.String())
+	}
+	edit(t, dir, results.FileLatency, func(b []byte) []byte { return bytes.Replace(b, []byte(`"p99_us":300`), []byte(`"p99_us":200`), 1) })
+	if err := runReport(dir, true, &out); err == nil || !strings.Contains(err.Error(), "latency.jsonl was edited") {
+		t.Errorf("verify after editing a step: got %v, want latency.jsonl named", err)
+	}
+}

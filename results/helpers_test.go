@@ -1,0 +1,13 @@
+package results_test
+
+import (
+	"github.com/tierbench/tierbench/internal/bundletest"
+	"github.com/tierbench/tierbench/results"
+)
+
+// referencePlan is the reference's four rows with three passes.
+func referencePlan() results.Plan {
+	return bundletest.ReferencePlan(bundletest.ReferenceWorkload())
+}
+
+var referencePasses = bundletest.ReferencePasses
