@@ -114,6 +114,41 @@
 // on the same dataset, at the best localmemory cell's thread count and -b;
 // it is the ceiling, so its share reads localmemory RESP ÷ in-memory RESP.
 //
+// # Combinations
+//
+// Every combination of runtime, target, scenario and extra is either
+// measured, and exercised end to end by the test named, or refused by
+// Config validation (exit 2, nothing created) with a sentence that says
+// why and what to do instead (TestCombinations holds each refusal):
+//
+//	runtime × target   own server          own shards (--shards N>1)    external server (--server-addr)            external cluster
+//	process            TestRunProcess      TestShardsRun                TestRunExternalSkipLoadRefusesPartialLoad  TestRunAgainstRedisCluster
+//	docker             TestRunDocker       refused (shards are          only the client runs, as a process,        as external server
+//	                                       processes; auto picks        recorded so in the plan
+//	                                       process and says so)
+//	across hosts       TestRunAcrossHosts  refused                      refused                                    refused
+//
+//	scenario      process                                        docker              across hosts
+//	storage       TestRunProcess                                 TestRunDocker       TestRunAcrossHosts
+//	memory        TestRunScenarioMemory                          TestRunScenarioAll  refused (INFO store and MemAvailable read here)
+//	localmemory   TestRunScenarioLocalMemory, TestShardsLocalMemory  TestRunScenarioAll  refused (the same)
+//	all           TestRunScenarioAll runs its three under docker; --resume of an all bundle is refused (resume one scenario's)
+//
+//	extra     one machine                                        across hosts
+//	ladder    TestRunScenarioLocalMemory, TestRunLadder          refused with --server-host (its layers would run here);
+//	                                                             the reference profile's ladder turns off and is said
+//	latency   TestResumeRunsMissingLatency                       TestRunAcrossHosts; with --shards above 1 or against
+//	                                                             a cluster refused (the reference profile's: off, said)
+//	resume    TestRunInterruptAndResume, TestResumeRunsMissingLatency
+//
+// The one-machine extras are exercised under the process runtime; under
+// docker the ladder's layers and the latency client take the same paths
+// (the layers run as processes here, beside the server's data dir), and
+// --resume across hosts takes the one-host path with the hosts' records:
+// those three are supported but not yet exercised by a test of their own.
+// The latency steps and the cells across hosts offer each row's own -b
+// (localmemory's 256 and 1024 rows), the -b the row records.
+//
 // # The bundle
 //
 // The bundle's format is package results: plan.json (what was asked;

@@ -137,10 +137,15 @@ func TestRunScenarioChecksCatchTheWrongServer(t *testing.T) {
 	}
 }
 
+// TestRunScenarioAll runs the three scenarios in Docker containers (the
+// scenario tests above run them as processes), so each scenario is
+// exercised under both runtimes.
 func TestRunScenarioAll(t *testing.T) {
+	cli := testenv.MustDocker(t)
 	bin := testenv.MustBinary(t)
+	removeImageAfter(t, cli, bin)
 	base := testenv.MustDiskDir(t)
-	r := runBinary(t, bin, scenarioArgs(base, ScenarioAll, "--batch", "64", "--backends", "libaio")...)
+	r := runBinary(t, bin, scenarioArgs(base, ScenarioAll, "--batch", "64", "--backends", "libaio", "--runtime", "docker")...)
 	if r.code != 0 {
 		t.Fatalf("--scenario all: exit %d, want 0:\n%s", r.code, r.stderr)
 	}
@@ -182,6 +187,9 @@ func TestRunScenarioAll(t *testing.T) {
 	}
 	if v := runBinary(t, bin, "report", "--verify", out); v.code != 0 || strings.Count(v.stdout, "ok ") != 3 {
 		t.Errorf("report --verify of the all bundle: exit %d, want 0 and three scenarios checked:\n%s%s", v.code, v.stdout, v.stderr)
+	}
+	if !strings.Contains(r.stderr, "runtime: docker") {
+		t.Errorf("the scenarios did not run in Docker:\n%s", r.stderr)
 	}
 	assertNoProcesses(t, bin)
 }
