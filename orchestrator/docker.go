@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -63,6 +65,9 @@ type dockerDriver struct {
 	// the engine's API, so it is in no command line, environment,
 	// inspect output or file on any host's disk.
 	password string
+	// lease holds the run's lease container on this engine (lease.go).
+	lease   *types.HijackedResponse
+	leaseID string
 }
 
 // containerPasswordFile is where a container finds the run's password.
@@ -85,8 +90,12 @@ func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*d
 		}
 		return nil, fmt.Errorf("orchestrator: host %s: the Docker engine at %s does not answer: %w", ep.Name, ep.display(), err)
 	}
+	var nonce [4]byte
+	rand.Read(nonce[:])
+	// The nonce tells apart two owners with one pid and start time on two
+	// machines driving this engine.
 	d := &dockerDriver{ep: ep, cli: cli, runID: runID, proc: "/proc", ids: map[string]string{},
-		owner: fmt.Sprintf("%d:%d", os.Getpid(), startTime(os.Getpid()))}
+		owner: fmt.Sprintf("%d:%d:%x", os.Getpid(), startTime(os.Getpid()), nonce)}
 	if err := d.buildImage(ctx, binary); err != nil {
 		cli.Close()
 		return nil, err
@@ -424,6 +433,7 @@ func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDi
 
 // close removes every container of this run, keeping their logs.
 func (d *dockerDriver) close(ctx context.Context) error {
+	d.dropLease(ctx)
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+d.runID))})
 	var errs []error
@@ -448,12 +458,9 @@ func (d *dockerDriver) removeStale(ctx context.Context) []string {
 		return []string{fmt.Sprintf("could not list earlier containers: %v", err)}
 	}
 	var did []string
-	for _, c := range list {
-		// The owner decides, not the run id: a resumed run has the id of
-		// the run it completes, whose leftovers must go too.
-		if ownerAlive(c.Labels[labelOwner]) {
-			continue
-		}
+	// The owner decides, not the run id: a resumed run has the id of the
+	// run it completes, whose leftovers must go too.
+	for _, c := range staleContainers(list) {
 		if err := d.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
 			did = append(did, fmt.Sprintf("could not remove stale container %s: %v", c.ID[:12], err))
 			continue
@@ -468,17 +475,6 @@ func firstName(names []string) string {
 		return ""
 	}
 	return names[0]
-}
-
-// ownerAlive reads a "pid:starttime" owner label.
-func ownerAlive(owner string) bool {
-	p, st, ok := strings.Cut(owner, ":")
-	if !ok {
-		return false
-	}
-	pid, err1 := strconv.Atoi(p)
-	start, err2 := strconv.ParseUint(st, 10, 64)
-	return err1 == nil && err2 == nil && alive(pid, start)
 }
 
 // capabilityNames are the Linux capabilities by bit number.

@@ -37,6 +37,10 @@ func newHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, bi
 		if err != nil {
 			return nil, err
 		}
+		if err := d.takeLease(ctx); err != nil {
+			d.close(context.Background())
+			return nil, err
+		}
 		d.warn = warn
 		byHost[ep.Host] = d
 		h.engines = append(h.engines, d)

@@ -352,6 +352,10 @@ func (r *runner) pickDriver(ctx context.Context) error {
 	if runtimeName == RuntimeDocker || runtimeName == RuntimeAuto {
 		d, err := newDockerDriver(ctx, Endpoint{}, r.cfg.Binary, r.plan.RunID)
 		if err == nil {
+			if err := d.takeLease(ctx); err != nil {
+				d.close(context.Background())
+				return err
+			}
 			d.warn = r.printf
 			r.printf("runtime: docker (image %s)\n", d.image)
 			r.drv = d

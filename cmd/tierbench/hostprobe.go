@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator"
@@ -31,6 +32,7 @@ func runHostProbe(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&req.Addrs, "addrs", false, "print this host's global unicast addresses")
 	fs.StringVar(&req.RouteTo, "route-to", "", "print this host's source address towards this `IP`")
 	fs.StringVar(&req.FreeOn, "free-port-on", "", "print a TCP port free on this `address`")
+	hold := fs.Bool("hold", false, "read standard input until it closes, then exit: the run's lease container on an engine, which exits when the run that attached to it is gone")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench hostprobe [flags]
 
@@ -49,6 +51,10 @@ Flags:
 	if err := readAuthFile(); err != nil {
 		fmt.Fprintf(stderr, "tierbench hostprobe: %v\n", err)
 		return 2
+	}
+	if *hold {
+		io.Copy(io.Discard, os.Stdin)
+		return 0
 	}
 	req.Command = strings.Fields(*resp)
 	if *disks != "" {

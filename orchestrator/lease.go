@@ -1,0 +1,110 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+)
+
+// A run's lease on an engine. The stale-container sweep must tell a
+// container whose run is gone from one whose run is alive on another
+// machine driving the same engine, where this machine's /proc says nothing.
+// So each run keeps one lease container per engine: `hostprobe --hold`,
+// which exits when its standard input closes, attached to the run's
+// process for its life. When the run ends, however it ends, the attach
+// connection drops, the engine closes the container's stdin (StdinOnce)
+// and the lease exits: the engine's own view of whether the run is alive.
+//
+// Invariants: a run takes its lease before it creates any other container
+// on that engine, and every container carries its owner label; the sweep
+// removes a container only when its owner's lease is not running (or,
+// for containers of runs that took no lease, when the owner process named
+// in the label is gone from this machine).
+
+// roleLease is the lease container's role label.
+const roleLease = "lease"
+
+// takeLease starts the run's lease container and holds its stdin.
+func (d *dockerDriver) takeLease(ctx context.Context) error {
+	cfg := &container.Config{Image: d.image, Cmd: []string{"hostprobe", "--hold"}, Labels: d.labels(roleLease),
+		OpenStdin: true, StdinOnce: true, AttachStdin: true}
+	cname := fmt.Sprintf("tierbench-%s-%s-%d", d.runID, roleLease, time.Now().UnixNano()%1e6)
+	resp, err := d.cli.ContainerCreate(ctx, cfg, &container.HostConfig{NetworkMode: "none"}, nil, nil, cname)
+	if err != nil {
+		return fmt.Errorf("orchestrator: host %s: create the run's lease container: %w", d.ep.Name, err)
+	}
+	d.mu.Lock()
+	d.ids[resp.ID] = ""
+	d.mu.Unlock()
+	hijack, err := d.cli.ContainerAttach(ctx, resp.ID, container.AttachOptions{Stream: true, Stdin: true})
+	if err != nil {
+		return fmt.Errorf("orchestrator: host %s: attach to the run's lease container: %w", d.ep.Name, err)
+	}
+	if err := d.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		hijack.Close()
+		return fmt.Errorf("orchestrator: host %s: start the run's lease container: %w", d.ep.Name, err)
+	}
+	d.lease, d.leaseID = &hijack, resp.ID
+	return nil
+}
+
+// dropLease lets go of the lease and waits (briefly) for the container to
+// exit, so that a sweep after it sees the run as gone.
+func (d *dockerDriver) dropLease(ctx context.Context) {
+	if d.lease == nil {
+		return
+	}
+	d.lease.Close()
+	d.lease = nil
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	waitC, errC := d.cli.ContainerWait(wctx, d.leaseID, container.WaitConditionNotRunning)
+	select {
+	case <-waitC:
+	case <-errC:
+	}
+}
+
+// staleContainers picks, from the labelled containers of an engine, those
+// whose run is gone.
+func staleContainers(list []container.Summary) []container.Summary {
+	leased := map[string]bool{}   // owner → its lease is running
+	hasLease := map[string]bool{} // owner → it took a lease
+	for _, c := range list {
+		if c.Labels[labelRole] == roleLease {
+			owner := c.Labels[labelOwner]
+			hasLease[owner] = true
+			leased[owner] = leased[owner] || c.State == "running"
+		}
+	}
+	var stale []container.Summary
+	for _, c := range list {
+		owner := c.Labels[labelOwner]
+		switch {
+		case leased[owner]:
+			continue // its run holds its lease, here or on another machine
+		case !hasLease[owner] && ownerAlive(owner):
+			continue // a run without a lease: this machine's /proc decides
+		}
+		stale = append(stale, c)
+	}
+	return stale
+}
+
+// ownerAlive reads a "pid:starttime[:nonce]" owner label against this
+// machine's /proc.
+func ownerAlive(owner string) bool {
+	f := strings.Split(owner, ":")
+	if len(f) < 2 {
+		return false
+	}
+	var pid int
+	var start uint64
+	if _, err := fmt.Sscanf(f[0]+" "+f[1], "%d %d", &pid, &start); err != nil {
+		return false
+	}
+	return alive(pid, start)
+}

@@ -1,0 +1,52 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+// TestSweepDecidesByLease: a run whose owner this machine cannot see (as
+// a run on another machine driving the same engine) keeps its containers
+// while its lease container runs, and loses them once it is gone.
+func TestSweepDecidesByLease(t *testing.T) {
+	cli := testenv.MustDocker(t)
+	bin := testenv.MustBinary(t)
+	removeImageAfter(t, cli, bin)
+	ctx := t.Context()
+	a, err := newDockerDriver(ctx, Endpoint{}, bin, "lease-"+strconv.Itoa(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.close(context.Background()) })
+	a.owner = "999999999:1:0ther" // no such process here: only the lease can vouch for it
+	if err := a.takeLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id, err := a.create(ctx, "server", "leased", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweeper := &dockerDriver{cli: cli}
+
+	did := sweeper.removeStale(ctx)
+	if in, err := cli.ContainerInspect(ctx, id); err != nil || !in.State.Running {
+		t.Fatalf("a container whose run holds its lease was removed or stopped by the sweep (%v): %q", err, did)
+	}
+
+	a.dropLease(ctx) // the run is gone: its attach connection dropped
+	did = sweeper.removeStale(ctx)
+	if _, err := cli.ContainerInspect(ctx, id); err == nil {
+		t.Errorf("the container of a run whose lease is gone survived the sweep: %q", did)
+	}
+	want := fmt.Sprintf("left by run %s", a.runID)
+	if n := len(slices.DeleteFunc(slices.Clone(did), func(s string) bool { return !strings.Contains(s, want) })); n != 2 {
+		t.Errorf("the sweep removed %d containers of run %s, want its server and its lease: %q", n, a.runID, did)
+	}
+}
