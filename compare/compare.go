@@ -10,19 +10,19 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/tierbench/tierbench/orchestrator"
+	"github.com/tierbench/tierbench/results"
 )
 
 // SchemaVersion is the version of the Comparison JSON document.
 const SchemaVersion = 1
 
-// scenarioStorage is the scenario every bundle of schema 1 ran: the
-// tiered server on a native device (the reference's scenario 2).
-const scenarioStorage = "storage"
-
 // ErrIncomparable is wrapped by the refusal of bundles whose workloads
 // measure different things.
 var ErrIncomparable = errors.New("compare: workloads cannot be compared")
+
+// ErrTampered is wrapped by the refusal of a bundle that failed the
+// check of its checksums; it also wraps results.ErrTampered's error.
+var ErrTampered = errors.New("compare: a bundle does not match its results.json")
 
 // ErrUsage is wrapped by errors in what was asked, not in the bundles.
 var ErrUsage = errors.New("compare: bad arguments")
@@ -34,35 +34,6 @@ type Options struct {
 	Force bool
 }
 
-// Bundle is one results bundle as compare reads it.
-type Bundle struct {
-	Name   string // the column heading: the bundle directory's name
-	Opened orchestrator.Opened
-}
-
-// Load opens each path (a bundle directory or its results.json) and names
-// the bundles by their directory, adding "#N" where two names collide.
-func Load(paths []string) ([]Bundle, error) {
-	if len(paths) < 2 {
-		return nil, fmt.Errorf("%w: want at least two bundles, got %d", ErrUsage, len(paths))
-	}
-	bundles := make([]Bundle, 0, len(paths))
-	seen := map[string]int{}
-	for _, p := range paths {
-		o, err := orchestrator.OpenBundle(p)
-		if err != nil {
-			return nil, fmt.Errorf("compare: %s: %w", p, err)
-		}
-		name := filepath.Base(filepath.Clean(o.Dir))
-		seen[name]++
-		if n := seen[name]; n > 1 {
-			name = fmt.Sprintf("%s#%d", name, n)
-		}
-		bundles = append(bundles, Bundle{Name: name, Opened: o})
-	}
-	return bundles, nil
-}
-
 // Comparison is the result of comparing bundles, and the --json document.
 type Comparison struct {
 	Schema  int          `json:"schema_version"`
@@ -70,8 +41,11 @@ type Comparison struct {
 	Test    string       `json:"test"`
 	Bundles []BundleInfo `json:"bundles"`
 	// Forced names the differences --force let through.
-	Forced    []string   `json:"forced,omitempty"`
-	Scenarios []Scenario `json:"scenarios"`
+	Forced []string `json:"forced,omitempty"`
+	// Unverified names each bundle that failed the check of its
+	// checksums (compared only with --force) or could not be checked.
+	Unverified []Unverified `json:"unverified,omitempty"`
+	Scenarios  []Scenario   `json:"scenarios"`
 	// Host lists the fingerprint fields that differ; Workload the flags.
 	Host     []Difference `json:"host_differences"`
 	Workload []Difference `json:"workload_differences"`
@@ -97,10 +71,16 @@ type Scenario struct {
 	Cells []CellCmp `json:"cells"`
 }
 
-// CellCmp is one row × thread count across the bundles.
+// CellCmp is one row × thread count across the bundles: a row is
+// everything results.RowKey tells apart (backend, pin, -b, shards, hosts).
 type CellCmp struct {
-	Backend string  `json:"backend"`
-	Pin     string  `json:"pin"`
+	Backend string `json:"backend"`
+	Pin     string `json:"pin"`
+	// Batch is the row's own -b (scenario 3's rows), Shards its servers
+	// (a --shards row), Hosts its hosts; zero when the row has none.
+	Batch   int     `json:"batch,omitempty"`
+	Shards  int     `json:"shards,omitempty"`
+	Hosts   string  `json:"hosts,omitempty"`
 	Label   string  `json:"label"` // the first bundle's NUMA column
 	Threads int     `json:"threads"`
 	Values  []Value `json:"values"` // one per bundle, in argument order
@@ -125,54 +105,129 @@ type Value struct {
 	Notes []int  `json:"notes,omitempty"`
 }
 
+// Unverified is a bundle (or one scenario of it) whose files could not
+// be vouched for by its checksums.
+type Unverified struct {
+	Bundle string `json:"bundle"` // its name, with the scenario of an all bundle
+	// Failed: its files or medians are not the ones its results.json
+	// recorded, and only --force compared it; else it records no
+	// checksums to check.
+	Failed bool   `json:"failed"`
+	Why    string `json:"why"`
+}
+
 // Difference is one field that is not the same in every bundle.
 type Difference struct {
 	Field  string   `json:"field"`
 	Values []string `json:"values"` // one per bundle
 }
 
-// Compare sets the bundles side by side against the first one. It refuses
-// bundles whose workloads differ in record size or dbsize unless
-// opts.Force.
+// Compare sets the bundles side by side against the first one, one table
+// per scenario. It refuses a bundle that failed the check of its checksums
+// (ErrTampered, naming what differs) and bundles whose workloads differ in
+// record size or dbsize, unless opts.Force; what --force let through is
+// then said in bold.
 func Compare(bundles []Bundle, opts Options) (*Comparison, error) {
 	if len(bundles) < 2 {
 		return nil, fmt.Errorf("%w: want at least two bundles, got %d", ErrUsage, len(bundles))
 	}
-	incomparable := incomparabilities(bundles)
+	var unverified []Unverified
+	var tampered []string
+	for _, b := range bundles {
+		for _, p := range b.parts() {
+			of := b.Name
+			if len(b.parts()) > 1 {
+				of += " (scenario " + p.Scenario + ")"
+			}
+			switch {
+			case p.Tampered != nil:
+				why := strings.TrimPrefix(p.Tampered.Error(), results.ErrTampered.Error()+": ")
+				tampered = append(tampered, fmt.Sprintf("%s failed verification: %s", of, why))
+				unverified = append(unverified, Unverified{Bundle: of, Failed: true, Why: why})
+			case p.Unverified != "":
+				unverified = append(unverified, Unverified{Bundle: of, Why: p.Unverified})
+			}
+		}
+	}
+	if len(tampered) > 0 && !opts.Force {
+		return nil, fmt.Errorf("%w: %s (--force compares anyway)", ErrTampered, strings.Join(tampered, "; "))
+	}
+	scenarios := scenarioNames(bundles)
+	incomparable := incomparabilities(bundles, scenarios)
 	if len(incomparable) > 0 && !opts.Force {
 		return nil, fmt.Errorf("%w: %s (--force compares them anyway)", ErrIncomparable, strings.Join(incomparable, "; "))
 	}
 	c := &Comparison{
 		Schema: SchemaVersion, Alpha: benchmath.DefaultThresholds.CompareAlpha,
 		Test: "Mann–Whitney U test over the passes (golang.org/x/perf/benchmath, as benchstat uses it)", Forced: incomparable,
-		Host: hostDifferences(bundles), Workload: workloadDifferences(bundles), Notes: []string{},
+		Unverified: unverified,
+		Host:       hostDifferences(bundles), Workload: workloadDifferences(bundles, scenarios), Notes: []string{},
 	}
 	for _, b := range bundles {
 		r := b.Opened.Results
-		c.Bundles = append(c.Bundles, BundleInfo{Name: b.Name, Dir: b.Opened.Dir, RunID: r.Plan.RunID, Schema: r.Schema,
+		c.Bundles = append(c.Bundles, BundleInfo{Name: b.Name, Dir: bundleDir(b), RunID: r.Plan.RunID, Schema: r.Schema,
 			Finished: r.Finished, FioIOPS512: r.FioIOPS512})
 	}
-	c.Scenarios = []Scenario{{Name: scenarioStorage, Cells: c.cells(bundles)}}
+	for _, s := range scenarios {
+		c.Scenarios = append(c.Scenarios, Scenario{Name: s, Cells: c.cells(bundles, s)})
+	}
 	return c, nil
 }
 
-// cellID names a cell independently of the host: the NUMA label differs
-// between a two-node and a one-node host for the same pin mode.
-type cellID struct {
-	backend, pin string
-	threads      int
+// bundleDir is the directory the bundle was read from: the top of an all
+// bundle, else the bundle's own.
+func bundleDir(b Bundle) string {
+	if len(b.Parts) > 1 {
+		return filepath.Dir(b.Parts[0].Opened.Dir)
+	}
+	return b.Opened.Dir
 }
 
-// cells lists the union of the bundles' cells, rows in order of first
-// appearance and thread counts ascending within a row.
-func (c *Comparison) cells(bundles []Bundle) []CellCmp {
-	type rowID struct{ backend, pin string }
-	var rows []rowID
-	labels := map[rowID]string{}
-	threads := map[rowID][]int{}
+// scenarioNames lists every scenario any bundle holds, in the order a
+// --scenario all run takes them, then any other in order of appearance.
+func scenarioNames(bundles []Bundle) []string {
+	var names []string
 	for _, b := range bundles {
-		for _, cell := range b.Opened.Results.Cells {
-			id := rowID{cell.Row.Backend, cell.Row.Pin}
+		for _, p := range b.parts() {
+			if !slices.Contains(names, p.Scenario) {
+				names = append(names, p.Scenario)
+			}
+		}
+	}
+	rank := func(s string) int {
+		if i := slices.Index(results.Scenarios, s); i >= 0 {
+			return i
+		}
+		return len(results.Scenarios)
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return rank(a) - rank(b) })
+	return names
+}
+
+// cellID names a cell independently of the host: the NUMA label differs
+// between a two-node and a one-node host for the same pin mode, so the
+// row is its results.RowKey.
+type cellID struct {
+	row     results.RowKey
+	threads int
+}
+
+// cells lists the union of the bundles' cells of scenario s, rows in
+// order of first appearance and thread counts ascending within a row.
+func (c *Comparison) cells(bundles []Bundle, s string) []CellCmp {
+	var rows []results.RowKey
+	labels := map[results.RowKey]string{}
+	threads := map[results.RowKey][]int{}
+	parts := make([]*Part, len(bundles))
+	for i, b := range bundles {
+		p, ok := b.part(s)
+		if !ok {
+			continue
+		}
+		parts[i] = &p
+		plan := p.Opened.Results.Plan
+		for _, cell := range p.Opened.Results.Cells {
+			id := plan.RowKey(cell.Row)
 			if _, ok := labels[id]; !ok {
 				rows = append(rows, id)
 				labels[id] = cell.Row.Label
@@ -183,20 +238,24 @@ func (c *Comparison) cells(bundles []Bundle) []CellCmp {
 		}
 	}
 	passes := make([]map[cellID][]float64, len(bundles))
-	for i, b := range bundles {
-		passes[i] = passesByCell(b.Opened)
+	for i, p := range parts {
+		if p != nil {
+			passes[i] = passesByCell(p.Opened)
+		}
 	}
 	var out []CellCmp
 	for _, row := range rows {
 		ts := threads[row]
 		slices.Sort(ts)
 		for _, t := range ts {
-			id := cellID{row.backend, row.pin, t}
-			cc := CellCmp{Backend: row.backend, Pin: row.pin, Label: labels[row], Threads: t}
+			id := cellID{row, t}
+			cc := CellCmp{Backend: row.Backend, Pin: row.Pin, Batch: row.Batch, Shards: row.Shards, Hosts: row.Hosts, Label: labels[row], Threads: t}
 			for i, b := range bundles {
 				v := Value{}
-				if cell, ok := findCell(b.Opened.Results.Cells, id); ok && cell.Passes > 0 {
-					v = Value{Present: true, Median: cell.Median, Passes: passes[i][id], Excluded: cell.Excluded}
+				if p := parts[i]; p != nil {
+					if cell, ok := findCell(p.Opened.Results, id); ok && cell.Passes > 0 {
+						v = Value{Present: true, Median: cell.Median, Passes: passes[i][id], Excluded: cell.Excluded}
+					}
 				}
 				if i > 0 {
 					c.against(&v, cc.Values[0], bundles[0].Name, b.Name)
@@ -259,24 +318,24 @@ func (c *Comparison) note(v *Value, text string) {
 
 func formatPct(p float64) string { return fmt.Sprintf("%+.1f %%", p) }
 
-func findCell(cells []orchestrator.Cell, id cellID) (orchestrator.Cell, bool) {
-	for _, c := range cells {
-		if c.Row.Backend == id.backend && c.Row.Pin == id.pin && c.Threads == id.threads {
+func findCell(res results.Results, id cellID) (results.Cell, bool) {
+	for _, c := range res.Cells {
+		if res.Plan.RowKey(c.Row) == id.row && c.Threads == id.threads {
 			return c, true
 		}
 	}
-	return orchestrator.Cell{}, false
+	return results.Cell{}, false
 }
 
 // passesByCell collects each cell's ops/sec per pass the way the run's
 // median took them: one record per pass number, the first the run
 // planned, so a resumed run's extra records do not count twice.
-func passesByCell(o orchestrator.Opened) map[cellID][]float64 {
+func passesByCell(o results.Opened) map[cellID][]float64 {
 	limit := o.Results.Plan.Workload.Passes
 	out := map[cellID][]float64{}
 	seen := map[cellID]map[int]bool{}
 	for _, p := range o.Passes {
-		id := cellID{p.Row.Backend, p.Row.Pin, p.Threads}
+		id := cellID{o.Results.Plan.RowKey(p.Row), p.Threads}
 		if seen[id] == nil {
 			seen[id] = map[int]bool{}
 		}

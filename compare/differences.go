@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/hostcheck"
-	"github.com/tierbench/tierbench/orchestrator"
+	"github.com/tierbench/tierbench/results"
 )
 
 // noFingerprint stands for a field of a bundle without a fingerprint
@@ -99,7 +99,7 @@ func disks(f *hostcheck.Fingerprint, get func(hostcheck.BlockDevice) string) str
 }
 
 // fingerprint decodes a bundle's fingerprint.json; nil when it has none.
-func fingerprint(o orchestrator.Opened) *hostcheck.Fingerprint {
+func fingerprint(o results.Opened) *hostcheck.Fingerprint {
 	var fp *hostcheck.Fingerprint
 	if len(o.Fingerprint) == 0 || json.Unmarshal(o.Fingerprint, &fp) != nil {
 		return nil
@@ -152,62 +152,88 @@ func hostDifferences(bundles []Bundle) []Difference {
 // workloadField is one flag of `tierbench run` as a plan records it.
 type workloadField struct {
 	flag string
-	get  func(orchestrator.Plan) string
+	get  func(results.Plan) string
 }
 
 var workloadFields = []workloadField{
-	{"--profile", func(p orchestrator.Plan) string { return p.Workload.Profile }},
-	{"--dbsize", func(p orchestrator.Plan) string { return strconv.FormatInt(p.Workload.DBSize, 10) }},
-	{"--keylength", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.KeyLength) }},
-	{"--valuelength", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.ValueLength) }},
-	{"--threads", func(p orchestrator.Plan) string { return joinInts(p.Workload.Threads) }},
-	{"--batch", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.Batch) }},
-	{"--cell-seconds", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.CellSeconds) }},
-	{"--passes", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.Passes) }},
-	{"--warmup-seconds", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.WarmupSeconds) }},
-	{"--load-threads", func(p orchestrator.Plan) string { return strconv.Itoa(p.Workload.LoadThreads) }},
-	{"--memory", func(p orchestrator.Plan) string { return p.Workload.Memory }},
-	{"--page", func(p orchestrator.Plan) string { return p.Workload.Page }},
-	{"--segment", func(p orchestrator.Plan) string { return p.Workload.Segment }},
-	{"--index", func(p orchestrator.Plan) string { return p.Workload.Index }},
-	{"--backends", func(p orchestrator.Plan) string { return strings.Join(p.Workload.Backends, ",") }},
-	{"--pin", func(p orchestrator.Plan) string { return strings.Join(p.Workload.Pins, ",") }},
-	{"--runtime", func(p orchestrator.Plan) string { return p.Runtime }},
-	{"--server-addr", func(p orchestrator.Plan) string { return p.Workload.ServerAddr }},
-	{"--max-miss-ratio", func(p orchestrator.Plan) string { return strconv.FormatFloat(p.MaxMisses, 'g', -1, 64) }},
+	{"--profile", func(p results.Plan) string { return p.Workload.Profile }},
+	{"--dbsize", func(p results.Plan) string { return strconv.FormatInt(p.Workload.DBSize, 10) }},
+	{"--keylength", func(p results.Plan) string { return strconv.Itoa(p.Workload.KeyLength) }},
+	{"--valuelength", func(p results.Plan) string { return strconv.Itoa(p.Workload.ValueLength) }},
+	{"--threads", func(p results.Plan) string { return joinInts(p.Workload.Threads) }},
+	{"--batch", func(p results.Plan) string { return strconv.Itoa(p.Workload.Batch) }},
+	{"--cell-seconds", func(p results.Plan) string { return strconv.Itoa(p.Workload.CellSeconds) }},
+	{"--passes", func(p results.Plan) string { return strconv.Itoa(p.Workload.Passes) }},
+	{"--warmup-seconds", func(p results.Plan) string { return strconv.Itoa(p.Workload.WarmupSeconds) }},
+	{"--load-threads", func(p results.Plan) string { return strconv.Itoa(p.Workload.LoadThreads) }},
+	{"--memory", func(p results.Plan) string { return p.Workload.Memory }},
+	{"--page", func(p results.Plan) string { return p.Workload.Page }},
+	{"--segment", func(p results.Plan) string { return p.Workload.Segment }},
+	{"--index", func(p results.Plan) string { return p.Workload.Index }},
+	{"--backends", func(p results.Plan) string { return strings.Join(p.Workload.Backends, ",") }},
+	{"--pin", func(p results.Plan) string { return strings.Join(p.Workload.Pins, ",") }},
+	{"--runtime", func(p results.Plan) string { return p.Runtime }},
+	{"--server-addr", func(p results.Plan) string { return p.Workload.ServerAddr }},
+	{"--max-miss-ratio", func(p results.Plan) string { return strconv.FormatFloat(p.MaxMisses, 'g', -1, 64) }},
 }
 
 // workloadDifferences lists the run flags whose values are not the same
-// in every bundle.
-func workloadDifferences(bundles []Bundle) []Difference {
+// in every bundle, scenario by scenario; with more than one scenario, each
+// flag is named with its scenario ("--dbsize (memory)").
+func workloadDifferences(bundles []Bundle, scenarios []string) []Difference {
 	out := []Difference{}
-	for _, f := range workloadFields {
-		vals := make([]string, len(bundles))
-		for i, b := range bundles {
-			vals[i] = f.get(b.Opened.Results.Plan)
-		}
-		if differ(vals) {
-			out = append(out, Difference{Field: f.flag, Values: vals})
+	for _, s := range scenarios {
+		for _, f := range workloadFields {
+			vals := make([]string, len(bundles))
+			for i, b := range bundles {
+				if p, ok := b.part(s); ok {
+					vals[i] = f.get(p.Opened.Results.Plan)
+				} else {
+					vals[i] = "(no " + s + " bundle)"
+				}
+			}
+			if differ(vals) {
+				field := f.flag
+				if len(scenarios) > 1 {
+					field += " (" + s + ")"
+				}
+				out = append(out, Difference{Field: field, Values: vals})
+			}
 		}
 	}
 	return out
 }
 
 // incomparabilities names each way a bundle's workload differs from the
-// first bundle's in what a cell measures: the record size (a longer value
-// is a larger read) or the key count (a smaller dataset caches better).
-func incomparabilities(bundles []Bundle) []string {
+// first bundle's in what a cell measures, scenario by scenario: the record
+// size (a longer value is a larger read) or the key count (a smaller
+// dataset caches better).
+func incomparabilities(bundles []Bundle, scenarios []string) []string {
 	first := bundles[0]
-	c0 := first.Opened.Results.Plan.Workload
 	var out []string
-	for _, b := range bundles[1:] {
-		c := b.Opened.Results.Plan.Workload
-		if c.KeyLength != c0.KeyLength || c.ValueLength != c0.ValueLength {
-			out = append(out, fmt.Sprintf("record size %d+%d B in %s, %d+%d B in %s (--keylength/--valuelength)",
-				c0.KeyLength, c0.ValueLength, first.Name, c.KeyLength, c.ValueLength, b.Name))
+	for _, s := range scenarios {
+		p0, ok := first.part(s)
+		if !ok {
+			continue
 		}
-		if c.DBSize != c0.DBSize {
-			out = append(out, fmt.Sprintf("--dbsize %d in %s, %d in %s", c0.DBSize, first.Name, c.DBSize, b.Name))
+		in := ""
+		if len(scenarios) > 1 {
+			in = " (scenario " + s + ")"
+		}
+		c0 := p0.Opened.Results.Plan.Workload
+		for _, b := range bundles[1:] {
+			p, ok := b.part(s)
+			if !ok {
+				continue
+			}
+			c := p.Opened.Results.Plan.Workload
+			if c.KeyLength != c0.KeyLength || c.ValueLength != c0.ValueLength {
+				out = append(out, fmt.Sprintf("record size %d+%d B in %s, %d+%d B in %s%s (--keylength/--valuelength)",
+					c0.KeyLength, c0.ValueLength, first.Name, c.KeyLength, c.ValueLength, b.Name, in))
+			}
+			if c.DBSize != c0.DBSize {
+				out = append(out, fmt.Sprintf("--dbsize %d in %s, %d in %s%s", c0.DBSize, first.Name, c.DBSize, b.Name, in))
+			}
 		}
 	}
 	return out

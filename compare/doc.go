@@ -11,7 +11,19 @@
 // table it shows the host fingerprint fields and the workload flags that
 // differ between the bundles, and nothing that agrees.
 //
-// Invariants: a bundle of a newer schema is refused (ErrNewerSchema);
+// It reads bundles through package results alone, never the run's
+// package: a bundle of one scenario is one table, a --scenario all bundle
+// one table per scenario, each headed by its scenario's name; a row is
+// results.RowKey (backend, pin, -b, shards, hosts), so rows that differ by
+// -b or shard count never collapse into one.
+//
+// Invariants: every bundle is checked against its checksums first, as
+// `tierbench report --verify` checks it, and one that fails is refused
+// (ErrTampered, naming what differs) unless Options.Force, which compares
+// it under a bold line saying it failed; medians, exclusions and the
+// test's passes all come from cells.jsonl (results.json's medians only
+// for a lone results.json), so they always describe the same passes.
+// A bundle of a newer schema is refused (ErrNewerSchema);
 // bundles whose records or key counts differ (--keylength, --valuelength,
 // --dbsize) measure different things and are refused (ErrIncomparable)
 // unless Options.Force, in which case the output says in bold what was

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
 
-	"github.com/tierbench/tierbench/orchestrator"
+	"github.com/tierbench/tierbench/internal/human"
 )
 
 // WriteJSON writes the comparison as one indented JSON document.
@@ -34,6 +33,7 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	for _, f := range c.Forced {
 		fmt.Fprintf(&b, "**Compared with --force although the workloads differ: %s.**\n\n", f)
 	}
+	c.unverifiedLines(&b)
 	for _, s := range c.Scenarios {
 		c.scenarioTable(&b, s)
 	}
@@ -61,6 +61,27 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	return nil
 }
 
+// unverifiedLines says which bundles failed the check of their checksums
+// (one bold line each: only --force compared them) and which could not be
+// checked (one line per reason).
+func (c *Comparison) unverifiedLines(b *strings.Builder) {
+	var order []string
+	byWhy := map[string][]string{}
+	for _, u := range c.Unverified {
+		if u.Failed {
+			fmt.Fprintf(b, "**`%s` failed verification and was compared only because of --force: %s.**\n\n", u.Bundle, strings.TrimSuffix(u.Why, "."))
+			continue
+		}
+		if byWhy[u.Why] == nil {
+			order = append(order, u.Why)
+		}
+		byWhy[u.Why] = append(byWhy[u.Why], "`"+u.Bundle+"`")
+	}
+	for _, why := range order {
+		fmt.Fprintf(b, "Not verified against checksums: %s (%s).\n\n", strings.Join(byWhy[why], ", "), why)
+	}
+}
+
 func (c *Comparison) scenarioTable(b *strings.Builder, s Scenario) {
 	fmt.Fprintf(b, "## %s (GET ops/sec)\n\n", s.Name)
 	if len(s.Cells) == 0 {
@@ -79,7 +100,7 @@ func (c *Comparison) scenarioTable(b *strings.Builder, s Scenario) {
 	}
 	b.WriteString("\n" + align + "\n")
 	for _, cell := range s.Cells {
-		fmt.Fprintf(b, "| %s | %s | %d |", titleCase(cell.Backend), cell.Label, cell.Threads)
+		fmt.Fprintf(b, "| %s | %s | %d |", human.Title(cell.Backend), cell.Label, cell.Threads)
 		for i, v := range cell.Values {
 			b.WriteString(" " + medianText(v) + " |")
 			if i > 0 {
@@ -96,9 +117,9 @@ func medianText(v Value) string {
 	case !v.Present:
 		return "—"
 	case v.Excluded != "":
-		return orchestrator.FormatOps(v.Median) + " (" + v.Excluded + ")"
+		return human.Ops(v.Median) + " (" + v.Excluded + ")"
 	}
-	return orchestrator.FormatOps(v.Median)
+	return human.Ops(v.Median)
 }
 
 func (c *Comparison) deltaText(v Value) string {
@@ -143,15 +164,6 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
-}
-
-// titleCase writes a backend as the run's table does: "Libaio", "Uring".
-func titleCase(s string) string {
-	r := []rune(s)
-	if len(r) > 0 {
-		r[0] = unicode.ToUpper(r[0])
-	}
-	return string(r)
 }
 
 var superDigits = []rune("⁰¹²³⁴⁵⁶⁷⁸⁹")

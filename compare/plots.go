@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/report"
 )
@@ -23,11 +24,14 @@ type Chart struct {
 func (c *Comparison) Charts() []Chart {
 	var out []Chart
 	for _, s := range c.Scenarios {
-		type rowID struct{ backend, pin string }
+		type rowID struct {
+			backend, pin, hosts string
+			batch, shards       int
+		}
 		var rows []rowID
 		byRow := map[rowID][]CellCmp{}
 		for _, cell := range s.Cells {
-			id := rowID{cell.Backend, cell.Pin}
+			id := rowID{cell.Backend, cell.Pin, cell.Hosts, cell.Batch, cell.Shards}
 			if byRow[id] == nil {
 				rows = append(rows, id)
 			}
@@ -50,9 +54,9 @@ func (c *Comparison) Charts() []Chart {
 			if len(series) == 0 {
 				continue
 			}
-			label := titleCase(id.backend) + " " + cells[0].Label
+			label := human.Title(id.backend) + " " + cells[0].Label
 			out = append(out, Chart{
-				File:    fmt.Sprintf("compare-%s-%s-%s.svg", s.Name, id.backend, id.pin),
+				File:    chartFile(s.Name, cells[0]),
 				Caption: fmt.Sprintf("%s %s: GET ops/sec against client connections, one line per bundle", s.Name, label),
 				Chart: report.ThroughputChart(fmt.Sprintf("GET throughput, %s, %s", s.Name, label),
 					series, c.ceilings()),
@@ -107,4 +111,26 @@ func (c *Comparison) WritePlots(dir string) (string, error) {
 		fmt.Fprintf(&b, "![%s](%s)\n\n", ch.Caption, filepath.ToSlash(path))
 	}
 	return b.String(), nil
+}
+
+// chartFile names a row's chart: the scenario, backend and pin, and the
+// row's -b, shard count and hosts when it has them, so that two rows never
+// share a file.
+func chartFile(scenario string, c CellCmp) string {
+	name := fmt.Sprintf("compare-%s-%s-%s", scenario, c.Backend, c.Pin)
+	if c.Batch > 0 {
+		name += fmt.Sprintf("-b%d", c.Batch)
+	}
+	if c.Shards > 1 {
+		name += fmt.Sprintf("-shards%d", c.Shards)
+	}
+	if c.Hosts != "" {
+		name += "-" + strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
+				return r
+			}
+			return '_'
+		}, c.Hosts)
+	}
+	return name + ".svg"
 }

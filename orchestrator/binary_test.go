@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // The tierbench binary as a child the end-to-end tests run: to its end
@@ -31,22 +31,8 @@ func runBinary(t *testing.T, bin string, args ...string) result {
 // one) with env added to this process's environment.
 func runBinaryIn(t *testing.T, dir string, env []string, bin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run %s: %v", strings.Join(args, " "), err)
-	}
-	return result{stdout.String(), stderr.String(), code}
+	stdout, stderr, code := testenv.Run(t, dir, env, bin, args...)
+	return result{stdout, stderr, code}
 }
 
 // background is a `tierbench run` running while the test watches it.

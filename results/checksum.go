@@ -21,6 +21,11 @@ import (
 // are not the ones its results.json recorded.
 var ErrTampered = errors.New("results: bundle does not match its results.json")
 
+// ErrNoChecksums is wrapped by Verify's error for a bundle whose
+// results.json records no checksums: one written before tierbench
+// recorded them, which nothing can vouch for.
+var ErrNoChecksums = errors.New("results: bundle records no checksums")
+
 // FileSum is one file of a bundle and its content's sha256.
 type FileSum struct {
 	Path   string `json:"path"` // relative to the bundle, with forward slashes
@@ -87,8 +92,8 @@ func Verify(dir string, w io.Writer) error {
 		return err
 	}
 	if len(rec.Files) == 0 {
-		return fmt.Errorf("results: verify %s: %s records no checksums (written by a tierbench before they were recorded; `tierbench report %s` records them, but cannot vouch for what happened before)",
-			dir, FileResults, dir)
+		return fmt.Errorf("%w: %s (its %s was written by a tierbench before they were recorded; `tierbench report %s` records them, but cannot vouch for what happened before)",
+			ErrNoChecksums, dir, FileResults, dir)
 	}
 	now, err := ChecksumFiles(dir)
 	if err != nil {

@@ -21,7 +21,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.BoolVar(&asJSON, "json", false, "write one JSON document instead of Markdown")
 	fs.StringVar(&svgDir, "svg", "", "also write one throughput chart per row (one line per bundle) as SVG into this directory; the Markdown embeds them")
-	fs.BoolVar(&opts.Force, "force", false, "compare bundles whose record size or dbsize differ (the output says so in bold)")
+	fs.BoolVar(&opts.Force, "force", false, "compare bundles whose record size or dbsize differ, or that fail the check of their checksums (the output says so in bold)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench compare [flags] A B [C …]
 
@@ -36,10 +36,14 @@ Then it lists the host fingerprint fields (CPU, microcode, kernel,
 mitigations, disks, fs.aio-max-nr, THP, governor, Docker, tierbench build)
 and the run flags that differ, and nothing that agrees.
 
+A --scenario all bundle is compared scenario by scenario; rows are told
+apart by backend, pin, -b, shard count and hosts. Each bundle is first
+checked as 'tierbench report --verify' checks it: one whose files or medians
+are not those its results.json recorded is refused, naming what differs.
 Bundles of a newer schema are refused; so are bundles whose record size
 (--keylength, --valuelength) or --dbsize differ, since their cells measure
-different things, unless --force. Exit 0: compared; 1: refused or
-unreadable; 2: usage.
+different things. --force compares both kinds anyway and says so in bold.
+Exit 0: compared; 1: refused or unreadable; 2: usage.
 
 Examples:
   tierbench compare results/before results/after

@@ -308,3 +308,27 @@ func MustDiskDir(t testing.TB) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
+
+// Run runs bin to its end in the directory dir ("" is the test's) with env
+// added to this process's environment, killed if the test process dies,
+// and returns its stdout, stderr and exit status; it fails the test only
+// when bin cannot be started.
+func Run(t testing.TB, dir string, env []string, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("testenv: run %s %s: %v", bin, strings.Join(args, " "), err)
+	}
+	return out.String(), errOut.String(), code
+}

@@ -1,0 +1,168 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+// Bundle is one results bundle as compare reads it: one argument, one
+// column of every table.
+type Bundle struct {
+	Name string // the column heading: the bundle directory's name
+	// Opened is the bundle of one scenario; of a --scenario all bundle,
+	// its first scenario's (whose fingerprint stands for the host).
+	Opened results.Opened
+	// Parts are the bundle's scenarios, each a bundle of its own: one for
+	// a bundle of one scenario, each scenario of a --scenario all bundle.
+	// Empty means Opened alone.
+	Parts []Part
+}
+
+// Part is one scenario of a bundle and what the check of its checksums
+// found.
+type Part struct {
+	Scenario string
+	Opened   results.Opened
+	// Tampered is the error of a bundle whose files or medians are not
+	// the ones its results.json recorded (results.ErrTampered); Compare
+	// refuses it unless Options.Force.
+	Tampered error
+	// Unverified says why the part could not be checked (a bundle written
+	// before checksums were recorded); "" when it was.
+	Unverified string
+	// Missing is why a scenario of an all bundle has no bundle to read
+	// (the run failed before it wrote one); Opened is then empty.
+	Missing string
+}
+
+// parts is the bundle's scenarios.
+func (b Bundle) parts() []Part {
+	if len(b.Parts) > 0 {
+		return b.Parts
+	}
+	return []Part{{Scenario: scenarioOf(b.Opened), Opened: b.Opened}}
+}
+
+// part is the bundle's part of scenario s; false when it has none.
+func (b Bundle) part(s string) (Part, bool) {
+	for _, p := range b.parts() {
+		if p.Scenario == s && p.Missing == "" {
+			return p, true
+		}
+	}
+	return Part{}, false
+}
+
+// scenarioOf is the scenario a bundle measured: storage for a bundle
+// from before scenarios.
+func scenarioOf(o results.Opened) string {
+	if o.Results.Scenario != "" {
+		return o.Results.Scenario
+	}
+	return o.Results.Plan.Workload.ScenarioName()
+}
+
+// Load opens each path (a bundle directory, its results.json, or the top
+// of a --scenario all bundle) and names the bundles by their directory,
+// adding "#N" where two names collide. It checks every bundle against
+// its checksums as `tierbench report --verify` does and keeps what it
+// found for Compare; the medians it reads are derived again from
+// cells.jsonl, as the tests are, so both always come from the same passes.
+func Load(paths []string) ([]Bundle, error) {
+	if len(paths) < 2 {
+		return nil, fmt.Errorf("%w: want at least two bundles, got %d", ErrUsage, len(paths))
+	}
+	bundles := make([]Bundle, 0, len(paths))
+	seen := map[string]int{}
+	for _, p := range paths {
+		b, err := load(p)
+		if err != nil {
+			return nil, fmt.Errorf("compare: %s: %w", p, err)
+		}
+		seen[b.Name]++
+		if n := seen[b.Name]; n > 1 {
+			b.Name = fmt.Sprintf("%s#%d", b.Name, n)
+		}
+		bundles = append(bundles, b)
+	}
+	return bundles, nil
+}
+
+func load(path string) (Bundle, error) {
+	if st, err := os.Stat(filepath.Join(path, results.FileScenarios)); err == nil && !st.IsDir() {
+		return loadAll(path)
+	}
+	part, err := openPart(path)
+	if err != nil {
+		return Bundle{}, err
+	}
+	return Bundle{Name: filepath.Base(filepath.Clean(part.Opened.Dir)), Opened: part.Opened, Parts: []Part{part}}, nil
+}
+
+// loadAll opens a --scenario all bundle scenario by scenario.
+func loadAll(dir string) (Bundle, error) {
+	var index results.ScenarioIndex
+	if err := results.ReadJSON(dir, results.FileScenarios, &index); err != nil {
+		return Bundle{}, err
+	}
+	if index.Schema > results.SchemaVersion {
+		return Bundle{}, fmt.Errorf("%w: %s has schema_version %d, this tierbench reads up to %d",
+			results.ErrNewerSchema, filepath.Join(dir, results.FileScenarios), index.Schema, results.SchemaVersion)
+	}
+	b := Bundle{Name: filepath.Base(filepath.Clean(dir))}
+	for _, e := range index.Scenarios {
+		part, err := openPart(filepath.Join(dir, e.Dir))
+		switch {
+		case err != nil && e.Error != "" && errors.Is(err, os.ErrNotExist):
+			// The scenario failed before it wrote a bundle: nothing to read.
+			part = Part{Missing: e.Error}
+		case err != nil:
+			return Bundle{}, fmt.Errorf("scenario %s: %w", e.Scenario, err)
+		}
+		part.Scenario = e.Scenario
+		if part.Missing == "" && b.Opened.Dir == "" {
+			b.Opened = part.Opened
+		}
+		b.Parts = append(b.Parts, part)
+	}
+	if len(b.Parts) == 0 {
+		return Bundle{}, fmt.Errorf("%s lists no scenario", filepath.Join(dir, results.FileScenarios))
+	}
+	return b, nil
+}
+
+// openPart opens one scenario's bundle, checks it against its checksums
+// and takes its cells from its passes.
+func openPart(path string) (Part, error) {
+	o, err := results.Open(path)
+	if err != nil {
+		return Part{}, err
+	}
+	p := Part{Scenario: scenarioOf(o), Opened: o}
+	switch err := results.Verify(o.Dir, io.Discard); {
+	case err == nil:
+	case errors.Is(err, results.ErrTampered):
+		p.Tampered = err
+	case errors.Is(err, results.ErrNoChecksums):
+		p.Unverified = fmt.Sprintf("%s records no checksums: written before tierbench recorded them", results.FileResults)
+	case errors.Is(err, os.ErrNotExist):
+		p.Unverified = fmt.Sprintf("the bundle lacks what its checksums cover (%v)", err)
+	default:
+		return Part{}, err
+	}
+	if len(o.Passes) > 0 {
+		// Medians, exclusions and the tests' passes from the same records:
+		// cells.jsonl, judged as the run judged them.
+		fails, err := results.ReadFailures(o.Dir)
+		if err != nil {
+			return Part{}, err
+		}
+		p.Opened.Results.Cells = results.Aggregate(o.Results.Plan, o.Passes, fails, o.Results.FioIOPS512)
+	}
+	return p, nil
+}
