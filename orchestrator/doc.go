@@ -86,7 +86,8 @@
 // data dir bind-mounted and --cpuset-cpus/--cpuset-mems, and the client as
 // a container whose stdout (the JSON) is read from its logs. An engine that
 // refuses privileged containers (one inside a sandbox lacking a capability)
-// gets seccomp=unconfined, apparmor=unconfined and the host's capabilities
+// gets seccomp=unconfined, apparmor=unconfined and the engine's default
+// capabilities plus serverCapabilities (IPC_LOCK), the same on every host,
 // instead, and the bundle says so.
 //
 // The process runtime starts the same binary as children in their own

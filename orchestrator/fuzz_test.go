@@ -48,7 +48,6 @@ func FuzzParseProcFiles(f *testing.F) {
 		}
 		_ = parseNumaMapsPolicy(data)
 		_ = parseStatStartTime(data)
-		_ = parseCapBnd(data)
 	})
 }
 
