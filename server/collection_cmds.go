@@ -1,6 +1,11 @@
 package server
 
+import "runtime"
+
 // The list, set, hash and sorted-set commands (see collections.go).
+
+// zaddYieldEvery is how many members ZADD adds between yields of the CPU.
+const zaddYieldEvery = 128
 
 func cmdPush(front bool) func(c *conn, args [][]byte) {
 	return func(c *conn, args [][]byte) {
@@ -239,6 +244,12 @@ func cmdZadd(c *conn, args [][]byte) {
 			if col.zset.add(string(args[3+2*i]), f) {
 				added++
 			}
+			if i%zaddYieldEvery == zaddYieldEvery-1 {
+				// A long ZADD lets the other connections' goroutines
+				// (and the device's completions) have the CPU now and
+				// then, rather than after Go's 10 ms preemption.
+				runtime.Gosched()
+			}
 		}
 		c.out = appendInt(c.out, int64(added))
 		return true
@@ -258,14 +269,13 @@ func cmdZpopmin(c *conn, args [][]byte) {
 			c.out = appendArray(c.out, 0)
 			return false
 		}
-		n = min(n, len(col.zset.entries))
+		n = min(n, col.zset.len())
 		c.out = appendArray(c.out, 2*n)
-		for _, e := range col.zset.entries[:n] {
+		for range n {
+			e := col.zset.popMin()
 			c.out = appendBulkString(c.out, e.member)
 			c.out = appendBulkString(c.out, formatScore(e.score))
-			delete(col.zset.score, e.member)
 		}
-		col.zset.entries = col.zset.entries[n:]
 		return n > 0
 	})
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,16 +29,25 @@ const (
 	kindZSet
 )
 
-// collections is the typed keyspace.
+// collections is the typed keyspace. Locking: mu guards the map and is
+// held only to find, add or remove a key, never while a command works on
+// a collection, so the string commands' type checks (typeOf) wait for no
+// ZADD or LRANGE; each collection has its own lock for its contents. The
+// order is mu, then a collection's lock: a holder of a collection's lock
+// never takes mu.
 type collections struct {
 	n  atomic.Int64 // keys held
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[string]*collection
 }
 
 // collection is one typed value; only the field of its kind is used.
 type collection struct {
-	kind collKind
+	kind collKind // set at creation, never changed: read without mu
+	mu   sync.Mutex
+	// dead: the collection was emptied and is being removed from the map;
+	// a command that finds it there looks the key up again.
+	dead bool
 	list deque
 	set  map[string]struct{}
 	hash orderedHash
@@ -52,8 +60,8 @@ func (cs *collections) typeOf(key []byte) string {
 	if cs.n.Load() == 0 {
 		return ""
 	}
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
 	if col := cs.m[string(key)]; col != nil {
 		return [...]string{"", "list", "set", "hash", "zset"}[col.kind]
 	}
@@ -63,7 +71,8 @@ func (cs *collections) typeOf(key []byte) string {
 // holds reports whether key holds a collection.
 func (cs *collections) holds(key []byte) bool { return cs.typeOf(key) != "" }
 
-// remove deletes key's collection; false when it held none.
+// remove deletes key's collection; false when it held none. A command
+// still working on the collection finishes on it as if it ran first.
 func (cs *collections) remove(key []byte) bool {
 	if cs.n.Load() == 0 {
 		return false
@@ -78,6 +87,16 @@ func (cs *collections) remove(key []byte) bool {
 	return true
 }
 
+// removeIf deletes key when it still holds col.
+func (cs *collections) removeIf(key []byte, col *collection) {
+	cs.mu.Lock()
+	if cs.m[string(key)] == col {
+		delete(cs.m, string(key))
+		cs.n.Add(-1)
+	}
+	cs.mu.Unlock()
+}
+
 // flush drops every collection.
 func (cs *collections) flush() {
 	cs.mu.Lock()
@@ -90,52 +109,86 @@ func (cs *collections) flush() {
 // set and the key is free; fn's col is nil for a missing key, and fn
 // reports whether it changed the collection (watchers are then told). A
 // key of another type, as a string or a collection, gets WRONGTYPE. An
-// emptied collection is removed, as Redis removes empty aggregates.
+// emptied collection is removed, as Redis removes empty aggregates. fn
+// runs under the collection's own lock only.
 func (c *conn) collCmd(key []byte, kind collKind, create bool, fn func(col *collection) (changed bool)) {
 	cs := &c.srv.colls
-	cs.mu.Lock()
-	col := cs.m[string(key)]
-	if col != nil && col.kind != kind {
-		cs.mu.Unlock()
-		c.errorReply(errWrongType)
+	for {
+		col, ok := c.findColl(key, kind, create)
+		if !ok {
+			return
+		}
+		if col == nil {
+			fn(nil)
+			return
+		}
+		col.mu.Lock()
+		if col.dead {
+			col.mu.Unlock()
+			cs.removeIf(key, col)
+			continue
+		}
+		changed := fn(col)
+		empty := col.size() == 0
+		col.dead = empty
+		col.mu.Unlock()
+		if empty {
+			cs.removeIf(key, col)
+		}
+		if changed {
+			c.keyChanged(key)
+		}
 		return
 	}
-	if col == nil {
-		// The key may be a string in the store. exists needs the pending
-		// reads drained: every collection command is flagged drain.
-		cs.mu.Unlock()
-		isString, err := c.exists(key)
-		if err != nil {
-			c.storeError(err)
-			return
-		}
-		if isString {
+}
+
+// findColl returns key's collection of kind, creating it when create is
+// set and the key is free, or nil for a missing key; false when it
+// answered WRONGTYPE (or a store error) instead.
+func (c *conn) findColl(key []byte, kind collKind, create bool) (*collection, bool) {
+	cs := &c.srv.colls
+	cs.mu.RLock()
+	col := cs.m[string(key)]
+	cs.mu.RUnlock()
+	if col != nil {
+		if col.kind != kind {
 			c.errorReply(errWrongType)
-			return
+			return nil, false
 		}
+		return col, true
+	}
+	// The key may be a string in the store. exists needs the pending
+	// reads drained: every collection command is flagged drain.
+	isString, err := c.exists(key)
+	if err != nil {
+		c.storeError(err)
+		return nil, false
+	}
+	if isString {
+		c.errorReply(errWrongType)
+		return nil, false
+	}
+	if !create {
+		cs.mu.RLock()
+		col = cs.m[string(key)]
+		cs.mu.RUnlock()
+	} else {
 		cs.mu.Lock()
-		if col = cs.m[string(key)]; col == nil && create {
+		if col = cs.m[string(key)]; col == nil {
 			col = &collection{kind: kind}
 			if cs.m == nil {
 				cs.m = map[string]*collection{}
 			}
 			cs.m[string(key)] = col
 			cs.n.Add(1)
-		} else if col != nil && col.kind != kind {
-			cs.mu.Unlock()
-			c.errorReply(errWrongType)
-			return
 		}
+		cs.mu.Unlock()
 	}
-	changed := fn(col)
-	if col != nil && col.size() == 0 {
-		delete(cs.m, string(key))
-		cs.n.Add(-1)
+	if col != nil && col.kind != kind {
+		c.errorReply(errWrongType)
+		return nil, false
 	}
-	cs.mu.Unlock()
-	if changed {
-		c.keyChanged(key)
-	}
+	return col, true
 }
 
 func (col *collection) size() int {
@@ -147,7 +200,7 @@ func (col *collection) size() int {
 	case kindHash:
 		return len(col.hash.fields)
 	default:
-		return len(col.zset.entries)
+		return col.zset.len()
 	}
 }
 
@@ -221,47 +274,6 @@ func (h *orderedHash) set(f, v string) bool {
 	h.fields = append(h.fields, f)
 	h.values = append(h.values, v)
 	return true
-}
-
-// sortedSet orders members by score, then by member bytes.
-type sortedSet struct {
-	entries []zEntry
-	score   map[string]float64
-}
-
-type zEntry struct {
-	score  float64
-	member string
-}
-
-func zLess(a, b zEntry) int {
-	switch {
-	case a.score < b.score:
-		return -1
-	case a.score > b.score:
-		return 1
-	}
-	return strings.Compare(a.member, b.member)
-}
-
-// add sets member's score; true when the member is new.
-func (z *sortedSet) add(member string, score float64) bool {
-	old, exists := z.score[member]
-	if exists {
-		if old == score {
-			return false
-		}
-		i, _ := slices.BinarySearchFunc(z.entries, zEntry{old, member}, zLess)
-		z.entries = slices.Delete(z.entries, i, i+1)
-	}
-	if z.score == nil {
-		z.score = map[string]float64{}
-	}
-	z.score[member] = score
-	e := zEntry{score, member}
-	i, _ := slices.BinarySearchFunc(z.entries, e, zLess)
-	z.entries = slices.Insert(z.entries, i, e)
-	return !exists
 }
 
 // formatScore writes a score as Redis 7.0 does (%.17g, inf and -inf).

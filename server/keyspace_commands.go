@@ -436,8 +436,8 @@ func (c *conn) collectCollections(so *scanOptions) {
 	if cs.n.Load() == 0 {
 		return
 	}
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
 	for k, col := range cs.m {
 		c.collectTyped(so, []byte(k), [...]string{"", "list", "set", "hash", "zset"}[col.kind])
 	}
