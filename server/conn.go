@@ -261,10 +261,13 @@ func (c *conn) process() {
 	}
 }
 
-// flush completes pending reads and writes out; it also publishes the
-// batch's counters. It returns false when the connection is broken.
+// flush completes pending reads, publishes the batch's state and counters
+// and writes the replies out. It publishes before writing, so whatever a
+// client has been answered is already seen by CLIENT LIST and INFO on every
+// other connection (a client told +QUEUED is listed with multi=1). It
+// returns false when the connection is broken.
 func (c *conn) flush() bool {
-	ok := c.writeOut()
+	c.fillHoles()
 	c.publish()
 	st := &c.srv.stats
 	if c.commands != 0 {
@@ -283,7 +286,7 @@ func (c *conn) flush() bool {
 		st.deviceGets.Add(c.deviceGets)
 		c.deviceGets = 0
 	}
-	return ok
+	return c.writeOut()
 }
 
 // writeMidBatch writes the replies so far in the middle of a batch. It
