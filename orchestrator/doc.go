@@ -97,6 +97,17 @@
 // sched_setaffinity and set_mempolicy(MPOL_BIND) and re-executes itself, so
 // every thread of the real process starts pinned (no numactl needed).
 //
+// # The server's host
+//
+// Everything the run does or observes on the machine its servers run on,
+// besides RESP, goes through one door, the driver's serverHost (host.go):
+// emptying the data dirs, finding the disks below them and sampling their
+// counters. The server's own process (its device reads, placement, CPU
+// ticks and the socket-owner proof) is reached through the serverProbe its
+// handle gives. Each has a local implementation and a remote one, hostprobe
+// in a container on that engine, so no step reads this machine's /proc for
+// a server elsewhere, and the runner never asks which kind it holds.
+//
 // # Scenarios and the ladder
 //
 // Config.Scenario picks the reference's server set-up (scenario.go):

@@ -67,6 +67,9 @@ type dockerDriver struct {
 	// lease holds the run's lease container on this engine (lease.go).
 	lease   *types.HijackedResponse
 	leaseID string
+	// serverID is the server container running now: a remote host's
+	// counters are read inside it (remoteHost).
+	serverID string
 }
 
 // containerPasswordFile is where a container finds the run's password.
@@ -104,6 +107,15 @@ func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*d
 
 func (d *dockerDriver) name() string           { return RuntimeDocker }
 func (d *dockerDriver) dataPath(string) string { return containerDataDir }
+
+// host is this machine for the local engine; for another host's engine,
+// that host through hostprobe containers.
+func (d *dockerDriver) host() serverHost {
+	if d.ep.local() {
+		return localHost{}
+	}
+	return remoteHost{d}
+}
 
 // checkStatic refuses a binary that needs a dynamic loader: FROM scratch
 // has none.
@@ -297,6 +309,9 @@ func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHan
 		return nil, err
 	}
 	srv := &dockerServer{d: d, id: id, log: s.LogPath}
+	d.mu.Lock()
+	d.serverID = id
+	d.mu.Unlock()
 	if srv.p, err = d.hostPID(ctx, id); err != nil {
 		d.remove(context.Background(), id)
 		return nil, err
@@ -327,6 +342,15 @@ func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHan
 func (s *dockerServer) pid() int             { return s.p }
 func (s *dockerServer) mode() string         { return s.d.mode() }
 func (s *dockerServer) placement() Placement { return s.pl }
+
+// probe reads the server's /proc here for the local engine; for another
+// host's, through hostprobe in the server's own container.
+func (s *dockerServer) probe(addr string) serverProbe {
+	if s.d.ep.local() {
+		return localProbe{addr: addr, pid: s.p, proc: s.d.proc}
+	}
+	return remoteProbe{d: s.d, id: s.id, addr: addr, auth: s.d.password}
+}
 
 // stop stops the server (SIGTERM, 30 s, SIGKILL, as the reference does),
 // keeps its log and removes the container.

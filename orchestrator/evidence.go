@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -9,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/diskstats"
 )
 
@@ -21,14 +21,16 @@ type phaseSample struct {
 	cpuErr   error
 }
 
-// sampleBefore reads the data disks and the server's CPU ticks.
-func (r *runner) sampleBefore(pid int) phaseSample {
+// sampleBefore reads the data disks and the server's CPU ticks where the
+// server runs; probe is nil for a server with no one process (shards).
+func (r *runner) sampleBefore(ctx context.Context, probe serverProbe) phaseSample {
 	var s phaseSample
 	if len(r.disks) > 0 {
-		s.disk, s.diskErr = r.diskSample()
+		s.disk, s.diskErr = r.host.diskSample(ctx, r.disks)
 	}
-	if pid > 0 {
-		s.cpuTicks, s.cpuErr = r.serverTicks(pid)
+	s.cpuErr = errPIDUnknown
+	if probe != nil {
+		s.cpuTicks, s.cpuErr = probe.cpuTicks(ctx)
 	}
 	return s
 }
@@ -36,7 +38,7 @@ func (r *runner) sampleBefore(pid int) phaseSample {
 // recordEvidence reads the counters again after the phase and fills
 // rec's evidence; rec's Seconds, ops and placements must be set. A counter
 // that cannot be read leaves a note instead of failing the pass.
-func (r *runner) recordEvidence(before phaseSample, pid int, rec *PassRecord) {
+func (r *runner) recordEvidence(ctx context.Context, before phaseSample, probe serverProbe, rec *PassRecord) {
 	ev := &rec.PassEvidence
 	switch {
 	case len(r.disks) == 0:
@@ -44,7 +46,7 @@ func (r *runner) recordEvidence(before phaseSample, pid int, rec *PassRecord) {
 	case before.diskErr != nil:
 		ev.DiskNote = before.diskErr.Error()
 	default:
-		after, err := r.diskSample()
+		after, err := r.host.diskSample(ctx, r.disks)
 		var d diskstats.Delta
 		if err == nil {
 			d, err = after.Since(before.disk)
@@ -57,12 +59,10 @@ func (r *runner) recordEvidence(before phaseSample, pid int, rec *PassRecord) {
 		ev.DiskReads, ev.DiskWeightedMs, ev.DiskWindowSeconds = d.ReadsCompleted, d.WeightedMs, d.Seconds
 	}
 	switch {
-	case pid <= 0:
-		ev.CPUNote = "the server's pid is unknown"
 	case before.cpuErr != nil:
 		ev.CPUNote = before.cpuErr.Error()
 	default:
-		after, err := r.serverTicks(pid)
+		after, err := probe.cpuTicks(ctx)
 		if err != nil {
 			ev.CPUNote = err.Error()
 			break
@@ -153,11 +153,7 @@ func auxvValue(auxv []byte, key uint64) (uint64, bool) {
 // resolveDisks finds the physical disks below the data dir once per run.
 // For an external server they are sampled only when the user named where
 // its data lives: any other disk would be a stranger's evidence.
-func (r *runner) resolveDisks() {
-	if r.hosts != nil && !r.hosts.server.ep.local() {
-		r.resolveHostDisks()
-		return
-	}
+func (r *runner) resolveDisks(ctx context.Context) {
 	if s := r.cfg.scenario(); s == ScenarioMemory || s == ScenarioLocalMemory {
 		r.disksNote = "--scenario " + s + " keeps the data in RAM"
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.disksNote)
@@ -168,14 +164,18 @@ func (r *runner) resolveDisks() {
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.disksNote)
 		return
 	}
-	disks, err := hostcheck.DataDisks(r.cfg.DataDir)
+	disks, err := r.host.dataDisks(ctx, r.cfg.DataDir)
 	if err != nil {
 		r.disksNote = err.Error()
-		r.printf("evidence: no disk counters: %v\n", err)
+		r.printf("%sevidence: no disk counters: %v\n", hostPrefix(r.host), err)
 		return
 	}
 	r.disks = disks
-	r.printf("evidence: /proc/diskstats of %s (below %s) and the server's /proc/<pid>/stat around every GET phase\n", strings.Join(disks, "+"), r.cfg.DataDir)
+	there := ""
+	if r.host.where() != "" {
+		there = ", read there"
+	}
+	r.printf("%sevidence: /proc/diskstats of %s (below %s) and the server's /proc/<pid>/stat around every GET phase%s\n", hostPrefix(r.host), strings.Join(disks, "+"), r.cfg.DataDir, there)
 }
 
 // evidenceLine is the progress line's account of one pass's evidence.

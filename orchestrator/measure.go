@@ -141,11 +141,7 @@ func (r *runner) takePass(ctx context.Context, row Row, tgt rowTarget, threads, 
 			return rec, err
 		}
 	}
-	pid := tgt.pid
-	if _, remote := tgt.probe.(remoteProbe); remote {
-		pid = 1 // the container's first process, read there
-	}
-	sample := r.sampleBefore(pid)
+	sample := r.sampleBefore(ctx, tgt.probe)
 	counters, err := r.countersBefore(tgt)
 	if err != nil {
 		return rec, err
@@ -191,7 +187,7 @@ func (r *runner) takePass(ctx context.Context, row Row, tgt rowTarget, threads, 
 	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
 	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
-	r.recordEvidence(sample, pid, &rec)
+	r.recordEvidence(ctx, sample, tgt.probe, &rec)
 	if err := r.countersAfter(&rec, tgt, counters, cell); err != nil {
 		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
 	}

@@ -7,11 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/tierbench/tierbench/internal/diskstats"
 )
 
 // Runs across hosts (--server-host, --client-hosts): the server on one
@@ -175,85 +171,13 @@ func (r *runner) serverPort() (int, error) {
 	return freePort()
 }
 
-// wipeData empties the data dir where the server runs.
-func (r *runner) wipeData(ctx context.Context) error {
-	if r.hosts == nil || r.hosts.server.ep.local() {
-		return wipeDir(r.cfg.DataDir)
-	}
-	d := r.hosts.server
-	out, status, err := d.runOnce(ctx, "probe", "wipe", probeArgs(ProbeRequest{Wipe: containerDataDir}), false, []string{r.cfg.DataDir + ":" + containerDataDir}, "")
-	switch {
-	case err != nil:
-		return fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
-	case status == ProbeRefused:
-		return fmt.Errorf("%w: %w: --data %s on host %s holds files tierbench did not make and never deletes; give an empty or new directory there",
-			ErrConfig, ErrForeignData, r.cfg.DataDir, d.ep.Name)
-	case status != 0:
-		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.ep.Name, status, clip(out))
-	}
-	return nil
-}
-
 // hostsNote is the progress name of where a step runs.
-func (r *runner) hostsNote() string {
-	if r.hosts == nil {
-		return ""
-	}
-	return " on host " + r.hosts.server.ep.Name
-}
+func (r *runner) hostsNote() string { return r.host.where() }
 
-// diskSample reads the data disks' counters where the server runs.
-func (r *runner) diskSample() (diskstats.Sample, error) {
-	if r.remote == nil {
-		return diskstats.Read(r.diskRoot, r.disks)
+// hostPrefix begins a progress line about a server host elsewhere.
+func hostPrefix(h serverHost) string {
+	if w := h.where(); w != "" {
+		return strings.TrimPrefix(w, " on ") + ": "
 	}
-	a, err := r.remote.d.probe(context.Background(), r.remote.id, ProbeRequest{DiskStats: r.disks})
-	if err == nil && a.DiskStats == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --diskstats gave no counters", r.remote.d.ep.Name)
-	}
-	if err != nil {
-		return diskstats.Sample{}, err
-	}
-	return *a.DiskStats, nil
-}
-
-// serverTicks reads the server's CPU ticks where it runs.
-func (r *runner) serverTicks(pid int) (uint64, error) {
-	if r.remote == nil {
-		return r.proc.cpuTicks(pid)
-	}
-	a, err := r.remote.d.probe(context.Background(), r.remote.id, ProbeRequest{PID: pid})
-	if err == nil && a.CPUTicks == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid gave no CPU ticks", r.remote.d.ep.Name)
-	}
-	if err != nil {
-		return 0, err
-	}
-	return *a.CPUTicks, nil
-}
-
-// resolveHostDisks finds the disks below the data dir on the server's
-// host, in a container that mounts it.
-func (r *runner) resolveHostDisks() {
-	d := r.hosts.server
-	a, err := d.probeOnce(context.Background(), "disks", ProbeRequest{DataDisks: containerDataDir}, []string{r.cfg.DataDir + ":" + containerDataDir})
-	if err != nil {
-		r.disksNote = err.Error()
-		r.printf("evidence: no disk counters: %v\n", err)
-		return
-	}
-	r.disks = a.DataDisks
-	r.printf("host %s: evidence: /proc/diskstats of %s (below %s) and the server's /proc/<pid>/stat around every GET phase, read there\n", d.ep.Name, strings.Join(r.disks, "+"), r.cfg.DataDir)
-}
-
-// cleanHostData empties the data dir on the server's host, in a container
-// of its own that is removed with it.
-func (r *runner) cleanHostData() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := r.wipeData(ctx); err != nil {
-		r.printf("cleanup: host %s: %v\n", r.hosts.server.ep.Name, err)
-		return
-	}
-	r.printf("cleanup: host %s: removed the segment files in %s (--keep-data keeps them)\n", r.hosts.server.ep.Name, filepath.Clean(r.cfg.DataDir))
+	return ""
 }

@@ -34,6 +34,7 @@ func newProcessDriver(binary string, pids *pidFile) *processDriver {
 
 func (d *processDriver) name() string             { return RuntimeProcess }
 func (d *processDriver) dataPath(h string) string { return h }
+func (d *processDriver) host() serverHost         { return localHost{} }
 
 func (d *processDriver) command(args []string, cpus, mems string) *exec.Cmd {
 	cmd := exec.Command(d.binary, args...)
@@ -151,6 +152,9 @@ func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHa
 func (p *processServer) pid() int             { return p.cmd.Process.Pid }
 func (p *processServer) mode() string         { return "process" }
 func (p *processServer) placement() Placement { return p.pl }
+func (p *processServer) probe(addr string) serverProbe {
+	return localProbe{addr: addr, pid: p.pid(), proc: p.d.proc}
+}
 
 // stop sends SIGTERM to the server's process group, waits up to 30 s as
 // the reference does, then SIGKILLs it.

@@ -62,6 +62,7 @@ func newHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, bi
 }
 
 func (h *hostsDriver) name() string           { return RuntimeDocker }
+func (h *hostsDriver) host() serverHost       { return h.server.host() }
 func (h *hostsDriver) dataPath(string) string { return containerDataDir }
 
 func (h *hostsDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
@@ -225,6 +226,19 @@ func (p remoteProbe) do(ctx context.Context, args ...string) (any, error) {
 		return int64(f), nil // JSON numbers; DBSIZE fits
 	}
 	return a.Reply, nil
+}
+
+func (p remoteProbe) counts() bool { return true }
+
+func (p remoteProbe) cpuTicks(ctx context.Context) (uint64, error) {
+	a, err := p.d.probe(ctx, p.id, ProbeRequest{PID: 1})
+	if err == nil && a.CPUTicks == nil {
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no CPU ticks", p.d.ep.Name)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return *a.CPUTicks, nil
 }
 
 func (p remoteProbe) evidence(ctx context.Context) (int64, Placement, error) {

@@ -32,7 +32,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if cfg.Scenario == ScenarioAll {
 		return runAll(ctx, cfg, stdout, stderr)
 	}
-	r := &runner{stderr: stderr, proc: "/proc", diskRoot: "/"}
+	r := &runner{stderr: stderr, proc: "/proc"}
 	if err := r.setup(cfg); err != nil {
 		return err
 	}
@@ -89,6 +89,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err := r.pickDriver(ctx); err != nil {
 		return err
 	}
+	r.host = r.drv.host()
 	defer func() {
 		// A fresh context: the run's own may be cancelled by a signal,
 		// and cleanup must still happen.
@@ -106,7 +107,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err := r.preflight(ctx); err != nil {
 		return err
 	}
-	r.resolveDisks()
+	r.resolveDisks(ctx)
 	if r.cells, err = openCellsLog(r.out); err != nil {
 		return err
 	}
@@ -182,8 +183,8 @@ type runner struct {
 	drv    driver
 	hosts  *hostsDriver // across hosts; nil on one machine
 	auth   string       // the server's per-run password; never written
-	// remote reads the counters of a server on another host (nil: here).
-	remote  *remoteProbe
+	// host is the machine the servers run on (host.go), from the driver.
+	host    serverHost
 	netDone bool // the hosts' network preflight ran
 	pids    *pidFile
 	cells   *cellsLog
@@ -197,7 +198,6 @@ type runner struct {
 	claims []*dataClaim
 
 	// The evidence sampled around every GET phase (evidence.go).
-	diskRoot  string   // where proc/diskstats is read: "/" outside tests
 	disks     []string // the physical disks below the data dir
 	disksNote string   // why disks is empty
 

@@ -12,6 +12,8 @@ type driver interface {
 	// runClient runs one `tierbench bench` to completion and returns its
 	// stdout and the placement it actually had.
 	runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error)
+	// host is the machine its servers run on (host.go).
+	host() serverHost
 	// preflightAt runs a preflight (without fio) where the server runs:
 	// inside its container for Docker, on the host for processes.
 	// args are the planning flags (--dbsize, --memory, …).
@@ -40,4 +42,7 @@ type serverHandle interface {
 	placement() Placement
 	mode() string // how it runs: "process", "docker, privileged", …
 	stop(ctx context.Context) error
+	// probe reaches the server listening on addr, and its process's
+	// counters where it runs.
+	probe(addr string) serverProbe
 }

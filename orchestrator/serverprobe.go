@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	mathrand "math/rand/v2"
 	"time"
@@ -21,6 +22,10 @@ type serverProbe interface {
 	prove(ctx context.Context) (OwnerProof, error)
 	witness(ctx context.Context) (ServerWitness, error)
 	sample(ctx context.Context, cfg Config) (SampleCheck, error)
+	// cpuTicks is the server process's utime + stime.
+	cpuTicks(ctx context.Context) (uint64, error)
+	// counts says whether evidence can be read: the process is known.
+	counts() bool
 }
 
 // localProbe asks a server this machine reaches, with /proc read here.
@@ -50,6 +55,18 @@ func (p localProbe) witness(ctx context.Context) (ServerWitness, error) {
 func (p localProbe) sample(ctx context.Context, cfg Config) (SampleCheck, error) {
 	return runSample(ctx, p.addr, "", cfg)
 }
+
+func (p localProbe) counts() bool { return p.pid > 0 }
+
+func (p localProbe) cpuTicks(context.Context) (uint64, error) {
+	if p.pid <= 0 {
+		return 0, errPIDUnknown
+	}
+	return p.proc.cpuTicks(p.pid)
+}
+
+// errPIDUnknown is the note of a server whose process is not known here.
+var errPIDUnknown = errors.New("the server's pid is unknown")
 
 func (p localProbe) evidence(context.Context) (int64, Placement, error) {
 	n, err := p.proc.readBytes(p.pid)
@@ -92,14 +109,12 @@ func waitProbe(ctx context.Context, p serverProbe, timeout time.Duration) error 
 	})
 }
 
-// probeFor is how the runner reaches a row's server.
+// probeFor is how the runner reaches a row's server: through the handle
+// of one it started, which knows where it runs, or, for a server it did
+// not start, from this machine.
 func (r *runner) probeFor(tgt rowTarget) serverProbe {
-	if r.hosts != nil {
-		if ds, ok := tgt.srv.(*dockerServer); ok && !ds.d.ep.local() {
-			p := remoteProbe{d: ds.d, id: ds.id, addr: tgt.addr, auth: r.auth}
-			r.remote = &p
-			return p
-		}
+	if tgt.srv != nil {
+		return tgt.srv.probe(tgt.addr)
 	}
 	return localProbe{addr: tgt.addr, pid: tgt.pid, proc: r.proc}
 }

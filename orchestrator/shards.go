@@ -170,6 +170,10 @@ type shardGroup struct {
 
 func (g *shardGroup) pid() int             { return 0 }
 func (g *shardGroup) placement() Placement { return g.nodes[0].srv.placement() }
+
+// probe reaches the cluster at addr; the group has no one process, so its
+// counters are read per node (shards_verify.go), not here.
+func (g *shardGroup) probe(addr string) serverProbe { return localProbe{addr: addr} }
 func (g *shardGroup) mode() string {
 	return fmt.Sprintf("%s, %d shards", g.nodes[0].srv.mode(), len(g.nodes))
 }
@@ -219,7 +223,7 @@ func (r *runner) startShards(ctx context.Context, row Row) (tgt rowTarget, err e
 	}
 	r.printf("%s %s: starting %d shards (%s), slots split evenly, nodes in %s\n", titleCase(row.Backend), row.Label, n, how, nodeFile)
 	for i, node := range group.nodes {
-		if err := wipeDir(node.dir); err != nil {
+		if err := r.host.wipeData(ctx, node.dir); err != nil {
 			return rowTarget{}, err
 		}
 		args := r.serverArgs(row, file[i].Port, node.dir)

@@ -33,17 +33,25 @@ func sweepContainers(ctx context.Context) []string {
 	return d.removeStale(ctx)
 }
 
-// localDataDirs are the data dirs on this machine the run's servers
-// write: --data, or each of a --data list; none for a server the run does
-// not start or one on another host.
-func (r *runner) localDataDirs() []string {
-	if r.cfg.ServerAddr != "" || r.cfg.hostsMode() && !r.cfg.serverHostLocal() {
+// serverDataDirs are the data dirs the run's servers write, on the server
+// host: --data, or each of a --data list; none for a server the run does
+// not start.
+func (r *runner) serverDataDirs() []string {
+	switch {
+	case r.cfg.ServerAddr != "":
 		return nil
-	}
-	if len(r.cfg.DataDirs) > 1 {
+	case len(r.cfg.DataDirs) > 1:
 		return r.cfg.DataDirs
 	}
 	return []string{r.cfg.DataDir}
+}
+
+// localDataDirs are the data dirs of serverDataDirs on this machine.
+func (r *runner) localDataDirs() []string {
+	if r.cfg.hostsMode() && !r.cfg.serverHostLocal() {
+		return nil
+	}
+	return r.serverDataDirs()
 }
 
 // claimData takes every local data dir for the run (datadir.go): checked,
@@ -73,18 +81,16 @@ func (r *runner) releaseData() {
 // data dir the run created, once empty), unless --keep-data. A server the
 // run did not start keeps its data: the run never wrote there.
 func (r *runner) cleanData() {
-	if r.cfg.ServerAddr != "" || r.cfg.KeepData || r.cfg.DataDir == "" {
+	if r.cfg.KeepData || r.host == nil {
 		return
 	}
-	if r.hosts != nil && !r.hosts.server.ep.local() {
-		r.cleanHostData()
-		return
-	}
-	for _, c := range r.claims {
-		if err := wipeDir(c.dir); err != nil {
-			r.printf("cleanup: %v\n", err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, dir := range r.serverDataDirs() {
+		if err := r.host.wipeData(ctx, dir); err != nil {
+			r.printf("cleanup: %s%v\n", hostPrefix(r.host), err)
 			continue
 		}
-		r.printf("cleanup: removed the segment files in %s (--keep-data keeps them)\n", filepath.Clean(c.dir))
+		r.printf("cleanup: %sremoved the segment files in %s (--keep-data keeps them)\n", hostPrefix(r.host), filepath.Clean(dir))
 	}
 }

@@ -45,7 +45,7 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 	if row.Shards > 1 {
 		return r.startShards(ctx, row)
 	}
-	if err := r.wipeData(ctx); err != nil {
+	if err := r.host.wipeData(ctx, r.cfg.DataDir); err != nil {
 		return rowTarget{}, err
 	}
 	port, err := r.serverPort()
@@ -69,8 +69,7 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 	}
 	tgt := rowTarget{addr: net.JoinHostPort(r.bindAddr(), strconv.Itoa(port)), pid: srv.pid(), srv: srv}
 	tgt.probe = r.probeFor(tgt)
-	_, tgt.counted = tgt.probe.(remoteProbe)
-	tgt.counted = tgt.counted || tgt.pid > 0
+	tgt.counted = tgt.probe.counts()
 	if err := waitProbe(ctx, tgt.probe, 60*time.Second); err != nil {
 		srv.stop(context.Background())
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: server never answered: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
