@@ -464,3 +464,38 @@ func FuzzCompare(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLoadAll feeds arbitrary scenarios.json bytes as the top of a
+// --scenario all bundle whose one scenario directory is a real bundle:
+// Load either refuses it with an error or Compare writes both documents,
+// and neither panics.
+func FuzzLoadAll(f *testing.F) {
+	f.Add([]byte(`{"schema_version":2,"scenario":"all","scenarios":[{"scenario":"storage","dir":"storage"}]}`))
+	f.Add([]byte(`{"schema_version":2,"scenarios":[{"scenario":"memory","dir":"gone","error":"it failed"},{"scenario":"storage","dir":"storage"}]}`))
+	f.Add([]byte(`{"schema_version":99,"scenarios":[]}`))
+	f.Add([]byte(`{"scenarios":[{"scenario":"x","dir":"../storage"}]}`))
+	f.Fuzz(func(t *testing.T, index []byte) {
+		top := t.TempDir()
+		if err := os.CopyFS(filepath.Join(top, "storage"), os.DirFS(base)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(top, "scenarios.json"), index, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		bundles, err := Load([]string{base, top})
+		if err != nil {
+			return
+		}
+		c, err := Compare(bundles, Options{Force: true})
+		if err != nil {
+			t.Fatalf("Compare with --force: got %v, want no error once both bundles load", err)
+		}
+		var out bytes.Buffer
+		if err := c.WriteMarkdown(&out); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WriteJSON(&out); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

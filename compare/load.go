@@ -106,13 +106,9 @@ func load(path string) (Bundle, error) {
 
 // loadAll opens a --scenario all bundle scenario by scenario.
 func loadAll(dir string) (Bundle, error) {
-	var index results.ScenarioIndex
-	if err := results.ReadJSON(dir, results.FileScenarios, &index); err != nil {
+	index, err := results.ReadScenarioIndex(dir)
+	if err != nil {
 		return Bundle{}, err
-	}
-	if index.Schema > results.SchemaVersion {
-		return Bundle{}, fmt.Errorf("%w: %s has schema_version %d, this tierbench reads up to %d",
-			results.ErrNewerSchema, filepath.Join(dir, results.FileScenarios), index.Schema, results.SchemaVersion)
 	}
 	b := Bundle{Name: filepath.Base(filepath.Clean(dir))}
 	for _, e := range index.Scenarios {

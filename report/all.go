@@ -17,23 +17,10 @@ func IsAll(dir string) bool {
 	return err == nil
 }
 
-// ReadIndex reads the scenarios.json of a --scenario all bundle.
-func ReadIndex(dir string) (results.ScenarioIndex, error) {
-	var index results.ScenarioIndex
-	if err := results.ReadJSON(dir, results.FileScenarios, &index); err != nil {
-		return index, err
-	}
-	if index.Schema > results.SchemaVersion {
-		return index, fmt.Errorf("%w: %s has schema_version %d, this tierbench reads up to %d",
-			results.ErrNewerSchema, filepath.Join(dir, results.FileScenarios), index.Schema, results.SchemaVersion)
-	}
-	return index, nil
-}
-
 // renderAll renders every scenario bundle of a --scenario all bundle and
 // the report.md at its top, and returns the tables under their headings.
 func renderAll(dir string) (string, error) {
-	index, err := ReadIndex(dir)
+	index, err := results.ReadScenarioIndex(dir)
 	if err != nil {
 		return "", err
 	}
@@ -57,7 +44,7 @@ func renderAll(dir string) (string, error) {
 // ladder. It reads what the scenarios' bundles hold and renders none of
 // them again; a scenario whose bundle holds no table says so.
 func WriteIndex(dir string) error {
-	index, err := ReadIndex(dir)
+	index, err := results.ReadScenarioIndex(dir)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func Verify(dir string, w io.Writer) error {
 	if !IsAll(dir) {
 		return results.Verify(dir, w)
 	}
-	index, err := ReadIndex(dir)
+	index, err := results.ReadScenarioIndex(dir)
 	if err != nil {
 		return err
 	}

@@ -21,3 +21,26 @@ func TestLinkWarnings(t *testing.T) {
 		t.Errorf("linkWarnings: got %q, want one warning for host b at 95 %% in t=32 pass 1", got)
 	}
 }
+
+func TestReadScenarioIndexStaysInTheBundle(t *testing.T) {
+	for _, tc := range []struct {
+		index, wantErr string
+	}{
+		{`{"schema_version":2,"scenarios":[{"scenario":"storage","dir":"storage"}]}`, ""},
+		{`{"schema_version":2,"scenarios":[{"scenario":"storage","dir":"../elsewhere"}]}`, `directory "../elsewhere" is not a directory of the bundle`},
+		{`{"schema_version":2,"scenarios":[{"scenario":"storage","dir":"/tmp"}]}`, `directory "/tmp" is not`},
+		{`{"schema_version":2,"scenarios":[{"scenario":"storage","dir":"a/b"}]}`, `directory "a/b" is not`},
+		{`{"schema_version":2,"scenarios":[{"scenario":"storage","dir":".."}]}`, `directory ".." is not`},
+		{`{"schema_version":2,"scenarios":[{"scenario":"storage"}]}`, `directory "" is not`},
+		{`{"schema_version":3,"scenarios":[]}`, "schema_version 3"},
+	} {
+		dir := t.TempDir()
+		if err := WriteFile(dir, FileScenarios, []byte(tc.index)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadScenarioIndex(dir)
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("ReadScenarioIndex(%s): got %v, want error %q", tc.index, err, tc.wantErr)
+		}
+	}
+}

@@ -1,6 +1,10 @@
 package results
 
-import "time"
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+)
 
 // CeilingRecord is one line of ceilings.jsonl: fio measured again, at the
 // observed disk depth of a cell that exceeded the ceiling, over the
@@ -185,4 +189,25 @@ func (e HostEndpoint) Display() string {
 		return "the local engine"
 	}
 	return e.Host
+}
+
+// ReadScenarioIndex reads the scenarios.json at the top of a --scenario
+// all bundle. It refuses a newer schema, and an entry whose directory is
+// not one plain name below the bundle: a reader (and `tierbench report`,
+// which writes there) never leaves the bundle it was given.
+func ReadScenarioIndex(dir string) (ScenarioIndex, error) {
+	var index ScenarioIndex
+	if err := ReadJSON(dir, FileScenarios, &index); err != nil {
+		return index, err
+	}
+	path := filepath.Join(dir, FileScenarios)
+	if index.Schema > SchemaVersion {
+		return index, fmt.Errorf("%w: %s has schema_version %d, this tierbench reads up to %d", ErrNewerSchema, path, index.Schema, SchemaVersion)
+	}
+	for _, e := range index.Scenarios {
+		if e.Dir == "" || e.Dir != filepath.Base(e.Dir) || !filepath.IsLocal(e.Dir) {
+			return index, fmt.Errorf("results: %s: scenario %q's directory %q is not a directory of the bundle", path, e.Scenario, e.Dir)
+		}
+	}
+	return index, nil
 }
