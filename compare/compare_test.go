@@ -447,21 +447,7 @@ func FuzzCompare(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, "fingerprint.json"), fingerprint, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		bundles, err := Load([]string{base, dir})
-		if err != nil {
-			return
-		}
-		c, err := Compare(bundles, Options{Force: true})
-		if err != nil {
-			t.Fatalf("Compare with --force: got %v, want no error once both bundles load", err)
-		}
-		var out bytes.Buffer
-		if err := c.WriteMarkdown(&out); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.WriteJSON(&out); err != nil {
-			t.Fatal(err)
-		}
+		compareLoaded(t, base, dir)
 	})
 }
 
@@ -482,20 +468,26 @@ func FuzzLoadAll(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(top, "scenarios.json"), index, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		bundles, err := Load([]string{base, top})
-		if err != nil {
-			return
-		}
-		c, err := Compare(bundles, Options{Force: true})
-		if err != nil {
-			t.Fatalf("Compare with --force: got %v, want no error once both bundles load", err)
-		}
-		var out bytes.Buffer
-		if err := c.WriteMarkdown(&out); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.WriteJSON(&out); err != nil {
-			t.Fatal(err)
-		}
+		compareLoaded(t, base, top)
 	})
+}
+
+// compareLoaded compares the bundles at paths with --force when they load:
+// Compare must not fail then, and both documents must be written.
+func compareLoaded(t *testing.T, paths ...string) {
+	bundles, err := Load(paths)
+	if err != nil {
+		return
+	}
+	c, err := Compare(bundles, Options{Force: true})
+	if err != nil {
+		t.Fatalf("Compare with --force: got %v, want no error once both bundles load", err)
+	}
+	var out bytes.Buffer
+	if err := c.WriteMarkdown(&out); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteJSON(&out); err != nil {
+		t.Fatal(err)
+	}
 }
