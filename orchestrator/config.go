@@ -363,7 +363,7 @@ func (c Config) validate() error {
 		if c.maxShards() > 1 {
 			bad("--shards across hosts is not supported yet: shards run as local processes")
 		}
-		if s := c.scenario(); s != ScenarioStorage {
+		if s := c.scenario(); s == ScenarioAll || c.spec().inRAM {
 			bad("--scenario %s across hosts is not supported: its device-read evidence (INFO store, with the run's password) and its free-memory check are read on this machine, not the server host's; run --scenario storage across hosts, or the RAM scenarios on one machine", s)
 		}
 		if c.Ladder && !c.serverHostLocal() {
@@ -414,7 +414,7 @@ func (c Config) validate() error {
 // validateOwnServer checks the flags of the tiered server a run starts.
 func (c Config) validateOwnServer(bad func(string, ...any)) {
 	for _, b := range c.Backends {
-		if b != "libaio" && b != "uring" && !(c.scenario() != ScenarioStorage && b == c.scenario()) {
+		if b != "libaio" && b != "uring" && !(c.spec().ownBackend && b == c.scenario()) {
 			bad("--backends: unknown backend %q (want libaio, uring)", b)
 		}
 	}
@@ -429,7 +429,7 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 			bad("server size: %v", err)
 		}
 	}
-	if err1 == nil && !c.Force && c.scenario() != ScenarioMemory {
+	if err1 == nil && !c.Force && c.spec().tiered {
 		data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
 		if n := c.maxShards(); n > 1 && data/int64(n) < minDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s split over --shards %d is %s a shard, less than %d × --memory %s: each shard's reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway)",

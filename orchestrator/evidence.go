@@ -154,8 +154,8 @@ func auxvValue(auxv []byte, key uint64) (uint64, bool) {
 // For an external server they are sampled only when the user named where
 // its data lives: any other disk would be a stranger's evidence.
 func (r *runner) resolveDisks(ctx context.Context) {
-	if s := r.cfg.scenario(); s == ScenarioMemory || s == ScenarioLocalMemory {
-		r.disksNote = "--scenario " + s + " keeps the data in RAM"
+	if r.cfg.spec().inRAM {
+		r.disksNote = "--scenario " + r.cfg.scenario() + " keeps the data in RAM"
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.disksNote)
 		return
 	}

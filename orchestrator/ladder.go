@@ -62,7 +62,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 	var ladders []Ladder
 	for _, backend := range r.ladderBackends() {
 		l := Ladder{Backend: backend}
-		if backend != ScenarioLocalMemory {
+		if !r.cfg.spec().inRAM {
 			fio := pre.FioIOPS(512)
 			layer := LadderLayer{Layer: layerFio, OpsPerSec: fio, Detail: "the preflight's depth-sweep ceiling, 512 B random reads"}
 			if fio <= 0 {
@@ -77,7 +77,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		}
 		best, ok := bestRESPCell(res, backend)
 		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Workload.Batch))
-		if backend == ScenarioLocalMemory && r.cfg.ServerAddr == "" {
+		if r.cfg.spec().ladderTop && r.cfg.ServerAddr == "" {
 			l.Layers = append(l.Layers, r.inMemoryLayer(ctx, best, ok))
 		}
 		finishLadder(&l)
@@ -99,8 +99,8 @@ func (r *runner) ladderBackends() []string {
 	if r.cfg.ServerAddr != "" {
 		return []string{"external"}
 	}
-	if r.cfg.scenario() == ScenarioMemory {
-		return nil // no device under the untiered store
+	if !r.cfg.spec().tiered {
+		return nil // no device under an untiered store
 	}
 	return r.cfg.Backends
 }

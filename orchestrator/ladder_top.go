@@ -107,7 +107,7 @@ func (r *runner) measureInMemory(ctx context.Context, row Row, threads int) (inM
 		}()
 	}
 	port, _ := strconv.Atoi(tgt.addr[strings.LastIndexByte(tgt.addr, ':')+1:])
-	raw.ServerArgs = r.scenarioServerArgs(row, port)
+	raw.ServerArgs = r.serverArgs(row, port, r.cfg.DataDir)
 	raw.Load = LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
 	if err := r.load(ctx, row, tgt, &raw.Load); err != nil {
 		return raw, err

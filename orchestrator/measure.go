@@ -123,7 +123,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	case rec.NoDeviceReads:
 		note = fmt.Sprintf("  [%.2f device reads per GET: reads missed the device, kept out of the table]", rec.DeviceReadsPerGet)
 	}
-	if row.Backend == ScenarioLocalMemory {
+	if rowSpec(row).deviceReads {
 		note = fmt.Sprintf(", %.2f device reads per GET (INFO store%s)", rec.DeviceReadsPerGet, shardReadsNote(rec.Nodes)) + note
 	}
 	r.printf("  %s ops/s, %.0f device bytes per GET%s%s\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, evidenceLine(rec), note)

@@ -17,46 +17,128 @@ import (
 	"github.com/tierbench/tierbench/report"
 )
 
-// scenarioProfiles holds the memory and localmemory scenarios' shapes
-// (the storage scenario's are profiles). Sizes the untiered server does
-// not use are kept valid so the shared validation holds.
-var scenarioProfiles = map[string]map[string]Config{
-	ScenarioMemory: {
-		ProfileReference: {
-			DBSize: 16_777_216, KeyLength: 16, ValueLength: 100,
-			Threads: []int{1, 2, 4, 8, 16, 32}, Batch: 1024, CellSeconds: 12, Passes: 3,
-			Memory: "16m", Page: "4m", Segment: "1g", Index: "2g",
-			LoadThreads: 32, LoadBatch: 4096,
+// scenarioSpec is one of the reference's server set-ups as data: what a
+// run of it starts, how it plans its rows, which evidence judges a pass
+// and which checks apply. A new scenario is a new entry of scenarioSpecs;
+// the run path asks the spec, never the scenario's name.
+type scenarioSpec struct {
+	// profiles are its quick and reference shapes; nil: the storage
+	// profiles.
+	profiles map[string]Config
+	// ownBackend: its rows have the one backend named after it (the
+	// server set-up), so --backends does not apply.
+	ownBackend bool
+	// pins are its default pin modes; nil: pinned and none.
+	pins []string
+	// shards says whether --shards applies.
+	shards bool
+	// batches are its rows' -b values (one row each); nil: --batch.
+	batches []int
+	// serverArgs are the flags of a server of row on port, its data under
+	// dataDir (as the server sees it).
+	serverArgs func(r *runner, row Row, port int, dataDir string) []string
+	// inRAM: the dataset lives in RAM, so the free-memory check applies,
+	// there are no disk counters and no fio ceiling, and both are read on
+	// the server's machine (so not across hosts, see validate).
+	inRAM bool
+	// shardMemory: each shard also holds its in-memory log and index,
+	// which the free-memory check counts.
+	shardMemory bool
+	// tiered: the server tiers its log, so the dataset must exceed
+	// minDeviceToMemory × --memory and the load's HeadAddress is checked.
+	tiered bool
+	// deviceReads: each pass counts INFO store's Device.CompletedReads of
+	// every server and keeps it out below 0.9 per GET.
+	deviceReads bool
+	// ladderTop: the ladder's top is the untiered in-memory server on the
+	// same dataset (ladder_top.go), the ceiling of this scenario's RESP.
+	ladderTop bool
+}
+
+// scenarioSpecs are the reference's three set-ups.
+var scenarioSpecs = map[string]scenarioSpec{
+	ScenarioStorage: {
+		shards: true, tiered: true,
+		serverArgs: func(r *runner, row Row, port int, dataDir string) []string {
+			return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(),
+				"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
+				"--storage-tier", "--logdir", dataDir, "--device-type", "native", "--device-io-backend", row.Backend}
 		},
-		ProfileQuick: {
-			DBSize: 500_000, KeyLength: 16, ValueLength: 100,
-			Threads: []int{1, 2, 4, 8, 16, 32}, Batch: 1024, CellSeconds: 1, Passes: 1,
-			Memory: "16m", Page: "4m", Segment: "1g", Index: "64m",
-			LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
+	},
+	ScenarioMemory: {
+		ownBackend: true, inRAM: true,
+		// Sizes the untiered server does not use are kept valid so the
+		// shared validation holds.
+		profiles: map[string]Config{
+			ProfileReference: {
+				DBSize: 16_777_216, KeyLength: 16, ValueLength: 100,
+				Threads: []int{1, 2, 4, 8, 16, 32}, Batch: 1024, CellSeconds: 12, Passes: 3,
+				Memory: "16m", Page: "4m", Segment: "1g", Index: "2g",
+				LoadThreads: 32, LoadBatch: 4096,
+			},
+			ProfileQuick: {
+				DBSize: 500_000, KeyLength: 16, ValueLength: 100,
+				Threads: []int{1, 2, 4, 8, 16, 32}, Batch: 1024, CellSeconds: 1, Passes: 1,
+				Memory: "16m", Page: "4m", Segment: "1g", Index: "64m",
+				LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
+			},
+		},
+		serverArgs: func(r *runner, _ Row, port int, _ string) []string {
+			// The default, untiered server.
+			return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(), "--index", r.cfg.Index}
 		},
 	},
 	ScenarioLocalMemory: {
-		ProfileReference: {
-			DBSize: 10_000_000, KeyLength: 16, ValueLength: 100,
-			Threads: []int{1, 2, 4, 8, 16}, Batch: 1024, CellSeconds: 12, Passes: 3,
-			Memory: "16m", Page: "4m", Segment: "1g", Index: "2g",
-			LoadThreads: 32, LoadBatch: 4096,
+		ownBackend: true, inRAM: true, shards: true, shardMemory: true, tiered: true, deviceReads: true, ladderTop: true,
+		pins:    []string{PinNone},
+		batches: []int{1024, 256},
+		profiles: map[string]Config{
+			ProfileReference: {
+				DBSize: 10_000_000, KeyLength: 16, ValueLength: 100,
+				Threads: []int{1, 2, 4, 8, 16}, Batch: 1024, CellSeconds: 12, Passes: 3,
+				Memory: "16m", Page: "4m", Segment: "1g", Index: "2g",
+				LoadThreads: 32, LoadBatch: 4096,
+			},
+			ProfileQuick: {
+				DBSize: 700_000, KeyLength: 16, ValueLength: 100,
+				Threads: []int{1, 2, 4, 8, 16}, Batch: 1024, CellSeconds: 1, Passes: 1,
+				Memory: "4m", Page: "1m", Segment: "1g", Index: "64m",
+				LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
+			},
 		},
-		ProfileQuick: {
-			DBSize: 700_000, KeyLength: 16, ValueLength: 100,
-			Threads: []int{1, 2, 4, 8, 16}, Batch: 1024, CellSeconds: 1, Passes: 1,
-			Memory: "4m", Page: "1m", Segment: "1g", Index: "64m",
-			LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
+		serverArgs: func(r *runner, _ Row, port int, _ string) []string {
+			return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(), "--index", r.cfg.Index,
+				"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment,
+				"--storage-tier", "--device-type", "localmemory",
+				"--device-completion-threads", "4", "--device-throttle-limit", "512"}
 		},
 	},
 }
 
-// localMemoryBatches are scenario 3's rows: -b 1024 and -b 256.
-var localMemoryBatches = []int{1024, 256}
+// spec is the run's scenario's spec (storage for "all", whose parts each
+// run with their own).
+func (c Config) spec() scenarioSpec { return specOf(c.scenario()) }
+
+// specOf is a scenario's spec; storage for a name without one.
+func specOf(name string) scenarioSpec {
+	if s, ok := scenarioSpecs[name]; ok {
+		return s
+	}
+	return scenarioSpecs[ScenarioStorage]
+}
+
+// rowSpec is the spec a row runs under: its backend names its scenario
+// when the scenario has a backend of its own.
+func rowSpec(row Row) scenarioSpec {
+	if s, ok := scenarioSpecs[row.Backend]; ok && s.ownBackend {
+		return s
+	}
+	return scenarioSpecs[ScenarioStorage]
+}
 
 // profileFor returns the defaults of a scenario's profile.
 func profileFor(scenario, profile string) (Config, bool) {
-	if m, ok := scenarioProfiles[scenario]; ok {
+	if m := specOf(scenario).profiles; m != nil {
 		p, ok := m[profile]
 		return p, ok
 	}
@@ -74,7 +156,8 @@ func (c *Config) resolveScenario() error {
 	if !slices.Contains(Scenarios, s) && s != ScenarioAll {
 		return fmt.Errorf("%w: unknown --scenario %q (want %s or %s)", ErrConfig, s, strings.Join(Scenarios, ", "), ScenarioAll)
 	}
-	if s == ScenarioStorage || s == ScenarioAll {
+	spec := c.spec()
+	if s == ScenarioAll || !spec.ownBackend {
 		return nil
 	}
 	if c.ServerAddr != "" {
@@ -85,20 +168,22 @@ func (c *Config) resolveScenario() error {
 	if c.given("backends") || len(c.Backends) > 0 && !slices.Equal(c.Backends, []string{s}) {
 		return fmt.Errorf("%w: --backends applies to --scenario storage; --scenario %s has one server set-up", ErrConfig, s)
 	}
-	if s == ScenarioMemory && (c.given("shards") || len(c.Shards) > 0) {
-		return fmt.Errorf("%w: --shards applies to --scenario storage and localmemory; --scenario memory is one untiered server", ErrConfig)
+	if !spec.shards && (c.given("shards") || len(c.Shards) > 0) {
+		return fmt.Errorf("%w: --shards applies to --scenario storage and localmemory; --scenario %s is one untiered server", ErrConfig, s)
 	}
 	c.Backends = []string{s}
-	if s == ScenarioLocalMemory && len(c.Pins) == 0 {
-		c.Pins = []string{PinNone}
+	if len(c.Pins) == 0 && spec.pins != nil {
+		c.Pins = slices.Clone(spec.pins)
 	}
 	return nil
 }
 
-// scenarioRows expands scenario 3's rows over its batch sizes; other
-// scenarios keep the rows as planned.
+// scenarioRows gives a scenario with a backend of its own that backend
+// (an external server's row) and expands its rows over its -b values;
+// other scenarios keep the rows as planned.
 func (c Config) scenarioRows(rows []Row) []Row {
-	if c.scenario() != ScenarioMemory && c.scenario() != ScenarioLocalMemory {
+	spec := c.spec()
+	if !spec.ownBackend {
 		return rows
 	}
 	if c.ServerAddr != "" {
@@ -106,10 +191,10 @@ func (c Config) scenarioRows(rows []Row) []Row {
 			rows[i].Backend = c.scenario()
 		}
 	}
-	if c.scenario() != ScenarioLocalMemory {
+	if spec.batches == nil {
 		return rows
 	}
-	batches := localMemoryBatches
+	batches := spec.batches
 	if c.given("batch") {
 		batches = []int{c.Batch}
 	}
@@ -128,22 +213,11 @@ func (c Config) scenarioRows(rows []Row) []Row {
 // batchOf is the -b of a row's GET phases.
 func (r *runner) batchOf(row Row) int { return cmp.Or(row.Batch, r.cfg.Batch) }
 
-// scenarioServerArgs are the server flags of a memory or localmemory row.
-func (r *runner) scenarioServerArgs(row Row, port int) []string {
-	args := []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(), "--index", r.cfg.Index}
-	if row.Backend == ScenarioMemory {
-		return args // the default, untiered server
-	}
-	return append(args, "--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment,
-		"--storage-tier", "--device-type", "localmemory",
-		"--device-completion-threads", "4", "--device-throttle-limit", "512")
-}
-
 // deviceReads reads Device.CompletedReads from INFO store of the row's
 // server, or of every shard of a cluster target in its order; nil when
-// the row is not scenario 3's.
+// the row's scenario does not count them.
 func (r *runner) deviceReads(ctx context.Context, row Row, tgt rowTarget) ([]int64, error) {
-	if row.Backend != ScenarioLocalMemory {
+	if !rowSpec(row).deviceReads {
 		return nil, nil
 	}
 	addrs := []string{tgt.addr}
@@ -203,12 +277,12 @@ func parseDeviceReads(info map[string]string) (int64, error) {
 // checkFreeMemory refuses, before anything is loaded, a memory or
 // localmemory dataset larger than the host's available memory.
 func (c Config) checkFreeMemory(meminfoPath string) error {
-	if c.scenario() != ScenarioMemory && c.scenario() != ScenarioLocalMemory || c.Force {
+	if !c.spec().inRAM || c.Force {
 		return nil
 	}
 	data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
 	need, servers := data, ""
-	if c.scenario() == ScenarioLocalMemory {
+	if c.spec().shardMemory {
 		// Every shard holds its own in-memory log and index besides its
 		// part of the data on the in-RAM device.
 		n := int64(c.maxShards())
@@ -289,20 +363,22 @@ func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]b
 	return joinScenarioErrors(errs)
 }
 
-// scenarioConfig is one scenario's part of a --scenario all run: the
-// storage-only --backends applies to scenario 2 alone, --shards to
-// scenarios 2 and 3.
+// scenarioConfig is one scenario's part of a --scenario all run:
+// --backends applies only to a scenario without a backend of its own,
+// --shards only to one that has shards.
 func scenarioConfig(cfg Config, s string) Config {
 	c := cfg
 	c.Scenario = s
-	drop := func(g string) bool { return g == "backends" || g == "shards" && s == ScenarioMemory }
-	if s != ScenarioStorage {
-		c.Backends = nil
-		if s == ScenarioMemory {
-			c.Shards = nil
-		}
-		c.Given = slices.DeleteFunc(slices.Clone(cfg.Given), drop)
+	spec := specOf(s)
+	if !spec.ownBackend {
+		return c
 	}
+	c.Backends = nil
+	if !spec.shards {
+		c.Shards = nil
+	}
+	drop := func(g string) bool { return g == "backends" || g == "shards" && !spec.shards }
+	c.Given = slices.DeleteFunc(slices.Clone(cfg.Given), drop)
 	return c
 }
 

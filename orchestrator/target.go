@@ -98,13 +98,7 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 // serverArgs are the flags of one tiered server of row on port, its log
 // under dataDir.
 func (r *runner) serverArgs(row Row, port int, dataDir string) []string {
-	if isScenarioRow(row) {
-		return r.scenarioServerArgs(row, port)
-	}
-	return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(),
-		"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
-		"--storage-tier", "--logdir", r.drv.dataPath(dataDir),
-		"--device-type", "native", "--device-io-backend", row.Backend}
+	return rowSpec(row).serverArgs(r, row, port, r.drv.dataPath(dataDir))
 }
 
 func freePort() (int, error) {
