@@ -4,9 +4,9 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// workload is the configuration as plan.json records it. Each field is
-// copied by name: a Config field this leaves out is not in the bundle,
-// and --resume gets its zero back.
+// workload is the configuration as plan.json records it. Each exported
+// field is copied by name (TestWorkloadRecordsEveryField names one left out:
+// it would not be in the bundle, and --resume would get its zero back).
 func (c Config) workload() results.Workload {
 	return results.Workload{
 		Profile:       c.Profile,
