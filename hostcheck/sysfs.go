@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/cpulist"
 )
 
 // tree reads /sys and /proc files below a root directory. Every error names
@@ -65,56 +66,11 @@ func clip(s string) string {
 }
 
 // parseCPUList reads the kernel's cpulist format ("0-55,112-167", "" for
-// none) into sorted CPU numbers.
-func parseCPUList(s string) ([]int, error) {
-	s = strings.TrimSpace(s)
-	var cpus []int
-	if s == "" {
-		return cpus, nil
-	}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("cpu list %q: %q is not a CPU number", clip(s), part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("cpu list %q: %q is not a CPU range", clip(s), part)
-			}
-		}
-		if b-a > 1<<16 || len(cpus) > 1<<16 {
-			return nil, fmt.Errorf("cpu list %q: more than 65536 CPUs", clip(s))
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	sort.Ints(cpus)
-	return cpus, nil
-}
+// none) into sorted CPU numbers (cpulist.Parse).
+func parseCPUList(s string) ([]int, error) { return cpulist.Parse(s) }
 
 // formatCPUList writes sorted CPU numbers back in the kernel's format.
-func formatCPUList(cpus []int) string {
-	var b strings.Builder
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		if j > i {
-			fmt.Fprintf(&b, "%d-%d", cpus[i], cpus[j])
-		} else {
-			fmt.Fprintf(&b, "%d", cpus[i])
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+func formatCPUList(cpus []int) string { return cpulist.Format(cpus) }
 
 // parseMeminfo reads "Key: value kB" lines (as in /proc/meminfo, or the
 // "Node N Key: value kB" lines of a node's meminfo) into bytes per key.

@@ -10,8 +10,13 @@ import (
 	"strings"
 )
 
-// Parse parses a kernel cpulist like "0-3,8,10-11" into sorted,
-// distinct numbers.
+// maxCPUs bounds what one list may name: more is not a kernel's list, and
+// a list of a few bytes must not expand into gigabytes.
+const maxCPUs = 1 << 16
+
+// Parse parses a kernel cpulist like "0-3,8,10-11" ("" for none) into
+// sorted, distinct numbers. Errors name the bad element; a list naming
+// more than 65536 numbers is refused.
 func Parse(s string) ([]int, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -22,14 +27,17 @@ func Parse(s string) ([]int, error) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
 		if err != nil || a < 0 {
-			return nil, fmt.Errorf("cpulist %q: bad element %q", s, part)
+			return nil, fmt.Errorf("cpulist %q: bad element %q", clip(s), clip(part))
 		}
 		b := a
 		if isRange {
 			b, err = strconv.Atoi(hi)
-			if err != nil || b < a || b-a > 1<<16 {
-				return nil, fmt.Errorf("cpulist %q: bad range %q", s, part)
+			if err != nil || b < a {
+				return nil, fmt.Errorf("cpulist %q: bad range %q", clip(s), clip(part))
 			}
+		}
+		if b-a >= maxCPUs || len(out)+b-a >= maxCPUs {
+			return nil, fmt.Errorf("cpulist %q: more than %d numbers", clip(s), maxCPUs)
 		}
 		for i := a; i <= b; i++ {
 			out = append(out, i)
@@ -37,6 +45,14 @@ func Parse(s string) ([]int, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// clip keeps an error about a long list short.
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
 }
 
 // Format writes sorted numbers back as a cpulist, ranges collapsed.
