@@ -25,8 +25,8 @@ type phaseSample struct {
 // server runs; probe is nil for a server with no one process (shards).
 func (r *runner) sampleBefore(ctx context.Context, probe serverProbe) phaseSample {
 	var s phaseSample
-	if len(r.disks) > 0 {
-		s.disk, s.diskErr = r.host.diskSample(ctx, r.disks)
+	if len(r.evidence.disks) > 0 {
+		s.disk, s.diskErr = r.host.diskSample(ctx, r.evidence.disks)
 	}
 	s.cpuErr = errPIDUnknown
 	if probe != nil {
@@ -41,12 +41,12 @@ func (r *runner) sampleBefore(ctx context.Context, probe serverProbe) phaseSampl
 func (r *runner) recordEvidence(ctx context.Context, before phaseSample, probe serverProbe, rec *PassRecord) {
 	ev := &rec.PassEvidence
 	switch {
-	case len(r.disks) == 0:
-		ev.DiskNote = r.disksNote
+	case len(r.evidence.disks) == 0:
+		ev.DiskNote = r.evidence.note
 	case before.diskErr != nil:
 		ev.DiskNote = before.diskErr.Error()
 	default:
-		after, err := r.host.diskSample(ctx, r.disks)
+		after, err := r.host.diskSample(ctx, r.evidence.disks)
 		var d diskstats.Delta
 		if err == nil {
 			d, err = after.Since(before.disk)
@@ -55,7 +55,7 @@ func (r *runner) recordEvidence(ctx context.Context, before phaseSample, probe s
 			ev.DiskNote = err.Error()
 			break
 		}
-		ev.DiskDevices = r.disks
+		ev.DiskDevices = r.evidence.disks
 		ev.DiskReads, ev.DiskWeightedMs, ev.DiskWindowSeconds = d.ReadsCompleted, d.WeightedMs, d.Seconds
 	}
 	switch {
@@ -155,22 +155,22 @@ func auxvValue(auxv []byte, key uint64) (uint64, bool) {
 // its data lives: any other disk would be a stranger's evidence.
 func (r *runner) resolveDisks(ctx context.Context) {
 	if r.cfg.spec().inRAM {
-		r.disksNote = "--scenario " + r.cfg.scenario() + " keeps the data in RAM"
-		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.disksNote)
+		r.evidence.note = "--scenario " + r.cfg.scenario() + " keeps the data in RAM"
+		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.evidence.note)
 		return
 	}
 	if !ceilingApplies(r.cfg) {
-		r.disksNote = "the external server's data dir was not named (--data)"
-		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.disksNote)
+		r.evidence.note = "the external server's data dir was not named (--data)"
+		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.evidence.note)
 		return
 	}
 	disks, err := r.host.dataDisks(ctx, r.cfg.DataDir)
 	if err != nil {
-		r.disksNote = err.Error()
+		r.evidence.note = err.Error()
 		r.printf("%sevidence: no disk counters: %v\n", hostPrefix(r.host), err)
 		return
 	}
-	r.disks = disks
+	r.evidence.disks = disks
 	there := ""
 	if r.host.where() != "" {
 		there = ", read there"

@@ -94,11 +94,11 @@ func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name stri
 // measure runs one pass of one cell with the server's device reads
 // counted around it, and appends it to cells.jsonl.
 func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, pass int) error {
-	r.cellIndex++
+	r.progress.cellIndex++
 	left := r.progressLeft()
-	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.cellIndex, r.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clientsNote(threads), left)
+	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.progress.cellIndex, r.progress.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clientsNote(threads), left)
 	start := time.Now()
-	defer func() { r.cellTime += time.Since(start) }()
+	defer func() { r.progress.cellTime += time.Since(start) }()
 	rec, err := r.takePass(ctx, row, tgt, threads, pass)
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	if err := r.cells.Append(rec); err != nil {
 		return err
 	}
-	r.done[passKey(row, threads, pass)] = true
+	r.resumed.passes[passKey(row, threads, pass)] = true
 
 	note := ""
 	switch {

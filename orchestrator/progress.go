@@ -51,7 +51,7 @@ func (r *runner) rowTodo(row Row) int {
 	var todo int
 	for p := 1; p <= r.cfg.Passes; p++ {
 		for _, t := range r.cfg.Threads {
-			if !r.done[passKey(row, t, p)] {
+			if !r.resumed.passes[passKey(row, t, p)] {
 				todo++
 			}
 		}
@@ -62,15 +62,15 @@ func (r *runner) rowTodo(row Row) int {
 // progressLeft is the "~Ns left" of the progress line of the cell now
 // starting, counting the loads and warm-ups of the rows still ahead.
 func (r *runner) progressLeft() string {
-	e := estimate{cellsLeft: r.cellTotal - r.cellIndex + 1, cellSeconds: r.cfg.CellSeconds,
-		warmupSeconds: r.cfg.WarmupSeconds, loadedKeys: r.loadedKeys, loadTime: r.loadTime}
-	if r.cellIndex > 1 {
-		e.perCell = r.cellTime / time.Duration(r.cellIndex-1)
+	e := estimate{cellsLeft: r.progress.cellTotal - r.progress.cellIndex + 1, cellSeconds: r.cfg.CellSeconds,
+		warmupSeconds: r.cfg.WarmupSeconds, loadedKeys: r.progress.loadedKeys, loadTime: r.progress.loadTime}
+	if r.progress.cellIndex > 1 {
+		e.perCell = r.progress.cellTime / time.Duration(r.progress.cellIndex-1)
 	}
 	if !r.cfg.SkipLoad {
 		e.loadKeys = r.cfg.DBSize
 	}
-	for _, row := range r.plan.Rows[min(r.rowIndex+1, len(r.plan.Rows)):] {
+	for _, row := range r.plan.Rows[min(r.progress.rowIndex+1, len(r.plan.Rows)):] {
 		if r.rowTodo(row) > 0 {
 			e.rowsAhead++
 		}

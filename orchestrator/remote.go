@@ -22,6 +22,8 @@ type hostsDriver struct {
 	server  *dockerDriver
 	clients []*dockerDriver // in --client-hosts order; may hold server
 	engines []*dockerDriver // each engine once, server first
+	// netChecked says the hosts' network preflight ran: once a run.
+	netChecked bool
 }
 
 // newHostsDriver connects to every host and builds the image on each.

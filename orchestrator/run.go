@@ -42,23 +42,23 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	// An external server is proven before anything is created or started:
 	// a wrong pid or nothing listening is refused at once.
 	if r.cfg.ServerAddr != "" {
-		if r.extNodes, err = r.externalCluster(ctx); err != nil {
+		if r.external.nodes, err = r.externalCluster(ctx); err != nil {
 			return err
 		}
 	}
-	if r.extNodes != nil && r.cfg.Latency {
+	if r.external.nodes != nil && r.cfg.Latency {
 		if r.cfg.given("latency") {
 			return fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", ErrConfig, r.cfg.ServerAddr)
 		}
 		r.cfg.Latency = false
 		r.printf("latency: off against a cluster (the fixed-rate client drives one server)\n")
 	}
-	if r.cfg.ServerAddr != "" && r.extNodes == nil {
+	if r.cfg.ServerAddr != "" && r.external.nodes == nil {
 		proof, err := r.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)
 		if err != nil {
 			return err
 		}
-		r.proof = &proof
+		r.external.proof = &proof
 		r.cfg.ServerPID = proof.PID
 		r.printf("server: %s\n", proof.Sentence())
 	}
@@ -119,7 +119,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	// A refused load or a configuration error stops everything.
 	var failed []error
 	for i, row := range r.plan.Rows {
-		r.rowIndex = i
+		r.progress.rowIndex = i
 		err := r.runRow(ctx, row)
 		if err == nil {
 			continue
@@ -185,29 +185,50 @@ type runner struct {
 	auth   string       // the server's per-run password; never written
 	// host is the machine the servers run on (host.go), from the driver.
 	host    serverHost
-	netDone bool // the hosts' network preflight ran
 	pids    *pidFile
 	cells   *cellsLog
 	started time.Time
 	topo    topology
 	pinning pinning
-	proof   *OwnerProof // the external server's, proven before the run
-	// extNodes are the external server's masters when it is a cluster node.
-	extNodes []*clusterNode
+	// external is the server the run measures but did not start.
+	external externalServer
 	// claims hold the run's data dirs on this machine (datadir.go).
 	claims []*dataClaim
+	// evidence is what the disk counters around every GET phase read.
+	evidence diskEvidence
+	// resumed is what the bundle held already when the run began.
+	resumed  resumedWork
+	progress progressState
+}
 
-	// The evidence sampled around every GET phase (evidence.go).
-	disks     []string // the physical disks below the data dir
-	disksNote string   // why disks is empty
+// externalServer is --server-addr's server, proven before the run.
+type externalServer struct {
+	proof *OwnerProof // its pid owns the listening socket
+	// nodes are its masters when it is a cluster node.
+	nodes []*clusterNode
+}
 
-	done      map[string]bool // passes already in cells.jsonl
-	loadsDone map[string]bool
+// diskEvidence is the physical disks below the data dir whose counters
+// are read around every GET phase (evidence.go), or why there are none.
+type diskEvidence struct {
+	disks []string
+	note  string
+}
+
+// resumedWork is what cells.jsonl held when the run began: passes and
+// loads --resume skips.
+type resumedWork struct {
+	passes map[string]bool
+	loads  map[string]bool
+}
+
+// progressState is what the progress lines' estimate counts.
+type progressState struct {
 	cellTotal int
 	cellIndex int
 	cellTime  time.Duration // measured time of the cells run so far
 	// loadedKeys and loadTime are the loads measured so far, for the
-	// progress estimate of the loads still ahead.
+	// estimate of the loads still ahead.
 	loadedKeys int64
 	loadTime   time.Duration
 	rowIndex   int // the row being run, for the estimate of what is ahead
@@ -252,10 +273,10 @@ func (r *runner) setup(cfg Config) error {
 		if err != nil {
 			return err
 		}
-		r.done = donePasses(passes)
-		r.loadsDone = map[string]bool{}
+		r.resumed.passes = donePasses(passes)
+		r.resumed.loads = map[string]bool{}
 		for _, l := range loads {
-			r.loadsDone[l.Row.ID()] = true
+			r.resumed.loads[l.Row.ID()] = true
 		}
 	} else {
 		resolved, err := cfg.resolve(os.Getenv)
@@ -269,8 +290,8 @@ func (r *runner) setup(cfg Config) error {
 			r.out = filepath.Join("results", r.plan.RunID)
 		}
 		r.cfg.OutDir = r.out
-		r.done = map[string]bool{}
-		r.loadsDone = map[string]bool{}
+		r.resumed.passes = map[string]bool{}
+		r.resumed.loads = map[string]bool{}
 	}
 	if r.cfg.Binary == "" {
 		exe, err := os.Executable()
@@ -382,8 +403,8 @@ func (r *runner) countWork() {
 	for _, row := range r.plan.Rows {
 		for p := 1; p <= r.cfg.Passes; p++ {
 			for _, t := range r.cfg.Threads {
-				if !r.done[passKey(row, t, p)] {
-					r.cellTotal++
+				if !r.resumed.passes[passKey(row, t, p)] {
+					r.progress.cellTotal++
 				}
 			}
 		}
@@ -431,7 +452,7 @@ func (r *runner) runRow(ctx context.Context, row Row) error {
 	}
 	for p := 1; p <= r.cfg.Passes; p++ {
 		for _, t := range r.cfg.Threads {
-			if r.done[passKey(row, t, p)] {
+			if r.resumed.passes[passKey(row, t, p)] {
 				continue
 			}
 			if err := r.measure(ctx, row, tgt, t, p); err != nil {

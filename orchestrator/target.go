@@ -34,11 +34,11 @@ type rowTarget struct {
 // startTarget starts a fresh server on a wiped data dir, or attaches to
 // the external one.
 func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
-	if r.cfg.ServerAddr != "" && r.extNodes != nil {
-		return rowTarget{addr: r.cfg.ServerAddr, proof: r.extNodes[0].proof, nodes: r.extNodes}, nil
+	if r.cfg.ServerAddr != "" && r.external.nodes != nil {
+		return rowTarget{addr: r.cfg.ServerAddr, proof: r.external.nodes[0].proof, nodes: r.external.nodes}, nil
 	}
 	if r.cfg.ServerAddr != "" {
-		tgt := rowTarget{addr: r.cfg.ServerAddr, pid: r.cfg.ServerPID, proof: r.proof, counted: r.cfg.ServerPID > 0}
+		tgt := rowTarget{addr: r.cfg.ServerAddr, pid: r.cfg.ServerPID, proof: r.external.proof, counted: r.cfg.ServerPID > 0}
 		tgt.probe = r.probeFor(tgt)
 		return tgt, nil
 	}
@@ -85,12 +85,12 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 		srv.stop(context.Background())
 		return rowTarget{}, err
 	}
-	if r.hosts != nil && !r.netDone {
+	if r.hosts != nil && !r.hosts.netChecked {
 		if err := r.networkPreflight(ctx, tgt); err != nil {
 			srv.stop(context.Background())
 			return rowTarget{}, err
 		}
-		r.netDone = true
+		r.hosts.netChecked = true
 	}
 	return tgt, nil
 }

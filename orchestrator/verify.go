@@ -122,8 +122,8 @@ func (r *runner) load(ctx context.Context, row Row, tgt rowTarget, rec *LoadReco
 	if rec.LoadSeconds == 0 {
 		rec.LoadSeconds = time.Since(start).Seconds()
 	}
-	r.loadedKeys += rec.Acknowledged
-	r.loadTime += time.Since(start)
+	r.progress.loadedKeys += rec.Acknowledged
+	r.progress.loadTime += time.Since(start)
 	return nil
 }
 
