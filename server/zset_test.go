@@ -57,9 +57,14 @@ func TestSortedSetMatchesSortedSlice(t *testing.T) {
 
 // TestZaddDescendingKeepsGetsFast: ZADD of 500 k members in descending
 // score order (each new member lands first) completes in seconds, and
-// another client's GETs meanwhile (from the device when tiered) keep a
-// p99 under 10 ms: a sorted slice made this quadratic (150 k members took
-// 28 s), under the lock every GET took (p99 139 ms, max 1.3 s).
+// another client's GETs meanwhile (from the device when tiered) stay fast:
+// a sorted slice made this quadratic (150 k members took 28 s), under the
+// lock every GET took (p99 139 ms, max 1.3 s). On a quiet machine the GET
+// p99 is under 10 ms; the test asserts 60 ms, because scripts/test.sh runs
+// it beside other packages' tests on the same 2 CPUs (the Docker end-to-end
+// runs among them), where a correct server measured a tiered p99 of 16 ms
+// and 27 ms (max 46 and 72 ms): 60 ms lies about halfway, in ratio,
+// between those and the one-lock server's 139 ms.
 func TestZaddDescendingKeepsGetsFast(t *testing.T) {
 	for _, tiered := range []bool{false, true} {
 		t.Run(fmt.Sprintf("tiered=%v", tiered), func(t *testing.T) {
@@ -130,8 +135,11 @@ func TestZaddDescendingKeepsGetsFast(t *testing.T) {
 			if len(lat) < 100 {
 				t.Errorf("only %d GETs answered while ZADD ran %v: %s", len(lat), took, strings.TrimSpace(fmt.Sprint(lat)))
 			}
-			if p99 > 10*time.Millisecond {
-				t.Errorf("GET p99 %v while ZADD ran, want under 10 ms", p99)
+			if p99 > 60*time.Millisecond {
+				t.Errorf("GET p99 %v while ZADD ran, want under 60 ms", p99)
+			}
+			if took > time.Minute && members == 500_000 {
+				t.Errorf("ZADD of %d members in descending order took %v, want seconds", members, took)
 			}
 		})
 	}
