@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
 )
 
 // The tierbench binary as a child the end-to-end tests run: to its end
@@ -62,7 +63,7 @@ func startBackground(t *testing.T, bin string, args ...string) *background {
 func (b *background) waitPasses(t *testing.T, out string, n int) {
 	t.Helper()
 	b.waitUntil(t, fmt.Sprintf("%d passes", n), 90*time.Second, func() bool {
-		recs, _, _ := readCells(out)
+		recs, _, _ := results.ReadCells(out)
 		return len(recs) >= n
 	})
 }

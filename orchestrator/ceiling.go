@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/report"
+	"github.com/tierbench/tierbench/results"
 )
 
 // fioFiles is how many files the preflight ceiling spreads the dataset's
@@ -48,7 +49,7 @@ const FootprintSegmentFiles = "segment-files"
 
 // baseline reads the bundle's preflight fio baseline.
 func (r *runner) baseline() *hostcheck.FIOBaseline {
-	raw, err := os.ReadFile(filepath.Join(r.out, filePreflight))
+	raw, err := os.ReadFile(filepath.Join(r.out, results.FilePreflight))
 	if err != nil {
 		return nil
 	}
@@ -56,20 +57,20 @@ func (r *runner) baseline() *hostcheck.FIOBaseline {
 }
 
 // recheckCeiling runs after a row's passes, with its server idle: every
-// cell whose median exceeds aboveCeilingTolerance × the ceiling gets one
+// cell whose median exceeds results.AboveCeilingTolerance × the ceiling gets one
 // fio run at its observed depth over the server's segment files. A fio
 // that fails is recorded, not fatal: the cell is then marked without it.
-func (r *runner) recheckCeiling(ctx context.Context, row Row) error {
+func (r *runner) recheckCeiling(ctx context.Context, row results.Row) error {
 	base := r.baseline()
 	if base == nil || len(base.Results) == 0 || !ceilingApplies(r.cfg) {
 		return nil
 	}
 	ceiling := base.Results[0].IOPS
-	passes, _, err := readCells(r.out)
+	passes, _, err := results.ReadCells(r.out)
 	if err != nil {
 		return err
 	}
-	done, err := readCeilings(r.out)
+	done, err := results.ReadCeilings(r.out)
 	if err != nil {
 		return err
 	}
@@ -77,18 +78,18 @@ func (r *runner) recheckCeiling(ctx context.Context, row Row) error {
 		var ops, depth []float64
 		for _, p := range passes {
 			if p.Row == row && p.Threads == t {
-				judgeEvidence(&p)
+				results.JudgeEvidence(&p)
 				ops = append(ops, p.OpsPerSec)
 				if len(p.DiskDevices) > 0 {
 					depth = append(depth, p.DiskQueueDepth)
 				}
 			}
 		}
-		med, _, _ := median(ops)
-		if med <= aboveCeilingTolerance*ceiling || slices.ContainsFunc(done, func(c CeilingRecord) bool { return c.Row == row && c.Threads == t }) {
+		med, _, _ := results.Median(ops)
+		if med <= results.AboveCeilingTolerance*ceiling || slices.ContainsFunc(done, func(c results.CeilingRecord) bool { return c.Row == row && c.Threads == t }) {
 			continue
 		}
-		d, _, _ := median(depth)
+		d, _, _ := results.Median(depth)
 		rec := r.remeasure(ctx, base, row, t, med, ceiling, d)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -101,8 +102,8 @@ func (r *runner) recheckCeiling(ctx context.Context, row Row) error {
 }
 
 // remeasure runs fio once at the cell's depth over the segment files.
-func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row Row, threads int, cellOps, ceiling, depth float64) CeilingRecord {
-	rec := CeilingRecord{Kind: "ceiling", Schema: SchemaVersion, Row: row, Threads: threads, CellOpsPerSec: cellOps, BaseIOPS: ceiling,
+func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row results.Row, threads int, cellOps, ceiling, depth float64) results.CeilingRecord {
+	rec := results.CeilingRecord{Kind: "ceiling", Schema: results.SchemaVersion, Row: row, Threads: threads, CellOpsPerSec: cellOps, BaseIOPS: ceiling,
 		Depth: int(math.Ceil(depth)), DepthSource: "disk", BlockBytes: 512, Engine: base.Engine, RuntimeSeconds: base.RuntimeSeconds,
 		Time: time.Now().UTC()}
 	if rec.Depth < 1 {
@@ -166,4 +167,6 @@ func serverFiles(dir string) (files []string, footprint string, totalBytes int64
 	return files, FootprintServerFiles, totalBytes
 }
 
-func appendCeiling(dir string, rec CeilingRecord) error { return appendJSONL(dir, fileCeilings, rec) }
+func appendCeiling(dir string, rec results.CeilingRecord) error {
+	return results.AppendJSONL(dir, results.FileCeilings, rec)
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
 )
 
 // TestCombinations holds the combinations of modes that no code path
@@ -23,8 +24,8 @@ func TestCombinations(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"localmemory across hosts", with(hosts, func(c *Config) { c.Scenario = ScenarioLocalMemory }), "--scenario localmemory across hosts is not supported"},
-		{"memory across hosts", with(hosts, func(c *Config) { c.Scenario = ScenarioMemory }), "--scenario memory across hosts is not supported"},
+		{"localmemory across hosts", with(hosts, func(c *Config) { c.Scenario = results.ScenarioLocalMemory }), "--scenario localmemory across hosts is not supported"},
+		{"memory across hosts", with(hosts, func(c *Config) { c.Scenario = results.ScenarioMemory }), "--scenario memory across hosts is not supported"},
 		{"ladder with a server host", with(hosts, func(c *Config) { c.Ladder = true; c.Given = []string{"ladder"} }), "--ladder with --server-host is not supported"},
 		{"latency with shards", Config{Shards: []int{1, 2}, Latency: true, Given: []string{"latency"}, DBSize: 20_000_000}, "--latency with --shards above 1 is not supported"},
 		{"relative data on a server host", with(hosts, func(c *Config) { c.DataDir = "data" }), "give an absolute path"},

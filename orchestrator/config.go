@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/results"
 )
 
 // Profiles a run can start from; every field of a profile can be overridden.
@@ -363,7 +364,7 @@ func (c Config) validate() error {
 		if c.maxShards() > 1 {
 			bad("--shards across hosts is not supported yet: shards run as local processes")
 		}
-		if s := c.scenario(); s == ScenarioAll || c.spec().inRAM {
+		if s := c.scenario(); s == results.ScenarioAll || c.spec().inRAM {
 			bad("--scenario %s across hosts is not supported: its device-read evidence (INFO store, with the run's password) and its free-memory check are read on this machine, not the server host's; run --scenario storage across hosts, or the RAM scenarios on one machine", s)
 		}
 		if c.Ladder && !c.serverHostLocal() {
@@ -430,13 +431,13 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 		}
 	}
 	if err1 == nil && !c.Force && c.spec().tiered {
-		data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
-		if n := c.maxShards(); n > 1 && data/int64(n) < minDeviceToMemory*mem {
+		data := c.DBSize * int64(results.RecordBytes(c.KeyLength, c.ValueLength))
+		if n := c.maxShards(); n > 1 && data/int64(n) < results.MinDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s split over --shards %d is %s a shard, less than %d × --memory %s: each shard's reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway)",
-				c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), n, humanBytes(data/int64(n)), minDeviceToMemory, c.Memory)
-		} else if data < minDeviceToMemory*mem {
+				c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), n, humanBytes(data/int64(n)), results.MinDeviceToMemory, c.Memory)
+		} else if data < results.MinDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s is less than %d × --memory %s: reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway, and the device-hit check then marks the cells)",
-				c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), minDeviceToMemory, c.Memory)
+				c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), results.MinDeviceToMemory, c.Memory)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
@@ -123,7 +124,7 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem, _ := size.Parse(quick.Memory)
-	if quick.Profile != ProfileQuick || quick.DBSize*int64(recordBytes(quick.KeyLength, quick.ValueLength)) < 20*mem ||
+	if quick.Profile != ProfileQuick || quick.DBSize*int64(results.RecordBytes(quick.KeyLength, quick.ValueLength)) < 20*mem ||
 		!slices.Equal(quick.Threads, []int{8, 32, 48, 64}) {
 		t.Errorf("quick profile: got %+v; want the reference's columns with the dataset ≥ 20 × memory", quick)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // benchOutput is the JSON document `tierbench bench --json` prints.
@@ -34,7 +36,7 @@ type benchCell struct {
 	Incomplete       bool          `json:"incomplete"`
 	Cluster          *benchCluster `json:"cluster"`
 	// Clients are the shares a cell summed over client hosts.
-	Clients []ClientShare `json:"-"`
+	Clients []results.ClientShare `json:"-"`
 }
 
 // parseBench parses bench's JSON. Anything printed before the document

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/bundletest"
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestParseBench(t *testing.T) {
@@ -55,7 +56,7 @@ func TestParsePreflight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := parsePreflight(data)
+	p, err := results.ParsePreflight(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +77,14 @@ func TestParsePreflight(t *testing.T) {
 	failed := bytes.Replace(data, []byte(`"status": "pass",
       "detail": "kernel.io_uring_disabled`), []byte(`"status": "fail",
       "detail": "kernel.io_uring_disabled`), 1)
-	p, err = parsePreflight(failed)
+	p, err = results.ParsePreflight(failed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := uringUsable(p); !errors.Is(err, errUringRefused) {
 		t.Errorf("uringUsable with a failed io_uring check: got %v, want errUringRefused", err)
 	}
-	if _, err := parsePreflight([]byte(`{"checks":[]}`)); err == nil {
+	if _, err := results.ParsePreflight([]byte(`{"checks":[]}`)); err == nil {
 		t.Errorf("no checks: got nil error")
 	}
 }

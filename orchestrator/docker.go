@@ -25,6 +25,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/tierbench/tierbench/images"
+	"github.com/tierbench/tierbench/results"
 )
 
 // Container labels. Every container of a run carries the run id, and the
@@ -295,7 +296,7 @@ type dockerServer struct {
 	d   *dockerDriver
 	id  string
 	p   int
-	pl  Placement
+	pl  results.Placement
 	log string
 }
 
@@ -316,7 +317,7 @@ func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHan
 		d.remove(context.Background(), id)
 		return nil, err
 	}
-	var pl Placement
+	var pl results.Placement
 	if d.ep.local() {
 		pl, err = d.proc.placement(srv.p)
 	} else {
@@ -339,9 +340,9 @@ func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHan
 	return srv, nil
 }
 
-func (s *dockerServer) pid() int             { return s.p }
-func (s *dockerServer) mode() string         { return s.d.mode() }
-func (s *dockerServer) placement() Placement { return s.pl }
+func (s *dockerServer) pid() int                     { return s.p }
+func (s *dockerServer) mode() string                 { return s.d.mode() }
+func (s *dockerServer) placement() results.Placement { return s.pl }
 
 // probe reads the server's /proc here for the local engine; for another
 // host's, through hostprobe in the server's own container.
@@ -404,8 +405,8 @@ func (d *dockerDriver) remove(ctx context.Context, id string) error {
 	return nil
 }
 
-func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error) {
-	pl := Placement{WantCPUs: s.CPUs, WantMems: s.Mems}
+func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error) {
+	pl := results.Placement{WantCPUs: s.CPUs, WantMems: s.Mems}
 	id, err := d.create(ctx, "client", s.Name, s.Args, s.CPUs, s.Mems, false, nil, "")
 	if id != "" {
 		defer d.remove(context.Background(), id)

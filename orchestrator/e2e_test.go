@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
 )
 
 // These tests drive the real binary — `tierbench run` as a child process,
@@ -71,25 +72,25 @@ func assertNoProcesses(t *testing.T, bin string) {
 }
 
 // checkBundle checks a finished bundle and returns its plan.
-func checkBundle(t *testing.T, out, stdout string, rows, passes int) Plan {
+func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Plan {
 	t.Helper()
-	for _, f := range []string{fileFingerprint, filePreflight, fileCells, fileResults, fileTable, fileReport, filePlan} {
+	for _, f := range []string{results.FileFingerprint, results.FilePreflight, results.FileCells, results.FileResults, results.FileTable, results.FileReport, results.FilePlan} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 			t.Errorf("bundle file %s: %v (want it, non-empty)", f, err)
 		}
 	}
-	var plan Plan
-	if err := readJSON(out, filePlan, &plan); err != nil {
+	var plan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &plan); err != nil {
 		t.Fatal(err)
 	}
-	var res Results
-	if err := readJSON(out, fileResults, &res); err != nil {
+	var res results.Results
+	if err := results.ReadJSON(out, results.FileResults, &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Schema != SchemaVersion {
-		t.Errorf("results.json schema_version %d, want %d", res.Schema, SchemaVersion)
+	if res.Schema != results.SchemaVersion {
+		t.Errorf("results.json schema_version %d, want %d", res.Schema, results.SchemaVersion)
 	}
-	table, _ := os.ReadFile(filepath.Join(out, fileTable))
+	table, _ := os.ReadFile(filepath.Join(out, results.FileTable))
 	if string(table) != stdout {
 		t.Errorf("stdout is not table.md:\nstdout:\n%s\ntable.md:\n%s", stdout, table)
 	}
@@ -102,7 +103,7 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) Plan {
 			t.Errorf("table row %q: want every cell measured and shown", l)
 		}
 	}
-	recs, loads, err := readCells(out)
+	recs, loads, err := results.ReadCells(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,8 +119,8 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) Plan {
 		}
 	}
 	for _, r := range recs {
-		if r.ReadBytesPerGet < minSectorShare*sectorBytes || r.Server.CPUs == "" || r.Client.CPUs == "" {
-			t.Errorf("pass %+v: want ≥ %.0f device bytes per GET and recorded placements", r, minSectorShare*sectorBytes)
+		if r.ReadBytesPerGet < results.MinSectorShare*results.SectorBytes || r.Server.CPUs == "" || r.Client.CPUs == "" {
+			t.Errorf("pass %+v: want ≥ %.0f device bytes per GET and recorded placements", r, results.MinSectorShare*results.SectorBytes)
 		}
 		// The disk below the data dir completed at least half a read per
 		// GET (other processes' reads only add), at a positive depth, and
@@ -133,11 +134,11 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) Plan {
 			t.Errorf("pinned pass: server %+v client %+v; want disjoint sets honoured", r.Server, r.Client)
 		}
 	}
-	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	report, _ := os.ReadFile(filepath.Join(out, results.FileReport))
 	if !strings.Contains(string(report), "## Disk and CPU evidence") || strings.Contains(string(report), "No disk evidence") {
 		t.Errorf("report.md lacks the disk evidence:\n%s", report)
 	}
-	logs, _ := os.ReadDir(filepath.Join(out, dirLogs))
+	logs, _ := os.ReadDir(filepath.Join(out, results.DirLogs))
 	var servers int
 	for _, l := range logs {
 		if strings.HasPrefix(l.Name(), "server-") {
@@ -206,7 +207,7 @@ func TestRunProcess(t *testing.T) {
 		t.Errorf("report --verify of the run's bundle exited %d:\n%s%s", v.code, v.stdout, v.stderr)
 	}
 	// tierbench report renders the same table again from the bundle.
-	os.Remove(filepath.Join(out, fileTable))
+	os.Remove(filepath.Join(out, results.FileTable))
 	rep := runBinary(t, bin, "report", out)
 	if rep.code != 0 || rep.stdout != r.stdout {
 		t.Errorf("report exited %d with\n%s\nwant the run's table\n%s\nstderr: %s", rep.code, rep.stdout, r.stdout, rep.stderr)
@@ -284,7 +285,7 @@ func TestRunDocker(t *testing.T) {
 	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
 		t.Errorf("containers left with label %s=%s: %d", labelRun, plan.RunID, len(left))
 	}
-	_, loads, _ := readCells(out)
+	_, loads, _ := results.ReadCells(out)
 	for _, l := range loads {
 		if !strings.HasPrefix(l.ServerMode, "docker") {
 			t.Errorf("load record server mode %q, want a docker mode", l.ServerMode)
@@ -293,10 +294,10 @@ func TestRunDocker(t *testing.T) {
 			t.Errorf("uring row: io_uring probe %q, want preflight's io_uring check passed inside the container", l.UringProbe)
 		}
 	}
-	logs, _ := os.ReadDir(filepath.Join(out, dirLogs))
+	logs, _ := os.ReadDir(filepath.Join(out, results.DirLogs))
 	var nonEmpty int
 	for _, l := range logs {
-		if st, _ := os.Stat(filepath.Join(out, dirLogs, l.Name())); st != nil && st.Size() > 0 {
+		if st, _ := os.Stat(filepath.Join(out, results.DirLogs, l.Name())); st != nil && st.Size() > 0 {
 			nonEmpty++
 		}
 	}
@@ -319,7 +320,7 @@ func TestRunInterruptAndResume(t *testing.T) {
 		t.Errorf("stderr does not say how to resume:\n%s", run.stderr.String())
 	}
 	assertNoProcesses(t, bin)
-	before, _, err := readCells(out)
+	before, _, err := results.ReadCells(out)
 	if err != nil || len(before) < 2 || len(before) >= 8 {
 		t.Fatalf("after SIGINT: %d passes in cells.jsonl (%v); want the finished ones, at least 2 and not all 8", len(before), err)
 	}
@@ -332,10 +333,10 @@ func TestRunInterruptAndResume(t *testing.T) {
 		t.Errorf("resume did not skip the %d finished passes:\n%s", len(before), r.stderr)
 	}
 	checkBundle(t, out, r.stdout, 2, 2)
-	recs, _, _ := readCells(out)
+	recs, _, _ := results.ReadCells(out)
 	seen := map[string]bool{}
 	for _, rec := range recs {
-		k := passKey(rec.Row, rec.Threads, rec.Pass)
+		k := results.PassKey(rec.Row, rec.Threads, rec.Pass)
 		if seen[k] {
 			t.Errorf("pass %s measured twice", k)
 		}
@@ -409,18 +410,18 @@ func TestRunDeviceHitCatchesMemoryHeldDataset(t *testing.T) {
 	if got := strings.Count(r.stdout, "mem-served*"); got != 3 { // two cells and the note
 		t.Errorf("table: got\n%s\nwant both cells marked mem-served* and the note", r.stdout)
 	}
-	recs, _, _ := readCells(out)
+	recs, _, _ := results.ReadCells(out)
 	for _, rec := range recs {
 		if !rec.MemoryServed || rec.ReadBytesPerGet > 64 {
 			t.Errorf("pass %+v: want memory_served with next to no device bytes per GET", rec)
 		}
 	}
-	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	report, _ := os.ReadFile(filepath.Join(out, results.FileReport))
 	if !strings.Contains(string(report), "mem-served*: the server read less than") {
 		t.Errorf("report.md lacks the memory-served note")
 	}
-	var res Results
-	readJSON(out, fileResults, &res)
+	var res results.Results
+	results.ReadJSON(out, results.FileResults, &res)
 	b, _ := json.Marshal(res.Cells)
 	if !strings.Contains(string(b), `"excluded":"memory-served"`) {
 		t.Errorf("results.json cells lack the memory-served exclusion: %s", b)
@@ -439,8 +440,8 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	args := append(tinyArgs(t, data, out), "--runtime", "docker", "--backends", "libaio", "--pin", "none", "--passes", "3", "--cell-seconds", "3")
 	run := startBackground(t, bin, args...)
 	run.waitPasses(t, out, 1)
-	var plan Plan
-	if err := readJSON(out, filePlan, &plan); err != nil {
+	var plan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &plan); err != nil {
 		t.Fatal(err)
 	}
 	// Mid-cell: the server and a client container are both running.
@@ -460,7 +461,7 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
 		t.Errorf("%d containers of run %s left after SIGTERM", len(left), plan.RunID)
 	}
-	if recs, _, _ := readCells(out); len(recs) < 1 {
+	if recs, _, _ := results.ReadCells(out); len(recs) < 1 {
 		t.Errorf("the finished pass is gone from cells.jsonl")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/diskstats"
+	"github.com/tierbench/tierbench/results"
 )
 
 // phaseSample is the counters read just before a GET phase.
@@ -38,7 +39,7 @@ func (r *runner) sampleBefore(ctx context.Context, probe serverProbe) phaseSampl
 // recordEvidence reads the counters again after the phase and fills
 // rec's evidence; rec's Seconds, ops and placements must be set. A counter
 // that cannot be read leaves a note instead of failing the pass.
-func (r *runner) recordEvidence(ctx context.Context, before phaseSample, probe serverProbe, rec *PassRecord) {
+func (r *runner) recordEvidence(ctx context.Context, before phaseSample, probe serverProbe, rec *results.PassRecord) {
 	ev := &rec.PassEvidence
 	switch {
 	case len(r.evidence.disks) == 0:
@@ -71,7 +72,7 @@ func (r *runner) recordEvidence(ctx context.Context, before phaseSample, probe s
 		ev.ClockTicks, ev.CPUNote = hz, note
 		ev.ServerCPUSeconds = float64(after-before.cpuTicks) / float64(hz)
 	}
-	judgeEvidence(rec)
+	results.JudgeEvidence(rec)
 }
 
 // cpuTicks returns utime + stime of /proc/<pid>/stat in clock ticks.
@@ -179,7 +180,7 @@ func (r *runner) resolveDisks(ctx context.Context) {
 }
 
 // evidenceLine is the progress line's account of one pass's evidence.
-func evidenceLine(rec PassRecord) string {
+func evidenceLine(rec results.PassRecord) string {
 	var s string
 	if len(rec.DiskDevices) > 0 {
 		s += fmt.Sprintf(", disk %s r/s at depth %.0f", FormatOps(rec.DiskReadsPerSec), rec.DiskQueueDepth)

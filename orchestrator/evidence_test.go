@@ -16,6 +16,7 @@ import (
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestParseProcStat(t *testing.T) {
@@ -124,18 +125,18 @@ func TestRecheckCeilingReal(t *testing.T) {
 	}
 	pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 1, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}}}
 	raw, _ := json.Marshal(pre)
-	if err := writeFile(out, filePreflight, raw); err != nil {
+	if err := results.WriteFile(out, results.FilePreflight, raw); err != nil {
 		t.Fatal(err)
 	}
-	row := Row{Backend: "libaio", Pin: PinNone, Label: "no pin"}
-	l, err := openCellsLog(out)
+	row := results.Row{Backend: "libaio", Pin: PinNone, Label: "no pin"}
+	l, err := results.OpenCellsLog(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []PassRecord{
-		{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: 4, Pass: 1, Seconds: 1, OpsPerSec: 5000,
-			PassEvidence: PassEvidence{DiskDevices: []string{"vda"}, DiskReads: 5000, DiskWeightedMs: 7_300}},
-		{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: 2, Pass: 1, Seconds: 1, OpsPerSec: 900},
+	for _, p := range []results.PassRecord{
+		{Kind: "pass", Schema: results.SchemaVersion, Row: row, Threads: 4, Pass: 1, Seconds: 1, OpsPerSec: 5000,
+			PassEvidence: results.PassEvidence{DiskDevices: []string{"vda"}, DiskReads: 5000, DiskWeightedMs: 7_300}},
+		{Kind: "pass", Schema: results.SchemaVersion, Row: row, Threads: 2, Pass: 1, Seconds: 1, OpsPerSec: 900},
 	} {
 		if err := l.Append(p); err != nil {
 			t.Fatal(err)
@@ -147,7 +148,7 @@ func TestRecheckCeilingReal(t *testing.T) {
 	if err := r.recheckCeiling(t.Context(), row); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := readCeilings(out)
+	recs, err := results.ReadCeilings(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestRecheckCeilingReal(t *testing.T) {
 	if err := r.recheckCeiling(t.Context(), row); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := readCeilings(out); len(again) != 1 {
+	if again, _ := results.ReadCeilings(out); len(again) != 1 {
 		t.Errorf("a second recheck measured again: got %d records, want 1", len(again))
 	}
 }

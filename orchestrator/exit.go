@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/tierbench/tierbench/report"
+	"github.com/tierbench/tierbench/results"
 )
 
 // Exit statuses of `tierbench run`. A status says what a reader may do
@@ -120,7 +121,7 @@ func interrupted(ctx context.Context, err error) error {
 // outcome judges a finished run from its results: nil when every planned
 // cell is in the table, else ErrExcluded or ErrNothingPublishable with
 // the cells kept out and why.
-func outcome(res Results) error {
+func outcome(res results.Results) error {
 	kept, shown := report.KeptOut(res)
 	switch {
 	case len(kept) == 0:

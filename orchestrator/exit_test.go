@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestExitCode(t *testing.T) {
@@ -34,21 +36,21 @@ func TestExitCode(t *testing.T) {
 
 func TestOutcome(t *testing.T) {
 	plan := referencePlan()
-	cells := aggregate(plan, referencePasses(plan), nil, 0)
-	err := outcome(Results{Plan: plan, Cells: cells})
+	cells := results.Aggregate(plan, referencePasses(plan), nil, 0)
+	err := outcome(results.Results{Plan: plan, Cells: cells})
 	for _, want := range []string{"3 of 16 cells are kept out", "Libaio no pin t=8 (memory-served)", "Uring srv node-0 / cli node-1 t=64 (misses 1.00 %)", "Uring no pin t=64 (not measured)"} {
 		if !errors.Is(err, ErrExcluded) || !strings.Contains(err.Error(), want) {
 			t.Errorf("partly excluded: got %v, want ErrExcluded naming %q", err, want)
 		}
 	}
 	for i := range cells {
-		cells[i].Excluded = excludedRefused
+		cells[i].Excluded = results.ExcludedRefused
 	}
-	if err := outcome(Results{Plan: plan, Cells: cells}); !errors.Is(err, ErrNothingPublishable) || !strings.Contains(err.Error(), "all 16 cells") {
+	if err := outcome(results.Results{Plan: plan, Cells: cells}); !errors.Is(err, ErrNothingPublishable) || !strings.Contains(err.Error(), "all 16 cells") {
 		t.Errorf("all excluded: got %v, want ErrNothingPublishable", err)
 	}
-	shown := aggregate(plan, referencePasses(plan), nil, 0)[:3]
-	if err := outcome(Results{Plan: plan, Cells: shown}); err != nil {
+	shown := results.Aggregate(plan, referencePasses(plan), nil, 0)[:3]
+	if err := outcome(results.Results{Plan: plan, Cells: shown}); err != nil {
 		t.Errorf("all shown: got %v, want nil", err)
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/bundletest"
+	"github.com/tierbench/tierbench/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // referencePlan is the reference's four rows with three passes, under
 // the reference profile as this run resolves it.
-func referencePlan() Plan {
+func referencePlan() results.Plan {
 	cfg, _ := Config{Profile: ProfileReference}.resolve(func(string) string { return "" })
 	return bundletest.ReferencePlan(cfg.workload())
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // The clients of a phase across hosts: the cell's connections split over
@@ -43,7 +45,7 @@ func splitThreads(threads, n int) []int {
 type clientOut struct {
 	host    string
 	threads int
-	pl      Placement
+	pl      results.Placement
 	rep     benchReport
 	raw     []byte
 	err     error
@@ -77,7 +79,7 @@ type benchWindow struct {
 // warm-up extra asks of an online phase (bench --warmup-seconds): bench
 // runs them just before the shared start, so the start is set that much
 // later and every client still has the whole lead time to get ready.
-func (r *runner) runClients(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
+func (r *runner) runClients(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
 	shares := splitThreads(threads, len(r.hosts.clients))
 	lead := clientLeadTime + time.Duration(warmup)*time.Second
 	start := time.Now().Add(lead).Truncate(time.Millisecond)
@@ -98,7 +100,7 @@ func (r *runner) runClients(ctx context.Context, row Row, tgt rowTarget, name st
 			"--start-at", strconv.FormatInt(start.UnixMilli(), 10))
 		args = append(args, extra...)
 		spec := clientSpec{Name: name + "-" + d.ep.Name, Host: i, Args: args,
-			LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("client-%s-%s-%s-%s.log", row.Backend, row.Pin, name, d.ep.Name))}
+			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s-%s.log", row.Backend, row.Pin, name, d.ep.Name))}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -129,11 +131,11 @@ func (r *runner) runClients(ctx context.Context, row Row, tgt rowTarget, name st
 		if outs[i].threads == 0 {
 			continue
 		}
-		dir := filepath.Join(r.out, dirHosts, outs[i].host, "clients")
+		dir := filepath.Join(r.out, results.DirHosts, outs[i].host, "clients")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("orchestrator: bundle: %w", err)
 		}
-		if err := writeFile(dir, fmt.Sprintf("%s-%s-%s.json", row.Backend, row.Pin, name), outs[i].raw); err != nil {
+		if err := results.WriteFile(dir, fmt.Sprintf("%s-%s-%s.json", row.Backend, row.Pin, name), outs[i].raw); err != nil {
 			return nil, err
 		}
 	}
@@ -143,10 +145,10 @@ func (r *runner) runClients(ctx context.Context, row Row, tgt rowTarget, name st
 // benchHosts runs one offline GET phase over the client hosts and sums it:
 // ops, hits, misses and errors are the sums of the clients' counts inside
 // the shared window, and the rate is that sum over the window.
-func (r *runner) benchHosts(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
+func (r *runner) benchHosts(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
 	outs, err := r.runClients(ctx, row, tgt, name, threads, seconds, 0, []string{"--op", "GET", "-b", strconv.Itoa(r.batchOf(row))})
 	if err != nil {
-		return benchCell{}, Placement{}, err
+		return benchCell{}, results.Placement{}, err
 	}
 	// The pass record's client placement is the first client's; each
 	// client's own is in its share.
@@ -173,18 +175,18 @@ func (r *runner) benchHosts(ctx context.Context, row Row, tgt rowTarget, name st
 		if c.Window.LateSeconds > 0.1*float64(seconds) {
 			r.printf("  host %s: the client was ready %.2f s after the shared start: it measured %.0f %% of the window\n", o.host, c.Window.LateSeconds, 100*(1-c.Window.LateSeconds/float64(seconds)))
 		}
-		sum.Clients = append(sum.Clients, ClientShare{Host: o.host, Threads: o.threads, Ops: c.Ops, Hits: c.Hits, Misses: c.Misses, Errors: c.Errors,
+		sum.Clients = append(sum.Clients, results.ClientShare{Host: o.host, Threads: o.threads, Ops: c.Ops, Hits: c.Hits, Misses: c.Misses, Errors: c.Errors,
 			OpsPerSec: c.OpsPerSec, LateSeconds: c.Window.LateSeconds, Placement: o.pl,
-			JSON: filepath.Join(dirHosts, o.host, "clients", fmt.Sprintf("%s-%s-%s.json", row.Backend, row.Pin, name))})
+			JSON: filepath.Join(results.DirHosts, o.host, "clients", fmt.Sprintf("%s-%s-%s.json", row.Backend, row.Pin, name))})
 	}
 	sum.OpsPerSec = float64(sum.Ops) / float64(seconds)
 	return sum, pl, nil
 }
 
 // hostsLatencyDone reports whether hosts/latency.jsonl holds row's phase.
-func hostsLatencyDone(dir string, row Row) (bool, error) {
-	done, err := readHostsLatency(dir)
-	return slices.ContainsFunc(done, func(l HostsLatencyRecord) bool { return l.Row == row }), err
+func hostsLatencyDone(dir string, row results.Row) (bool, error) {
+	done, err := results.ReadHostsLatency(dir)
+	return slices.ContainsFunc(done, func(l results.HostsLatencyRecord) bool { return l.Row == row }), err
 }
 
 // latencyHosts runs the row's online phase (closed loop, one op in flight
@@ -193,18 +195,18 @@ func hostsLatencyDone(dir string, row Row) (bool, error) {
 // library's Merge: percentiles of all the ops, never averages of the
 // clients' percentiles. A phase hosts/latency.jsonl already holds is kept
 // (--resume).
-func (r *runner) latencyHosts(ctx context.Context, row Row, tgt rowTarget) error {
+func (r *runner) latencyHosts(ctx context.Context, row results.Row, tgt rowTarget) error {
 	if done, err := hostsLatencyDone(r.out, row); done || err != nil {
 		return err
 	}
 	threads := max(len(r.hosts.clients), min(r.cfg.Threads[0], 8))
 	r.printf("%s %s: latency, %d s online at t=%d over %d client host(s) after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label,
-		r.cfg.CellSeconds, threads, len(r.hosts.clients), latencyWarmupSeconds)
-	outs, err := r.runClients(ctx, row, tgt, "latency", threads, r.cfg.CellSeconds, latencyWarmupSeconds, onlineGET(1, 0))
+		r.cfg.CellSeconds, threads, len(r.hosts.clients), results.LatencyWarmupSeconds)
+	outs, err := r.runClients(ctx, row, tgt, "latency", threads, r.cfg.CellSeconds, results.LatencyWarmupSeconds, onlineGET(1, 0))
 	if err != nil {
 		return fmt.Errorf("orchestrator: latency phase of %s %s: %w", row.Backend, row.Label, err)
 	}
-	rec := HostsLatencyRecord{Row: row, Threads: threads, Seconds: r.cfg.CellSeconds, Time: time.Now().UTC()}
+	rec := results.HostsLatencyRecord{Row: row, Threads: threads, Seconds: r.cfg.CellSeconds, Time: time.Now().UTC()}
 	var merged *hdrhistogram.Histogram
 	for _, o := range outs {
 		if o.threads == 0 {
@@ -228,8 +230,8 @@ func (r *runner) latencyHosts(ctx context.Context, row Row, tgt rowTarget) error
 			rec.WarmupSeconds = w.Seconds
 		}
 		rec.WarmupOps += w.Ops
-		rec.Clients = append(rec.Clients, ClientShare{Host: o.host, Threads: o.threads, Ops: h.TotalCount(),
-			JSON: filepath.Join(dirHosts, o.host, "clients", fmt.Sprintf("%s-%s-latency.json", row.Backend, row.Pin))})
+		rec.Clients = append(rec.Clients, results.ClientShare{Host: o.host, Threads: o.threads, Ops: h.TotalCount(),
+			JSON: filepath.Join(results.DirHosts, o.host, "clients", fmt.Sprintf("%s-%s-latency.json", row.Backend, row.Pin))})
 	}
 	if merged == nil {
 		return fmt.Errorf("orchestrator: latency phase of %s %s: no client ran", row.Backend, row.Label)
@@ -238,7 +240,7 @@ func (r *runner) latencyHosts(ctx context.Context, row Row, tgt rowTarget) error
 	rec.Count = merged.TotalCount()
 	rec.P50us, rec.P99us, rec.P999us, rec.Maxus = us(50), us(99), us(99.9), float64(merged.Max())/1e3
 	r.printf("  latency µs p50 %.1f p99 %.1f p99.9 %.1f over %d ops (%d clients merged)\n", rec.P50us, rec.P99us, rec.P999us, rec.Count, len(rec.Clients))
-	return appendJSONLine(filepath.Join(r.out, dirHosts, fileHostsLatency), rec)
+	return appendJSONLine(filepath.Join(r.out, results.DirHosts, results.FileHostsLatency), rec)
 }
 
 // appendJSONLine appends v as one line to path and syncs it.

@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
 )
 
 // hostArgs is tinyArgs for one libaio row across the test hosts.
@@ -113,7 +114,7 @@ func TestRunAcrossHosts(t *testing.T) {
 	res := runBinary(t, bin, args...)
 	stop()
 	if res.code != 0 {
-		logs, _ := filepath.Glob(filepath.Join(out, dirLogs, "client-*"))
+		logs, _ := filepath.Glob(filepath.Join(out, results.DirLogs, "client-*"))
 		var tail []string
 		for _, l := range logs {
 			b, _ := os.ReadFile(l)
@@ -133,20 +134,20 @@ func TestRunAcrossHosts(t *testing.T) {
 		t.Fatalf("plan hosts: got %+v, want the server bound to %s with a password", plan.Hosts, a.Addr)
 	}
 	for _, h := range []string{"a", "b"} {
-		for _, f := range []string{filePreflight, fileFingerprint, fileNetwork} {
-			if st, err := os.Stat(filepath.Join(out, dirHosts, h, f)); err != nil || st.Size() < 10 {
+		for _, f := range []string{results.FilePreflight, results.FileFingerprint, results.FileNetwork} {
+			if st, err := os.Stat(filepath.Join(out, results.DirHosts, h, f)); err != nil || st.Size() < 10 {
 				t.Errorf("hosts/%s/%s: %v, want it", h, f, err)
 			}
 		}
 	}
 
-	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	report, _ := os.ReadFile(filepath.Join(out, results.FileReport))
 	for _, want := range []string{"Across 2 hosts", "- **a** (server and client, unix://", "- **b** (client, unix://", "Link to the server: PING round trip"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, report)
 		}
 	}
-	passes, _, err := readCells(out)
+	passes, _, err := results.ReadCells(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestRunAcrossHosts(t *testing.T) {
 		checkHostsPass(t, out, p)
 	}
 
-	f, err := os.Open(filepath.Join(out, dirHosts, fileHostsLatency))
+	f, err := os.Open(filepath.Join(out, results.DirHosts, results.FileHostsLatency))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,14 +164,14 @@ func TestRunAcrossHosts(t *testing.T) {
 	if !sc.Scan() {
 		t.Fatalf("no latency record")
 	}
-	var lat HostsLatencyRecord
+	var lat results.HostsLatencyRecord
 	if err := json.Unmarshal(sc.Bytes(), &lat); err != nil {
 		t.Fatal(err)
 	}
 	var counts, warmOps int64
 	for _, c := range lat.Clients {
 		var rep benchReport
-		readJSON(out, c.JSON, &rep)
+		results.ReadJSON(out, c.JSON, &rep)
 		h, err := hdrhistogram.Decode([]byte(rep.Online.Histogram))
 		if err != nil {
 			t.Fatalf("%s: %v", c.JSON, err)
@@ -179,16 +180,16 @@ func TestRunAcrossHosts(t *testing.T) {
 		// The warm-up the single-host steps have, run before the shared
 		// window, which stays the cell's 1 s.
 		w := rep.Online.Warmup
-		if w.Seconds != latencyWarmupSeconds || w.Ops == 0 || rep.Online.Window == nil || rep.Online.Window.Seconds != 1 {
-			t.Errorf("%s: got a %v s warm-up of %d ops and window %+v, want a %d s warm-up with ops before a 1 s window", c.JSON, w.Seconds, w.Ops, rep.Online.Window, latencyWarmupSeconds)
+		if w.Seconds != results.LatencyWarmupSeconds || w.Ops == 0 || rep.Online.Window == nil || rep.Online.Window.Seconds != 1 {
+			t.Errorf("%s: got a %v s warm-up of %d ops and window %+v, want a %d s warm-up with ops before a 1 s window", c.JSON, w.Seconds, w.Ops, rep.Online.Window, results.LatencyWarmupSeconds)
 		}
 		warmOps += w.Ops
 	}
 	if len(lat.Clients) != 2 || lat.Count == 0 || lat.Count != counts || lat.P99us < lat.P50us {
 		t.Errorf("latency: merged count %d of %d clients, their histograms count %d; p50 %v p99 %v: want the merge of both", lat.Count, len(lat.Clients), counts, lat.P50us, lat.P99us)
 	}
-	if lat.WarmupSeconds != latencyWarmupSeconds || lat.WarmupOps != warmOps {
-		t.Errorf("latency record: got a %v s warm-up of %d ops, want %d s and the clients' %d", lat.WarmupSeconds, lat.WarmupOps, latencyWarmupSeconds, warmOps)
+	if lat.WarmupSeconds != results.LatencyWarmupSeconds || lat.WarmupOps != warmOps {
+		t.Errorf("latency record: got a %v s warm-up of %d ops, want %d s and the clients' %d", lat.WarmupSeconds, lat.WarmupOps, results.LatencyWarmupSeconds, warmOps)
 	}
 
 	mu.Lock()
@@ -261,7 +262,7 @@ func TestRunAcrossHostsClientKilled(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, res.stderr)
 		}
 	}
-	fails, err := readFailures(out)
+	fails, err := results.ReadFailures(out)
 	if err != nil || len(fails) != 1 || !strings.Contains(fails[0].Error, "host b") {
 		t.Errorf("fail records: %+v, %v; want one naming host b", fails, err)
 	}
@@ -274,7 +275,7 @@ func TestRunAcrossHostsClientKilled(t *testing.T) {
 
 // checkHostsPass checks one pass across hosts b, a: the split of its
 // threads, each client's JSON, and that its ops are their sum.
-func checkHostsPass(t *testing.T, out string, p PassRecord) {
+func checkHostsPass(t *testing.T, out string, p results.PassRecord) {
 	t.Helper()
 	var sum int64
 	var threads []int
@@ -282,7 +283,7 @@ func checkHostsPass(t *testing.T, out string, p PassRecord) {
 		sum += c.Ops
 		threads = append(threads, c.Threads)
 		var rep benchReport
-		readJSON(out, c.JSON, &rep)
+		results.ReadJSON(out, c.JSON, &rep)
 		if len(rep.Cells) != 1 || rep.Cells[0].Ops != c.Ops || rep.Cells[0].Window == nil || rep.Cells[0].Window.Seconds != 1 {
 			t.Errorf("client JSON %s: got %+v, want one 1 s window with %d ops", c.JSON, rep.Cells, c.Ops)
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestVerifyLoad(t *testing.T) {
@@ -14,26 +16,26 @@ func TestVerifyLoad(t *testing.T) {
 	tests := []struct {
 		name string
 		cfg  Config
-		rec  LoadRecord
+		rec  results.LoadRecord
 		want string // "" = accepted
 	}{
-		{"complete", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n}, ""},
-		{"99.9 % acknowledged", cfg, LoadRecord{DBSize: n, Acknowledged: n - 100, ServerKeys: n - 100}, "loader saw 99900 of 100000 keys acknowledged (99.90 %, 100 missing"},
-		{"99.99 % acknowledged", cfg, LoadRecord{DBSize: n, Acknowledged: n - 10, ServerKeys: n - 10}, "(99.99 %, 10 missing"},
-		{"one key short", cfg, LoadRecord{DBSize: n, Acknowledged: n - 1, ServerKeys: n - 1}, "(99.999 %, 1 missing"},
-		{"acknowledged but lost", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n - 1}, "server holds 99999 keys after a load of 100000 (99.999 %"},
-		{"others there before", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n + 1}, "server holds 100001 keys after a load of 100000"},
-		{"skip-load exact", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n}, ""},
-		{"skip-load more keys", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: 2 * n}, ""},
-		{"skip-load 99.9 %", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n - 100}, "holds 99900 keys, 100 fewer than --dbsize 100000 (99.90 %)"},
-		{"skip-load 99.99 %", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n - 10}, "(99.99 %)"},
-		{"skip-load one short", skip, LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n - 1}, "1 fewer than --dbsize 100000 (99.999 %); refusing to measure a partial load"},
-		{"100 M, one short", skip, LoadRecord{DBSize: 100_000_000, Acknowledged: -1, ServerKeys: 99_999_999}, "(99.999999 %)"},
-		{"reference log on device", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n, Tiered: true,
+		{"complete", cfg, results.LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n}, ""},
+		{"99.9 % acknowledged", cfg, results.LoadRecord{DBSize: n, Acknowledged: n - 100, ServerKeys: n - 100}, "loader saw 99900 of 100000 keys acknowledged (99.90 %, 100 missing"},
+		{"99.99 % acknowledged", cfg, results.LoadRecord{DBSize: n, Acknowledged: n - 10, ServerKeys: n - 10}, "(99.99 %, 10 missing"},
+		{"one key short", cfg, results.LoadRecord{DBSize: n, Acknowledged: n - 1, ServerKeys: n - 1}, "(99.999 %, 1 missing"},
+		{"acknowledged but lost", cfg, results.LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n - 1}, "server holds 99999 keys after a load of 100000 (99.999 %"},
+		{"others there before", cfg, results.LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n + 1}, "server holds 100001 keys after a load of 100000"},
+		{"skip-load exact", skip, results.LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n}, ""},
+		{"skip-load more keys", skip, results.LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: 2 * n}, ""},
+		{"skip-load 99.9 %", skip, results.LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n - 100}, "holds 99900 keys, 100 fewer than --dbsize 100000 (99.90 %)"},
+		{"skip-load 99.99 %", skip, results.LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n - 10}, "(99.99 %)"},
+		{"skip-load one short", skip, results.LoadRecord{DBSize: n, Acknowledged: -1, ServerKeys: n - 1}, "1 fewer than --dbsize 100000 (99.999 %); refusing to measure a partial load"},
+		{"100 M, one short", skip, results.LoadRecord{DBSize: 100_000_000, Acknowledged: -1, ServerKeys: 99_999_999}, "(99.999999 %)"},
+		{"reference log on device", cfg, results.LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n, Tiered: true,
 			BeginAddress: 64, HeadAddress: 12_783 * mb, TailAddress: 12_800 * mb}, ""},
-		{"quick: memory-sized remainder", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n, Tiered: true,
+		{"quick: memory-sized remainder", cfg, results.LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n, Tiered: true,
 			BeginAddress: 64, HeadAddress: 316 * mb, TailAddress: 330 * mb, DeviceShare: 316.0 / 330}, ""},
-		{"whole log in memory", cfg, LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n, Tiered: true,
+		{"whole log in memory", cfg, results.LoadRecord{DBSize: n, Acknowledged: n, ServerKeys: n, Tiered: true,
 			BeginAddress: 64, HeadAddress: 64, TailAddress: 25 * mb}, "of the log is on the device"},
 	}
 	for _, tt := range tests {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/report"
+	"github.com/tierbench/tierbench/results"
 )
 
 // The ladder (--ladder) measures the reference's four layers on one data
@@ -48,23 +49,23 @@ func (r *runner) ladderSeconds() int { return max(r.cfg.CellSeconds, 1) }
 // runLadder measures the layers below the RESP cells just taken and
 // prints the ladders; it writes ladder.json and the layers' raw JSON.
 func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
-	var res Results
-	if err := readJSON(r.out, fileResults, &res); err != nil {
+	var res results.Results
+	if err := results.ReadJSON(r.out, results.FileResults, &res); err != nil {
 		return err
 	}
-	var pre preflightOutput
-	if b, err := os.ReadFile(filepath.Join(r.out, filePreflight)); err == nil {
-		pre, _ = parsePreflight(b)
+	var pre results.Preflight
+	if b, err := os.ReadFile(filepath.Join(r.out, results.FilePreflight)); err == nil {
+		pre, _ = results.ParsePreflight(b)
 	}
 	if err := os.MkdirAll(filepath.Join(r.out, "ladder"), 0o755); err != nil {
 		return fmt.Errorf("orchestrator: ladder: %w", err)
 	}
-	var ladders []Ladder
+	var ladders []results.Ladder
 	for _, backend := range r.ladderBackends() {
-		l := Ladder{Backend: backend}
+		l := results.Ladder{Backend: backend}
 		if !r.cfg.spec().inRAM {
 			fio := pre.FioIOPS(512)
-			layer := LadderLayer{Layer: layerFio, OpsPerSec: fio, Detail: "the preflight's depth-sweep ceiling, 512 B random reads"}
+			layer := results.LadderLayer{Layer: layerFio, OpsPerSec: fio, Detail: "the preflight's depth-sweep ceiling, 512 B random reads"}
 			if fio <= 0 {
 				layer.Error = "no fio ceiling (--no-fio, or fio is missing)"
 			}
@@ -83,11 +84,11 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		finishLadder(&l)
 		ladders = append(ladders, l)
 	}
-	if err := writeJSON(r.out, fileLadder, ladders); err != nil {
+	if err := results.WriteJSON(r.out, results.FileLadder, ladders); err != nil {
 		return err
 	}
 	text := report.Ladders(ladders)
-	if err := writeFile(r.out, "ladder.md", []byte(text)); err != nil {
+	if err := results.WriteFile(r.out, "ladder.md", []byte(text)); err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, "\n"+text)
@@ -107,21 +108,21 @@ func (r *runner) ladderBackends() []string {
 
 // respLayer is the RESP layer of the backend's best cell (any pin, any
 // thread count); runBatch is the run's -b, the row's when it has none.
-func respLayer(c Cell, ok bool, runBatch int) LadderLayer {
+func respLayer(c results.Cell, ok bool, runBatch int) results.LadderLayer {
 	if !ok {
-		return LadderLayer{Layer: layerRESP, Error: "no RESP cell was shown"}
+		return results.LadderLayer{Layer: layerRESP, Error: "no RESP cell was shown"}
 	}
 	batch := ""
 	if c.Row.Batch == 0 {
 		batch = fmt.Sprintf(" -b %d", runBatch)
 	}
-	return LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp,
+	return results.LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp,
 		Detail: fmt.Sprintf("the best cell: %s t=%d%s (CPU of server + client)", c.Row.Label, c.Threads, batch)}
 }
 
 // finishLadder fills each layer's share of the one below and names the
 // largest drop.
-func finishLadder(l *Ladder) {
+func finishLadder(l *results.Ladder) {
 	worst, at := 2.0, ""
 	for i := 1; i < len(l.Layers); i++ {
 		below, cur := l.Layers[i-1], &l.Layers[i]
@@ -150,9 +151,9 @@ const ladderRounds = 3
 // lowerLayers runs the Device and KV layers ladderRounds times, the order
 // swapped each round so that neither always runs on a warmer or quieter
 // machine, and returns each layer's median round.
-func (r *runner) lowerLayers(ctx context.Context, backend string) []LadderLayer {
+func (r *runner) lowerLayers(ctx context.Context, backend string) []results.LadderLayer {
 	defer os.RemoveAll(filepath.Join(r.cfg.DataDir, "ladder-device"))
-	var rounds [2][]LadderLayer
+	var rounds [2][]results.LadderLayer
 	for i := 0; i < ladderRounds; i++ {
 		for j := range 2 {
 			k := j
@@ -168,12 +169,12 @@ func (r *runner) lowerLayers(ctx context.Context, backend string) []LadderLayer 
 			}
 		}
 	}
-	return []LadderLayer{medianRound(rounds[0]), medianRound(rounds[1])}
+	return []results.LadderLayer{medianRound(rounds[0]), medianRound(rounds[1])}
 }
 
 // medianRound is the round of median ops/s (its CPU and raw JSON with
 // it), every round's ops/s and file kept; a failed round fails the layer.
-func medianRound(rounds []LadderLayer) LadderLayer {
+func medianRound(rounds []results.LadderLayer) results.LadderLayer {
 	var ops []float64
 	var raws []string
 	for _, x := range rounds {
@@ -182,8 +183,8 @@ func medianRound(rounds []LadderLayer) LadderLayer {
 		}
 		ops, raws = append(ops, x.OpsPerSec), append(raws, x.Raw)
 	}
-	med, _, _ := median(ops)
-	var m LadderLayer
+	med, _, _ := results.Median(ops)
+	var m results.LadderLayer
 	for _, x := range rounds {
 		if x.OpsPerSec == med {
 			m = x
@@ -195,17 +196,17 @@ func medianRound(rounds []LadderLayer) LadderLayer {
 }
 
 // deviceLayer runs `tierbench device` at the server's throttle depth.
-func (r *runner) deviceLayer(ctx context.Context, backend string, round int) LadderLayer {
-	layer := LadderLayer{Layer: layerDevice}
+func (r *runner) deviceLayer(ctx context.Context, backend string, round int) results.LadderLayer {
+	layer := results.LadderLayer{Layer: layerDevice}
 	depth := 4096 // the server's default --device-throttle-limit
 	args := []string{"device", "--backend", backend, "--block", "512", "--threads", "1",
 		"--runtime", strconv.Itoa(r.ladderSeconds()), "--json"}
-	if backend == ScenarioLocalMemory {
+	if backend == results.ScenarioLocalMemory {
 		depth = 512
 		args = append(args, "--device-completion-threads", "4", "--device-throttle-limit", "512")
 	} else {
 		dir := filepath.Join(r.cfg.DataDir, "ladder-device")
-		fileBytes := max(r.cfg.DBSize*int64(recordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
+		fileBytes := max(r.cfg.DBSize*int64(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
 		args = append(args, "--dir", dir, "--file-size", strconv.FormatInt((fileBytes+(1<<20)-1)>>20, 10)+"m")
 	}
 	args = append(args, "--qd", strconv.Itoa(depth))
@@ -222,14 +223,14 @@ func (r *runner) deviceLayer(ctx context.Context, backend string, round int) Lad
 }
 
 // kvLayer runs `tierbench kv` with the server's store flags and dataset.
-func (r *runner) kvLayer(ctx context.Context, backend string, round int) LadderLayer {
-	layer := LadderLayer{Layer: layerKV}
+func (r *runner) kvLayer(ctx context.Context, backend string, round int) results.LadderLayer {
+	layer := results.LadderLayer{Layer: layerKV}
 	threads := runtime.NumCPU()
 	args := []string{"kv", "--storage-tier", "--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
 		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10), "--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
 		"--load-threads", strconv.Itoa(min(r.cfg.LoadThreads, 2*threads)), "-t", strconv.Itoa(threads), "--rumd", "100,0,0,0",
 		"--runtime", strconv.Itoa(r.ladderSeconds()), "--json"}
-	if backend == ScenarioLocalMemory {
+	if backend == results.ScenarioLocalMemory {
 		args = append(args, "--device-type", "localmemory", "--device-completion-threads", "4", "--device-throttle-limit", "512")
 	} else {
 		dir := filepath.Join(r.cfg.DataDir, "ladder-kv")
@@ -237,7 +238,7 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int) LadderL
 		defer os.RemoveAll(dir)
 	}
 	layer.Detail = fmt.Sprintf("tierbench kv --device-type %s, the run's --memory %s --page %s --index %s and %d keys, 100 %% GET at t=%d",
-		map[bool]string{true: "localmemory", false: "native " + backend}[backend == ScenarioLocalMemory], r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, threads)
+		map[bool]string{true: "localmemory", false: "native " + backend}[backend == results.ScenarioLocalMemory], r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, threads)
 	var out struct {
 		Runs []struct {
 			OpsPerSec   float64 `json:"ops_per_sec"`
@@ -266,7 +267,7 @@ func (r *runner) runLayer(ctx context.Context, name string, args []string, v any
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.cfg.Binary, args...)
 	var stdout bytes.Buffer
-	logf, err := os.Create(filepath.Join(r.out, dirLogs, strings.ReplaceAll(strings.TrimPrefix(name, "ladder/"), ".json", ".log")))
+	logf, err := os.Create(filepath.Join(r.out, results.DirLogs, strings.ReplaceAll(strings.TrimPrefix(name, "ladder/"), ".json", ".log")))
 	if err != nil {
 		return "", err.Error()
 	}
@@ -275,7 +276,7 @@ func (r *runner) runLayer(ctx context.Context, name string, args []string, v any
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	runErr := cmd.Run()
-	if err := writeFile(r.out, name, stdout.Bytes()); err != nil {
+	if err := results.WriteFile(r.out, name, stdout.Bytes()); err != nil {
 		return "", err.Error()
 	}
 	if runErr != nil {

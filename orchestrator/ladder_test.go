@@ -8,26 +8,27 @@ import (
 
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/report"
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestFinishLadder(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		layers []LadderLayer
+		layers []results.LadderLayer
 		shares []float64
 		gap    string
 	}{
-		{"server-side gap", []LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 95}, {Layer: layerKV, OpsPerSec: 90}, {Layer: layerRESP, OpsPerSec: 45}},
+		{"server-side gap", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 95}, {Layer: layerKV, OpsPerSec: 90}, {Layer: layerRESP, OpsPerSec: 45}},
 			[]float64{0, 0.95, 90.0 / 95, 0.5}, "the gap is between KV and RESP: 0.50; server-side"},
-		{"device-side gap", []LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 30}, {Layer: layerKV, OpsPerSec: 29}, {Layer: layerRESP, OpsPerSec: 28}},
+		{"device-side gap", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 30}, {Layer: layerKV, OpsPerSec: 29}, {Layer: layerRESP, OpsPerSec: 28}},
 			[]float64{0, 0.3, 29.0 / 30, 28.0 / 29}, "the gap is between fio and Device: 0.30; device-side"},
-		{"a layer that did not run is skipped", []LadderLayer{{Layer: layerFio}, {Layer: layerDevice, OpsPerSec: 50}, {Layer: layerKV, OpsPerSec: 40}, {Layer: layerRESP, OpsPerSec: 36}},
+		{"a layer that did not run is skipped", []results.LadderLayer{{Layer: layerFio}, {Layer: layerDevice, OpsPerSec: 50}, {Layer: layerKV, OpsPerSec: 40}, {Layer: layerRESP, OpsPerSec: 36}},
 			[]float64{0, 0, 0.8, 0.9}, "the gap is between Device and KV: 0.80; store-side"},
 		// The in-memory top is the ceiling: its share is RESP ÷ it.
-		{"tier-side gap", []LadderLayer{{Layer: layerDevice, OpsPerSec: 100}, {Layer: layerKV, OpsPerSec: 80}, {Layer: layerRESP, OpsPerSec: 60}, {Layer: layerInMemory, OpsPerSec: 120, ShareIs: "RESP ÷ " + layerInMemory}},
+		{"tier-side gap", []results.LadderLayer{{Layer: layerDevice, OpsPerSec: 100}, {Layer: layerKV, OpsPerSec: 80}, {Layer: layerRESP, OpsPerSec: 60}, {Layer: layerInMemory, OpsPerSec: 120, ShareIs: "RESP ÷ " + layerInMemory}},
 			[]float64{0, 0.8, 0.75, 0.5}, "the gap is between RESP and RESP in-memory: 0.50; tier-side"},
 	} {
-		l := Ladder{Backend: "libaio", Layers: tc.layers}
+		l := results.Ladder{Backend: "libaio", Layers: tc.layers}
 		finishLadder(&l)
 		for i, want := range tc.shares {
 			if got := l.Layers[i].Share; got < want-1e-9 || got > want+1e-9 {
@@ -37,7 +38,7 @@ func TestFinishLadder(t *testing.T) {
 		if !strings.HasPrefix(l.Gap, tc.gap) {
 			t.Errorf("%s: gap %q, want %q…", tc.name, l.Gap, tc.gap)
 		}
-		text := report.Ladders([]Ladder{l})
+		text := report.Ladders([]results.Ladder{l})
 		top, bottom := "| "+l.Layers[len(l.Layers)-1].Layer+" |", "| "+l.Layers[0].Layer+" |"
 		if strings.Index(text, top) > strings.Index(text, bottom) || !strings.Contains(text, "share of the layer below") {
 			t.Errorf("%s: ladder\n%s\nwant %s on top, %s at the bottom, the share column", tc.name, text, top, bottom)
@@ -58,8 +59,8 @@ func TestRunLadder(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("run --ladder: exit %d, want 0:\n%s", r.code, r.stderr)
 	}
-	var ls []Ladder
-	if err := readJSON(out, fileLadder, &ls); err != nil {
+	var ls []results.Ladder
+	if err := results.ReadJSON(out, results.FileLadder, &ls); err != nil {
 		t.Fatal(err)
 	}
 	if len(ls) != 1 || ls[0].Backend != "libaio" || len(ls[0].Layers) != 4 || ls[0].Layers[3].Layer != layerRESP {
@@ -91,7 +92,7 @@ func TestRunLadder(t *testing.T) {
 		t.Errorf("--ladder with --server-addr: exit %d, stdout\n%s\nwant 0 and the note", r.code, r.stdout)
 	}
 	ls = nil
-	readJSON(filepath.Join(base, "ext"), fileLadder, &ls)
+	results.ReadJSON(filepath.Join(base, "ext"), results.FileLadder, &ls)
 	if len(ls) != 1 || len(ls[0].Layers) != 2 || ls[0].Layers[0].Layer != layerFio || ls[0].Layers[1].Layer != layerRESP || ls[0].Layers[1].OpsPerSec <= 0 {
 		t.Errorf("external ladder: got %+v, want fio and RESP only", ls)
 	}

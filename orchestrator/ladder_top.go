@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // The top of the LocalMemory ladder is the untiered in-memory server
@@ -26,14 +28,14 @@ const fileInMemoryLayer = "ladder/localmemory-inmemory.json"
 // inMemoryRaw is the in-memory layer's raw JSON: the server's flags, the
 // load's counts and every pass as cells.jsonl would hold it.
 type inMemoryRaw struct {
-	ServerArgs []string     `json:"server_args"`
-	Load       LoadRecord   `json:"load"`
-	Passes     []PassRecord `json:"passes"`
+	ServerArgs []string             `json:"server_args"`
+	Load       results.LoadRecord   `json:"load"`
+	Passes     []results.PassRecord `json:"passes"`
 }
 
 // bestRESPCell is the highest median RESP cell of backend the table shows.
-func bestRESPCell(res Results, backend string) (Cell, bool) {
-	var best Cell
+func bestRESPCell(res results.Results, backend string) (results.Cell, bool) {
+	var best results.Cell
 	for _, c := range res.Cells {
 		if c.Row.Backend != backend && backend != "external" || c.Excluded != "" || c.Passes == 0 {
 			continue
@@ -48,17 +50,17 @@ func bestRESPCell(res Results, backend string) (Cell, bool) {
 // inMemoryLayer starts the untiered server on a wiped data dir, loads the
 // run's dataset, checks it and measures --passes passes (ladderRounds at
 // least) at best's thread count and -b; the layer is their median.
-func (r *runner) inMemoryLayer(ctx context.Context, best Cell, ok bool) LadderLayer {
-	layer := LadderLayer{Layer: layerInMemory, ShareIs: "RESP ÷ " + layerInMemory}
+func (r *runner) inMemoryLayer(ctx context.Context, best results.Cell, ok bool) results.LadderLayer {
+	layer := results.LadderLayer{Layer: layerInMemory, ShareIs: "RESP ÷ " + layerInMemory}
 	if !ok {
 		layer.Error = "no localmemory RESP cell to match"
 		return layer
 	}
-	row := Row{Backend: ScenarioMemory, Pin: best.Row.Pin, Label: "ladder top, " + best.Row.Label, Batch: r.batchOf(best.Row)}
+	row := results.Row{Backend: results.ScenarioMemory, Pin: best.Row.Pin, Label: "ladder top, " + best.Row.Label, Batch: r.batchOf(best.Row)}
 	layer.Detail = fmt.Sprintf("the untiered server (tierbench server --index %s), the same %d keys, t=%d -b %d as the best localmemory cell (CPU of server + client); share read as localmemory RESP ÷ this",
 		r.cfg.Index, r.cfg.DBSize, best.Threads, row.Batch)
 	raw, err := r.measureInMemory(ctx, row, best.Threads)
-	if werr := writeJSON(r.out, fileInMemoryLayer, raw); werr == nil {
+	if werr := results.WriteJSON(r.out, fileInMemoryLayer, raw); werr == nil {
 		layer.Raw = fileInMemoryLayer
 	}
 	if err != nil {
@@ -73,14 +75,14 @@ func (r *runner) inMemoryLayer(ctx context.Context, best Cell, ok bool) LadderLa
 		}
 		ops, cpu = append(ops, p.OpsPerSec), append(cpu, p.CPUMicrosPerOp)
 	}
-	layer.OpsPerSec, _, _ = median(ops)
-	layer.CPUMicrosPerOp, _, _ = median(cpu)
+	layer.OpsPerSec, _, _ = results.Median(ops)
+	layer.CPUMicrosPerOp, _, _ = results.Median(cpu)
 	return layer
 }
 
 // passExclusion says why a pass of the in-memory layer cannot stand:
 // misses, or device reads under the untiered store.
-func passExclusion(p PassRecord) string {
+func passExclusion(p results.PassRecord) string {
 	switch {
 	case p.TooManyMiss:
 		return fmt.Sprintf("%d misses and %d errors in %d GETs", p.Misses, p.Errors, p.Ops)
@@ -92,7 +94,7 @@ func passExclusion(p PassRecord) string {
 
 // measureInMemory runs the in-memory layer's server, load, warm-up and
 // passes; the server is stopped before it returns.
-func (r *runner) measureInMemory(ctx context.Context, row Row, threads int) (inMemoryRaw, error) {
+func (r *runner) measureInMemory(ctx context.Context, row results.Row, threads int) (inMemoryRaw, error) {
 	var raw inMemoryRaw
 	r.printf("ladder localmemory: %s layer, the untiered server at t=%d -b %d\n", layerInMemory, threads, row.Batch)
 	tgt, err := r.startTarget(ctx, row)
@@ -108,7 +110,7 @@ func (r *runner) measureInMemory(ctx context.Context, row Row, threads int) (inM
 	}
 	port, _ := strconv.Atoi(tgt.addr[strings.LastIndexByte(tgt.addr, ':')+1:])
 	raw.ServerArgs = r.serverArgs(row, port, r.cfg.DataDir)
-	raw.Load = LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
+	raw.Load = results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
 	if err := r.load(ctx, row, tgt, &raw.Load); err != nil {
 		return raw, err
 	}

@@ -25,20 +25,16 @@ import (
 // omission). Steps are appended to latency.jsonl (not cells.jsonl, which
 // older tierbench versions read and would refuse) and each step's
 // HdrHistogram is written to latency/ as an HdrHistogram log.
-const (
-	minAchievedShare     = results.MinAchievedShare
-	latencyWarmupSeconds = results.LatencyWarmupSeconds
-)
 
 // onlineGET is the bench flags of an online GET phase beyond the row's
 // benchArgs, the connections and the runtime: every op a GET, at most
 // inFlight in flight per connection, offered at rate ops/sec (0: closed
-// loop), after latencyWarmupSeconds sent alike but not recorded. The
+// loop), after results.LatencyWarmupSeconds sent alike but not recorded. The
 // fixed-rate steps and the merged phase across hosts both take their flags
 // from here, so their latencies are measured alike.
 func onlineGET(inFlight int, rate float64) []string {
 	args := []string{"--online", "--op-workload", "GET", "--op-percent", "100", "--itp", strconv.Itoa(inFlight),
-		"--warmup-seconds", strconv.Itoa(latencyWarmupSeconds)}
+		"--warmup-seconds", strconv.Itoa(results.LatencyWarmupSeconds)}
 	if rate > 0 {
 		args = append(args, "--rate", strconv.FormatFloat(rate, 'f', 0, 64))
 	}
@@ -106,9 +102,9 @@ func parseOnline(out []byte) (onlineOutput, *hdrhistogram.Histogram, error) {
 }
 
 // bestCell is the row's highest median among the cells the table shows.
-func bestCell(plan Plan, recs []PassRecord, row Row) (Cell, bool) {
-	var best Cell
-	for _, c := range aggregate(plan, recs, nil, 0) {
+func bestCell(plan results.Plan, recs []results.PassRecord, row results.Row) (results.Cell, bool) {
+	var best results.Cell
+	for _, c := range results.Aggregate(plan, recs, nil, 0) {
 		if c.Row == row && c.Excluded == "" && c.Passes > 0 && c.Median > best.Median {
 			best = c
 		}
@@ -118,11 +114,11 @@ func bestCell(plan Plan, recs []PassRecord, row Row) (Cell, bool) {
 
 // latencySteps runs the fixed-rate steps of a row whose passes are done,
 // skipping the steps latency.jsonl already holds (--resume).
-func (r *runner) latencySteps(ctx context.Context, row Row, tgt rowTarget) error {
+func (r *runner) latencySteps(ctx context.Context, row results.Row, tgt rowTarget) error {
 	if !r.cfg.Latency {
 		return nil
 	}
-	recs, _, err := readCells(r.out)
+	recs, _, err := results.ReadCells(r.out)
 	if err != nil {
 		return err
 	}
@@ -131,7 +127,7 @@ func (r *runner) latencySteps(ctx context.Context, row Row, tgt rowTarget) error
 		r.printf("%s %s: no cell in the table, so no rate to offer: latency steps skipped\n", titleCase(row.Backend), row.Label)
 		return nil
 	}
-	done, err := readLatency(r.out)
+	done, err := results.ReadLatency(r.out)
 	if err != nil {
 		return err
 	}
@@ -151,10 +147,10 @@ func (r *runner) latencySteps(ctx context.Context, row Row, tgt rowTarget) error
 
 // missingShares are the shares of latencyShares whose step recs lack for
 // row, in order.
-func missingShares(recs []LatencyRecord, row Row) []float64 {
+func missingShares(recs []results.LatencyRecord, row results.Row) []float64 {
 	var out []float64
 	for _, share := range latencyShares {
-		if !slices.ContainsFunc(recs, func(l LatencyRecord) bool { return l.Row == row && l.Share == share }) {
+		if !slices.ContainsFunc(recs, func(l results.LatencyRecord) bool { return l.Row == row && l.Share == share }) {
 			out = append(out, share)
 		}
 	}
@@ -167,7 +163,7 @@ func missingShares(recs []LatencyRecord, row Row) []float64 {
 // A run stopped during a row's latency phase has all the row's passes, so
 // --resume asks this before it skips a row: what the bundle holds is kept
 // and only what it lacks is run.
-func (r *runner) latencyTodo(row Row) (bool, error) {
+func (r *runner) latencyTodo(row results.Row) (bool, error) {
 	if r.hosts != nil {
 		done, err := hostsLatencyDone(r.out, row)
 		if !done || err != nil {
@@ -177,28 +173,28 @@ func (r *runner) latencyTodo(row Row) (bool, error) {
 	if !r.cfg.Latency {
 		return false, nil
 	}
-	recs, _, err := readCells(r.out)
+	recs, _, err := results.ReadCells(r.out)
 	if err != nil {
 		return false, err
 	}
 	if _, ok := bestCell(r.plan, recs, row); !ok {
 		return false, nil // no rate to offer: latencySteps skips the row
 	}
-	done, err := readLatency(r.out)
+	done, err := results.ReadLatency(r.out)
 	return len(missingShares(done, row)) > 0, err
 }
 
 // latencyStep offers share × best's median over best's connections for
 // one cell's seconds, with up to --batch GETs in flight per connection
 // (what the throughput cells kept outstanding), and writes its log.
-func (r *runner) latencyStep(ctx context.Context, row Row, tgt rowTarget, best Cell, share float64) (LatencyRecord, error) {
+func (r *runner) latencyStep(ctx context.Context, row results.Row, tgt rowTarget, best results.Cell, share float64) (results.LatencyRecord, error) {
 	rate := math.Round(share * best.Median)
-	rec := LatencyRecord{Kind: "latency", Schema: SchemaVersion, Row: row, Share: share, BestOpsPerSec: best.Median,
+	rec := results.LatencyRecord{Kind: "latency", Schema: results.SchemaVersion, Row: row, Share: share, BestOpsPerSec: best.Median,
 		Threads: best.Threads, InFlight: r.batchOf(row), OfferedOpsPerSec: rate}
 	pct := int(math.Round(100 * share))
 	r.printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label, pct,
-		FormatOps(best.Median), best.Threads, FormatOps(rate), r.cfg.CellSeconds, latencyWarmupSeconds)
-	limit := phaseLimit(latencyWarmupSeconds + r.cfg.CellSeconds)
+		FormatOps(best.Median), best.Threads, FormatOps(rate), r.cfg.CellSeconds, results.LatencyWarmupSeconds)
+	limit := phaseLimit(results.LatencyWarmupSeconds + r.cfg.CellSeconds)
 	sctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	name := fmt.Sprintf("latency-%d", pct)
@@ -220,14 +216,14 @@ func (r *runner) latencyStep(ctx context.Context, row Row, tgt rowTarget, best C
 	rec.Ops, rec.Seconds, rec.AchievedOpsPerSec = on.Ops, on.Seconds, on.OpsPerSec
 	rec.Misses, rec.Errors, rec.ClientSaturated = on.Misses, on.Errors, on.ClientSaturated
 	rec.WarmupSeconds, rec.WarmupOps = on.Warmup.Seconds, on.Warmup.Ops
-	rec.Short = rec.AchievedOpsPerSec < minAchievedShare*rec.OfferedOpsPerSec
+	rec.Short = rec.AchievedOpsPerSec < results.MinAchievedShare*rec.OfferedOpsPerSec
 	rec.P50Micros, rec.P99Micros, rec.P999Micros, rec.MaxMicros = on.Latency.P50, on.Latency.P99, on.Latency.P999, on.Latency.Max
 	rec.Time = end.UTC()
 	if h != nil {
 		us := func(ns int64) float64 { return float64(ns) / 1e3 }
 		rec.P50Micros, rec.P99Micros = us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(99))
 		rec.P999Micros, rec.MaxMicros = us(h.ValueAtQuantile(99.9)), us(h.Max())
-		rec.Hlog = filepath.ToSlash(filepath.Join(dirLatency, fmt.Sprintf("%s-%s-%d.hlog", row.Backend, row.Pin, pct)))
+		rec.Hlog = filepath.ToSlash(filepath.Join(results.DirLatency, fmt.Sprintf("%s-%s-%d.hlog", row.Backend, row.Pin, pct)))
 		if err := writeHlog(filepath.Join(r.out, rec.Hlog), h, start, end, rec); err != nil {
 			return rec, err
 		}
@@ -237,7 +233,7 @@ func (r *runner) latencyStep(ctx context.Context, row Row, tgt rowTarget, best C
 
 // writeHlog writes one step's histogram as an HdrHistogram log with one
 // interval, which HdrHistogram's own tools read and plot.
-func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec LatencyRecord) error {
+func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec results.LatencyRecord) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("orchestrator: latency dir: %w", err)
 	}
@@ -272,9 +268,11 @@ func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec
 	return nil
 }
 
-func appendLatency(dir string, rec LatencyRecord) error { return appendJSONL(dir, fileLatency, rec) }
+func appendLatency(dir string, rec results.LatencyRecord) error {
+	return results.AppendJSONL(dir, results.FileLatency, rec)
+}
 
-func shortNote(rec LatencyRecord) string {
+func shortNote(rec results.LatencyRecord) string {
 	if rec.Short {
 		return fmt.Sprintf("  SHORT: achieved %.1f %% of the offered rate", 100*rec.AchievedOpsPerSec/rec.OfferedOpsPerSec)
 	}

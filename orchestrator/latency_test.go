@@ -17,11 +17,12 @@ import (
 	"github.com/tierbench/tierbench/internal/bundletest"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
 )
 
 // latencyRunner is a runner that can run latency steps against addr with
 // the real binary as a child process, writing into a temp bundle.
-func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, Row) {
+func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, results.Row) {
 	t.Helper()
 	bin := testenv.MustBinary(t)
 	pids, err := newPidFile(t.TempDir(), "latency-test")
@@ -30,12 +31,12 @@ func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, Row) {
 	}
 	t.Cleanup(func() { pids.close() })
 	out := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(out, dirLogs), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(out, results.DirLogs), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r := &runner{cfg: Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
 		out: out, stderr: io.Discard, drv: newProcessDriver(bin, pids), pids: pids}
-	return r, rowTarget{}, Row{Backend: "redis", Pin: PinNone, Label: "no pin"}
+	return r, rowTarget{}, results.Row{Backend: "redis", Pin: PinNone, Label: "no pin"}
 }
 
 // debugSleep has a redis-server stop answering for seconds ("0.5").
@@ -69,7 +70,7 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 	if _, _, err := r.drv.runClient(t.Context(), r.benchSpec(row, tgt, "load", []string{"--op", "MSET", "--runtime", "0", "-t", "2"})); err != nil {
 		t.Fatal(err)
 	}
-	best := Cell{Row: row, Threads: 4, Median: 4000}
+	best := results.Cell{Row: row, Threads: 4, Median: 4000}
 	quiet, err := r.latencyStep(t.Context(), row, tgt, best, 0.5)
 	if err != nil {
 		t.Fatal(err)
@@ -100,15 +101,15 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 		t.Errorf("got p99.9 %s without the stall and %s with it, want the quiet step under 0.8 × the %v stall",
 			plots.FormatMicros(quiet.P999Micros), plots.FormatMicros(stalled.P999Micros), stall)
 	}
-	for _, rec := range []LatencyRecord{quiet, stalled} {
+	for _, rec := range []results.LatencyRecord{quiet, stalled} {
 		if rec.OfferedOpsPerSec != best.Median*rec.Share || rec.Ops == 0 || rec.Misses != 0 || rec.Hlog == "" {
 			t.Errorf("step %.0f %%: got offered %.0f, %d ops, %d misses, hlog %q; want %.0f offered, ops, no misses, a log",
 				100*rec.Share, rec.OfferedOpsPerSec, rec.Ops, rec.Misses, rec.Hlog, best.Median*rec.Share)
 		}
 		// Half the offered rate over the warm-up: the client sends on a
 		// schedule, and a shared machine may delay its start.
-		if want := 0.5 * rec.OfferedOpsPerSec * latencyWarmupSeconds; rec.WarmupSeconds != latencyWarmupSeconds || float64(rec.WarmupOps) < want {
-			t.Errorf("step %.0f %%: got a %v s warm-up of %d ops, want %d s of at least %.0f", 100*rec.Share, rec.WarmupSeconds, rec.WarmupOps, latencyWarmupSeconds, want)
+		if want := 0.5 * rec.OfferedOpsPerSec * results.LatencyWarmupSeconds; rec.WarmupSeconds != results.LatencyWarmupSeconds || float64(rec.WarmupOps) < want {
+			t.Errorf("step %.0f %%: got a %v s warm-up of %d ops, want %d s of at least %.0f", 100*rec.Share, rec.WarmupSeconds, rec.WarmupOps, results.LatencyWarmupSeconds, want)
 		}
 	}
 	f, err := os.Open(filepath.Join(r.out, stalled.Hlog))
@@ -186,15 +187,15 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 	state := filepath.Join(base, "state")
 	run := startBackground(t, bin, append(tinyArgs(t, data, out), "--runtime", "process", "--backends", "libaio", "--pin", "none", "--latency")...)
 	run.waitUntil(t, "two latency steps", 3*time.Minute, func() bool {
-		recs, _ := readLatency(out)
+		recs, _ := results.ReadLatency(out)
 		return len(recs) >= 2
 	})
 	run.interrupt(t)
-	passes, _, err := readCells(out)
+	passes, _, err := results.ReadCells(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, err := readLatency(out)
+	kept, err := results.ReadLatency(out)
 	if err != nil || len(kept) < 2 || len(kept) >= len(latencyShares) {
 		t.Fatalf("after SIGINT: %d latency steps (%v), want at least 2 and not all %d", len(kept), err, len(latencyShares))
 	}
@@ -211,11 +212,11 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 	if strings.Contains(r.stderr, "cell 1/") {
 		t.Errorf("resume measured a pass again:\n%s", r.stderr)
 	}
-	after, _, _ := readCells(out)
+	after, _, _ := results.ReadCells(out)
 	if len(after) != len(passes) {
 		t.Errorf("resume: %d passes in cells.jsonl, want the %d of before", len(after), len(passes))
 	}
-	steps, err := readLatency(out)
+	steps, err := results.ReadLatency(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 	if again.code != 0 || !strings.Contains(again.stderr, "done already, skipped") || strings.Contains(again.stderr, "latency: Libaio") {
 		t.Errorf("second resume: exit %d, want the row skipped and no step run:\n%s", again.code, again.stderr)
 	}
-	if steps2, _ := readLatency(out); len(steps2) != len(latencyShares) {
+	if steps2, _ := results.ReadLatency(out); len(steps2) != len(latencyShares) {
 		t.Errorf("after the second resume: %d steps, want %d", len(steps2), len(latencyShares))
 	}
 	assertNoProcesses(t, bin)
@@ -253,7 +254,7 @@ func TestLatencyTodo(t *testing.T) {
 	plan := referencePlan()
 	r := &runner{cfg: configOf(plan.Workload), plan: plan, out: dir}
 	row := plan.Rows[0]
-	todo := func(what string, row Row, want bool) {
+	todo := func(what string, row results.Row, want bool) {
 		t.Helper()
 		if got, err := r.latencyTodo(row); err != nil || got != want {
 			t.Errorf("%s: latencyTodo(%s) = %v, %v; want %v", what, row.ID(), got, err, want)
@@ -272,17 +273,17 @@ func TestLatencyTodo(t *testing.T) {
 		}
 	}
 	todo("every step", row, false)
-	todo("no cell in the table", Row{Backend: "uring", Pin: PinNone, Label: "elsewhere"}, false)
+	todo("no cell in the table", results.Row{Backend: "uring", Pin: PinNone, Label: "elsewhere"}, false)
 	r.cfg.Latency = false
 	todo("no --latency", plan.Rows[1], false)
 
 	r.hosts = &hostsDriver{}
 	todo("across hosts, no merged phase", row, true)
-	if err := os.MkdirAll(filepath.Join(dir, dirHosts), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, results.DirHosts), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, dirHosts, fileHostsLatency)
-	if err := appendJSONLine(path, HostsLatencyRecord{Row: row, Count: 10}); err != nil {
+	path := filepath.Join(dir, results.DirHosts, results.FileHostsLatency)
+	if err := appendJSONLine(path, results.HostsLatencyRecord{Row: row, Count: 10}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // One GET pass of a cell: the client run against the row's server, the
@@ -35,8 +37,8 @@ func phaseLimit(seconds int) time.Duration {
 }
 
 // bench runs one GET phase of `threads` connections for `seconds`.
-func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string, threads, seconds int) (benchCell, Placement, error) {
-	var pl Placement
+func (r *runner) bench(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
+	var pl results.Placement
 	if r.hosts != nil {
 		return r.benchHosts(ctx, row, tgt, name, threads, seconds)
 	}
@@ -61,20 +63,20 @@ func (r *runner) bench(ctx context.Context, row Row, tgt rowTarget, name string,
 
 // benchSpec is the client that runs `tierbench bench --json` with extra
 // flags against the row's server, pinned as the row says.
-func (r *runner) benchSpec(row Row, tgt rowTarget, name string, extra []string) clientSpec {
+func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []string) clientSpec {
 	args := append(r.benchArgs(tgt), extra...)
 	if len(tgt.nodes) > 0 {
 		args = append(args, "--cluster-bench")
 	}
 	spec := clientSpec{Name: name, Args: args,
-		LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("client-%s-%s-%s.log", row.Backend, row.Pin, name))}
+		LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", row.Backend, row.Pin, name))}
 	if row.Pin == PinPinned {
 		spec.CPUs, spec.Mems = r.pinning.ClientCPUs, r.pinning.ClientMems
 	}
 	return spec
 }
 
-func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name string, extra []string, pl *Placement) (benchOutput, error) {
+func (r *runner) runBench(ctx context.Context, row results.Row, tgt rowTarget, name string, extra []string, pl *results.Placement) (benchOutput, error) {
 	stdout, got, err := r.drv.runClient(ctx, r.benchSpec(row, tgt, name, extra))
 	if pl != nil {
 		*pl = got
@@ -93,7 +95,7 @@ func (r *runner) runBench(ctx context.Context, row Row, tgt rowTarget, name stri
 
 // measure runs one pass of one cell with the server's device reads
 // counted around it, and appends it to cells.jsonl.
-func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, pass int) error {
+func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, threads, pass int) error {
 	r.progress.cellIndex++
 	left := r.progressLeft()
 	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.progress.cellIndex, r.progress.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clientsNote(threads), left)
@@ -106,7 +108,7 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 	if err := r.cells.Append(rec); err != nil {
 		return err
 	}
-	r.resumed.passes[passKey(row, threads, pass)] = true
+	r.resumed.passes[results.PassKey(row, threads, pass)] = true
 
 	note := ""
 	switch {
@@ -132,8 +134,8 @@ func (r *runner) measure(ctx context.Context, row Row, tgt rowTarget, threads, p
 
 // takePass runs one pass of one cell with the server's device reads and
 // CPU counted around it, and judges it; it records nothing.
-func (r *runner) takePass(ctx context.Context, row Row, tgt rowTarget, threads, pass int) (PassRecord, error) {
-	rec := PassRecord{Kind: "pass", Schema: SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.batchOf(row), ReadBytes: -1}
+func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, threads, pass int) (results.PassRecord, error) {
+	rec := results.PassRecord{Kind: "pass", Schema: results.SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.batchOf(row), ReadBytes: -1}
 	var before int64
 	var err error
 	if tgt.counted {
@@ -178,7 +180,7 @@ func (r *runner) takePass(ctx context.Context, row Row, tgt rowTarget, threads, 
 	}
 	for _, check := range []struct {
 		role string
-		pl   Placement
+		pl   results.Placement
 	}{{"server", rec.Server}, {"client", rec.Client}} {
 		if err := checkPlacement(check.role, check.pl); err != nil {
 			return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
@@ -194,7 +196,7 @@ func (r *runner) takePass(ctx context.Context, row Row, tgt rowTarget, threads, 
 	if devBefore != nil {
 		deviceReadsDelta(&rec, devBefore, devAfter)
 	}
-	judgePass(&rec, r.cfg.MaxMissRatio)
+	results.JudgePass(&rec, r.cfg.MaxMissRatio)
 	rec.Time = time.Now().UTC()
 	return rec, nil
 }

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // Runs across hosts (--server-host, --client-hosts): the server on one
@@ -58,7 +60,7 @@ func (r *runner) pickHosts(ctx context.Context) error {
 	for _, did := range hd.removeStale(ctx) {
 		r.printf("cleanup: %s\n", did)
 	}
-	hp := &HostsPlan{Server: srv.record(), Clients: endpointRecords(clients)}
+	hp := &results.HostsPlan{Server: srv.record(), Clients: endpointRecords(clients)}
 	if hp.Bind, hp.Port, err = r.chooseBind(ctx); err != nil {
 		return err
 	}

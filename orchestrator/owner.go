@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // ErrWrongProcess is wrapped when --server-pid is not the process that
@@ -233,8 +235,8 @@ func (p procRoot) describe(pid int) string {
 // LISTEN entry for addr in pid's network namespace has an inode that is
 // among pid's open files. pid 0 means "find the owner". It refuses, with
 // a sentence naming both pids, when another process owns the socket.
-func (p procRoot) proveOwner(addr string, pid int) (OwnerProof, error) {
-	proof := OwnerProof{Addr: addr, PID: pid}
+func (p procRoot) proveOwner(addr string, pid int) (results.OwnerProof, error) {
+	proof := results.OwnerProof{Addr: addr, PID: pid}
 	tcp, err := net.ResolveTCPAddr("tcp", addr)
 	if err != nil {
 		return proof, fmt.Errorf("%w: --server-addr %s: %w", ErrRefused, addr, err)
@@ -295,7 +297,7 @@ func (p procRoot) ownerInOurNamespace(addr *net.TCPAddr) int {
 }
 
 // findOwner is proveOwner for a pid not given: the owner of the socket.
-func (p procRoot) findOwner(addr *net.TCPAddr, proof OwnerProof) (OwnerProof, error) {
+func (p procRoot) findOwner(addr *net.TCPAddr, proof results.OwnerProof) (results.OwnerProof, error) {
 	entries, err := p.listening("self", addr)
 	for _, e := range entries {
 		if pid := p.socketOwner(e.Inode); pid > 0 {
@@ -309,7 +311,7 @@ func (p procRoot) findOwner(addr *net.TCPAddr, proof OwnerProof) (OwnerProof, er
 
 // checkInfoPID compares the pid the server reports in INFO server with
 // the proven one (or its pid in an inner namespace, for a container).
-func (p procRoot) checkInfoPID(proof *OwnerProof, info map[string]string) error {
+func (p procRoot) checkInfoPID(proof *results.OwnerProof, info map[string]string) error {
 	v, ok := info["process_id"]
 	if !ok {
 		return nil
@@ -337,12 +339,12 @@ func (p procRoot) checkInfoPID(proof *OwnerProof, info map[string]string) error 
 // proveServer is the whole check of a server before it is measured:
 // something answers at addr (a refused connection is refused at once),
 // pid owns its listening socket, and INFO server's process_id agrees.
-func (p procRoot) proveServer(ctx context.Context, addr string, pid int) (OwnerProof, error) {
+func (p procRoot) proveServer(ctx context.Context, addr string, pid int) (results.OwnerProof, error) {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	c, err := dialRESP(dctx, addr)
 	if err != nil {
-		return OwnerProof{Addr: addr, PID: pid}, fmt.Errorf("%w: nothing answers at --server-addr %s: %w", ErrRefused, addr, err)
+		return results.OwnerProof{Addr: addr, PID: pid}, fmt.Errorf("%w: nothing answers at --server-addr %s: %w", ErrRefused, addr, err)
 	}
 	defer c.Close()
 	proof, err := p.proveOwner(addr, pid)

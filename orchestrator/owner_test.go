@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestParseProcNetTCP(t *testing.T) {
@@ -153,7 +155,7 @@ func TestCheckInfoPID(t *testing.T) {
 		{map[string]string{"process_id": "x"}, `process_id "x" is not a pid`},
 	}
 	for _, tt := range tests {
-		proof := OwnerProof{Addr: "127.0.0.1:1", PID: self}
+		proof := results.OwnerProof{Addr: "127.0.0.1:1", PID: self}
 		err := proc.checkInfoPID(&proof, tt.info)
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("INFO %v: got %v, want %q", tt.info, err, tt.want)

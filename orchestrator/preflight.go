@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // The preflights of a run: the host's, once per run with the fio
@@ -26,7 +28,7 @@ func (r *runner) preflight(ctx context.Context) error {
 	if r.hosts != nil {
 		return r.preflightHosts(ctx)
 	}
-	if _, err := os.Stat(filepath.Join(r.out, filePreflight)); err == nil && r.cfg.Resume != "" {
+	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil && r.cfg.Resume != "" {
 		return nil // measured when the run began
 	}
 	dataDir := r.preflightDir()
@@ -35,9 +37,9 @@ func (r *runner) preflight(ctx context.Context) error {
 	}
 	r.printf("preflight: %s (fio baseline: %v)\n", dataDir, r.fioPlanned())
 	out, err := runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(r.fioPlanned()))
-	var p preflightOutput
+	var p results.Preflight
 	if err == nil {
-		p, err = parsePreflight(out)
+		p, err = results.ParsePreflight(out)
 	}
 	if err != nil {
 		if !r.cfg.Force {
@@ -45,16 +47,16 @@ func (r *runner) preflight(ctx context.Context) error {
 		}
 		r.printf("preflight: %v; measuring anyway (--force)\n", err)
 		b, _ := json.Marshal(map[string]string{"error": err.Error()})
-		return errors.Join(writeFile(r.out, filePreflight, b), writeFile(r.out, fileFingerprint, []byte("null\n")))
+		return errors.Join(results.WriteFile(r.out, results.FilePreflight, b), results.WriteFile(r.out, results.FileFingerprint, []byte("null\n")))
 	}
-	if err := writeFile(r.out, filePreflight, out); err != nil {
+	if err := results.WriteFile(r.out, results.FilePreflight, out); err != nil {
 		return err
 	}
 	fp := p.Fingerprint
 	if len(fp) == 0 {
 		fp = json.RawMessage("null")
 	}
-	if err := writeFile(r.out, fileFingerprint, append(fp, '\n')); err != nil {
+	if err := results.WriteFile(r.out, results.FileFingerprint, append(fp, '\n')); err != nil {
 		return err
 	}
 	return r.judgePreflight(hostSide(r.cfg, p), "host")
@@ -68,7 +70,7 @@ func (r *runner) preflightArgs(fio bool) []string {
 		threads[i] = strconv.Itoa(t)
 	}
 	args := []string{"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
-		"--threads", strings.Join(threads, ","), "--record-bytes", strconv.Itoa(recordBytes(r.cfg.KeyLength, r.cfg.ValueLength))}
+		"--threads", strings.Join(threads, ","), "--record-bytes", strconv.Itoa(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength))}
 	if r.cfg.ServerAddr == "" {
 		args = append(args, "--memory", r.cfg.Memory, "--index", r.cfg.Index)
 	}
@@ -78,7 +80,7 @@ func (r *runner) preflightArgs(fio bool) []string {
 	return args
 }
 
-func (r *runner) judgePreflight(p preflightOutput, where string) error {
+func (r *runner) judgePreflight(p results.Preflight, where string) error {
 	for _, c := range p.Checks {
 		if c.Status == "warn" {
 			r.printf("preflight (%s): WARN %s: %s\n", where, c.Name, c.Detail)
@@ -102,11 +104,11 @@ func (r *runner) judgePreflight(p preflightOutput, where string) error {
 // serverPreflight runs the preflight where the server runs: for uring it
 // proves io_uring can be set up there (Docker's seccomp profile would
 // refuse it). Unless --force, a failed check fails the row.
-func (r *runner) serverPreflight(ctx context.Context, row Row, srv serverHandle, dataDir string, tgt *rowTarget) error {
+func (r *runner) serverPreflight(ctx context.Context, row results.Row, srv serverHandle, dataDir string, tgt *rowTarget) error {
 	out, err := r.drv.preflightAt(ctx, srv, r.drv.dataPath(dataDir), r.preflightArgs(false))
-	var p preflightOutput
+	var p results.Preflight
 	if err == nil {
-		p, err = parsePreflight(out)
+		p, err = results.ParsePreflight(out)
 	}
 	if err == nil {
 		err = r.judgePreflight(serverSide(p), r.drv.name()+" "+row.Backend)
@@ -130,8 +132,8 @@ func (r *runner) serverPreflight(ctx context.Context, row Row, srv serverHandle,
 // host-level checks (fio, Docker, NUMA, the aio budget) were judged once
 // on the host before any server ran: run beside the server, the aio
 // budget check would count the server's own contexts against it.
-func serverSide(p preflightOutput) preflightOutput {
-	var keep []preflightCheck
+func serverSide(p results.Preflight) results.Preflight {
+	var keep []results.PreflightCheck
 	for _, c := range p.Checks {
 		n := strings.ToLower(c.Name)
 		if strings.Contains(n, "uring") || strings.Contains(n, "direct") || strings.Contains(n, "libaio") {
@@ -145,7 +147,7 @@ func serverSide(p preflightOutput) preflightOutput {
 var errUringRefused = errors.New("orchestrator: io_uring cannot be set up where the server runs")
 
 // uringUsable looks for preflight's io_uring check and requires it to pass.
-func uringUsable(p preflightOutput) error {
+func uringUsable(p results.Preflight) error {
 	for _, c := range p.Checks {
 		name := strings.ToLower(c.Name)
 		if strings.Contains(name, "uring") {
@@ -159,7 +161,7 @@ func uringUsable(p preflightOutput) error {
 }
 
 // uringDetail quotes preflight's io_uring check.
-func uringDetail(p preflightOutput) string {
+func uringDetail(p results.Preflight) string {
 	for _, c := range p.Checks {
 		if strings.Contains(strings.ToLower(c.Name), "uring") {
 			return fmt.Sprintf("%s %s: %s", c.Name, c.Status, c.Detail)
@@ -173,7 +175,7 @@ func uringDetail(p preflightOutput) string {
 // bundle's preflight.json and fingerprint.json, and judged. The image has
 // no fio, so there is no fio baseline on a remote host.
 func (r *runner) preflightHosts(ctx context.Context) error {
-	if _, err := os.Stat(filepath.Join(r.out, filePreflight)); err == nil && r.cfg.Resume != "" {
+	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil && r.cfg.Resume != "" {
 		return nil
 	}
 	if !r.cfg.NoFio {
@@ -187,19 +189,19 @@ func (r *runner) preflightHosts(ctx context.Context) error {
 			role = "server"
 			binds = []string{r.cfg.DataDir + ":" + containerDataDir}
 		}
-		dir := filepath.Join(r.out, dirHosts, d.ep.Name)
+		dir := filepath.Join(r.out, results.DirHosts, d.ep.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("orchestrator: bundle: %w", err)
 		}
 		r.printf("host %s: preflight (%s host, %s)\n", d.ep.Name, role, d.ep.display())
 		out, status, err := d.runOnce(ctx, "preflight", "preflight", args, role == "server", binds,
-			filepath.Join(r.out, dirLogs, "preflight-"+d.ep.Name+".log"))
+			filepath.Join(r.out, results.DirLogs, "preflight-"+d.ep.Name+".log"))
 		if err == nil && status != 0 && status != 1 {
 			err = fmt.Errorf("exited %d: %s", status, clip(out))
 		}
-		var p preflightOutput
+		var p results.Preflight
 		if err == nil {
-			p, err = parsePreflight(out)
+			p, err = results.ParsePreflight(out)
 		}
 		if err != nil {
 			err = fmt.Errorf("orchestrator: host %s: preflight: %w", d.ep.Name, err)
@@ -213,13 +215,13 @@ func (r *runner) preflightHosts(ctx context.Context) error {
 		if len(fp) == 0 {
 			fp = json.RawMessage("null")
 		}
-		if err := errors.Join(writeFile(dir, filePreflight, out), writeFile(dir, fileFingerprint, append(fp, '\n'))); err != nil {
+		if err := errors.Join(results.WriteFile(dir, results.FilePreflight, out), results.WriteFile(dir, results.FileFingerprint, append(fp, '\n'))); err != nil {
 			return err
 		}
 		if role != "server" {
 			continue // a client host's data-dir checks do not concern it
 		}
-		if err := errors.Join(writeFile(r.out, filePreflight, out), writeFile(r.out, fileFingerprint, append(fp, '\n'))); err != nil {
+		if err := errors.Join(results.WriteFile(r.out, results.FilePreflight, out), results.WriteFile(r.out, results.FileFingerprint, append(fp, '\n'))); err != nil {
 			return err
 		}
 		if err := r.judgePreflight(p, "host "+d.ep.Name); err != nil {
@@ -238,9 +240,9 @@ func (r *runner) networkPreflight(ctx context.Context, tgt rowTarget) error {
 		if slices.Contains(r.hosts.clients[:i], d) {
 			continue
 		}
-		nc := NetworkCheck{Host: d.ep.Name, NoopThread: noopThreads, NoopBatch: noopBatch}
+		nc := results.NetworkCheck{Host: d.ep.Name, NoopThread: noopThreads, NoopBatch: noopBatch}
 		base := r.benchArgs(tgt)
-		rtt, _, err := r.drv.runClient(ctx, clientSpec{Name: "net-rtt-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, dirLogs, "net-rtt-"+d.ep.Name+".log"),
+		rtt, _, err := r.drv.runClient(ctx, clientSpec{Name: "net-rtt-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-rtt-"+d.ep.Name+".log"),
 			Args: append(base, "-s", "--online", "--op-workload", "PING", "--op-percent", "100", "-t", "1", "--itp", "1", "--runtime", "1")})
 		if err != nil {
 			return fmt.Errorf("orchestrator: network preflight: %w", err)
@@ -254,7 +256,7 @@ func (r *runner) networkPreflight(ctx context.Context, tgt rowTarget) error {
 			return fmt.Errorf("orchestrator: network preflight: host %s: no online report: %q", d.ep.Name, clip(rtt))
 		}
 		nc.RTTp50us, nc.RTTp99us = on.Online.Latency.P50, on.Online.Latency.P99
-		noop, _, err := r.drv.runClient(ctx, clientSpec{Name: "net-noop-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, dirLogs, "net-noop-"+d.ep.Name+".log"),
+		noop, _, err := r.drv.runClient(ctx, clientSpec{Name: "net-noop-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-noop-"+d.ep.Name+".log"),
 			Args: append(base, "-s", "--op", "PING", "-t", strconv.Itoa(noopThreads), "-b", strconv.Itoa(noopBatch), "--runtime", "1")})
 		if err != nil {
 			return fmt.Errorf("orchestrator: network preflight: %w", err)
@@ -265,7 +267,7 @@ func (r *runner) networkPreflight(ctx context.Context, tgt rowTarget) error {
 		}
 		nc.NoopOps = b.Cells[0].OpsPerSec
 		r.printf("host %s: link to the server: PING round trip p50 %.0f µs p99 %.0f µs; pipelined PING %s ops/s\n", d.ep.Name, nc.RTTp50us, nc.RTTp99us, FormatOps(nc.NoopOps))
-		if err := writeJSON(filepath.Join(r.out, dirHosts, d.ep.Name), fileNetwork, nc); err != nil {
+		if err := results.WriteJSON(filepath.Join(r.out, results.DirHosts, d.ep.Name), results.FileNetwork, nc); err != nil {
 			return err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/diskstats"
+	"github.com/tierbench/tierbench/results"
 )
 
 // ProbeRequest is what one `tierbench hostprobe` answers. The command runs
@@ -52,19 +53,19 @@ const ProbeRefused = 3
 
 // ProbeAnswer is hostprobe's JSON document.
 type ProbeAnswer struct {
-	ReadBytes *int64            `json:"read_bytes,omitempty"`
-	Placement *Placement        `json:"placement,omitempty"`
-	Wiped     string            `json:"wiped,omitempty"`
-	Reply     any               `json:"reply,omitempty"`
-	Addrs     []string          `json:"addrs,omitempty"`
-	Source    string            `json:"source,omitempty"`
-	FreePort  int               `json:"free_port,omitempty"`
-	Proof     *OwnerProof       `json:"proof,omitempty"`
-	Witness   *ServerWitness    `json:"witness,omitempty"`
-	Sample    *SampleCheck      `json:"sample,omitempty"`
-	CPUTicks  *uint64           `json:"cpu_ticks,omitempty"` // of --pid: utime + stime
-	DataDisks []string          `json:"data_disks,omitempty"`
-	DiskStats *diskstats.Sample `json:"diskstats,omitempty"`
+	ReadBytes *int64               `json:"read_bytes,omitempty"`
+	Placement *results.Placement   `json:"placement,omitempty"`
+	Wiped     string               `json:"wiped,omitempty"`
+	Reply     any                  `json:"reply,omitempty"`
+	Addrs     []string             `json:"addrs,omitempty"`
+	Source    string               `json:"source,omitempty"`
+	FreePort  int                  `json:"free_port,omitempty"`
+	Proof     *results.OwnerProof  `json:"proof,omitempty"`
+	Witness   *ServerWitness       `json:"witness,omitempty"`
+	Sample    *results.SampleCheck `json:"sample,omitempty"`
+	CPUTicks  *uint64              `json:"cpu_ticks,omitempty"` // of --pid: utime + stime
+	DataDisks []string             `json:"data_disks,omitempty"`
+	DiskStats *diskstats.Sample    `json:"diskstats,omitempty"`
 }
 
 // Probe answers req on this host and prints the answer as one JSON

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // processDriver runs server and client as child processes of this one:
@@ -88,7 +90,7 @@ func (d *processDriver) forget(pid int) {
 // per task and does not show in /proc/<pid>/status; the child exits
 // rather than run unbound when the call fails, so a re-executed child
 // carries bind:<mems>.
-func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline time.Duration) (Placement, error) {
+func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline time.Duration) (results.Placement, error) {
 	pid := cmd.Process.Pid
 	end := time.Now().Add(deadline)
 	if cpus != "" || mems != "" {
@@ -97,13 +99,13 @@ func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline
 			cmdline, err1 := os.ReadFile(fmt.Sprintf("%s/%d/cmdline", d.proc, pid))
 			env, err2 := os.ReadFile(fmt.Sprintf("%s/%d/environ", d.proc, pid))
 			if err := errors.Join(err1, err2); err != nil {
-				return Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d exited before it was pinned: %w", pid, err)
+				return results.Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d exited before it was pinned: %w", pid, err)
 			}
 			if bytes.Equal(cmdline, argv) && !bytes.Contains(env, []byte(envPinCPUs+"=")) && !bytes.Contains(env, []byte(envPinMems+"=")) {
 				break
 			}
 			if time.Now().After(end) {
-				return Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d did not pin itself within %v", pid, deadline)
+				return results.Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d did not pin itself within %v", pid, deadline)
 			}
 			time.Sleep(2 * time.Millisecond)
 		}
@@ -124,7 +126,7 @@ type processServer struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	log  *os.File
-	pl   Placement
+	pl   results.Placement
 }
 
 func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
@@ -149,9 +151,9 @@ func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHa
 	return ps, nil
 }
 
-func (p *processServer) pid() int             { return p.cmd.Process.Pid }
-func (p *processServer) mode() string         { return "process" }
-func (p *processServer) placement() Placement { return p.pl }
+func (p *processServer) pid() int                     { return p.cmd.Process.Pid }
+func (p *processServer) mode() string                 { return "process" }
+func (p *processServer) placement() results.Placement { return p.pl }
 func (p *processServer) probe(addr string) serverProbe {
 	return localProbe{addr: addr, pid: p.pid(), proc: p.d.proc}
 }
@@ -179,10 +181,10 @@ func killGroup(cmd *exec.Cmd) {
 	cmd.Process.Kill()
 }
 
-func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error) {
+func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error) {
 	logf, err := os.Create(s.LogPath)
 	if err != nil {
-		return nil, Placement{}, fmt.Errorf("orchestrator: client log: %w", err)
+		return nil, results.Placement{}, fmt.Errorf("orchestrator: client log: %w", err)
 	}
 	defer logf.Close()
 	var stdout bytes.Buffer
@@ -190,7 +192,7 @@ func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Pl
 	cmd.Stdout = io.MultiWriter(&stdout, logf)
 	cmd.Stderr = logf
 	if err := d.start(cmd); err != nil {
-		return nil, Placement{}, err
+		return nil, results.Placement{}, err
 	}
 	defer d.forget(cmd.Process.Pid)
 	done := make(chan error, 1)

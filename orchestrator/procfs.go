@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/cpulist"
+	"github.com/tierbench/tierbench/results"
 )
 
 // procRoot is where /proc is read from; tests point it at testdata trees.
@@ -51,15 +52,15 @@ func parseProcIO(data []byte) (int64, error) {
 // placement reads Cpus_allowed_list and Mems_allowed_list of
 // /proc/<pid>/status, and the memory policy of the first mapping with one
 // from /proc/<pid>/numa_maps (set_mempolicy does not show in status).
-func (p procRoot) placement(pid int) (Placement, error) {
+func (p procRoot) placement(pid int) (results.Placement, error) {
 	path := filepath.Join(string(p), strconv.Itoa(pid), "status")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Placement{}, fmt.Errorf("orchestrator: read placement of pid %d: %w", pid, err)
+		return results.Placement{}, fmt.Errorf("orchestrator: read placement of pid %d: %w", pid, err)
 	}
 	pl, err := parseStatus(data)
 	if err != nil {
-		return Placement{}, fmt.Errorf("orchestrator: %s: %w", path, err)
+		return results.Placement{}, fmt.Errorf("orchestrator: %s: %w", path, err)
 	}
 	if maps, err := os.ReadFile(filepath.Join(string(p), strconv.Itoa(pid), "numa_maps")); err == nil {
 		pl.Policy = parseNumaMapsPolicy(maps)
@@ -67,8 +68,8 @@ func (p procRoot) placement(pid int) (Placement, error) {
 	return pl, nil
 }
 
-func parseStatus(data []byte) (Placement, error) {
-	var pl Placement
+func parseStatus(data []byte) (results.Placement, error) {
+	var pl results.Placement
 	var haveCPUs, haveMems bool
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
@@ -125,7 +126,7 @@ func sameSet(a, b string) bool {
 // Memory is honoured either through the cpuset (Mems_allowed_list, as
 // Docker sets it) or through a bind memory policy (set_mempolicy, as the
 // process runtime sets it).
-func checkPlacement(role string, pl Placement) error {
+func checkPlacement(role string, pl results.Placement) error {
 	if pl.WantCPUs != "" && !sameSet(pl.WantCPUs, pl.CPUs) {
 		return fmt.Errorf("orchestrator: %s pinning not honoured: asked for cpus %s, Cpus_allowed_list is %s", role, pl.WantCPUs, pl.CPUs)
 	}

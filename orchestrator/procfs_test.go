@@ -4,6 +4,8 @@ import (
 	"os"
 	"slices"
 	"testing"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestProcFiles(t *testing.T) {
@@ -62,14 +64,14 @@ func TestCPUList(t *testing.T) {
 
 func TestCheckPlacement(t *testing.T) {
 	tests := []struct {
-		pl   Placement
+		pl   results.Placement
 		fail bool
 	}{
-		{Placement{CPUs: "0-1", Mems: "0"}, false},
-		{Placement{WantCPUs: "0", WantMems: "0", CPUs: "0", Mems: "0"}, false},
-		{Placement{WantCPUs: "0", WantMems: "0", CPUs: "0-1", Mems: "0"}, true},
-		{Placement{WantCPUs: "0-55", WantMems: "1", CPUs: "0-55", Mems: "0-1"}, true},                    // cpuset-mems not honoured
-		{Placement{WantCPUs: "0-55", WantMems: "1", CPUs: "0-55", Mems: "0-1", Policy: "bind:1"}, false}, // bound by mempolicy
+		{results.Placement{CPUs: "0-1", Mems: "0"}, false},
+		{results.Placement{WantCPUs: "0", WantMems: "0", CPUs: "0", Mems: "0"}, false},
+		{results.Placement{WantCPUs: "0", WantMems: "0", CPUs: "0-1", Mems: "0"}, true},
+		{results.Placement{WantCPUs: "0-55", WantMems: "1", CPUs: "0-55", Mems: "0-1"}, true},                    // cpuset-mems not honoured
+		{results.Placement{WantCPUs: "0-55", WantMems: "1", CPUs: "0-55", Mems: "0-1", Policy: "bind:1"}, false}, // bound by mempolicy
 	}
 	for _, tt := range tests {
 		if err := checkPlacement("server", tt.pl); (err != nil) != tt.fail {

@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"fmt"
 	"time"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // assumedLoadKeysPerSec is the load rate the progress estimate assumes
@@ -47,11 +49,11 @@ func (e estimate) left() (float64, string) {
 }
 
 // rowTodo counts the passes of row still to measure.
-func (r *runner) rowTodo(row Row) int {
+func (r *runner) rowTodo(row results.Row) int {
 	var todo int
 	for p := 1; p <= r.cfg.Passes; p++ {
 		for _, t := range r.cfg.Threads {
-			if !r.resumed.passes[passKey(row, t, p)] {
+			if !r.resumed.passes[results.PassKey(row, t, p)] {
 				todo++
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/tierbench/tierbench/images"
+	"github.com/tierbench/tierbench/results"
 )
 
 // hostsDriver runs the server on one host's engine and the clients on the
@@ -75,9 +76,9 @@ func (h *hostsDriver) startServer(ctx context.Context, s serverSpec) (serverHand
 	return srv, nil
 }
 
-func (h *hostsDriver) runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error) {
+func (h *hostsDriver) runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error) {
 	if s.Host < 0 || s.Host >= len(h.clients) {
-		return nil, Placement{}, fmt.Errorf("orchestrator: client host %d of %d", s.Host, len(h.clients))
+		return nil, results.Placement{}, fmt.Errorf("orchestrator: client host %d of %d", s.Host, len(h.clients))
 	}
 	d := h.clients[s.Host]
 	out, pl, err := d.runClient(ctx, s)
@@ -243,24 +244,24 @@ func (p remoteProbe) cpuTicks(ctx context.Context) (uint64, error) {
 	return *a.CPUTicks, nil
 }
 
-func (p remoteProbe) evidence(ctx context.Context) (int64, Placement, error) {
+func (p remoteProbe) evidence(ctx context.Context) (int64, results.Placement, error) {
 	a, err := p.d.probe(ctx, p.id, ProbeRequest{PID: 1})
 	if err != nil {
-		return 0, Placement{}, err
+		return 0, results.Placement{}, err
 	}
 	if a.ReadBytes == nil || a.Placement == nil {
-		return 0, Placement{}, fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no read_bytes or placement", p.d.ep.Name)
+		return 0, results.Placement{}, fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no read_bytes or placement", p.d.ep.Name)
 	}
 	return *a.ReadBytes, *a.Placement, nil
 }
 
-func (p remoteProbe) prove(ctx context.Context) (OwnerProof, error) {
+func (p remoteProbe) prove(ctx context.Context) (results.OwnerProof, error) {
 	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, PID: 1, Prove: true})
 	if err != nil {
-		return OwnerProof{Addr: p.addr}, err
+		return results.OwnerProof{Addr: p.addr}, err
 	}
 	if a.Proof == nil {
-		return OwnerProof{Addr: p.addr}, fmt.Errorf("orchestrator: host %s: hostprobe --prove gave no proof", p.d.ep.Name)
+		return results.OwnerProof{Addr: p.addr}, fmt.Errorf("orchestrator: host %s: hostprobe --prove gave no proof", p.d.ep.Name)
 	}
 	return *a.Proof, nil
 }
@@ -276,13 +277,13 @@ func (p remoteProbe) witness(ctx context.Context) (ServerWitness, error) {
 	return *a.Witness, nil
 }
 
-func (p remoteProbe) sample(ctx context.Context, cfg Config) (SampleCheck, error) {
+func (p remoteProbe) sample(ctx context.Context, cfg Config) (results.SampleCheck, error) {
 	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, Auth: p.auth, Sample: &SampleRequest{DBSize: cfg.DBSize, KeyLength: cfg.KeyLength, ValueLength: cfg.ValueLength}})
 	if err == nil && a.Sample == nil {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --sample gave no result", p.d.ep.Name)
 	}
 	if err != nil {
-		return SampleCheck{}, err
+		return results.SampleCheck{}, err
 	}
 	return *a.Sample, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/report"
+	"github.com/tierbench/tierbench/results"
 )
 
 // Run runs the matrix cfg describes, writes the results bundle under
@@ -29,7 +30,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if cfg.Silent {
 		stderr = io.Discard
 	}
-	if cfg.Scenario == ScenarioAll {
+	if cfg.Scenario == results.ScenarioAll {
 		return runAll(ctx, cfg, stdout, stderr)
 	}
 	r := &runner{stderr: stderr, proc: "/proc"}
@@ -108,7 +109,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 	r.resolveDisks(ctx)
-	if r.cells, err = openCellsLog(r.out); err != nil {
+	if r.cells, err = results.OpenCellsLog(r.out); err != nil {
 		return err
 	}
 	defer r.cells.Close()
@@ -125,7 +126,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			continue
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("orchestrator: interrupted during %s %s: the finished passes are in %s; complete with --resume %s", row.Backend, row.Label, filepath.Join(r.out, fileCells), r.out)
+			return fmt.Errorf("orchestrator: interrupted during %s %s: the finished passes are in %s; complete with --resume %s", row.Backend, row.Label, filepath.Join(r.out, results.FileCells), r.out)
 		}
 		if errors.Is(err, ErrConfig) || errors.Is(err, errPreflight) {
 			return err
@@ -138,7 +139,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			verdict = "REFUSED"
 		}
 		r.printf("%s %s: %s: %v\n", titleCase(row.Backend), row.Label, verdict, err)
-		if aerr := r.cells.Append(FailRecord{Kind: "fail", Schema: SchemaVersion, Row: row, Error: err.Error(), Refused: refused, Time: time.Now().UTC()}); aerr != nil {
+		if aerr := r.cells.Append(results.FailRecord{Kind: "fail", Schema: results.SchemaVersion, Row: row, Error: err.Error(), Refused: refused, Time: time.Now().UTC()}); aerr != nil {
 			return errors.Join(err, aerr)
 		}
 		if !refused {
@@ -162,8 +163,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if len(failed) > 0 {
 		return fmt.Errorf("orchestrator: %d of %d rows failed (bundle %s; --resume %s retries them): %w", len(failed), len(r.plan.Rows), r.out, r.out, errors.Join(failed...))
 	}
-	var res Results
-	if err := readJSON(r.out, fileResults, &res); err != nil {
+	var res results.Results
+	if err := results.ReadJSON(r.out, results.FileResults, &res); err != nil {
 		return err
 	}
 	if err := outcome(res); err != nil {
@@ -176,7 +177,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 
 type runner struct {
 	cfg    Config
-	plan   Plan
+	plan   results.Plan
 	out    string
 	stderr io.Writer
 	proc   procRoot
@@ -186,7 +187,7 @@ type runner struct {
 	// host is the machine the servers run on (host.go), from the driver.
 	host    serverHost
 	pids    *pidFile
-	cells   *cellsLog
+	cells   *results.CellsLog
 	started time.Time
 	topo    topology
 	pinning pinning
@@ -203,7 +204,7 @@ type runner struct {
 
 // externalServer is --server-addr's server, proven before the run.
 type externalServer struct {
-	proof *OwnerProof // its pid owns the listening socket
+	proof *results.OwnerProof // its pid owns the listening socket
 	// nodes are its masters when it is a cluster node.
 	nodes []*clusterNode
 }
@@ -241,12 +242,12 @@ func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.stderr, format,
 func (r *runner) setup(cfg Config) error {
 	r.started = time.Now()
 	if cfg.Resume != "" {
-		var plan Plan
-		if err := readJSON(cfg.Resume, filePlan, &plan); err != nil {
+		var plan results.Plan
+		if err := results.ReadJSON(cfg.Resume, results.FilePlan, &plan); err != nil {
 			return fmt.Errorf("orchestrator: --resume %s: %w", cfg.Resume, err)
 		}
-		if plan.Schema > SchemaVersion {
-			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, plan.Schema, SchemaVersion)
+		if plan.Schema > results.SchemaVersion {
+			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, plan.Schema, results.SchemaVersion)
 		}
 		// The plan decides what is measured; how it is run may change.
 		saved := configOf(plan.Workload)
@@ -269,11 +270,11 @@ func (r *runner) setup(cfg Config) error {
 		}
 		r.cfg, r.plan, r.out = resolved, plan, cfg.Resume
 		r.plan.Workload = resolved.workload()
-		passes, loads, err := readCells(r.out)
+		passes, loads, err := results.ReadCells(r.out)
 		if err != nil {
 			return err
 		}
-		r.resumed.passes = donePasses(passes)
+		r.resumed.passes = results.DonePasses(passes)
 		r.resumed.loads = map[string]bool{}
 		for _, l := range loads {
 			r.resumed.loads[l.Row.ID()] = true
@@ -284,7 +285,7 @@ func (r *runner) setup(cfg Config) error {
 			return err
 		}
 		r.cfg = resolved
-		r.plan = Plan{Schema: SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: resolved.MaxMissRatio}
+		r.plan = results.Plan{Schema: results.SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: resolved.MaxMissRatio}
 		r.out = resolved.OutDir
 		if r.out == "" {
 			r.out = filepath.Join("results", r.plan.RunID)
@@ -323,7 +324,7 @@ func (r *runner) setup(cfg Config) error {
 // createBundle creates the bundle's directories, after every check that
 // can refuse the run: a refused run leaves nothing behind.
 func (r *runner) createBundle() error {
-	if err := os.MkdirAll(filepath.Join(r.out, dirLogs), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(r.out, results.DirLogs), 0o755); err != nil {
 		return fmt.Errorf("orchestrator: create the bundle: %w", err)
 	}
 	return nil
@@ -331,14 +332,14 @@ func (r *runner) createBundle() error {
 
 // planRows lists the rows in the reference's order: per backend the
 // pinned row, then the unpinned one.
-func (r *runner) planRows() ([]Row, error) {
+func (r *runner) planRows() ([]results.Row, error) {
 	if r.cfg.ServerAddr != "" {
-		return []Row{{Backend: "external", Pin: PinNone, Label: "no pin (" + r.cfg.ServerAddr + ")"}}, nil
+		return []results.Row{{Backend: "external", Pin: PinNone, Label: "no pin (" + r.cfg.ServerAddr + ")"}}, nil
 	}
-	var rows []Row
+	var rows []results.Row
 	for _, b := range r.cfg.Backends {
 		for _, p := range r.cfg.Pins {
-			row := Row{Backend: b, Pin: p, Label: "no pin"}
+			row := results.Row{Backend: b, Pin: p, Label: "no pin"}
 			if p == PinPinned {
 				pin, err := r.topo.pinned()
 				if err != nil {
@@ -395,7 +396,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 
 func (r *runner) writePlan() error {
 	r.plan.Workload = r.cfg.workload()
-	return writeJSON(r.out, filePlan, r.plan)
+	return results.WriteJSON(r.out, results.FilePlan, r.plan)
 }
 
 // countWork counts the passes still to measure, for the progress line.
@@ -403,7 +404,7 @@ func (r *runner) countWork() {
 	for _, row := range r.plan.Rows {
 		for p := 1; p <= r.cfg.Passes; p++ {
 			for _, t := range r.cfg.Threads {
-				if !r.resumed.passes[passKey(row, t, p)] {
+				if !r.resumed.passes[results.PassKey(row, t, p)] {
 					r.progress.cellTotal++
 				}
 			}
@@ -411,7 +412,7 @@ func (r *runner) countWork() {
 	}
 }
 
-func (r *runner) runRow(ctx context.Context, row Row) error {
+func (r *runner) runRow(ctx context.Context, row results.Row) error {
 	if r.rowTodo(row) == 0 {
 		latency, err := r.latencyTodo(row)
 		if err != nil {
@@ -452,7 +453,7 @@ func (r *runner) runRow(ctx context.Context, row Row) error {
 	}
 	for p := 1; p <= r.cfg.Passes; p++ {
 		for _, t := range r.cfg.Threads {
-			if r.resumed.passes[passKey(row, t, p)] {
+			if r.resumed.passes[results.PassKey(row, t, p)] {
 				continue
 			}
 			if err := r.measure(ctx, row, tgt, t, p); err != nil {

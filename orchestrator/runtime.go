@@ -1,6 +1,10 @@
 package orchestrator
 
-import "context"
+import (
+	"context"
+
+	"github.com/tierbench/tierbench/results"
+)
 
 // driver starts the server and the client somewhere: as containers or as
 // child processes. Every driver removes all it started in close.
@@ -11,7 +15,7 @@ type driver interface {
 	startServer(ctx context.Context, s serverSpec) (serverHandle, error)
 	// runClient runs one `tierbench bench` to completion and returns its
 	// stdout and the placement it actually had.
-	runClient(ctx context.Context, s clientSpec) ([]byte, Placement, error)
+	runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error)
 	// host is the machine its servers run on (host.go).
 	host() serverHost
 	// preflightAt runs a preflight (without fio) where the server runs:
@@ -39,7 +43,7 @@ type clientSpec struct {
 
 type serverHandle interface {
 	pid() int // on this host, for /proc
-	placement() Placement
+	placement() results.Placement
 	mode() string // how it runs: "process", "docker, privileged", …
 	stop(ctx context.Context) error
 	// probe reaches the server listening on addr, and its process's

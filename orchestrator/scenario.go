@@ -15,6 +15,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/report"
+	"github.com/tierbench/tierbench/results"
 )
 
 // scenarioSpec is one of the reference's server set-ups as data: what a
@@ -36,7 +37,7 @@ type scenarioSpec struct {
 	batches []int
 	// serverArgs are the flags of a server of row on port, its data under
 	// dataDir (as the server sees it).
-	serverArgs func(r *runner, row Row, port int, dataDir string) []string
+	serverArgs func(r *runner, row results.Row, port int, dataDir string) []string
 	// inRAM: the dataset lives in RAM, so the free-memory check applies,
 	// there are no disk counters and no fio ceiling, and both are read on
 	// the server's machine (so not across hosts, see validate).
@@ -45,7 +46,7 @@ type scenarioSpec struct {
 	// which the free-memory check counts.
 	shardMemory bool
 	// tiered: the server tiers its log, so the dataset must exceed
-	// minDeviceToMemory × --memory and the load's HeadAddress is checked.
+	// results.MinDeviceToMemory × --memory and the load's HeadAddress is checked.
 	tiered bool
 	// deviceReads: each pass counts INFO store's Device.CompletedReads of
 	// every server and keeps it out below 0.9 per GET.
@@ -57,15 +58,15 @@ type scenarioSpec struct {
 
 // scenarioSpecs are the reference's three set-ups.
 var scenarioSpecs = map[string]scenarioSpec{
-	ScenarioStorage: {
+	results.ScenarioStorage: {
 		shards: true, tiered: true,
-		serverArgs: func(r *runner, row Row, port int, dataDir string) []string {
+		serverArgs: func(r *runner, row results.Row, port int, dataDir string) []string {
 			return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(),
 				"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
 				"--storage-tier", "--logdir", dataDir, "--device-type", "native", "--device-io-backend", row.Backend}
 		},
 	},
-	ScenarioMemory: {
+	results.ScenarioMemory: {
 		ownBackend: true, inRAM: true,
 		// Sizes the untiered server does not use are kept valid so the
 		// shared validation holds.
@@ -83,12 +84,12 @@ var scenarioSpecs = map[string]scenarioSpec{
 				LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
 			},
 		},
-		serverArgs: func(r *runner, _ Row, port int, _ string) []string {
+		serverArgs: func(r *runner, _ results.Row, port int, _ string) []string {
 			// The default, untiered server.
 			return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(), "--index", r.cfg.Index}
 		},
 	},
-	ScenarioLocalMemory: {
+	results.ScenarioLocalMemory: {
 		ownBackend: true, inRAM: true, shards: true, shardMemory: true, tiered: true, deviceReads: true, ladderTop: true,
 		pins:    []string{PinNone},
 		batches: []int{1024, 256},
@@ -106,7 +107,7 @@ var scenarioSpecs = map[string]scenarioSpec{
 				LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
 			},
 		},
-		serverArgs: func(r *runner, _ Row, port int, _ string) []string {
+		serverArgs: func(r *runner, _ results.Row, port int, _ string) []string {
 			return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(), "--index", r.cfg.Index,
 				"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment,
 				"--storage-tier", "--device-type", "localmemory",
@@ -124,16 +125,16 @@ func specOf(name string) scenarioSpec {
 	if s, ok := scenarioSpecs[name]; ok {
 		return s
 	}
-	return scenarioSpecs[ScenarioStorage]
+	return scenarioSpecs[results.ScenarioStorage]
 }
 
 // rowSpec is the spec a row runs under: its backend names its scenario
 // when the scenario has a backend of its own.
-func rowSpec(row Row) scenarioSpec {
+func rowSpec(row results.Row) scenarioSpec {
 	if s, ok := scenarioSpecs[row.Backend]; ok && s.ownBackend {
 		return s
 	}
-	return scenarioSpecs[ScenarioStorage]
+	return scenarioSpecs[results.ScenarioStorage]
 }
 
 // profileFor returns the defaults of a scenario's profile.
@@ -147,17 +148,17 @@ func profileFor(scenario, profile string) (Config, bool) {
 }
 
 // scenario is the run's scenario, storage when none was named.
-func (c Config) scenario() string { return cmp.Or(c.Scenario, ScenarioStorage) }
+func (c Config) scenario() string { return cmp.Or(c.Scenario, results.ScenarioStorage) }
 
 // resolveScenario checks --scenario and sets the backend dimension of
 // the scenarios that have none.
 func (c *Config) resolveScenario() error {
 	s := c.scenario()
-	if !slices.Contains(Scenarios, s) && s != ScenarioAll {
-		return fmt.Errorf("%w: unknown --scenario %q (want %s or %s)", ErrConfig, s, strings.Join(Scenarios, ", "), ScenarioAll)
+	if !slices.Contains(results.Scenarios, s) && s != results.ScenarioAll {
+		return fmt.Errorf("%w: unknown --scenario %q (want %s or %s)", ErrConfig, s, strings.Join(results.Scenarios, ", "), results.ScenarioAll)
 	}
 	spec := c.spec()
-	if s == ScenarioAll || !spec.ownBackend {
+	if s == results.ScenarioAll || !spec.ownBackend {
 		return nil
 	}
 	if c.ServerAddr != "" {
@@ -181,7 +182,7 @@ func (c *Config) resolveScenario() error {
 // scenarioRows gives a scenario with a backend of its own that backend
 // (an external server's row) and expands its rows over its -b values;
 // other scenarios keep the rows as planned.
-func (c Config) scenarioRows(rows []Row) []Row {
+func (c Config) scenarioRows(rows []results.Row) []results.Row {
 	spec := c.spec()
 	if !spec.ownBackend {
 		return rows
@@ -198,7 +199,7 @@ func (c Config) scenarioRows(rows []Row) []Row {
 	if c.given("batch") {
 		batches = []int{c.Batch}
 	}
-	var out []Row
+	var out []results.Row
 	for _, row := range rows {
 		for _, b := range batches {
 			r := row
@@ -211,12 +212,12 @@ func (c Config) scenarioRows(rows []Row) []Row {
 }
 
 // batchOf is the -b of a row's GET phases.
-func (r *runner) batchOf(row Row) int { return cmp.Or(row.Batch, r.cfg.Batch) }
+func (r *runner) batchOf(row results.Row) int { return cmp.Or(row.Batch, r.cfg.Batch) }
 
 // deviceReads reads Device.CompletedReads from INFO store of the row's
 // server, or of every shard of a cluster target in its order; nil when
 // the row's scenario does not count them.
-func (r *runner) deviceReads(ctx context.Context, row Row, tgt rowTarget) ([]int64, error) {
+func (r *runner) deviceReads(ctx context.Context, row results.Row, tgt rowTarget) ([]int64, error) {
 	if !rowSpec(row).deviceReads {
 		return nil, nil
 	}
@@ -250,7 +251,7 @@ func (r *runner) deviceReads(ctx context.Context, row Row, tgt rowTarget) ([]int
 // deviceReadsDelta puts the change of the device reads of every server
 // between before and after into rec: the total, and each shard's share
 // into rec.Nodes (filled by countersAfter in the same order).
-func deviceReadsDelta(rec *PassRecord, before, after []int64) {
+func deviceReadsDelta(rec *results.PassRecord, before, after []int64) {
 	rec.DeviceReads = 0
 	for i := range before {
 		d := after[i] - before[i]
@@ -280,7 +281,7 @@ func (c Config) checkFreeMemory(meminfoPath string) error {
 	if !c.spec().inRAM || c.Force {
 		return nil
 	}
-	data := c.DBSize * int64(recordBytes(c.KeyLength, c.ValueLength))
+	data := c.DBSize * int64(results.RecordBytes(c.KeyLength, c.ValueLength))
 	need, servers := data, ""
 	if c.spec().shardMemory {
 		// Every shard holds its own in-memory log and index besides its
@@ -303,7 +304,7 @@ func (c Config) checkFreeMemory(meminfoPath string) error {
 	}
 	if need > avail {
 		return fmt.Errorf("%w: --scenario %s keeps the dataset in RAM: %d keys × %d B = %s%s is larger than the %s of memory available; lower --dbsize (--force measures anyway)",
-			ErrConfig, c.scenario(), c.DBSize, recordBytes(c.KeyLength, c.ValueLength), humanBytes(data), servers, humanBytes(avail))
+			ErrConfig, c.scenario(), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), servers, humanBytes(avail))
 	}
 	return nil
 }
@@ -331,7 +332,7 @@ func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]b
 	if cfg.Resume != "" {
 		return fmt.Errorf("%w: --resume completes one scenario's bundle: give its directory (%s/<scenario>)", ErrConfig, cfg.Resume)
 	}
-	for _, s := range Scenarios {
+	for _, s := range results.Scenarios {
 		c := scenarioConfig(cfg, s)
 		if _, err := c.resolve(func(string) string { return "" }); err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)
@@ -339,15 +340,15 @@ func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]b
 	}
 	out := cmp.Or(cfg.OutDir, filepath.Join("results", newRunID()))
 	var errs []error
-	index := scenarioIndex{Schema: SchemaVersion, Scenario: ScenarioAll}
-	for _, s := range Scenarios {
+	index := results.ScenarioIndex{Schema: results.SchemaVersion, Scenario: results.ScenarioAll}
+	for _, s := range results.Scenarios {
 		c := scenarioConfig(cfg, s)
 		c.OutDir = filepath.Join(out, s)
 		var table bytes.Buffer
-		fmt.Fprintf(stderr, "== scenario %s\n", scenarioTitle[s])
+		fmt.Fprintf(stderr, "== scenario %s\n", results.ScenarioTitle[s])
 		err := Run(ctx, c, &table, stderr)
-		fmt.Fprintf(stdout, "## %s\n\n%s\n", scenarioTitle[s], table.String())
-		index.Scenarios = append(index.Scenarios, scenarioEntry{Scenario: s, Dir: s, Error: errString(err)})
+		fmt.Fprintf(stdout, "## %s\n\n%s\n", results.ScenarioTitle[s], table.String())
+		index.Scenarios = append(index.Scenarios, results.ScenarioEntry{Scenario: s, Dir: s, Error: errString(err)})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("scenario %s: %w", s, err))
 			if ctx.Err() != nil {
@@ -355,7 +356,7 @@ func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]b
 			}
 		}
 	}
-	if err := writeJSON(out, fileScenarios, index); err != nil {
+	if err := results.WriteJSON(out, results.FileScenarios, index); err != nil {
 		errs = append(errs, err)
 	} else if err := report.WriteIndex(out); err != nil {
 		errs = append(errs, err)
@@ -404,7 +405,7 @@ func joinScenarioErrors(errs []error) error {
 
 // shardReadsNote is each shard's device reads per GET for a pass's line,
 // "" for a single server.
-func shardReadsNote(nodes []NodePass) string {
+func shardReadsNote(nodes []results.NodePass) string {
 	if len(nodes) == 0 {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
 )
 
 // These tests run each scenario through the real binary at a tiny size:
@@ -24,7 +25,7 @@ func scenarioArgs(base, s string, extra ...string) []string {
 func TestRunScenarioMemory(t *testing.T) {
 	bin := testenv.MustBinary(t)
 	base := testenv.MustDiskDir(t)
-	r := runBinary(t, bin, scenarioArgs(base, ScenarioMemory)...)
+	r := runBinary(t, bin, scenarioArgs(base, results.ScenarioMemory)...)
 	if r.code != 0 {
 		t.Fatalf("--scenario memory: exit %d, want 0:\n%s", r.code, r.stderr)
 	}
@@ -32,23 +33,23 @@ func TestRunScenarioMemory(t *testing.T) {
 		t.Errorf("table: got\n%s\nwant the t=1 … header and a Memory row with every cell shown", r.stdout)
 	}
 	out := filepath.Join(base, "out")
-	recs, loads, _ := readCells(out)
+	recs, loads, _ := results.ReadCells(out)
 	if len(recs) != 2 || len(loads) != 1 || loads[0].Acknowledged != 200000 || loads[0].ServerKeys != 200000 {
 		t.Fatalf("cells.jsonl: got %d passes and loads %+v, want 2 and one exact load of 200000", len(recs), loads)
 	}
 	for _, rec := range recs {
-		if rec.ReadBytes < 0 || rec.ReadBytesPerGet >= maxMemorySectorShare*sectorBytes || rec.Batch != 1024 {
+		if rec.ReadBytes < 0 || rec.ReadBytesPerGet >= results.MaxMemorySectorShare*results.SectorBytes || rec.Batch != 1024 {
 			t.Errorf("pass t=%d: %d device bytes (%.2f per GET), -b %d; want under 1 %% of a sector per GET at the seed's -b 1024", rec.Threads, rec.ReadBytes, rec.ReadBytesPerGet, rec.Batch)
 		}
 	}
-	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	report, _ := os.ReadFile(filepath.Join(out, results.FileReport))
 	if !strings.Contains(string(report), "Scenario 1 is memory-bound") || !strings.Contains(string(report), "in the untiered server") || strings.Contains(string(report), "tiered with --memory") {
 		t.Errorf("report.md does not describe scenario 1's server and check:\n%s", report)
 	}
-	var res Results
-	readJSON(out, fileResults, &res)
-	if res.Scenario != ScenarioMemory || res.Schema != SchemaVersion {
-		t.Errorf("results.json: scenario %q schema %d, want %q %d", res.Scenario, res.Schema, ScenarioMemory, SchemaVersion)
+	var res results.Results
+	results.ReadJSON(out, results.FileResults, &res)
+	if res.Scenario != results.ScenarioMemory || res.Schema != results.SchemaVersion {
+		t.Errorf("results.json: scenario %q schema %d, want %q %d", res.Scenario, res.Schema, results.ScenarioMemory, results.SchemaVersion)
 	}
 	assertNoProcesses(t, bin)
 }
@@ -56,7 +57,7 @@ func TestRunScenarioMemory(t *testing.T) {
 func TestRunScenarioLocalMemory(t *testing.T) {
 	bin := testenv.MustBinary(t)
 	base := testenv.MustDiskDir(t)
-	r := runBinary(t, bin, scenarioArgs(base, ScenarioLocalMemory, "--ladder")...)
+	r := runBinary(t, bin, scenarioArgs(base, results.ScenarioLocalMemory, "--ladder")...)
 	if r.code != 0 {
 		t.Fatalf("--scenario localmemory: exit %d, want 0:\n%s", r.code, r.stderr)
 	}
@@ -65,22 +66,22 @@ func TestRunScenarioLocalMemory(t *testing.T) {
 			t.Errorf("table: got\n%s\nwant the row %q", r.stdout, row)
 		}
 	}
-	recs, _, _ := readCells(filepath.Join(base, "out"))
+	recs, _, _ := results.ReadCells(filepath.Join(base, "out"))
 	if len(recs) != 4 {
 		t.Fatalf("cells.jsonl: got %d passes, want 2 rows × 2 thread counts", len(recs))
 	}
 	batches := map[int]bool{}
 	for _, rec := range recs {
 		batches[rec.Batch] = true
-		if rec.DeviceReadsPerGet < minDeviceReadsPerGet || rec.NoDeviceReads || rec.DeviceRead {
-			t.Errorf("pass %s t=%d: %.2f device reads per GET from INFO store, %d bytes through the kernel; want ≥ %.1f and none", rec.Row.ID(), rec.Threads, rec.DeviceReadsPerGet, rec.ReadBytes, minDeviceReadsPerGet)
+		if rec.DeviceReadsPerGet < results.MinDeviceReadsPerGet || rec.NoDeviceReads || rec.DeviceRead {
+			t.Errorf("pass %s t=%d: %.2f device reads per GET from INFO store, %d bytes through the kernel; want ≥ %.1f and none", rec.Row.ID(), rec.Threads, rec.DeviceReadsPerGet, rec.ReadBytes, results.MinDeviceReadsPerGet)
 		}
 	}
 	if !batches[1024] || !batches[256] {
 		t.Errorf("passes ran at -b %v, want 1024 and 256", batches)
 	}
-	var ls []Ladder
-	readJSON(filepath.Join(base, "out"), fileLadder, &ls)
+	var ls []results.Ladder
+	results.ReadJSON(filepath.Join(base, "out"), results.FileLadder, &ls)
 	var names []string
 	for _, x := range ls[0].Layers {
 		names = append(names, x.Layer)
@@ -101,7 +102,7 @@ func TestRunScenarioLocalMemory(t *testing.T) {
 		t.Errorf("in-memory top: share %.3f, want localmemory RESP ÷ in-memory RESP = %.3f", top.Share, want)
 	}
 	var raw inMemoryRaw
-	if err := readJSON(filepath.Join(base, "out"), top.Raw, &raw); err != nil || len(raw.Passes) != ladderRounds || raw.Load.ServerKeys != 200000 || slices.Contains(raw.ServerArgs, "--storage-tier") {
+	if err := results.ReadJSON(filepath.Join(base, "out"), top.Raw, &raw); err != nil || len(raw.Passes) != ladderRounds || raw.Load.ServerKeys != 200000 || slices.Contains(raw.ServerArgs, "--storage-tier") {
 		t.Errorf("in-memory raw JSON %q: %+v, %v; want %d passes on the untiered server holding 200000 keys", top.Raw, raw, err, ladderRounds)
 	}
 	if p := raw.Passes; len(p) > 0 && !strings.Contains(resp.Detail, fmt.Sprintf("-b %d, no pin t=%d ", p[0].Batch, p[0].Threads)) {
@@ -124,8 +125,8 @@ func TestRunScenarioChecksCatchTheWrongServer(t *testing.T) {
 	_, addr, port := startTieredServer(t, bin, filepath.Join(base, "srv"))
 	loadKeys(t, bin, port, 200000)
 	for _, tc := range []struct{ scenario, mark string }{
-		{ScenarioMemory, "device-read*"},
-		{ScenarioLocalMemory, "device-read*"},
+		{results.ScenarioMemory, "device-read*"},
+		{results.ScenarioLocalMemory, "device-read*"},
 	} {
 		r := runBinary(t, bin, externalArgs(base, tc.scenario, addr, "--scenario", tc.scenario, "--dbsize", "200000", "--skip-load")...)
 		if r.code != ExitNothing {
@@ -145,17 +146,17 @@ func TestRunScenarioAll(t *testing.T) {
 	bin := testenv.MustBinary(t)
 	removeImageAfter(t, cli, bin)
 	base := testenv.MustDiskDir(t)
-	r := runBinary(t, bin, scenarioArgs(base, ScenarioAll, "--batch", "64", "--backends", "libaio", "--runtime", "docker")...)
+	r := runBinary(t, bin, scenarioArgs(base, results.ScenarioAll, "--batch", "64", "--backends", "libaio", "--runtime", "docker")...)
 	if r.code != 0 {
 		t.Fatalf("--scenario all: exit %d, want 0:\n%s", r.code, r.stderr)
 	}
 	out := filepath.Join(base, "out")
-	for _, s := range Scenarios {
-		if !strings.Contains(r.stdout, "## "+scenarioTitle[s]) {
-			t.Errorf("stdout lacks the section %q:\n%s", scenarioTitle[s], r.stdout)
+	for _, s := range results.Scenarios {
+		if !strings.Contains(r.stdout, "## "+results.ScenarioTitle[s]) {
+			t.Errorf("stdout lacks the section %q:\n%s", results.ScenarioTitle[s], r.stdout)
 		}
-		var res Results
-		if err := readJSON(filepath.Join(out, s), fileResults, &res); err != nil || res.Scenario != s {
+		var res results.Results
+		if err := results.ReadJSON(filepath.Join(out, s), results.FileResults, &res); err != nil || res.Scenario != s {
 			t.Errorf("%s/results.json: scenario %q (%v), want %q", s, res.Scenario, err, s)
 		}
 	}
@@ -168,18 +169,18 @@ func TestRunScenarioAll(t *testing.T) {
 	if again.code != 0 || again.stdout != r.stdout {
 		t.Errorf("report of the all bundle: exit %d, stdout\n%s\nwant the run's\n%s", again.code, again.stdout, r.stdout)
 	}
-	if _, err := os.Stat(filepath.Join(out, fileScenarios)); err != nil {
-		t.Errorf("the bundle lacks %s: %v", fileScenarios, err)
+	if _, err := os.Stat(filepath.Join(out, results.FileScenarios)); err != nil {
+		t.Errorf("the bundle lacks %s: %v", results.FileScenarios, err)
 	}
 	// One file to open: the top report.md holds each scenario's table
 	// and links its own report.
-	top, err := os.ReadFile(filepath.Join(out, fileReport))
+	top, err := os.ReadFile(filepath.Join(out, results.FileReport))
 	if err != nil {
 		t.Fatalf("the all bundle has no report.md at its top: %v", err)
 	}
-	for _, s := range Scenarios {
-		table, _ := os.ReadFile(filepath.Join(out, s, fileTable))
-		for _, want := range []string{"## " + scenarioTitle[s] + "\n\n" + string(table), "[report](" + s + "/report.md)"} {
+	for _, s := range results.Scenarios {
+		table, _ := os.ReadFile(filepath.Join(out, s, results.FileTable))
+		for _, want := range []string{"## " + results.ScenarioTitle[s] + "\n\n" + string(table), "[report](" + s + "/report.md)"} {
 			if len(table) == 0 || !strings.Contains(string(top), want) {
 				t.Errorf("top report.md lacks %q:\n%s", want, top)
 			}

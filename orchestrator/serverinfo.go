@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // fioPlanned says whether this run measures the fio baseline.
@@ -22,12 +24,12 @@ func (r *runner) preflightDir() string {
 // server the run does not start, the checks of tierbench's own server
 // (O_DIRECT, libaio, io_uring, the aio budget, disk space for its
 // segments) judge nothing that runs: they are kept as warnings.
-func hostSide(cfg Config, p preflightOutput) preflightOutput {
+func hostSide(cfg Config, p results.Preflight) results.Preflight {
 	if cfg.ServerAddr == "" {
 		return p
 	}
 	out := p
-	out.Checks = make([]preflightCheck, len(p.Checks))
+	out.Checks = make([]results.PreflightCheck, len(p.Checks))
 	for i, c := range p.Checks {
 		if c.Status == "fail" && ownServerCheck(c.Name) {
 			c.Status = "warn"
@@ -59,8 +61,8 @@ var versionKeys = []struct{ key, name string }{
 // serverInfo reads INFO server, memory and persistence and the CONFIG
 // values a reader needs to judge the numbers; a server that refuses a
 // command just leaves its fields empty.
-func (c *respConn) serverInfo() (ServerInfo, error) {
-	var si ServerInfo
+func (c *respConn) serverInfo() (results.ServerInfo, error) {
+	var si results.ServerInfo
 	srv, err := c.info("server")
 	if err != nil && !isRESPError(err) {
 		return si, err

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	mathrand "math/rand/v2"
 	"time"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // How the runner reaches a row's server: RESP commands and the evidence
@@ -16,12 +18,12 @@ import (
 // RESP commands, and its device reads and placement (the evidence).
 type serverProbe interface {
 	do(ctx context.Context, args ...string) (any, error)
-	evidence(ctx context.Context) (readBytes int64, pl Placement, err error)
+	evidence(ctx context.Context) (readBytes int64, pl results.Placement, err error)
 	// prove checks that the process whose evidence is read owns the
 	// server's listening socket.
-	prove(ctx context.Context) (OwnerProof, error)
+	prove(ctx context.Context) (results.OwnerProof, error)
 	witness(ctx context.Context) (ServerWitness, error)
-	sample(ctx context.Context, cfg Config) (SampleCheck, error)
+	sample(ctx context.Context, cfg Config) (results.SampleCheck, error)
 	// cpuTicks is the server process's utime + stime.
 	cpuTicks(ctx context.Context) (uint64, error)
 	// counts says whether evidence can be read: the process is known.
@@ -44,7 +46,7 @@ func (p localProbe) do(ctx context.Context, args ...string) (any, error) {
 	return c.do(args...)
 }
 
-func (p localProbe) prove(ctx context.Context) (OwnerProof, error) {
+func (p localProbe) prove(ctx context.Context) (results.OwnerProof, error) {
 	return p.proc.proveServer(ctx, p.addr, p.pid)
 }
 
@@ -52,7 +54,7 @@ func (p localProbe) witness(ctx context.Context) (ServerWitness, error) {
 	return readWitness(ctx, p.addr, "")
 }
 
-func (p localProbe) sample(ctx context.Context, cfg Config) (SampleCheck, error) {
+func (p localProbe) sample(ctx context.Context, cfg Config) (results.SampleCheck, error) {
 	return runSample(ctx, p.addr, "", cfg)
 }
 
@@ -68,10 +70,10 @@ func (p localProbe) cpuTicks(context.Context) (uint64, error) {
 // errPIDUnknown is the note of a server whose process is not known here.
 var errPIDUnknown = errors.New("the server's pid is unknown")
 
-func (p localProbe) evidence(context.Context) (int64, Placement, error) {
+func (p localProbe) evidence(context.Context) (int64, results.Placement, error) {
 	n, err := p.proc.readBytes(p.pid)
 	if err != nil {
-		return 0, Placement{}, err
+		return 0, results.Placement{}, err
 	}
 	pl, err := p.proc.placement(p.pid)
 	return n, pl, err
@@ -123,9 +125,9 @@ func (r *runner) probeFor(tgt rowTarget) serverProbe {
 // key count, INFO store (nil when the server refuses the section) and
 // what INFO server says it is.
 type ServerWitness struct {
-	Keys  int64             `json:"keys"`
-	Store map[string]string `json:"store"`
-	Info  ServerInfo        `json:"info"`
+	Keys  int64              `json:"keys"`
+	Store map[string]string  `json:"store"`
+	Info  results.ServerInfo `json:"info"`
 }
 
 // dialAuth connects and, with a password, authenticates.
@@ -162,10 +164,10 @@ func readWitness(ctx context.Context, addr, auth string) (ServerWitness, error) 
 }
 
 // runSample runs the sampled GET check over a connection of its own.
-func runSample(ctx context.Context, addr, auth string, cfg Config) (SampleCheck, error) {
+func runSample(ctx context.Context, addr, auth string, cfg Config) (results.SampleCheck, error) {
 	c, err := dialAuth(ctx, addr, auth)
 	if err != nil {
-		return SampleCheck{}, err
+		return results.SampleCheck{}, err
 	}
 	defer c.Close()
 	return sampledHitCheck(ctx, c, cfg, mathrand.New(mathrand.NewPCG(uint64(time.Now().UnixNano()), 0x7469657262656e63)))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/bench"
 	"github.com/tierbench/tierbench/internal/slots"
+	"github.com/tierbench/tierbench/results"
 )
 
 // This file is sharding: `run --shards N` starts N tiered servers as one
@@ -34,7 +35,7 @@ type clusterNode struct {
 	Ranges []slots.Range
 	Keys   int64 // its DBSIZE after the load was verified
 	PID    int   // 0: unknown, its device reads are not counted
-	proof  *OwnerProof
+	proof  *results.OwnerProof
 	srv    serverHandle // nil for an external cluster
 	dir    string       // its data dir, for a shard the run started
 }
@@ -93,12 +94,12 @@ func (c Config) shardDir(i, shards int) string {
 
 // expandShards gives every backend × pin row one row per --shards count;
 // a sharded row is labelled "N shards / <pin label>".
-func (r *runner) expandShards(rows []Row) []Row {
+func (r *runner) expandShards(rows []results.Row) []results.Row {
 	counts := r.cfg.shardCounts()
 	if len(counts) == 1 && counts[0] == 1 {
 		return rows
 	}
-	var out []Row
+	var out []results.Row
 	for _, row := range rows {
 		for _, n := range counts {
 			x := row
@@ -168,8 +169,8 @@ type shardGroup struct {
 	nodes []*clusterNode
 }
 
-func (g *shardGroup) pid() int             { return 0 }
-func (g *shardGroup) placement() Placement { return g.nodes[0].srv.placement() }
+func (g *shardGroup) pid() int                     { return 0 }
+func (g *shardGroup) placement() results.Placement { return g.nodes[0].srv.placement() }
 
 // probe reaches the cluster at addr; the group has no one process, so its
 // counters are read per node (shards_verify.go), not here.
@@ -191,7 +192,7 @@ func (g *shardGroup) stop(ctx context.Context) error {
 // startShards starts the row's shards on wiped data dirs, one static
 // cluster node each, with the slots split evenly, and proves each pid
 // owns its node's socket.
-func (r *runner) startShards(ctx context.Context, row Row) (tgt rowTarget, err error) {
+func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarget, err error) {
 	n := row.Shards
 	places, how := shardPlaces(n, r.topo, row.Pin, r.pinning)
 	ranges := slots.Split(n)
@@ -212,7 +213,7 @@ func (r *runner) startShards(ctx context.Context, row Row) (tgt rowTarget, err e
 		group.nodes = append(group.nodes, &clusterNode{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, dir: r.cfg.shardDir(i, n)})
 	}
 	name := fmt.Sprintf("%s-%s-%dshards", row.Backend, row.Pin, n)
-	nodeFile := filepath.Join(r.out, dirLogs, "cluster-nodes-"+name+".txt")
+	nodeFile := filepath.Join(r.out, results.DirLogs, "cluster-nodes-"+name+".txt")
 	f, err := os.Create(nodeFile)
 	if err != nil {
 		return rowTarget{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
@@ -230,7 +231,7 @@ func (r *runner) startShards(ctx context.Context, row Row) (tgt rowTarget, err e
 		args = append(args, "--cluster-nodes", r.drv.dataPath(nodeFile), "--cluster-node-id", node.ID,
 			"--cluster-announce", node.Addr, "--cluster-slots", slots.FormatRanges(file[i].Ranges))
 		spec := serverSpec{Name: fmt.Sprintf("%s-shard%d", name, i), Args: args, CPUs: places[i].CPUs, Mems: places[i].Mems,
-			LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.dir}
+			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.dir}
 		srv, err := r.drv.startServer(ctx, spec)
 		if err != nil {
 			return rowTarget{}, fmt.Errorf("orchestrator: %s %s shard %d: %w (log %s)", row.Backend, row.Label, i, err, spec.LogPath)
@@ -281,7 +282,7 @@ func (r *runner) externalCluster(ctx context.Context) ([]*clusterNode, error) {
 		for _, rg := range m.Ranges {
 			n.Slots += rg.Len()
 		}
-		var proof OwnerProof
+		var proof results.OwnerProof
 		var lastErr error
 		found := false
 		if len(pids) == 0 {

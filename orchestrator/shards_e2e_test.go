@@ -11,18 +11,19 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
 )
 
 // cellsOf reads cells.jsonl's load and pass records.
-func cellsOf(t *testing.T, out string) ([]LoadRecord, []PassRecord) {
+func cellsOf(t *testing.T, out string) ([]results.LoadRecord, []results.PassRecord) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(out, fileCells))
+	f, err := os.Open(filepath.Join(out, results.FileCells))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var loads []LoadRecord
-	var passes []PassRecord
+	var loads []results.LoadRecord
+	var passes []results.PassRecord
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -30,13 +31,13 @@ func cellsOf(t *testing.T, out string) ([]LoadRecord, []PassRecord) {
 		json.Unmarshal(sc.Bytes(), &kind)
 		switch kind.Kind {
 		case "load":
-			var l LoadRecord
+			var l results.LoadRecord
 			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 				t.Fatal(err)
 			}
 			loads = append(loads, l)
 		case "pass":
-			var p PassRecord
+			var p results.PassRecord
 			if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +101,7 @@ func TestShardsRun(t *testing.T) {
 		}
 		var rb, ops int64
 		for _, n := range p.Nodes {
-			if n.Ops == 0 || n.ReadBytesPerGet < 0.9*sectorBytes {
+			if n.Ops == 0 || n.ReadBytesPerGet < 0.9*results.SectorBytes {
 				t.Errorf("pass t=%d node %s: %d ops, %.0f device bytes per GET: want device-bound reads on every shard", p.Threads, n.Addr, n.Ops, n.ReadBytesPerGet)
 			}
 			rb += n.ReadBytes
@@ -110,7 +111,7 @@ func TestShardsRun(t *testing.T) {
 			t.Errorf("pass t=%d: %d nodes reading %d bytes for %d ops; the pass says %d bytes, %d ops", p.Threads, len(p.Nodes), rb, ops, p.ReadBytes, p.Ops)
 		}
 	}
-	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	report, _ := os.ReadFile(filepath.Join(out, results.FileReport))
 	for _, want := range []string{"## CPU per GET", "## Cluster nodes", "2 shards / no pin"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md lacks %q", want)
@@ -130,7 +131,7 @@ func TestShardsLocalMemory(t *testing.T) {
 	bin := testenv.MustBinary(t)
 	base := testenv.MustDiskDir(t)
 	const dbsize = 400000 // 200 000 keys a shard: ≥ 20 × --memory 1m each
-	r := runBinary(t, bin, scenarioArgs(base, ScenarioLocalMemory, "--shards", "1,2", "--dbsize", strconv.Itoa(dbsize), "--threads", "2", "--batch", "256")...)
+	r := runBinary(t, bin, scenarioArgs(base, results.ScenarioLocalMemory, "--shards", "1,2", "--dbsize", strconv.Itoa(dbsize), "--threads", "2", "--batch", "256")...)
 	if r.code != 0 {
 		t.Fatalf("--scenario localmemory --shards 1,2: exit %d, want 0\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -156,8 +157,8 @@ func TestShardsLocalMemory(t *testing.T) {
 	}
 	var sharded int
 	for _, p := range passes {
-		if p.DeviceReadsPerGet < minDeviceReadsPerGet || p.NoDeviceReads || p.CPUMicrosPerOp <= 0 {
-			t.Errorf("pass %s: %.2f device reads per GET (no-device-reads %v), CPU %.2f µs per op; want ≥ %.1f and CPU measured", p.Row.Label, p.DeviceReadsPerGet, p.NoDeviceReads, p.CPUMicrosPerOp, minDeviceReadsPerGet)
+		if p.DeviceReadsPerGet < results.MinDeviceReadsPerGet || p.NoDeviceReads || p.CPUMicrosPerOp <= 0 {
+			t.Errorf("pass %s: %.2f device reads per GET (no-device-reads %v), CPU %.2f µs per op; want ≥ %.1f and CPU measured", p.Row.Label, p.DeviceReadsPerGet, p.NoDeviceReads, p.CPUMicrosPerOp, results.MinDeviceReadsPerGet)
 		}
 		if p.Row.Shards != 2 {
 			continue
@@ -165,8 +166,8 @@ func TestShardsLocalMemory(t *testing.T) {
 		sharded++
 		var reads int64
 		for _, n := range p.Nodes {
-			if n.Ops == 0 || n.DeviceReadsPerGet < minDeviceReadsPerGet {
-				t.Errorf("pass shard %s: %d ops, %.2f device reads per GET; want ≥ %.1f on every shard", n.Addr, n.Ops, n.DeviceReadsPerGet, minDeviceReadsPerGet)
+			if n.Ops == 0 || n.DeviceReadsPerGet < results.MinDeviceReadsPerGet {
+				t.Errorf("pass shard %s: %d ops, %.2f device reads per GET; want ≥ %.1f on every shard", n.Addr, n.Ops, n.DeviceReadsPerGet, results.MinDeviceReadsPerGet)
 			}
 			reads += n.DeviceReads
 		}
@@ -177,7 +178,7 @@ func TestShardsLocalMemory(t *testing.T) {
 	if sharded != 1 {
 		t.Errorf("%d sharded passes, want 1", sharded)
 	}
-	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	report, _ := os.ReadFile(filepath.Join(out, results.FileReport))
 	for _, want := range []string{"## CPU per GET", "## Cluster nodes", "device reads/GET"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md lacks %q", want)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/slots"
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestShardPlaces(t *testing.T) {
@@ -78,7 +79,7 @@ func TestShardConfig(t *testing.T) {
 }
 
 func TestExpandShardsLabelsRows(t *testing.T) {
-	rows := []Row{{Backend: "uring", Pin: PinNone, Label: "no pin"}}
+	rows := []results.Row{{Backend: "uring", Pin: PinNone, Label: "no pin"}}
 	r := &runner{cfg: Config{Shards: []int{1, 2}}}
 	got := r.expandShards(rows)
 	want := "[{uring none 1 shard / no pin 1 0} {uring none 2 shards / no pin 2 0}]" // the last field is Row.Batch
@@ -123,14 +124,14 @@ func TestExpectedKeysFollowTheSlots(t *testing.T) {
 }
 
 func TestCellExtrasTakesMedians(t *testing.T) {
-	passes := []PassRecord{
-		{CPUMicrosPerOp: 3, Nodes: []NodePass{{Addr: "a", OpsPerSec: 10, ReadBytesPerGet: 500, Keys: 7}, {Addr: "b", OpsPerSec: 20, ReadBytesPerGet: 510}}},
-		{CPUMicrosPerOp: 5, Nodes: []NodePass{{Addr: "a", OpsPerSec: 30, ReadBytesPerGet: 520, Keys: 7}, {Addr: "b", OpsPerSec: 40, ReadBytesPerGet: 530}}},
-		{CPUMicrosPerOp: 4, Nodes: []NodePass{{Addr: "a", OpsPerSec: 20, ReadBytesPerGet: 510, Keys: 7}, {Addr: "b", OpsPerSec: 60, ReadBytesPerGet: 520}}},
+	passes := []results.PassRecord{
+		{CPUMicrosPerOp: 3, Nodes: []results.NodePass{{Addr: "a", OpsPerSec: 10, ReadBytesPerGet: 500, Keys: 7}, {Addr: "b", OpsPerSec: 20, ReadBytesPerGet: 510}}},
+		{CPUMicrosPerOp: 5, Nodes: []results.NodePass{{Addr: "a", OpsPerSec: 30, ReadBytesPerGet: 520, Keys: 7}, {Addr: "b", OpsPerSec: 40, ReadBytesPerGet: 530}}},
+		{CPUMicrosPerOp: 4, Nodes: []results.NodePass{{Addr: "a", OpsPerSec: 20, ReadBytesPerGet: 510, Keys: 7}, {Addr: "b", OpsPerSec: 60, ReadBytesPerGet: 520}}},
 	}
-	var c Cell
-	cellExtras(&c, passes)
+	var c results.Cell
+	results.CellExtras(&c, passes)
 	if c.CPUMicrosPerOp != 4 || len(c.Nodes) != 2 || c.Nodes[0].OpsPerSec != 20 || c.Nodes[0].ReadBytesPerGet != 510 || c.Nodes[0].Keys != 7 || c.Nodes[1].OpsPerSec != 40 {
-		t.Errorf("cellExtras: %+v", c)
+		t.Errorf("results.CellExtras: %+v", c)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/slots"
+	"github.com/tierbench/tierbench/results"
 )
 
 // benchCluster is the per-node breakdown bench prints with --cluster-bench.
@@ -61,8 +62,8 @@ func expectedKeys(nodes []*clusterNode, dbsize int64, keyLength int) []int64 {
 // slots hold and the loader's acknowledgements there must match, the
 // totals must equal dbsize, every tiered node's log must be on the
 // device, and a sample of keys, each read from its own node, must hit.
-func (r *runner) loadAndVerifyCluster(ctx context.Context, row Row, tgt rowTarget) error {
-	rec := LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.nodes[0].proof}
+func (r *runner) loadAndVerifyCluster(ctx context.Context, row results.Row, tgt rowTarget) error {
+	rec := results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.nodes[0].proof}
 	if tgt.srv != nil {
 		rec.Server = tgt.srv.placement()
 		rec.ServerMode = tgt.srv.mode()
@@ -77,7 +78,7 @@ func (r *runner) loadAndVerifyCluster(ctx context.Context, row Row, tgt rowTarge
 	var verdicts []error
 	rec.Tiered = true
 	for i, n := range tgt.nodes {
-		nl := NodeLoad{ID: n.ID, Addr: n.Addr, Slots: n.Slots, Acknowledged: -1, DataDir: n.dir, Owner: n.proof}
+		nl := results.NodeLoad{ID: n.ID, Addr: n.Addr, Slots: n.Slots, Acknowledged: -1, DataDir: n.dir, Owner: n.proof}
 		if i < len(rec.Nodes) {
 			nl.Acknowledged = rec.Nodes[i].Acknowledged
 		}
@@ -97,7 +98,7 @@ func (r *runner) loadAndVerifyCluster(ctx context.Context, row Row, tgt rowTarge
 			}
 		}
 		if err == nil && i == 0 {
-			var si ServerInfo
+			var si results.ServerInfo
 			if si, err = c.serverInfo(); err == nil {
 				rec.ServerInfo = &si
 			}
@@ -106,7 +107,7 @@ func (r *runner) loadAndVerifyCluster(ctx context.Context, row Row, tgt rowTarge
 		if err != nil {
 			return fmt.Errorf("orchestrator: cluster node %s: %w", n.Addr, err)
 		}
-		one := LoadRecord{DBSize: want[i], Acknowledged: nl.Acknowledged, ServerKeys: nl.ServerKeys}
+		one := results.LoadRecord{DBSize: want[i], Acknowledged: nl.Acknowledged, ServerKeys: nl.ServerKeys}
 		if a, aerr := parseLogAddresses(info); aerr == nil {
 			nl.Tiered, nl.HeadAddress, nl.TailAddress, nl.DeviceShare = true, a.Head, a.Tail, a.deviceShare()
 			one.Tiered, one.BeginAddress, one.HeadAddress, one.TailAddress, one.DeviceShare = true, a.Begin, a.Head, a.Tail, nl.DeviceShare
@@ -164,12 +165,12 @@ func (r *runner) loadAndVerifyCluster(ctx context.Context, row Row, tgt rowTarge
 
 // sampleCluster draws the sampled GET check's keys over the whole key
 // space and reads each from the node serving its slot.
-func (r *runner) sampleCluster(ctx context.Context, nodes []*clusterNode, rec *LoadRecord, rnd *rand.Rand) (SampleCheck, error) {
+func (r *runner) sampleCluster(ctx context.Context, nodes []*clusterNode, rec *results.LoadRecord, rnd *rand.Rand) (results.SampleCheck, error) {
 	owner := slotOwners(nodes)
 	keys := sampleKeys(r.cfg.DBSize, minSampleKeys, rnd)
 	per := make([][]uint64, len(nodes))
 	key := make([]byte, r.cfg.KeyLength)
-	var total SampleCheck
+	var total results.SampleCheck
 	for _, k := range keys {
 		keyspace.PutKey(key, k)
 		o := owner[slots.Of(key)]
@@ -217,7 +218,7 @@ type nodeCounters struct {
 }
 
 // countersBefore reads device bytes and CPU ticks of every node of a
-// cluster target before a pass (a single server's are PassEvidence's).
+// cluster target before a pass (a single server's are results.PassEvidence's).
 func (r *runner) countersBefore(tgt rowTarget) (nodeCounters, error) {
 	var c nodeCounters
 	for _, n := range tgt.nodes {
@@ -240,7 +241,7 @@ func (r *runner) countersBefore(tgt rowTarget) (nodeCounters, error) {
 // countersAfter fills CPU per op and, for a cluster, its device bytes,
 // server CPU and CPU set (each the union over nodes) and per-node shares;
 // then the evidence is judged again with the cluster's figures.
-func (r *runner) countersAfter(rec *PassRecord, tgt rowTarget, before nodeCounters, cell benchCell) error {
+func (r *runner) countersAfter(rec *results.PassRecord, tgt rowTarget, before nodeCounters, cell benchCell) error {
 	defer func() {
 		if rec.Ops > 0 && rec.CPUNote == "" {
 			rec.CPUMicrosPerOp = 1e6 * (rec.ServerCPUSeconds + rec.ClientCPUSeconds) / float64(rec.Ops)
@@ -259,7 +260,7 @@ func (r *runner) countersAfter(rec *PassRecord, tgt rowTarget, before nodeCounte
 	rec.ReadBytes, rec.ServerCPUSeconds, rec.ClockTicks, rec.CPUNote = 0, 0, hz, note
 	var cpus []int
 	for i, n := range tgt.nodes {
-		np := NodePass{ID: n.ID, Addr: n.Addr, Ops: ops[n.Addr], Keys: n.Keys, ReadBytes: -1}
+		np := results.NodePass{ID: n.ID, Addr: n.Addr, Ops: ops[n.Addr], Keys: n.Keys, ReadBytes: -1}
 		np.OpsPerSec = float64(np.Ops) / max(rec.Seconds, 1e-9)
 		if n.PID <= 0 {
 			rec.ReadBytes = -1
@@ -300,7 +301,7 @@ func (r *runner) countersAfter(rec *PassRecord, tgt rowTarget, before nodeCounte
 	}
 	slices.Sort(cpus)
 	rec.Server.CPUs = formatCPUList(slices.Compact(cpus))
-	judgeEvidence(rec)
+	results.JudgeEvidence(rec)
 	return nil
 }
 

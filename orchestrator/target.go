@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // A row's server: a fresh one started on a wiped data dir, or the
@@ -26,14 +28,14 @@ type rowTarget struct {
 	// uringProbe is the io_uring check of the preflight run where the
 	// server runs, for a uring row.
 	uringProbe string
-	proof      *OwnerProof // pid proven to own the socket at addr
+	proof      *results.OwnerProof // pid proven to own the socket at addr
 	// nodes are the masters when the server is a cluster (shards.go).
 	nodes []*clusterNode
 }
 
 // startTarget starts a fresh server on a wiped data dir, or attaches to
 // the external one.
-func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
+func (r *runner) startTarget(ctx context.Context, row results.Row) (rowTarget, error) {
 	if r.cfg.ServerAddr != "" && r.external.nodes != nil {
 		return rowTarget{addr: r.cfg.ServerAddr, proof: r.external.nodes[0].proof, nodes: r.external.nodes}, nil
 	}
@@ -55,7 +57,7 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 	spec := serverSpec{
 		Name:    row.Backend + "-" + row.Pin,
 		Args:    r.serverArgs(row, port, r.cfg.DataDir),
-		LogPath: filepath.Join(r.out, dirLogs, fmt.Sprintf("server-%s-%s.log", row.Backend, row.Pin)),
+		LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-%s.log", row.Backend, row.Pin)),
 		DataDir: r.cfg.DataDir,
 	}
 	spec.Args = append(spec.Args, r.authArgs()...)
@@ -97,7 +99,7 @@ func (r *runner) startTarget(ctx context.Context, row Row) (rowTarget, error) {
 
 // serverArgs are the flags of one tiered server of row on port, its log
 // under dataDir.
-func (r *runner) serverArgs(row Row, port int, dataDir string) []string {
+func (r *runner) serverArgs(row results.Row, port int, dataDir string) []string {
 	return rowSpec(row).serverArgs(r, row, port, r.drv.dataPath(dataDir))
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
 )
 
 // These tests drive `tierbench run` through the real binary against real
@@ -240,7 +241,7 @@ func TestRunPartlyExcludedExits3(t *testing.T) {
 	if strings.Count(stdout.String(), "misses*") < 2 {
 		t.Errorf("table: got\n%s\nwant t=4 and t=8 marked misses*", stdout.String())
 	}
-	report, _ := os.ReadFile(filepath.Join(out, fileReport))
+	report, _ := os.ReadFile(filepath.Join(out, results.FileReport))
 	rep := string(report)
 	for _, want := range []string{"in the external server at " + addr + ": tierbench", "Kept out of the table:",
 		fmt.Sprintf("pid %d (tierbench) owns the socket listening on %s", tb.Process.Pid, addr), "INFO server's process_id",
@@ -254,8 +255,8 @@ func TestRunPartlyExcludedExits3(t *testing.T) {
 			t.Errorf("report.md of an external server says %q", never)
 		}
 	}
-	var res Results
-	if err := readJSON(out, fileResults, &res); err != nil {
+	var res results.Results
+	if err := results.ReadJSON(out, results.FileResults, &res); err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Plan.Rows) != 1 || res.Plan.Workload.Backends != nil || res.Plan.Workload.Pins != nil || res.FioIOPS512 != 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/results"
 )
 
 // The load checks. A missing key is a GET answered from memory, many times
@@ -44,11 +45,11 @@ const sampleBatch = 512
 // and, for a tiered server, that the log really sits on the device; then
 // GETs a random sample of the keys. The evidence is appended to
 // cells.jsonl whatever the verdict.
-func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) error {
+func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarget) error {
 	if len(tgt.nodes) > 0 {
 		return r.loadAndVerifyCluster(ctx, row, tgt)
 	}
-	rec := LoadRecord{Kind: "load", Schema: SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.proof}
+	rec := results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.proof}
 	if tgt.srv != nil {
 		rec.Server = tgt.srv.placement()
 		rec.ServerMode = tgt.srv.mode()
@@ -95,7 +96,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row Row, tgt rowTarget) erro
 // load runs the loader while polling DBSIZE for progress and records the
 // loader's counts; a loader that reports a short load is not an error
 // here: verifyLoad refuses it with the counts.
-func (r *runner) load(ctx context.Context, row Row, tgt rowTarget, rec *LoadRecord) error {
+func (r *runner) load(ctx context.Context, row results.Row, tgt rowTarget, rec *results.LoadRecord) error {
 	r.printf("%s %s: loading %d keys of %d+%d B%s\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength, r.clientsNote(0))
 	lctx, cancelLoad := context.WithCancelCause(ctx)
 	defer cancelLoad(nil)
@@ -116,7 +117,7 @@ func (r *runner) load(ctx context.Context, row Row, tgt rowTarget, rec *LoadReco
 	rec.Acknowledged, rec.LoadSeconds = out.Load.Acknowledged, out.Load.Seconds
 	if out.Load.Cluster != nil {
 		for _, n := range out.Load.Cluster.Nodes {
-			rec.Nodes = append(rec.Nodes, NodeLoad{ID: n.ID, Addr: n.Addr, Acknowledged: n.Hits})
+			rec.Nodes = append(rec.Nodes, results.NodeLoad{ID: n.ID, Addr: n.Addr, Acknowledged: n.Hits})
 		}
 	}
 	if rec.LoadSeconds == 0 {
@@ -135,7 +136,7 @@ func isRESPError(err error) bool {
 // verifyLoad applies the load checks to one load record: for a server
 // the run loaded, the loader's acknowledgements and DBSIZE must both equal
 // dbsize; for --skip-load, DBSIZE must be at least dbsize.
-func verifyLoad(rec LoadRecord, cfg Config) error {
+func verifyLoad(rec results.LoadRecord, cfg Config) error {
 	if rec.Acknowledged >= 0 && rec.Acknowledged != rec.DBSize {
 		return fmt.Errorf("%w: the loader saw %d of %d keys acknowledged (%s, %d missing; want every key)",
 			ErrPartialLoad, rec.Acknowledged, rec.DBSize, formatPercentBeside(share(rec.Acknowledged, rec.DBSize), 1), rec.DBSize-rec.Acknowledged)
@@ -152,7 +153,7 @@ func verifyLoad(rec LoadRecord, cfg Config) error {
 		mem, _ := size.Parse(cfg.Memory)
 		page, _ := size.Parse(cfg.Page)
 		inMemory := rec.TailAddress - rec.HeadAddress
-		if cfg.ServerAddr != "" || mem <= 0 || inMemory > uint64(mem+page) || rec.DeviceShare < 1-1.0/minDeviceToMemory {
+		if cfg.ServerAddr != "" || mem <= 0 || inMemory > uint64(mem+page) || rec.DeviceShare < 1-1.0/results.MinDeviceToMemory {
 			memory := ""
 			if cfg.ServerAddr == "" {
 				memory = " with --memory " + cfg.Memory
@@ -192,15 +193,15 @@ func sampleKeys(dbsize int64, n int, rnd *rand.Rand) []uint64 {
 // sampledHitCheck GETs a uniform random sample of the key space,
 // pipelined, and counts misses (null bulk), values of the wrong length
 // and error replies.
-func sampledHitCheck(ctx context.Context, c *respConn, cfg Config, rnd *rand.Rand) (SampleCheck, error) {
+func sampledHitCheck(ctx context.Context, c *respConn, cfg Config, rnd *rand.Rand) (results.SampleCheck, error) {
 	return sampleGets(ctx, c, cfg, sampleKeys(cfg.DBSize, minSampleKeys, rnd))
 }
 
 // sampleGets GETs keys on c, pipelined, and counts misses (null bulk),
 // values of the wrong length and error replies.
-func sampleGets(ctx context.Context, c *respConn, cfg Config, keys []uint64) (SampleCheck, error) {
+func sampleGets(ctx context.Context, c *respConn, cfg Config, keys []uint64) (results.SampleCheck, error) {
 	start := time.Now()
-	res := SampleCheck{Keys: int64(len(keys))}
+	res := results.SampleCheck{Keys: int64(len(keys))}
 	w := bufio.NewWriterSize(c.c, 64<<10)
 	var req []byte
 	key := make([]byte, 0, cfg.KeyLength)
@@ -251,7 +252,7 @@ func sampleGets(ctx context.Context, c *respConn, cfg Config, keys []uint64) (Sa
 
 // judgeSample refuses a sample with a wrong-length value, an error
 // reply, or a miss rate above --max-miss-ratio (by default, one miss).
-func judgeSample(s SampleCheck, serverKeys int64, cfg Config) error {
+func judgeSample(s results.SampleCheck, serverKeys int64, cfg Config) error {
 	missShare := share(s.Missed, s.Keys)
 	if s.WrongLength == 0 && s.Errors == 0 && missShare <= cfg.MaxMissRatio {
 		return nil

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 func TestSampleKeys(t *testing.T) {
@@ -38,16 +40,16 @@ func TestJudgeSample(t *testing.T) {
 	cfg := Config{ValueLength: 96}
 	tests := []struct {
 		name    string
-		s       SampleCheck
+		s       results.SampleCheck
 		maxMiss float64
 		want    string // "" = accepted
 	}{
-		{"clean", SampleCheck{Keys: 20000}, 0, ""},
-		{"one miss", SampleCheck{Keys: 20000, Missed: 1, FirstBad: "key 0000000000000042: null bulk: a miss"}, 0, "1 of 20000 sampled keys missed (0.005 %)"},
-		{"wrong length", SampleCheck{Keys: 20000, WrongLength: 2}, 0, "2 had a value of the wrong length (want 96 B)"},
-		{"error replies", SampleCheck{Keys: 20000, Errors: 3}, 0.01, "3 got an error reply"},
-		{"within --max-miss-ratio", SampleCheck{Keys: 20000, Missed: 2}, 0.001, ""},
-		{"beyond --max-miss-ratio", SampleCheck{Keys: 20000, Missed: 21}, 0.001, "21 of 20000 sampled keys missed (0.105 %)"},
+		{"clean", results.SampleCheck{Keys: 20000}, 0, ""},
+		{"one miss", results.SampleCheck{Keys: 20000, Missed: 1, FirstBad: "key 0000000000000042: null bulk: a miss"}, 0, "1 of 20000 sampled keys missed (0.005 %)"},
+		{"wrong length", results.SampleCheck{Keys: 20000, WrongLength: 2}, 0, "2 had a value of the wrong length (want 96 B)"},
+		{"error replies", results.SampleCheck{Keys: 20000, Errors: 3}, 0.01, "3 got an error reply"},
+		{"within --max-miss-ratio", results.SampleCheck{Keys: 20000, Missed: 2}, 0.001, ""},
+		{"beyond --max-miss-ratio", results.SampleCheck{Keys: 20000, Missed: 21}, 0.001, "21 of 20000 sampled keys missed (0.105 %)"},
 	}
 	for _, tt := range tests {
 		cfg.MaxMissRatio = tt.maxMiss
