@@ -148,13 +148,10 @@ func cmdMget(c *conn, args [][]byte) {
 			continue
 		}
 		c.get(key)
-		if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets {
-			// A long MGET is written as it goes, so its reply never
-			// needs more than MaxReplyBytes plus one value of memory.
-			if !c.writeMidBatch() {
-				c.closing = true
-				return
-			}
+		// A long MGET is written as it goes, so its reply never needs
+		// more than MaxReplyBytes plus one value of memory.
+		if !c.writeIfDue() {
+			return
 		}
 	}
 }
@@ -465,11 +462,13 @@ func (c *conn) configValues() [][2]string {
 		{"appendonly", "no"},
 		{"appendfsync", "no"},
 		{"bind", cfg.Bind},
+		{"client-output-buffer-limit", c.srv.live.output.Load().String()},
 		{"client-query-buffer-limit", strconv.Itoa(cfg.MaxQueryBytes)},
 		{"cluster-enabled", "no"},
 		{"databases", "1"},
 		{"dir", cfg.Store.LogDir},
 		{"io-threads", "1"},
+		{"max-pending-read-bytes", strconv.FormatInt(c.srv.live.pendingReadBytes.Load(), 10)},
 		{"maxclients", strconv.Itoa(cfg.MaxClients)},
 		{"maxmemory", "0"},
 		{"maxmemory-policy", "noeviction"},
@@ -477,7 +476,7 @@ func (c *conn) configValues() [][2]string {
 		{"proto-max-bulk-len", strconv.Itoa(maxBulkBytes)},
 		{"save", ""},
 		{"tcp-keepalive", "0"},
-		{"timeout", "0"},
+		{"timeout", strconv.FormatInt(c.srv.live.timeoutSeconds.Load(), 10)},
 	}
 }
 
@@ -505,7 +504,7 @@ func cmdConfig(c *conn, args [][]byte) {
 			c.out = appendBulkString(c.out, kv[1])
 		}
 	case "set":
-		c.errorReply("ERR CONFIG SET is not supported by tierbench: restart the server with the flag instead")
+		c.configSet(args)
 	case "resetstat":
 		c.out = appendOK(c.out)
 	default:

@@ -37,8 +37,13 @@ type conn struct {
 	out   []byte
 	holes []hole
 	pend  []byte // replies of completed device reads, referenced by holes
-	asm   []byte // scratch for merging out and pend
-	val   []byte // scratch for values read from memory
+	// While fillHoles writes replies as their reads complete: out starts
+	// at offset outOff of the batch's replies, holes before emitted are
+	// written, and pendNext is scratch for compacting pend.
+	outOff, emitted int
+	pendNext        []byte
+	asm             []byte // scratch for merging out and pend
+	val             []byte // scratch for values read from memory
 
 	// completion routes the results CompletePending delivers.
 	completion completionMode
@@ -57,6 +62,14 @@ type conn struct {
 	// busy: the connection is running commands (see execGate). Its own
 	// word, so setting it per batch touches no shared cache line.
 	busy atomic.Bool
+
+	// lim: the live limits (CONFIG SET), loaded once per read.
+	lim batchLimits
+	// outDropped: the replies passed the output buffer's hard limit; they
+	// are dropped and the connection closes (see overOutputLimit).
+	outDropped bool
+	// readDeadline, writeDeadline: a deadline is set on the socket.
+	readDeadline, writeDeadline bool
 
 	authed bool
 	name   []byte
@@ -114,6 +127,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		created: time.Now(),
 		fd:      socketFD(nc),
 	}
+	c.lim = s.batchLimits()
 	c.pub.multi.Store(-1)
 	c.published.multi = -1
 	c.pub.lastActive.Store(c.created.UnixNano())
@@ -147,6 +161,16 @@ func (c *conn) serve() {
 		}
 		if !c.makeRoom() {
 			return
+		}
+		c.lim = c.srv.batchLimits()
+		if c.lim.timeout > 0 {
+			// Redis's timeout: a client that sends nothing for that
+			// long is closed.
+			c.nc.SetReadDeadline(time.Now().Add(c.lim.timeout))
+			c.readDeadline = true
+		} else if c.readDeadline {
+			c.nc.SetReadDeadline(time.Time{})
+			c.readDeadline = false
 		}
 		n, err := c.nc.Read(c.rbuf[c.w:])
 		c.w += n
@@ -190,11 +214,16 @@ func (c *conn) makeRoom() bool {
 	if want > limit {
 		c.out = appendError(c.out, fmt.Sprintf("ERR Protocol error: request of at least %d bytes exceeds the query buffer limit of %d bytes", want, limit))
 		c.srv.stats.rejected.Add(1)
+		c.srv.stats.queryLimitClosed.Add(1)
 		c.linger = true
 		c.flush()
 		return false
 	}
-	target := min(max(want, buffered+minRead), limit)
+	// Room for what has arrived, doubling as it arrives, up to what the
+	// request needs: a declared 512 MB bulk gets memory as its bytes
+	// come, not before (a thousand clients each declaring one and sending
+	// nothing more hold a few KiB each), and at most 512 MB and change.
+	target := min(max(min(want, 2*buffered), buffered+minRead), limit)
 	if c.r+target <= len(c.rbuf) {
 		return true
 	}
@@ -203,9 +232,10 @@ func (c *conn) makeRoom() bool {
 		c.r = 0
 		return true
 	}
-	// Double, or take exactly what a known big request needs: a 512 MB
-	// bulk gets 512 MB and change, not 1 GB.
 	size := max(2*len(c.rbuf), target)
+	if c.need > 0 {
+		size = min(size, max(c.need, target))
+	}
 	nb := make([]byte, min(size, limit))
 	storeMax(&c.srv.stats.maxInputBuffer, int64(len(nb)))
 	c.w = copy(nb, c.rbuf[c.r:c.w])
@@ -251,14 +281,27 @@ func (c *conn) process() {
 			continue
 		}
 		c.dispatch(args)
-		if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets {
-			if !c.writeMidBatch() {
-				c.closing = true
-				return
-			}
-			c.sess.HoldClock()
+		if !c.writeIfDue() {
+			return
 		}
 	}
+}
+
+// writeIfDue writes the replies so far when they reached MaxReplyBytes,
+// or the pending device reads their count or byte limit; it closes the
+// connection on the output buffer's hard limit. False: stop the batch.
+func (c *conn) writeIfDue() bool {
+	if c.overOutputLimit() {
+		return false
+	}
+	if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets {
+		if !c.writeMidBatch() {
+			c.closing = true
+			return false
+		}
+		c.sess.HoldClock()
+	}
+	return true
 }
 
 // flush completes pending reads, publishes the batch's state and counters
@@ -307,11 +350,15 @@ func (c *conn) writeMidBatch() bool {
 // writeOut fills the holes and writes out to the client.
 func (c *conn) writeOut() bool {
 	c.fillHoles()
+	if c.overOutputLimit() {
+		c.out = c.out[:0]
+		return false
+	}
 	if len(c.out) == 0 {
 		return true
 	}
 	storeMax(&c.srv.stats.maxOutputBuffer, int64(len(c.out)))
-	n, err := c.nc.Write(c.out)
+	n, err := c.write(c.out)
 	c.srv.stats.writtenBytes.Add(int64(n))
 	c.out = c.out[:0]
 	// One huge reply (a big MGET) or request (an MSET of a million keys)
@@ -322,6 +369,9 @@ func (c *conn) writeOut() bool {
 	if cap(c.asm) > 4*c.srv.cfg.MaxReplyBytes {
 		c.asm = nil
 	}
+	if cap(c.pend) > 4*c.srv.cfg.MaxReplyBytes {
+		c.pend, c.pendNext = nil, nil
+	}
 	if cap(c.args) > 4096 {
 		c.args = make([][]byte, 0, 16)
 	}
@@ -329,18 +379,45 @@ func (c *conn) writeOut() bool {
 }
 
 // fillHoles waits for every pending device read of the batch and merges
-// their replies into out at their positions.
+// their replies into out at their positions. The reads and the replies
+// they gathered are held to MaxPendingReadBytes: the store lets no more
+// bytes of reads go at once than the budget left (reads beyond it wait),
+// and outside EXEC the replies up to the first read still waiting are
+// written as soon as they reach MaxReplyBytes, so completed replies do
+// not pile up behind a slow one.
 func (c *conn) fillHoles() {
 	if len(c.holes) == 0 {
 		return
 	}
 	c.completion = completeHoles
-	err := c.sess.CompletePending(true, c.onComplete)
+	limit := c.lim.pendingRead
+	var err error
+	for c.sess.Pending() > 0 && err == nil {
+		if c.closing || c.outDropped {
+			// Nobody will read these replies: issue no more reads.
+			c.sess.CancelDeferred(c.onComplete)
+		}
+		c.sess.SetReadBudget(limit - int64(len(c.pend)))
+		err = c.sess.CompleteAtLeast(1, c.onComplete)
+		if c.overOutputLimit() {
+			continue // the reads in flight are still waited for
+		}
+		if !c.tx.executing && !c.closing && len(c.pend)+len(c.out) >= c.srv.cfg.MaxReplyBytes {
+			if !c.emitFilled() {
+				c.closing = true
+			}
+		}
+	}
+	if c.overOutputLimit() {
+		c.holes, c.pend = c.holes[:0], c.pend[:0]
+		c.emitted, c.outOff = 0, 0
+		return
+	}
 	c.asm = c.asm[:0]
-	prev := 0
-	for i := range c.holes {
+	prev := c.outOff
+	for i := c.emitted; i < len(c.holes); i++ {
 		h := &c.holes[i]
-		c.asm = append(c.asm, c.out[prev:h.at]...)
+		c.asm = append(c.asm, c.out[prev-c.outOff:h.at-c.outOff]...)
 		if h.filled {
 			c.asm = append(c.asm, c.pend[h.start:h.end]...)
 		} else {
@@ -350,10 +427,67 @@ func (c *conn) fillHoles() {
 		}
 		prev = h.at
 	}
-	c.asm = append(c.asm, c.out[prev:]...)
+	c.asm = append(c.asm, c.out[prev-c.outOff:]...)
 	c.out, c.asm = c.asm, c.out
 	c.holes = c.holes[:0]
 	c.pend = c.pend[:0]
+	c.emitted, c.outOff = 0, 0
+}
+
+// emitFilled writes out the replies before the first hole still waiting
+// for the device, and drops them and their part of pend. Hole offsets stay
+// as recorded: out now starts at outOff of them, and holes before emitted
+// are gone. It leaves the gate during the write, as writeMidBatch does.
+func (c *conn) emitFilled() bool {
+	k := c.emitted
+	for k < len(c.holes) && c.holes[k].filled {
+		k++
+	}
+	if k == c.emitted || k == len(c.holes) {
+		return true // nothing to write yet, or all done: the caller merges
+	}
+	busy := c.busy.Load()
+	if busy {
+		c.busy.Store(false)
+	}
+	// Small pieces are gathered in asm; a big reply is written from pend
+	// as it is, not copied once more.
+	var err error
+	c.asm = c.asm[:0]
+	emit := func(b []byte) {
+		if len(b) < 64<<10 {
+			c.asm = append(c.asm, b...)
+			return
+		}
+		c.writeCounted(&c.asm, &err)
+		buf := b
+		c.writeCounted(&buf, &err)
+	}
+	prev := c.outOff
+	for i := c.emitted; i < k; i++ {
+		h := &c.holes[i]
+		emit(c.out[prev-c.outOff : h.at-c.outOff])
+		emit(c.pend[h.start:h.end])
+		prev = h.at
+	}
+	at := c.holes[k].at
+	emit(c.out[prev-c.outOff : at-c.outOff])
+	c.writeCounted(&c.asm, &err)
+	if busy {
+		c.enter()
+	}
+	c.out = c.out[:copy(c.out, c.out[at-c.outOff:])]
+	c.outOff, c.emitted = at, k
+	c.pendNext = c.pendNext[:0]
+	for i := k; i < len(c.holes); i++ {
+		if h := &c.holes[i]; h.filled {
+			start := len(c.pendNext)
+			c.pendNext = append(c.pendNext, c.pend[h.start:h.end]...)
+			h.start, h.end = start, len(c.pendNext)
+		}
+	}
+	c.pend, c.pendNext = c.pendNext, c.pend
+	return err == nil
 }
 
 // complete receives device read results from CompletePending.
@@ -365,6 +499,14 @@ func (c *conn) complete(token uint64, value []byte, st store.Status, err error) 
 		}
 		h := &c.holes[token]
 		h.start = len(c.pend)
+		if !c.outDropped && c.overOutputLimitWith(len(value)) {
+			c.dropOutput(len(value))
+		}
+		if c.outDropped {
+			h.end, h.filled = h.start, true
+			return
+		}
+		c.pend = growFor(c.pend, len(value), c.lim.pendingRead)
 		c.pend = c.appendGetReply(c.pend, value, st, err)
 		h.end = len(c.pend)
 		h.filled = true
@@ -408,6 +550,13 @@ func (c *conn) get(key []byte) {
 		c.val = v[:0]
 	}
 	if err != nil || st != store.Pending {
+		if !c.outDropped && c.overOutputLimitWith(len(v)) {
+			c.dropOutput(len(v))
+		}
+		if c.outDropped {
+			return
+		}
+		c.out = growFor(c.out, len(v), c.lim.output.hardBytes)
 		c.out = c.appendGetReply(c.out, v, st, err)
 		return
 	}
@@ -442,6 +591,37 @@ func (c *conn) exists(key []byte) (bool, error) {
 		return false, err
 	}
 	return c.syncStatus == store.Found, c.syncErr
+}
+
+// writeCounted writes *b (unless an earlier write failed, recorded in
+// *err) and empties it.
+func (c *conn) writeCounted(b *[]byte, err *error) {
+	if len(*b) > 0 && *err == nil {
+		storeMax(&c.srv.stats.maxOutputBuffer, int64(len(*b)))
+		n, e := c.write(*b)
+		c.srv.stats.writtenBytes.Add(int64(n))
+		*err = e
+	}
+	*b = (*b)[:0]
+}
+
+// growFor makes room in b for a reply carrying a value of n bytes: for a
+// big one it doubles b's capacity, but not past limit (the output
+// buffer's hard limit, or the pending reads' budget) unless the reply
+// needs it: append grows big slices by a quarter, which leaves about
+// twice the garbage behind for each byte kept.
+func growFor(b []byte, n int, limit int64) []byte {
+	n += 32 // the bulk header and CRLF
+	if cap(b)-len(b) >= n || n < 64<<10 {
+		return b
+	}
+	size := max(2*cap(b), len(b)+n)
+	if limit > 0 {
+		size = min(size, max(int(limit), len(b)+n))
+	}
+	nb := make([]byte, len(b), size)
+	copy(nb, b)
+	return nb
 }
 
 // storeMax raises m to v if v is larger.

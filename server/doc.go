@@ -16,10 +16,20 @@
 // or read synchronously, wait for the batch's pending reads first.
 //
 // Memory per connection is bounded: the read buffer grows only up to
-// Config.MaxQueryBytes (a larger request is a protocol error), the replies
-// are written whenever they reach Config.MaxReplyBytes, and nothing more is
-// read until the buffered requests are answered, so a client that
-// pipelines faster than it reads is held back by TCP.
+// Config.MaxQueryBytes (a larger request is a protocol error), and only as
+// a big request's bytes arrive, never to a declared bulk length before its
+// bytes come; the replies are written whenever they reach
+// Config.MaxReplyBytes, and nothing more is read until the buffered
+// requests are answered, so a client that pipelines faster than it reads
+// is held back by TCP. The device reads of one connection, with the
+// replies they gathered, hold at most Config.MaxPendingReadBytes: the
+// session defers reads past that budget (store.Session.SetReadBudget), and
+// completed replies are written while later reads are still out.
+// limits.go holds the knobs CONFIG SET changes while clients run (Redis's
+// timeout and client-output-buffer-limit, and max-pending-read-bytes): a
+// client whose unsent replies pass the hard limit is closed, as Redis
+// closes it, and so is one that takes no replies for timeout seconds. A
+// MULTI queue counts against client-query-buffer-limit, as in Redis 7.4.
 //
 // Commands live in a table (table.go): each file registers its commands
 // with registerCommands from its init, each spec carrying Redis's arity,
@@ -39,7 +49,9 @@
 // Lists, sets, hashes and sorted sets (collections.go) live in memory only,
 // beside the store's strings, enough for redis-benchmark's default tests;
 // string commands answer WRONGTYPE for such keys, checking them only when
-// any exist.
+// any exist. The map of them is locked only to find a key; each collection
+// has its own lock, and a sorted set is a skiplist (zset.go), so a long
+// ZADD holds up no GET.
 //
 // Errors are worded as Redis words them; a malformed request is answered
 // with "-ERR Protocol error: ..." and the connection is closed.

@@ -88,6 +88,8 @@ func (s *Server) writeInfoSection(b *strings.Builder, section string) {
 		line("total_net_output_bytes", s.stats.writtenBytes.Load())
 		line("rejected_connections", s.stats.refused.Load())
 		line("protocol_errors", s.stats.rejected.Load())
+		line("client_query_buffer_limit_disconnections", s.stats.queryLimitClosed.Load())
+		line("client_output_buffer_limit_disconnections", s.stats.outputLimitClosed.Load())
 		line("expired_keys", st.ExpiredKeys)
 		line("keyspace_hits", s.stats.hits.Load())
 		line("keyspace_misses", s.stats.misses.Load())

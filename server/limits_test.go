@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
 )
 
 // TestMaxClients: with maxclients 3 the fourth connection is told why and
@@ -202,5 +204,44 @@ func TestInfoSections(t *testing.T) {
 	after := infoInt(t, c.do("INFO", "memory"), "store_memory_bytes")
 	if after <= before || after < 3000*200 {
 		t.Errorf("store_memory_bytes: %d before and %d after writing 600 KB, want it to grow past 600 KB", before, after)
+	}
+}
+
+// TestConfigSetLimits: the knobs that keep a client from starving the
+// server are shown by CONFIG GET and changed by CONFIG SET in Redis's
+// format, with Redis's replies word for word where Redis has the knob.
+func TestConfigSetLimits(t *testing.T) {
+	redis := testenv.MustRedisServer(t)
+	s := startServer(t, Config{})
+	rc, tc := dialAddr(t, redis.Addr), dial(t, s)
+	for _, tt := range []struct {
+		args    []string
+		want    string // tierbench's reply
+		asRedis bool   // Redis answers the same
+	}{
+		{[]string{"CONFIG", "GET", "timeout"}, array(bulk("timeout"), bulk("0")), true},
+		{[]string{"CONFIG", "GET", "client-output-buffer-limit"}, array(bulk("client-output-buffer-limit"), bulk("normal 268435456 67108864 60 slave 268435456 67108864 60 pubsub 33554432 8388608 60")), false},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 512kb 7 pubsub 1k 0 0"}, "+OK\r\n", true},
+		{[]string{"CONFIG", "GET", "client-output-buffer-limit"}, array(bulk("client-output-buffer-limit"), bulk("normal 1048576 524288 7 slave 268435456 67108864 60 pubsub 1000 0 0")), true},
+		{[]string{"CONFIG", "SET", "timeout", "30", "client-output-buffer-limit", "normal 0 0 0"}, "+OK\r\n", true},
+		{[]string{"CONFIG", "GET", "timeout"}, array(bulk("timeout"), bulk("30")), true},
+		{[]string{"CONFIG", "SET", "timeout", "soon"}, "-ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed into an integer\r\n", true},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "normal 1 2"}, "-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Wrong number of arguments in buffer limit configuration.\r\n", true},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "master 1 2 3"}, "-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Invalid client class specified in buffer limit configuration.\r\n", true},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "normal x 2 3"}, "-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n", true},
+		{[]string{"CONFIG", "SET", "databases", "1"}, "-ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config\r\n", true},
+		{[]string{"CONFIG", "SET", "no-such-knob", "1"}, "-ERR Unknown option or number of arguments for CONFIG SET - 'no-such-knob'\r\n", true},
+		{[]string{"CONFIG", "SET", "max-pending-read-bytes", "64mb"}, "+OK\r\n", false},
+		{[]string{"CONFIG", "GET", "max-pending-read-bytes"}, array(bulk("max-pending-read-bytes"), bulk("67108864")), false},
+		{[]string{"CONFIG", "SET", "max-pending-read-bytes", "1k"}, "-ERR CONFIG SET failed (possibly related to argument 'max-pending-read-bytes') - argument must be a memory value of at least 1048576 bytes\r\n", false},
+	} {
+		if got := tc.do(tt.args...); got != tt.want {
+			t.Errorf("tierbench %q: got %q, want %q", tt.args, got, tt.want)
+		}
+		if tt.asRedis {
+			if got := rc.do(tt.args...); got != tt.want {
+				t.Errorf("redis-server %q: got %q, want %q (as tierbench answers)", tt.args, got, tt.want)
+			}
+		}
 	}
 }

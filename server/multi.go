@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -25,7 +26,9 @@ type txState struct {
 	executing bool
 	queue     []queuedCmd
 	buf       []byte // the queued arguments, copied out of the read buffer
-	args      [][]byte
+	// queuedArgs counts the queued arguments (8 bytes each in queue).
+	queuedArgs int
+	args       [][]byte
 
 	dirty   atomic.Bool
 	watched []string
@@ -58,6 +61,26 @@ func (c *conn) queue(spec *commandSpec, args [][]byte) {
 		c.tx.failed = true
 		return
 	}
+	if c.tx.failed {
+		// EXEC will refuse the transaction: no sense keeping its
+		// commands (Redis does the same).
+		c.out = append(c.out, "+QUEUED\r\n"...)
+		return
+	}
+	// The queue is requests not yet run: with the buffered ones it must
+	// fit client-query-buffer-limit, as in Redis 7.4, or the connection
+	// is closed.
+	queued := len(c.tx.buf) + 8*c.tx.queuedArgs + c.w - c.r
+	for _, a := range args {
+		queued += len(a) + 8
+	}
+	if limit := c.srv.cfg.MaxQueryBytes; queued > limit {
+		c.out = appendError(c.out, fmt.Sprintf("ERR MULTI queue of %d bytes and the requests after it exceed the query buffer limit of %d bytes (client-query-buffer-limit)", queued, limit))
+		c.srv.stats.queryLimitClosed.Add(1)
+		c.closing, c.linger = true, true
+		return
+	}
+	c.tx.queuedArgs += len(args)
 	q := queuedCmd{spec: spec, ends: make([]int, len(args))}
 	for i, a := range args {
 		c.tx.buf = append(c.tx.buf, a...)
@@ -93,6 +116,7 @@ func (c *conn) endTx() {
 	}
 	c.tx.queue = c.tx.queue[:0]
 	c.tx.buf = c.tx.buf[:0]
+	c.tx.queuedArgs = 0
 	c.unwatchAll()
 	// A big transaction must not pin its buffers for the connection's life.
 	if cap(c.tx.buf) > 4*c.srv.cfg.MaxReplyBytes {
@@ -133,10 +157,19 @@ func cmdExec(c *conn, _ [][]byte) {
 			start = end
 		}
 		c.commands++
+		if c.outDropped && q.spec.flags&flagReadonly != 0 {
+			// The client is closed for its output: a read has nothing
+			// to give it (Redis runs it and drops the reply).
+			continue
+		}
 		if q.spec.flags&flagDrain != 0 {
 			c.fillHoles()
 		}
 		q.spec.run(c, c.tx.args)
+		// EXEC's replies are not written before it ends: past the
+		// output buffer's hard limit they are dropped and the client is
+		// closed, while the rest of the queue still runs, as in Redis.
+		c.overOutputLimit()
 	}
 	// The queued keys live in tx.buf, which the next MULTI reuses: the
 	// transaction's device reads complete before it ends.

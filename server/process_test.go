@@ -22,14 +22,14 @@ type serverProcess struct {
 }
 
 // startServerProcess runs the tierbench binary's server on a free
-// loopback port with extra flags, in memory, or tiered onto a disk
-// directory with a 16 MiB in-memory log of 4 MiB pages.
+// loopback port with extra flags, with 8 MiB log pages, in memory, or
+// tiered onto a disk directory with 16 MiB of the log in memory.
 func startServerProcess(t *testing.T, tiered bool, extra ...string) serverProcess {
 	t.Helper()
 	port := testenv.FreePort(t)
-	args := []string{"server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--index", "16m"}
+	args := []string{"server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--index", "16m", "--page", "8m"}
 	if tiered {
-		args = append(args, "--storage-tier", "--logdir", testenv.MustDiskDir(t), "--memory", "16m", "--page", "8m", "--segment", "64m")
+		args = append(args, "--storage-tier", "--logdir", testenv.MustDiskDir(t), "--memory", "16m", "--segment", "64m")
 	}
 	args = append(args, extra...)
 	cmd := exec.Command(testenv.MustBinary(t), args...)

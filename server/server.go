@@ -40,7 +40,19 @@ type Config struct {
 	// MaxReplyBytes is the reply backlog after which a connection writes
 	// what it has before parsing further requests (default 256 KiB).
 	MaxReplyBytes int
-	Store         store.Config
+	// TimeoutSeconds closes a client idle that long (Redis's timeout;
+	// 0, the default: never).
+	TimeoutSeconds int
+	// ClientOutputBufferLimit is Redis's client-output-buffer-limit value,
+	// "class hard soft seconds" repeated ("" for
+	// DefaultClientOutputBufferLimit); only the normal class applies.
+	ClientOutputBufferLimit string
+	// MaxPendingReadBytes bounds the device reads one connection has in
+	// flight and the replies they gathered before they are written
+	// (default 16 MiB). Reads beyond it wait for earlier ones to be
+	// answered; none is refused.
+	MaxPendingReadBytes int64
+	Store               store.Config
 	// Cluster, when set, makes the server one master of a static cluster
 	// (cluster.go): it serves only its slots and redirects the rest.
 	Cluster *ClusterConfig
@@ -65,6 +77,12 @@ const (
 	// maxPendingGets bounds the device reads one connection has waiting
 	// in one batch, and with it the buffer their replies gather in.
 	maxPendingGets = 4096
+	// DefaultMaxPendingReadBytes is Config.MaxPendingReadBytes's default:
+	// room for four 4 MiB values in flight, and far more than 4096 of
+	// the reference's 128-byte records take.
+	DefaultMaxPendingReadBytes = 16 << 20
+	// minPendingReadBytes keeps room for the reads of small records.
+	minPendingReadBytes = 1 << 20
 )
 
 // ErrClosed is returned by Serve when the server was already stopped.
@@ -88,6 +106,7 @@ type Server struct {
 	wg     sync.WaitGroup
 
 	stats serverStats
+	live  liveConfig // what CONFIG SET changes
 
 	// exclusive gates every connection's batches while an EXEC runs
 	// (see multi.go).
@@ -109,6 +128,8 @@ type serverStats struct {
 	hits, misses        atomic.Int64
 	deviceGets          atomic.Int64 // GET/MGET keys answered from a device read
 	rejected            atomic.Int64 // connections closed for a protocol error
+	outputLimitClosed   atomic.Int64 // connections closed at client-output-buffer-limit
+	queryLimitClosed    atomic.Int64 // connections closed at client-query-buffer-limit
 	refused             atomic.Int64 // connections refused at maxclients
 	readBytes           atomic.Int64
 	writtenBytes        atomic.Int64
@@ -153,6 +174,22 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if cfg.MaxReplyBytes <= 0 {
 		cfg.MaxReplyBytes = DefaultMaxReplyBytes
 	}
+	if cfg.TimeoutSeconds < 0 {
+		return nil, fmt.Errorf("server: timeout %d seconds: want 0 (none) or more", cfg.TimeoutSeconds)
+	}
+	if cfg.ClientOutputBufferLimit == "" {
+		cfg.ClientOutputBufferLimit = DefaultClientOutputBufferLimit
+	}
+	if err := CheckClientOutputBufferLimit(cfg.ClientOutputBufferLimit); err != nil {
+		return nil, err
+	}
+	outLimits, _ := parseOutputLimits(redisOutputDefaults, cfg.ClientOutputBufferLimit)
+	if cfg.MaxPendingReadBytes == 0 {
+		cfg.MaxPendingReadBytes = DefaultMaxPendingReadBytes
+	}
+	if cfg.MaxPendingReadBytes < minPendingReadBytes {
+		return nil, fmt.Errorf("server: max-pending-read-bytes %d: want at least %d", cfg.MaxPendingReadBytes, minPendingReadBytes)
+	}
 	var cn *clusterNode
 	if cfg.Cluster != nil {
 		var err error
@@ -181,6 +218,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		replID:   newReplID(),
 		cluster:  cn,
 	}
+	s.live.timeoutSeconds.Store(int64(cfg.TimeoutSeconds))
+	s.live.output.Store(&outLimits)
+	s.live.pendingReadBytes.Store(cfg.MaxPendingReadBytes)
 	// The effective configuration, defaults filled in by the store, so the
 	// log says what really runs.
 	stats, ec := st.Stats(), st.Config()
@@ -195,7 +235,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		"throttle_limit", ec.ThrottleLimit, "completion_threads", ec.CompletionThreads,
 		"io_contexts", ec.IOContexts, "inline_completion", ec.InlineCompletion,
 		"sg_get", cfg.ScatterGatherGet, "auth", cfg.Auth != "",
-		"max_query_bytes", cfg.MaxQueryBytes, "max_clients", cfg.MaxClients)
+		"max_query_bytes", cfg.MaxQueryBytes, "max_clients", cfg.MaxClients,
+		"timeout", cfg.TimeoutSeconds, "client_output_buffer_limit", outLimits.String(),
+		"max_pending_read_bytes", cfg.MaxPendingReadBytes)
 	return s, nil
 }
 

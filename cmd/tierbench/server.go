@@ -28,6 +28,9 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.ScatterGatherGet, "sg-get", true, "submit the device reads of all GETs of a pipelined batch together and wait once;\nfalse waits for each GET's read on its own")
 	fs.IntVar(&cfg.MaxClients, "maxclients", server.DefaultMaxClients, "most `connections` served at once; one more is answered \"-ERR max number of clients reached\" and closed (Redis's maxclients)")
 	queryLimit := fs.String("client-query-buffer-limit", size.Format(server.DefaultMaxQueryBytes), "largest `size` one connection may buffer of requests not yet answered (k, m, g suffixes; Redis's\nclient-query-buffer-limit): a request that needs more is refused with an error and the connection closed;\na single bulk may be up to 512m (proto-max-bulk-len)")
+	fs.IntVar(&cfg.TimeoutSeconds, "timeout", 0, "close a client idle this many `seconds`: sending nothing, or taking no replies (Redis's timeout; 0: never)")
+	fs.StringVar(&cfg.ClientOutputBufferLimit, "client-output-buffer-limit", server.DefaultClientOutputBufferLimit, "`class hard soft seconds`, as in redis.conf: close a client whose unsent replies pass hard,\nor stay at soft or more for seconds (0 disables a limit; k, kb, m, mb, g, gb units); only the normal class applies")
+	pendingReads := fs.String("max-pending-read-bytes", size.Format(server.DefaultMaxPendingReadBytes), "most `bytes` of device reads one connection has in flight, with the replies they gathered\nbefore they are written (k, m, g suffixes); reads beyond it wait, none is refused")
 	clusterNodes := fs.String("cluster-nodes", "", "static cluster: the node `file` every node of the cluster shares, one master a line: ID HOST:PORT A-B[,C-D]")
 	clusterID := fs.String("cluster-node-id", "", "static cluster: this node's `ID` in --cluster-nodes")
 	clusterSlots := fs.String("cluster-slots", "", "static cluster: the `slots` this node serves, A-B[,C-D]; must match its line in --cluster-nodes (default: that line)")
@@ -84,6 +87,23 @@ Flags:
 		return 2
 	} else {
 		cfg.MaxQueryBytes = int(n)
+	}
+	if n, err := size.Parse(*pendingReads); err != nil || n < 1<<20 {
+		fmt.Fprintf(stderr, "tierbench server: --max-pending-read-bytes %q: want a size of at least 1m (%v)\n\n", *pendingReads, err)
+		fs.Usage()
+		return 2
+	} else {
+		cfg.MaxPendingReadBytes = n
+	}
+	if err := server.CheckClientOutputBufferLimit(cfg.ClientOutputBufferLimit); err != nil {
+		fmt.Fprintf(stderr, "tierbench server: --%s\n\n", strings.TrimPrefix(err.Error(), "server: "))
+		fs.Usage()
+		return 2
+	}
+	if cfg.TimeoutSeconds < 0 {
+		fmt.Fprintf(stderr, "tierbench server: --timeout %d: want 0 (never) or more seconds\n\n", cfg.TimeoutSeconds)
+		fs.Usage()
+		return 2
 	}
 	if *clusterNodes != "" || *clusterID != "" || *clusterSlots != "" || *clusterAnnounce != "" {
 		if cfg.Cluster, err = server.LoadClusterConfig(*clusterNodes, *clusterID, *clusterAnnounce, *clusterSlots); err != nil {

@@ -53,6 +53,8 @@ var (
 	ErrLogFull   = errors.New("store: log address space exhausted")
 	ErrIndexFull = errors.New("store: index overflow buckets exhausted; use a larger --index")
 	ErrTooMany   = errors.New("store: too many pending reads in one session; call CompletePending")
+	// ErrCanceled is delivered for a read dropped by CancelDeferred.
+	ErrCanceled = errors.New("store: read canceled before it was issued")
 )
 
 // withDefaults fills the zero fields and checks the rest, naming the flag

@@ -57,6 +57,7 @@ type pendingRead struct {
 	token  uint64
 	key    []byte // a copy of the key; reused across reads
 	addr   uint64 // address of the record being fetched
+	want   uint64 // deferred: the record bytes to fetch at addr
 	start  uint64 // device offset of window[0]: addr rounded down to a sector
 	window []byte // where the device reads to: own[:n] or big
 	own    []byte // this slot's part of its chunk's aligned buffer
@@ -127,6 +128,13 @@ type Session struct {
 	scanStart uint64
 
 	valueGuess uint64
+	// Reads whose record needs a window of its own (longer than a slot's
+	// buffer) hold bigBytes of such windows at once, at most readBudget
+	// unless only one is in flight; the others wait in deferred, in token
+	// order (see aimRead).
+	readBudget int64
+	bigBytes   int64
+	deferred   []uint32
 	keyA, keyB []byte   // scratch keys of records read by address (expiry, Lookup)
 	due        []uint64 // expiry schedule entries being handled
 	sweepShard int      // the schedule shard expireDue starts with
@@ -147,6 +155,7 @@ func newSession(st *Store) *Session {
 		notify:     make(chan struct{}, 1),
 		syncDone:   make(chan struct{}, 1),
 		valueGuess: defaultValueGuess,
+		readBudget: math.MaxInt64,
 		free:       make([]uint32, 0, slotsPerChunk),
 		queued:     make([]uint32, 0, slotsPerChunk),
 		reqs:       make([]device.Request, 0, slotsPerChunk),
@@ -237,11 +246,10 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 		pr := s.slot(i)
 		pr.token = token
 		pr.key = append(pr.key[:0], key...)
-		if err := s.aim(pr, addr, recordBytes(uint64(len(key)), s.valueGuess, false)); err != nil {
+		if err := s.aimRead(i, pr, addr, recordBytes(uint64(len(key)), s.valueGuess, false)); err != nil {
 			s.releaseSlot(i)
 			return nil, NotFound, err
 		}
-		s.queued = append(s.queued, i)
 		return nil, Pending, nil
 	}
 	return nil, NotFound, nil
@@ -284,6 +292,7 @@ func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st 
 				delivered++
 			}
 		}
+		delivered += s.admitDeferred(fn)
 		if s.outstanding == 0 {
 			return nil
 		}
@@ -332,6 +341,9 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	st.completedReads.Add(1)
 	deliver := func(v []byte, status Status, err error) bool {
 		fn(pr.token, v, status, err)
+		// The caller keeps what it was given until it sets the budget
+		// again (see SetReadBudget).
+		s.readBudget -= int64(len(v))
 		s.releaseSlot(i)
 		return true
 	}
@@ -348,10 +360,9 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	if !whole {
 		// The record is longer than guessed: fetch it whole.
 		s.valueGuess = h.valueBytes
-		if err := s.aim(pr, pr.addr, h.size()); err != nil {
+		if err := s.aimRead(i, pr, pr.addr, h.size()); err != nil {
 			return deliver(nil, NotFound, err)
 		}
-		s.queued = append(s.queued, i)
 		return false
 	}
 	if bytes.Equal(k, pr.key) {
@@ -389,10 +400,9 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 				continue
 			}
 		}
-		if err := s.aim(pr, addr, recordBytes(uint64(len(pr.key)), s.valueGuess, false)); err != nil {
+		if err := s.aimRead(i, pr, addr, recordBytes(uint64(len(pr.key)), s.valueGuess, false)); err != nil {
 			return deliver(nil, NotFound, err)
 		}
-		s.queued = append(s.queued, i)
 		return false
 	}
 	return deliver(nil, NotFound, nil)

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/tierbench/tierbench/device"
 )
@@ -49,10 +51,7 @@ func (s *Session) takeSlot() (uint32, error) {
 
 func (s *Session) releaseSlot(i uint32) {
 	pr := s.slot(i)
-	if pr.big != nil {
-		device.FreeBuffer(pr.big)
-		pr.big = nil
-	}
+	s.freeBig(pr)
 	pr.window = nil
 	s.free = append(s.free, i)
 	s.outstanding--
@@ -120,10 +119,7 @@ func (s *Session) window(addr, recBytes uint64) (start, size uint64) {
 // aim points slot pr at the record at addr, expecting recBytes.
 func (s *Session) aim(pr *pendingRead, addr, recBytes uint64) error {
 	start, size := s.window(addr, recBytes)
-	if pr.big != nil {
-		device.FreeBuffer(pr.big)
-		pr.big = nil
-	}
+	s.freeBig(pr)
 	if size <= uint64(len(pr.own)) {
 		pr.window = pr.own[:size]
 	} else {
@@ -133,8 +129,86 @@ func (s *Session) aim(pr *pendingRead, addr, recBytes uint64) error {
 		}
 		pr.big = big
 		pr.window = big
+		s.bigBytes += int64(len(big))
 	}
 	pr.addr = addr
 	pr.start = start
 	return nil
+}
+
+// freeBig releases pr's own window, if it has one.
+func (s *Session) freeBig(pr *pendingRead) {
+	if pr.big != nil {
+		s.bigBytes -= int64(len(pr.big))
+		device.FreeBuffer(pr.big)
+		pr.big = nil
+	}
+}
+
+// SetReadBudget bounds the bytes of the windows of their own that this
+// session's reads hold at once (records longer than a slot's buffer);
+// n <= 0 lets one such read in flight at a time. Reads beyond the budget
+// wait, in token order, for earlier ones to be delivered: none is refused,
+// and with nothing in flight the first waiting read always goes. Each
+// value delivered lowers the budget by its length, as the caller keeps
+// it until it sets the budget again.
+func (s *Session) SetReadBudget(n int64) { s.readBudget = n }
+
+// aimRead aims slot i of a Read at the record at addr and queues it, or,
+// when its window would take the session past its read budget, defers it
+// (nothing is allocated until admitDeferred lets it go).
+func (s *Session) aimRead(i uint32, pr *pendingRead, addr, recBytes uint64) error {
+	_, size := s.window(addr, recBytes)
+	if size > uint64(len(pr.own)) && s.bigBytes > 0 && s.bigBytes+int64(size) > s.readBudget {
+		s.freeBig(pr)
+		pr.addr, pr.want = addr, recBytes
+		// Keep deferred in token order: the caller's earliest reply is
+		// the one it waits for.
+		at, _ := slices.BinarySearchFunc(s.deferred, pr.token, func(j uint32, tok uint64) int {
+			return cmp.Compare(s.slot(j).token, tok)
+		})
+		s.deferred = slices.Insert(s.deferred, at, i)
+		return nil
+	}
+	if err := s.aim(pr, addr, recBytes); err != nil {
+		return err
+	}
+	s.queued = append(s.queued, i)
+	return nil
+}
+
+// admitDeferred queues the deferred reads the read budget now allows, the
+// first of them whatever its size when no window of its own is in flight.
+// A read whose window cannot be allocated is delivered to fn with the
+// error; it returns how many were.
+func (s *Session) admitDeferred(fn func(uint64, []byte, Status, error)) int {
+	failed := 0
+	for len(s.deferred) > 0 {
+		i := s.deferred[0]
+		pr := s.slot(i)
+		_, size := s.window(pr.addr, pr.want)
+		if s.bigBytes > 0 && s.bigBytes+int64(size) > s.readBudget {
+			break
+		}
+		s.deferred = s.deferred[1:]
+		if err := s.aim(pr, pr.addr, pr.want); err != nil {
+			fn(pr.token, nil, NotFound, err)
+			s.releaseSlot(i)
+			failed++
+			continue
+		}
+		s.queued = append(s.queued, i)
+	}
+	return failed
+}
+
+// CancelDeferred delivers every read waiting for the read budget to fn
+// with ErrCanceled, without reading it: for a caller that will not use
+// the results (its client is gone). Reads in flight complete as usual.
+func (s *Session) CancelDeferred(fn func(uint64, []byte, Status, error)) {
+	for _, i := range s.deferred {
+		fn(s.slot(i).token, nil, NotFound, ErrCanceled)
+		s.releaseSlot(i)
+	}
+	s.deferred = s.deferred[:0]
 }
