@@ -31,7 +31,10 @@ const roleLease = "lease"
 func (d *dockerDriver) takeLease(ctx context.Context) error {
 	cfg := &container.Config{Image: d.image, Cmd: []string{"hostprobe", "--hold"}, Labels: d.labels(roleLease),
 		OpenStdin: true, StdinOnce: true, AttachStdin: true}
-	cname := fmt.Sprintf("tierbench-%s-%s-%d", d.runID, roleLease, time.Now().UnixNano()%1e6)
+	// Named by the owner's nonce: a resumed run shares the run id with
+	// the run it completes, whose exited lease may still be there.
+	nonce := d.owner[strings.LastIndexByte(d.owner, ':')+1:]
+	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.runID, roleLease, nonce)
 	resp, err := d.cli.ContainerCreate(ctx, cfg, &container.HostConfig{NetworkMode: "none"}, nil, nil, cname)
 	if err != nil {
 		return fmt.Errorf("orchestrator: host %s: create the run's lease container: %w", d.ep.Name, err)
