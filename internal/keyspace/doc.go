@@ -1,7 +1,9 @@
 // Package keyspace is the key space every benchmark layer shares: how key
 // index k is spelled as a key, how the keys are split among load threads,
-// and how a run draws key indices (uniform, or zipf with the hottest keys at
-// the lowest indices).
+// and how a run draws key indices: a Dist (uniform, zipf with the hottest
+// keys at the lowest indices, YCSB's hotspot and latest, memtier's
+// gaussian) made into a Sampler for a key count, zero allocation per draw,
+// its keys fixed by the caller's rng.
 //
 // The spelling is a contract across layers: `tierbench bench` (RESP) and
 // `tierbench kv` (the store in-process) load and read the same keys only

@@ -77,29 +77,3 @@ func (z *Zipf) Rank(rng *rand.Rand) uint64 {
 		}
 	}
 }
-
-// Sampler draws key indices 0..n-1. It holds no random state: the caller's
-// rng carries the stream, so one Sampler serves every thread and the same
-// rng seed gives the same keys.
-type Sampler struct {
-	n    uint64
-	zipf *Zipf // nil: uniform
-}
-
-// NewSampler draws from n >= 1 keys, zipf-distributed with skew theta > 0,
-// or uniform for theta = 0 (the zipf law with exponent 0 is uniform, drawn
-// directly).
-func NewSampler(n uint64, theta float64) Sampler {
-	if theta == 0 {
-		return Sampler{n: n}
-	}
-	return Sampler{n: n, zipf: NewZipf(n, theta)}
-}
-
-// Next draws one key index with rng.
-func (s Sampler) Next(rng *rand.Rand) uint64 {
-	if s.zipf != nil {
-		return s.zipf.Rank(rng)
-	}
-	return rng.Uint64N(s.n)
-}
