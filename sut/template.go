@@ -1,0 +1,257 @@
+package sut
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Placeholders are the names a template may hold in braces, each filled
+// from one field of Values.
+var Placeholders = []string{"port", "bind", "data", "memory", "page", "segment", "index", "backend"}
+
+// Values are what a row gives a server's command line: its port and bind
+// address, its data dir as the server sees it (/data in a container), the
+// store's sizes as tierbench spells them (16m, 4m, 1g, 8g) and the row's
+// device backend as the server spells it (the entry's Backends map
+// tierbench's libaio and uring to it).
+type Values struct {
+	Port    int
+	Bind    string
+	Data    string
+	Memory  string
+	Page    string
+	Segment string
+	Index   string
+	Backend string
+}
+
+// value is the text of placeholder name.
+func (v Values) value(name string) string {
+	switch name {
+	case "port":
+		return strconv.Itoa(v.Port)
+	case "bind":
+		return v.Bind
+	case "data":
+		return v.Data
+	case "memory":
+		return v.Memory
+	case "page":
+		return v.Page
+	case "segment":
+		return v.Segment
+	case "index":
+		return v.Index
+	case "backend":
+		return v.Backend
+	}
+	return ""
+}
+
+// Template is a command line with placeholders, split into words as a
+// shell splits them: blanks separate words; '…' keeps everything up to
+// the next ' as it is; "…" keeps blanks, and a backslash in it escapes
+// only " and \; a backslash outside quotes escapes the next character.
+// {name} is a placeholder wherever it stands, inside quotes too (so that
+// sh -c 'exec srv --port {port}' works), and its value is never split
+// again; {{ is a literal {. A brace that does not open a name of
+// letters, digits and _ closed by } is literal text.
+type Template struct {
+	text  string
+	words []word
+}
+
+// word is one argument: literal text and placeholders in order. quoted
+// says the word had quotes, so it stays even when it expands to nothing.
+type word struct {
+	parts  []part
+	quoted bool
+}
+
+// part is literal text, or a placeholder when name is set.
+type part struct {
+	text, name string
+}
+
+// ParseTemplate splits a command template into words. Its errors name
+// the column of the fault: an unterminated quote, a trailing backslash,
+// an unknown placeholder (naming it and the known ones), or nothing to run.
+func ParseTemplate(s string) (Template, error) {
+	t := Template{text: s}
+	var (
+		cur     word
+		lit     strings.Builder
+		inWord  bool
+		quote   byte // 0, '\'' or '"'
+		quoteAt int
+	)
+	flush := func() {
+		if lit.Len() > 0 {
+			cur.parts = append(cur.parts, part{text: lit.String()})
+			lit.Reset()
+		}
+	}
+	endWord := func() {
+		flush()
+		if inWord {
+			t.words = append(t.words, cur)
+		}
+		cur, inWord = word{}, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote == 0 && (c == ' ' || c == '\t' || c == '\n'):
+			endWord()
+			continue
+		case quote == 0 && (c == '\'' || c == '"'):
+			quote, quoteAt, inWord, cur.quoted = c, i, true, true
+			continue
+		case quote != 0 && c == quote:
+			quote = 0
+			continue
+		case c == '\\' && quote != '\'':
+			if i+1 >= len(s) {
+				return Template{}, fmt.Errorf("sut: command template %q: a backslash at its end escapes nothing", s)
+			}
+			next := s[i+1]
+			if quote == '"' && next != '"' && next != '\\' {
+				lit.WriteByte(c) // kept, as the shell keeps it in "…"
+				inWord = true
+				continue
+			}
+			lit.WriteByte(next)
+			i++
+			inWord = true
+			continue
+		case c == '{':
+			inWord = true
+			if strings.HasPrefix(s[i:], "{{") {
+				lit.WriteByte('{')
+				i++
+				continue
+			}
+			name, ok := placeholderAt(s[i:])
+			if !ok {
+				lit.WriteByte(c)
+				continue
+			}
+			if !known(name) {
+				return Template{}, fmt.Errorf("sut: command template %q: unknown placeholder {%s} at column %d (known: %s)",
+					s, name, i+1, knownList())
+			}
+			flush()
+			cur.parts = append(cur.parts, part{name: name})
+			i += len(name) + 1
+			continue
+		}
+		lit.WriteByte(c)
+		inWord = true
+	}
+	if quote != 0 {
+		return Template{}, fmt.Errorf("sut: command template %q: the %c at column %d is never closed", s, quote, quoteAt+1)
+	}
+	endWord()
+	if len(t.words) == 0 {
+		return Template{}, fmt.Errorf("sut: command template %q has no program to run", s)
+	}
+	return t, nil
+}
+
+// placeholderAt reads "{name}" at the start of s: name is letters, digits
+// and _, at least one.
+func placeholderAt(s string) (string, bool) {
+	for j := 1; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case c == '}':
+			return s[1:j], j > 1
+		case c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+func known(name string) bool {
+	for _, p := range Placeholders {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+func knownList() string {
+	out := make([]string, len(Placeholders))
+	for i, p := range Placeholders {
+		out[i] = "{" + p + "}"
+	}
+	return strings.Join(out, " ")
+}
+
+// String is the template as it was given.
+func (t Template) String() string { return t.text }
+
+// Uses reports whether the template holds placeholder name.
+func (t Template) Uses(name string) bool {
+	for _, w := range t.words {
+		for _, p := range w.parts {
+			if p.name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Expand fills the placeholders from v and returns the words. A word
+// without quotes that expands to nothing is dropped, as the shell drops
+// it; "" and ” stay as empty arguments.
+func (t Template) Expand(v Values) []string {
+	out := make([]string, 0, len(t.words))
+	for _, w := range t.words {
+		var b strings.Builder
+		for _, p := range w.parts {
+			if p.name != "" {
+				b.WriteString(v.value(p.name))
+			} else {
+				b.WriteString(p.text)
+			}
+		}
+		if b.Len() == 0 && !w.quoted {
+			continue
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// Quote writes argv as one line a shell reads back into the same words:
+// a word of only safe characters as it is, any other in single quotes.
+func Quote(argv []string) string {
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(quoteWord(a))
+	}
+	return b.String()
+}
+
+func quoteWord(a string) string {
+	if a == "" {
+		return "''"
+	}
+	for i := 0; i < len(a); i++ {
+		c := a[i]
+		if !(c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '=' || c == '+' || c == '@' ||
+			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return a
+}

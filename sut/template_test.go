@@ -1,0 +1,123 @@
+package sut
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+var tplValues = Values{Port: 7001, Bind: "127.0.0.1", Data: "/var/tmp/my data", Memory: "16m", Page: "4m", Segment: "1g", Index: "8g", Backend: "uring"}
+
+func TestParseTemplate(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"redis-server --port {port}", []string{"redis-server", "--port", "7001"}},
+		{"  srv\t--port={port}  --bind {bind}\n", []string{"srv", "--port=7001", "--bind", "127.0.0.1"}},
+		// A value with blanks is one word: never split again.
+		{"srv --dir {data}", []string{"srv", "--dir", "/var/tmp/my data"}},
+		{"srv --save '' --x \"\"", []string{"srv", "--save", "", "--x", ""}},
+		{`srv 'a b' "c d" e\ f`, []string{"srv", "a b", "c d", "e f"}},
+		{`srv 'it'\''s'`, []string{"srv", "it's"}},
+		{`srv "say \"hi\" \\ \n"`, []string{"srv", `say "hi" \ \n`}},
+		{`srv 'no \escape'`, []string{"srv", `no \escape`}},
+		// Placeholders inside quotes too, for sh -c.
+		{"sh -c 'exec srv --port {port} --dir \"{data}\"'", []string{"sh", "-c", `exec srv --port 7001 --dir "/var/tmp/my data"`}},
+		{"srv --backend={backend} --mem {memory}/{page}/{segment}/{index}", []string{"srv", "--backend=uring", "--mem", "16m/4m/1g/8g"}},
+		// Braces that are no placeholder are text; {{ is a literal {.
+		{"awk '{print $1}' {} {{port}", []string{"awk", "{print $1}", "{}", "{port}"}},
+		{`srv \{port}`, []string{"srv", "{port}"}},
+		{"srv {port", []string{"srv", "{port"}},
+		{"a''b", []string{"ab"}},
+	} {
+		tpl, err := ParseTemplate(c.in)
+		if err != nil {
+			t.Errorf("ParseTemplate(%q): %v", c.in, err)
+			continue
+		}
+		if got := tpl.Expand(tplValues); !slices.Equal(got, c.want) {
+			t.Errorf("ParseTemplate(%q).Expand: got %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestParseTemplateErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"srv --port {prot}", `unknown placeholder {prot} at column 12 (known: {port} {bind} {data} {memory} {page} {segment} {index} {backend})`},
+		{"srv --dir '{data}' --x {Data}", "unknown placeholder {Data} at column 24"},
+		{"srv 'open", "the ' at column 5 is never closed"},
+		{`srv "open`, `the " at column 5 is never closed`},
+		{`srv x\`, "a backslash at its end escapes nothing"},
+		{"", "has no program to run"},
+		{"   \t", "has no program to run"},
+	} {
+		_, err := ParseTemplate(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseTemplate(%q): got error %v, want one containing %q", c.in, err, c.want)
+		}
+	}
+}
+
+// TestEmptyExpansion: an unquoted word that expands to nothing goes, as
+// in a shell; a quoted one stays as an empty argument.
+func TestEmptyExpansion(t *testing.T) {
+	tpl, err := ParseTemplate(`srv {backend} "{backend}" --port {port}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tpl.Expand(Values{Port: 1})
+	if want := []string{"srv", "", "--port", "1"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if !tpl.Uses("backend") || tpl.Uses("data") {
+		t.Errorf("Uses: got backend %v data %v, want true false", tpl.Uses("backend"), tpl.Uses("data"))
+	}
+}
+
+func TestQuote(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"redis-server", "--port", "7001"}, "redis-server --port 7001"},
+		{[]string{"srv", "--save", ""}, "srv --save ''"},
+		{[]string{"srv", "a b", "it's"}, `srv 'a b' 'it'\''s'`},
+		{[]string{"/opt/g/GarnetServer.dll", "--bind=127.0.0.1,::1"}, "/opt/g/GarnetServer.dll --bind=127.0.0.1,::1"},
+	} {
+		if got := Quote(c.in); got != c.want {
+			t.Errorf("Quote(%q): got %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCustom(t *testing.T) {
+	s, err := Custom("/usr/local/bin/my-srv --port {port} --dir {data} --backend {backend}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := s.Program("")
+	if err == nil {
+		t.Errorf("Program: got %q, want an error: /usr/local/bin/my-srv is not there", prog)
+	}
+	for _, sc := range []string{"storage", "memory", "localmemory"} {
+		got, err := s.Process(sc, []string{"/usr/local/bin/my-srv"}, tplValues)
+		want := []string{"/usr/local/bin/my-srv", "--port", "7001", "--dir", "/var/tmp/my data", "--backend", "uring"}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: got %q, %v; want %q", sc, got, err, want)
+		}
+	}
+	ep, args, err := s.Container("memory", tplValues)
+	if err != nil || !slices.Equal(ep, []string{"/usr/local/bin/my-srv"}) || len(args) != 6 {
+		t.Errorf("Container: got %q %q, %v; want the program as entrypoint and its six flags", ep, args, err)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"{data}/srv --port {port}", "the program, its first word, may not hold a placeholder"},
+		{"srv --dir {data}", "has no {port}: the run picks each server's port"},
+		{"srv --port {porrt}", "unknown placeholder {porrt}"},
+	} {
+		if _, err := Custom(c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Custom(%q): got %v, want an error containing %q", c.in, err, c.want)
+		}
+	}
+}
