@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -15,67 +14,6 @@ import (
 
 	"github.com/tierbench/tierbench/results"
 )
-
-func TestParseProcNetTCP(t *testing.T) {
-	// The fixtures were taken on a little-endian host, as the kernel
-	// prints them there.
-	tests := []struct {
-		file string
-		want []string // "addr inode"
-	}{
-		{"tcp", []string{"0.0.0.0:2024 1061", "127.0.0.1:6379 64422", "192.168.0.2:22 2210"}},
-		{"tcp6", []string{"[::]:8080 3301", "[::1]:6667 3302", "127.0.0.1:6668 3303"}},
-	}
-	for _, tt := range tests {
-		data, err := os.ReadFile(filepath.Join("testdata", "net", tt.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries, err := parseProcNetTCP(data)
-		if err != nil {
-			t.Fatalf("%s: %v", tt.file, err)
-		}
-		var got []string
-		for _, e := range entries {
-			got = append(got, fmt.Sprintf("%s %d", e, e.Inode))
-		}
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("%s: got %q, want %q (LISTEN entries only)", tt.file, got, tt.want)
-		}
-	}
-	bad, _ := os.ReadFile(filepath.Join("testdata", "net", "tcp-bad"))
-	for _, in := range []string{string(bad),
-		"sl\n0: 0100007F:18E 00000000:0000 0A a b c d e 1\n",
-		"sl\n0: 0100007G:18EB 00000000:0000 0A a b c d e 1\n",
-		"sl\n0: 0100007F:18EB 00000000:0000 0A a b c d e x\n"} {
-		if _, err := parseProcNetTCP([]byte(in)); err == nil {
-			t.Errorf("parseProcNetTCP(%q): got nil error, want one naming the line", in)
-		}
-	}
-}
-
-func TestListenMatches(t *testing.T) {
-	addr := func(s string) *net.TCPAddr { a, _ := net.ResolveTCPAddr("tcp", s); return a }
-	tests := []struct {
-		entry listenEntry
-		addr  string
-		want  bool
-	}{
-		{listenEntry{IP: net.IPv4(127, 0, 0, 1), Port: 6379}, "127.0.0.1:6379", true},
-		{listenEntry{IP: net.IPv4(127, 0, 0, 1), Port: 6379}, "127.0.0.1:6380", false},
-		{listenEntry{IP: net.IPv4(127, 0, 0, 1), Port: 6379}, "127.0.0.2:6379", false},
-		{listenEntry{IP: net.IPv4zero, Port: 6379}, "127.0.0.1:6379", true},
-		{listenEntry{IP: net.IPv4zero, Port: 6379}, "[::1]:6379", false},
-		{listenEntry{IP: net.IPv6unspecified, Port: 6379}, "127.0.0.1:6379", true},
-		{listenEntry{IP: net.IPv6unspecified, Port: 6379}, "[::1]:6379", true},
-		{listenEntry{IP: net.IPv6loopback, Port: 6379}, "127.0.0.1:6379", false},
-	}
-	for _, tt := range tests {
-		if got := tt.entry.matches(addr(tt.addr)); got != tt.want {
-			t.Errorf("%s matches %s: got %v, want %v", tt.entry, tt.addr, got, tt.want)
-		}
-	}
-}
 
 func TestParseNSpid(t *testing.T) {
 	tests := []struct {

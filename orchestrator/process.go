@@ -8,12 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/procfs"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -252,26 +252,11 @@ func (d *processDriver) close(ctx context.Context) error {
 // startTime is field 22 of /proc/<pid>/stat (clock ticks since boot); 0
 // when the process is gone.
 func startTime(pid int) uint64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := procfs.Root("/proc").ReadStat(pid)
 	if err != nil {
 		return 0
 	}
-	return parseStatStartTime(data)
-}
-
-func parseStatStartTime(data []byte) uint64 {
-	// The command name (field 2) may hold spaces and parentheses: the
-	// fields after it start after the last ')'.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 {
-		return 0
-	}
-	v, _ := strconv.ParseUint(f[19], 10, 64)
-	return v
+	return st.StartTime
 }
 
 // alive reports whether pid is still the process that started at st.
