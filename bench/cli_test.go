@@ -46,6 +46,9 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		{[]string{"--runtime", "-5"}, "--runtime -5"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--zipf", "--zipf-theta", "1.5"}, "--zipf-theta 1.5"},
+		{[]string{"--key-dist", "pareto"}, `--key-dist: key distribution "pareto"`},
+		{[]string{"--key-dist", "hotspot:0.2"}, "hotspot takes 2 parameters"},
+		{[]string{"--key-dist", "zipf", "--zipf"}, "--zipf and --key-dist zipf:0.99: give one"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runBinary(t, append([]string{"bench"}, tt.args...)...)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/tierbench/tierbench/internal/keyspace"
 )
 
 // nodeBatches is one thread's pre-built requests for one master: batch i
@@ -144,7 +146,7 @@ func (t *clusterThread) round() error {
 // runClusterCell is runCell for --cluster-bench: each thread holds one
 // connection to every master and sends each its own batches.
 func runClusterCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
-	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Pipeline: p.Pipeline, Verified: p.Verify, Zipf: p.Zipf}
+	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Pipeline: p.Pipeline, Verified: p.Verify, Zipf: p.dist.Kind == keyspace.Zipfian, KeyDist: p.dist.String()}
 	cs, err := p.clusterState(ctx)
 	if err != nil {
 		return nil, err

@@ -424,7 +424,7 @@ func FuzzClusterMap(f *testing.F) {
 // TestClusterJSONGolden pins the names of the per-node breakdown, which
 // the orchestrator reads, apart from report.golden.json.
 func TestClusterJSONGolden(t *testing.T) {
-	rep := &Report{Cells: []CellResult{{Op: "GET", Threads: 1, Batch: 1, Pipeline: "batch", Ops: 3, Hits: 3, Cluster: &ClusterResult{
+	rep := &Report{Cells: []CellResult{{Op: "GET", Threads: 1, Batch: 1, Pipeline: "batch", Ops: 3, Hits: 3, KeyDist: "uniform", Cluster: &ClusterResult{
 		Moved: 1, Ask: 2, MapRefreshes: 1,
 		Nodes: []NodeResult{{ID: "abc", Addr: "127.0.0.1:7000", Slots: 16384, Requests: 3, Ops: 3, OpsPerSec: 1.5, Hits: 3, Moved: 1, Ask: 2}},
 	}}}}

@@ -45,7 +45,11 @@ type Config struct {
 	// on. Never more than the cell's threads. --cluster-bench ignores it.
 	Loops int
 
-	Zipf      bool    // draw keys zipf-distributed instead of uniform
+	// KeyDist is the distribution keys are drawn from (--key-dist); the
+	// zero value is uniform. Offline, a skewed distribution's keys are
+	// redrawn as each batch is answered (see plan.redraw).
+	KeyDist   keyspace.Dist
+	Zipf      bool    // the older spelling of KeyDist zipf:ZipfTheta (--zipf); not with a KeyDist
 	ZipfTheta float64 // skew, 0 < theta < 1
 	Seed      uint64  // seed of the key draws; equal seeds draw equal keys
 
@@ -117,8 +121,14 @@ type plan struct {
 	op          opcode
 	keyLength   int
 	loadThreads int
-	sampler     keyspace.Sampler // draws the key indices, uniform or zipf
-	workload    [100]opcode
+	dist        keyspace.Dist    // KeyDist, or zipf:ZipfTheta with Zipf
+	sampler     keyspace.Sampler // draws the key indices from dist
+	// redraw: offline cells rewrite the keys of each batch (window: of each
+	// request) with fresh draws once its replies are in, so a skewed cell
+	// draws from the whole distribution, not from the few keys pre-built.
+	// Uniform cells cycle their pre-built keys, as they always did.
+	redraw   bool
+	workload [100]opcode
 
 	clusterOnce sync.Once
 	cluster     *clusterState // --cluster-bench: the slot map, read on first use
@@ -189,14 +199,21 @@ func (cfg Config) plan() (*plan, error) {
 	if cfg.Loops < 0 || cfg.Loops > 4096 {
 		return nil, usagef("--loops %d is outside 0..4096", cfg.Loops)
 	}
-	theta := 0.0 // uniform
+	p.dist = cfg.KeyDist
+	if err := p.dist.Validate(); err != nil {
+		return nil, usagef("--key-dist: %v", err)
+	}
 	if cfg.Zipf {
+		if p.dist.Skewed() {
+			return nil, usagef("--zipf and --key-dist %s: give one (--zipf is --key-dist zipf:THETA)", p.dist)
+		}
 		if !(cfg.ZipfTheta > 0 && cfg.ZipfTheta < 1) {
 			return nil, usagef("--zipf-theta %v is outside (0, 1)", cfg.ZipfTheta)
 		}
-		theta = cfg.ZipfTheta
+		p.dist = keyspace.Dist{Kind: keyspace.Zipfian, Theta: cfg.ZipfTheta}
 	}
-	p.sampler = keyspace.NewSampler(uint64(cfg.DBSize), theta)
+	p.sampler = p.dist.Sampler(uint64(cfg.DBSize))
+	p.redraw = p.dist.Skewed()
 	if cfg.PrebuiltOpsPerThread < 0 || cfg.PrebuiltOpsPerThread > 1<<26 {
 		return nil, usagef("--prebuilt-ops %d is outside 0..%d", cfg.PrebuiltOpsPerThread, 1<<26)
 	}

@@ -16,8 +16,12 @@
 // what the orchestrator's load check reads.
 //
 // Offline, each thread owns one connection and a set of request batches
-// built before the timed window from keys drawn in advance (uniform, or
-// exact zipf by keyspace's rejection-inversion). With PipelineBatch (the
+// built before the timed window from keys drawn in advance from
+// Config.KeyDist (a keyspace.Dist: uniform, zipf, hotspot, latest,
+// gaussian). A uniform cell cycles those keys; a skewed cell rewrites a
+// batch's key digits (and SET's values) in place with fresh draws once its
+// replies are in, so it draws from the whole distribution rather than from
+// the few keys built in advance. With PipelineBatch (the
 // default, the reference's LightClient) a connection sends a batch, reads
 // all its replies, and cycles; with PipelineWindow it keeps Batch
 // single-key requests in flight, sending those that replies freed once an

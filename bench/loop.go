@@ -358,6 +358,9 @@ func (l *clientLoop) batchReplies(c *loopConn) {
 		}
 		c.left--
 	}
+	if l.p.redraw {
+		t.batches.redrawBatch(l.p, c.batch)
+	}
 	if !l.end.IsZero() && time.Now().After(l.end) {
 		t.rr.counts, t.rr.received, t.sent = c.mark.counts, c.mark.received, c.mark.sent
 		l.finish(c)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,10 +131,14 @@ func loadThread(conn *socket, p *plan, lo, hi int64, rr *replyReader, acked *ato
 // threadBatches is one offline thread's pre-built requests: batch i is
 // req[offsets[i]:offsets[i+1]] and asks for keys[i*Batch:(i+1)*Batch].
 // Both are flat so a big set of batches holds no pointers for the GC.
+// With plan.redraw, rng keeps drawing the thread's keys and layout says
+// where they go in a request.
 type threadBatches struct {
 	req     []byte
 	offsets []int
 	keys    []uint64
+	rng     *rand.Rand // the thread's key stream: the pre-built keys, then the redrawn ones
+	layout  reqLayout  // of one request: single-key, or MGET/MSET of Batch keys
 }
 
 // prebuiltOps picks how many requests a thread builds before the window.
@@ -152,41 +157,31 @@ const maxPrebuiltBytes = 16 << 20
 func buildBatches(p *plan, threads, thread int) *threadBatches {
 	b := p.Batch
 	nb := max((prebuiltOps(p, threads)+b-1)/b, 1)
-	rng := keyRNG(p.Seed, uint64(threads)<<32|uint64(thread))
-	tb := &threadBatches{offsets: make([]int, 1, nb+1), keys: make([]uint64, 0, nb*b)}
+	tb := &threadBatches{offsets: make([]int, 1, nb+1), keys: make([]uint64, 0, nb*b),
+		rng: keyRNG(p.Seed, uint64(threads)<<32|uint64(thread))}
 	// Single-key requests all have the layout of the first one: copy it
 	// and write only the key digits (and SET's value) in place.
 	var tmpl []byte
-	keyAt, valueAt := -1, -1
-	if !p.op.multiKey() {
+	if p.op.multiKey() {
+		tb.layout = newLayout(p.op, b, p.keyLength, p.ValueLength)
+	} else {
+		tb.layout = newLayout(p.op, 1, p.keyLength, p.ValueLength)
 		tmpl = appendCommand(nil, p.op, []uint64{0}, p.keyLength, p.ValueLength)
-		switch p.op {
-		case opGet, opIncr, opDel:
-			keyAt = len(tmpl) - 2 - p.keyLength
-		case opSet:
-			valueAt = len(tmpl) - 2 - p.ValueLength
-			keyAt = valueAt - len(appendBulkHeader(nil, p.ValueLength)) - 2 - p.keyLength
-		}
 		tb.req = make([]byte, 0, min(nb*b*len(tmpl), maxPrebuiltBytes+b*len(tmpl)))
 	}
 	for i := range nb {
 		first := len(tb.keys)
 		for range b {
-			tb.keys = append(tb.keys, p.sampler.Next(rng))
+			tb.keys = append(tb.keys, p.sampler.Next(tb.rng))
 		}
 		keys := tb.keys[first:]
 		if p.op.multiKey() {
 			tb.req = appendCommand(tb.req, p.op, keys, p.keyLength, p.ValueLength)
 		} else {
-			for _, k := range keys {
+			for j := range keys {
 				at := len(tb.req)
 				tb.req = append(tb.req, tmpl...)
-				if keyAt >= 0 {
-					keyspace.PutKey(tb.req[at+keyAt:at+keyAt+p.keyLength], k)
-				}
-				if valueAt >= 0 {
-					fillValue(tb.req[at+valueAt:at+valueAt+p.ValueLength], k)
-				}
+				tb.layout.fill(tb.req[at:], keys[j:j+1], p.keyLength, p.ValueLength)
 			}
 		}
 		tb.offsets = append(tb.offsets, len(tb.req))
@@ -216,7 +211,7 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 	if p.Cluster {
 		return runClusterCell(ctx, p, threads)
 	}
-	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Pipeline: p.Pipeline, Verified: p.Verify, Zipf: p.Zipf}
+	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Pipeline: p.Pipeline, Verified: p.Verify, Zipf: p.dist.Kind == keyspace.Zipfian, KeyDist: p.dist.String(), KeysRedrawn: p.redraw}
 	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
 	if err != nil {
 		return nil, err

@@ -57,7 +57,14 @@ type CellResult struct {
 	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
 	ClientSaturated  bool    `json:"client_saturated"`
 	Incomplete       bool    `json:"incomplete"`
-	Zipf             bool    `json:"zipf"`
+	Zipf             bool    `json:"zipf"` // KeyDist is zipf
+	// KeyDist is the key distribution, spelled as --key-dist takes it
+	// ("uniform", "zipf:0.99", …).
+	KeyDist string `json:"key_dist"`
+	// KeysRedrawn: each batch's keys were drawn anew once it was
+	// answered (skewed distributions), so the cell drew from every key
+	// of the distribution; false: the cell cycled its pre-built keys.
+	KeysRedrawn bool `json:"keys_redrawn"`
 	// PrebuiltOpsPerThread is how many requests (keys drawn in advance)
 	// each thread cycles through.
 	PrebuiltOpsPerThread int `json:"prebuilt_ops_per_thread"`
@@ -175,9 +182,9 @@ func printLoad(w io.Writer, l *LoadResult) {
 }
 
 func printCell(w io.Writer, c *CellResult) {
-	keys := "uniform"
-	if c.Zipf {
-		keys = "zipf"
+	keys := c.KeyDist
+	if c.KeysRedrawn {
+		keys += " (redrawn as each batch is answered)"
 	}
 	fmt.Fprintf(w, "Operation type: %s, threads: %d, batch: %d, keys: %s, %d requests pre-built per thread\n", c.Op, c.Threads, c.Batch, keys, c.PrebuiltOpsPerThread)
 	fmt.Fprintf(w, "[Total time]: %.2f ms for %d ops\n", c.Seconds*1e3, c.Ops)

@@ -23,7 +23,7 @@ func goldenReport() *Report {
 			Op: "GET", Threads: 4, Batch: 1024, Pipeline: "batch", Ops: 4096000, Seconds: 2, OpsPerSec: 2048000,
 			Hits: 4095000, Misses: 1000, Errors: 0, Mismatches: 0, Verified: true, FirstError: "",
 			BytesSent: 110592000, BytesReceived: 57344000, ClientCPUSeconds: 0.75, ClientSaturated: false,
-			Incomplete: false, Zipf: true, PrebuiltOpsPerThread: 65536, ClientLoops: 2,
+			Incomplete: false, Zipf: true, KeyDist: "zipf:0.99", KeysRedrawn: true, PrebuiltOpsPerThread: 65536, ClientLoops: 2,
 		}},
 		Online: &OnlineResult{
 			Workload: []WorkloadShare{{Op: "GET", Percent: 50}, {Op: "SET", Percent: 50}},

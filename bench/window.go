@@ -59,6 +59,9 @@ func (l *clientLoop) windowReplies(c *loopConn) {
 		if !ok {
 			break
 		}
+		if l.p.redraw {
+			c.t.batches.redrawRequest(l.p, w.readAt)
+		}
 		if w.readAt++; w.readAt == w.ring {
 			w.readAt = 0
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/bench"
+	"github.com/tierbench/tierbench/internal/keyspace"
 )
 
 func init() {
@@ -71,7 +72,15 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "load `connections`; 0 means the largest of -t")
 	fs.IntVar(&cfg.Loops, "loops", 0, "offline: event-loop `threads` driving the connections (spread round-robin, each polling its share with one epoll); 0 means one per CPU the client may run on, at most -t (--cluster-bench runs a goroutine per thread instead)")
 	fs.IntVar(&cfg.PrebuiltOpsPerThread, "prebuilt-ops", 0, "offline: `requests` each thread builds (keys drawn) before the timed window and cycles through; 0 sizes it automatically (up to 65536, 16 MiB)")
-	fs.BoolVar(&cfg.Zipf, "zipf", false, "draw keys zipf-distributed (hottest keys are the lowest indices) instead of uniform")
+	keyDist := fs.String("key-dist", "uniform", "key `distribution` of the offline cells and --online (the load writes every key once whatever it is): "+keyspace.DistSyntax+`.
+zipf: rank i (key index i, the lowest the hottest) drawn with probability ∝ (i+1)^-THETA, default 0.99, THETA up to 5;
+hotspot: the lowest HOTSET of the keys take HOTOPS of the draws, uniform inside each part (YCSB; default 0.2,0.8);
+latest: zipf over recency, key dbsize-1 the hottest (the latest written by a one-thread load), default THETA 0.99;
+gaussian: normal around MEDIAN*(dbsize-1) with standard deviation STDDEV*dbsize, both fractions, draws outside the range drawn again (memtier; default 0.5,0.1667).
+Distinct keys a cell can draw: a uniform cell cycles the requests pre-built per thread, so at most -t × --prebuilt-ops keys (automatic size: up to 65536 per thread, about 2 M per cell);
+a skewed cell redraws each batch's keys (--pipeline window: each request's key) once its replies are in, so over its run it draws from all dbsize keys,
+the whole distribution, at the client CPU of a draw per op (--cluster-bench cycles its pre-built keys for every distribution)`)
+	fs.BoolVar(&cfg.Zipf, "zipf", false, "same as --key-dist zipf:THETA with --zipf-theta's THETA")
 	fs.Float64Var(&cfg.ZipfTheta, "zipf-theta", cfg.ZipfTheta, "zipf skew `theta`, between 0 and 1")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "`seed` of the key draws: equal seeds draw equal keys")
 	fs.BoolVar(&cfg.Cluster, "cluster-bench", false, "drive a Redis Cluster: read the slot map from --host:--port (CLUSTER SHARDS, else CLUSTER SLOTS), route every key to the master of its slot, one connection per thread to every master; -MOVED and -ASK are followed and counted apart; the load sends MSETs of one slot each; output gains a per-node breakdown")
@@ -125,6 +134,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		cfg.StartAt = time.UnixMilli(*startAt)
 	}
 	cfg.Warmup = time.Duration(*warmup) * time.Second
+	if cfg.KeyDist, err = keyspace.ParseDist(*keyDist); err != nil {
+		return usageErr("--key-dist: %v", err)
+	}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", strings.TrimPrefix(err.Error(), bench.ErrUsage.Error()+": "))
 	}
