@@ -72,15 +72,19 @@ type Scenario struct {
 }
 
 // CellCmp is one row × thread count across the bundles: a row is
-// everything results.RowKey tells apart (backend, pin, -b, shards, hosts).
+// everything results.RowKey tells apart (backend, pin, -b, shards, hosts,
+// server).
 type CellCmp struct {
 	Backend string `json:"backend"`
 	Pin     string `json:"pin"`
 	// Batch is the row's own -b (scenario 3's rows), Shards its servers
 	// (a --shards row), Hosts its hosts; zero when the row has none.
-	Batch   int     `json:"batch,omitempty"`
-	Shards  int     `json:"shards,omitempty"`
-	Hosts   string  `json:"hosts,omitempty"`
+	Batch  int    `json:"batch,omitempty"`
+	Shards int    `json:"shards,omitempty"`
+	Hosts  string `json:"hosts,omitempty"`
+	// Server is the row's server when it is not tierbench's own
+	// (results.RowKey's Server).
+	Server  string  `json:"server,omitempty"`
 	Label   string  `json:"label"` // the first bundle's NUMA column
 	Threads int     `json:"threads"`
 	Values  []Value `json:"values"` // one per bundle, in argument order
@@ -249,7 +253,7 @@ func (c *Comparison) cells(bundles []Bundle, s string) []CellCmp {
 		slices.Sort(ts)
 		for _, t := range ts {
 			id := cellID{row, t}
-			cc := CellCmp{Backend: row.Backend, Pin: row.Pin, Batch: row.Batch, Shards: row.Shards, Hosts: row.Hosts, Label: labels[row], Threads: t}
+			cc := CellCmp{Backend: row.Backend, Pin: row.Pin, Batch: row.Batch, Shards: row.Shards, Hosts: row.Hosts, Server: row.Server, Label: labels[row], Threads: t}
 			for i, b := range bundles {
 				v := Value{}
 				if p := parts[i]; p != nil {

@@ -1,12 +1,15 @@
 package compare
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/results"
 )
 
 // WriteJSON writes the comparison as one indented JSON document.
@@ -88,8 +91,15 @@ func (c *Comparison) scenarioTable(b *strings.Builder, s Scenario) {
 		b.WriteString("No cells.\n\n")
 		return
 	}
+	servers := slices.ContainsFunc(s.Cells, func(c CellCmp) bool { return c.Server != "" })
+	if servers {
+		b.WriteString("| server ")
+	}
 	b.WriteString("| backend | NUMA | threads |")
 	align := "|:--|:--|--:|"
+	if servers {
+		align = "|:--" + align
+	}
 	for i, bi := range c.Bundles {
 		fmt.Fprintf(b, " %s |", bi.Name)
 		align += "--:|"
@@ -100,6 +110,9 @@ func (c *Comparison) scenarioTable(b *strings.Builder, s Scenario) {
 	}
 	b.WriteString("\n" + align + "\n")
 	for _, cell := range s.Cells {
+		if servers {
+			fmt.Fprintf(b, "| %s ", cmp.Or(cell.Server, results.OwnServer))
+		}
 		fmt.Fprintf(b, "| %s | %s | %d |", human.Title(cell.Backend), cell.Label, cell.Threads)
 		for i, v := range cell.Values {
 			b.WriteString(" " + medianText(v) + " |")
@@ -175,4 +188,13 @@ func superscript(n int) string {
 		r = append(r, superDigits[d-'0'])
 	}
 	return string(r)
+}
+
+// cellName names a cell's row in a chart: its backend, after its server's
+// name when it is not tierbench's own.
+func cellName(c CellCmp) string {
+	if c.Server == "" {
+		return human.Title(c.Backend)
+	}
+	return c.Server + " " + human.Title(c.Backend)
 }

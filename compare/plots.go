@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/report"
 )
@@ -25,13 +24,13 @@ func (c *Comparison) Charts() []Chart {
 	var out []Chart
 	for _, s := range c.Scenarios {
 		type rowID struct {
-			backend, pin, hosts string
-			batch, shards       int
+			backend, pin, hosts, server string
+			batch, shards               int
 		}
 		var rows []rowID
 		byRow := map[rowID][]CellCmp{}
 		for _, cell := range s.Cells {
-			id := rowID{cell.Backend, cell.Pin, cell.Hosts, cell.Batch, cell.Shards}
+			id := rowID{cell.Backend, cell.Pin, cell.Hosts, cell.Server, cell.Batch, cell.Shards}
 			if byRow[id] == nil {
 				rows = append(rows, id)
 			}
@@ -54,7 +53,7 @@ func (c *Comparison) Charts() []Chart {
 			if len(series) == 0 {
 				continue
 			}
-			label := human.Title(id.backend) + " " + cells[0].Label
+			label := cellName(cells[0]) + " " + cells[0].Label
 			out = append(out, Chart{
 				File:    chartFile(s.Name, cells[0]),
 				Caption: fmt.Sprintf("%s %s: GET ops/sec against client connections, one line per bundle", s.Name, label),
@@ -118,6 +117,9 @@ func (c *Comparison) WritePlots(dir string) (string, error) {
 // share a file.
 func chartFile(scenario string, c CellCmp) string {
 	name := fmt.Sprintf("compare-%s-%s-%s", scenario, c.Backend, c.Pin)
+	if c.Server != "" {
+		name = fmt.Sprintf("compare-%s-%s-%s-%s", scenario, c.Server, c.Backend, c.Pin)
+	}
 	if c.Batch > 0 {
 		name += fmt.Sprintf("-b%d", c.Batch)
 	}

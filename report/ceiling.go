@@ -83,7 +83,7 @@ func renderRemeasures(b *strings.Builder, res results.Results) {
 	}
 	fmt.Fprintf(b, "A cell above %.0f %% of the ceiling makes fio measure again right after its row, with the server idle, at the cell's observed disk depth over the server's own files (read-only: tierbench's segment files, or an external server's files below --data); the cell is then divided by the higher of the two:\n\n", 100*results.AboveCeilingTolerance)
 	for _, c := range res.Ceilings {
-		fmt.Fprintf(b, "- %s %s t=%d (%s ops/s, %.1f %% of %s): ", human.Title(c.Row.Backend), c.Row.Label, c.Threads, human.Ops(c.CellOpsPerSec),
+		fmt.Fprintf(b, "- %s %s t=%d (%s ops/s, %.1f %% of %s): ", rowName(c.Row), c.Row.Label, c.Threads, human.Ops(c.CellOpsPerSec),
 			100*c.CellOpsPerSec/c.BaseIOPS, human.Ops(c.BaseIOPS))
 		if c.Error != "" {
 			fmt.Fprintf(b, "fio failed: %s\n", c.Error)

@@ -56,19 +56,19 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 		if c.Excluded != "" {
 			marks = strings.TrimPrefix(marks+", excluded: "+c.Excluded, ", ")
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %s |\n", human.Title(c.Row.Backend), c.Row.Label, c.Threads,
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %s |\n", rowName(c.Row), c.Row.Label, c.Threads,
 			human.Ops(c.Median), ceiling, share, rps, rpsShare, ratio, depth, 100*c.ServerCPUShare, 100*c.ClientCPUShare, marks)
 	}
 	b.WriteString("\n")
 	for _, c := range res.Cells {
 		if c.AboveCeiling {
-			fmt.Fprintf(b, "- **%s %s t=%d is above-ceiling**: %s\n", human.Title(c.Row.Backend), c.Row.Label, c.Threads, c.AboveCeilingWhy)
+			fmt.Fprintf(b, "- **%s %s t=%d is above-ceiling**: %s\n", rowName(c.Row), c.Row.Label, c.Threads, c.AboveCeilingWhy)
 		}
 	}
 	for _, c := range res.Cells {
 		if c.ServerCPUBound {
 			fmt.Fprintf(b, "- %s %s t=%d is server-cpu-bound: the server used %.0f %% of its CPUs (%s) in at least one pass, so this number is its CPU's limit, not the disk's.\n",
-				human.Title(c.Row.Backend), c.Row.Label, c.Threads, 100*c.ServerCPUShare, cpusOf(res, c.Row))
+				rowName(c.Row), c.Row.Label, c.Threads, 100*c.ServerCPUShare, cpusOf(res, c.Row))
 		}
 	}
 	b.WriteString("\n")

@@ -27,7 +27,7 @@ func latencyMarkdown(res results.Results) string {
 			ach += " short*"
 			short = true
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s (%.0f %%) | %s | %s | %s | %s | %s |\n", human.Title(l.Row.Backend), l.Row.Label,
+		fmt.Fprintf(&b, "| %s | %s | %s (%.0f %%) | %s | %s | %s | %s | %s |\n", rowName(l.Row), l.Row.Label,
 			human.Ops(l.OfferedOpsPerSec), 100*l.Share, ach, plots.FormatMicros(l.P50Micros), plots.FormatMicros(l.P99Micros),
 			plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros))
 	}

@@ -85,7 +85,7 @@ func deviceHitParagraph(res results.Results) string {
 func loadNotes(res results.Results) string {
 	var b strings.Builder
 	for _, l := range res.Loads {
-		row := human.Title(l.Row.Backend) + " " + l.Row.Label
+		row := rowName(l.Row) + " " + l.Row.Label
 		if l.Owner != nil {
 			fmt.Fprintf(&b, "- %s: %s.\n", row, l.Owner.Sentence())
 		}
@@ -171,7 +171,7 @@ func KeptOut(res results.Results) (kept []string, shown int) {
 		if c.Excluded == results.ExcludedMisses {
 			why = fmt.Sprintf("%s %s", why, human.PercentBeside(c.MissRatio, res.Plan.MaxMisses))
 		}
-		kept = append(kept, fmt.Sprintf("%s %s t=%d (%s)", human.Title(c.Row.Backend), c.Row.Label, c.Threads, why))
+		kept = append(kept, fmt.Sprintf("%s %s t=%d (%s)", rowName(c.Row), c.Row.Label, c.Threads, why))
 	}
 	return kept, shown
 }

@@ -44,7 +44,7 @@ func RowSeries(name string, row results.Row, threads []int, cells []results.Cell
 func writePlots(dir string, res results.Results) ([]results.Plot, error) {
 	var series []plots.Series
 	for _, row := range res.Plan.Rows {
-		if s := RowSeries(human.Title(row.Backend)+" "+row.Label, row, res.Plan.Workload.Threads, res.Cells); len(s.Points) > 0 {
+		if s := RowSeries(rowName(row)+" "+row.Label, row, res.Plan.Workload.Threads, res.Cells); len(s.Points) > 0 {
 			series = append(series, s)
 		}
 	}
@@ -58,7 +58,7 @@ func writePlots(dir string, res results.Results) ([]results.Plot, error) {
 	}
 	charts := latencyCharts(res)
 	for _, row := range res.Plan.Rows {
-		name := fmt.Sprintf("latency-%s-%s.svg", row.Backend, row.Pin)
+		name := latencyChartName(row)
 		chart, ok := charts[name]
 		if !ok {
 			continue
@@ -67,7 +67,7 @@ func writePlots(dir string, res results.Results) ([]results.Plot, error) {
 			return nil, err
 		}
 		out = append(out, results.Plot{File: name, Latency: true,
-			Caption: fmt.Sprintf("%s %s: GET latency p50, p99 and p99.9 against achieved ops/sec", human.Title(row.Backend), row.Label)})
+			Caption: fmt.Sprintf("%s %s: GET latency p50, p99 and p99.9 against achieved ops/sec", rowName(row), row.Label)})
 	}
 	return out, nil
 }
@@ -109,8 +109,8 @@ func latencyCharts(res results.Results) map[string]plots.Chart {
 		if len(p50) == 0 {
 			continue
 		}
-		out[fmt.Sprintf("latency-%s-%s.svg", row.Backend, row.Pin)] = plots.Chart{
-			Title:  fmt.Sprintf("GET latency against throughput, %s %s", human.Title(row.Backend), row.Label),
+		out[latencyChartName(row)] = plots.Chart{
+			Title:  fmt.Sprintf("GET latency against throughput, %s %s", rowName(row), row.Label),
 			XLabel: "achieved GET ops/sec (offered 10–90 % of the best median)", YLabel: "latency from intended send time",
 			LogY: true, YFormat: plots.FormatMicros,
 			Series: []plots.Series{{Name: "p50", Points: p50}, {Name: "p99", Points: p99}, {Name: "p99.9", Points: p999}},

@@ -112,7 +112,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 		}
 		b.WriteString("\n|:--|:--|" + strings.Repeat(":--|", len(c.Threads)) + "\n")
 		for _, row := range res.Plan.Rows {
-			fmt.Fprintf(&b, "| %s | %s |", human.Title(row.Backend), row.Label)
+			fmt.Fprintf(&b, "| %s | %s |", rowName(row), row.Label)
 			for _, t := range c.Threads {
 				cell, ok := findCell(res.Cells, row, t)
 				switch {
@@ -146,17 +146,23 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 			if l.Tiered {
 				dev = fmt.Sprintf("%.2f %% (%d / %d)", 100*l.DeviceShare, l.HeadAddress, l.TailAddress)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %d (%s) | %s | %.1f | %s / %s |\n", human.Title(l.Row.Backend), l.Row.Label,
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %d (%s) | %s | %.1f | %s / %s |\n", rowName(l.Row), l.Row.Label,
 				l.DBSize, ack, l.ServerKeys, human.PercentBeside(human.Share(l.ServerKeys, l.DBSize), 1), dev, l.LoadSeconds, orDash(l.Server.CPUs), orDash(l.Server.Mems))
 		}
 		b.WriteString("\n")
 		for _, l := range res.Loads {
 			if l.ServerMode != "" || l.UringProbe != "" {
-				fmt.Fprintf(&b, "- %s %s: server ran as %s", human.Title(l.Row.Backend), l.Row.Label, orDash(l.ServerMode))
+				fmt.Fprintf(&b, "- %s %s: server ran as %s", rowName(l.Row), l.Row.Label, orDash(l.ServerMode))
 				if l.UringProbe != "" {
 					fmt.Fprintf(&b, "; checked where it ran: %s", l.UringProbe)
 				}
 				b.WriteString("\n")
+			}
+			if l.ServerCommand != "" {
+				fmt.Fprintf(&b, "- %s %s: `%s`\n", rowName(l.Row), l.Row.Label, l.ServerCommand)
+			}
+			if len(l.ServerEvidence) > 0 {
+				fmt.Fprintf(&b, "- %s %s says: %s\n", rowName(l.Row), l.Row.Label, evidenceText(l.ServerEvidence))
 			}
 		}
 		b.WriteString("\n")
@@ -171,7 +177,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 		if cell.Passes == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %.0f | %s | %s |\n", human.Title(cell.Row.Backend), cell.Row.Label,
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %s | %s | %s | %.0f | %s | %s |\n", rowName(cell.Row), cell.Row.Label,
 			cell.Threads, cell.Passes, human.Ops(cell.Median), human.Ops(cell.Min), human.Ops(cell.Max),
 			cell.ReadBytesPerGet, human.PercentBeside(cell.MissRatio, res.Plan.MaxMisses), cell.Excluded)
 	}
@@ -184,7 +190,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 			if rowComplete(res, f.Row) {
 				later = " — the row was completed later (--resume)"
 			}
-			fmt.Fprintf(&b, "- %s %s (%s): %s%s\n", human.Title(f.Row.Backend), f.Row.Label, f.Time.Format(time.RFC3339), f.Error, later)
+			fmt.Fprintf(&b, "- %s %s (%s): %s%s\n", rowName(f.Row), f.Row.Label, f.Time.Format(time.RFC3339), f.Error, later)
 		}
 	}
 	b.WriteString("\nEffective placement of every pass (from /proc/<pid>/status) is in cells.jsonl; container and process logs are in logs/.\n")
@@ -247,4 +253,19 @@ func hostParagraph(plan results.Plan, pre results.Preflight, preRaw []byte) stri
 		b.WriteString(" Preflight: " + strings.Join(warn, "; ") + ".")
 	}
 	return b.String()
+}
+
+// evidenceText writes a server's INFO evidence as "field value" pairs in
+// the order of their names.
+func evidenceText(ev map[string]string) string {
+	keys := make([]string, 0, len(ev))
+	for k := range ev {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %s", k, orDash(ev[k]))
+	}
+	return strings.Join(parts, ", ")
 }

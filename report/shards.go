@@ -25,7 +25,7 @@ func shardsReport(res results.Results) string {
 		}
 		b.WriteString("\n|:--|:--|" + strings.Repeat("--:|", len(res.Plan.Workload.Threads)) + "\n")
 		for _, row := range res.Plan.Rows {
-			fmt.Fprintf(&b, "| %s | %s |", human.Title(row.Backend), row.Label)
+			fmt.Fprintf(&b, "| %s | %s |", rowName(row), row.Label)
 			for _, t := range res.Plan.Workload.Threads {
 				if cell, ok := findCell(res.Cells, row, t); ok && cell.CPUMicrosPerOp > 0 {
 					fmt.Fprintf(&b, " %.2f µs |", cell.CPUMicrosPerOp)
@@ -62,7 +62,7 @@ func shardsReport(res results.Results) string {
 				if n.Sample != nil {
 					sample = fmt.Sprintf("%d (%d)", n.Sample.Keys, n.Sample.Missed)
 				}
-				fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %d | %s | %s | %s |\n", human.Title(l.Row.Backend), l.Row.Label, n.Addr, n.Slots, ack, n.ServerKeys, dev, sample, orDash(n.Server.CPUs))
+				fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %d | %s | %s | %s |\n", rowName(l.Row), l.Row.Label, n.Addr, n.Slots, ack, n.ServerKeys, dev, sample, orDash(n.Server.CPUs))
 			}
 		}
 		b.WriteString("\n")
@@ -76,7 +76,7 @@ func shardsReport(res results.Results) string {
 				if c.Row.Backend == results.ScenarioLocalMemory {
 					reads = fmt.Sprintf("%.2f", n.DeviceReadsPerGet)
 				}
-				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.0f | %s | %d |\n", human.Title(c.Row.Backend), c.Row.Label, c.Threads, n.Addr, human.Ops(n.OpsPerSec), n.ReadBytesPerGet, reads, n.Keys)
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.0f | %s | %d |\n", rowName(c.Row), c.Row.Label, c.Threads, n.Addr, human.Ops(n.OpsPerSec), n.ReadBytesPerGet, reads, n.Keys)
 			}
 		}
 		b.WriteString("\n")

@@ -27,9 +27,14 @@ var excludedMark = map[string]string{
 
 // Table writes the reference layout
 // `| backend | NUMA | t=8 | t=32 | t=48 | t=64 |` as Markdown, one line per
-// planned row, followed by a note for each kind of excluded cell.
+// planned row, followed by a note for each kind of excluded cell; a run
+// that set servers side by side gets a server column first.
 func Table(plan results.Plan, cells []results.Cell) (string, error) {
 	header := []string{"backend", "NUMA"}
+	servers := hasServers(plan)
+	if servers {
+		header = append([]string{"server"}, header...)
+	}
 	for _, t := range plan.Workload.Threads {
 		header = append(header, fmt.Sprintf("t=%d", t))
 	}
@@ -48,6 +53,9 @@ func Table(plan results.Plan, cells []results.Cell) (string, error) {
 	seen := map[string]bool{}
 	for _, row := range plan.Rows {
 		line := []string{human.Title(row.Backend), row.Label}
+		if servers {
+			line = append([]string{row.ServerName()}, line...)
+		}
 		for _, t := range plan.Workload.Threads {
 			c, ok := byKey[results.CellKey(row, t)]
 			switch {
@@ -93,4 +101,32 @@ func Table(plan results.Plan, cells []results.Cell) (string, error) {
 		out += "\n" + strings.Join(notes, "\n") + "\n"
 	}
 	return out, nil
+}
+
+// rowName names a row in the report's sentences and tables: its backend,
+// after its server's name when the run set servers side by side.
+func rowName(row results.Row) string {
+	if row.Server == "" {
+		return human.Title(row.Backend)
+	}
+	return row.Server + " " + human.Title(row.Backend)
+}
+
+// latencyChartName is the file of a row's latency chart.
+func latencyChartName(row results.Row) string {
+	if row.Server == "" {
+		return fmt.Sprintf("latency-%s-%s.svg", row.Backend, row.Pin)
+	}
+	return fmt.Sprintf("latency-%s-%s-%s.svg", row.Server, row.Backend, row.Pin)
+}
+
+// hasServers says whether the plan sets servers side by side (rows with
+// a Server): the table then has a server column.
+func hasServers(plan results.Plan) bool {
+	for _, r := range plan.Rows {
+		if r.Server != "" {
+			return true
+		}
+	}
+	return false
 }

@@ -61,6 +61,22 @@ type Row struct {
 	// Batch is the row's -b when the scenario makes it a row (scenario
 	// 3's -b 1024 and -b 256); 0 takes the run's --batch.
 	Batch int `json:"batch,omitempty"`
+	// Server is the catalogue name of the row's server (package sut) in
+	// a run that named --server or --server-cmd; "" is tierbench's own
+	// server, as in every bundle from before servers were a dimension.
+	Server string `json:"server,omitempty"`
+}
+
+// OwnServer is the name of tierbench's own server, the one a row whose
+// Server is "" ran.
+const OwnServer = "tierbench"
+
+// ServerName is the name of the row's server: OwnServer for "".
+func (r Row) ServerName() string {
+	if r.Server == "" {
+		return OwnServer
+	}
+	return r.Server
 }
 
 // ID tells the rows of one plan apart, as cells.jsonl's records are
@@ -73,6 +89,9 @@ func (r Row) ID() string {
 	if r.Shards > 1 {
 		// A scenario 3 row has both: -b 256 on 2 shards is not -b 256 on one.
 		k += fmt.Sprintf("/shards=%d", r.Shards)
+	}
+	if r.Server != "" {
+		k += "/server=" + r.Server
 	}
 	return k
 }
@@ -152,9 +171,16 @@ type LoadRecord struct {
 	ServerMode string    `json:"server_mode,omitempty"` // process | docker, privileged | …
 	UringProbe string    `json:"uring_probe,omitempty"` // preflight's io_uring check where the server ran
 
-	Owner      *OwnerProof  `json:"owner,omitempty"`         // the pid proven to own the listening socket
-	ServerInfo *ServerInfo  `json:"server_info,omitempty"`   // what the server says it is
-	Sample     *SampleCheck `json:"sampled_check,omitempty"` // the sampled GET check after the load
+	Owner      *OwnerProof `json:"owner,omitempty"`       // the pid proven to own the listening socket
+	ServerInfo *ServerInfo `json:"server_info,omitempty"` // what the server says it is
+	// ServerCommand is the started server's command line as run, quoted
+	// as a shell reads it (an image's as "docker run IMAGE ENTRYPOINT
+	// ARGS…"); "" for a server the run did not start.
+	ServerCommand string `json:"server_command,omitempty"`
+	// ServerEvidence are the INFO fields its catalogue entry names
+	// ("section:field" → value), read after the load.
+	ServerEvidence map[string]string `json:"server_evidence,omitempty"`
+	Sample         *SampleCheck      `json:"sampled_check,omitempty"` // the sampled GET check after the load
 	// Nodes is each master's evidence when the row's server is a cluster.
 	Nodes []NodeLoad `json:"nodes,omitempty"`
 	Time  time.Time  `json:"time"`

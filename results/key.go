@@ -26,6 +26,10 @@ type RowKey struct {
 	// Hosts names the server host and the client hosts of a run across
 	// hosts ("a <- b,c"); "" on one machine.
 	Hosts string `json:"hosts,omitempty"`
+	// Server is the row's server when it is not tierbench's own (Row.Server
+	// "" or OwnServer, both ""), so a bundle from before servers and one
+	// that sets tierbench beside Redis key tierbench's rows alike.
+	Server string `json:"server,omitempty"`
 }
 
 // String is the key as one line, "localmemory/localmemory/none/b=256".
@@ -40,6 +44,9 @@ func (k RowKey) String() string {
 	if k.Hosts != "" {
 		s += "/hosts=" + k.Hosts
 	}
+	if k.Server != "" {
+		s += "/server=" + k.Server
+	}
 	return s
 }
 
@@ -48,6 +55,9 @@ func (p Plan) RowKey(row Row) RowKey {
 	k := RowKey{Scenario: p.Workload.ScenarioName(), Backend: row.Backend, Pin: row.Pin, Batch: row.Batch}
 	if row.Shards > 1 {
 		k.Shards = row.Shards
+	}
+	if row.Server != OwnServer {
+		k.Server = row.Server
 	}
 	if h := p.Hosts; h != nil {
 		names := make([]string, len(h.Clients))
