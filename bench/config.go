@@ -79,6 +79,11 @@ type Config struct {
 	// inside it count; Seconds is the window).
 	StartAt time.Time
 
+	// OpMix (--op-mix, --workload) makes the offline cells mixes: each op
+	// of a batch is drawn from these shares (ParseOpMix), and --op is
+	// unused. Empty: every op is Op.
+	OpMix []MixShare
+
 	// PrebuiltOpsPerThread is how many requests each offline thread builds
 	// before the timed window and then cycles through; 0 picks a size that
 	// keeps key draws varied and memory bounded.
@@ -129,6 +134,8 @@ type plan struct {
 	// Uniform cells cycle their pre-built keys, as they always did.
 	redraw   bool
 	workload [100]opcode
+	mix      []mixEntry // OpMix; nil: single-command cells
+	mixTable [100]mixOp // OpMix drawn from: each op Percent times
 
 	clusterOnce sync.Once
 	cluster     *clusterState // --cluster-bench: the slot map, read on first use
@@ -228,6 +235,11 @@ func (cfg Config) plan() (*plan, error) {
 	if !cfg.StartAt.IsZero() && cfg.Pipeline == PipelineWindow {
 		return nil, usagef("--start-at counts whole batches answered inside its window; --pipeline window has no batches to count")
 	}
+	if len(cfg.OpMix) > 0 {
+		if err := p.planMix(); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Online {
 		if err := p.planOnline(); err != nil {
 			return nil, err
@@ -239,7 +251,7 @@ func (cfg Config) plan() (*plan, error) {
 		if cfg.Rate != 0 || cfg.HdrOut != "" || cfg.Warmup != 0 {
 			return nil, usagef("--rate, --hdr-out and --warmup-seconds need --online")
 		}
-		if cfg.Verify && op != opGet && op != opMGet {
+		if cfg.Verify && op != opGet && op != opMGet && p.mix == nil {
 			return nil, usagef("--verify checks GET and MGET values; --op %s returns none", op)
 		}
 	}

@@ -50,6 +50,15 @@
 // the first Warmup is answered and counted apart but not recorded: every
 // figure, the histogram and --hdr-out cover the Runtime after it.
 //
+// With Config.OpMix (--op-mix, --workload) an offline cell is a mix: each
+// of a batch's Batch ops is drawn from the shares (GET, SET, INCR, DEL,
+// MGET of ten keys, and RMW: a GET and a SET of one key back to back), the
+// batches are pre-built and cycled (keys redrawn when skewed) as a single
+// command's are, and every reply is tallied by its operation, with a
+// latency from the batch's first write to the wake-up that read it, kept in
+// each loop's HdrHistogram per operation. SET writes the key's own value,
+// so a mix without INCR and DEL leaves the dataset exactly as loaded.
+//
 // With Config.Cluster (--cluster-bench) the server is a Redis Cluster: the
 // slot map is read once from Host:Port (CLUSTER SHARDS, else CLUSTER
 // SLOTS), each thread holds one connection to every master and pre-builds

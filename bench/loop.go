@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,6 +52,9 @@ type clientLoop struct {
 	cut  *atomic.Bool // set when the context ended: abandon owed replies
 	end  time.Time    // --start-at window end: a batch answered after it is not counted
 	live int          // connections not yet finished in this run
+
+	t0       time.Time                           // when run began: the mix latencies' clock
+	mixHists *[numMixOps]*hdrhistogram.Histogram // --op-mix: latencies per operation
 }
 
 // loopConn is one connection's state inside a clientLoop.
@@ -67,6 +71,10 @@ type loopConn struct {
 	batch, left int
 	out         []byte
 	mark        batchMark
+	// --op-mix: when the batch was first written (since the loop's t0),
+	// and the mix figures before it.
+	sentNs  int64
+	mixMark mixMark
 
 	// Window pipeline (see window.go).
 	win windowState
@@ -98,6 +106,9 @@ func newClientLoops(p *plan, ts []*offlineThread, n int, stop, cut *atomic.Bool,
 	loops := make([]*clientLoop, n)
 	for i := range loops {
 		loops[i] = &clientLoop{p: p, epfd: -1, wakefd: -1, stop: stop, cut: cut, end: end}
+		if p.mix != nil {
+			loops[i].mixHists = newMixHistograms()
+		}
 	}
 	fail := func(err error) ([]*clientLoop, error) {
 		for _, l := range loops {
@@ -184,6 +195,7 @@ func (l *clientLoop) wake() {
 // request.
 func (l *clientLoop) run() {
 	l.live = 0
+	l.t0 = time.Now()
 	for _, c := range l.conns {
 		c.done, c.outWait = false, false
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.id}
@@ -332,6 +344,12 @@ func (l *clientLoop) sendBatch(c *loopConn) {
 	if l.p.op.multiKey() {
 		c.left = 1
 	}
+	if m := tb.mix; m != nil {
+		c.left = m.cmdOffsets[c.batch+1] - m.cmdOffsets[c.batch]
+		c.mixMark = mixMark{counts: t.mix.counts, ops: t.mix.ops}
+		t.mix.pend = t.mix.pend[:0]
+		c.sentNs = int64(time.Since(l.t0))
+	}
 	c.out = tb.req[tb.offsets[c.batch]:tb.offsets[c.batch+1]]
 	l.writeOut(c)
 }
@@ -340,6 +358,10 @@ func (l *clientLoop) sendBatch(c *loopConn) {
 // the connection ends its run (stop, or past the window) or sends the next
 // batch, as the reference's LightClient does.
 func (l *clientLoop) batchReplies(c *loopConn) {
+	if l.p.mix != nil {
+		l.mixReplies(c)
+		return
+	}
 	t, b := c.t, l.p.Batch
 	replies, perReply := b, 1
 	if l.p.op.multiKey() {
@@ -358,13 +380,35 @@ func (l *clientLoop) batchReplies(c *loopConn) {
 		}
 		c.left--
 	}
+	l.batchDone(c)
+}
+
+// batchDone ends a batch whose replies are all in: it redraws the batch's
+// keys (skewed distributions), drops its figures when it was answered
+// past a --start-at window, and sends the next batch unless the run is
+// stopping.
+func (l *clientLoop) batchDone(c *loopConn) {
+	t := c.t
 	if l.p.redraw {
-		t.batches.redrawBatch(l.p, c.batch)
+		if t.mix != nil {
+			t.batches.redrawMixBatch(l.p, c.batch)
+		} else {
+			t.batches.redrawBatch(l.p, c.batch)
+		}
 	}
 	if !l.end.IsZero() && time.Now().After(l.end) {
 		t.rr.counts, t.rr.received, t.sent = c.mark.counts, c.mark.received, c.mark.sent
+		if t.mix != nil {
+			t.mix.counts, t.mix.ops = c.mixMark.counts, c.mixMark.ops
+		}
 		l.finish(c)
 		return
+	}
+	if t.mix != nil {
+		for _, pl := range t.mix.pend {
+			l.mixHists[pl.op].RecordValue(min(max(pl.ns, histLowestNs), histHighestNs))
+		}
+		t.mix.pend = t.mix.pend[:0]
 	}
 	if l.stop.Load() {
 		l.finish(c)

@@ -137,8 +137,9 @@ type threadBatches struct {
 	req     []byte
 	offsets []int
 	keys    []uint64
-	rng     *rand.Rand // the thread's key stream: the pre-built keys, then the redrawn ones
-	layout  reqLayout  // of one request: single-key, or MGET/MSET of Batch keys
+	rng     *rand.Rand  // the thread's key stream: the pre-built keys, then the redrawn ones
+	layout  reqLayout   // of one request: single-key, or MGET/MSET of Batch keys
+	mix     *mixBatches // --op-mix: the commands of each batch; nil otherwise
 }
 
 // prebuiltOps picks how many requests a thread builds before the window.
@@ -202,6 +203,7 @@ type offlineThread struct {
 	rr      *replyReader
 	sent    int64
 	err     error
+	mix     *threadMix // --op-mix: figures per operation
 }
 
 // runCell runs one offline cell at the given thread count: connections and
@@ -223,11 +225,17 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ts[i] = &offlineThread{
-				conn:    conns[i],
-				batches: buildBatches(p, threads, i),
-				rr:      newReplyReader(conns[i], readBufferBytes, p.op, p.Verify, p.ValueLength),
+			t := &offlineThread{
+				conn: conns[i],
+				rr:   newReplyReader(conns[i], readBufferBytes, p.op, p.Verify, p.ValueLength),
 			}
+			if p.mix != nil {
+				t.batches = buildMixBatches(p, threads, i)
+				t.mix = &threadMix{pend: make([]pendingLatency, 0, p.Batch)}
+			} else {
+				t.batches = buildBatches(p, threads, i)
+			}
+			ts[i] = t
 		}()
 	}
 	wg.Wait()
@@ -282,6 +290,9 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 		}
 	}
 	res.Ops = res.Hits + res.Misses + res.Errors
+	if p.mix != nil {
+		mixResults(p, res, ts, loops)
+	}
 	res.OpsPerSec = float64(res.Ops) / max(res.Seconds, 1e-9)
 	switch {
 	case ctx.Err() != nil:

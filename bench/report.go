@@ -74,6 +74,28 @@ type CellResult struct {
 	// Cluster is the per-node breakdown with --cluster-bench.
 	Cluster *ClusterResult `json:"cluster,omitempty"`
 	Window  *Window        `json:"window,omitempty"`
+	// Mix is the per-operation breakdown of an --op-mix cell, whose Op
+	// is the mix ("GET:95,SET:5"). There Ops counts operations (an RMW
+	// is one, an MGET one per key: the sum of the Mix entries' ops) while
+	// Hits, Misses and Errors count replies (an RMW has two).
+	Mix []OpResult `json:"mix,omitempty"`
+}
+
+// OpResult is one operation of an --op-mix cell. Ops counts operations,
+// Hits, Misses and Errors replies, as in CellResult. LatencyMicros runs
+// from the first write of the op's batch to the wake-up that read its
+// reply (an RMW: its SET's reply), so it includes the time the op waited
+// behind the batch's earlier ones, as pipelined latency does.
+type OpResult struct {
+	Op            string         `json:"op"`
+	Percent       int            `json:"percent"`
+	Ops           int64          `json:"ops"`
+	OpsPerSec     float64        `json:"ops_per_sec"`
+	Hits          int64          `json:"hits"`
+	Misses        int64          `json:"misses"`
+	Errors        int64          `json:"errors"`
+	Mismatches    int64          `json:"mismatches"`
+	LatencyMicros LatencySummary `json:"latency_us"`
 }
 
 // Window is the shared measurement window of a --start-at run.
@@ -189,6 +211,7 @@ func printCell(w io.Writer, c *CellResult) {
 	fmt.Fprintf(w, "Operation type: %s, threads: %d, batch: %d, keys: %s, %d requests pre-built per thread\n", c.Op, c.Threads, c.Batch, keys, c.PrebuiltOpsPerThread)
 	fmt.Fprintf(w, "[Total time]: %.2f ms for %d ops\n", c.Seconds*1e3, c.Ops)
 	fmt.Fprintf(w, "[Throughput]: %.0f ops/sec\n", c.OpsPerSec)
+	printMix(w, c)
 	fmt.Fprintf(w, "[Hits]: %d [Misses]: %d [Errors]: %d\n", c.Hits, c.Misses, c.Errors)
 	if c.Misses > 0 && (c.Op == "GET" || c.Op == "MGET") {
 		fmt.Fprintf(w, "[Warning]: %.2f%% of reads were misses: those keys were never loaded, and a miss is far cheaper than a hit\n", 100*float64(c.Misses)/float64(max(c.Ops, 1)))

@@ -80,6 +80,13 @@ gaussian: normal around MEDIAN*(dbsize-1) with standard deviation STDDEV*dbsize,
 Distinct keys a cell can draw: a uniform cell cycles the requests pre-built per thread, so at most -t × --prebuilt-ops keys (automatic size: up to 65536 per thread, about 2 M per cell);
 a skewed cell redraws each batch's keys (--pipeline window: each request's key) once its replies are in, so over its run it draws from all dbsize keys,
 the whole distribution, at the client CPU of a draw per op (--cluster-bench cycles its pre-built keys for every distribution)`)
+	opMix := fs.String("op-mix", "", "offline: a `mix` of operations instead of --op, as OP:PERCENT,… of GET, SET, INCR, DEL, MGET (10 keys, each an op) and RMW (a GET then a SET of the same key,\n"+
+		"sent back to back in one batch: one op), whole percentages adding up to 100, such as GET:95,SET:5. Each batch carries -b ops drawn from the mix (--pipeline batch),\n"+
+		"pre-built like a single-command cell; the cell prints ops/sec, hits, misses, errors and latency (from the batch's first write to the op's reply) per operation.\n"+
+		"SET writes the value the load wrote (the key's own, --valuelength bytes), so GET, SET, MGET and RMW leave the dataset as loaded (DBSIZE, every value);\n"+
+		"DEL and INCR change it (keys gone, values incremented): --verify refuses them, and a later run over the same keys counts misses or mismatches")
+	workloadName := fs.String("workload", "", "offline: a named --op-mix: ycsb-a (GET:50,SET:50), ycsb-b (GET:95,SET:5), ycsb-c (GET:100), ycsb-f (GET:50,RMW:50): YCSB's core `workload`s' operation shares\n"+
+		"(YCSB draws their keys zipfian: add --key-dist zipf:0.99 for that)")
 	fs.BoolVar(&cfg.Zipf, "zipf", false, "same as --key-dist zipf:THETA with --zipf-theta's THETA")
 	fs.Float64Var(&cfg.ZipfTheta, "zipf-theta", cfg.ZipfTheta, "zipf skew `theta`, between 0 and 1")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "`seed` of the key draws: equal seeds draw equal keys")
@@ -136,6 +143,21 @@ the whole distribution, at the client CPU of a draw per op (--cluster-bench cycl
 	cfg.Warmup = time.Duration(*warmup) * time.Second
 	if cfg.KeyDist, err = keyspace.ParseDist(*keyDist); err != nil {
 		return usageErr("--key-dist: %v", err)
+	}
+	if *workloadName != "" {
+		if *opMix != "" {
+			return usageErr("--workload %s and --op-mix %s: give one (a workload is a named mix)", *workloadName, *opMix)
+		}
+		mix, ok := bench.Workloads[strings.ToLower(*workloadName)]
+		if !ok {
+			return usageErr("--workload %q is not one of ycsb-a, ycsb-b, ycsb-c, ycsb-f", *workloadName)
+		}
+		*opMix = mix
+	}
+	if *opMix != "" {
+		if cfg.OpMix, err = bench.ParseOpMix(*opMix); err != nil {
+			return usageErr("--op-mix: %v", err)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", strings.TrimPrefix(err.Error(), bench.ErrUsage.Error()+": "))
