@@ -117,8 +117,11 @@ func TestRealRunMatchesGoldenSchema(t *testing.T) {
 	online.OpWorkload = []string{"GET", "SET"}
 	online.OpPercent = []int{50, 50}
 	online.Runtime = 300e6
+	mixed := configFor(t, r.Addr)
+	mixed.SkipLoad = true
+	mixed.OpMix, _ = ParseOpMix("GET:95,SET:5")
 	got := map[string]bool{}
-	for _, cfg := range []Config{offline, online} {
+	for _, cfg := range []Config{offline, online, mixed} {
 		var stdout, stderr bytes.Buffer
 		if err := Run(context.Background(), cfg, &stdout, &stderr); err != nil {
 			t.Fatalf("%v\n%s", err, stderr.String())
