@@ -49,6 +49,10 @@ func TestBadFlagsExitTwo(t *testing.T) {
 		{[]string{"--key-dist", "pareto"}, `--key-dist: key distribution "pareto"`},
 		{[]string{"--key-dist", "hotspot:0.2"}, "hotspot takes 2 parameters"},
 		{[]string{"--key-dist", "zipf", "--zipf"}, "--zipf and --key-dist zipf:0.99: give one"},
+		{[]string{"--op-mix", "GET:50"}, "--op-mix: op mix \"GET:50\": the shares add up to 50"},
+		{[]string{"--workload", "ycsb-z"}, `--workload "ycsb-z" is not one of`},
+		{[]string{"--workload", "ycsb-a", "--op-mix", "GET:100"}, "give one (a workload is a named mix)"},
+		{[]string{"--workload", "ycsb-a", "--pipeline", "window"}, "use --pipeline batch"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runBinary(t, append([]string{"bench"}, tt.args...)...)
