@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"syscall"
 	"unsafe"
@@ -16,6 +17,14 @@ const (
 	envPinCPUs = "TIERBENCH_PIN_CPUS"
 	envPinMems = "TIERBENCH_PIN_MEMS"
 )
+
+// envPinExec, set to 1 beside the pin variables, asks the binary to run
+// its first argument in its place once pinned, rather than itself: how the
+// process runtime pins a server that is not tierbench (redis-server, a
+// launcher script), which has no pinning of its own. Affinity and memory
+// policy are inherited across execve and fork, so the server and anything
+// it starts run pinned.
+const envPinExec = "TIERBENCH_PIN_EXEC"
 
 // mpolBind is MPOL_BIND of set_mempolicy(2).
 const mpolBind = 2
@@ -40,12 +49,31 @@ func ExecPinnedChild() {
 	}
 	os.Unsetenv(envPinCPUs)
 	os.Unsetenv(envPinMems)
+	if os.Getenv(envPinExec) == "1" {
+		os.Unsetenv(envPinExec)
+		execPinned(os.Args[1:])
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		exe = "/proc/self/exe"
 	}
 	err = syscall.Exec(exe, os.Args, os.Environ())
 	fmt.Fprintf(os.Stderr, "tierbench: re-exec %s after pinning: %v\n", exe, err)
+	os.Exit(1)
+}
+
+// execPinned runs argv (its program looked up on PATH) in this pinned
+// process's place; it returns only by exiting.
+func execPinned(argv []string) {
+	if len(argv) == 0 {
+		fmt.Fprintf(os.Stderr, "tierbench: %s=1 with no program to run\n", envPinExec)
+		os.Exit(1)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err == nil {
+		err = syscall.Exec(path, argv, os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "tierbench: run %s pinned: %v\n", argv[0], err)
 	os.Exit(1)
 }
 

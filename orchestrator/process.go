@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,8 +41,28 @@ func (d *processDriver) dataPath(h string) string { return h }
 func (d *processDriver) host() serverHost         { return localHost{} }
 
 func (d *processDriver) command(args []string, cpus, mems string) *exec.Cmd {
-	cmd := exec.Command(d.binary, args...)
+	return d.commandOf(nil, args, cpus, mems)
+}
+
+// commandOf is a child running prog (nil: the tierbench binary) with
+// args. A program other than tierbench that is to be pinned starts as the
+// tierbench binary, which pins itself and then runs prog in its place
+// (envPinExec): that program has no pinning of its own.
+func (d *processDriver) commandOf(prog, args []string, cpus, mems string) *exec.Cmd {
+	var cmd *exec.Cmd
+	pinned := cpus != "" || mems != ""
+	switch {
+	case prog == nil:
+		cmd = exec.Command(d.binary, args...)
+	case pinned:
+		cmd = exec.Command(d.binary, append(slices.Clone(prog), args...)...)
+	default:
+		cmd = exec.Command(prog[0], append(slices.Clone(prog[1:]), args...)...)
+	}
 	cmd.Env = os.Environ()
+	if prog != nil && pinned {
+		cmd.Env = append(cmd.Env, envPinExec+"=1")
+	}
 	if cpus != "" {
 		cmd.Env = append(cmd.Env, envPinCPUs+"="+cpus)
 	}
@@ -90,11 +112,25 @@ func (d *processDriver) forget(pid int) {
 // per task and does not show in /proc/<pid>/status; the child exits
 // rather than run unbound when the call fails, so a re-executed child
 // carries bind:<mems>.
+//
+// A program other than tierbench, run in place of the pinning tierbench
+// (envPinExec), has re-executed when its argv is the command's without the
+// tierbench binary, or, for one that rewrites its process title as
+// redis-server does, when /proc/<pid>/exe is no longer tierbench.
 func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline time.Duration) (results.Placement, error) {
 	pid := cmd.Process.Pid
 	end := time.Now().Add(deadline)
 	if cpus != "" || mems != "" {
-		argv := []byte(strings.Join(cmd.Args, "\x00") + "\x00")
+		args := cmd.Args
+		execs := slices.Contains(cmd.Env, envPinExec+"=1")
+		if execs {
+			args = args[1:]
+		}
+		argv := []byte(strings.Join(args, "\x00") + "\x00")
+		self, _ := filepath.Abs(d.binary)
+		if r, err := filepath.EvalSymlinks(self); err == nil {
+			self = r
+		}
 		for {
 			cmdline, err1 := os.ReadFile(fmt.Sprintf("%s/%d/cmdline", d.proc, pid))
 			env, err2 := os.ReadFile(fmt.Sprintf("%s/%d/environ", d.proc, pid))
@@ -102,6 +138,9 @@ func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline
 				return results.Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d exited before it was pinned: %w", pid, err)
 			}
 			if bytes.Equal(cmdline, argv) && !bytes.Contains(env, []byte(envPinCPUs+"=")) && !bytes.Contains(env, []byte(envPinMems+"=")) {
+				break
+			}
+			if exe, err := os.Readlink(fmt.Sprintf("%s/%d/exe", d.proc, pid)); execs && err == nil && self != "" && exe != self {
 				break
 			}
 			if time.Now().After(end) {
@@ -127,14 +166,23 @@ type processServer struct {
 	done chan struct{}
 	log  *os.File
 	pl   results.Placement
+	// server is the process of the tree that listens (findServer): the
+	// command's own, or the real server behind a launcher; 0 until found.
+	server int
 }
 
 func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
+	return d.startProgram(ctx, nil, s)
+}
+
+// startProgram starts the server s as prog (nil: the tierbench binary)
+// with s.Args, pinned as s asks.
+func (d *processDriver) startProgram(ctx context.Context, prog []string, s serverSpec) (*processServer, error) {
 	logf, err := os.Create(s.LogPath)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: server log: %w", err)
 	}
-	cmd := d.command(s.Args, s.CPUs, s.Mems)
+	cmd := d.commandOf(prog, s.Args, s.CPUs, s.Mems)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := d.start(cmd); err != nil {
 		logf.Close()
@@ -151,29 +199,71 @@ func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHa
 	return ps, nil
 }
 
-func (p *processServer) pid() int                     { return p.cmd.Process.Pid }
+// pid is the server's process: the one findServer proved listens, else
+// the command's.
+func (p *processServer) pid() int {
+	if p.server > 0 {
+		return p.server
+	}
+	return p.cmd.Process.Pid
+}
+
+// findServer takes the process of the command's tree that owns the socket
+// listening on addr as the server from then on: the command itself, or
+// the real server a launcher started (dotnet running GarnetServer.dll, a
+// script). It lists that process in the pid file too, so a later run
+// removes it even when the launcher is gone.
+func (p *processServer) findServer(ctx context.Context, addr string, timeout time.Duration) error {
+	root := p.cmd.Process.Pid
+	var pid int
+	err := waitFor(ctx, timeout, func(context.Context) error {
+		var err error
+		pid, err = procfs.Root(p.d.proc).ListenerInTree(root, addr)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("orchestrator: the server started as pid %d: %w", root, err)
+	}
+	p.server = pid
+	if pid != root && p.d.pids != nil {
+		return p.d.pids.add(pid)
+	}
+	return nil
+}
 func (p *processServer) mode() string                 { return "process" }
 func (p *processServer) placement() results.Placement { return p.pl }
 func (p *processServer) probe(addr string) serverProbe {
 	return localProbe{addr: addr, pid: p.pid(), proc: p.d.proc}
 }
 
-// stop sends SIGTERM to the server's process group, waits up to 30 s as
-// the reference does, then SIGKILLs it.
+// stop stops the server's whole tree: SIGTERM to its process group and
+// to every process below it (a launcher's server that left the group
+// too), up to 30 s as the reference waits (less when ctx ends sooner),
+// then SIGKILL to what is left.
 func (p *processServer) stop(ctx context.Context) error {
 	defer p.log.Close()
-	defer p.d.forget(p.cmd.Process.Pid)
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	root := p.cmd.Process.Pid
+	defer p.d.forget(root)
+	if p.server > 0 && p.server != root {
+		defer p.d.forget(p.server)
+	}
+	grace := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		grace = min(grace, max(time.Until(dl), 0))
+	}
+	if ctx.Err() != nil {
+		grace = 0
+	}
+	err := procfs.Root(p.d.proc).StopTree(root, grace)
+	if err != nil {
+		fmt.Fprintf(p.log, "tierbench run: %v\n", err)
+	}
 	select {
 	case <-p.done:
-		return nil
-	case <-time.After(30 * time.Second):
-	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		err = errors.Join(err, fmt.Errorf("orchestrator: server pid %d not reaped 10 s after it was stopped", root))
 	}
-	fmt.Fprintf(p.log, "tierbench run: server %d did not stop on SIGTERM in time; SIGKILL\n", p.cmd.Process.Pid)
-	killGroup(p.cmd)
-	<-p.done
-	return nil
+	return err
 }
 
 func killGroup(cmd *exec.Cmd) {
@@ -242,11 +332,16 @@ func (d *processDriver) close(ctx context.Context) error {
 		cmds = append(cmds, c)
 	}
 	d.mu.Unlock()
+	var errs []error
 	for _, c := range cmds {
+		// The whole tree: a launcher's server may have left the group.
+		if err := procfs.Root(d.proc).StopTree(c.Process.Pid, 0); err != nil {
+			errs = append(errs, err)
+		}
 		killGroup(c)
 		d.forget(c.Process.Pid)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // startTime is field 22 of /proc/<pid>/stat (clock ticks since boot); 0

@@ -1,0 +1,86 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/procfs"
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+// TestProcessRuntimeStartsAForeignTree: the process runtime starts a
+// server that is not tierbench through a launcher that forks it and keeps
+// running, deaf to SIGTERM, the server in a session of its own (the worst
+// of dotnet and a daemonizing script): pinned, the server runs on the CPUs
+// and node asked for (through the pinning tierbench, envPinExec); the
+// listening process found is the server below the launcher, listed in
+// the pid file; stop leaves nothing of the tree and nothing listening.
+func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	redis := testenv.MustLookPath(t, "redis-server")
+	for _, c := range []struct {
+		name       string
+		cpus, mems string
+	}{{"pinned", "1", "0"}, {"not pinned", "", ""}} {
+		t.Run(c.name, func(t *testing.T) {
+			pids, err := newPidFile(t.TempDir(), "foreign-"+strings.ReplaceAll(c.name, " ", "-"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pids.close()
+			d := newProcessDriver(bin, pids)
+			defer d.close(context.Background())
+			port := testenv.FreePort(t)
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			script := fmt.Sprintf("trap '' TERM; setsid %s --port %d --bind 127.0.0.1 --save '' --appendonly no --dir %s & while :; do sleep 1; done", redis, port, t.TempDir())
+			srv, err := d.startProgram(context.Background(), []string{"sh", "-c", script},
+				serverSpec{Name: "redis", LogPath: filepath.Join(t.TempDir(), "server.log"), CPUs: c.cpus, Mems: c.mems})
+			if err != nil {
+				t.Fatal(err)
+			}
+			launcher := srv.cmd.Process.Pid
+			testenv.MustWaitPing(t, addr, 10*time.Second)
+			if err := srv.findServer(context.Background(), addr, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if got := procfs.Root(d.proc).Command(srv.pid()); srv.pid() == launcher || got != "redis-server" {
+				t.Fatalf("got server pid %d (%s), want the redis-server below launcher %d", srv.pid(), got, launcher)
+			}
+			if _, ok := pids.pids[srv.pid()]; !ok {
+				t.Errorf("got pid file %v, want the server %d listed", pids.pids, srv.pid())
+			}
+			if c.cpus != "" {
+				pl, err := d.proc.placement(srv.pid())
+				if err != nil || pl.CPUs != c.cpus || pl.Policy != "bind:"+c.mems {
+					t.Errorf("server placement: got %+v, %v; want cpus %s, policy bind:%s", pl, err, c.cpus, c.mems)
+				}
+			}
+			tree := procfs.Root(d.proc).Tree(launcher)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			if err := srv.stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range tree {
+				if alive(p.PID, p.StartTime) && !zombie(p.PID) {
+					t.Errorf("got %s alive after stop, want the whole tree gone", procfs.Root(d.proc).Describe(p.PID))
+				}
+			}
+			if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				conn.Close()
+				t.Errorf("got something listening on %s after stop, want nothing", addr)
+			}
+		})
+	}
+}
+
+// zombie says whether pid has exited and waits for its parent's wait.
+func zombie(pid int) bool {
+	st, err := procfs.Root("/proc").ReadStat(pid)
+	return err == nil && st.State == 'Z'
+}
