@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -25,6 +26,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/tierbench/tierbench/images"
+	"github.com/tierbench/tierbench/internal/procfs"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -206,16 +208,29 @@ func (d *dockerDriver) labels(role string) map[string]string {
 	return map[string]string{labelRun: d.runID, labelOwner: d.owner, labelRole: role}
 }
 
+// imageRun is the image a container runs and, when set, the entrypoint
+// that replaces the image's own; the zero imageRun is the run's tierbench
+// image.
+type imageRun struct {
+	name       string
+	entrypoint []string
+}
+
 // create creates and starts a container of the image on the host network.
 func (d *dockerDriver) create(ctx context.Context, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
-	id, err := d.createOnce(ctx, role, name, args, cpus, mems, privileged && !d.unprivileged, binds, logPath)
+	return d.createOf(ctx, imageRun{}, role, name, args, cpus, mems, privileged, binds, logPath)
+}
+
+// createOf is create for a container of img.
+func (d *dockerDriver) createOf(ctx context.Context, img imageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
+	id, err := d.createOnce(ctx, img, role, name, args, cpus, mems, privileged && !d.unprivileged, binds, logPath)
 	if err != nil && privileged && !d.unprivileged && strings.Contains(err.Error(), "apply caps") {
 		d.remove(context.Background(), id)
 		d.unprivileged = true
 		if d.warn != nil {
 			d.warn("docker: the engine refused a privileged container (%v); servers run with seccomp=unconfined, apparmor=unconfined and capabilities %s instead\n", err, strings.Join(serverCapabilities, ", "))
 		}
-		return d.createOnce(ctx, role, name, args, cpus, mems, true, binds, logPath)
+		return d.createOnce(ctx, img, role, name, args, cpus, mems, true, binds, logPath)
 	}
 	return id, err
 }
@@ -228,8 +243,8 @@ func (d *dockerDriver) mode() string {
 	return "docker, privileged"
 }
 
-func (d *dockerDriver) createOnce(ctx context.Context, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
-	cfg := &container.Config{Image: d.image, Cmd: args, Labels: d.labels(role)}
+func (d *dockerDriver) createOnce(ctx context.Context, img imageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
+	cfg := &container.Config{Image: cmp.Or(img.name, d.image), Entrypoint: img.entrypoint, Cmd: args, Labels: d.labels(role)}
 	host := &container.HostConfig{
 		NetworkMode: "host",
 		Privileged:  privileged && !d.unprivileged,
@@ -301,7 +316,13 @@ type dockerServer struct {
 }
 
 func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
-	id, err := d.create(ctx, "server", s.Name, s.Args, s.CPUs, s.Mems, true,
+	return d.startImage(ctx, imageRun{}, s)
+}
+
+// startImage starts the server s as a container of img, with the same
+// cpusets, binds and labels whatever the image.
+func (d *dockerDriver) startImage(ctx context.Context, img imageRun, s serverSpec) (*dockerServer, error) {
+	id, err := d.createOf(ctx, img, "server", s.Name, s.Args, s.CPUs, s.Mems, true,
 		[]string{s.DataDir + ":" + containerDataDir}, s.LogPath)
 	if err != nil {
 		if id != "" {
@@ -340,7 +361,25 @@ func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHan
 	return srv, nil
 }
 
-func (s *dockerServer) pid() int                     { return s.p }
+func (s *dockerServer) pid() int { return s.p }
+
+// findServer takes the process of the container that owns the socket
+// listening on addr as the server from then on: its entrypoint, or the
+// real server a launcher in the image started. On another host's engine
+// the container's processes are read there, by the probe.
+func (s *dockerServer) findServer(ctx context.Context, addr string, timeout time.Duration) error {
+	if !s.d.ep.local() {
+		return nil
+	}
+	root := s.p
+	return waitFor(ctx, timeout, func(context.Context) error {
+		pid, err := procfs.Root(s.d.proc).ListenerInTree(root, addr)
+		if err == nil {
+			s.p = pid
+		}
+		return err
+	})
+}
 func (s *dockerServer) mode() string                 { return s.d.mode() }
 func (s *dockerServer) placement() results.Placement { return s.pl }
 

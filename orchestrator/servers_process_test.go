@@ -9,8 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+
 	"github.com/tierbench/tierbench/internal/procfs"
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/sut"
 )
 
 // TestProcessRuntimeStartsAForeignTree: the process runtime starts a
@@ -83,4 +88,61 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 func zombie(pid int) bool {
 	st, err := procfs.Root("/proc").ReadStat(pid)
 	return err == nil && st.State == 'Z'
+}
+
+// TestDockerRuntimeStartsAForeignImage: the Docker runtime runs the redis
+// image built here FROM scratch (nothing pulled) as the server, from the
+// catalogue's entrypoint and flags, with the run's cpuset, data dir bind
+// and labels: its process is found and proven to own the socket (INFO's
+// process_id is its pid inside the container), its placement is the one
+// asked for, and stop removes the container.
+func TestDockerRuntimeStartsAForeignImage(t *testing.T) {
+	image := testenv.MustRedisImage(t)
+	cli := testenv.MustDocker(t)
+	bin := testenv.MustBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runID := "foreign-" + newRunID()
+	d, err := newDockerDriver(ctx, Endpoint{}, bin, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close(context.Background())
+	redis, err := sut.Lookup("redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := testenv.FreePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	ep, args, err := redis.Container(results.ScenarioMemory, sut.Values{Port: port, Bind: "127.0.0.1", Data: containerDataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := d.startImage(ctx, imageRun{name: image, entrypoint: ep},
+		serverSpec{Name: "redis", Args: args, CPUs: "1", Mems: "0", DataDir: t.TempDir(), LogPath: filepath.Join(t.TempDir(), "server.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.MustWaitPing(t, addr, 20*time.Second)
+	if err := srv.findServer(ctx, addr, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	proof, err := srv.probe(addr).prove(ctx)
+	if err != nil || proof.PID != srv.pid() || proof.InfoPID != 1 {
+		t.Errorf("proof: got %+v, %v; want pid %d, INFO process_id 1 (its pid in the container)", proof, err, srv.pid())
+	}
+	if pl := srv.placement(); pl.CPUs != "1" || pl.Mems != "0" {
+		t.Errorf("placement: got %+v, want cpus 1, mems 0", pl)
+	}
+	if err := srv.stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+runID), filters.Arg("label", labelRole+"=server"))})
+	if err != nil || len(list) != 0 {
+		t.Errorf("got %d server containers of the run after stop (%v), want none", len(list), err)
+	}
+	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		conn.Close()
+		t.Errorf("got something listening on %s after stop, want nothing", addr)
+	}
 }
