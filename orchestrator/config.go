@@ -115,6 +115,19 @@ type Config struct {
 	// (--latency; latency.go); on in the reference profile.
 	Latency bool
 
+	// Servers are the catalogue names (package sut) of the servers
+	// measured side by side, one set of rows each (--server); empty is
+	// tierbench's own alone. ServerCmd starts one more from a template
+	// (--server-cmd), ServerBin is the program file of the one catalogue
+	// server besides tierbench (--server-bin), ServerImage the image that
+	// runs it under Docker (--server-image), which is pulled only with
+	// Pull (--pull).
+	Servers     []string
+	ServerCmd   string
+	ServerBin   string
+	ServerImage string
+	Pull        bool
+
 	// Given lists the flags set explicitly, by name without dashes
 	// ("passes", "warmup-seconds", "data"); see the type's comment.
 	Given []string
@@ -220,6 +233,7 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 		c.Latency = c.Latency || p.Latency
 	}
 	c.dropProfileExtras()
+	c.dropExtrasForServers()
 	c.setRunDefaults()
 	if err := c.resolveShards(); err != nil {
 		return c, err
@@ -351,6 +365,7 @@ func (c Config) validate() error {
 	default:
 		bad("--runtime %q: want docker, process or auto", c.Runtime)
 	}
+	c.validateServers(bad)
 	if c.hostsMode() {
 		if c.ServerAddr != "" {
 			bad("--server-addr measures a server already running; --server-host and --client-hosts start one")

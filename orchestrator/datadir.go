@@ -18,7 +18,9 @@ import (
 //   - A run only ever deletes what tierbench's own tools write there
 //     (dataEntryOwned): segment files, fio's and the preflight's probe
 //     files, the ladder's and the shards' subdirectories holding only
-//     those, and the run's marker. Anything else in a data dir refuses the
+//     those, and the run's marker; and the directory it gives a server
+//     other than tierbench (serverDir), marked when the run makes it,
+//     with whatever that server wrote in it. Anything else in a data dir refuses the
 //     run before it creates or starts anything, and is never deleted.
 //   - The data dir is never "/", the home directory, the current directory
 //     or a parent of either, nor the bundle's directory or a parent or
@@ -41,14 +43,44 @@ var (
 	ownedDir  = regexp.MustCompile(`^(shard-[0-9]+|ladder-device|ladder-kv)$`)
 )
 
+// serverDirName is the name of the directory a run gives a server other
+// than tierbench in its data dir, and serverDirMarker the file the run
+// writes in it when it makes it.
+var serverDirName = regexp.MustCompile(`^server-[a-z0-9][a-z0-9-]*$`)
+
+const serverDirMarker = ".tierbench-server"
+
+// serverDir makes the directory of the data dir the run gives the server
+// name (server-NAME), marked as the run's, and returns its path: what a
+// server that is not tierbench writes, the run cannot tell from a user's
+// files by name, so such a server gets a directory of its own, emptied
+// with the data dir.
+func serverDir(dataDir, name string) (string, error) {
+	d := filepath.Join(dataDir, "server-"+name)
+	if !serverDirName.MatchString(filepath.Base(d)) {
+		return "", fmt.Errorf("orchestrator: server name %q cannot name a directory", name)
+	}
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", fmt.Errorf("orchestrator: data dir of server %s: %w", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(d, serverDirMarker), []byte(name+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("orchestrator: data dir of server %s: %w", name, err)
+	}
+	return d, nil
+}
+
 // dataEntryOwned reports whether an entry of a data dir is one tierbench
 // writes there: a file by its name, a directory by its name and contents
 // (recursively), so a user's directory that happens to be called shard-0
-// is not taken for ours.
+// is not taken for ours; a server's directory by the marker the run wrote
+// in it (serverDir).
 func dataEntryOwned(dir string, e os.DirEntry) bool {
 	switch {
 	case e.Type().IsRegular():
 		return ownedFile.MatchString(e.Name())
+	case e.IsDir() && serverDirName.MatchString(e.Name()):
+		st, err := os.Lstat(filepath.Join(dir, e.Name(), serverDirMarker))
+		return err == nil && st.Mode().IsRegular()
 	case e.IsDir() && ownedDir.MatchString(e.Name()):
 		foreign, err := foreignEntries(filepath.Join(dir, e.Name()))
 		return err == nil && len(foreign) == 0

@@ -93,6 +93,11 @@ func TestWipeDirDeletesOnlyTierbenchFiles(t *testing.T) {
 		{name: "names that look like ours", tree: []string{"segment.01", "segment.x", "segment.0.bak"}, foreign: []string{"segment.0.bak", "segment.01", "segment.x"}},
 		{name: "a user's file in a shard dir", tree: []string{"shard-0/segment.0", "shard-0/thesis.tex"}, foreign: []string{"shard-0"}},
 		{name: "a user's directory", tree: []string{"photos/cat.jpg"}, foreign: []string{"photos"}},
+		// A server's directory goes whole when the run marked it.
+		{name: "a server's directory", tree: []string{"server-redis/" + serverDirMarker, "server-redis/dump.rdb", "server-garnet/" + serverDirMarker, "server-garnet/Store/hlog.0", dataMarker},
+			left: []string{dataMarker}},
+		{name: "a server's directory without the marker", tree: []string{"server-redis/dump.rdb"}, foreign: []string{"server-redis"}},
+		{name: "a marker that is a directory", tree: []string{"server-redis/" + serverDirMarker + "/x"}, foreign: []string{"server-redis"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -120,6 +125,24 @@ func TestWipeDirDeletesOnlyTierbenchFiles(t *testing.T) {
 				t.Errorf("after the wipe: got %v, want %v", got, tc.left)
 			}
 		})
+	}
+}
+
+func TestServerDir(t *testing.T) {
+	data := t.TempDir()
+	d, err := serverDir(data, "redis")
+	if err != nil || d != filepath.Join(data, "server-redis") {
+		t.Fatalf("got %s, %v; want %s/server-redis", d, err, data)
+	}
+	writeTree(t, d, "appendonly.aof")
+	if err := wipeDir(data); err != nil {
+		t.Fatalf("wipeDir after a server wrote in its directory: %v", err)
+	}
+	if got := listTree(t, data); len(got) != 0 {
+		t.Errorf("after the wipe: got %v, want nothing", got)
+	}
+	if _, err := serverDir(data, "../x"); err == nil {
+		t.Errorf("serverDir(../x): got nil error, want a refusal")
 	}
 }
 

@@ -50,6 +50,11 @@ func (c Config) workload() results.Workload {
 		MaxMissRatio:  c.MaxMissRatio,
 		KeepData:      c.KeepData,
 		Latency:       c.Latency,
+		Servers:       c.Servers,
+		ServerCmd:     c.ServerCmd,
+		ServerBin:     c.ServerBin,
+		ServerImage:   c.ServerImage,
+		Pull:          c.Pull,
 		Given:         c.Given,
 	}
 }
@@ -98,6 +103,11 @@ func configOf(w results.Workload) Config {
 		MaxMissRatio:  w.MaxMissRatio,
 		KeepData:      w.KeepData,
 		Latency:       w.Latency,
+		Servers:       w.Servers,
+		ServerCmd:     w.ServerCmd,
+		ServerBin:     w.ServerBin,
+		ServerImage:   w.ServerImage,
+		Pull:          w.Pull,
 		Given:         w.Given,
 	}
 }

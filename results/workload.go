@@ -92,6 +92,15 @@ type Workload struct {
 	KeepData     bool    `json:"KeepData"`
 	Latency      bool    `json:"Latency"`
 
+	// Servers, ServerCmd, ServerBin, ServerImage and Pull: the servers
+	// measured side by side (--server …); absent before servers were a
+	// dimension, so a bundle of tierbench's own server writes none.
+	Servers     []string `json:"Servers,omitempty"`
+	ServerCmd   string   `json:"ServerCmd,omitempty"`
+	ServerBin   string   `json:"ServerBin,omitempty"`
+	ServerImage string   `json:"ServerImage,omitempty"`
+	Pull        bool     `json:"Pull,omitempty"`
+
 	// Given lists the flags set explicitly, by name without dashes.
 	Given []string `json:"Given"`
 }

@@ -1,0 +1,67 @@
+package orchestrator
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestServersConfig: --server and its companions resolve to the servers
+// the catalogue names, or are refused (exit 2) with a sentence that says
+// why and what to do.
+func TestServersConfig(t *testing.T) {
+	none := func(string) string { return "" }
+	mem := func(c Config) Config { c.Scenario = "memory"; return c }
+	for _, c := range []struct {
+		cfg  Config
+		want string // "" resolves
+	}{
+		{mem(Config{Servers: []string{"tierbench", "redis"}}), ""},
+		{mem(Config{Servers: []string{"redis"}, ServerBin: "/usr/bin/redis-server", Runtime: RuntimeProcess}), ""},
+		{mem(Config{Servers: []string{"redis"}, ServerImage: "tierbench-test-redis:x", Runtime: RuntimeDocker, Pull: true}), ""},
+		{Config{Servers: []string{"garnet"}}, ""},
+		{Config{ServerCmd: "my-srv --port {port} --dir {data}"}, ""},
+		{Config{Servers: []string{"redis"}}, "--server redis cannot run --scenario storage: Redis keeps every key in RAM and has no tier"},
+		{Config{Scenario: "all", Servers: []string{"valkey"}}, "--server valkey cannot run --scenario storage"},
+		{mem(Config{Servers: []string{"memcached"}}), `unknown --server "memcached" (want one of tierbench, garnet, redis, valkey, keydb, dragonfly`},
+		{mem(Config{Servers: []string{"redis", "redis"}}), "--server names redis twice"},
+		{mem(Config{ServerCmd: "my-srv --dir {data}"}), "has no {port}"},
+		{mem(Config{ServerCmd: "my-srv --port {prot}"}), "unknown placeholder {prot}"},
+		{mem(Config{Servers: []string{"redis"}, ServerAddr: "127.0.0.1:6379"}), "--server-addr measures one already running: give one or the other"},
+		{mem(Config{Servers: []string{"redis", "valkey"}, ServerBin: "/x/redis-server"}), "--server-bin names the program of one server; this run starts redis, valkey"},
+		{mem(Config{ServerBin: "/x/tierbench"}), "--server-bin applies to a server besides tierbench's own (tierbench's binary is --binary)"},
+		{mem(Config{ServerCmd: "srv --port {port}", ServerBin: "/x/srv"}), "the template's first word is its program"},
+		{mem(Config{Servers: []string{"redis"}, ServerImage: "redis", Runtime: RuntimeProcess}), "--server-image runs the server under Docker; --runtime process starts programs"},
+		{mem(Config{Servers: []string{"redis"}, Runtime: RuntimeDocker}), "--runtime docker starts redis from an image: give --server-image (e.g. redis), or --runtime process"},
+		{mem(Config{Servers: []string{"redis"}, Pull: true}), "--pull pulls the image of --server-image: give one"},
+		{Config{Servers: []string{"garnet"}, Shards: []int{2}}, "--shards starts tierbench's own servers as a cluster; --server garnet is one server"},
+		{mem(Config{Servers: []string{"redis"}, Ladder: true, Given: []string{"ladder"}}), "--ladder measures tierbench's own layers below RESP"},
+	} {
+		got, err := c.cfg.resolve(none)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("resolve(%+v): %v", c.cfg, err)
+			}
+			if _, serr := got.systems(); serr != nil {
+				t.Errorf("systems(%+v): %v", c.cfg, serr)
+			}
+			continue
+		}
+		if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("resolve(%+v): got %v,\nwant an ErrConfig containing %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+// TestReferenceLadderOffForForeignServers: the reference profile's ladder
+// (tierbench's own layers) turns off with a server besides tierbench, and
+// the run says so.
+func TestReferenceLadderOffForForeignServers(t *testing.T) {
+	cfg, err := Config{Profile: ProfileReference, Scenario: "memory", Servers: []string{"tierbench", "redis"}}.resolve(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Ladder || len(cfg.notes) == 0 || !strings.Contains(strings.Join(cfg.notes, "\n"), "ladder: off with --server redis") {
+		t.Errorf("got ladder %v, notes %q; want off, and said", cfg.Ladder, cfg.notes)
+	}
+}
