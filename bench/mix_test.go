@@ -299,11 +299,22 @@ func TestMixesAgainstRealServers(t *testing.T) {
 					t.Errorf("%s: DBSIZE %d after the mix, want %d", tt.mix, got, cfg.DBSize)
 				}
 			}
+			// Online draws from the distribution too: a verified GET/SET
+			// mix over the latest keys.
+			online := cfg
+			online.Online, online.Verify = true, true
+			online.Threads = []int{2}
+			online.OpWorkload, online.OpPercent = []string{"GET", "SET"}, []int{70, 30}
+			online.KeyDist = mustDist(t, "latest")
+			rep, human, err := runJSON(t, context.Background(), online)
+			if err != nil || rep.Online.Ops == 0 || rep.Online.Hits != rep.Online.Ops {
+				t.Fatalf("verified online GET/SET over latest keys: %v\n%s", err, human)
+			}
 			get := cfg
 			get.Verify = true
 			get.Op = "MGET"
 			get.Threads = []int{2}
-			rep, human, err := runJSON(t, context.Background(), get)
+			rep, human, err = runJSON(t, context.Background(), get)
 			if err != nil || rep.Cells[0].Hits != rep.Cells[0].Ops {
 				t.Fatalf("verified MGETs after the mixes: %v\n%s", err, human)
 			}

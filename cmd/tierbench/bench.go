@@ -45,6 +45,8 @@ Example, against a local redis-server:
   tierbench bench --op GET --dbsize 100000 -t 1,4 -b 1024 --runtime 10
   tierbench bench -s --online --op-workload GET,SET --op-percent 90,10 \
       --dbsize 100000 -t 4 --itp 8 --rate 50000 --runtime 30 --hdr-out lat.hlog
+  tierbench bench -s --workload ycsb-b --key-dist zipf:0.99 --verify \
+      --dbsize 100000 -t 8 -b 256 --runtime 10
 
 Flags:
 `
