@@ -1,7 +1,12 @@
 package orchestrator
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/results"
@@ -120,6 +125,7 @@ func (c Config) validateServers(bad func(string, ...any)) {
 	if c.Ladder && c.given("ladder") {
 		bad("--ladder measures tierbench's own layers below RESP; with --server %s leave --ladder out", names[0])
 	}
+	c.checkPrograms(others, bad)
 }
 
 // imageHint names the image a catalogue entry is published as.
@@ -141,4 +147,130 @@ func (c *Config) dropExtrasForServers() {
 		c.Ladder = false
 		c.notes = append(c.notes, fmt.Sprintf("ladder: off with --server %s (its layers are tierbench's own)", foreign(servers)[0].Name))
 	}
+}
+
+// checkPrograms refuses, before anything starts, a foreign server the
+// process runtime would start whose program is not there.
+func (c Config) checkPrograms(others []sut.Server, bad func(string, ...any)) {
+	if c.ServerImage != "" {
+		return // it runs from the image
+	}
+	for _, s := range others {
+		prog, err := s.Program(c.ServerBin)
+		if err != nil {
+			bad("%v", strings.TrimPrefix(err.Error(), "sut: "))
+			continue
+		}
+		if _, err := exec.LookPath(prog[0]); err != nil {
+			bad("--server %s: %s is not there (%v): install it, give --server-bin, or run it under --runtime docker with --server-image", s.Name, prog[0], err)
+		}
+		if len(prog) > 1 {
+			if _, err := os.Stat(prog[len(prog)-1]); err != nil {
+				bad("--server-bin %s: %v", prog[len(prog)-1], err)
+			}
+		}
+	}
+}
+
+// rowScenario is the scenario whose set-up a row's server runs: the
+// row's backend when that names a scenario with a backend of its own
+// (memory, localmemory), else storage.
+func rowScenario(row results.Row) string {
+	if s, ok := scenarioSpecs[row.Backend]; ok && s.ownBackend {
+		return row.Backend
+	}
+	return results.ScenarioStorage
+}
+
+// rowServer is the catalogue entry of a row's server.
+func (r *runner) rowServer(row results.Row) (sut.Server, error) {
+	servers, err := r.cfg.systems()
+	if err != nil {
+		return sut.Server{}, err
+	}
+	for _, s := range servers {
+		if s.Name == row.ServerName() {
+			return s, nil
+		}
+	}
+	return sut.Server{}, fmt.Errorf("orchestrator: row %s names server %q, which the run does not start", row.ID(), row.ServerName())
+}
+
+// launch is how a row's server starts: the program before its flags
+// (nil: the tierbench binary) for a process, or the image (zero: the run's
+// tierbench image) for a container; its flags; the host directory it is
+// given (a foreign server's own one in the data dir, serverDir); and the
+// command as run, for the report.
+type launch struct {
+	prog    []string
+	img     imageRun
+	args    []string
+	dataDir string
+	command string
+}
+
+// serverLaunch is how row's server starts on port with the run's data
+// dir: its catalogue entry's flags for the row's scenario, filled in.
+func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
+	s, err := r.rowServer(row)
+	if err != nil {
+		return launch{}, err
+	}
+	l := launch{dataDir: r.cfg.DataDir}
+	data := r.drv.dataPath(r.cfg.DataDir)
+	if !s.Self {
+		if l.dataDir, err = serverDir(r.cfg.DataDir, s.Name); err != nil {
+			return launch{}, err
+		}
+		data = filepath.Join(data, filepath.Base(l.dataDir))
+	}
+	v := sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: r.cfg.Memory, Page: r.cfg.Page,
+		Segment: r.cfg.Segment, Index: r.cfg.Index, Backend: row.Backend}
+	sc := rowScenario(row)
+	switch {
+	case s.Self:
+		l.args, err = s.Process(sc, nil, v)
+		l.command = sut.Quote(append([]string{r.cfg.Binary}, l.args...))
+	case r.drv.name() == RuntimeDocker:
+		var ep []string
+		ep, l.args, err = s.Container(sc, v)
+		l.img = imageRun{name: r.cfg.ServerImage, entrypoint: ep}
+		l.command = "docker run " + sut.Quote(append([]string{"--entrypoint", ep[0], r.cfg.ServerImage}, l.args...))
+	default:
+		if l.prog, err = s.Program(r.cfg.ServerBin); err == nil {
+			l.args, err = s.Process(sc, nil, v)
+			l.command = sut.Quote(append(slices.Clone(l.prog), l.args...))
+		}
+	}
+	if err != nil {
+		return launch{}, fmt.Errorf("orchestrator: %s %s: %w", row.ServerName(), row.Label, err)
+	}
+	return l, nil
+}
+
+// serverEvidence reads the INFO fields the row's server's catalogue entry
+// names ("section:field"); a field the server does not report is left
+// out, and a section it refuses leaves out its fields.
+func (r *runner) serverEvidence(ctx context.Context, row results.Row, p serverProbe) map[string]string {
+	s, err := r.rowServer(row)
+	if err != nil || len(s.Evidence) == 0 {
+		return nil
+	}
+	sections := map[string]map[string]string{}
+	out := map[string]string{}
+	for _, ev := range s.Evidence {
+		section, field, ok := strings.Cut(ev, ":")
+		if !ok {
+			continue
+		}
+		info, seen := sections[section]
+		if !seen {
+			info, _ = probeInfo(ctx, p, section)
+			sections[section] = info
+		}
+		if v, ok := info[field]; ok {
+			out[ev] = v
+		}
+	}
+	return out
 }

@@ -2,8 +2,12 @@ package orchestrator
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/sut"
 )
 
 // TestServersConfig: --server and its companions resolve to the servers
@@ -19,8 +23,12 @@ func TestServersConfig(t *testing.T) {
 		{mem(Config{Servers: []string{"tierbench", "redis"}}), ""},
 		{mem(Config{Servers: []string{"redis"}, ServerBin: "/usr/bin/redis-server", Runtime: RuntimeProcess}), ""},
 		{mem(Config{Servers: []string{"redis"}, ServerImage: "tierbench-test-redis:x", Runtime: RuntimeDocker, Pull: true}), ""},
-		{Config{Servers: []string{"garnet"}}, ""},
-		{Config{ServerCmd: "my-srv --port {port} --dir {data}"}, ""},
+		{Config{Servers: []string{"garnet"}, ServerImage: "ghcr.io/microsoft/garnet", Runtime: RuntimeDocker}, ""},
+		{Config{ServerCmd: "redis-server --port {port} --dir {data}"}, ""},
+		// Garnet cannot be installed on these machines: nothing to start.
+		{Config{Servers: []string{"garnet"}}, "--server garnet: GarnetServer is not on PATH: give --server-bin (…/GarnetServer or …/GarnetServer.dll, run by dotnet), or run it under --runtime docker --server-image ghcr.io/microsoft/garnet"},
+		{Config{Servers: []string{"garnet"}, ServerBin: "/opt/garnet/GarnetServer.dll"}, "--server garnet: dotnet is not there"},
+		{mem(Config{ServerCmd: "no-such-server --port {port}"}), `--server-cmd: its program no-such-server: exec: "no-such-server": executable file not found in $PATH`},
 		{Config{Servers: []string{"redis"}}, "--server redis cannot run --scenario storage: Redis keeps every key in RAM and has no tier"},
 		{Config{Scenario: "all", Servers: []string{"valkey"}}, "--server valkey cannot run --scenario storage"},
 		{mem(Config{Servers: []string{"memcached"}}), `unknown --server "memcached" (want one of tierbench, garnet, redis, valkey, keydb, dragonfly`},
@@ -63,5 +71,33 @@ func TestReferenceLadderOffForForeignServers(t *testing.T) {
 	}
 	if cfg.Ladder || len(cfg.notes) == 0 || !strings.Contains(strings.Join(cfg.notes, "\n"), "ladder: off with --server redis") {
 		t.Errorf("got ladder %v, notes %q; want off, and said", cfg.Ladder, cfg.notes)
+	}
+}
+
+// TestTierbenchEntryIsTheRunsServer: the catalogue's tierbench entry
+// starts tierbench's own server with exactly the flags each scenario's
+// spec gives it.
+func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
+	cfg, err := Config{Binary: "/bin/tierbench"}.resolve(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DataDir = t.TempDir()
+	r := &runner{cfg: cfg, drv: newProcessDriver(cfg.Binary, nil)}
+	for _, row := range []results.Row{
+		{Backend: "libaio", Pin: PinNone}, {Backend: "uring", Pin: PinPinned},
+		{Backend: results.ScenarioMemory, Pin: PinNone}, {Backend: results.ScenarioLocalMemory, Pin: PinNone, Batch: 256},
+	} {
+		l, err := r.serverLaunch(row, 7001)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := rowSpec(row).serverArgs(r, row, 7001, cfg.DataDir)
+		if !slices.Equal(l.args, want) || l.prog != nil || l.dataDir != cfg.DataDir {
+			t.Errorf("%s: got %q (program %q, data %s),\nwant %q (the tierbench binary, data %s)", row.ID(), l.args, l.prog, l.dataDir, want, cfg.DataDir)
+		}
+		if l.command != "/bin/tierbench "+sut.Quote(want) {
+			t.Errorf("%s: command got %s", row.ID(), l.command)
+		}
 	}
 }

@@ -49,8 +49,11 @@ type Server struct {
 	// "section:field", the ones the report shows and the run checks.
 	Evidence []string
 
-	// parsed holds Custom's flags, parsed once from its template.
+	// parsed holds Custom's flags, parsed once from its template, and
+	// given says its program is the template's first word: nothing to
+	// look for and no --server-bin.
 	parsed map[string]Template
+	given  bool
 }
 
 // Program is one way to start a server on a host: Launcher (looked up
@@ -217,7 +220,7 @@ func Custom(template string) (Server, error) {
 		Tiering:    "whatever the command starts: the scenario's evidence judges it",
 		Evidence:   []string{"server:process_id"},
 	}
-	s.parsed = map[string]Template{}
+	s.parsed, s.given = map[string]Template{}, true
 	for _, sc := range results.Scenarios {
 		s.Args[sc] = template
 		s.parsed[sc] = args
@@ -266,6 +269,17 @@ func (s Server) flags(scenario string, v Values) ([]string, error) {
 // returns the argv before the flags: the launcher by name (exec finds it
 // on PATH) and the server's file.
 func (s Server) Program(bin string) ([]string, error) {
+	if s.given {
+		prog := s.Programs[0].Binary
+		if bin != "" {
+			return nil, fmt.Errorf("sut: --server-bin %s with --server-cmd: the template's first word, %s, is its program", bin, prog)
+		}
+		path, err := exec.LookPath(prog)
+		if err != nil {
+			return nil, fmt.Errorf("sut: --server-cmd: its program %s: %w", prog, err)
+		}
+		return []string{path}, nil
+	}
 	if bin != "" {
 		for _, p := range s.Programs {
 			if filepath.Ext(p.Binary) == filepath.Ext(bin) {

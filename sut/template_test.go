@@ -97,8 +97,11 @@ func TestCustom(t *testing.T) {
 		t.Fatal(err)
 	}
 	prog, err := s.Program("")
-	if err == nil {
-		t.Errorf("Program: got %q, want an error: /usr/local/bin/my-srv is not there", prog)
+	if err == nil || !strings.Contains(err.Error(), "--server-cmd: its program /usr/local/bin/my-srv") {
+		t.Errorf("Program: got %q, %v; want an error: /usr/local/bin/my-srv is not there", prog, err)
+	}
+	if _, err := s.Program("/x/srv"); err == nil || !strings.Contains(err.Error(), "the template's first word, /usr/local/bin/my-srv, is its program") {
+		t.Errorf("Program(--server-bin): got %v, want a refusal", err)
 	}
 	for _, sc := range []string{"storage", "memory", "localmemory"} {
 		got, err := s.Process(sc, []string{"/usr/local/bin/my-srv"}, tplValues)
