@@ -14,38 +14,31 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// phaseSample is the counters read just before a GET phase.
-type phaseSample struct {
-	disk     diskstats.Sample
-	diskErr  error
-	cpuTicks uint64
-	cpuErr   error
+// diskReading is the data disks' counters read just before a GET phase.
+type diskReading struct {
+	disk diskstats.Sample
+	err  error
 }
 
-// sampleBefore reads the data disks and the server's CPU ticks where the
-// server runs; probe is nil for a server with no one process (shards).
-func (r *runner) sampleBefore(ctx context.Context, probe serverProbe) phaseSample {
-	var s phaseSample
+// diskBefore reads the data disks' counters where the server runs.
+func (r *runner) diskBefore(ctx context.Context) diskReading {
+	var s diskReading
 	if len(r.evidence.disks) > 0 {
-		s.disk, s.diskErr = r.host.diskSample(ctx, r.evidence.disks)
-	}
-	s.cpuErr = errPIDUnknown
-	if probe != nil {
-		s.cpuTicks, s.cpuErr = probe.cpuTicks(ctx)
+		s.disk, s.err = r.host.diskSample(ctx, r.evidence.disks)
 	}
 	return s
 }
 
-// recordEvidence reads the counters again after the phase and fills
-// rec's evidence; rec's Seconds, ops and placements must be set. A counter
-// that cannot be read leaves a note instead of failing the pass.
-func (r *runner) recordEvidence(ctx context.Context, before phaseSample, probe serverProbe, rec *results.PassRecord) {
+// recordDisks reads the disks' counters again after the phase and puts
+// the change into rec's evidence. A counter that cannot be read leaves a
+// note instead of failing the pass.
+func (r *runner) recordDisks(ctx context.Context, before diskReading, rec *results.PassRecord) {
 	ev := &rec.PassEvidence
 	switch {
 	case len(r.evidence.disks) == 0:
 		ev.DiskNote = r.evidence.note
-	case before.diskErr != nil:
-		ev.DiskNote = before.diskErr.Error()
+	case before.err != nil:
+		ev.DiskNote = before.err.Error()
 	default:
 		after, err := r.host.diskSample(ctx, r.evidence.disks)
 		var d diskstats.Delta
@@ -59,20 +52,6 @@ func (r *runner) recordEvidence(ctx context.Context, before phaseSample, probe s
 		ev.DiskDevices = r.evidence.disks
 		ev.DiskReads, ev.DiskWeightedMs, ev.DiskWindowSeconds = d.ReadsCompleted, d.WeightedMs, d.Seconds
 	}
-	switch {
-	case before.cpuErr != nil:
-		ev.CPUNote = before.cpuErr.Error()
-	default:
-		after, err := probe.cpuTicks(ctx)
-		if err != nil {
-			ev.CPUNote = err.Error()
-			break
-		}
-		hz, note := clockTicks()
-		ev.ClockTicks, ev.CPUNote = hz, note
-		ev.ServerCPUSeconds = float64(after-before.cpuTicks) / float64(hz)
-	}
-	results.JudgeEvidence(rec)
 }
 
 // cpuTicks returns utime + stime of /proc/<pid>/stat in clock ticks.

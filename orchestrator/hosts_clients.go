@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -81,8 +80,8 @@ type benchWindow struct {
 // warm-up extra asks of an online phase (bench --warmup-seconds): bench
 // runs them just before the shared start, so the start is set that much
 // later and every client still has the whole lead time to get ready.
-func (r *runner) runClients(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
-	shares := splitThreads(threads, len(r.hosts.clients))
+func (r *runner) runClients(ctx context.Context, h *hostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
+	shares := splitThreads(threads, len(h.clients))
 	lead := clientLeadTime + time.Duration(warmup)*time.Second
 	start := time.Now().Add(lead).Truncate(time.Millisecond)
 	limit := clientLeadTime + phaseLimit(warmup+seconds)
@@ -93,7 +92,7 @@ func (r *runner) runClients(ctx context.Context, row results.Row, tgt rowTarget,
 	var once sync.Once
 	var first error
 	for i, n := range shares {
-		d := r.hosts.clients[i]
+		d := h.clients[i]
 		outs[i] = clientOut{host: d.ep.Name, threads: n}
 		if n == 0 {
 			continue
@@ -147,8 +146,8 @@ func (r *runner) runClients(ctx context.Context, row results.Row, tgt rowTarget,
 // benchHosts runs one offline GET phase over the client hosts and sums it:
 // ops, hits, misses and errors are the sums of the clients' counts inside
 // the shared window, and the rate is that sum over the window.
-func (r *runner) benchHosts(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
-	outs, err := r.runClients(ctx, row, tgt, name, threads, seconds, 0, []string{"--op", "GET", "-b", strconv.Itoa(r.batchOf(row))})
+func (r *runner) benchHosts(ctx context.Context, h *hostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
+	outs, err := r.runClients(ctx, h, row, tgt, name, threads, seconds, 0, []string{"--op", "GET", "-b", strconv.Itoa(r.batchOf(row))})
 	if err != nil {
 		return benchCell{}, results.Placement{}, err
 	}
@@ -197,14 +196,14 @@ func hostsLatencyDone(dir string, row results.Row) (bool, error) {
 // library's Merge: percentiles of all the ops, never averages of the
 // clients' percentiles. A phase hosts/latency.jsonl already holds is kept
 // (--resume).
-func (r *runner) latencyHosts(ctx context.Context, row results.Row, tgt rowTarget) error {
+func (r *runner) latencyHosts(ctx context.Context, h *hostsDriver, row results.Row, tgt rowTarget) error {
 	if done, err := hostsLatencyDone(r.out, row); done || err != nil {
 		return err
 	}
-	threads := max(len(r.hosts.clients), min(r.cfg.Threads[0], 8))
+	threads := max(len(h.clients), min(r.cfg.Threads[0], 8))
 	r.printf("%s %s: latency, %d s online at t=%d over %d client host(s) after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label,
-		r.cfg.CellSeconds, threads, len(r.hosts.clients), results.LatencyWarmupSeconds)
-	outs, err := r.runClients(ctx, row, tgt, "latency", threads, r.cfg.CellSeconds, results.LatencyWarmupSeconds, onlineGET(1, 0))
+		r.cfg.CellSeconds, threads, len(h.clients), results.LatencyWarmupSeconds)
+	outs, err := r.runClients(ctx, h, row, tgt, "latency", threads, r.cfg.CellSeconds, results.LatencyWarmupSeconds, onlineGET(1, 0))
 	if err != nil {
 		return fmt.Errorf("orchestrator: latency phase of %s %s: %w", row.Backend, row.Label, err)
 	}
@@ -257,22 +256,4 @@ func appendJSONLine(path string, v any) error {
 	}
 	_, err = f.Write(append(b, '\n'))
 	return errors.Join(err, f.Sync(), f.Close())
-}
-
-// clientsNote names the client hosts of a step and their connections
-// (threads 0: the load, which runs from the first client host).
-func (r *runner) clientsNote(threads int) string {
-	if r.hosts == nil {
-		return ""
-	}
-	if threads == 0 {
-		return " from host " + r.hosts.clients[0].ep.Name
-	}
-	var parts []string
-	for i, n := range splitThreads(threads, len(r.hosts.clients)) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s×%d", r.hosts.clients[i].ep.Name, n))
-		}
-	}
-	return " (server on host " + r.hosts.server.ep.Name + ", clients " + strings.Join(parts, " ") + ")"
 }

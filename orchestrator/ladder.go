@@ -71,14 +71,14 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 			}
 			l.Layers = append(l.Layers, layer)
 		}
-		if r.cfg.ServerAddr != "" {
+		if !r.targets.started() {
 			l.Note = "an external server has no layers below RESP that tierbench can run: RESP and fio only"
 		} else {
 			l.Layers = append(l.Layers, r.lowerLayers(ctx, backend)...)
 		}
 		best, ok := bestRESPCell(res, backend)
 		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Workload.Batch))
-		if r.cfg.spec().ladderTop && r.cfg.ServerAddr == "" {
+		if r.cfg.spec().ladderTop && r.targets.started() {
 			l.Layers = append(l.Layers, r.inMemoryLayer(ctx, best, ok))
 		}
 		finishLadder(&l)
@@ -97,7 +97,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 
 // ladderBackends are the backends whose ladders this run measures.
 func (r *runner) ladderBackends() []string {
-	if r.cfg.ServerAddr != "" {
+	if !r.targets.started() {
 		return []string{"external"}
 	}
 	if !r.cfg.spec().tiered {

@@ -97,7 +97,7 @@ func passExclusion(p results.PassRecord) string {
 func (r *runner) measureInMemory(ctx context.Context, row results.Row, threads int) (inMemoryRaw, error) {
 	var raw inMemoryRaw
 	r.printf("ladder localmemory: %s layer, the untiered server at t=%d -b %d\n", layerInMemory, threads, row.Batch)
-	tgt, err := r.startTarget(ctx, row)
+	tgt, err := r.startServer(ctx, row)
 	if err != nil {
 		return raw, err
 	}
@@ -114,7 +114,7 @@ func (r *runner) measureInMemory(ctx context.Context, row results.Row, threads i
 	if err := r.load(ctx, row, tgt, &raw.Load); err != nil {
 		return raw, err
 	}
-	w, err := tgt.probe.witness(ctx)
+	w, err := tgt.first().probe.witness(ctx)
 	if err != nil {
 		return raw, err
 	}

@@ -164,11 +164,8 @@ func missingShares(recs []results.LatencyRecord, row results.Row) []float64 {
 // --resume asks this before it skips a row: what the bundle holds is kept
 // and only what it lacks is run.
 func (r *runner) latencyTodo(row results.Row) (bool, error) {
-	if r.hosts != nil {
-		done, err := hostsLatencyDone(r.out, row)
-		if !done || err != nil {
-			return !done, err
-		}
+	if done, err := r.clients.onlineDone(row); !done || err != nil {
+		return !done, err
 	}
 	if !r.cfg.Latency {
 		return false, nil

@@ -36,6 +36,7 @@ func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, results.R
 	}
 	r := &runner{cfg: Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
 		out: out, stderr: io.Discard, drv: newProcessDriver(bin, pids), pids: pids}
+	r.clients = localFleet{r}
 	return r, rowTarget{}, results.Row{Backend: "redis", Pin: PinNone, Label: "no pin"}
 }
 
@@ -253,6 +254,7 @@ func TestLatencyTodo(t *testing.T) {
 	dir := writeBundle(t, false)
 	plan := referencePlan()
 	r := &runner{cfg: configOf(plan.Workload), plan: plan, out: dir}
+	r.clients = localFleet{r}
 	row := plan.Rows[0]
 	todo := func(what string, row results.Row, want bool) {
 		t.Helper()
@@ -277,7 +279,7 @@ func TestLatencyTodo(t *testing.T) {
 	r.cfg.Latency = false
 	todo("no --latency", plan.Rows[1], false)
 
-	r.hosts = &hostsDriver{}
+	r.clients = hostsFleet{r: r, h: &hostsDriver{}}
 	todo("across hosts, no merged phase", row, true)
 	if err := os.MkdirAll(filepath.Join(dir, results.DirHosts), 0o755); err != nil {
 		t.Fatal(err)

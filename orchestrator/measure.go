@@ -38,10 +38,12 @@ func phaseLimit(seconds int) time.Duration {
 
 // bench runs one GET phase of `threads` connections for `seconds`.
 func (r *runner) bench(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
+	return r.clients.bench(ctx, row, tgt, name, threads, seconds)
+}
+
+// benchLocal is bench with the client on this machine.
+func (r *runner) benchLocal(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
 	var pl results.Placement
-	if r.hosts != nil {
-		return r.benchHosts(ctx, row, tgt, name, threads, seconds)
-	}
 	limit := phaseLimit(seconds)
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -65,7 +67,7 @@ func (r *runner) bench(ctx context.Context, row results.Row, tgt rowTarget, name
 // flags against the row's server, pinned as the row says.
 func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []string) clientSpec {
 	args := append(r.benchArgs(tgt), extra...)
-	if len(tgt.nodes) > 0 {
+	if tgt.cluster {
 		args = append(args, "--cluster-bench")
 	}
 	spec := clientSpec{Name: name, Args: args,
@@ -98,7 +100,7 @@ func (r *runner) runBench(ctx context.Context, row results.Row, tgt rowTarget, n
 func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, threads, pass int) error {
 	r.progress.cellIndex++
 	left := r.progressLeft()
-	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.progress.cellIndex, r.progress.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clientsNote(threads), left)
+	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.progress.cellIndex, r.progress.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clients.note(threads), left)
 	start := time.Now()
 	defer func() { r.progress.cellTime += time.Since(start) }()
 	rec, err := r.takePass(ctx, row, tgt, threads, pass)
@@ -136,19 +138,8 @@ func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, th
 // CPU counted around it, and judges it; it records nothing.
 func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, threads, pass int) (results.PassRecord, error) {
 	rec := results.PassRecord{Kind: "pass", Schema: results.SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.batchOf(row), ReadBytes: -1}
-	var before int64
-	var err error
-	if tgt.counted {
-		if before, _, err = tgt.probe.evidence(ctx); err != nil {
-			return rec, err
-		}
-	}
-	sample := r.sampleBefore(ctx, tgt.probe)
-	counters, err := r.countersBefore(tgt)
-	if err != nil {
-		return rec, err
-	}
-	devBefore, err := r.deviceReads(ctx, row, tgt)
+	disks := r.diskBefore(ctx)
+	before, err := r.readNodes(ctx, row, tgt)
 	if err != nil {
 		return rec, err
 	}
@@ -156,46 +147,22 @@ func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, t
 	if err != nil {
 		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
 	}
-	if tgt.counted {
-		after, pl, err := tgt.probe.evidence(ctx)
-		if err != nil {
-			return rec, err
-		}
-		rec.ReadBytes = after - before
-		rec.Server = pl
-		if tgt.srv != nil {
-			want := tgt.srv.placement()
-			rec.Server.WantCPUs, rec.Server.WantMems = want.WantCPUs, want.WantMems
-			if rec.Server.Policy == "default" {
-				rec.Server.Policy = want.Policy
-			}
-		}
-	}
-	rec.Client, rec.Clients = clientPl, cell.Clients
-	var devAfter []int64
-	if devBefore != nil {
-		if devAfter, err = r.deviceReads(ctx, row, tgt); err != nil {
-			return rec, err
-		}
-	}
-	for _, check := range []struct {
-		role string
-		pl   results.Placement
-	}{{"server", rec.Server}, {"client", rec.Client}} {
-		if err := checkPlacement(check.role, check.pl); err != nil {
-			return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
-		}
+	after, err := r.readNodes(ctx, row, tgt)
+	if err != nil {
+		return rec, err
 	}
 	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
 	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
-	r.recordEvidence(ctx, sample, tgt.probe, &rec)
-	if err := r.countersAfter(&rec, tgt, counters, cell); err != nil {
+	rec.Client, rec.Clients = clientPl, cell.Clients
+	if err := r.recordNodes(&rec, row, tgt, before, after, cell); err != nil {
 		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
 	}
-	if devBefore != nil {
-		deviceReadsDelta(&rec, devBefore, devAfter)
+	if err := checkPlacement("client", rec.Client); err != nil {
+		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
 	}
+	r.recordDisks(ctx, disks, &rec)
+	results.JudgeEvidence(&rec)
 	results.JudgePass(&rec, r.cfg.MaxMissRatio)
 	rec.Time = time.Now().UTC()
 	return rec, nil

@@ -55,13 +55,13 @@ func (r *runner) pickHosts(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.drv, r.hosts = hd, hd
+	r.drv, r.clients = hd, hostsFleet{r: r, h: hd}
 	r.plan.Runtime = RuntimeDocker
 	for _, did := range hd.removeStale(ctx) {
 		r.printf("cleanup: %s\n", did)
 	}
 	hp := &results.HostsPlan{Server: srv.record(), Clients: endpointRecords(clients)}
-	if hp.Bind, hp.Port, err = r.chooseBind(ctx); err != nil {
+	if hp.Bind, hp.Port, err = r.chooseBind(ctx, hd); err != nil {
 		return err
 	}
 	if !isLoopback(hp.Bind) {
@@ -92,8 +92,7 @@ func isLoopback(addr string) bool {
 // host that is not the server host itself (loopback when every client
 // runs beside the server). A wildcard is used only when asked for, and
 // said.
-func (r *runner) chooseBind(ctx context.Context) (string, int, error) {
-	h := r.hosts
+func (r *runner) chooseBind(ctx context.Context, h *hostsDriver) (string, int, error) {
 	bind := r.cfg.ServerBind
 	if bind != "" {
 		if ip := net.ParseIP(bind); ip != nil && ip.IsUnspecified() {
@@ -172,9 +171,6 @@ func (r *runner) serverPort() (int, error) {
 	}
 	return freePort()
 }
-
-// hostsNote is the progress name of where a step runs.
-func (r *runner) hostsNote() string { return r.host.where() }
 
 // hostPrefix begins a progress line about a server host elsewhere.
 func hostPrefix(h serverHost) string {

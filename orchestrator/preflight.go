@@ -22,12 +22,9 @@ import (
 // errPreflight marks a failed preflight: it stops the run.
 var errPreflight = errors.New("orchestrator: preflight failed")
 
-// preflight runs the host's preflight with the fio baseline once per run
+// preflightLocal runs the host's preflight with the fio baseline once per run
 // and keeps its JSON; a failed check stops the run unless --force.
-func (r *runner) preflight(ctx context.Context) error {
-	if r.hosts != nil {
-		return r.preflightHosts(ctx)
-	}
+func (r *runner) preflightLocal(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil && r.cfg.Resume != "" {
 		return nil // measured when the run began
 	}
@@ -59,7 +56,7 @@ func (r *runner) preflight(ctx context.Context) error {
 	if err := results.WriteFile(r.out, results.FileFingerprint, append(fp, '\n')); err != nil {
 		return err
 	}
-	return r.judgePreflight(hostSide(r.cfg, p), "host")
+	return r.judgePreflight(hostSide(r.targets.started(), p), "host")
 }
 
 // preflightArgs tells preflight what the run plans, so its disk, memory
@@ -71,7 +68,7 @@ func (r *runner) preflightArgs(fio bool) []string {
 	}
 	args := []string{"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
 		"--threads", strings.Join(threads, ","), "--record-bytes", strconv.Itoa(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength))}
-	if r.cfg.ServerAddr == "" {
+	if r.targets.started() {
 		args = append(args, "--memory", r.cfg.Memory, "--index", r.cfg.Index)
 	}
 	if fio {
@@ -174,18 +171,18 @@ func uringDetail(p results.Preflight) string {
 // host and keeps each under hosts/<name>/; the server host's is also the
 // bundle's preflight.json and fingerprint.json, and judged. The image has
 // no fio, so there is no fio baseline on a remote host.
-func (r *runner) preflightHosts(ctx context.Context) error {
+func (r *runner) preflightHosts(ctx context.Context, h *hostsDriver) error {
 	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil && r.cfg.Resume != "" {
 		return nil
 	}
 	if !r.cfg.NoFio {
 		r.printf("preflight: no fio baseline across hosts (the image holds tierbench alone): the report has no ceiling\n")
 	}
-	for _, d := range r.hosts.engines {
+	for _, d := range h.engines {
 		role := "client"
 		args := append([]string{"preflight", "--json", "--data-dir", containerDataDir}, r.preflightArgs(false)...)
 		var binds []string
-		if d == r.hosts.server {
+		if d == h.server {
 			role = "server"
 			binds = []string{r.cfg.DataDir + ":" + containerDataDir}
 		}
@@ -234,10 +231,10 @@ func (r *runner) preflightHosts(ctx context.Context) error {
 // networkPreflight measures each client host's link to the row's server
 // once per run: round trips of PING at depth 1 and the rate of pipelined
 // PINGs, the most this link can carry whatever the server's storage.
-func (r *runner) networkPreflight(ctx context.Context, tgt rowTarget) error {
+func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTarget) error {
 	const noopThreads, noopBatch = 4, 1024
-	for i, d := range r.hosts.clients {
-		if slices.Contains(r.hosts.clients[:i], d) {
+	for i, d := range h.clients {
+		if slices.Contains(h.clients[:i], d) {
 			continue
 		}
 		nc := results.NetworkCheck{Host: d.ep.Name, NoopThread: noopThreads, NoopBatch: noopBatch}

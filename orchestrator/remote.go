@@ -277,7 +277,12 @@ func (p remoteProbe) witness(ctx context.Context) (ServerWitness, error) {
 	return *a.Witness, nil
 }
 
-func (p remoteProbe) sample(ctx context.Context, cfg Config) (results.SampleCheck, error) {
+func (p remoteProbe) sample(ctx context.Context, cfg Config, keys []uint64) (results.SampleCheck, error) {
+	if keys != nil {
+		// Only a cluster's nodes are given their keys, and clusters run
+		// on this machine (validate refuses --shards across hosts).
+		return results.SampleCheck{}, fmt.Errorf("orchestrator: host %s: a sampled GET check of given keys is not run through hostprobe", p.d.ep.Name)
+	}
 	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, Auth: p.auth, Sample: &SampleRequest{DBSize: cfg.DBSize, KeyLength: cfg.KeyLength, ValueLength: cfg.ValueLength}})
 	if err == nil && a.Sample == nil {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --sample gave no result", p.d.ep.Name)

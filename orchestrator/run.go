@@ -42,26 +42,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	// An external server is proven before anything is created or started:
 	// a wrong pid or nothing listening is refused at once.
-	if r.cfg.ServerAddr != "" {
-		if r.external.nodes, err = r.externalCluster(ctx); err != nil {
-			return err
-		}
-	}
-	if r.external.nodes != nil && r.cfg.Latency {
-		if r.cfg.given("latency") {
-			return fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", ErrConfig, r.cfg.ServerAddr)
-		}
-		r.cfg.Latency = false
-		r.printf("latency: off against a cluster (the fixed-rate client drives one server)\n")
-	}
-	if r.cfg.ServerAddr != "" && r.external.nodes == nil {
-		proof, err := r.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)
-		if err != nil {
-			return err
-		}
-		r.external.proof = &proof
-		r.cfg.ServerPID = proof.PID
-		r.printf("server: %s\n", proof.Sentence())
+	if r.targets, err = r.pickTargets(ctx); err != nil {
+		return err
 	}
 	for _, n := range r.cfg.notes {
 		r.printf("%s\n", n)
@@ -105,7 +87,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err := r.writePlan(); err != nil {
 		return err
 	}
-	if err := r.preflight(ctx); err != nil {
+	if err := r.clients.preflight(ctx); err != nil {
 		return err
 	}
 	r.resolveDisks(ctx)
@@ -182,8 +164,11 @@ type runner struct {
 	stderr io.Writer
 	proc   procRoot
 	drv    driver
-	hosts  *hostsDriver // across hosts; nil on one machine
-	auth   string       // the server's per-run password; never written
+	auth   string // the server's per-run password; never written
+	// targets gives every row its server (target.go); clients runs its
+	// clients (clients.go).
+	targets targetSource
+	clients clientFleet
 	// host is the machine the servers run on (host.go), from the driver.
 	host    serverHost
 	pids    *pidFile
@@ -191,8 +176,6 @@ type runner struct {
 	started time.Time
 	topo    topology
 	pinning pinning
-	// external is the server the run measures but did not start.
-	external externalServer
 	// claims hold the run's data dirs on this machine (datadir.go).
 	claims []*dataClaim
 	// evidence is what the disk counters around every GET phase read.
@@ -200,13 +183,6 @@ type runner struct {
 	// resumed is what the bundle held already when the run began.
 	resumed  resumedWork
 	progress progressState
-}
-
-// externalServer is --server-addr's server, proven before the run.
-type externalServer struct {
-	proof *results.OwnerProof // its pid owns the listening socket
-	// nodes are its masters when it is a cluster node.
-	nodes []*clusterNode
 }
 
 // diskEvidence is the physical disks below the data dir whose counters
@@ -311,14 +287,24 @@ func (r *runner) setup(cfg Config) error {
 		}
 		r.plan.Rows = r.cfg.scenarioRows(r.expandShards(rows))
 	}
-	if slices.Contains(r.cfg.Pins, PinPinned) && r.cfg.ServerAddr == "" {
+	return nil
+}
+
+// pickTargets chooses where the rows' servers come from — started afresh
+// per row, or the one at --server-addr, proven now — and, for servers it
+// starts pinned, their CPUs.
+func (r *runner) pickTargets(ctx context.Context) (targetSource, error) {
+	if r.cfg.ServerAddr != "" {
+		return r.attachExternal(ctx)
+	}
+	if slices.Contains(r.cfg.Pins, PinPinned) {
 		p, err := r.topo.pinned()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r.pinning = p
 	}
-	return nil
+	return ownServers{r}, nil
 }
 
 // createBundle creates the bundle's directories, after every check that
@@ -364,7 +350,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 		return r.pickHosts(ctx)
 	}
 	runtimeName := r.cfg.Runtime
-	if r.cfg.ServerAddr != "" {
+	if !r.targets.started() {
 		runtimeName = RuntimeProcess // only the client runs; locally
 	}
 	if r.cfg.maxShards() > 1 && runtimeName != RuntimeProcess {
@@ -380,7 +366,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 			}
 			d.warn = r.printf
 			r.printf("runtime: docker (image %s)\n", d.image)
-			r.drv = d
+			r.drv, r.clients = d, localFleet{r}
 			r.plan.Runtime = RuntimeDocker
 			return nil
 		}
@@ -389,7 +375,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 		}
 		r.printf("runtime: process (no Docker engine: %v)\n", err)
 	}
-	r.drv = newProcessDriver(r.cfg.Binary, r.pids)
+	r.drv, r.clients = newProcessDriver(r.cfg.Binary, r.pids), localFleet{r}
 	r.plan.Runtime = RuntimeProcess
 	return nil
 }
@@ -424,7 +410,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		}
 		r.printf("%s %s: passes done already, its latency not in the bundle: measuring that\n", titleCase(row.Backend), row.Label)
 	}
-	tgt, err := r.startTarget(ctx, row)
+	tgt, err := r.targets.start(ctx, row)
 	if err != nil {
 		return err
 	}
@@ -461,10 +447,8 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 			}
 		}
 	}
-	if r.hosts != nil {
-		if err := r.latencyHosts(ctx, row, tgt); err != nil {
-			return err
-		}
+	if err := r.clients.online(ctx, row, tgt); err != nil {
+		return err
 	}
 	if err := r.latencySteps(ctx, row, tgt); err != nil {
 		return err

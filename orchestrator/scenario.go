@@ -214,52 +214,20 @@ func (c Config) scenarioRows(rows []results.Row) []results.Row {
 // batchOf is the -b of a row's GET phases.
 func (r *runner) batchOf(row results.Row) int { return cmp.Or(row.Batch, r.cfg.Batch) }
 
-// deviceReads reads Device.CompletedReads from INFO store of the row's
-// server, or of every shard of a cluster target in its order; nil when
-// the row's scenario does not count them.
-func (r *runner) deviceReads(ctx context.Context, row results.Row, tgt rowTarget) ([]int64, error) {
-	if !rowSpec(row).deviceReads {
-		return nil, nil
-	}
-	addrs := []string{tgt.addr}
-	if len(tgt.nodes) > 0 {
-		addrs = addrs[:0]
-		for _, n := range tgt.nodes {
-			addrs = append(addrs, n.Addr)
-		}
-	}
+// deviceReads reads Device.CompletedReads from INFO store of one node,
+// through its probe (where it runs).
+func (r *runner) deviceReads(ctx context.Context, n *targetNode) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out := make([]int64, len(addrs))
-	for i, addr := range addrs {
-		c, err := dialRESP(ctx, addr)
-		if err != nil {
-			return nil, fmt.Errorf("orchestrator: INFO store of %s: %w", addr, err)
-		}
-		info, err := c.info("store")
-		c.Close()
-		if err != nil {
-			return nil, fmt.Errorf("orchestrator: INFO store of %s: %w", addr, err)
-		}
-		if out[i], err = parseDeviceReads(info); err != nil {
-			return nil, fmt.Errorf("%w (%s)", err, addr)
-		}
+	info, err := probeInfo(ctx, n.probe, "store")
+	if err != nil {
+		return 0, fmt.Errorf("orchestrator: INFO store of %s: %w", n.Addr, err)
 	}
-	return out, nil
-}
-
-// deviceReadsDelta puts the change of the device reads of every server
-// between before and after into rec: the total, and each shard's share
-// into rec.Nodes (filled by countersAfter in the same order).
-func deviceReadsDelta(rec *results.PassRecord, before, after []int64) {
-	rec.DeviceReads = 0
-	for i := range before {
-		d := after[i] - before[i]
-		rec.DeviceReads += d
-		if i < len(rec.Nodes) {
-			rec.Nodes[i].DeviceReads = d
-		}
+	v, err := parseDeviceReads(info)
+	if err != nil {
+		return 0, fmt.Errorf("%w (%s)", err, n.Addr)
 	}
+	return v, nil
 }
 
 // parseDeviceReads takes Device.CompletedReads from INFO store's fields.

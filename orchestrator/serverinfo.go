@@ -14,7 +14,7 @@ func (r *runner) fioPlanned() bool { return !r.cfg.NoFio && ceilingApplies(r.cfg
 // a server at --server-addr whose data dir was not named, the bundle (the
 // run must not create a data dir nobody asked for).
 func (r *runner) preflightDir() string {
-	if r.cfg.ServerAddr != "" && !r.cfg.given("data") {
+	if !r.targets.started() && !r.cfg.given("data") {
 		return r.out
 	}
 	return r.cfg.DataDir
@@ -24,8 +24,8 @@ func (r *runner) preflightDir() string {
 // server the run does not start, the checks of tierbench's own server
 // (O_DIRECT, libaio, io_uring, the aio budget, disk space for its
 // segments) judge nothing that runs: they are kept as warnings.
-func hostSide(cfg Config, p results.Preflight) results.Preflight {
-	if cfg.ServerAddr == "" {
+func hostSide(started bool, p results.Preflight) results.Preflight {
+	if started {
 		return p
 	}
 	out := p

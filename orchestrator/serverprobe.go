@@ -23,7 +23,9 @@ type serverProbe interface {
 	// server's listening socket.
 	prove(ctx context.Context) (results.OwnerProof, error)
 	witness(ctx context.Context) (ServerWitness, error)
-	sample(ctx context.Context, cfg Config) (results.SampleCheck, error)
+	// sample GETs keys, or, given none, a uniform sample of the whole
+	// key space drawn where the probe runs, and counts what was wrong.
+	sample(ctx context.Context, cfg Config, keys []uint64) (results.SampleCheck, error)
 	// cpuTicks is the server process's utime + stime.
 	cpuTicks(ctx context.Context) (uint64, error)
 	// counts says whether evidence can be read: the process is known.
@@ -54,8 +56,16 @@ func (p localProbe) witness(ctx context.Context) (ServerWitness, error) {
 	return readWitness(ctx, p.addr, "")
 }
 
-func (p localProbe) sample(ctx context.Context, cfg Config) (results.SampleCheck, error) {
-	return runSample(ctx, p.addr, "", cfg)
+func (p localProbe) sample(ctx context.Context, cfg Config, keys []uint64) (results.SampleCheck, error) {
+	if keys == nil {
+		return runSample(ctx, p.addr, "", cfg)
+	}
+	c, err := dialRESP(ctx, p.addr)
+	if err != nil {
+		return results.SampleCheck{}, err
+	}
+	defer c.Close()
+	return sampleGets(ctx, c, cfg, keys)
 }
 
 func (p localProbe) counts() bool { return p.pid > 0 }
@@ -111,16 +121,6 @@ func waitProbe(ctx context.Context, p serverProbe, timeout time.Duration) error 
 	})
 }
 
-// probeFor is how the runner reaches a row's server: through the handle
-// of one it started, which knows where it runs, or, for a server it did
-// not start, from this machine.
-func (r *runner) probeFor(tgt rowTarget) serverProbe {
-	if tgt.srv != nil {
-		return tgt.srv.probe(tgt.addr)
-	}
-	return localProbe{addr: tgt.addr, pid: tgt.pid, proc: r.proc}
-}
-
 // ServerWitness is what the load check reads from the server itself: its
 // key count, INFO store (nil when the server refuses the section) and
 // what INFO server says it is.
@@ -171,13 +171,4 @@ func runSample(ctx context.Context, addr, auth string, cfg Config) (results.Samp
 	}
 	defer c.Close()
 	return sampledHitCheck(ctx, c, cfg, mathrand.New(mathrand.NewPCG(uint64(time.Now().UnixNano()), 0x7469657262656e63)))
-}
-
-// rowKeyCount is the key count of a row's server, through its probe (on
-// its host when it runs on another), or summed over a cluster's nodes.
-func rowKeyCount(ctx context.Context, tgt rowTarget) (int64, error) {
-	if tgt.probe != nil && len(tgt.nodes) == 0 {
-		return probeDBSize(ctx, tgt.probe)
-	}
-	return keyCount(ctx, tgt)
 }

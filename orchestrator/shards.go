@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tierbench/tierbench/bench"
 	"github.com/tierbench/tierbench/internal/slots"
@@ -26,19 +25,6 @@ import (
 
 // maxShards bounds --shards: one process per shard on one host.
 const maxShards = 64
-
-// clusterNode is one master of a row's cluster.
-type clusterNode struct {
-	ID     string
-	Addr   string
-	Slots  int
-	Ranges []slots.Range
-	Keys   int64 // its DBSIZE after the load was verified
-	PID    int   // 0: unknown, its device reads are not counted
-	proof  *results.OwnerProof
-	srv    serverHandle // nil for an external cluster
-	dir    string       // its data dir, for a shard the run started
-}
 
 // shardCounts is --shards with its default.
 func (c Config) shardCounts() []int {
@@ -166,14 +152,14 @@ func shardPlaces(n int, topo topology, pin string, pn pinning) ([]shardPlace, st
 
 // shardGroup is the row's shards as one server: stop stops them all.
 type shardGroup struct {
-	nodes []*clusterNode
+	nodes []*targetNode
 }
 
 func (g *shardGroup) pid() int                     { return 0 }
 func (g *shardGroup) placement() results.Placement { return g.nodes[0].srv.placement() }
 
 // probe reaches the cluster at addr; the group has no one process, so its
-// counters are read per node (shards_verify.go), not here.
+// counters are read per node through each node's own probe.
 func (g *shardGroup) probe(addr string) serverProbe { return localProbe{addr: addr} }
 func (g *shardGroup) mode() string {
 	return fmt.Sprintf("%s, %d shards", g.nodes[0].srv.mode(), len(g.nodes))
@@ -210,7 +196,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 		}
 		node := slots.Node{ID: fmt.Sprintf("%040x", i+1), Host: "127.0.0.1", Port: port, Ranges: []slots.Range{ranges[i]}}
 		file = append(file, node)
-		group.nodes = append(group.nodes, &clusterNode{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, dir: r.cfg.shardDir(i, n)})
+		group.nodes = append(group.nodes, &targetNode{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, dir: r.cfg.shardDir(i, n)})
 	}
 	name := fmt.Sprintf("%s-%s-%dshards", row.Backend, row.Pin, n)
 	nodeFile := filepath.Join(r.out, results.DirLogs, "cluster-nodes-"+name+".txt")
@@ -236,19 +222,14 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 		if err != nil {
 			return rowTarget{}, fmt.Errorf("orchestrator: %s %s shard %d: %w (log %s)", row.Backend, row.Label, i, err, spec.LogPath)
 		}
-		node.srv, node.PID = srv, srv.pid()
+		node.srv, node.probe = srv, srv.probe(node.Addr)
 	}
 	for i, node := range group.nodes {
-		if err := waitPing(ctx, node.Addr, 60*time.Second); err != nil {
-			return rowTarget{}, fmt.Errorf("orchestrator: %s %s: shard %d at %s never answered: %w", row.Backend, row.Label, i, node.Addr, err)
+		if err := r.proveNode(ctx, row, node, filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i))); err != nil {
+			return rowTarget{}, err
 		}
-		proof, err := r.proc.proveServer(ctx, node.Addr, node.PID)
-		if err != nil {
-			return rowTarget{}, fmt.Errorf("orchestrator: %s %s shard %d: %w", row.Backend, row.Label, i, err)
-		}
-		node.proof = &proof
 	}
-	tgt = rowTarget{addr: group.nodes[0].Addr, srv: group, nodes: group.nodes}
+	tgt = rowTarget{addr: group.nodes[0].Addr, srv: group, nodes: group.nodes, cluster: true}
 	if err := r.serverPreflight(ctx, row, group.nodes[0].srv, group.nodes[0].dir, &tgt); err != nil {
 		return rowTarget{}, err
 	}
@@ -258,7 +239,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 // externalCluster asks an external server whether it is a cluster node;
 // if so it returns the masters, each with the pid of --server-pid's list
 // that owns its listening socket (found in /proc when not given).
-func (r *runner) externalCluster(ctx context.Context) ([]*clusterNode, error) {
+func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
 	masters, err := bench.DiscoverCluster(ctx, r.cfg.ServerAddr, "")
 	var netErr *net.OpError
 	if errors.Is(err, bench.ErrNotCluster) || errors.As(err, &netErr) {
@@ -275,10 +256,10 @@ func (r *runner) externalCluster(ctx context.Context) ([]*clusterNode, error) {
 	if len(pids) == 0 && r.cfg.ServerPID > 0 {
 		pids = []int{r.cfg.ServerPID}
 	}
-	var nodes []*clusterNode
+	var nodes []*targetNode
 	used := map[int]bool{}
 	for _, m := range masters {
-		n := &clusterNode{ID: m.ID, Addr: m.Addr, Ranges: m.Ranges}
+		n := &targetNode{ID: m.ID, Addr: m.Addr, Ranges: m.Ranges}
 		for _, rg := range m.Ranges {
 			n.Slots += rg.Len()
 		}
@@ -303,7 +284,7 @@ func (r *runner) externalCluster(ctx context.Context) ([]*clusterNode, error) {
 			return nil, fmt.Errorf("orchestrator: no pid of --server-pid %s owns the socket of cluster node %s: %w", formatPIDs(pids), m.Addr, lastErr)
 		}
 		used[proof.PID] = true
-		n.PID, n.proof = proof.PID, &proof
+		n.proof, n.probe = &proof, localProbe{addr: m.Addr, pid: proof.PID, proc: r.proc}
 		r.printf("cluster node %s (%d slots): %s\n", m.Addr, n.Slots, proof.Sentence())
 		nodes = append(nodes, n)
 	}

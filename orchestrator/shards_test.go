@@ -97,9 +97,9 @@ func TestExpandShardsLabelsRows(t *testing.T) {
 
 func TestExpectedKeysFollowTheSlots(t *testing.T) {
 	ranges := slots.Split(3)
-	var nodes []*clusterNode
+	var nodes []*targetNode
 	for _, r := range ranges {
-		nodes = append(nodes, &clusterNode{Ranges: []slots.Range{r}})
+		nodes = append(nodes, &targetNode{Ranges: []slots.Range{r}})
 	}
 	const dbsize, keyLength = 5000, 16
 	got := expectedKeys(nodes, dbsize, keyLength)

@@ -36,15 +36,7 @@ func sweepContainers(ctx context.Context) []string {
 // serverDataDirs are the data dirs the run's servers write, on the server
 // host: --data, or each of a --data list; none for a server the run does
 // not start.
-func (r *runner) serverDataDirs() []string {
-	switch {
-	case r.cfg.ServerAddr != "":
-		return nil
-	case len(r.cfg.DataDirs) > 1:
-		return r.cfg.DataDirs
-	}
-	return []string{r.cfg.DataDir}
-}
+func (r *runner) serverDataDirs() []string { return r.targets.dataDirs() }
 
 // localDataDirs are the data dirs of serverDataDirs on this machine.
 func (r *runner) localDataDirs() []string {

@@ -8,45 +8,131 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/slots"
 	"github.com/tierbench/tierbench/results"
 )
 
-// A row's server: a fresh one started on a wiped data dir, or the
-// external one attached to, and the address, pid and probe its cells are
-// measured through.
+// A row's target is a list of nodes: one server is a target of one node,
+// a cluster (the shards the run starts, or the masters of an external
+// cluster) a target of several. Every step after the start — the owner
+// proof, the load check, the sampled GETs, the counters around a pass —
+// walks the nodes the same way, whoever started them; only the client's
+// routing (cluster) and the shape of the record (per-node figures for a
+// cluster) depend on how many there are.
+
+// targetNode is one server of a row's target.
+type targetNode struct {
+	// ID, Slots and Ranges are its cluster identity; empty for a server
+	// that is not a cluster node.
+	ID     string
+	Addr   string
+	Slots  int
+	Ranges []slots.Range
+	Keys   int64 // its DBSIZE after the load was verified
+	// probe reaches it and reads its process's counters where it runs;
+	// probe.counts() says whether those can be read (its pid is known).
+	probe serverProbe
+	proof *results.OwnerProof // its pid, proven to own the socket at Addr
+	srv   serverHandle        // nil for a server the run did not start
+	dir   string              // its data dir, for a server the run started
+}
 
 // rowTarget is where one row's server answers.
 type rowTarget struct {
-	addr string
-	pid  int // 0 = unknown
-	srv  serverHandle
-	// probe reaches the server and reads its evidence; counted says
-	// whether its device reads can be counted (a pid here, or a host
-	// that reads its own /proc).
-	probe   serverProbe
-	counted bool
+	addr  string        // where clients connect: the first node
+	nodes []*targetNode // at least one
+	// cluster says the client routes keys by slot (--cluster-bench) and
+	// the load is checked per node.
+	cluster bool
+	// srv stops everything the run started for the row; nil when it
+	// started nothing.
+	srv serverHandle
 	// uringProbe is the io_uring check of the preflight run where the
 	// server runs, for a uring row.
 	uringProbe string
-	proof      *results.OwnerProof // pid proven to own the socket at addr
-	// nodes are the masters when the server is a cluster (shards.go).
-	nodes []*clusterNode
 }
 
-// startTarget starts a fresh server on a wiped data dir, or attaches to
-// the external one.
-func (r *runner) startTarget(ctx context.Context, row results.Row) (rowTarget, error) {
-	if r.cfg.ServerAddr != "" && r.external.nodes != nil {
-		return rowTarget{addr: r.cfg.ServerAddr, proof: r.external.nodes[0].proof, nodes: r.external.nodes}, nil
+// first is the node clients connect to.
+func (t rowTarget) first() *targetNode { return t.nodes[0] }
+
+// targetSource gives every row its target. There are two: the servers
+// the run starts afresh per row (ownServers), and the server or cluster at
+// --server-addr, proven once before anything is created (externalTarget).
+// What differs between them beyond the start is asked here, never by
+// testing the configuration.
+type targetSource interface {
+	start(ctx context.Context, row results.Row) (rowTarget, error)
+	// dataDirs are the data dirs its servers write on the server host.
+	dataDirs() []string
+	// started says the run starts the servers: tierbench's own checks
+	// (O_DIRECT, the io_uring probe, disk space for segments) judge them,
+	// pinning applies, and the layers below RESP can be run.
+	started() bool
+}
+
+// ownServers starts a fresh server (or the row's shards) on wiped data
+// dirs for every row.
+type ownServers struct{ r *runner }
+
+func (o ownServers) started() bool { return true }
+
+func (o ownServers) dataDirs() []string {
+	if len(o.r.cfg.DataDirs) > 1 {
+		return o.r.cfg.DataDirs
 	}
-	if r.cfg.ServerAddr != "" {
-		tgt := rowTarget{addr: r.cfg.ServerAddr, pid: r.cfg.ServerPID, proof: r.external.proof, counted: r.cfg.ServerPID > 0}
-		tgt.probe = r.probeFor(tgt)
-		return tgt, nil
-	}
+	return []string{o.r.cfg.DataDir}
+}
+
+func (o ownServers) start(ctx context.Context, row results.Row) (rowTarget, error) {
 	if row.Shards > 1 {
-		return r.startShards(ctx, row)
+		return o.r.startShards(ctx, row)
 	}
+	return o.r.startServer(ctx, row)
+}
+
+// externalTarget is the server at --server-addr, or the masters of the
+// cluster it is a node of, each proven to be owned by its pid.
+type externalTarget struct {
+	nodes   []*targetNode
+	cluster bool
+}
+
+func (e *externalTarget) started() bool      { return false }
+func (e *externalTarget) dataDirs() []string { return nil }
+
+func (e *externalTarget) start(context.Context, results.Row) (rowTarget, error) {
+	return rowTarget{addr: e.nodes[0].Addr, nodes: e.nodes, cluster: e.cluster}, nil
+}
+
+// attachExternal proves the server at --server-addr before anything is
+// created or started: a wrong pid or nothing listening is refused at once.
+func (r *runner) attachExternal(ctx context.Context) (*externalTarget, error) {
+	nodes, err := r.externalCluster(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if nodes != nil {
+		if r.cfg.Latency {
+			if r.cfg.given("latency") {
+				return nil, fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", ErrConfig, r.cfg.ServerAddr)
+			}
+			r.cfg.Latency = false
+			r.printf("latency: off against a cluster (the fixed-rate client drives one server)\n")
+		}
+		return &externalTarget{nodes: nodes, cluster: true}, nil
+	}
+	proof, err := r.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)
+	if err != nil {
+		return nil, err
+	}
+	r.cfg.ServerPID = proof.PID
+	r.printf("server: %s\n", proof.Sentence())
+	n := &targetNode{Addr: r.cfg.ServerAddr, proof: &proof, probe: localProbe{addr: r.cfg.ServerAddr, pid: proof.PID, proc: r.proc}}
+	return &externalTarget{nodes: []*targetNode{n}}, nil
+}
+
+// startServer starts a fresh server on a wiped data dir and proves it.
+func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, error) {
 	if err := r.host.wipeData(ctx, r.cfg.DataDir); err != nil {
 		return rowTarget{}, err
 	}
@@ -64,37 +150,41 @@ func (r *runner) startTarget(ctx context.Context, row results.Row) (rowTarget, e
 	if row.Pin == PinPinned {
 		spec.CPUs, spec.Mems = r.pinning.ServerCPUs, r.pinning.ServerMems
 	}
-	r.printf("%s %s: starting the server%s on a wiped %s\n", titleCase(row.Backend), row.Label, r.hostsNote(), r.cfg.DataDir)
+	r.printf("%s %s: starting the server%s on a wiped %s\n", titleCase(row.Backend), row.Label, r.host.where(), r.cfg.DataDir)
 	srv, err := r.drv.startServer(ctx, spec)
 	if err != nil {
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
 	}
-	tgt := rowTarget{addr: net.JoinHostPort(r.bindAddr(), strconv.Itoa(port)), pid: srv.pid(), srv: srv}
-	tgt.probe = r.probeFor(tgt)
-	tgt.counted = tgt.probe.counts()
-	if err := waitProbe(ctx, tgt.probe, 60*time.Second); err != nil {
+	addr := net.JoinHostPort(r.bindAddr(), strconv.Itoa(port))
+	n := &targetNode{Addr: addr, srv: srv, dir: r.cfg.DataDir, probe: srv.probe(addr)}
+	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv}
+	if err := r.proveNode(ctx, row, n, spec.LogPath); err != nil {
 		srv.stop(context.Background())
-		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: server never answered: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
+		return rowTarget{}, err
 	}
-	// The pid whose /proc/<pid>/io is read must be the one that answers.
-	proof, err := tgt.probe.prove(ctx)
-	if err != nil {
-		srv.stop(context.Background())
-		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
-	}
-	tgt.proof = &proof
 	if err := r.serverPreflight(ctx, row, srv, r.cfg.DataDir, &tgt); err != nil {
 		srv.stop(context.Background())
 		return rowTarget{}, err
 	}
-	if r.hosts != nil && !r.hosts.netChecked {
-		if err := r.networkPreflight(ctx, tgt); err != nil {
-			srv.stop(context.Background())
-			return rowTarget{}, err
-		}
-		r.hosts.netChecked = true
+	if err := r.clients.checkNetwork(ctx, tgt); err != nil {
+		srv.stop(context.Background())
+		return rowTarget{}, err
 	}
 	return tgt, nil
+}
+
+// proveNode waits until a node the run started answers and proves that
+// the pid whose counters are read is the one that owns its socket.
+func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, logPath string) error {
+	if err := waitProbe(ctx, n.probe, 60*time.Second); err != nil {
+		return fmt.Errorf("orchestrator: %s %s: server at %s never answered: %w (log %s)", row.Backend, row.Label, n.Addr, err, logPath)
+	}
+	proof, err := n.probe.prove(ctx)
+	if err != nil {
+		return fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
+	}
+	n.proof = &proof
+	return nil
 }
 
 // serverArgs are the flags of one tiered server of row on port, its log
@@ -110,26 +200,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func waitPing(ctx context.Context, addr string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var last error
-	for {
-		c, err := dialRESP(ctx, addr)
-		if err == nil {
-			_, err = c.do("PING")
-			c.Close()
-			if err == nil {
-				return nil
-			}
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%v (last: %v)", ctx.Err(), last)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }

@@ -40,16 +40,16 @@ const minSampleKeys = 20_000
 // sampleBatch is how many GETs of the sample are pipelined at once.
 const sampleBatch = 512
 
-// loadAndVerify loads the dataset (unless --skip-load), checks it with
-// two witnesses — the loader's acknowledgements and the server's DBSIZE —
-// and, for a tiered server, that the log really sits on the device; then
-// GETs a random sample of the keys. The evidence is appended to
-// cells.jsonl whatever the verdict.
+// loadAndVerify loads the dataset (unless --skip-load) and checks it on
+// every node of the target with two witnesses — the loader's
+// acknowledgements and the node's DBSIZE, which must be exactly the keys
+// of 0..dbsize-1 its slots hold (all of them for a server that is not a
+// cluster node) — then the totals, and, for a tiered server, that the log
+// really sits on the device; then GETs a random sample of the keys, each
+// from the node serving it. The evidence is appended to cells.jsonl
+// whatever the verdict; a cluster's record keeps each node's figures.
 func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarget) error {
-	if len(tgt.nodes) > 0 {
-		return r.loadAndVerifyCluster(ctx, row, tgt)
-	}
-	rec := results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.proof}
+	rec := results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.first().proof}
 	if tgt.srv != nil {
 		rec.Server = tgt.srv.placement()
 		rec.ServerMode = tgt.srv.mode()
@@ -60,27 +60,73 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 			return err
 		}
 	}
-	w, err := tgt.probe.witness(ctx)
-	if err != nil {
-		return err
+	want := wantKeys(tgt, r.cfg.DBSize, r.cfg.KeyLength)
+	loaded := rec.Nodes // the loader's per-node acknowledgements, cluster only
+	rec.Nodes = nil
+	var verdicts []error
+	for i, n := range tgt.nodes {
+		w, err := n.probe.witness(ctx)
+		if err != nil {
+			return fmt.Errorf("orchestrator: server %s: %w", n.Addr, err)
+		}
+		one := results.LoadRecord{DBSize: want[i], Acknowledged: rec.Acknowledged, ServerKeys: w.Keys}
+		if tgt.cluster {
+			one.Acknowledged = -1
+			if i < len(loaded) {
+				one.Acknowledged = loaded[i].Acknowledged
+			}
+		}
+		if a, aerr := parseLogAddresses(w.Store); aerr == nil {
+			one.Tiered, one.BeginAddress, one.HeadAddress, one.TailAddress, one.DeviceShare = true, a.Begin, a.Head, a.Tail, a.deviceShare()
+		} else if !errors.Is(aerr, errNotTiered) {
+			return fmt.Errorf("orchestrator: server %s: %w", n.Addr, aerr)
+		}
+		if i == 0 {
+			rec.ServerInfo = &w.Info
+			rec.Tiered, rec.DeviceShare = one.Tiered, one.DeviceShare
+		}
+		rec.Tiered = rec.Tiered && one.Tiered
+		rec.DeviceShare = min(rec.DeviceShare, one.DeviceShare)
+		rec.BeginAddress += one.BeginAddress
+		rec.HeadAddress += one.HeadAddress
+		rec.TailAddress += one.TailAddress
+		rec.ServerKeys += one.ServerKeys
+		n.Keys = one.ServerKeys
+		if v := verifyLoad(one, r.cfg); v != nil {
+			if tgt.cluster {
+				v = fmt.Errorf("cluster node %s (%d slots, %d of the keys): %w", n.Addr, n.Slots, want[i], v)
+			}
+			verdicts = append(verdicts, v)
+		}
+		if tgt.cluster {
+			nl := results.NodeLoad{ID: n.ID, Addr: n.Addr, Slots: n.Slots, Acknowledged: one.Acknowledged, DataDir: n.dir, Owner: n.proof,
+				ServerKeys: one.ServerKeys, Tiered: one.Tiered, HeadAddress: one.HeadAddress, TailAddress: one.TailAddress, DeviceShare: one.DeviceShare}
+			if n.srv != nil {
+				nl.Server = n.srv.placement()
+			}
+			rec.Nodes = append(rec.Nodes, nl)
+		}
 	}
-	rec.ServerKeys = w.Keys
-	if a, aerr := parseLogAddresses(w.Store); aerr == nil {
-		rec.Tiered = true
-		rec.BeginAddress, rec.HeadAddress, rec.TailAddress = a.Begin, a.Head, a.Tail
-		rec.DeviceShare = a.deviceShare()
-	} else if !errors.Is(aerr, errNotTiered) {
-		return aerr
+	if tgt.cluster {
+		// The totals, as one server's: the sum of DBSIZE must be dbsize.
+		total := rec
+		total.Tiered = false
+		if v := verifyLoad(total, r.cfg); v != nil {
+			verdicts = append([]error{v}, verdicts...)
+		}
 	}
-	rec.ServerInfo = &w.Info
-	verdict := verifyLoad(rec, r.cfg)
-	if verdict != nil && r.cfg.Force && errors.Is(verdict, ErrNotOnDevice) {
+	verdict := errors.Join(verdicts...)
+	if verdict != nil && r.cfg.Force && errors.Is(verdict, ErrNotOnDevice) && !errors.Is(verdict, ErrPartialLoad) {
 		r.printf("%v; measuring anyway (--force): the device-hit check judges each cell\n", verdict)
 		verdict = nil
 	}
 	if verdict == nil {
-		r.printf("%s %s: sampled GET check of %d keys\n", titleCase(row.Backend), row.Label, min(r.cfg.DBSize, minSampleKeys))
-		sample, err := tgt.probe.sample(ctx, r.cfg)
+		across := ""
+		if tgt.cluster {
+			across = fmt.Sprintf(" across %d nodes", len(tgt.nodes))
+		}
+		r.printf("%s %s: sampled GET check of %d keys%s\n", titleCase(row.Backend), row.Label, min(r.cfg.DBSize, minSampleKeys), across)
+		sample, err := r.sampleTarget(ctx, tgt, &rec)
 		if err != nil {
 			return errors.Join(err, r.cells.Append(rec))
 		}
@@ -90,6 +136,12 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 	if err := r.cells.Append(rec); err != nil {
 		return errors.Join(verdict, err)
 	}
+	for i, nl := range rec.Nodes {
+		r.printf("  node %s: %d slots, %d keys (want %d), log on device %.2f %%\n", nl.Addr, nl.Slots, nl.ServerKeys, want[i], 100*nl.DeviceShare)
+	}
+	if verdict != nil && tgt.cluster {
+		return fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, verdict)
+	}
 	return verdict
 }
 
@@ -97,7 +149,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 // loader's counts; a loader that reports a short load is not an error
 // here: verifyLoad refuses it with the counts.
 func (r *runner) load(ctx context.Context, row results.Row, tgt rowTarget, rec *results.LoadRecord) error {
-	r.printf("%s %s: loading %d keys of %d+%d B%s\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength, r.clientsNote(0))
+	r.printf("%s %s: loading %d keys of %d+%d B%s\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength, r.clients.note(0))
 	lctx, cancelLoad := context.WithCancelCause(ctx)
 	defer cancelLoad(nil)
 	stopProgress := r.loadProgress(lctx, tgt, cancelLoad)
@@ -287,7 +339,7 @@ func (r *runner) loadProgress(ctx context.Context, tgt rowTarget, stall context.
 				return
 			case <-t.C:
 			}
-			n, err := rowKeyCount(ctx, tgt)
+			n, err := keyCount(ctx, tgt)
 			if err == nil && n != last {
 				last, lastGrew = n, time.Now()
 			}

@@ -1,0 +1,260 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/keyspace"
+	"github.com/tierbench/tierbench/internal/slots"
+	"github.com/tierbench/tierbench/results"
+)
+
+// What the run asks of every node of a row's target alike: how many of
+// the keys it must hold, which sampled keys it is asked for, and its
+// counters around a pass.
+
+// benchCluster is the per-node breakdown bench prints with --cluster-bench.
+type benchCluster struct {
+	Nodes []struct {
+		ID   string `json:"id"`
+		Addr string `json:"addr"`
+		Ops  int64  `json:"ops"`
+		Hits int64  `json:"hits"`
+	} `json:"nodes"`
+	Moved int64 `json:"moved"`
+	Ask   int64 `json:"ask"`
+}
+
+// slotOwners maps every slot to the index of the node serving it, -1 for
+// none.
+func slotOwners(nodes []*targetNode) *[slots.Count]int {
+	var owner [slots.Count]int
+	for i := range owner {
+		owner[i] = -1
+	}
+	for i, n := range nodes {
+		for _, rg := range n.Ranges {
+			for s := int(rg.Start); s <= int(rg.End); s++ {
+				owner[s] = i
+			}
+		}
+	}
+	return &owner
+}
+
+// expectedKeys is how many of the keys 0..dbsize-1, spelled as the client
+// spells them, each node's slots hold: what its DBSIZE must be.
+func expectedKeys(nodes []*targetNode, dbsize int64, keyLength int) []int64 {
+	owner := slotOwners(nodes)
+	out := make([]int64, len(nodes))
+	key := make([]byte, keyLength)
+	for k := int64(0); k < dbsize; k++ {
+		keyspace.PutKey(key, uint64(k))
+		if o := owner[slots.Of(key)]; o >= 0 {
+			out[o]++
+		}
+	}
+	return out
+}
+
+// wantKeys is what each node's DBSIZE must be: every key for a server
+// that is not a cluster node, its slots' share for a cluster's.
+func wantKeys(tgt rowTarget, dbsize int64, keyLength int) []int64 {
+	if !tgt.cluster {
+		return []int64{dbsize}
+	}
+	return expectedKeys(tgt.nodes, dbsize, keyLength)
+}
+
+// sampleTarget runs the sampled GET check: a uniform sample over the
+// whole key space, each key read from the node serving its slot. A
+// server that is not a cluster node draws the sample where it runs (its
+// probe may be on another host); a cluster's keys are drawn here and
+// split by slot, and each node's share is kept in rec.Nodes.
+func (r *runner) sampleTarget(ctx context.Context, tgt rowTarget, rec *results.LoadRecord) (results.SampleCheck, error) {
+	if !tgt.cluster {
+		return tgt.first().probe.sample(ctx, r.cfg, nil)
+	}
+	owner := slotOwners(tgt.nodes)
+	keys := sampleKeys(r.cfg.DBSize, minSampleKeys, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x636c7573746572)))
+	per := make([][]uint64, len(tgt.nodes))
+	key := make([]byte, r.cfg.KeyLength)
+	var total results.SampleCheck
+	for _, k := range keys {
+		keyspace.PutKey(key, k)
+		o := owner[slots.Of(key)]
+		if o < 0 {
+			total.Keys++
+			total.Errors++
+			if total.FirstBad == "" {
+				total.FirstBad = fmt.Sprintf("key %s: slot %d is served by no node", key, slots.Of(key))
+			}
+			continue
+		}
+		per[o] = append(per[o], k)
+	}
+	start := time.Now()
+	for i, n := range tgt.nodes {
+		s, err := n.probe.sample(ctx, r.cfg, per[i])
+		if err != nil {
+			return total, err
+		}
+		if i < len(rec.Nodes) {
+			rec.Nodes[i].Sample = &s
+		}
+		total.Keys += s.Keys
+		total.Missed += s.Missed
+		total.WrongLength += s.WrongLength
+		total.Errors += s.Errors
+		if total.FirstBad == "" && s.FirstBad != "" {
+			total.FirstBad = n.Addr + ": " + s.FirstBad
+		}
+	}
+	total.Seconds = time.Since(start).Seconds()
+	return total, nil
+}
+
+// keyCount is the target's DBSIZE, summed over its nodes.
+func keyCount(ctx context.Context, tgt rowTarget) (int64, error) {
+	var sum int64
+	for _, n := range tgt.nodes {
+		k, err := probeDBSize(ctx, n.probe)
+		if err != nil {
+			return 0, err
+		}
+		sum += k
+	}
+	return sum, nil
+}
+
+// nodeReading is one node's counters at one moment, read where it runs.
+type nodeReading struct {
+	readBytes int64 // -1: its pid is unknown
+	pl        results.Placement
+	ticks     uint64
+	ticksErr  error
+	// deviceReads is INFO store's Device.CompletedReads, for the
+	// scenarios that count them.
+	deviceReads int64
+}
+
+// readNodes reads every node's counters, in the target's order.
+func (r *runner) readNodes(ctx context.Context, row results.Row, tgt rowTarget) ([]nodeReading, error) {
+	out := make([]nodeReading, len(tgt.nodes))
+	for i, n := range tgt.nodes {
+		rd := &out[i]
+		rd.readBytes, rd.ticksErr = -1, errPIDUnknown
+		if n.probe.counts() {
+			var err error
+			if rd.readBytes, rd.pl, err = n.probe.evidence(ctx); err != nil {
+				return nil, err
+			}
+			rd.ticks, rd.ticksErr = n.probe.cpuTicks(ctx)
+		}
+		if rowSpec(row).deviceReads {
+			var err error
+			if rd.deviceReads, err = r.deviceReads(ctx, n); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// recordNodes puts the change of every node's counters between before and
+// after into rec: device bytes, server CPU, device reads and placement,
+// the totals over the nodes and, for a cluster, each node's own figures
+// (ops from the client's per-node breakdown); each node's placement is
+// checked against what it was given.
+func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTarget, before, after []nodeReading, cell benchCell) error {
+	ops := map[string]int64{}
+	if cell.Cluster != nil {
+		for _, n := range cell.Cluster.Nodes {
+			ops[n.Addr] = n.Ops
+		}
+	}
+	hz, note := clockTicks()
+	rec.ReadBytes, rec.ServerCPUSeconds, rec.CPUNote = 0, 0, note
+	if tgt.cluster {
+		rec.ClockTicks = hz
+	}
+	counting := rowSpec(row).deviceReads
+	if counting {
+		rec.DeviceReads = 0
+	}
+	var cpus []int
+	for i, n := range tgt.nodes {
+		b, a := before[i], after[i]
+		np := results.NodePass{ID: n.ID, Addr: n.Addr, Ops: ops[n.Addr], Keys: n.Keys, ReadBytes: -1}
+		np.OpsPerSec = float64(np.Ops) / max(rec.Seconds, 1e-9)
+		if b.readBytes < 0 || a.readBytes < 0 {
+			rec.ReadBytes = -1
+		} else {
+			np.ReadBytes = a.readBytes - b.readBytes
+			if rec.ReadBytes >= 0 {
+				rec.ReadBytes += np.ReadBytes
+			}
+			np.Server = a.pl
+			if n.srv != nil {
+				want := n.srv.placement()
+				np.Server.WantCPUs, np.Server.WantMems = want.WantCPUs, want.WantMems
+				if np.Server.Policy == "default" {
+					np.Server.Policy = want.Policy
+				}
+			}
+			role := "server"
+			if tgt.cluster {
+				role = "shard " + n.Addr
+			}
+			if err := checkPlacement(role, np.Server); err != nil {
+				return err
+			}
+			if set, err := parseCPUList(np.Server.CPUs); err == nil {
+				cpus = append(cpus, set...)
+			}
+		}
+		switch err := cmpErr(b.ticksErr, a.ticksErr); {
+		case err != nil && tgt.cluster:
+			rec.CPUNote = "the pid of cluster node " + n.Addr + " is unknown"
+		case err != nil:
+			rec.CPUNote = err.Error()
+		default:
+			rec.ClockTicks = hz
+			np.ServerCPUSeconds = float64(a.ticks-b.ticks) / float64(hz)
+			rec.ServerCPUSeconds += np.ServerCPUSeconds
+		}
+		if counting {
+			np.DeviceReads = a.deviceReads - b.deviceReads
+			rec.DeviceReads += np.DeviceReads
+		}
+		if np.Ops > 0 && np.ReadBytes >= 0 {
+			np.ReadBytesPerGet = float64(np.ReadBytes) / float64(np.Ops)
+		}
+		if tgt.cluster {
+			rec.Nodes = append(rec.Nodes, np)
+		} else {
+			rec.Server = np.Server
+		}
+	}
+	if tgt.cluster {
+		slices.Sort(cpus)
+		rec.Server.CPUs = formatCPUList(slices.Compact(cpus))
+	}
+	if rec.Ops > 0 && rec.CPUNote == "" {
+		rec.CPUMicrosPerOp = 1e6 * (rec.ServerCPUSeconds + rec.ClientCPUSeconds) / float64(rec.Ops)
+	}
+	return nil
+}
+
+// cmpErr is the first non-nil of its errors.
+func cmpErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
