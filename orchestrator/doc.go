@@ -97,16 +97,37 @@
 // sched_setaffinity and set_mempolicy(MPOL_BIND) and re-executes itself, so
 // every thread of the real process starts pinned (no numactl needed).
 //
-// # The server's host
+// # Targets, clients and the server's host
 //
-// Everything the run does or observes on the machine its servers run on,
-// besides RESP, goes through one door, the driver's serverHost (host.go):
-// emptying the data dirs, finding the disks below them and sampling their
-// counters. The server's own process (its device reads, placement, CPU
-// ticks and the socket-owner proof) is reached through the serverProbe its
-// handle gives. Each has a local implementation and a remote one, hostprobe
-// in a container on that engine, so no step reads this machine's /proc for
-// a server elsewhere, and the runner never asks which kind it holds.
+// Three seams keep the modes out of the run path; the runner asks each,
+// never which implementation it holds, and each is picked once, from the
+// flags, before the first row:
+//
+//   - targetSource (target.go) gives every row its target: ownServers
+//     starts a fresh server, or the row's shards, on wiped data dirs;
+//     externalTarget is the server at --server-addr, or the masters of
+//     the cluster it is a node of, proven before anything is created.
+//     A target is a list of nodes (a server is a target of one): the
+//     owner proof, the load check (each node's DBSIZE exactly the keys its
+//     slots hold, all keys for a server that is not a cluster node), the
+//     sampled GETs, the device reads, CPU and placement around a pass all
+//     walk the nodes alike (verify.go, nodes.go), each node reached
+//     through its own serverProbe, where it runs. Only the client's
+//     routing and the record's per-node figures depend on it being a
+//     cluster.
+//   - clientFleet (clients.go) runs the clients and checks the machines
+//     they run on: localFleet here, hostsFleet over --client-hosts, each
+//     phase's connections split over them from one shared start
+//     (hosts_clients.go), with the network checked once per run and the
+//     merged online phase.
+//   - serverHost (host.go) is everything the run does or observes on the
+//     machine its servers run on besides RESP: emptying the data dirs,
+//     finding the disks below them and sampling their counters. The
+//     server's own process (device reads, placement, CPU ticks and the
+//     socket-owner proof) is reached through the serverProbe its handle
+//     gives. Each has a local implementation and a remote one, hostprobe
+//     in a container on that engine, so no step reads this machine's
+//     /proc for a server elsewhere.
 //
 // # Scenarios and the ladder
 //

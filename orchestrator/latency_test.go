@@ -35,7 +35,7 @@ func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, results.R
 		t.Fatal(err)
 	}
 	r := &runner{cfg: Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
-		out: out, stderr: io.Discard, drv: newProcessDriver(bin, pids), pids: pids}
+		out: out, stderr: io.Discard, drv: newProcessDriver(bin, pids), local: localMachine{pids: pids}}
 	r.clients = localFleet{r}
 	return r, rowTarget{}, results.Row{Backend: "redis", Pin: PinNone, Label: "no pin"}
 }

@@ -73,7 +73,7 @@ func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []
 	spec := clientSpec{Name: name, Args: args,
 		LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", row.Backend, row.Pin, name))}
 	if row.Pin == PinPinned {
-		spec.CPUs, spec.Mems = r.pinning.ClientCPUs, r.pinning.ClientMems
+		spec.CPUs, spec.Mems = r.local.pinning.ClientCPUs, r.local.pinning.ClientMems
 	}
 	return spec
 }

@@ -33,7 +33,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if cfg.Scenario == results.ScenarioAll {
 		return runAll(ctx, cfg, stdout, stderr)
 	}
-	r := &runner{stderr: stderr, proc: "/proc"}
+	r := &runner{stderr: stderr, local: localMachine{proc: "/proc"}}
 	if err := r.setup(cfg); err != nil {
 		return err
 	}
@@ -63,10 +63,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	for _, did := range sweepStale(ctx, r.cfg.StateDir) {
 		r.printf("cleanup: %s\n", did)
 	}
-	if r.pids, err = newPidFile(r.cfg.StateDir, r.plan.RunID); err != nil {
+	if r.local.pids, err = newPidFile(r.cfg.StateDir, r.plan.RunID); err != nil {
 		return err
 	}
-	defer r.pids.close()
+	defer r.local.pids.close()
 	defer r.cleanData()
 
 	if err := r.pickDriver(ctx); err != nil {
@@ -171,18 +171,25 @@ type runner struct {
 	clients clientFleet
 	// host is the machine the servers run on (host.go), from the driver.
 	host    serverHost
-	pids    *pidFile
+	local   localMachine
 	cells   *results.CellsLog
 	started time.Time
-	topo    topology
-	pinning pinning
-	// claims hold the run's data dirs on this machine (datadir.go).
-	claims []*dataClaim
 	// evidence is what the disk counters around every GET phase read.
 	evidence diskEvidence
 	// resumed is what the bundle held already when the run began.
 	resumed  resumedWork
 	progress progressState
+}
+
+// localMachine is what the run holds of this machine: its /proc and
+// CPU topology, the pinning planned from it, the run's pid file and its
+// claims on the data dirs here (datadir.go).
+type localMachine struct {
+	proc    procRoot
+	topo    topology
+	pinning pinning
+	pids    *pidFile
+	claims  []*dataClaim
 }
 
 // diskEvidence is the physical disks below the data dir whose counters
@@ -277,8 +284,8 @@ func (r *runner) setup(cfg Config) error {
 		}
 		r.cfg.Binary = exe
 	}
-	r.topo = readTopology("/sys", runtime.NumCPU())
-	r.plan.Nodes = len(r.topo.Nodes)
+	r.local.topo = readTopology("/sys", runtime.NumCPU())
+	r.plan.Nodes = len(r.local.topo.Nodes)
 	r.plan.Hostname, _ = os.Hostname()
 	if r.cfg.Resume == "" {
 		rows, err := r.planRows()
@@ -298,11 +305,11 @@ func (r *runner) pickTargets(ctx context.Context) (targetSource, error) {
 		return r.attachExternal(ctx)
 	}
 	if slices.Contains(r.cfg.Pins, PinPinned) {
-		p, err := r.topo.pinned()
+		p, err := r.local.topo.pinned()
 		if err != nil {
 			return nil, err
 		}
-		r.pinning = p
+		r.local.pinning = p
 	}
 	return ownServers{r}, nil
 }
@@ -327,7 +334,7 @@ func (r *runner) planRows() ([]results.Row, error) {
 		for _, p := range r.cfg.Pins {
 			row := results.Row{Backend: b, Pin: p, Label: "no pin"}
 			if p == PinPinned {
-				pin, err := r.topo.pinned()
+				pin, err := r.local.topo.pinned()
 				if err != nil {
 					return nil, err
 				}
@@ -375,7 +382,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 		}
 		r.printf("runtime: process (no Docker engine: %v)\n", err)
 	}
-	r.drv, r.clients = newProcessDriver(r.cfg.Binary, r.pids), localFleet{r}
+	r.drv, r.clients = newProcessDriver(r.cfg.Binary, r.local.pids), localFleet{r}
 	r.plan.Runtime = RuntimeProcess
 	return nil
 }

@@ -180,7 +180,7 @@ func (g *shardGroup) stop(ctx context.Context) error {
 // owns its node's socket.
 func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarget, err error) {
 	n := row.Shards
-	places, how := shardPlaces(n, r.topo, row.Pin, r.pinning)
+	places, how := shardPlaces(n, r.local.topo, row.Pin, r.local.pinning)
 	ranges := slots.Split(n)
 	var file []slots.Node
 	group := &shardGroup{}
@@ -268,14 +268,14 @@ func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
 		found := false
 		if len(pids) == 0 {
 			// No pids given: the owner of each node's socket, from /proc.
-			proof, lastErr = r.proc.proveServer(ctx, m.Addr, 0)
+			proof, lastErr = r.local.proc.proveServer(ctx, m.Addr, 0)
 			found = lastErr == nil
 		}
 		for _, pid := range pids {
 			if used[pid] {
 				continue
 			}
-			if proof, lastErr = r.proc.proveServer(ctx, m.Addr, pid); lastErr == nil {
+			if proof, lastErr = r.local.proc.proveServer(ctx, m.Addr, pid); lastErr == nil {
 				found = true
 				break
 			}
@@ -284,7 +284,7 @@ func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
 			return nil, fmt.Errorf("orchestrator: no pid of --server-pid %s owns the socket of cluster node %s: %w", formatPIDs(pids), m.Addr, lastErr)
 		}
 		used[proof.PID] = true
-		n.proof, n.probe = &proof, localProbe{addr: m.Addr, pid: proof.PID, proc: r.proc}
+		n.proof, n.probe = &proof, localProbe{addr: m.Addr, pid: proof.PID, proc: r.local.proc}
 		r.printf("cluster node %s (%d slots): %s\n", m.Addr, n.Slots, proof.Sentence())
 		nodes = append(nodes, n)
 	}

@@ -56,17 +56,17 @@ func (r *runner) claimData() error {
 			r.releaseData()
 			return err
 		}
-		r.claims = append(r.claims, c)
+		r.local.claims = append(r.local.claims, c)
 	}
 	return nil
 }
 
 // releaseData drops the run's hold on its data dirs, after cleanData.
 func (r *runner) releaseData() {
-	for _, c := range r.claims {
+	for _, c := range r.local.claims {
 		c.release()
 	}
-	r.claims = nil
+	r.local.claims = nil
 }
 
 // cleanData removes the segment files the run's servers wrote (and a

@@ -121,13 +121,13 @@ func (r *runner) attachExternal(ctx context.Context) (*externalTarget, error) {
 		}
 		return &externalTarget{nodes: nodes, cluster: true}, nil
 	}
-	proof, err := r.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)
+	proof, err := r.local.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)
 	if err != nil {
 		return nil, err
 	}
 	r.cfg.ServerPID = proof.PID
 	r.printf("server: %s\n", proof.Sentence())
-	n := &targetNode{Addr: r.cfg.ServerAddr, proof: &proof, probe: localProbe{addr: r.cfg.ServerAddr, pid: proof.PID, proc: r.proc}}
+	n := &targetNode{Addr: r.cfg.ServerAddr, proof: &proof, probe: localProbe{addr: r.cfg.ServerAddr, pid: proof.PID, proc: r.local.proc}}
 	return &externalTarget{nodes: []*targetNode{n}}, nil
 }
 
@@ -148,7 +148,7 @@ func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, e
 	}
 	spec.Args = append(spec.Args, r.authArgs()...)
 	if row.Pin == PinPinned {
-		spec.CPUs, spec.Mems = r.pinning.ServerCPUs, r.pinning.ServerMems
+		spec.CPUs, spec.Mems = r.local.pinning.ServerCPUs, r.local.pinning.ServerMems
 	}
 	r.printf("%s %s: starting the server%s on a wiped %s\n", titleCase(row.Backend), row.Label, r.host.where(), r.cfg.DataDir)
 	srv, err := r.drv.startServer(ctx, spec)
