@@ -72,7 +72,7 @@ func TestRunAcrossHosts(t *testing.T) {
 	bin := testenv.MustBinary(t)
 	hosts := testenv.MustHosts(t, 2, testenv.HostsOptions{})
 	a, b := hosts[0], hosts[1]
-	args, _, out := hostArgs(t, a, []*testenv.Host{b, a}, "3,4", "1")
+	args, data, out := hostArgs(t, a, []*testenv.Host{b, a}, "3,4", "1")
 
 	// The password is in a file in each container, never on a command
 	// line: read it from the server container's file, and keep every
@@ -223,6 +223,59 @@ func TestRunAcrossHosts(t *testing.T) {
 		if left := labelledContainers(t, h.Client(t)); len(left) != 0 {
 			t.Errorf("host %s: containers left: %q", h.Name, left)
 		}
+	}
+
+	// --resume across hosts: without its last pass and its merged latency
+	// phase, the bundle is completed on the same hosts with just those.
+	dropLastPass(t, out)
+	if err := os.Remove(filepath.Join(out, results.DirHosts, results.FileHostsLatency)); err != nil {
+		t.Fatal(err)
+	}
+	res = runBinary(t, bin, "run", "--resume", out, "--state-dir", filepath.Join(data, "..", "state"))
+	if res.code != 0 {
+		t.Fatalf("resume across hosts: exit %d\n%s", res.code, res.stderr)
+	}
+	for _, want := range []string{"cell 1/1: Libaio", "pass 1/1 (server on host a, clients b×2 a×2)", "latency, 1 s online"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("resume's progress lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	checkBundle(t, out, res.stdout, 1, 1)
+	again, _, err := results.ReadCells(out)
+	if err != nil || len(again) != len(passes) {
+		t.Fatalf("after resume: %d passes (%v), want %d", len(again), err, len(passes))
+	}
+	for _, p := range again {
+		checkHostsPass(t, out, p)
+	}
+	if lats, err := results.ReadHostsLatency(out); err != nil || len(lats) != 1 || lats[0].Count == 0 {
+		t.Errorf("after resume: hosts latency %+v (%v), want the row's merged phase once", lats, err)
+	}
+	for _, h := range hosts {
+		if left := labelledContainers(t, h.Client(t)); len(left) != 0 {
+			t.Errorf("host %s: containers left after resume: %q", h.Name, left)
+		}
+	}
+}
+
+// dropLastPass removes the last pass record from a bundle's cells.jsonl,
+// as if the run had been stopped before it.
+func dropLastPass(t *testing.T, out string) {
+	t.Helper()
+	path := filepath.Join(out, results.FileCells)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], `"kind":"pass"`) {
+			lines = append(lines[:i], lines[i+1:]...)
+			break
+		}
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -97,3 +97,51 @@ func TestRunLadder(t *testing.T) {
 		t.Errorf("external ladder: got %+v, want fio and RESP only", ls)
 	}
 }
+
+// TestRunLadderAndLatencyDocker: under the Docker runtime the ladder's
+// layers (run as processes beside the data dir) and the fixed-rate
+// latency steps (clients in containers) both complete, and nothing of the
+// run is left.
+func TestRunLadderAndLatencyDocker(t *testing.T) {
+	cli := testenv.MustDocker(t)
+	bin := testenv.MustBinary(t)
+	removeImageAfter(t, cli, bin)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+	r := runBinary(t, bin, append(tinyArgs(t, data, out), "--runtime", "docker", "--backends", "libaio", "--pin", "none", "--threads", "2", "--ladder", "--latency")...)
+	if r.code != 0 {
+		t.Fatalf("run --runtime docker --ladder --latency: exit %d, want 0:\n%s", r.code, r.stderr)
+	}
+	plan := checkBundle(t, out, r.stdout, 1, 1)
+	if plan.Runtime != RuntimeDocker {
+		t.Errorf("plan runtime %q, want docker", plan.Runtime)
+	}
+	var ls []results.Ladder
+	if err := results.ReadJSON(out, results.FileLadder, &ls); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || len(ls[0].Layers) != 4 {
+		t.Fatalf("ladder.json: got %+v, want one libaio ladder of four layers", ls)
+	}
+	for _, x := range ls[0].Layers[1:] {
+		if x.OpsPerSec <= 0 || x.Error != "" {
+			t.Errorf("layer %+v: want ops/s and no error", x)
+		}
+	}
+	steps, err := results.ReadLatency(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != len(latencyShares) {
+		t.Fatalf("latency.jsonl: %d steps, want %d", len(steps), len(latencyShares))
+	}
+	for _, s := range steps {
+		if s.Row != plan.Rows[0] || s.AchievedOpsPerSec <= 0 || s.P99Micros < s.P50Micros || s.InFlight != 64 {
+			t.Errorf("latency step %+v: want the row's step achieved at -b 64, p99 ≥ p50", s)
+		}
+	}
+	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
+		t.Errorf("containers left with label %s=%s: %d", labelRun, plan.RunID, len(left))
+	}
+	assertNoProcesses(t, bin)
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,9 +45,19 @@ func renderAll(dir string) (string, error) {
 // ladder. It reads what the scenarios' bundles hold and renders none of
 // them again; a scenario whose bundle holds no table says so.
 func WriteIndex(dir string) error {
-	index, err := results.ReadScenarioIndex(dir)
+	text, err := indexText(dir)
 	if err != nil {
 		return err
+	}
+	return results.WriteFile(dir, results.FileReport, []byte(text))
+}
+
+// indexText is the report.md at the top of a --scenario all bundle, as
+// its scenarios' bundles give it now.
+func indexText(dir string) (string, error) {
+	index, err := results.ReadScenarioIndex(dir)
+	if err != nil {
+		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# tierbench run, every scenario\n\n")
@@ -63,7 +74,7 @@ func WriteIndex(dir string) error {
 		case errors.Is(err, os.ErrNotExist):
 			b.WriteString("No table: the scenario's bundle holds none.\n\n")
 		case err != nil:
-			return fmt.Errorf("report: scenario %s: %w", e.Scenario, err)
+			return "", fmt.Errorf("report: scenario %s: %w", e.Scenario, err)
 		default:
 			fmt.Fprintf(&b, "%s\n", table)
 		}
@@ -73,7 +84,28 @@ func WriteIndex(dir string) error {
 		}
 		fmt.Fprintf(&b, "Bundle %s/: %s.\n\n", e.Dir, strings.Join(links, ", "))
 	}
-	return results.WriteFile(dir, results.FileReport, []byte(b.String()))
+	return b.String(), nil
+}
+
+// verifyIndex checks the report.md at the top of a --scenario all bundle:
+// it holds no number of its own, only the scenarios' tables and links, so
+// it must be what their bundles give now, byte for byte.
+func verifyIndex(dir string, w io.Writer) error {
+	want, err := indexText(dir)
+	if err != nil {
+		return err
+	}
+	got, err := os.ReadFile(filepath.Join(dir, results.FileReport))
+	if err != nil {
+		fmt.Fprintf(w, "FAIL %s is missing\n", results.FileReport)
+		return fmt.Errorf("%w: %s: its %s is missing", results.ErrTampered, dir, results.FileReport)
+	}
+	if string(got) != want {
+		fmt.Fprintf(w, "FAIL %s was edited: it is not what the scenarios' bundles give\n", results.FileReport)
+		return fmt.Errorf("%w: %s: %s was edited: it is not what the scenarios' bundles give", results.ErrTampered, dir, results.FileReport)
+	}
+	fmt.Fprintf(w, "ok %s: its %s is what the scenarios' bundles give\n", dir, results.FileReport)
+	return nil
 }
 
 // FileLadderMarkdown is the ladder as Markdown, beside ladder.json.

@@ -47,6 +47,9 @@ func Verify(dir string, w io.Writer) error {
 			errs = append(errs, fmt.Errorf("scenario %s: %w", e.Scenario, err))
 		}
 	}
+	if err := verifyIndex(dir, w); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -151,3 +151,58 @@ func editResults(t *testing.T, dir string, f func(*results.Results)) {
 		t.Fatal(err)
 	}
 }
+
+// TestVerifyAll: the report.md at the top of a --scenario all bundle is
+// checked against what its scenarios' bundles give; an edit there, which
+// no scenario's checksums cover, is named.
+func TestVerifyAll(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, top string)
+		want   string
+	}{
+		{"as written", func(*testing.T, string) {}, ""},
+		{"edited top report", func(t *testing.T, top string) {
+			edit(t, top, results.FileReport, func(b []byte) []byte { return bytes.Replace(b, []byte("7.06 M"), []byte("7.60 M"), 1) })
+		}, "report.md was edited: it is not what the scenarios' bundles give"},
+		{"missing top report", func(t *testing.T, top string) {
+			if err := os.Remove(filepath.Join(top, results.FileReport)); err != nil {
+				t.Fatal(err)
+			}
+		}, "report.md is missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top := t.TempDir()
+			if err := os.Rename(writeBundle(t, true), filepath.Join(top, results.ScenarioStorage)); err != nil {
+				t.Fatal(err)
+			}
+			index := results.ScenarioIndex{Scenarios: []results.ScenarioEntry{{Scenario: results.ScenarioStorage, Dir: results.ScenarioStorage}}}
+			b, err := json.Marshal(index)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(top, results.FileScenarios), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Render(top); err != nil {
+				t.Fatal(err)
+			}
+			tt.change(t, top)
+			var out bytes.Buffer
+			err = Verify(top, &out)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("got %v, want the untouched bundle to verify:\n%s", err, out.String())
+				}
+				if !strings.Contains(out.String(), "ok "+top+": its report.md is what the scenarios' bundles give") {
+					t.Errorf("got %q, want an ok line for the top report.md", out.String())
+				}
+				return
+			}
+			if !errors.Is(err, results.ErrTampered) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(out.String(), "FAIL "+tt.want) {
+				t.Errorf("got error %v and output %q, want ErrTampered naming %q", err, out.String(), tt.want)
+			}
+		})
+	}
+}
