@@ -173,18 +173,16 @@
 //	localmemory   TestRunScenarioLocalMemory, TestShardsLocalMemory  TestRunScenarioAll  refused (the same)
 //	all           TestRunScenarioAll runs its three under docker; --resume of an all bundle is refused (resume one scenario's)
 //
-//	extra     one machine                                        across hosts
-//	ladder    TestRunScenarioLocalMemory, TestRunLadder          refused with --server-host (its layers would run here);
-//	                                                             the reference profile's ladder turns off and is said
-//	latency   TestResumeRunsMissingLatency                       TestRunAcrossHosts; with --shards above 1 or against
-//	                                                             a cluster refused (the reference profile's: off, said)
-//	resume    TestRunInterruptAndResume, TestResumeRunsMissingLatency
+//	extra     process                          docker                          across hosts
+//	ladder    TestRunScenarioLocalMemory,      TestRunLadderAndLatencyDocker   refused with --server-host (its layers
+//	          TestRunLadder                                                    would run here); the reference
+//	                                                                           profile's ladder turns off and is said
+//	latency   TestResumeRunsMissingLatency     TestRunLadderAndLatencyDocker   TestRunAcrossHosts; with --shards above 1
+//	                                                                           or against a cluster refused (the
+//	                                                                           reference profile's: off, said)
+//	resume    TestRunInterruptAndResume,       TestRunLadderAndLatencyDocker   TestRunAcrossHosts (a pass and the
+//	          TestResumeRunsMissingLatency                                     merged latency phase completed)
 //
-// The one-machine extras are exercised under the process runtime; under
-// docker the ladder's layers and the latency client take the same paths
-// (the layers run as processes here, beside the server's data dir), and
-// --resume across hosts takes the one-host path with the hosts' records:
-// those three are supported but not yet exercised by a test of their own.
 // The latency steps and the cells across hosts offer each row's own -b
 // (localmemory's 256 and 1024 rows), the -b the row records.
 //

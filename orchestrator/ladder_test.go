@@ -100,8 +100,8 @@ func TestRunLadder(t *testing.T) {
 
 // TestRunLadderAndLatencyDocker: under the Docker runtime the ladder's
 // layers (run as processes beside the data dir) and the fixed-rate
-// latency steps (clients in containers) both complete, and nothing of the
-// run is left.
+// latency steps (clients in containers) both complete, --resume completes
+// what the bundle lacks, and nothing of the run is left.
 func TestRunLadderAndLatencyDocker(t *testing.T) {
 	cli := testenv.MustDocker(t)
 	bin := testenv.MustBinary(t)
@@ -144,4 +144,35 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 		t.Errorf("containers left with label %s=%s: %d", labelRun, plan.RunID, len(left))
 	}
 	assertNoProcesses(t, bin)
+
+	// --resume under docker: without its last pass and last latency step,
+	// the bundle is completed with just those, in containers again.
+	dropLastPass(t, out)
+	lat := filepath.Join(out, results.FileLatency)
+	b, err := os.ReadFile(lat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	if err := os.WriteFile(lat, []byte(strings.Join(lines[:len(lines)-1], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runBinary(t, bin, "run", "--resume", out, "--state-dir", filepath.Join(data, "..", "state"))
+	if r.code != 0 {
+		t.Fatalf("resume under docker: exit %d:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"runtime: docker", "cell 1/1: Libaio", "at 90 % of"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("resume's progress lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if steps, err := results.ReadLatency(out); err != nil || len(steps) != len(latencyShares) {
+		t.Errorf("after resume: %d latency steps (%v), want %d", len(steps), err, len(latencyShares))
+	}
+	if passes, _, err := results.ReadCells(out); err != nil || len(passes) != 1 {
+		t.Errorf("after resume: %d passes (%v), want 1", len(passes), err)
+	}
+	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
+		t.Errorf("containers left after resume: %d", len(left))
+	}
 }

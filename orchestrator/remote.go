@@ -25,6 +25,9 @@ type hostsDriver struct {
 	engines []*dockerDriver // each engine once, server first
 	// netChecked says the hosts' network preflight ran: once a run.
 	netChecked bool
+	// lead is how far ahead a phase's shared start is set: clientLeadTime,
+	// doubled each time a client was not ready in time (runClients).
+	lead time.Duration
 }
 
 // newHostsDriver connects to every host and builds the image on each.
