@@ -112,7 +112,13 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("run --runtime docker --ladder --latency: exit %d, want 0:\n%s", r.code, r.stderr)
 	}
-	plan := checkBundle(t, out, r.stdout, 1, 1)
+	var plan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &plan); err != nil {
+		t.Fatal(err)
+	}
+	if table, _ := os.ReadFile(filepath.Join(out, results.FileTable)); len(table) == 0 || !strings.HasPrefix(r.stdout, string(table)) {
+		t.Errorf("stdout does not begin with table.md:\n%s", r.stdout)
+	}
 	if plan.Runtime != RuntimeDocker {
 		t.Errorf("plan runtime %q, want docker", plan.Runtime)
 	}

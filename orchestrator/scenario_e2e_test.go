@@ -186,8 +186,8 @@ func TestRunScenarioAll(t *testing.T) {
 			}
 		}
 	}
-	if v := runBinary(t, bin, "report", "--verify", out); v.code != 0 || strings.Count(v.stdout, "ok ") != 3 {
-		t.Errorf("report --verify of the all bundle: exit %d, want 0 and three scenarios checked:\n%s%s", v.code, v.stdout, v.stderr)
+	if v := runBinary(t, bin, "report", "--verify", out); v.code != 0 || strings.Count(v.stdout, "ok ") != 4 {
+		t.Errorf("report --verify of the all bundle: exit %d, want 0 and three scenarios and the top report.md checked:\n%s%s", v.code, v.stdout, v.stderr)
 	}
 	if !strings.Contains(r.stderr, "runtime: docker") {
 		t.Errorf("the scenarios did not run in Docker:\n%s", r.stderr)
