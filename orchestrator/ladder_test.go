@@ -141,9 +141,15 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 	if len(steps) != len(latencyShares) {
 		t.Fatalf("latency.jsonl: %d steps, want %d", len(steps), len(latencyShares))
 	}
-	for _, s := range steps {
-		if s.Row != plan.Rows[0] || s.AchievedOpsPerSec <= 0 || s.P99Micros < s.P50Micros || s.InFlight != 64 {
-			t.Errorf("latency step %+v: want the row's step achieved at -b 64, p99 ≥ p50", s)
+	// On a loaded 2-CPU machine the upper steps may fall short of their
+	// offered rate (recorded as such and marked in the report); the lowest
+	// must not.
+	for i, s := range steps {
+		if s.Row != plan.Rows[0] || s.InFlight != 64 || s.OfferedOpsPerSec <= 0 || s.Hlog == "" {
+			t.Errorf("latency step %+v: want the row's step offered at -b 64 with its histogram log", s)
+		}
+		if (i == 0 || !s.Short) && (s.AchievedOpsPerSec <= 0 || s.P99Micros < s.P50Micros || s.P50Micros <= 0) {
+			t.Errorf("latency step %+v: want it achieved, p99 ≥ p50 > 0", s)
 		}
 	}
 	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
