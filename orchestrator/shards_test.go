@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,9 +83,12 @@ func TestExpandShardsLabelsRows(t *testing.T) {
 	rows := []results.Row{{Backend: "uring", Pin: PinNone, Label: "no pin"}}
 	r := &runner{cfg: Config{Shards: []int{1, 2}}}
 	got := r.expandShards(rows)
-	want := "[{uring none 1 shard / no pin 1 0} {uring none 2 shards / no pin 2 0}]" // the last field is Row.Batch
-	if fmt.Sprint(got) != want {
-		t.Fatalf("expandShards: %v, want %s", got, want)
+	want := []results.Row{
+		{Backend: "uring", Pin: PinNone, Label: "1 shard / no pin", Shards: 1},
+		{Backend: "uring", Pin: PinNone, Label: "2 shards / no pin", Shards: 2},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("expandShards: got %+v, want %+v", got, want)
 	}
 	if got[0].ID() == got[1].ID() || got[1].ID() != "uring/none/shards=2" || got[0].ID() != "uring/none" {
 		t.Errorf("keys %q and %q: want uring/none and uring/none/shards=2", got[0].ID(), got[1].ID())
