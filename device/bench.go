@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,6 +213,12 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 			// fio's group-reported CPU is the average per job (its times
 			// and runtimes are both summed over the jobs).
 			CPUMicrosPerOp: cpuMicrosPerOp((f.UsrCPU+f.SysCPU)*float64(cfg.Threads), f.IOPS)}, nil
+	}
+	if cfg.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(cfg.CPUProfile); err != nil {
+			return BenchResult{}, fmt.Errorf("device bench: start the CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	for p := range cfg.Passes {
 		// Odd passes run fio first, so that neither side always follows

@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"io"
 )
 
 // What the raw random-read benchmark is asked to run (BenchConfig) and
@@ -40,6 +41,10 @@ type BenchConfig struct {
 	// worker then runs its own loop, resubmitting the reads that completed
 	// during its last Submit as one batch.
 	InlineCompletion bool
+
+	// CPUProfile, when set, receives a pprof CPU profile of the timed
+	// passes only (the file set's preparation is left out).
+	CPUProfile io.Writer
 }
 
 // LatencyMicros are completion latencies in microseconds.

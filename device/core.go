@@ -38,7 +38,7 @@ type core struct {
 	// free holds the indexes of unused slots. It has exactly ThrottleLimit
 	// entries in all, so taking one is the throttle: a submitter blocks
 	// while ThrottleLimit requests are in flight.
-	free *slotStack
+	free *slotPool
 
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64 // instrumentation: the highest inFlight seen
@@ -88,8 +88,10 @@ func (c *core) noteDeferredRun(n int) {
 	}
 }
 
-func newCore(cfg Config, limit int) *core {
-	return &core{cfg: cfg, sector: uint64(cfg.SectorSize), slots: make([]slot, limit), free: newSlotStack(limit)}
+// newCore makes the shared part of a backend with limit slots, free on
+// stacks free stacks (see slotPool).
+func newCore(cfg Config, limit, stacks int) *core {
+	return &core{cfg: cfg, sector: uint64(cfg.SectorSize), slots: make([]slot, limit), free: newSlotPool(limit, stacks)}
 }
 
 // check refuses a request that breaks the alignment or segment invariants,
@@ -122,8 +124,8 @@ func (c *core) check(r *Request) error {
 // is set. ok is false when no slot was free and wait is unset.
 func (c *core) acquire(wait bool) (idx uint32, ok bool) {
 	if wait {
-		idx = c.free.popWait()
-	} else if idx, ok = c.free.pop(); !ok {
+		idx = c.free.popWait(0)
+	} else if idx, ok = c.free.pop(0); !ok {
 		return 0, false
 	}
 	c.noteInFlight(c.inFlight.Add(1))
@@ -135,7 +137,7 @@ func (c *core) acquire(wait bool) (idx uint32, ok bool) {
 func (c *core) release(idx uint32) {
 	c.slots[idx].buf = nil
 	c.inFlight.Add(-1)
-	c.free.push(idx)
+	c.free.push(0, idx)
 }
 
 // noteInFlight raises the in-flight high-water mark to n. The common case,

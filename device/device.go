@@ -27,7 +27,10 @@ type Request struct {
 	Offset uint64 // byte address; segment = Offset / SegmentBytes
 	Buf    []byte
 	// UserData is returned untouched with the completion; callers use it to
-	// find their own state without a map lookup or an allocation.
+	// find their own state without a map lookup or an allocation. Its upper
+	// 32 bits name the submitter (a store session, a benchmark worker):
+	// the localmemory device keeps each submitter's requests on one
+	// completion goroutine (any value is correct; this one is cheap).
 	UserData uint64
 }
 

@@ -21,8 +21,8 @@
 // A table of ThrottleLimit slots holds the state of the requests in flight;
 // a slot's index travels through the kernel as the iocb's aio_data or the
 // SQE's user_data, so completing a request needs no map and no allocation.
-// The lock-free stack of free slot indexes (slotStack) is the throttle:
-// Submit blocks on it while ThrottleLimit requests are in flight.
+// The lock-free stacks of free slot indexes (slotPool) are the throttle:
+// Submit blocks on them while ThrottleLimit requests are in flight.
 //
 // libaio: IOContexts contexts (default CompletionThreads), each reaped by
 // its own goroutine locked to an OS thread and blocked in io_getevents;
@@ -46,9 +46,13 @@
 // grow as deep as the queue, and the disk would idle while one was
 // prepared and plugged: 0.85 × fio at QD 64 before, ≈ 0.96–1.0 after).
 //
-// localmemory: segments are anonymous mappings; requests are pushed onto
-// the lock-free queue of one of CompletionThreads goroutines (picked by slot
-// number), which takes its queue whole, copies and completes. With
+// localmemory: segments are anonymous mappings; a batch is pushed whole,
+// with one compare-and-swap and at most one wake-up, onto the lock-free
+// queue of one of CompletionThreads goroutines: the submitter's, picked by
+// the upper half of UserData, where callers keep their own id. The
+// goroutine takes its queue whole, copies and completes, and parks when it
+// is empty. Each queue has its own stack of free slots, so that a request
+// crosses between CPUs only as the hand-off itself (see memQueue). With
 // Config.InlineCompletion Submit copies and completes each request itself,
 // on the caller's goroutine, so OnComplete must not call Submit. Either way
 // the source lines of a batch are loaded before the first copy (warm), so

@@ -5,9 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// slotStack is the set of free slot indexes, and so the throttle: a
-// lock-free stack threaded through next, with a blocking slow path for a
-// submitter that finds it empty.
+// slotPool is the set of free slot indexes, and so the throttle: one or
+// more lock-free stacks threaded through one next array, with a blocking
+// slow path for a submitter that finds them all empty.
 //
 // Why not a channel of indexes (what it replaced): a buffered channel takes
 // its lock on every send and receive, and with completions released on one
@@ -18,77 +18,127 @@ import (
 // compare-and-swap each, and the mutex and condition variable are touched
 // only while the throttle is full.
 //
-// head packs a 32-bit version with top+1 (0: empty). The version changes on
-// every successful swap, so a pop that read head, lost the processor while
-// the same index was popped and pushed back under a different next, and
-// then swaps, fails instead of installing a stale next (the ABA problem);
-// it would take 2³² swaps in between to fool it.
-type slotStack struct {
-	head atomic.Uint64
-	next []atomic.Uint32 // next[i]: index+1 of the entry below i (0: bottom)
+// Why several stacks: the localmemory device gives each completion queue
+// its own, so that the slots a queue frees go back where its submitter
+// takes them. With one stack for all, the stack's head was written by both
+// CPUs for every request (a slot taken on one, freed on the other), and
+// moving that cache line between the two CPUs of the test host cost more
+// than the request's copy. A submitter takes from its own stack first and
+// from the others only when its own is empty, so slots drift to the queues
+// that use them; the throttle still counts them all.
+type slotPool struct {
+	stacks []freeStack
+	next   []atomic.Uint32 // next[i]: index+1 of the entry below i in its stack (0: bottom)
 
 	waiters atomic.Int32 // submitters blocked in popWait
 	mu      sync.Mutex
 	cond    sync.Cond
 }
 
-func newSlotStack(n int) *slotStack {
-	s := &slotStack{next: make([]atomic.Uint32, n)}
-	s.cond.L = &s.mu
-	for i := n - 1; i >= 0; i-- {
-		s.push(uint32(i))
-	}
-	return s
+// freeStack is one stack of a slotPool, alone on its cache line.
+//
+// head packs a 32-bit version with top+1 (0: empty). The version changes
+// on every successful swap, so a pop that read head, lost the processor
+// while the same index was popped and pushed back under a different next,
+// and then swaps, fails instead of installing a stale next (the ABA
+// problem); it would take 2³² swaps in between to fool it. n counts the
+// entries (instrumentation: the pool's in-flight figure), updated after
+// the swap, on the line the swap just took.
+type freeStack struct {
+	head atomic.Uint64
+	n    atomic.Int64
+	_    [48]byte
 }
 
-// pop takes a free index; ok is false when none is free.
-func (s *slotStack) pop() (idx uint32, ok bool) {
+// newSlotPool makes a pool of slots 0..n-1 spread over k stacks, slot i on
+// stack i%k.
+func newSlotPool(n, k int) *slotPool {
+	p := &slotPool{stacks: make([]freeStack, k), next: make([]atomic.Uint32, n)}
+	p.cond.L = &p.mu
+	for i := n - 1; i >= 0; i-- {
+		p.stacks[i%k].push(p.next, uint32(i))
+	}
+	return p
+}
+
+// pop takes a free index from stack k, or from another stack when k is
+// empty; ok is false when none is free.
+func (p *slotPool) pop(k int) (idx uint32, ok bool) {
+	if idx, ok = p.stacks[k].pop(p.next); ok {
+		return idx, true
+	}
+	for j := 1; j < len(p.stacks); j++ {
+		if idx, ok = p.stacks[(k+j)%len(p.stacks)].pop(p.next); ok {
+			return idx, true
+		}
+	}
+	return 0, false
+}
+
+// popWait is pop that waits for a free index while none is free.
+func (p *slotPool) popWait(k int) uint32 {
+	if idx, ok := p.pop(k); ok {
+		return idx
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// waiters is raised before the pop that decides to wait, and push reads
+	// it after its swap: either this pop sees the pushed index, or that push
+	// sees a waiter and broadcasts, which it can only do once this
+	// goroutine is inside Wait (it needs mu).
+	p.waiters.Add(1)
+	defer p.waiters.Add(-1)
+	for {
+		if idx, ok := p.pop(k); ok {
+			return idx
+		}
+		p.cond.Wait()
+	}
+}
+
+// push returns index i to stack k and wakes blocked submitters, if any.
+func (p *slotPool) push(k int, i uint32) {
+	p.stacks[k].push(p.next, i)
+	if p.waiters.Load() > 0 {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+}
+
+// free is the number of free indexes, summed over the stacks one by one:
+// exact when nothing moves, approximate while slots do, and never above the
+// pool's size.
+func (p *slotPool) free() int64 {
+	var n int64
+	for i := range p.stacks {
+		n += max(p.stacks[i].n.Load(), 0)
+	}
+	return min(n, int64(len(p.next)))
+}
+
+func (s *freeStack) pop(next []atomic.Uint32) (idx uint32, ok bool) {
 	for {
 		h := s.head.Load()
 		top := uint32(h)
 		if top == 0 {
 			return 0, false
 		}
-		below := s.next[top-1].Load()
+		below := next[top-1].Load()
 		if s.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(below)) {
+			s.n.Add(-1)
 			return top - 1, true
 		}
 	}
 }
 
-// popWait takes a free index, waiting for one while none is free.
-func (s *slotStack) popWait() uint32 {
-	if idx, ok := s.pop(); ok {
-		return idx
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// waiters is raised before the pop that decides to wait, and push reads
-	// it after its swap: either this pop sees the pushed index, or that push
-	// sees a waiter and broadcasts, which it can only do once this
-	// goroutine is inside Wait (it needs mu).
-	s.waiters.Add(1)
-	defer s.waiters.Add(-1)
-	for {
-		if idx, ok := s.pop(); ok {
-			return idx
-		}
-		s.cond.Wait()
-	}
-}
-
-// push returns index i to the stack and wakes blocked submitters, if any.
-func (s *slotStack) push(i uint32) {
+func (s *freeStack) push(next []atomic.Uint32, i uint32) {
 	for {
 		h := s.head.Load()
-		s.next[i].Store(uint32(h))
+		next[i].Store(uint32(h))
 		if s.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(i+1)) {
-			break
+			s.n.Add(1)
+			return
 		}
-	}
-	if s.waiters.Load() > 0 {
-		s.mu.Lock()
-		s.cond.Broadcast()
-		s.mu.Unlock()
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -156,69 +157,82 @@ func TestBenchInline(t *testing.T) {
 	}
 }
 
-// TestSlotStack takes and returns slots from several goroutines at once:
-// no index may be held by two of them at a time, every index comes back,
-// and a taker blocked on an empty stack is woken by a return.
-func TestSlotStack(t *testing.T) {
-	const n, takers, rounds = 8, 6, 2000
-	s := newSlotStack(n)
-	var held [n]atomic.Int32
-	var wg sync.WaitGroup
-	for g := range takers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for r := range rounds {
-				var idx uint32
-				if (g+r)%2 == 0 {
-					idx = s.popWait()
-				} else {
-					var ok bool
-					if idx, ok = s.pop(); !ok {
-						continue
-					}
-				}
-				if idx >= n {
-					t.Errorf("popped index %d, want below %d", idx, n)
-					return
-				}
-				if c := held[idx].Add(1); c != 1 {
-					t.Errorf("index %d held by %d takers at once, want 1", idx, c)
-				}
-				held[idx].Add(-1)
-				s.push(idx)
+// TestSlotPool takes and returns slots from several goroutines at once, on
+// one stack and on several (each taker returning its slots to a stack
+// other than the one it took them from, so that slots move between them):
+// no index may be held by two takers at a time, every index comes back,
+// free counts them all, and a taker blocked on an empty pool is woken by a
+// return to any stack.
+func TestSlotPool(t *testing.T) {
+	for _, stacks := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d stacks", stacks), func(t *testing.T) {
+			const n, takers, rounds = 8, 6, 2000
+			p := newSlotPool(n, stacks)
+			if got := p.free(); got != n {
+				t.Fatalf("free before the run: got %d, want %d", got, n)
 			}
-		}()
-	}
-	wg.Wait()
-	seen := map[uint32]bool{}
-	for {
-		idx, ok := s.pop()
-		if !ok {
-			break
-		}
-		if seen[idx] {
-			t.Fatalf("index %d twice in the drained stack", idx)
-		}
-		seen[idx] = true
-	}
-	if len(seen) != n {
-		t.Fatalf("indexes after the run: got %d, want %d", len(seen), n)
-	}
-	woke := make(chan uint32)
-	go func() { woke <- s.popWait() }()
-	select {
-	case idx := <-woke:
-		t.Fatalf("popWait on an empty stack returned %d, want it to wait", idx)
-	case <-time.After(20 * time.Millisecond):
-	}
-	s.push(3)
-	select {
-	case idx := <-woke:
-		if idx != 3 {
-			t.Errorf("popWait after push(3): got %d, want 3", idx)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("popWait was not woken by a push")
+			var held [n]atomic.Int32
+			var wg sync.WaitGroup
+			for g := range takers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for r := range rounds {
+						var idx uint32
+						if (g+r)%2 == 0 {
+							idx = p.popWait(g % stacks)
+						} else {
+							var ok bool
+							if idx, ok = p.pop(g % stacks); !ok {
+								continue
+							}
+						}
+						if idx >= n {
+							t.Errorf("popped index %d, want below %d", idx, n)
+							return
+						}
+						if c := held[idx].Add(1); c != 1 {
+							t.Errorf("index %d held by %d takers at once, want 1", idx, c)
+						}
+						held[idx].Add(-1)
+						p.push((g+r)%stacks, idx)
+					}
+				}()
+			}
+			wg.Wait()
+			if got := p.free(); got != n {
+				t.Errorf("free after the run: got %d, want %d", got, n)
+			}
+			seen := map[uint32]bool{}
+			for {
+				idx, ok := p.pop(0)
+				if !ok {
+					break
+				}
+				if seen[idx] {
+					t.Fatalf("index %d twice in the drained pool", idx)
+				}
+				seen[idx] = true
+			}
+			if len(seen) != n || p.free() != 0 {
+				t.Fatalf("indexes after the run: got %d (free %d), want %d (free 0)", len(seen), p.free(), n)
+			}
+			woke := make(chan uint32)
+			go func() { woke <- p.popWait(0) }()
+			select {
+			case idx := <-woke:
+				t.Fatalf("popWait on an empty pool returned %d, want it to wait", idx)
+			case <-time.After(20 * time.Millisecond):
+			}
+			p.push(stacks-1, 3)
+			select {
+			case idx := <-woke:
+				if idx != 3 {
+					t.Errorf("popWait after push(3): got %d, want 3", idx)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("popWait was not woken by a push")
+			}
+		})
 	}
 }

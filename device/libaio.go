@@ -148,7 +148,7 @@ func openLibaio(cfg Config) (*aioDevice, error) {
 	// A context can hold depth requests and any context may be handed all
 	// of them, so the throttle never exceeds the depth: io_submit then never
 	// runs out of room.
-	d.core = newCore(cfg, min(cfg.ThrottleLimit, depth))
+	d.core = newCore(cfg, min(cfg.ThrottleLimit, depth), 1)
 	if err := d.files.openExisting(); err != nil {
 		d.destroyContexts()
 		return nil, err

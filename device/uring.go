@@ -166,7 +166,7 @@ var _ Device = (*uringDevice)(nil)
 
 func openUring(cfg Config) (*uringDevice, error) {
 	limit := min(cfg.ThrottleLimit, uringMaxCQEntries)
-	d := &uringDevice{core: newCore(cfg, limit), files: newSegmentFiles(cfg.Dir)}
+	d := &uringDevice{core: newCore(cfg, limit, 1), files: newSegmentFiles(cfg.Dir)}
 	// Any ring may be handed every request in flight, and the reaper
 	// frees CQ space before it frees the slots, so a CQ as deep as the
 	// throttle never overflows.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"syscall"
 
@@ -39,6 +40,7 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.CompletionThreads, "device-completion-threads", device.DefaultCompletionThreads, "completion goroutines")
 	fs.BoolVar(&cfg.InlineCompletion, "device-inline-completion", false, "localmemory: each worker's reads are copied and completed inside its own Submit and resubmitted by its loop, with no completion goroutine (the native backends complete on their reapers either way)")
 	fs.IntVar(&cfg.SectorSize, "device-sector-size", 0, "alignment unit in bytes (0: logical_block_size of the disk under --dir)")
+	profile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed passes to this `file` (go tool pprof -top tierbench file)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench device [flags]
 
@@ -72,6 +74,15 @@ Flags:
 		return 2
 	}
 	cfg.FileBytes = n
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintf(stderr, "tierbench device: --cpuprofile: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		cfg.CPUProfile = f
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := device.RunBench(ctx, cfg, stdout, stderr); err != nil {

@@ -67,6 +67,7 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.FioDepth, "fio-depth", cfg.FioDepth, "--compare-fio: fio `iodepth` (one job)")
 	fs.IntVar(&cfg.FioBlockBytes, "fio-block", cfg.FioBlockBytes, "--compare-fio: fio block `bytes`")
 	fioFile := fs.String("fio-file-size", size.Format(cfg.FioFileBytes), "--compare-fio: `size` of the fio file")
+	profile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed runs to this `file` (go tool pprof -top tierbench file)")
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
 	}
@@ -96,6 +97,15 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 	cfg.Runtime = time.Duration(*runtime) * time.Second
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", strings.TrimPrefix(err.Error(), kvbench.ErrUsage.Error()+": "))
+	}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintf(stderr, "tierbench kv: --cpuprofile: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		cfg.CPUProfile = f
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -3,6 +3,7 @@ package kvbench
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/keyspace"
@@ -39,6 +40,10 @@ type Config struct {
 	FioDepth      int
 	FioBlockBytes int
 	FioFileBytes  int64
+
+	// CPUProfile, when set, receives a pprof CPU profile of the timed runs
+	// only (the load is left out).
+	CPUProfile io.Writer
 }
 
 // DefaultConfig returns the defaults of the command line: the reference's

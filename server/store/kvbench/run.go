@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,6 +106,12 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	s := st.Stats()
 	fmt.Fprintf(human, "[Store] keys %d, begin %d, head %d, tail %d (%.1f%% of the log on the device), index %d buckets + %d overflow, RSS %.1f MiB\n",
 		s.Keys, s.BeginAddress, s.HeadAddress, s.TailAddress, onDevice(s), s.IndexBuckets, s.OverflowBuckets, float64(res.Load.RSSBytes)/(1<<20))
+	if cfg.Runtime > 0 && cfg.CPUProfile != nil {
+		if err := pprof.StartCPUProfile(cfg.CPUProfile); err != nil {
+			return fmt.Errorf("kvbench: start the CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if cfg.Runtime > 0 {
 		for _, threads := range cfg.Threads {
 			if ctx.Err() != nil {
