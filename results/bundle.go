@@ -111,6 +111,10 @@ type PassRecord struct {
 	Hits      int64   `json:"hits"`
 	Misses    int64   `json:"misses"`
 	Errors    int64   `json:"errors"`
+	// Gets counts the ops of a mixed cell (--workload) that read a key:
+	// its GETs, RMWs and MGET keys, which the per-GET figures divide by;
+	// absent (0) for a GET cell, where every op is a GET.
+	Gets int64 `json:"gets,omitempty"`
 
 	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
 	ClientSaturated  bool    `json:"client_saturated"`

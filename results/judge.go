@@ -82,10 +82,19 @@ func JudgePass(rec *PassRecord, maxMiss float64) {
 		rec.Unverified = true
 		return
 	}
-	if rec.Ops > 0 {
-		rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(rec.Ops)
+	if gets := rec.gets(); gets > 0 {
+		rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(gets)
 	}
 	rec.MemoryServed = rec.ReadBytesPerGet < MinSectorShare*SectorBytes
+}
+
+// gets is how many of the pass's ops read a key: Gets in a mixed cell,
+// every op in a GET cell.
+func (rec *PassRecord) gets() int64 {
+	if rec.Gets > 0 {
+		return rec.Gets
+	}
+	return rec.Ops
 }
 
 // judgeScenario marks a memory or localmemory pass: scenario 1's cell
@@ -98,8 +107,8 @@ func judgeScenario(rec *PassRecord) {
 			rec.Unverified = true
 			return
 		}
-		if rec.Ops > 0 {
-			rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(rec.Ops)
+		if gets := rec.gets(); gets > 0 {
+			rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(gets)
 		}
 		rec.DeviceRead = rec.ReadBytesPerGet >= MaxMemorySectorShare*SectorBytes
 	case ScenarioLocalMemory:
@@ -107,9 +116,9 @@ func judgeScenario(rec *PassRecord) {
 			rec.Unverified = true
 			return
 		}
-		if rec.Ops > 0 {
-			rec.DeviceReadsPerGet = float64(rec.DeviceReads) / float64(rec.Ops)
-			rec.ReadBytesPerGet = float64(max(rec.ReadBytes, 0)) / float64(rec.Ops)
+		if gets := rec.gets(); gets > 0 {
+			rec.DeviceReadsPerGet = float64(rec.DeviceReads) / float64(gets)
+			rec.ReadBytesPerGet = float64(max(rec.ReadBytes, 0)) / float64(gets)
 		}
 		rec.NoDeviceReads = rec.DeviceReadsPerGet < MinDeviceReadsPerGet
 		// A shard whose reads missed its device fails the cell even when

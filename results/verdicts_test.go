@@ -334,6 +334,10 @@ func TestJudgePass(t *testing.T) {
 		{"errors count as misses", results.PassRecord{Ops: 1000, Hits: 900, Errors: 100, ReadBytes: 512 * 1000}, 0.001, true, false, false},
 		{"no ops", results.PassRecord{ReadBytes: 0}, 0, true, true, false},
 		{"no pid", results.PassRecord{Ops: 1000, Hits: 1000, ReadBytes: -1}, 0, false, false, true},
+		// A 50/50 GET/SET mix reads a sector per GET and none per SET:
+		// storage-bound per GET, though half a sector per op.
+		{"mix, per GET", results.PassRecord{Ops: 1000, Gets: 500, Hits: 1000, ReadBytes: 512 * 500}, 0, false, false, false},
+		{"mix, memory-served", results.PassRecord{Ops: 1000, Gets: 500, Hits: 1000, ReadBytes: 4096}, 0, false, true, false},
 	}
 	for _, tt := range tests {
 		results.JudgePass(&tt.rec, tt.maxMiss)

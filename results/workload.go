@@ -101,6 +101,13 @@ type Workload struct {
 	ServerImage string   `json:"ServerImage,omitempty"`
 	Pull        bool     `json:"Pull,omitempty"`
 
+	// KeyDist and Workload: the key distribution (--key-dist, as
+	// keyspace.Dist spells it) and the operation mix (--workload: a
+	// preset's name or OP:PERCENT,…) of the measured cells; absent before
+	// they were flags, and when the cells were uniform GETs.
+	KeyDist  string `json:"KeyDist,omitempty"`
+	Workload string `json:"Workload,omitempty"`
+
 	// Given lists the flags set explicitly, by name without dashes.
 	Given []string `json:"Given"`
 }
