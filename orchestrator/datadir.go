@@ -249,6 +249,14 @@ func claimDataDir(dir string, at dataPlaces, runID string) (*dataClaim, error) {
 	if err := checkDataPath(realPath(dir), at); err != nil {
 		return nil, err
 	}
+	return lockDataDir(dir, markerRecord{RunID: runID, PID: os.Getpid(), Started: time.Now().UTC()})
+}
+
+// lockDataDir takes dir for the run the marker names, whose path rules
+// were checked where the run was planned: a missing one is created, a
+// held one refused naming its holder, one holding files tierbench did not
+// make refused naming them.
+func lockDataDir(dir string, marker markerRecord) (*dataClaim, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("%w: --data %s is not a directory", ErrConfig, dir)
 	}
@@ -278,7 +286,7 @@ func claimDataDir(dir string, at dataPlaces, runID string) (*dataClaim, error) {
 		c.release()
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	rec, _ := json.Marshal(markerRecord{RunID: runID, PID: os.Getpid(), Started: time.Now().UTC()})
+	rec, _ := json.Marshal(marker)
 	if err := os.WriteFile(filepath.Join(dir, dataMarker), append(rec, '\n'), 0o644); err != nil {
 		c.release()
 		return nil, fmt.Errorf("orchestrator: write the data dir's marker: %w", err)

@@ -70,6 +70,8 @@ type dockerDriver struct {
 	// lease holds the run's lease container on this engine (lease.go).
 	lease   *types.HijackedResponse
 	leaseID string
+	// holds keep the run's data dirs on this engine's host (datahold.go).
+	holds []dataHold
 	// serverID is the server container running now: a remote host's
 	// counters are read inside it (remoteHost).
 	serverID string
@@ -496,6 +498,7 @@ func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDi
 
 // close removes every container of this run, keeping their logs.
 func (d *dockerDriver) close(ctx context.Context) error {
+	d.dropHolds(ctx)
 	d.dropLease(ctx)
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+d.runID))})

@@ -111,6 +111,26 @@ func TestRunAcrossHosts(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
+	// A second run on the same data dir of host a, started once the first
+	// holds it, is refused naming the first and touches nothing.
+	second := make(chan result, 1)
+	go func() {
+		marker := filepath.Join(data, dataMarker)
+		for {
+			if ctx.Err() != nil {
+				second <- result{code: -1, stderr: "the first run never marked " + marker}
+				return
+			}
+			if _, err := os.Stat(marker); err == nil {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		again := slices.Clone(args)
+		again[slices.Index(again, "--out")+1] = out + "-second"
+		again[slices.Index(again, "--state-dir")+1] = filepath.Join(data, "..", "state-second")
+		second <- runBinary(t, bin, again...)
+	}()
 	res := runBinary(t, bin, args...)
 	stop()
 	if res.code != 0 {
@@ -130,6 +150,20 @@ func TestRunAcrossHosts(t *testing.T) {
 		}
 	}
 	plan := checkBundle(t, out, res.stdout, 1, 1)
+	select {
+	case s := <-second:
+		if s.code != ExitUsage || !strings.Contains(s.stderr, "is in use by run "+plan.RunID) || !strings.Contains(s.stderr, "host a") {
+			t.Errorf("a second run on host a's data dir: exit %d, want %d naming run %s on host a:\n%s", s.code, ExitUsage, plan.RunID, s.stderr)
+		}
+		if _, err := os.Stat(out + "-second"); err == nil {
+			t.Errorf("the refused run left its bundle %s-second", out)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Errorf("the second run did not end")
+	}
+	if _, err := os.Stat(filepath.Join(data, dataMarker)); err == nil {
+		t.Errorf("the run left its marker in host a's data dir")
+	}
 	if plan.Hosts == nil || plan.Hosts.Bind != a.Addr || !plan.Hosts.Auth {
 		t.Fatalf("plan hosts: got %+v, want the server bound to %s with a password", plan.Hosts, a.Addr)
 	}

@@ -26,9 +26,8 @@ func (c Config) hostsMode() bool { return c.ServerHost != "" || c.ClientHosts !=
 
 // pickHosts connects to every host, builds the image on each, sweeps
 // their leftovers and chooses the address the server listens on.
-func (r *runner) pickHosts(ctx context.Context) error {
+func (r *runner) pickHosts(ctx context.Context) (err error) {
 	srv := Endpoint{Name: "local"}
-	var err error
 	if r.cfg.ServerHost != "" {
 		if srv, err = ParseEndpoint(r.cfg.ServerHost, DefaultContextDir()); err != nil {
 			return err
@@ -55,7 +54,23 @@ func (r *runner) pickHosts(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Until Run takes over closing the driver, a refusal here removes
+	// what the hosts' engines were given.
+	defer func() {
+		if err != nil {
+			hd.close(context.Background())
+			r.drv, r.clients = nil, nil
+		}
+	}()
 	r.drv, r.clients = hd, hostsFleet{r: r, h: hd}
+	if !r.cfg.serverHostLocal() {
+		// This machine's claims (claimData) cover its own dirs only.
+		for _, dir := range r.serverDataDirs() {
+			if err = hd.server.holdData(ctx, dir); err != nil {
+				return err
+			}
+		}
+	}
 	r.plan.Runtime = RuntimeDocker
 	for _, did := range hd.removeStale(ctx) {
 		r.printf("cleanup: %s\n", did)

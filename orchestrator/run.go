@@ -70,6 +70,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	defer r.cleanData()
 
 	if err := r.pickDriver(ctx); err != nil {
+		// A refusal on a host (its data dir held by another run) leaves
+		// no empty bundle behind; os.Remove takes empty directories only.
+		os.Remove(filepath.Join(r.out, results.DirLogs))
+		os.Remove(r.out)
 		return err
 	}
 	r.host = r.drv.host()

@@ -33,6 +33,9 @@ func runHostProbe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&req.RouteTo, "route-to", "", "print this host's source address towards this `IP`")
 	fs.StringVar(&req.FreeOn, "free-port-on", "", "print a TCP port free on this `address`")
 	hold := fs.Bool("hold", false, "read standard input until it closes, then exit: the run's lease container on an engine, which exits when the run that attached to it is gone")
+	holdData := fs.String("hold-data", "", "with --hold: flock this data `directory` and mark it with --run-id and --run-pid until standard input closes; print \"held\" once it is held, or exit 3 naming the run that holds it")
+	runID := fs.String("run-id", "", "with --hold-data: the `id` of the run that holds the directory")
+	runPID := fs.Int("run-pid", 0, "with --hold-data: the `pid` of that run on its own machine")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench hostprobe [flags]
 
@@ -51,6 +54,13 @@ Flags:
 	if err := readAuthFile(); err != nil {
 		fmt.Fprintf(stderr, "tierbench hostprobe: %v\n", err)
 		return 2
+	}
+	if *hold && *holdData != "" {
+		if err := orchestrator.HoldData(*holdData, *runID, *runPID, os.Stdin, stdout); err != nil {
+			fmt.Fprintf(stdout, "tierbench hostprobe: %v\n", err)
+			return orchestrator.ProbeRefused
+		}
+		return 0
 	}
 	if *hold {
 		io.Copy(io.Discard, os.Stdin)
