@@ -4,7 +4,7 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/bundletest"
+	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/results"
 )
 

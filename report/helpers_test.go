@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/bundletest"
+	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -1,7 +1,7 @@
 package results_test
 
 import (
-	"github.com/tierbench/tierbench/internal/bundletest"
+	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/results"
 )
 

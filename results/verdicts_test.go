@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/bundletest"
+	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/results"
 )
 
