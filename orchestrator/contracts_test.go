@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/results/bundletest"
 )
 
 func TestParseBench(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/results/bundletest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -14,10 +14,10 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/results/bundletest"
 )
 
 // latencyRunner is a runner that can run latency steps against addr with

@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/results/bundletest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/results/bundletest"
 )
 
 // TestReportPlots renders the reference fixtures' bundle and checks the

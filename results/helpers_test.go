@@ -1,8 +1,8 @@
 package results_test
 
 import (
-	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/results/bundletest"
 )
 
 // referencePlan is the reference's four rows with three passes.

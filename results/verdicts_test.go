@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/results/bundletest"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/results/bundletest"
 )
 
 func TestMedian(t *testing.T) {
