@@ -43,7 +43,11 @@ type conn struct {
 	outOff, emitted int
 	pendNext        []byte
 	asm             []byte // scratch for merging out and pend
-	val             []byte // scratch for values read from memory
+	// spill holds EXEC's replies that come before out, in chunks, while
+	// the transaction runs (see spillOut); spillBytes is their length.
+	spill      [][]byte
+	spillBytes int
+	val        []byte // scratch for values read from memory
 
 	// completion routes the results CompletePending delivers.
 	completion completionMode
@@ -294,7 +298,7 @@ func (c *conn) writeIfDue() bool {
 	if c.overOutputLimit() {
 		return false
 	}
-	if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets {
+	if len(c.out) >= c.srv.cfg.MaxReplyBytes || len(c.holes) >= maxPendingGets || c.spillBytes > 0 {
 		if !c.writeMidBatch() {
 			c.closing = true
 			return false
@@ -335,10 +339,11 @@ func (c *conn) flush() bool {
 // writeMidBatch writes the replies so far in the middle of a batch. It
 // leaves the gate during the network write, so a client that does not
 // read holds up no transaction. Inside EXEC nothing is written; the
-// pending reads are completed instead.
+// pending reads are completed and the replies spilled instead.
 func (c *conn) writeMidBatch() bool {
 	c.fillHoles()
 	if c.tx.executing {
+		c.spillOut()
 		return true
 	}
 	c.busy.Store(false)
@@ -354,13 +359,14 @@ func (c *conn) writeOut() bool {
 		c.out = c.out[:0]
 		return false
 	}
-	if len(c.out) == 0 {
-		return true
+	var err error
+	if len(c.spill) > 0 {
+		c.writeSpill(&err)
 	}
-	storeMax(&c.srv.stats.maxOutputBuffer, int64(len(c.out)))
-	n, err := c.write(c.out)
-	c.srv.stats.writtenBytes.Add(int64(n))
-	c.out = c.out[:0]
+	if len(c.out) == 0 {
+		return err == nil
+	}
+	c.writeCounted(&c.out, &err)
 	// One huge reply (a big MGET) or request (an MSET of a million keys)
 	// must not pin its buffers for the connection's life.
 	if cap(c.out) > 4*c.srv.cfg.MaxReplyBytes {
@@ -376,145 +382,6 @@ func (c *conn) writeOut() bool {
 		c.args = make([][]byte, 0, 16)
 	}
 	return err == nil
-}
-
-// fillHoles waits for every pending device read of the batch and merges
-// their replies into out at their positions. The reads and the replies
-// they gathered are held to MaxPendingReadBytes: the store lets no more
-// bytes of reads go at once than the budget left (reads beyond it wait),
-// and outside EXEC the replies up to the first read still waiting are
-// written as soon as they reach MaxReplyBytes, so completed replies do
-// not pile up behind a slow one.
-func (c *conn) fillHoles() {
-	if len(c.holes) == 0 {
-		return
-	}
-	c.completion = completeHoles
-	limit := c.lim.pendingRead
-	var err error
-	for c.sess.Pending() > 0 && err == nil {
-		if c.closing || c.outDropped {
-			// Nobody will read these replies: issue no more reads.
-			c.sess.CancelDeferred(c.onComplete)
-		}
-		c.sess.SetReadBudget(limit - int64(len(c.pend)))
-		err = c.sess.CompleteAtLeast(1, c.onComplete)
-		if c.overOutputLimit() {
-			continue // the reads in flight are still waited for
-		}
-		if !c.tx.executing && !c.closing && len(c.pend)+len(c.out) >= c.srv.cfg.MaxReplyBytes {
-			if !c.emitFilled() {
-				c.closing = true
-			}
-		}
-	}
-	if c.overOutputLimit() {
-		c.holes, c.pend = c.holes[:0], c.pend[:0]
-		c.emitted, c.outOff = 0, 0
-		return
-	}
-	c.asm = c.asm[:0]
-	prev := c.outOff
-	for i := c.emitted; i < len(c.holes); i++ {
-		h := &c.holes[i]
-		c.asm = append(c.asm, c.out[prev-c.outOff:h.at-c.outOff]...)
-		if h.filled {
-			c.asm = append(c.asm, c.pend[h.start:h.end]...)
-		} else {
-			// The store failed to deliver this read: say so in its place
-			// rather than shifting every later reply.
-			c.asm = appendStoreError(c.asm, errors.Join(errors.New("store: pending read not delivered"), err))
-		}
-		prev = h.at
-	}
-	c.asm = append(c.asm, c.out[prev-c.outOff:]...)
-	c.out, c.asm = c.asm, c.out
-	c.holes = c.holes[:0]
-	c.pend = c.pend[:0]
-	c.emitted, c.outOff = 0, 0
-}
-
-// emitFilled writes out the replies before the first hole still waiting
-// for the device, and drops them and their part of pend. Hole offsets stay
-// as recorded: out now starts at outOff of them, and holes before emitted
-// are gone. It leaves the gate during the write, as writeMidBatch does.
-func (c *conn) emitFilled() bool {
-	k := c.emitted
-	for k < len(c.holes) && c.holes[k].filled {
-		k++
-	}
-	if k == c.emitted || k == len(c.holes) {
-		return true // nothing to write yet, or all done: the caller merges
-	}
-	busy := c.busy.Load()
-	if busy {
-		c.busy.Store(false)
-	}
-	// Small pieces are gathered in asm; a big reply is written from pend
-	// as it is, not copied once more.
-	var err error
-	c.asm = c.asm[:0]
-	emit := func(b []byte) {
-		if len(b) < 64<<10 {
-			c.asm = append(c.asm, b...)
-			return
-		}
-		c.writeCounted(&c.asm, &err)
-		buf := b
-		c.writeCounted(&buf, &err)
-	}
-	prev := c.outOff
-	for i := c.emitted; i < k; i++ {
-		h := &c.holes[i]
-		emit(c.out[prev-c.outOff : h.at-c.outOff])
-		emit(c.pend[h.start:h.end])
-		prev = h.at
-	}
-	at := c.holes[k].at
-	emit(c.out[prev-c.outOff : at-c.outOff])
-	c.writeCounted(&c.asm, &err)
-	if busy {
-		c.enter()
-	}
-	c.out = c.out[:copy(c.out, c.out[at-c.outOff:])]
-	c.outOff, c.emitted = at, k
-	c.pendNext = c.pendNext[:0]
-	for i := k; i < len(c.holes); i++ {
-		if h := &c.holes[i]; h.filled {
-			start := len(c.pendNext)
-			c.pendNext = append(c.pendNext, c.pend[h.start:h.end]...)
-			h.start, h.end = start, len(c.pendNext)
-		}
-	}
-	c.pend, c.pendNext = c.pendNext, c.pend
-	return err == nil
-}
-
-// complete receives device read results from CompletePending.
-func (c *conn) complete(token uint64, value []byte, st store.Status, err error) {
-	switch c.completion {
-	case completeHoles:
-		if token >= uint64(len(c.holes)) {
-			return
-		}
-		h := &c.holes[token]
-		h.start = len(c.pend)
-		if !c.outDropped && c.overOutputLimitWith(len(value)) {
-			c.dropOutput(len(value))
-		}
-		if c.outDropped {
-			h.end, h.filled = h.start, true
-			return
-		}
-		c.pend = growFor(c.pend, len(value), c.lim.pendingRead)
-		c.pend = c.appendGetReply(c.pend, value, st, err)
-		h.end = len(c.pend)
-		h.filled = true
-	case completeAppend:
-		c.out = c.appendGetReply(c.out, value, st, err)
-	case completeStatus:
-		c.syncStatus, c.syncErr = st, err
-	}
 }
 
 func (c *conn) appendGetReply(dst, value []byte, st store.Status, err error) []byte {
@@ -603,25 +470,6 @@ func (c *conn) writeCounted(b *[]byte, err *error) {
 		*err = e
 	}
 	*b = (*b)[:0]
-}
-
-// growFor makes room in b for a reply carrying a value of n bytes: for a
-// big one it doubles b's capacity, but not past limit (the output
-// buffer's hard limit, or the pending reads' budget) unless the reply
-// needs it: append grows big slices by a quarter, which leaves about
-// twice the garbage behind for each byte kept.
-func growFor(b []byte, n int, limit int64) []byte {
-	n += 32 // the bulk header and CRLF
-	if cap(b)-len(b) >= n || n < 64<<10 {
-		return b
-	}
-	size := max(2*cap(b), len(b)+n)
-	if limit > 0 {
-		size = min(size, max(int(limit), len(b)+n))
-	}
-	nb := make([]byte, len(b), size)
-	copy(nb, b)
-	return nb
 }
 
 // storeMax raises m to v if v is larger.

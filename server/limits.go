@@ -211,7 +211,7 @@ func (s *Server) batchLimits() batchLimits {
 // value, so a client at the limit never costs the server the value too.
 func (c *conn) overOutputLimitWith(n int) bool {
 	hard := c.lim.output.hardBytes
-	return hard > 0 && int64(len(c.out)+len(c.pend)+n) > hard
+	return hard > 0 && int64(c.spillBytes+len(c.out)+len(c.pend)+n) > hard
 }
 
 // overOutputLimit reports whether c's replies passed the hard limit: then
@@ -233,8 +233,9 @@ func (c *conn) overOutputLimit() bool {
 // take it past the hard limit.
 func (c *conn) dropOutput(more int) {
 	c.srv.log.Warn("client closed for overcoming of output buffer limits", "id", c.id, "addr", c.nc.RemoteAddr().String(),
-		"bytes", len(c.out)+len(c.pend)+more, "hard_limit", c.lim.output.hardBytes)
+		"bytes", c.spillBytes+len(c.out)+len(c.pend)+more, "hard_limit", c.lim.output.hardBytes)
 	c.srv.stats.outputLimitClosed.Add(1)
+	c.dropSpill()
 	c.out, c.outDropped, c.closing = c.out[:0], true, true
 }
 

@@ -169,13 +169,56 @@ func cmdExec(c *conn, _ [][]byte) {
 		// EXEC's replies are not written before it ends: past the
 		// output buffer's hard limit they are dropped and the client is
 		// closed, while the rest of the queue still runs, as in Redis.
-		c.overOutputLimit()
+		if c.overOutputLimit() {
+			continue
+		}
+		// The device reads go as a pipeline's do, within the read
+		// budget; their replies, and the others, move to the spill.
+		if len(c.holes) >= maxPendingGets || len(c.out) >= c.srv.cfg.MaxReplyBytes {
+			c.fillHoles()
+		}
+		c.spillOut()
 	}
 	// The queued keys live in tx.buf, which the next MULTI reuses: the
 	// transaction's device reads complete before it ends.
 	c.fillHoles()
 	c.tx.executing = false
 	c.endTx()
+}
+
+// EXEC's replies are all sent once it ends, as Redis sends them, and are
+// held to the client-output-buffer-limit meanwhile. They are kept in
+// chunks (the spill) rather than in one growing buffer: a transaction of
+// big values never copies what it gathered to grow a buffer, and leaves
+// no garbage behind but what it dropped. A chunk is MaxReplyBytes of
+// small replies, or a big reply alone, each allocated at its size.
+
+// spillOut moves out to the spill once it holds MaxReplyBytes, unless a
+// hole in it still waits for the device (fillHoles spills those replies
+// as they complete).
+func (c *conn) spillOut() {
+	if len(c.holes) != 0 || len(c.out) < c.srv.cfg.MaxReplyBytes {
+		return
+	}
+	c.spill = append(c.spill, c.out)
+	c.spillBytes += len(c.out)
+	c.out = make([]byte, 0, 16<<10)
+}
+
+// writeSpill writes the spilled replies, unless an earlier write failed
+// (recorded in *err), and drops them.
+func (c *conn) writeSpill(err *error) {
+	for i := range c.spill {
+		c.writeCounted(&c.spill[i], err)
+	}
+	c.dropSpill()
+}
+
+// dropSpill lets the spilled replies go.
+func (c *conn) dropSpill() {
+	clear(c.spill)
+	c.spill = c.spill[:0]
+	c.spillBytes = 0
 }
 
 // execGate lets EXEC run alone at the cost of one store to the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,15 +292,20 @@ func TestPipelineOfBigGets(t *testing.T) {
 
 // TestMultiOfBigGets: MULTI, 10 000 GETs of a 4 MiB value, EXEC. The
 // replies pass the output buffer's hard limit: the client is closed
-// without the EXEC reply, on tierbench as on Redis, and RSS grows by at
-// most 448 MiB (the 64 MiB limit, the buffers' growth and garbage, the
-// stored values); PING answered throughout. Not yet held to twice
-// Redis's growth: the tiered server measured 2 to 4x.
+// without the EXEC reply, on tierbench as on Redis, PING answered
+// throughout. Each server runs the script three times, fresh each time,
+// and its median RSS growth is held to 192 MiB (the 64 MiB limit, 16 MiB
+// of device reads, the stored values: measured about 100 MiB in memory
+// and 135 MiB tiered) and to twice redis-server's median for the same
+// script and limit (93 MiB), with no slack. EXEC gathered its replies in
+// one buffer it grew, copying as it went: the tiered server grew 3.6 to
+// 4.1x Redis's, the in-memory one 1.8x.
 func TestMultiOfBigGets(t *testing.T) {
-	const gets, valueBytes = 10000, 4 << 20
+	const gets, valueBytes, runs = 10000, 4 << 20, 3
 	script := func(t *testing.T, tg memTarget) {
 		setBig(t, tg.addr, "big", valueBytes)
 		c := dialAddr(t, tg.addr)
+		defer c.nc.Close()
 		req := encodeArgs("MULTI")
 		for i := 0; i < gets; i++ {
 			req = append(req, encodeArgs("GET", "big")...)
@@ -321,14 +327,48 @@ func TestMultiOfBigGets(t *testing.T) {
 				t.Fatalf("%s: reply %d (0: MULTI, then the GETs, then EXEC): got %d bytes starting %.20q, want %q, then the client closed at its output limit", tg.name, i, len(got), got, want)
 			}
 		}
-	}
-	targets := append(tierbenchTargets(t, "--client-output-buffer-limit", starveLimit), redisTarget(t, "--client-output-buffer-limit", starveLimit))
-	grew := measure(t, targets, script)
-	checkGrowth(t, grew, 448<<20, false)
-	for _, tg := range targets[:2] {
-		c := dialAddr(t, tg.addr)
-		if n := infoInt(t, c.do("INFO", "stats"), "client_output_buffer_limit_disconnections"); n != 1 {
+		if tg.name == "redis-server" {
+			return // Redis 7.0 does not count these disconnections
+		}
+		admin := dialAddr(t, tg.addr)
+		defer admin.nc.Close()
+		if n := infoInt(t, admin.do("INFO", "stats"), "client_output_buffer_limit_disconnections"); n != 1 {
 			t.Errorf("%s: client_output_buffer_limit_disconnections = %d, want 1", tg.name, n)
 		}
 	}
+	targets := func(t *testing.T) []memTarget {
+		return append(tierbenchTargets(t, "--client-output-buffer-limit", starveLimit), redisTarget(t, "--client-output-buffer-limit", starveLimit))
+	}
+	grew := medianGrowth(t, runs, targets, script)
+	for name, g := range grew {
+		t.Logf("%s: median RSS growth %d MiB", name, g>>20)
+	}
+	checkGrowth(t, grew, 192<<20, false)
+	for name, g := range grew {
+		if redis := grew["redis-server"]; name != "redis-server" && g > 2*redis {
+			t.Errorf("%s: median RSS growth %d MiB, redis-server's %d MiB: want at most twice Redis's", name, g>>20, redis>>20)
+		}
+	}
+}
+
+// medianGrowth runs script runs times, each time on fresh targets, and
+// returns each target's median RSS growth.
+func medianGrowth(t *testing.T, runs int, targets func(t *testing.T) []memTarget, script func(t *testing.T, target memTarget)) map[string]int64 {
+	all := map[string][]int64{}
+	for i := 0; i < runs; i++ {
+		t.Run(fmt.Sprintf("run%d", i+1), func(t *testing.T) {
+			for name, g := range measure(t, targets(t), script) {
+				all[name] = append(all[name], g)
+			}
+		})
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	med := map[string]int64{}
+	for name, gs := range all {
+		slices.Sort(gs)
+		med[name] = gs[len(gs)/2]
+	}
+	return med
 }

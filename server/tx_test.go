@@ -202,3 +202,92 @@ func TestGoRedisTransactions(t *testing.T) {
 		})
 	}
 }
+
+// TestExecRepliesInOrder: a transaction whose replies pass MaxReplyBytes
+// many times over, mixing device reads, memory hits, misses, MGETs, big
+// values and writes, answers every command in its place (EXEC gathers its
+// replies in chunks while reads complete in any order), in memory and
+// tiered, with and without scatter-gather GETs.
+func TestExecRepliesInOrder(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		tiered bool
+		sg     bool
+	}{
+		{"memory", false, true},
+		{"tiered/sg-get=true", true, true},
+		{"tiered/sg-get=false", true, false},
+	} {
+		for _, dev := range []string{"localmemory", "native"} {
+			if !tt.tiered && dev == "native" {
+				continue
+			}
+			t.Run(tt.name+"/"+dev, func(t *testing.T) {
+				cfg := Config{MaxReplyBytes: 4 << 10, ScatterGatherGet: tt.sg}
+				if tt.tiered {
+					cfg.Store = tieredStore(t, dev, "libaio")
+				}
+				s := startServer(t, cfg)
+				c := dial(t, s)
+				if tt.tiered {
+					loadTiered(t, s, c)
+				} else {
+					for i := 0; i < tieredKeys; i++ {
+						if got := c.do("SET", tieredKey(i), tieredValue(i)); got != "+OK\r\n" {
+							t.Fatalf("SET %s: got %q", tieredKey(i), got)
+						}
+					}
+				}
+				// Big values, on the device when tiered (the 128 KiB in
+				// memory holds about 14 of them).
+				big := strings.Repeat("b", 9000)
+				const bigKeys = 100
+				for i := 0; i < bigKeys; i++ {
+					k := "big:" + strconv.Itoa(i)
+					if got := c.do("SET", k, big+k); got != "+OK\r\n" {
+						t.Fatalf("SET %s: got %q", k, got)
+					}
+				}
+				req := encodeArgs("MULTI")
+				var want []string
+				queued := 0
+				add := func(reply string, args ...string) {
+					req = append(req, encodeArgs(args...)...)
+					want = append(want, reply)
+					queued++
+				}
+				for i := 0; i < tieredKeys; i += 3 {
+					add(bulk(tieredValue(i)), "GET", tieredKey(i))
+					switch i % 60 {
+					case 0:
+						add(array(bulk(tieredValue(i)), null, bulk(tieredValue(tieredKeys-1-i))), "MGET", tieredKey(i), "missing", tieredKey(tieredKeys-1-i))
+					case 15:
+						k := "new:" + strconv.Itoa(i)
+						add("+OK\r\n", "SET", k, big+k)
+						add(bulk(big+k), "GET", k)
+					case 9, 21, 33, 45, 57:
+						k := "big:" + strconv.Itoa(i%bigKeys)
+						add(bulk(big+k), "GET", k)
+					case 30:
+						add(null, "GET", "missing:"+strconv.Itoa(i))
+						add("+PONG\r\n", "PING")
+					}
+				}
+				req = append(req, encodeArgs("EXEC")...)
+				wantAll := "+OK\r\n" + strings.Repeat("+QUEUED\r\n", queued) + array(want...)
+				go c.send(req)
+				got := make([]byte, len(wantAll))
+				if n, err := fullRead(c, got); err != nil {
+					t.Fatalf("read replies: %v after %d of %d bytes", err, n, len(wantAll))
+				}
+				if string(got) != wantAll {
+					at := firstDiff(string(got), wantAll)
+					t.Fatalf("replies differ at byte %d of %d:\ngot  %.200q\nwant %.200q", at, len(wantAll), got[at:], wantAll[at:])
+				}
+				if got := c.do("PING"); got != "+PONG\r\n" {
+					t.Errorf("PING after EXEC: got %q", got)
+				}
+			})
+		}
+	}
+}
