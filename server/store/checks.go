@@ -8,7 +8,9 @@ import (
 
 // The upserts' existence checks: an upsert whose key's chain leaves memory
 // does not wait for the device; a read settles later whether the key was
-// new, and so the key counter.
+// new, and so the key counter. A check reads a record's header and key
+// only (headBytes, decodeHead), never its value: a SET over a big value
+// on the device costs a sector or two, not the old value's size.
 
 // pumpChecks settles the upserts' existence checks that have completed and
 // submits the queued ones. Every operation of the session calls it, so the
@@ -57,7 +59,7 @@ func (s *Session) pumpChecks() {
 // It only reads the slot (ordered by armed) and the window the device
 // filled.
 func (st *Store) settleNow(pr *pendingRead) bool {
-	h, k, _, whole, err := st.log.decodeRecord(pr.window, pr.start, pr.addr)
+	h, k, whole, err := st.log.decodeHead(pr.window, pr.start, pr.addr)
 	if err != nil || !whole {
 		return false
 	}
@@ -133,13 +135,13 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		finish(true, false) // unknown: assume an overwrite of a key without expiry
 		return
 	}
-	h, k, _, whole, err := st.log.decodeRecord(pr.window, pr.start, pr.addr)
+	h, k, whole, err := st.log.decodeHead(pr.window, pr.start, pr.addr)
 	switch {
 	case err != nil:
 		finish(true, false)
 		return
 	case !whole:
-		if s.aim(pr, pr.addr, h.size()) != nil {
+		if s.aim(pr, pr.addr, h.metaBytes()+h.keyBytes) != nil {
 			finish(true, false)
 			return
 		}
@@ -153,7 +155,7 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		finish(false, false)
 		return
 	}
-	if s.aim(pr, h.prev, recordBytes(uint64(len(pr.key)), s.valueGuess, false)) != nil {
+	if s.aim(pr, h.prev, headBytes(uint64(len(pr.key)))) != nil {
 		finish(true, false)
 		return
 	}

@@ -190,3 +190,28 @@ func (l *hlog) decodeRecord(window []byte, start, addr uint64) (h header, key, v
 	v := k + h.keyBytes
 	return h, window[k:v], window[v : v+h.valueBytes], true, nil
 }
+
+// headBytes is the most of a record of a key of keyBytes that an
+// existence check needs: the header, an expiry word, and the key.
+func headBytes(keyBytes uint64) uint64 { return recordBytes(keyBytes, 0, true) }
+
+// decodeHead is decodeRecord for a reader that needs only the header and
+// the key (is the key's newest record live?): the value may lie past the
+// window's end. whole is false when the window ends before the key does:
+// fetch h.metaBytes()+h.keyBytes bytes and decode again.
+func (l *hlog) decodeHead(window []byte, start, addr uint64) (h header, key []byte, whole bool, err error) {
+	if addr < start || addr-start > uint64(len(window)) || uint64(len(window))-(addr-start) < headerBytes {
+		return h, nil, false, fmt.Errorf("store: a %d B window at device offset %d does not hold the header at address %d", len(window), start, addr)
+	}
+	off := addr - start
+	h = readHeader(window[off:])
+	if err := l.checkRecord(addr, h); err != nil {
+		return h, nil, false, err
+	}
+	k := off + h.metaBytes()
+	if k+h.keyBytes > uint64(len(window)) {
+		return h, nil, false, nil
+	}
+	h.readExpiry(window[off:])
+	return h, window[k : k+h.keyBytes], true, nil
+}

@@ -70,7 +70,13 @@ func (s *Session) foundExpiring(h *header) found {
 func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (found, error) {
 	st := s.st
 	begin := st.log.begin.Load()
-	guess := recordBytes(uint64(len(key)), s.valueGuess, false)
+	// Without the value, the header and key settle it: never read a
+	// record's value to learn whether it exists.
+	first := headBytes(uint64(len(key)))
+	if wantValue {
+		first = recordBytes(uint64(len(key)), s.valueGuess, false)
+	}
+	guess := first
 	for addr >= begin {
 		if addr >= st.log.head.Load() {
 			var hd header
@@ -94,15 +100,26 @@ func (s *Session) lookupSync(key []byte, addr uint64, wantValue bool) (found, er
 		if err != nil {
 			return found{}, err
 		}
-		h, k, v, whole, err := st.log.decodeRecord(w, start, addr)
+		var h header
+		var k, v []byte
+		var whole bool
+		if wantValue {
+			h, k, v, whole, err = st.log.decodeRecord(w, start, addr)
+		} else {
+			h, k, whole, err = st.log.decodeHead(w, start, addr)
+		}
 		if err != nil {
 			return found{}, err
 		}
 		if !whole {
-			guess = h.size()
+			if wantValue {
+				guess = h.size()
+			} else {
+				guess = h.metaBytes() + h.keyBytes
+			}
 			continue
 		}
-		guess = recordBytes(uint64(len(key)), s.valueGuess, false)
+		guess = first
 		if bytes.Equal(k, key) {
 			if !h.tombstone && wantValue {
 				s.old = append(s.old[:0], v...)
@@ -189,7 +206,7 @@ func (s *Session) write(key []byte, h uint64, wantOld, asyncCheck bool, decide f
 	if checkAt != 0 {
 		pr := s.slot(check)
 		pr.key = append(pr.key[:0], key...)
-		if err := s.aim(pr, checkAt, recordBytes(uint64(len(key)), s.valueGuess, false)); err != nil {
+		if err := s.aim(pr, checkAt, headBytes(uint64(len(key)))); err != nil {
 			s.releaseSlot(check)
 			return f, err
 		}
