@@ -245,3 +245,72 @@ func TestConfigSetLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingReadBudget: a pipeline of GETs whose values on the device
+// add up to seven times max-pending-read-bytes, mixed with misses and
+// PINGs, is answered in full and in order, every GET with its own value:
+// the reads past the budget wait for earlier ones, none is refused. Run
+// with the budget set at start and lowered by CONFIG SET.
+func TestPendingReadBudget(t *testing.T) {
+	const valueBytes, keys, rounds = 100 << 10, 24, 3
+	value := func(i int) string {
+		return fmt.Sprintf("%04d", i) + strings.Repeat(string(rune('a'+i%26)), valueBytes-4)
+	}
+	for _, tt := range []struct {
+		name      string
+		budget    int64
+		configSet string
+	}{
+		{"flag", 1 << 20, ""},
+		{"config-set", 64 << 20, "1mb"},
+	} {
+		for _, dev := range []string{"localmemory", "native"} {
+			t.Run(tt.name+"/"+dev, func(t *testing.T) {
+				st := tieredStore(t, dev, "libaio")
+				st.MemoryBytes, st.PageBytes, st.SegmentBytes = 512<<10, 256<<10, 4<<20
+				s := startServer(t, Config{ScatterGatherGet: true, MaxPendingReadBytes: tt.budget, Store: st})
+				c := dial(t, s)
+				for i := 0; i < keys; i++ {
+					if got := c.do("SET", tieredKey(i), value(i)); got != "+OK\r\n" {
+						t.Fatalf("SET %s: got %q", tieredKey(i), got)
+					}
+				}
+				if stats := s.Store().Stats(); stats.HeadAddress <= stats.BeginAddress {
+					t.Fatalf("nothing reached the device")
+				}
+				if tt.configSet != "" {
+					if got := c.do("CONFIG", "SET", "max-pending-read-bytes", tt.configSet); got != "+OK\r\n" {
+						t.Fatalf("CONFIG SET max-pending-read-bytes %s: got %q", tt.configSet, got)
+					}
+				}
+				var req []byte
+				var want strings.Builder
+				for r := 0; r < rounds; r++ {
+					for i := 0; i < keys; i++ {
+						k := (i*7 + r) % keys
+						req = append(req, encodeArgs("GET", tieredKey(k))...)
+						want.WriteString(bulk(value(k)))
+						if i%5 == 0 {
+							req = append(req, encodeArgs("GET", "missing")...)
+							req = append(req, "PING\r\n"...)
+							want.WriteString(null + "+PONG\r\n")
+						}
+					}
+				}
+				before := s.Store().Stats().CompletedReads
+				go c.send(req)
+				got := make([]byte, want.Len())
+				if n, err := fullRead(c, got); err != nil {
+					t.Fatalf("read replies: %v after %d of %d bytes", err, n, want.Len())
+				}
+				if string(got) != want.String() {
+					at := firstDiff(string(got), want.String())
+					t.Fatalf("replies differ at byte %d of %d:\ngot  %.100q\nwant %.100q", at, want.Len(), got[at:], want.String()[at:])
+				}
+				if reads := s.Store().Stats().CompletedReads - before; reads < keys*rounds/2 {
+					t.Errorf("%d device reads for %d GETs, want most GETs to read the device", reads, keys*rounds)
+				}
+			})
+		}
+	}
+}
