@@ -32,6 +32,12 @@ func TestCombinations(t *testing.T) {
 		{"root data on a server host", with(hosts, func(c *Config) { c.DataDir = "/" }), "--data /: a run empties its data dir"},
 		{"shards across hosts", with(hosts, func(c *Config) { c.Shards = []int{2}; c.DBSize = 20_000_000 }), "--shards across hosts is not supported"},
 		{"external server across hosts", with(hosts, func(c *Config) { c.ServerAddr = "127.0.0.1:6379" }), "--server-addr measures a server already running"},
+		{"foreign server across hosts", with(hosts, func(c *Config) { c.Servers = []string{"redis"}; c.Scenario = results.ScenarioMemory }), "--server redis across hosts is not supported yet"},
+		{"foreign server with shards", Config{Servers: []string{"garnet"}, Shards: []int{2}, DBSize: 20_000_000}, "--shards starts tierbench's own servers as a cluster"},
+		{"foreign server with an external one", Config{Servers: []string{"redis"}, ServerAddr: "127.0.0.1:6379"}, "give one or the other"},
+		{"foreign server's image under process", Config{Scenario: results.ScenarioMemory, Servers: []string{"redis"}, ServerImage: "redis", Runtime: RuntimeProcess}, "--server-image runs the server under Docker"},
+		{"foreign server under docker without an image", Config{Scenario: results.ScenarioMemory, Servers: []string{"redis"}, Runtime: RuntimeDocker}, "give --server-image"},
+		{"a server that has no tier in storage", Config{Servers: []string{"dragonfly"}}, "--server dragonfly cannot run --scenario storage"},
 	} {
 		_, err := tc.cfg.resolve(none)
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {

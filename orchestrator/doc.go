@@ -129,6 +129,22 @@
 //     in a container on that engine, so no step reads this machine's
 //     /proc for a server elsewhere.
 //
+// # Servers side by side
+//
+// --server NAME[,NAME…] and --server-cmd TEMPLATE make the server a
+// dimension of the table: one set of rows per server (results.Row.Server),
+// each an entry of package sut's catalogue, which the run reads as data
+// (servers.go): its flags for the row's scenario filled in, its program
+// (PATH or --server-bin) for the process runtime, or --server-image with
+// the entry's entrypoint for Docker (never pulled without --pull). Each
+// is started as tierbench's own server is, on a wiped data dir (a
+// foreign server in a marked directory of its own there, removed whole),
+// pinned (a foreign program through the pinning tierbench binary, which
+// runs it in its place), its listening process found below whatever
+// launcher started it and proven, its whole process tree stopped
+// (internal/procfs), its command as run and the INFO fields its entry
+// names kept in the load record.
+//
 // # Scenarios and the ladder
 //
 // Each scenario is an entry of scenarioSpecs (scenario.go): its profiles,
@@ -172,6 +188,12 @@
 //	memory        TestRunScenarioMemory                          TestRunScenarioAll  refused (INFO store and MemAvailable read here)
 //	localmemory   TestRunScenarioLocalMemory, TestShardsLocalMemory  TestRunScenarioAll  refused (the same)
 //	all           TestRunScenarioAll runs its three under docker; --resume of an all bundle is refused (resume one scenario's)
+//
+//	server (--server, --server-cmd)   process                                         docker (--server-image)   across hosts
+//	tierbench,redis (memory)          TestRunServersProcess (and a launcher's redis)  TestRunServersDocker      refused (tierbench's own only)
+//	--server-cmd (storage)            TestRunServerCmdStorage                         as --server-image         refused
+//	a server without a tier           refused for storage and localmemory with the catalogue's sentence
+//	with --shards, --ladder or --server-addr: refused; the reference profile's ladder turns off and says so
 //
 //	extra     process                          docker                          across hosts
 //	ladder    TestRunScenarioLocalMemory,      TestRunLadderAndLatencyDocker   refused with --server-host (its layers

@@ -318,7 +318,7 @@ type dockerServer struct {
 }
 
 func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
-	return d.startImage(ctx, imageRun{}, s)
+	return d.startImage(ctx, s.Image, s)
 }
 
 // startImage starts the server s as a container of img, with the same

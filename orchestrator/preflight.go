@@ -102,7 +102,7 @@ func (r *runner) judgePreflight(p results.Preflight, where string) error {
 // proves io_uring can be set up there (Docker's seccomp profile would
 // refuse it). Unless --force, a failed check fails the row.
 func (r *runner) serverPreflight(ctx context.Context, row results.Row, srv serverHandle, dataDir string, tgt *rowTarget) error {
-	out, err := r.drv.preflightAt(ctx, srv, r.drv.dataPath(dataDir), r.preflightArgs(false))
+	out, err := r.preflightWhereServed(ctx, row, srv, dataDir)
 	var p results.Preflight
 	if err == nil {
 		p, err = results.ParsePreflight(out)
@@ -269,4 +269,16 @@ func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTa
 		}
 	}
 	return nil
+}
+
+// preflightWhereServed runs the preflight where the row's server runs: in
+// its container, which holds tierbench when it is tierbench's own image;
+// for an image of another server, which has no tierbench to run, here on
+// the host beside the container (foreign servers run on this machine
+// only), on the same data dir.
+func (r *runner) preflightWhereServed(ctx context.Context, row results.Row, srv serverHandle, dataDir string) ([]byte, error) {
+	if s, err := r.rowServer(row); err == nil && !s.Self && r.drv.name() == RuntimeDocker {
+		return runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(false))
+	}
+	return r.drv.preflightAt(ctx, srv, r.drv.dataPath(dataDir), r.preflightArgs(false))
 }

@@ -172,7 +172,7 @@ type processServer struct {
 }
 
 func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
-	return d.startProgram(ctx, nil, s)
+	return d.startProgram(ctx, s.Program, s)
 }
 
 // startProgram starts the server s as prog (nil: the tierbench binary)

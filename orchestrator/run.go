@@ -333,18 +333,27 @@ func (r *runner) planRows() ([]results.Row, error) {
 	if r.cfg.ServerAddr != "" {
 		return []results.Row{{Backend: "external", Pin: PinNone, Label: "no pin (" + r.cfg.ServerAddr + ")"}}, nil
 	}
+	servers, err := r.cfg.systems()
+	if err != nil {
+		return nil, err
+	}
 	var rows []results.Row
-	for _, b := range r.cfg.Backends {
-		for _, p := range r.cfg.Pins {
-			row := results.Row{Backend: b, Pin: p, Label: "no pin"}
-			if p == PinPinned {
-				pin, err := r.local.topo.pinned()
-				if err != nil {
-					return nil, err
+	for _, s := range servers {
+		for _, b := range r.cfg.Backends {
+			for _, p := range r.cfg.Pins {
+				row := results.Row{Backend: b, Pin: p, Label: "no pin"}
+				if r.cfg.namesServers() {
+					row.Server = s.Name
 				}
-				row.Label = pin.Label
+				if p == PinPinned {
+					pin, err := r.local.topo.pinned()
+					if err != nil {
+						return nil, err
+					}
+					row.Label = pin.Label
+				}
+				rows = append(rows, row)
 			}
-			rows = append(rows, row)
 		}
 	}
 	return rows, nil
@@ -364,12 +373,22 @@ func (r *runner) pickDriver(ctx context.Context) error {
 	if !r.targets.started() {
 		runtimeName = RuntimeProcess // only the client runs; locally
 	}
+	if runtimeName == RuntimeAuto && r.cfg.ServerImage == "" && r.cfg.foreignServers() {
+		r.printf("runtime: process (--server starts a program of this host; --server-image runs it under Docker)\n")
+		runtimeName = RuntimeProcess
+	}
 	if r.cfg.maxShards() > 1 && runtimeName != RuntimeProcess {
 		r.printf("runtime: process (--shards %s starts its shards as pinned processes)\n", formatPIDs(r.cfg.shardCounts()))
 		runtimeName = RuntimeProcess
 	}
 	if runtimeName == RuntimeDocker || runtimeName == RuntimeAuto {
 		d, err := newDockerDriver(ctx, Endpoint{}, r.cfg.Binary, r.plan.RunID)
+		if err == nil && r.cfg.ServerImage != "" {
+			if err := ensureServerImage(ctx, d.cli, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
+				d.close(context.Background())
+				return err
+			}
+		}
 		if err == nil {
 			if err := d.takeLease(ctx); err != nil {
 				d.close(context.Background())

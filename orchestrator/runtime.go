@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"time"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -31,6 +32,11 @@ type serverSpec struct {
 	CPUs, Mems string   // "" = not pinned
 	LogPath    string
 	DataDir    string // host path, bind-mounted for containers
+	// Program is the argv before Args of a server that is not tierbench,
+	// for the process runtime; Image the image (and entrypoint) of one for
+	// Docker. Both zero: tierbench's own binary or image.
+	Program []string
+	Image   imageRun
 }
 
 type clientSpec struct {
@@ -49,4 +55,8 @@ type serverHandle interface {
 	// probe reaches the server listening on addr, and its process's
 	// counters where it runs.
 	probe(addr string) serverProbe
+	// findServer takes the process that listens on addr, in the tree of
+	// the one started (the real server behind a launcher), as pid from
+	// then on.
+	findServer(ctx context.Context, addr string, timeout time.Duration) error
 }

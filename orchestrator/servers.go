@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
@@ -274,3 +275,32 @@ func (r *runner) serverEvidence(ctx context.Context, row results.Row, p serverPr
 	}
 	return out
 }
+
+// foreignServers says whether the run starts a server besides tierbench's
+// own.
+func (c Config) foreignServers() bool {
+	servers, err := c.systems()
+	return err == nil && len(foreign(servers)) > 0
+}
+
+// serverFileName names a row's server in its container and log file
+// names: backend and pin, after the server's name when the run names
+// servers.
+func serverFileName(row results.Row) string {
+	if row.Server == "" {
+		return row.Backend + "-" + row.Pin
+	}
+	return row.Server + "-" + row.Backend + "-" + row.Pin
+}
+
+// rowTitle names a row's server set-up in progress lines.
+func rowTitle(row results.Row) string {
+	if row.Server == "" {
+		return titleCase(row.Backend)
+	}
+	return row.Server + " " + titleCase(row.Backend)
+}
+
+// findServer of a shard group: each shard is a tierbench server started
+// by itself, whose own pid owns its socket (proven per node).
+func (g *shardGroup) findServer(context.Context, string, time.Duration) error { return nil }

@@ -50,6 +50,9 @@ type rowTarget struct {
 	// uringProbe is the io_uring check of the preflight run where the
 	// server runs, for a uring row.
 	uringProbe string
+	// command is the server's command line as run ("" for one the run
+	// did not start).
+	command string
 }
 
 // first is the node clients connect to.
@@ -140,24 +143,30 @@ func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, e
 	if err != nil {
 		return rowTarget{}, err
 	}
+	l, err := r.serverLaunch(row, port)
+	if err != nil {
+		return rowTarget{}, err
+	}
 	spec := serverSpec{
-		Name:    row.Backend + "-" + row.Pin,
-		Args:    r.serverArgs(row, port, r.cfg.DataDir),
-		LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-%s.log", row.Backend, row.Pin)),
+		Name:    serverFileName(row),
+		Args:    l.args,
+		LogPath: filepath.Join(r.out, results.DirLogs, "server-"+serverFileName(row)+".log"),
 		DataDir: r.cfg.DataDir,
+		Program: l.prog,
+		Image:   l.img,
 	}
 	spec.Args = append(spec.Args, r.authArgs()...)
 	if row.Pin == PinPinned {
 		spec.CPUs, spec.Mems = r.local.pinning.ServerCPUs, r.local.pinning.ServerMems
 	}
-	r.printf("%s %s: starting the server%s on a wiped %s\n", titleCase(row.Backend), row.Label, r.host.where(), r.cfg.DataDir)
+	r.printf("%s %s: starting the server%s on a wiped %s\n", rowTitle(row), row.Label, r.host.where(), r.cfg.DataDir)
 	srv, err := r.drv.startServer(ctx, spec)
 	if err != nil {
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
 	}
 	addr := net.JoinHostPort(r.bindAddr(), strconv.Itoa(port))
 	n := &targetNode{Addr: addr, srv: srv, dir: r.cfg.DataDir, probe: srv.probe(addr)}
-	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv}
+	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv, command: l.command}
 	if err := r.proveNode(ctx, row, n, spec.LogPath); err != nil {
 		srv.stop(context.Background())
 		return rowTarget{}, err
@@ -178,6 +187,14 @@ func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, e
 func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, logPath string) error {
 	if err := waitProbe(ctx, n.probe, 60*time.Second); err != nil {
 		return fmt.Errorf("orchestrator: %s %s: server at %s never answered: %w (log %s)", row.Backend, row.Label, n.Addr, err, logPath)
+	}
+	if n.srv != nil {
+		// The process that answers may be below the one started (a
+		// launcher): from here on its pid is the server's.
+		if err := n.srv.findServer(ctx, n.Addr, 10*time.Second); err != nil {
+			return fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, logPath)
+		}
+		n.probe = n.srv.probe(n.Addr)
 	}
 	proof, err := n.probe.prove(ctx)
 	if err != nil {

@@ -54,11 +54,16 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 		rec.Server = tgt.srv.placement()
 		rec.ServerMode = tgt.srv.mode()
 		rec.UringProbe = tgt.uringProbe
+		rec.ServerCommand = tgt.command
 	}
 	if !r.cfg.SkipLoad {
 		if err := r.load(ctx, row, tgt, &rec); err != nil {
 			return err
 		}
+	}
+	if tgt.command != "" {
+		// What the server says of itself once loaded (its entry's fields).
+		rec.ServerEvidence = r.serverEvidence(ctx, row, tgt.first().probe)
 	}
 	want := wantKeys(tgt, r.cfg.DBSize, r.cfg.KeyLength)
 	loaded := rec.Nodes // the loader's per-node acknowledgements, cluster only

@@ -20,7 +20,7 @@ func init() {
 
 func runRun(args []string, stdout, stderr io.Writer) int {
 	var cfg orchestrator.Config
-	var threads, backends, pins, shards, serverPIDs string
+	var threads, backends, pins, shards, serverPIDs, servers string
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&cfg.Profile, "profile", "quick", "quick (minutes on a small host, dataset ≥ 20 × --memory) or reference (the Garnet seed: 100 M keys, 12 s cells, 3 passes)")
 	fs.StringVar(&cfg.Scenario, "scenario", "storage", "the reference's server set-up: storage (scenario 2, the tiered server on the native device: the backend × pin matrix), memory (scenario 1, the untiered server, t=1…32, each cell must read < 1 % of a sector per GET), localmemory (scenario 3, the tiered server on the in-RAM device, -b 1024 and -b 256 rows, ≥ 0.9 device reads per GET from INFO store), or all (the three in sequence, one bundle with a section and table each)")
@@ -59,6 +59,11 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.Force, "force", false, "measure even when a preflight check failed")
 	fs.BoolVar(&cfg.NoFio, "no-fio", false, "skip the fio baseline (the report then has no ceiling)")
 	fs.BoolVar(&cfg.Silent, "silent", false, "no progress lines on stderr")
+	fs.StringVar(&servers, "server", "", "servers to measure side by side, comma-separated, one set of rows each: tierbench, garnet, redis, valkey, keydb, dragonfly (the catalogue, README's \"Measure Garnet, Redis and others\"); each started as tierbench's own is: pinned, on a wiped data dir, its pid proven to own the socket (the real server behind a launcher), its whole process tree stopped (default tierbench)")
+	fs.StringVar(&cfg.ServerCmd, "server-cmd", "", "a server of your own to measure beside --server's, as a command `template` with {port} {bind} {data} {memory} {page} {segment} {index} {backend}, split into words as a shell does; its rows are named cmd")
+	fs.StringVar(&cfg.ServerBin, "server-bin", "", "the `file` that starts the one --server besides tierbench (e.g. …/GarnetServer, or …/GarnetServer.dll run by dotnet; default: its program on PATH)")
+	fs.StringVar(&cfg.ServerImage, "server-image", "", "under --runtime docker, the `image` that runs the one --server besides tierbench, from the catalogue's entrypoint; never pulled unless --pull")
+	fs.BoolVar(&cfg.Pull, "pull", false, "pull --server-image when the Docker engine lacks it (without it, the run refuses and prints the docker pull line)")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "where pid files of running children are kept: a directory of yours nobody else may write (default /run/tierbench for root, else $XDG_RUNTIME_DIR/tierbench)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench run [flags]
@@ -91,6 +96,10 @@ Examples:
   tierbench run --server-addr 127.0.0.1:6379 --server-pid 1234 --dbsize 1000000 --skip-load
   tierbench run --profile quick --backends uring --pin none --shards 1,2 --data /mnt/a,/mnt/b
   tierbench run --server-addr 127.0.0.1:7000 --server-pid 11,12,13 --dbsize 1000000 (a Redis Cluster)
+  tierbench run --scenario memory --server tierbench,redis,valkey (servers side by side, one table)
+  tierbench run --server garnet --server-bin /opt/garnet/GarnetServer.dll (Garnet under dotnet)
+  tierbench run --server garnet --runtime docker --server-image ghcr.io/microsoft/garnet
+  tierbench run --scenario memory --server-cmd 'my-server --port {port} --dir {data}'
   tierbench run --server-host ssh://me@storage1 --client-hosts ssh://me@client1,ssh://me@client2 --data /mnt/nvme/tb
 
 `+orchestrator.ExitCodesHelp+`
@@ -112,6 +121,11 @@ Flags:
 		}
 		if *l.dst, err = orchestrator.SplitList(strings.ToLower(l.value)); err != nil {
 			return usageError(fs, stderr, "--%s %q: %v", l.name, l.value, err)
+		}
+	}
+	if isGiven(cfg.Given, "server") {
+		if cfg.Servers, err = orchestrator.SplitList(strings.ToLower(servers)); err != nil {
+			return usageError(fs, stderr, "--server %q: %v", servers, err)
 		}
 	}
 	if isGiven(cfg.Given, "shards") {
