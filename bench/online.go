@@ -49,6 +49,11 @@ type onlineThread struct {
 	warmupNs int64
 	warm     replyCounts
 
+	// late is how long after its due time each recorded op was sent
+	// (fixed rate only); written by the sender alone, read after it ends.
+	late  *hdrhistogram.Histogram
+	nextK int64 // the first op the sender did not send
+
 	sendErr, recvErr error
 }
 
@@ -143,18 +148,35 @@ func (t *onlineThread) closedLoop(p *plan, thread int, base time.Time, stop *ato
 
 // send issues ops at a fixed rate until stop, keeping at most InFlight in
 // flight: op k is due at k*interval after base and is stamped with that due
-// time, so a stall of the server is charged to every op it delayed.
+// time, so a stall of the server is charged to every op it delayed. It
+// sleeps until spinNs before the due time and spins the rest, since a
+// sleep alone wakes tens of microseconds late; how late each recorded op
+// was actually sent goes into t.late, and t.nextK is the first op it did
+// not send, so the ops due in the window but never sent can be counted.
 func (t *onlineThread) send(p *plan, thread int, base time.Time, intervalNs int64, stop *atomic.Bool, slots chan struct{}, pending chan<- inflight) {
 	defer close(pending)
 	src := newOpSource(p, thread)
-	for k := int64(0); !stop.Load(); k++ {
+	// Spinning costs the client CPU: only where a connection's ops are
+	// far enough apart that the spin is a small share of the interval.
+	spin := int64(0)
+	if intervalNs >= 8*spinNs {
+		spin = spinNs
+	}
+	k := int64(0)
+	defer func() { t.nextK = k }()
+	for ; !stop.Load(); k++ {
 		stamp := k * intervalNs
-		if d := stamp - int64(time.Since(base)); d > 0 {
-			time.Sleep(time.Duration(d))
+		if d := stamp - int64(time.Since(base)); d > spin {
+			time.Sleep(time.Duration(d - spin))
+		}
+		for int64(time.Since(base)) < stamp {
 		}
 		slots <- struct{}{}
 		op, key, req := src.next()
 		pending <- inflight{stampNs: stamp, key: key, op: op}
+		if stamp >= t.warmupNs {
+			t.late.RecordValue(min(max(int64(time.Since(base))-stamp, histLowestNs), histHighestNs))
+		}
 		if _, err := t.conn.Write(req); err != nil {
 			t.sendErr = fmt.Errorf("send %s: %w", op, closedErr(err))
 			stop.Store(true)
@@ -162,6 +184,15 @@ func (t *onlineThread) send(p *plan, thread int, base time.Time, intervalNs int6
 		}
 	}
 }
+
+// spinNs is how long before an op's due time the fixed-rate sender stops
+// sleeping and spins.
+const spinNs = 30_000
+
+// clientBoundShare: a fixed-rate run whose sends were late by more than
+// this share of the measured median latency at p99, or that left more
+// than this share of its window's ops unsent, measured the client.
+const clientBoundShare = 0.1
 
 // receive reads the reply of each pending op in order and records its
 // latency. After a failure it keeps draining pending without reading so
@@ -241,6 +272,7 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 			conn: conns[i],
 			rr:   newReplyReader(conns[i], readBufferBytes, opGet, p.Verify, p.ValueLength),
 			hist: hdrhistogram.New(histLowestNs, histHighestNs, histDigits),
+			late: hdrhistogram.New(histLowestNs, histHighestNs, histDigits),
 		}
 	}
 	var intervalNs int64
@@ -404,6 +436,9 @@ loop:
 	res.Ops = res.Hits + res.Misses + res.Errors
 	res.Warmup.Ops = res.Warmup.Hits + res.Warmup.Misses + res.Warmup.Errors
 	res.OpsPerSec = float64(res.Ops) / max(res.Seconds, 1e-9)
+	if intervalNs > 0 {
+		res.Pacing = pacing(ts, intervalNs, int64(warmEnd.Sub(base)), int64(now.Sub(base)), res.LatencyMicros.P50)
+	}
 	printOnlineSummary(human, res)
 	// Ending on ctx is how --runtime -1 is meant to stop; with a finite
 	// runtime it cuts the run short.
@@ -418,11 +453,36 @@ loop:
 	return res, hdrErr
 }
 
+// pacing sums the fixed-rate senders' lateness and counts the ops due in
+// the recorded window [warmNs, endNs) that were never sent.
+func pacing(ts []*onlineThread, intervalNs, warmNs, endNs int64, p50Micros float64) *Pacing {
+	late := hdrhistogram.New(histLowestNs, histHighestNs, histDigits)
+	var due, unsent int64
+	first := (warmNs + intervalNs - 1) / intervalNs // the first op due in the window
+	last := (endNs + intervalNs - 1) / intervalNs   // one past the last
+	for _, t := range ts {
+		late.Merge(t.late)
+		due += max(last-first, 0)
+		unsent += max(last-max(t.nextK, first), 0)
+	}
+	pc := &Pacing{LatenessMicros: latencySummary(late), Due: due, Unsent: unsent}
+	pc.ClientBound = pc.LatenessMicros.P99 > clientBoundShare*p50Micros || float64(unsent) > clientBoundShare*float64(due)
+	return pc
+}
+
 func printOnlineSummary(w io.Writer, r *OnlineResult) {
 	fmt.Fprintf(w, "[Total]: %d ops in %.2f s: %.0f ops/sec, latency us min %.1f median %.1f 99th %.1f 99.9th %.1f max %.1f\n",
 		r.Ops, r.Seconds, r.OpsPerSec, r.LatencyMicros.Min, r.LatencyMicros.P50, r.LatencyMicros.P99, r.LatencyMicros.P999, r.LatencyMicros.Max)
 	if r.RateOpsPerSec > 0 {
 		fmt.Fprintf(w, "[Rate]: offered %.0f ops/sec; latency counted from each op's intended send time\n", r.RateOpsPerSec)
+	}
+	if pc := r.Pacing; pc != nil {
+		fmt.Fprintf(w, "[Pacing]: sends late by p50 %.1f p99 %.1f max %.1f us after their intended time; %d of the window's %d ops never sent",
+			pc.LatenessMicros.P50, pc.LatenessMicros.P99, pc.LatenessMicros.Max, pc.Unsent, pc.Due)
+		if pc.ClientBound {
+			fmt.Fprintf(w, " CLIENT-BOUND: lateness p99 above %.0f %% of the median latency, or that share of the ops unsent", 100*clientBoundShare)
+		}
+		fmt.Fprintln(w)
 	}
 	if r.Warmup.Seconds > 0 {
 		fmt.Fprintf(w, "[Warm-up]: %d ops in the first %.2f s, sent alike but not recorded: the figures cover the %.2f s after\n", r.Warmup.Ops, r.Warmup.Seconds, r.Seconds)

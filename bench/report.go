@@ -134,6 +134,21 @@ type OnlineResult struct {
 	// Warmup is the unrecorded start (--warmup-seconds), counted apart:
 	// its error replies and mismatches still fail the run.
 	Warmup WarmupResult `json:"warmup"`
+	// Pacing is how closely a fixed-rate run kept its schedule; nil for a
+	// closed loop.
+	Pacing *Pacing `json:"pacing,omitempty"`
+}
+
+// Pacing is the client's own lateness in a fixed-rate run: how long after
+// its intended time each recorded op was sent (the part of its latency
+// that is the client's), and the ops due in the window it never sent.
+type Pacing struct {
+	LatenessMicros LatencySummary `json:"lateness_us"`
+	Due            int64          `json:"due"`
+	Unsent         int64          `json:"unsent"`
+	// ClientBound: the lateness p99 exceeded clientBoundShare of the
+	// median latency, or that share of the due ops went unsent.
+	ClientBound bool `json:"client_bound"`
 }
 
 // WarmupResult counts the ops of the online warm-up, which are sent at the

@@ -70,6 +70,16 @@ type onlineOutput struct {
 		// and base64 as in an HdrHistogram log line.
 		Histogram string       `json:"histogram"`
 		Warmup    onlineWarmup `json:"warmup"`
+		Pacing    *struct {
+			Lateness struct {
+				P50 float64 `json:"p50"`
+				P99 float64 `json:"p99"`
+				Max float64 `json:"max"`
+			} `json:"lateness_us"`
+			Due         int64 `json:"due"`
+			Unsent      int64 `json:"unsent"`
+			ClientBound bool  `json:"client_bound"`
+		} `json:"pacing"`
 	} `json:"online"`
 }
 
@@ -216,6 +226,10 @@ func (r *runner) latencyStep(ctx context.Context, row results.Row, tgt rowTarget
 	rec.Short = rec.AchievedOpsPerSec < results.MinAchievedShare*rec.OfferedOpsPerSec
 	rec.P50Micros, rec.P99Micros, rec.P999Micros, rec.MaxMicros = on.Latency.P50, on.Latency.P99, on.Latency.P999, on.Latency.Max
 	rec.Time = end.UTC()
+	if pc := on.Pacing; pc != nil {
+		rec.Pacing = &results.Pacing{LatenessP50Micros: pc.Lateness.P50, LatenessP99Micros: pc.Lateness.P99, LatenessMaxMicros: pc.Lateness.Max,
+			Due: pc.Due, Unsent: pc.Unsent, ClientBound: pc.ClientBound}
+	}
 	if h != nil {
 		us := func(ns int64) float64 { return float64(ns) / 1e3 }
 		rec.P50Micros, rec.P99Micros = us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(99))
@@ -270,8 +284,18 @@ func appendLatency(dir string, rec results.LatencyRecord) error {
 }
 
 func shortNote(rec results.LatencyRecord) string {
-	if rec.Short {
-		return fmt.Sprintf("  SHORT: achieved %.1f %% of the offered rate", 100*rec.AchievedOpsPerSec/rec.OfferedOpsPerSec)
+	note := ""
+	if pc := rec.Pacing; pc != nil {
+		note = fmt.Sprintf("; sends late p50 %s p99 %s", plots.FormatMicros(pc.LatenessP50Micros), plots.FormatMicros(pc.LatenessP99Micros))
+		if pc.Unsent > 0 {
+			note += fmt.Sprintf(", %d of %d due never sent", pc.Unsent, pc.Due)
+		}
+		if pc.ClientBound {
+			note += "  CLIENT-BOUND"
+		}
 	}
-	return ""
+	if rec.Short {
+		note += fmt.Sprintf("  SHORT: achieved %.1f %% of the offered rate", 100*rec.AchievedOpsPerSec/rec.OfferedOpsPerSec)
+	}
+	return note
 }

@@ -107,6 +107,9 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 			t.Errorf("step %.0f %%: got offered %.0f, %d ops, %d misses, hlog %q; want %.0f offered, ops, no misses, a log",
 				100*rec.Share, rec.OfferedOpsPerSec, rec.Ops, rec.Misses, rec.Hlog, best.Median*rec.Share)
 		}
+		if pc := rec.Pacing; pc == nil || pc.Due == 0 || pc.Due-pc.Unsent != rec.Ops {
+			t.Errorf("step %.0f %%: pacing %+v with %d ops recorded: want the client's lateness and due − unsent = ops", 100*rec.Share, pc, rec.Ops)
+		}
 		// Half the offered rate over the warm-up: the client sends on a
 		// schedule, and a shared machine may delay its start.
 		if want := 0.5 * rec.OfferedOpsPerSec * results.LatencyWarmupSeconds; rec.WarmupSeconds != results.LatencyWarmupSeconds || float64(rec.WarmupOps) < want {

@@ -85,6 +85,26 @@ func bundleSVGs(t *testing.T, dir string) []string {
 	return out
 }
 
+// TestLatencyReportClientBound: a step whose client sent late is marked
+// client-bound in the table and explained once below it.
+func TestLatencyReportClientBound(t *testing.T) {
+	steps := bundletest.LatencySteps(referencePlan())
+	steps[0].Pacing = &results.Pacing{LatenessP50Micros: 40, LatenessP99Micros: 900, Due: 1000, ClientBound: true}
+	steps[1].Pacing = &results.Pacing{LatenessP50Micros: 2, LatenessP99Micros: 5, Due: 1000}
+	got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps})
+	for _, want := range []string{
+		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K client-bound† |",
+		"client-bound†: the client sent its GETs late",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("latency section lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "client-bound†"); n != 2 {
+		t.Errorf("got %d client-bound marks, want the one step and the note:\n%s", n, got)
+	}
+}
+
 // TestLatencyReport renders a bundle with latency steps: the table with
 // the reference's columns, the short step named, the chart embedded,
 // parsed, rendered and not blank, and --verify covering the steps.
@@ -113,6 +133,9 @@ func TestLatencyReport(t *testing.T) {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
+	}
+	if strings.Contains(string(report), "client-bound") {
+		t.Errorf("report.md marks a step client-bound though no step recorded its pacing")
 	}
 	svgPath := filepath.Join(dir, "latency-libaio-pinned.svg")
 	svg, err := os.ReadFile(svgPath)

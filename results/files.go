@@ -71,6 +71,24 @@ type LatencyRecord struct {
 	// when the client gave no histogram.
 	Hlog string    `json:"hlog,omitempty"`
 	Time time.Time `json:"time"`
+	// Pacing is the client's own lateness in the step; nil in bundles
+	// from before the client measured it.
+	Pacing *Pacing `json:"pacing,omitempty"`
+}
+
+// Pacing is how closely a fixed-rate client kept its schedule: how long
+// after its intended time each recorded GET was sent (that part of the
+// latency is the client's), and the GETs due in the window it never sent.
+type Pacing struct {
+	LatenessP50Micros float64 `json:"lateness_p50_us"`
+	LatenessP99Micros float64 `json:"lateness_p99_us"`
+	LatenessMaxMicros float64 `json:"lateness_max_us"`
+	Due               int64   `json:"due"`
+	Unsent            int64   `json:"unsent"`
+	// ClientBound: the lateness p99 exceeded 10 % of the step's median
+	// latency, or 10 % of the due GETs went unsent: the step measured
+	// the client as much as the server.
+	ClientBound bool `json:"client_bound"`
 }
 
 // HostsLatencyRecord is a line of hosts/latency.jsonl: one online GET phase of
