@@ -265,15 +265,7 @@ func TestRunAcrossHosts(t *testing.T) {
 	if err := os.Remove(filepath.Join(out, results.DirHosts, results.FileHostsLatency)); err != nil {
 		t.Fatal(err)
 	}
-	res = runBinary(t, bin, "run", "--resume", out, "--state-dir", filepath.Join(data, "..", "state"))
-	if res.code != 0 {
-		t.Fatalf("resume across hosts: exit %d\n%s", res.code, res.stderr)
-	}
-	for _, want := range []string{"cell 1/1: Libaio", "pass 1/1 (server on host a, clients b×2 a×2)", "latency, 1 s online"} {
-		if !strings.Contains(res.stderr, want) {
-			t.Errorf("resume's progress lacks %q:\n%s", want, res.stderr)
-		}
-	}
+	res = resumeBundle(t, bin, out, filepath.Join(data, "..", "state"), "cell 1/1: Libaio", "pass 1/1 (server on host a, clients b×2 a×2)", "latency, 1 s online")
 	checkBundle(t, out, res.stdout, 1, 1)
 	again, _, err := results.ReadCells(out)
 	if err != nil || len(again) != len(passes) {
@@ -290,6 +282,22 @@ func TestRunAcrossHosts(t *testing.T) {
 			t.Errorf("host %s: containers left after resume: %q", h.Name, left)
 		}
 	}
+}
+
+// resumeBundle runs `run --resume out` to a clean end and checks its
+// progress lines hold each of wants.
+func resumeBundle(t *testing.T, bin, out, stateDir string, wants ...string) result {
+	t.Helper()
+	res := runBinary(t, bin, "run", "--resume", out, "--state-dir", stateDir)
+	if res.code != 0 {
+		t.Fatalf("run --resume %s: exit %d\n%s", out, res.code, res.stderr)
+	}
+	for _, want := range wants {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("resume's progress lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	return res
 }
 
 // dropLastPass removes the last pass record from a bundle's cells.jsonl,

@@ -169,15 +169,7 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 	if err := os.WriteFile(lat, []byte(strings.Join(lines[:len(lines)-1], "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r = runBinary(t, bin, "run", "--resume", out, "--state-dir", filepath.Join(data, "..", "state"))
-	if r.code != 0 {
-		t.Fatalf("resume under docker: exit %d:\n%s", r.code, r.stderr)
-	}
-	for _, want := range []string{"runtime: docker", "cell 1/1: Libaio", "at 90 % of"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("resume's progress lacks %q:\n%s", want, r.stderr)
-		}
-	}
+	resumeBundle(t, bin, out, filepath.Join(data, "..", "state"), "runtime: docker", "cell 1/1: Libaio", "at 90 % of")
 	if steps, err := results.ReadLatency(out); err != nil || len(steps) != len(latencyShares) {
 		t.Errorf("after resume: %d latency steps (%v), want %d", len(steps), err, len(latencyShares))
 	}
