@@ -148,10 +148,11 @@
 // # Scenarios and the ladder
 //
 // Each scenario is an entry of scenarioSpecs (scenario.go): its profiles,
-// whether it has a backend of its own, its -b rows, its server's flags and
-// the checks and evidence that judge it (in RAM, tiered, device reads
-// counted, the ladder's top). The run path asks the row's or the run's
-// spec, never the scenario's name.
+// whether it has a backend of its own, its -b rows and the checks and
+// evidence that judge it (in RAM, tiered, device reads counted, the
+// ladder's top); its server's flags are the catalogue's, per scenario
+// (package sut, tierbench's own entry for the run's own server). The run
+// path asks the row's or the run's spec, never the scenario's name.
 //
 // Config.Scenario picks the reference's server set-up (scenario.go):
 // storage (scenario 2, the matrix above), memory (scenario 1: the untiered

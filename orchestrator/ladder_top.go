@@ -109,7 +109,9 @@ func (r *runner) measureInMemory(ctx context.Context, row results.Row, threads i
 		}()
 	}
 	port, _ := strconv.Atoi(tgt.addr[strings.LastIndexByte(tgt.addr, ':')+1:])
-	raw.ServerArgs = r.serverArgs(row, port, r.cfg.DataDir)
+	if raw.ServerArgs, err = r.serverArgs(row, port, r.cfg.DataDir); err != nil {
+		return raw, err
+	}
 	raw.Load = results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
 	if err := r.load(ctx, row, tgt, &raw.Load); err != nil {
 		return raw, err

@@ -35,9 +35,6 @@ type scenarioSpec struct {
 	shards bool
 	// batches are its rows' -b values (one row each); nil: --batch.
 	batches []int
-	// serverArgs are the flags of a server of row on port, its data under
-	// dataDir (as the server sees it).
-	serverArgs func(r *runner, row results.Row, port int, dataDir string) []string
 	// inRAM: the dataset lives in RAM, so the free-memory check applies,
 	// there are no disk counters and no fio ceiling, and both are read on
 	// the server's machine (so not across hosts, see validate).
@@ -60,11 +57,6 @@ type scenarioSpec struct {
 var scenarioSpecs = map[string]scenarioSpec{
 	results.ScenarioStorage: {
 		shards: true, tiered: true,
-		serverArgs: func(r *runner, row results.Row, port int, dataDir string) []string {
-			return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(),
-				"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
-				"--storage-tier", "--logdir", dataDir, "--device-type", "native", "--device-io-backend", row.Backend}
-		},
 	},
 	results.ScenarioMemory: {
 		ownBackend: true, inRAM: true,
@@ -84,10 +76,6 @@ var scenarioSpecs = map[string]scenarioSpec{
 				LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
 			},
 		},
-		serverArgs: func(r *runner, _ results.Row, port int, _ string) []string {
-			// The default, untiered server.
-			return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(), "--index", r.cfg.Index}
-		},
 	},
 	results.ScenarioLocalMemory: {
 		ownBackend: true, inRAM: true, shards: true, shardMemory: true, tiered: true, deviceReads: true, ladderTop: true,
@@ -106,12 +94,6 @@ var scenarioSpecs = map[string]scenarioSpec{
 				Memory: "4m", Page: "1m", Segment: "1g", Index: "64m",
 				LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
 			},
-		},
-		serverArgs: func(r *runner, _ results.Row, port int, _ string) []string {
-			return []string{"server", "--port", strconv.Itoa(port), "--bind", r.bindAddr(), "--index", r.cfg.Index,
-				"--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment,
-				"--storage-tier", "--device-type", "localmemory",
-				"--device-completion-threads", "4", "--device-throttle-limit", "512"}
 		},
 	},
 }

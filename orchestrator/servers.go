@@ -225,8 +225,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 		}
 		data = filepath.Join(data, filepath.Base(l.dataDir))
 	}
-	v := sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: r.cfg.Memory, Page: r.cfg.Page,
-		Segment: r.cfg.Segment, Index: r.cfg.Index, Backend: row.Backend}
+	v := r.serverValues(row, port, data)
 	sc := rowScenario(row)
 	switch {
 	case s.Self:
@@ -247,6 +246,13 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 		return launch{}, fmt.Errorf("orchestrator: %s %s: %w", row.ServerName(), row.Label, err)
 	}
 	return l, nil
+}
+
+// serverValues are what a row's server's template is filled with: data
+// is its data dir as it sees it.
+func (r *runner) serverValues(row results.Row, port int, data string) sut.Values {
+	return sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: r.cfg.Memory, Page: r.cfg.Page,
+		Segment: r.cfg.Segment, Index: r.cfg.Index, Backend: row.Backend}
 }
 
 // serverEvidence reads the INFO fields the row's server's catalogue entry

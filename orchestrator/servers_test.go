@@ -75,8 +75,8 @@ func TestReferenceLadderOffForForeignServers(t *testing.T) {
 }
 
 // TestTierbenchEntryIsTheRunsServer: the catalogue's tierbench entry
-// starts tierbench's own server with exactly the flags each scenario's
-// spec gives it.
+// starts tierbench's own server with the flags each scenario always gave
+// it, and shards (serverArgs) get the same.
 func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
 	cfg, err := Config{Binary: "/bin/tierbench"}.resolve(func(string) string { return "" })
 	if err != nil {
@@ -84,20 +84,32 @@ func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
 	}
 	cfg.DataDir = t.TempDir()
 	r := &runner{cfg: cfg, drv: newProcessDriver(cfg.Binary, nil)}
-	for _, row := range []results.Row{
-		{Backend: "libaio", Pin: PinNone}, {Backend: "uring", Pin: PinPinned},
-		{Backend: results.ScenarioMemory, Pin: PinNone}, {Backend: results.ScenarioLocalMemory, Pin: PinNone, Batch: 256},
+	d := cfg.DataDir
+	sizes := []string{"--memory", "16m", "--page", "4m", "--segment", "1g", "--index", "256m"}
+	for _, c := range []struct {
+		row  results.Row
+		want []string
+	}{
+		{results.Row{Backend: "libaio", Pin: PinNone}, append(append([]string{"server", "--port", "7001", "--bind", "127.0.0.1"}, sizes...),
+			"--storage-tier", "--logdir", d, "--device-type", "native", "--device-io-backend", "libaio")},
+		{results.Row{Backend: "uring", Pin: PinPinned}, append(append([]string{"server", "--port", "7001", "--bind", "127.0.0.1"}, sizes...),
+			"--storage-tier", "--logdir", d, "--device-type", "native", "--device-io-backend", "uring")},
+		{results.Row{Backend: results.ScenarioMemory, Pin: PinNone}, []string{"server", "--port", "7001", "--bind", "127.0.0.1", "--index", "256m"}},
+		{results.Row{Backend: results.ScenarioLocalMemory, Pin: PinNone, Batch: 256}, []string{"server", "--port", "7001", "--bind", "127.0.0.1", "--index", "256m",
+			"--memory", "16m", "--page", "4m", "--segment", "1g", "--storage-tier", "--device-type", "localmemory", "--device-completion-threads", "4", "--device-throttle-limit", "512"}},
 	} {
-		l, err := r.serverLaunch(row, 7001)
+		l, err := r.serverLaunch(c.row, 7001)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := rowSpec(row).serverArgs(r, row, 7001, cfg.DataDir)
-		if !slices.Equal(l.args, want) || l.prog != nil || l.dataDir != cfg.DataDir {
-			t.Errorf("%s: got %q (program %q, data %s),\nwant %q (the tierbench binary, data %s)", row.ID(), l.args, l.prog, l.dataDir, want, cfg.DataDir)
+		if !slices.Equal(l.args, c.want) || l.prog != nil || l.dataDir != d {
+			t.Errorf("%s: got %q (program %q, data %s),\nwant %q (the tierbench binary, data %s)", c.row.ID(), l.args, l.prog, l.dataDir, c.want, d)
 		}
-		if l.command != "/bin/tierbench "+sut.Quote(want) {
-			t.Errorf("%s: command got %s", row.ID(), l.command)
+		if l.command != "/bin/tierbench "+sut.Quote(c.want) {
+			t.Errorf("%s: command got %s", c.row.ID(), l.command)
+		}
+		if args, err := r.serverArgs(c.row, 7001, d); err != nil || !slices.Equal(args, c.want) {
+			t.Errorf("%s: serverArgs got %q, %v; want %q", c.row.ID(), args, err, c.want)
 		}
 	}
 }

@@ -213,7 +213,10 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 		if err := r.host.wipeData(ctx, node.dir); err != nil {
 			return rowTarget{}, err
 		}
-		args := r.serverArgs(row, file[i].Port, node.dir)
+		args, err := r.serverArgs(row, file[i].Port, node.dir)
+		if err != nil {
+			return rowTarget{}, err
+		}
 		args = append(args, "--cluster-nodes", r.drv.dataPath(nodeFile), "--cluster-node-id", node.ID,
 			"--cluster-announce", node.Addr, "--cluster-slots", slots.FormatRanges(file[i].Ranges))
 		spec := serverSpec{Name: fmt.Sprintf("%s-shard%d", name, i), Args: args, CPUs: places[i].CPUs, Mems: places[i].Mems,

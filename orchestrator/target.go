@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/slots"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/sut"
 )
 
 // A row's target is a list of nodes: one server is a target of one node,
@@ -204,10 +205,14 @@ func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, 
 	return nil
 }
 
-// serverArgs are the flags of one tiered server of row on port, its log
-// under dataDir.
-func (r *runner) serverArgs(row results.Row, port int, dataDir string) []string {
-	return rowSpec(row).serverArgs(r, row, port, r.drv.dataPath(dataDir))
+// serverArgs are the flags of tierbench's own server of row on port, its
+// data under dataDir: the catalogue's tierbench entry (package sut).
+func (r *runner) serverArgs(row results.Row, port int, dataDir string) ([]string, error) {
+	own, err := sut.Lookup(results.OwnServer)
+	if err != nil {
+		return nil, err
+	}
+	return own.Process(rowScenario(row), nil, r.serverValues(row, port, r.drv.dataPath(dataDir)))
 }
 
 func freePort() (int, error) {
