@@ -24,8 +24,10 @@ const (
 const (
 	// DefaultThrottleLimit is the in-flight cap (--device-throttle-limit).
 	DefaultThrottleLimit = 4096
-	// DefaultCompletionThreads is the number of completion goroutines
-	// (--device-completion-threads).
+	// DefaultCompletionThreads is the reference's number of completion
+	// goroutines (--device-completion-threads); a Config with
+	// CompletionThreads == 0 gets it capped at the CPUs the process may
+	// use (CompletionThreadsFor).
 	DefaultCompletionThreads = 4
 	// maxSegmentFiles bounds the segment number so that a wild offset
 	// cannot make the device grow a file table of billions of entries.
@@ -40,7 +42,7 @@ type Config struct {
 	SegmentBytes      uint64         // size of one segment file; Offset/SegmentBytes picks the file
 	SectorSize        int            // 0 = logical_block_size of the backing device (512 typical)
 	ThrottleLimit     int            // max requests in flight (default 4096 like Garnet's --device-throttle-limit)
-	CompletionThreads int            // reaping goroutines (default 4)
+	CompletionThreads int            // reaping goroutines (default CompletionThreadsFor(GOMAXPROCS): 4, at most one per CPU)
 	IOContexts        int            // libaio contexts / io_uring rings (uring default max(CompletionThreads, min(2*CPUs,64)); libaio default = CompletionThreads)
 	OnComplete        CompletionFunc // required
 	// InlineCompletion (--device-inline-completion) lets the caller take
@@ -60,13 +62,23 @@ type Describer interface {
 	Describe() string
 }
 
+// CompletionThreadsFor is the number of completion goroutines a Config
+// with CompletionThreads == 0 gets on a process that may run on procs CPUs
+// (GOMAXPROCS, which follows the affinity mask and the cgroup's CPU limit):
+// the reference's 4, but never more than procs. A completion goroutine
+// beyond the CPUs adds nothing but hand-offs: it can only run by taking a
+// CPU from the submitters or from another completion goroutine.
+func CompletionThreadsFor(procs int) int {
+	return max(1, min(DefaultCompletionThreads, procs))
+}
+
 // DefaultIOContexts is the number of libaio contexts or io_uring rings a
 // Config with IOContexts == 0 gets: for io_uring the reference's
 // max(completion threads, min(2 × CPUs, 64)), for libaio one context per
 // completion thread.
 func DefaultIOContexts(backend string, completionThreads int) int {
 	if completionThreads <= 0 {
-		completionThreads = DefaultCompletionThreads
+		completionThreads = CompletionThreadsFor(runtime.GOMAXPROCS(0))
 	}
 	switch backend {
 	case BackendUring:
@@ -103,7 +115,7 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("device: throttle limit %d above the maximum %d", cfg.ThrottleLimit, 1<<20)
 	}
 	if cfg.CompletionThreads == 0 {
-		cfg.CompletionThreads = DefaultCompletionThreads
+		cfg.CompletionThreads = CompletionThreadsFor(runtime.GOMAXPROCS(0))
 	}
 	if cfg.CompletionThreads > 1024 {
 		return cfg, fmt.Errorf("device: %d completion threads, want at most 1024", cfg.CompletionThreads)

@@ -3,6 +3,7 @@ package device
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -49,17 +50,26 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ThrottleLimit != 4096 || cfg.CompletionThreads != 4 {
-		t.Errorf("defaults: got throttle %d, completion threads %d, want 4096, 4", cfg.ThrottleLimit, cfg.CompletionThreads)
+	threads := min(4, runtime.GOMAXPROCS(0))
+	if cfg.ThrottleLimit != 4096 || cfg.CompletionThreads != threads {
+		t.Errorf("defaults: got throttle %d, completion threads %d, want 4096, %d (4, at most GOMAXPROCS)", cfg.ThrottleLimit, cfg.CompletionThreads, threads)
 	}
-	if want := DefaultIOContexts(BackendUring, 4); cfg.IOContexts != want || want < 4 || want > 64 {
-		t.Errorf("uring rings: got %d, want %d within [4, 64]", cfg.IOContexts, want)
+	if want := DefaultIOContexts(BackendUring, threads); cfg.IOContexts != want || want < threads || want > 64 {
+		t.Errorf("uring rings: got %d, want %d within [%d, 64]", cfg.IOContexts, want, threads)
 	}
 	if got := DefaultIOContexts(BackendLibaio, 3); got != 3 {
 		t.Errorf("libaio contexts for 3 completion threads: got %d, want 3", got)
 	}
 	if cfg.SectorSize < 512 || cfg.SectorSize&(cfg.SectorSize-1) != 0 {
 		t.Errorf("detected sector size %d, want a power of two ≥ 512", cfg.SectorSize)
+	}
+}
+
+func TestCompletionThreadsFor(t *testing.T) {
+	for _, tt := range []struct{ procs, want int }{{1, 1}, {2, 2}, {3, 3}, {4, 4}, {64, 4}, {0, 1}} {
+		if got := CompletionThreadsFor(tt.procs); got != tt.want {
+			t.Errorf("CompletionThreadsFor(%d): got %d, want %d", tt.procs, got, tt.want)
+		}
 	}
 }
 

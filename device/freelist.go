@@ -41,22 +41,22 @@ type slotPool struct {
 // on every successful swap, so a pop that read head, lost the processor
 // while the same index was popped and pushed back under a different next,
 // and then swaps, fails instead of installing a stale next (the ABA
-// problem); it would take 2³² swaps in between to fool it. n counts the
-// entries (instrumentation: the pool's in-flight figure), updated after
-// the swap, on the line the swap just took.
+// problem); it would take 2³² swaps in between to fool it.
 type freeStack struct {
 	head atomic.Uint64
-	n    atomic.Int64
-	_    [48]byte
+	_    [56]byte
 }
 
-// newSlotPool makes a pool of slots 0..n-1 spread over k stacks, slot i on
-// stack i%k.
+// newSlotPool makes a pool of slots 0..n-1 spread over k stacks in
+// contiguous blocks, slot i on stack i*k/n: the slots, links and next
+// words of one stack's requests then share no cache line with another's
+// (interleaved, every write to a slot's state by one CPU took the line
+// from the other).
 func newSlotPool(n, k int) *slotPool {
 	p := &slotPool{stacks: make([]freeStack, k), next: make([]atomic.Uint32, n)}
 	p.cond.L = &p.mu
 	for i := n - 1; i >= 0; i-- {
-		p.stacks[i%k].push(p.next, uint32(i))
+		p.stacks[i*k/n].push(p.next, uint32(i))
 	}
 	return p
 }
@@ -106,17 +106,6 @@ func (p *slotPool) push(k int, i uint32) {
 	}
 }
 
-// free is the number of free indexes, summed over the stacks one by one:
-// exact when nothing moves, approximate while slots do, and never above the
-// pool's size.
-func (p *slotPool) free() int64 {
-	var n int64
-	for i := range p.stacks {
-		n += max(p.stacks[i].n.Load(), 0)
-	}
-	return min(n, int64(len(p.next)))
-}
-
 func (s *freeStack) pop(next []atomic.Uint32) (idx uint32, ok bool) {
 	for {
 		h := s.head.Load()
@@ -126,7 +115,6 @@ func (s *freeStack) pop(next []atomic.Uint32) (idx uint32, ok bool) {
 		}
 		below := next[top-1].Load()
 		if s.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(below)) {
-			s.n.Add(-1)
 			return top - 1, true
 		}
 	}
@@ -137,7 +125,6 @@ func (s *freeStack) push(next []atomic.Uint32, i uint32) {
 		h := s.head.Load()
 		next[i].Store(uint32(h))
 		if s.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(i+1)) {
-			s.n.Add(1)
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -60,7 +61,7 @@ func TestAIOEventsNeeded(t *testing.T) {
 		cfg  Config
 		want int
 	}{
-		{Config{}, 4 * 4096},
+		{Config{}, CompletionThreadsFor(runtime.GOMAXPROCS(0)) * 4096},
 		{Config{CompletionThreads: 2}, 2 * 4096},
 		{Config{IOContexts: 8, ThrottleLimit: 1024}, 8 * 1024},
 	}

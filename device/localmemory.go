@@ -32,7 +32,10 @@ type memDevice struct {
 	mu       sync.Mutex                    // serialises segment creation
 	segments atomic.Pointer[[]*memSegment] // copy-on-write table, indexed by segment number
 	queues   []*memQueue                   // one per completion goroutine
-	link     []atomic.Uint32               // link[i]: slot+1 below slot i in its queue (0: bottom)
+	// link[i] is slot+1 below slot i in its queue (0: bottom). Plain
+	// words: a chain is written before the swap that pushes it and read
+	// after the swap that takes it, and those order it.
+	link []uint32
 	// inlineSink keeps the loads of warm from being optimised away
 	// (inline completion: any goroutine may submit).
 	inlineSink atomic.Uint32
@@ -62,10 +65,14 @@ type memQueue struct {
 	// for it to fall to zero before it stops the goroutine, so no request
 	// is pushed after the goroutine's last look.
 	submitting atomic.Int32
-	k          int           // this queue's number, and its free-slot stack's
-	wake       chan struct{} // capacity 1; closed by Close
-	warmSink   uint32        // see warm; written by this queue's goroutine only
-	_          [20]byte      // keep queues' hot words off each other's cache line
+	// pending counts the requests pushed and not yet taken by the
+	// goroutine: added once per pushed chain, subtracted once per taken
+	// one, so it is never above the slots held (see InFlight).
+	pending  atomic.Int64
+	k        int           // this queue's number, and its free-slot stack's
+	wake     chan struct{} // capacity 1; closed by Close
+	warmSink uint32        // see warm; written by this queue's goroutine only
+	_        [12]byte      // keep queues' hot words off each other's cache line
 }
 
 var _ Device = (*memDevice)(nil)
@@ -81,7 +88,7 @@ func openLocalMemory(cfg Config) (*memDevice, error) {
 	if cfg.InlineCompletion {
 		return d, nil
 	}
-	d.link = make([]atomic.Uint32, cfg.ThrottleLimit)
+	d.link = make([]uint32, cfg.ThrottleLimit)
 	d.queues = make([]*memQueue, cfg.CompletionThreads)
 	for i := range d.queues {
 		d.queues[i] = &memQueue{k: i, wake: make(chan struct{}, 1)}
@@ -100,13 +107,24 @@ func (d *memDevice) Describe() string {
 		len(d.queues), len(d.slots), d.sector)
 }
 
-// InFlight implements Device: with completion goroutines, the slots that
-// are not free.
+// InFlight implements Device. With completion goroutines it is the
+// requests waiting in the queues, summed queue by queue: the requests a
+// goroutine has taken leave the count as it takes them, so that a busy
+// device pays one counter update per batch on each side, not per request.
 func (d *memDevice) InFlight() int {
 	if d.cfg.InlineCompletion {
 		return d.core.InFlight()
 	}
-	return len(d.slots) - int(d.free.free())
+	return int(d.pendingSum())
+}
+
+// pendingSum is the requests waiting in all the queues.
+func (d *memDevice) pendingSum() int64 {
+	var n int64
+	for _, q := range d.queues {
+		n += q.pending.Load()
+	}
+	return max(n, 0)
 }
 
 // Submit implements Device. The whole batch goes to one queue, the
@@ -126,31 +144,37 @@ func (d *memDevice) Submit(reqs []Request) (int, error) {
 		return 0, ErrClosed
 	}
 	var first, last uint32 // slot+1 of the chain's oldest and newest request, 0: none yet
+	held := 0              // requests in the chain
 	for i := range reqs {
 		r := &reqs[i]
 		if err := d.check(r); err != nil {
-			d.push(q, first, last)
+			d.push(q, first, last, held)
 			return i, err
 		}
 		idx, ok := d.free.pop(q.k)
 		if !ok {
 			// The throttle is full: hand over what is held before
 			// waiting, or the wait could be for these very requests.
-			d.push(q, first, last)
-			first = 0
+			d.push(q, first, last, held)
+			first, held = 0, 0
 			idx = d.free.popWait(q.k)
 		}
-		d.fill(idx, r)
+		// The fields need no publishing of their own (core.fill's): the
+		// swap that pushes the chain orders them before the one that
+		// takes it.
+		s := &d.slots[idx]
+		s.userData, s.offset, s.buf, s.op = r.UserData, r.Offset, r.Buf, r.Op
 		// The chain is threaded oldest first from the bottom: each
 		// request's link names the one submitted before it, the order
 		// serve expects of a stack.
-		d.link[idx].Store(last)
+		d.link[idx] = last
 		if first == 0 {
 			first = idx + 1
 		}
 		last = idx + 1
+		held++
 	}
-	d.push(q, first, last)
+	d.push(q, first, last, held)
 	return len(reqs), nil
 }
 
@@ -163,16 +187,17 @@ func (d *memDevice) queueOf(userData uint64) *memQueue {
 	return d.queues[(userData>>32)%uint64(len(d.queues))]
 }
 
-// push puts the chain of slots from first (its oldest, whose link is still
-// to be set) to last (its newest) onto q in one swap, and wakes q's
+// push puts the chain of n slots from first (its oldest, whose link is
+// still to be set) to last (its newest) onto q in one swap, and wakes q's
 // goroutine if it sleeps. An empty chain (first 0) does nothing.
-func (d *memDevice) push(q *memQueue, first, last uint32) {
+func (d *memDevice) push(q *memQueue, first, last uint32, n int) {
 	if first == 0 {
 		return
 	}
+	q.pending.Add(int64(n))
 	for {
 		top := q.top.Load()
-		d.link[first-1].Store(uint32(top))
+		d.link[first-1] = uint32(top)
 		if q.top.CompareAndSwap(top, uint64(last)) {
 			break
 		}
@@ -264,22 +289,25 @@ func (d *memDevice) serve(q *memQueue) {
 			continue
 		}
 		// Instrumentation, once per batch: the in-flight high-water mark.
-		d.noteInFlight(int64(len(d.slots)) - d.free.free())
+		d.noteInFlight(d.pendingSum())
 		// The stack holds the newest request on top; deliver the oldest
 		// first, as a queue would, by reversing the taken chain.
 		var oldest uint64
+		var n int64
 		for top != 0 {
 			i := uint32(top - 1)
-			top = uint64(d.link[i].Load())
-			d.link[i].Store(uint32(oldest))
+			top = uint64(d.link[i])
+			d.link[i] = uint32(oldest)
 			oldest = uint64(i) + 1
+			n++
 		}
-		if d.link[oldest-1].Load() != 0 {
+		q.pending.Add(-n)
+		if d.link[oldest-1] != 0 {
 			d.warmChain(q, oldest)
 		}
 		for oldest != 0 {
 			i := uint32(oldest - 1)
-			oldest = uint64(d.link[i].Load())
+			oldest = uint64(d.link[i])
 			d.do(q, i)
 		}
 	}
@@ -289,7 +317,6 @@ func (d *memDevice) serve(q *memQueue) {
 // delivers the completion.
 func (d *memDevice) do(q *memQueue, idx uint32) {
 	s := &d.slots[idx]
-	s.published.Load()
 	n, err := d.transfer(s.op, s.offset, s.buf)
 	if err == nil {
 		n, err = outcome(s.op, s.offset, len(s.buf), int64(n))
@@ -331,9 +358,8 @@ func (d *memDevice) warmChain(q *memQueue, oldest uint64) {
 	for oldest != 0 {
 		i := uint32(oldest - 1)
 		s := &d.slots[i]
-		s.published.Load()
 		sum += d.touch(segs, s.op, s.offset, len(s.buf))
-		oldest = uint64(d.link[i].Load())
+		oldest = uint64(d.link[i])
 	}
 	q.warmSink += uint32(sum)
 }

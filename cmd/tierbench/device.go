@@ -37,7 +37,7 @@ func runDevice(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.Passes, "passes", 1, "timed passes, each followed by its fio pass with --compare-fio; the medians are reported")
 	fs.IntVar(&cfg.IOContexts, "device-io-contexts", 0, "libaio contexts or io_uring rings (0: libaio = completion threads, uring = max(completion threads, min(2 × CPUs, 64)))")
 	fs.IntVar(&cfg.ThrottleLimit, "device-throttle-limit", device.DefaultThrottleLimit, "most requests in flight on the device")
-	fs.IntVar(&cfg.CompletionThreads, "device-completion-threads", device.DefaultCompletionThreads, "completion goroutines")
+	fs.IntVar(&cfg.CompletionThreads, "device-completion-threads", 0, completionThreadsUsage)
 	fs.BoolVar(&cfg.InlineCompletion, "device-inline-completion", false, "localmemory: each worker's reads are copied and completed inside its own Submit and resubmitted by its loop, with no completion goroutine (the native backends complete on their reapers either way)")
 	fs.IntVar(&cfg.SectorSize, "device-sector-size", 0, "alignment unit in bytes (0: logical_block_size of the disk under --dir)")
 	profile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed passes to this `file` (go tool pprof -top tierbench file)")

@@ -3,10 +3,18 @@ package main
 import (
 	"flag"
 	"fmt"
+	"runtime"
 
+	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/server/store"
 )
+
+// completionThreadsUsage is the help of --device-completion-threads, shared
+// by tierbench device, kv and server.
+var completionThreadsUsage = fmt.Sprintf("device completion goroutines (0: the reference's %d, capped at the CPUs this process may use, here %d: "+
+	"one beyond the CPUs adds only hand-offs, since it can run only by taking a CPU from the submitters or another completion goroutine)",
+	device.DefaultCompletionThreads, device.CompletionThreadsFor(runtime.GOMAXPROCS(0)))
 
 // bindStoreFlags registers the store flags shared by `tierbench server` and
 // `tierbench kv`, named as Garnet names them. The returned function, called
@@ -22,7 +30,7 @@ func bindStoreFlags(fs *flag.FlagSet) func() (store.Config, error) {
 	devType := fs.String("device-type", store.DefaultDeviceType, "device under the log: native (O_DIRECT files) or localmemory (RAM, the software ceiling)")
 	backend := fs.String("device-io-backend", store.DefaultBackend, "native device IO backend: libaio or uring")
 	throttle := fs.Int("device-throttle-limit", 0, "max device requests in flight (0: the device default, 4096)")
-	completion := fs.Int("device-completion-threads", 0, "device completion goroutines (0: the device default, 4)")
+	completion := fs.Int("device-completion-threads", 0, completionThreadsUsage)
 	contexts := fs.Int("device-io-contexts", 0, "libaio contexts or io_uring rings (0: the device default)")
 	inline := fs.Bool("device-inline-completion", false, "complete device reads on the goroutine that submits them, with no completion goroutine in between (localmemory; the native backends complete on their reapers either way)")
 	sector := fs.Int("sector-size", 0, "device sector size in bytes (0: the logical block size of the disk under --logdir)")
