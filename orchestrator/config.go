@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/bench"
+	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/results"
 )
@@ -128,6 +130,13 @@ type Config struct {
 	ServerImage string
 	Pull        bool
 
+	// KeyDist is the key distribution of the measured cells and the
+	// latency steps (--key-dist, as keyspace.ParseDist reads it); empty
+	// is uniform. Workload makes each measured cell a mix (--workload: a
+	// preset of bench.Workloads or OP:PERCENT,…); empty is GETs alone.
+	KeyDist  string
+	Workload string
+
 	// Given lists the flags set explicitly, by name without dashes
 	// ("passes", "warmup-seconds", "data"); see the type's comment.
 	Given []string
@@ -144,6 +153,22 @@ type Config struct {
 
 // given reports whether the flag name was set explicitly.
 func (c Config) given(name string) bool { return slices.Contains(c.Given, name) }
+
+// opMix is the mix the measured cells run, spelled as bench --op-mix
+// takes it: Workload's preset resolved, or Workload itself; "" for GETs.
+func (c Config) opMix() (string, error) {
+	if c.Workload == "" {
+		return "", nil
+	}
+	if mix, ok := bench.Workloads[strings.ToLower(c.Workload)]; ok {
+		return mix, nil
+	}
+	mix, err := bench.ParseOpMix(c.Workload)
+	if err != nil {
+		return "", fmt.Errorf("%q is neither a preset (ycsb-a, ycsb-b, ycsb-c, ycsb-f) nor a mix: %w", c.Workload, err)
+	}
+	return bench.MixString(mix), nil
+}
 
 // profiles holds the defaults of each profile. The quick profile keeps the
 // reference's shape (16/96-byte records, four thread columns, -b 1024,
@@ -325,6 +350,25 @@ func (c Config) serverHostLocal() bool { return c.ServerHost == "" }
 func (c Config) validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.KeyDist != "" {
+		if _, err := keyspace.ParseDist(c.KeyDist); err != nil {
+			bad("--key-dist: %v", err)
+		}
+	}
+	if c.Workload != "" {
+		mix, err := c.opMix()
+		if err != nil {
+			bad("--workload: %v", err)
+		}
+		for _, op := range []string{"DEL", "INCR"} {
+			if strings.Contains(mix, op+":") {
+				bad("--workload %s: %s changes the dataset the run loaded and verified, so every later cell would count misses or wrong values; mix GET, SET, MGET and RMW", c.Workload, op)
+			}
+		}
+		if c.maxShards() > 1 {
+			bad("--workload with --shards above 1 is not supported: the cluster client runs GET cells only")
+		}
+	}
 	if c.DBSize < 1 {
 		bad("--dbsize %d: want at least 1 key", c.DBSize)
 	}

@@ -35,8 +35,28 @@ type benchCell struct {
 	ClientSaturated  bool          `json:"client_saturated"`
 	Incomplete       bool          `json:"incomplete"`
 	Cluster          *benchCluster `json:"cluster"`
+	// Mix is a mixed cell's per-operation breakdown (--workload).
+	Mix []benchOp `json:"mix"`
 	// Clients are the shares a cell summed over client hosts.
 	Clients []results.ClientShare `json:"-"`
+}
+
+// benchOp is one operation of a mixed cell.
+type benchOp struct {
+	Op  string `json:"op"`
+	Ops int64  `json:"ops"`
+}
+
+// gets counts the ops of a mixed cell that read a key (GETs, RMWs, MGET
+// keys); 0 for a GET cell, where every op is one.
+func (c benchCell) gets() int64 {
+	var n int64
+	for _, o := range c.Mix {
+		if o.Op == "GET" || o.Op == "RMW" || o.Op == "MGET" {
+			n += o.Ops
+		}
+	}
+	return n
 }
 
 // parseBench parses bench's JSON. Anything printed before the document

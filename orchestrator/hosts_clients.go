@@ -200,7 +200,7 @@ func latestClient(outs []clientOut) (string, float64) {
 // ops, hits, misses and errors are the sums of the clients' counts inside
 // the shared window, and the rate is that sum over the window.
 func (r *runner) benchHosts(ctx context.Context, h *hostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
-	outs, err := r.runClients(ctx, h, row, tgt, name, threads, seconds, 0, []string{"--op", "GET", "-b", strconv.Itoa(r.batchOf(row))})
+	outs, err := r.runClients(ctx, h, row, tgt, name, threads, seconds, 0, append(r.cellOps(), "-b", strconv.Itoa(r.batchOf(row))))
 	if err != nil {
 		return benchCell{}, results.Placement{}, err
 	}
@@ -220,6 +220,7 @@ func (r *runner) benchHosts(ctx context.Context, h *hostsDriver, row results.Row
 			return benchCell{}, pl, fmt.Errorf("orchestrator: host %s: client %s measured a %v s window, want %d s", o.host, name, c.Window.Seconds, seconds)
 		}
 		sum.Ops += c.Ops
+		sum.Mix = append(sum.Mix, c.Mix...)
 		sum.Hits += c.Hits
 		sum.Misses += c.Misses
 		sum.Errors += c.Errors

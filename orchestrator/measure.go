@@ -47,8 +47,8 @@ func (r *runner) benchLocal(ctx context.Context, row results.Row, tgt rowTarget,
 	limit := phaseLimit(seconds)
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	out, err := r.runBench(pctx, row, tgt, name, []string{"-s", "--op", "GET", "-t", strconv.Itoa(threads),
-		"-b", strconv.Itoa(r.batchOf(row)), "--runtime", strconv.Itoa(seconds)}, &pl)
+	out, err := r.runBench(pctx, row, tgt, name, append(append([]string{"-s"}, r.cellOps()...), "-t", strconv.Itoa(threads),
+		"-b", strconv.Itoa(r.batchOf(row)), "--runtime", strconv.Itoa(seconds)), &pl)
 	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
 		return benchCell{}, pl, fmt.Errorf("orchestrator: the %d s GET phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
 	}
@@ -153,6 +153,7 @@ func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, t
 	}
 	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
+	rec.Gets = cell.gets()
 	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
 	rec.Client, rec.Clients = clientPl, cell.Clients
 	if err := r.recordNodes(&rec, row, tgt, before, after, cell); err != nil {
@@ -175,5 +176,17 @@ func (r *runner) benchArgs(tgt rowTarget) []string {
 		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
 		"--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
 		"--json"}
+	if r.cfg.KeyDist != "" {
+		args = append(args, "--key-dist", r.cfg.KeyDist)
+	}
 	return append(args, r.authArgs()...)
+}
+
+// cellOps are the flags of a measured cell's operations: GETs, or the
+// --workload mix.
+func (r *runner) cellOps() []string {
+	if mix, _ := r.cfg.opMix(); mix != "" {
+		return []string{"--op-mix", mix}
+	}
+	return []string{"--op", "GET"}
 }

@@ -55,6 +55,8 @@ func (c Config) workload() results.Workload {
 		ServerBin:     c.ServerBin,
 		ServerImage:   c.ServerImage,
 		Pull:          c.Pull,
+		KeyDist:       c.KeyDist,
+		Workload:      c.Workload,
 		Given:         c.Given,
 	}
 }
@@ -108,6 +110,8 @@ func configOf(w results.Workload) Config {
 		ServerBin:     w.ServerBin,
 		ServerImage:   w.ServerImage,
 		Pull:          w.Pull,
+		KeyDist:       w.KeyDist,
+		Workload:      w.Workload,
 		Given:         w.Given,
 	}
 }

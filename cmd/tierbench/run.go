@@ -56,6 +56,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.SkipLoad, "skip-load", false, "with --server-addr: do not load; the server must hold at least --dbsize keys and pass the sampled GET check")
 	fs.Float64Var(&cfg.MaxMissRatio, "max-miss-ratio", 0, "share of GETs a cell (and the sampled check) may miss and still count; the report states a non-zero value in bold (default 0: any miss keeps the cell out)")
 	fs.BoolVar(&cfg.Latency, "latency", false, "after each row's passes, measure GET latency at fixed offered rates of 10, 25, 50, 75 and 90 % of the row's best median, from each GET's intended send time (default on in the reference profile, off in quick)")
+	fs.StringVar(&cfg.KeyDist, "key-dist", "", "key `distribution` of the measured cells and the latency steps, as tierbench bench --key-dist takes it: uniform (the default), zipf[:THETA], hotspot[:HOTSET,HOTOPS], latest[:THETA] or gaussian[:MEDIAN,STDDEV]; the load still writes every key once")
+	fs.StringVar(&cfg.Workload, "workload", "", "the measured cells' operations: a `mix` such as GET:95,SET:5 (GET, SET, MGET, RMW; as tierbench bench --op-mix) or a preset: ycsb-a (GET:50,SET:50), ycsb-b (GET:95,SET:5), ycsb-c (GET:100), ycsb-f (GET:50,RMW:50);\n"+
+		"SET writes each key's loaded value, so the load check holds after; device bytes per GET divide by the ops that read a key; the latency steps and the ladder stay GETs (default: GETs alone)")
 	fs.BoolVar(&cfg.Force, "force", false, "measure even when a preflight check failed")
 	fs.BoolVar(&cfg.NoFio, "no-fio", false, "skip the fio baseline (the report then has no ceiling)")
 	fs.BoolVar(&cfg.Silent, "silent", false, "no progress lines on stderr")
