@@ -59,11 +59,20 @@ func TestSortedSetMatchesSortedSlice(t *testing.T) {
 // score order (each new member lands first) completes in seconds, and
 // another client's GETs meanwhile (from the device when tiered) stay fast:
 // a sorted slice made this quadratic (150 k members took 28 s), under the
-// lock every GET took (p99 139 ms, max 1.3 s). On a quiet machine the GET
-// p99 is under 10 ms; the test asserts 60 ms, because scripts/test.sh runs
-// it beside other packages' tests on the same 2 CPUs (the Docker end-to-end
-// runs among them), where a correct server measured a tiered p99 of 16 ms
-// and 27 ms (max 46 and 72 ms): 60 ms lies about halfway, in ratio,
+// lock every GET took (p99 139 ms, max 1.3 s).
+//
+// Measured with go test -race (the server process is built without it),
+// quiet machine: GET p99 3.4 to 4.0 ms in memory, 7.6 to 13.9 ms tiered
+// (tiered without a ZADD running: 2.3 to 3.2 ms). Ten runs with the
+// store's and device's suites as load: in memory 3.1 to 5.8 ms (median
+// 4.0), tiered 9.2 to 16.0 ms (median 11.1). With GOGC=off the figures
+// are the same, so the collector is not the cause: the ZADD keeps one of
+// the two CPUs busy, and a device GET takes four wake-ups (the request,
+// the submit, the completion goroutine, the connection's goroutine), each
+// of which can queue behind it. So the test holds the in-memory GET p99 to
+// 20 ms and the tiered one to 60 ms: in scripts/test.sh, beside the
+// Docker end-to-end runs on the same 2 CPUs, a correct server measured a
+// tiered p99 of 16 and 27 ms, and 60 ms lies about halfway, in ratio,
 // between those and the one-lock server's 139 ms.
 func TestZaddDescendingKeepsGetsFast(t *testing.T) {
 	for _, tiered := range []bool{false, true} {
@@ -135,8 +144,12 @@ func TestZaddDescendingKeepsGetsFast(t *testing.T) {
 			if len(lat) < 100 {
 				t.Errorf("only %d GETs answered while ZADD ran %v: %s", len(lat), took, strings.TrimSpace(fmt.Sprint(lat)))
 			}
-			if p99 > 60*time.Millisecond {
-				t.Errorf("GET p99 %v while ZADD ran, want under 60 ms", p99)
+			bound := 20 * time.Millisecond
+			if tiered {
+				bound = 60 * time.Millisecond
+			}
+			if p99 > bound {
+				t.Errorf("GET p99 %v while ZADD ran, want under %v", p99, bound)
 			}
 			if took > time.Minute && members == 500_000 {
 				t.Errorf("ZADD of %d members in descending order took %v, want seconds", members, took)
