@@ -51,7 +51,7 @@ func (m *slotMap) ownerAddr(slot uint16) string {
 
 // clusterState is the slot map of a run, refreshed after a -MOVED.
 type clusterState struct {
-	auth      string
+	spec      dialSpec
 	seed      string // the node the map was first read from
 	mu        sync.Mutex
 	cur       atomic.Pointer[slotMap]
@@ -59,11 +59,11 @@ type clusterState struct {
 }
 
 func discoverState(ctx context.Context, p *plan) (*clusterState, error) {
-	nodes, err := DiscoverCluster(ctx, p.addr, p.Auth)
+	nodes, err := discoverCluster(ctx, p.addr, p.spec)
 	if err != nil {
 		return nil, err
 	}
-	cs := &clusterState{auth: p.Auth, seed: p.addr}
+	cs := &clusterState{spec: p.spec, seed: p.addr}
 	cs.cur.Store(newSlotMap(nodes, 1))
 	return cs, nil
 }
@@ -81,9 +81,9 @@ func (cs *clusterState) moved(ctx context.Context, seen uint64, slot uint16, add
 	if cur.version != seen && cur.ownerAddr(slot) == addr {
 		return nil
 	}
-	nodes, err := DiscoverCluster(ctx, addr, cs.auth)
+	nodes, err := discoverCluster(ctx, addr, cs.spec)
 	if err != nil {
-		if nodes, err = DiscoverCluster(ctx, cs.seed, cs.auth); err != nil {
+		if nodes, err = discoverCluster(ctx, cs.seed, cs.spec); err != nil {
 			return fmt.Errorf("bench: refresh the slot map after -MOVED %d %s: %w", slot, addr, err)
 		}
 	}
@@ -198,7 +198,7 @@ func (t *clusterThread) link(n ClusterNode) (*clusterLink, error) {
 		}
 		return l, nil
 	}
-	conn, err := dial(t.ctx, n.Addr, t.p.Auth)
+	conn, err := dial(t.ctx, n.Addr, t.p.spec)
 	if err != nil {
 		return nil, err
 	}

@@ -32,13 +32,19 @@ var ErrNotCluster = errors.New("bench: not a cluster")
 // Replicas are left out: every key is read from its master. A node that
 // announces no address is reached at the host of addr.
 func DiscoverCluster(ctx context.Context, addr, auth string) ([]ClusterNode, error) {
-	d := net.Dialer{Timeout: handshakeTimeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	return discoverCluster(ctx, addr, dialSpec{auth: auth})
+}
+
+// discoverCluster is DiscoverCluster over a connection opened by spec
+// (AUTH with a user, TLS). Over TLS a node's tls-port is taken where
+// CLUSTER SHARDS gives one.
+func discoverCluster(ctx context.Context, addr string, spec dialSpec) ([]ClusterNode, error) {
+	conn, err := dial(ctx, addr, spec)
 	if err != nil {
-		return nil, fmt.Errorf("bench: connect to cluster node %s: %w", addr, err)
+		return nil, fmt.Errorf("bench: cluster node: %w", err)
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	defer conn.conn.Close()
+	conn.conn.SetDeadline(time.Now().Add(handshakeTimeout))
 	br := bufio.NewReader(conn)
 	ask := func(args ...string) (any, error) {
 		cmd := appendArrayHeader(nil, len(args))
@@ -49,15 +55,6 @@ func DiscoverCluster(ctx context.Context, addr, auth string) ([]ClusterNode, err
 			return nil, closedErr(err)
 		}
 		return readValue(br, 0)
-	}
-	if auth != "" {
-		v, err := ask("AUTH", auth)
-		if err != nil {
-			return nil, fmt.Errorf("bench: authenticate to %s: %w", addr, err)
-		}
-		if e, ok := v.(respError); ok {
-			return nil, fmt.Errorf("%w: %s refused AUTH: server replied %q", ErrAuth, addr, string(e))
-		}
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -78,7 +75,7 @@ func DiscoverCluster(ctx context.Context, addr, auth string) ([]ClusterNode, err
 		}
 		nodes, err = parseClusterSlots(v, host)
 	} else {
-		nodes, err = parseClusterShards(v, host)
+		nodes, err = parseShards(v, host, spec.tls != nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("bench: slot map from %s: %w", addr, err)
@@ -246,6 +243,12 @@ func parseClusterSlots(v any, host string) ([]ClusterNode, error) {
 // flat start, end list) and "nodes" (maps with id, ip, endpoint, port,
 // role, …); the node whose role is master serves the shard's slots.
 func parseClusterShards(v any, host string) ([]ClusterNode, error) {
+	return parseShards(v, host, false)
+}
+
+// parseShards is parseClusterShards taking, with tls, a master's tls-port
+// over its port.
+func parseShards(v any, host string, tls bool) ([]ClusterNode, error) {
 	shards, ok := v.([]any)
 	if !ok {
 		return nil, fmt.Errorf("CLUSTER SHARDS reply is not an array")
@@ -283,6 +286,9 @@ func parseClusterShards(v any, host string) ([]ClusterNode, error) {
 			ip = ep
 		}
 		port, ok := asInt(master["port"])
+		if p, isTLS := asInt(master["tls-port"]); tls && isTLS {
+			port, ok = p, true
+		}
 		if !ok {
 			return nil, fmt.Errorf("CLUSTER SHARDS shard %d: master has no port", i)
 		}

@@ -18,6 +18,9 @@ type Config struct {
 	Host string // server address; default 127.0.0.1
 	Port int    // default 6379
 	Auth string // password sent with AUTH on every connection; empty: none
+	User string // ACL user of AUTH (AUTH user password); empty: AUTH password
+	// TLS, when set, makes every connection TLS (--tls and its flags).
+	TLS *TLSOptions
 
 	// Op is the command of offline mode: GET, SET, MSET, MGET, INCR, DEL or
 	// PING. MGET and MSET send one command per batch carrying Batch keys;
@@ -123,6 +126,7 @@ func usagef(format string, args ...any) error {
 type plan struct {
 	Config
 	addr        string
+	spec        dialSpec // AUTH and TLS of every connection
 	op          opcode
 	keyLength   int
 	loadThreads int
@@ -157,6 +161,16 @@ func (cfg Config) plan() (*plan, error) {
 		return nil, usagef("--port %d is not a TCP port (1..65535)", cfg.Port)
 	}
 	p.addr = net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	if cfg.User != "" && cfg.Auth == "" {
+		return nil, usagef("--user %s needs --auth: the user's password (AUTH user password)", cfg.User)
+	}
+	p.spec = dialSpec{user: cfg.User, auth: cfg.Auth, tlsOpts: cfg.TLS}
+	if cfg.TLS != nil {
+		var err error
+		if p.spec.tls, err = cfg.TLS.Build(); err != nil {
+			return nil, err
+		}
+	}
 	op, ok := parseOp(cfg.Op)
 	if !ok {
 		return nil, usagef("--op %q is not one of GET, SET, MSET, MGET, INCR, DEL, PING", cfg.Op)

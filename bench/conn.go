@@ -3,8 +3,10 @@ package bench
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -17,9 +19,31 @@ var ErrAuth = errors.New("bench: authentication failed")
 // handshakeTimeout bounds the AUTH and PING of a new connection.
 const handshakeTimeout = 10 * time.Second
 
-// dial connects to addr, authenticates when auth is set, and checks with a
-// PING that the server will take commands.
-func dial(ctx context.Context, addr, auth string) (*socket, error) {
+// dialSpec is how every connection of a run is opened: AUTH's user and
+// password, and TLS.
+type dialSpec struct {
+	user, auth string
+	tls        *tls.Config // nil: plain TCP; its ServerName is set per host
+	tlsOpts    *TLSOptions
+}
+
+// serverName is the name a TLS connection to addr sends and checks: --sni,
+// or addr's host.
+func (d dialSpec) serverName(addr string) string {
+	if d.tlsOpts.SNI != "" {
+		return d.tlsOpts.SNI
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	return host
+}
+
+// dial connects to addr, speaks TLS when the spec says so, authenticates
+// when it has a password, and checks with a PING that the server will take
+// commands.
+func dial(ctx context.Context, addr string, spec dialSpec) (*socket, error) {
 	d := net.Dialer{Timeout: handshakeTimeout}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -28,21 +52,37 @@ func dial(ctx context.Context, addr, auth string) (*socket, error) {
 		}
 		return nil, fmt.Errorf("bench: connect to %s: %w", addr, err)
 	}
-	if err := handshake(conn, addr, auth); err != nil {
-		conn.Close()
-		return nil, err
-	}
 	s, err := newSocket(conn)
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
+	conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	if spec.tls != nil {
+		cfg := spec.tls.Clone()
+		cfg.ServerName = spec.serverName(addr)
+		s.pipe = &tlsPipe{s: s}
+		s.tls = tls.Client(s.pipe, cfg)
+		if err := s.tls.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return nil, tlsHandshakeError(addr, cfg.ServerName, spec.tlsOpts, err)
+		}
+	}
+	if err := handshake(s, addr, spec); err != nil {
+		conn.Close()
+		if s.tls != nil && strings.Contains(err.Error(), "remote error: tls:") {
+			// TLS 1.3 reports a refused client certificate at the first read.
+			return nil, tlsHandshakeError(addr, spec.serverName(addr), spec.tlsOpts, err)
+		}
+		return nil, err
+	}
+	conn.SetDeadline(time.Time{})
 	return s, nil
 }
 
-func handshake(conn net.Conn, addr, auth string) error {
-	conn.SetDeadline(time.Now().Add(handshakeTimeout))
-	defer conn.SetDeadline(time.Time{})
+// handshake sends AUTH (with the user, if one) and PING on a new
+// connection and reads their replies.
+func handshake(conn io.ReadWriter, addr string, spec dialSpec) error {
 	br := bufio.NewReader(conn)
 	ask := func(cmd []byte) (string, error) {
 		if _, err := conn.Write(cmd); err != nil {
@@ -54,21 +94,22 @@ func handshake(conn net.Conn, addr, auth string) error {
 		}
 		return strings.TrimRight(line, "\r\n"), nil
 	}
-	if auth != "" {
-		cmd := appendArrayHeader(nil, 2)
-		cmd = appendBulkString(cmd, "AUTH")
-		cmd = appendBulkString(cmd, auth)
+	if spec.auth != "" {
+		cmd, as := authCommand(spec.user, spec.auth), ""
+		if spec.user != "" {
+			as = fmt.Sprintf(" as user %q", spec.user)
+		}
 		line, err := ask(cmd)
 		if err != nil {
-			return fmt.Errorf("bench: authenticate to %s: %w", addr, closedErr(err))
+			return fmt.Errorf("bench: authenticate to %s%s: %w%s", addr, as, closedErr(err), tlsHint(spec, err))
 		}
 		if strings.HasPrefix(line, "-") {
-			return fmt.Errorf("%w: %s refused AUTH: server replied %q", ErrAuth, addr, line[1:])
+			return fmt.Errorf("%w: %s refused AUTH%s: server replied %q", ErrAuth, addr, as, line[1:])
 		}
 	}
 	line, err := ask(appendBulkString(appendArrayHeader(nil, 1), "PING"))
 	if err != nil {
-		return fmt.Errorf("bench: PING %s: %w", addr, closedErr(err))
+		return fmt.Errorf("bench: PING %s: %w%s", addr, closedErr(err), tlsHint(spec, err))
 	}
 	switch {
 	case strings.HasPrefix(line, "-NOAUTH"):
@@ -79,6 +120,24 @@ func handshake(conn net.Conn, addr, auth string) error {
 		return fmt.Errorf("bench: PING %s: expected +PONG, server replied %q", addr, line)
 	}
 	return nil
+}
+
+// tlsHint is what to add to a plain connection's early close: a TLS port
+// closes a connection that does not start with a TLS handshake.
+func tlsHint(spec dialSpec, err error) string {
+	if spec.tls == nil && isClosed(err) {
+		return " (if that is the server's tls-port, give --tls)"
+	}
+	return ""
+}
+
+// authCommand is AUTH password, or AUTH user password.
+func authCommand(user, auth string) []byte {
+	if user == "" {
+		return appendBulkString(appendBulkString(appendArrayHeader(nil, 2), "AUTH"), auth)
+	}
+	cmd := appendBulkString(appendArrayHeader(nil, 3), "AUTH")
+	return appendBulkString(appendBulkString(cmd, user), auth)
 }
 
 // closedErr names an EOF or reset as the server closing the connection.
@@ -95,10 +154,10 @@ func isClosed(err error) bool {
 }
 
 // dialAll opens n connections, closing those already open if one fails.
-func dialAll(ctx context.Context, addr, auth string, n int) ([]*socket, error) {
+func dialAll(ctx context.Context, addr string, spec dialSpec, n int) ([]*socket, error) {
 	conns := make([]*socket, 0, n)
 	for range n {
-		c, err := dial(ctx, addr, auth)
+		c, err := dial(ctx, addr, spec)
 		if err != nil {
 			closeAll(conns)
 			return nil, err

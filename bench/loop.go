@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -61,6 +62,8 @@ type clientLoop struct {
 type loopConn struct {
 	t       *offlineThread
 	fd      int
+	tls     *tls.Conn // over TLS: requests encrypted into tp.out, replies decrypted from tp.in
+	tp      *tlsPipe
 	id      int32 // index in the loop's conns, the epoll event's tag
 	done    bool  // finished this run, removed from epoll
 	outWait bool  // EPOLLOUT registered: a write is waiting for room
@@ -123,7 +126,12 @@ func newClientLoops(p *plan, ts []*offlineThread, n int, stop, cut *atomic.Bool,
 		}
 		t.rr.pushed = true // the loop fills the buffer; the parser never reads
 		l := loops[i%n]
-		l.conns = append(l.conns, &loopConn{t: t, fd: fd, id: int32(len(l.conns))})
+		c := &loopConn{t: t, fd: fd, id: int32(len(l.conns))}
+		if t.conn.tls != nil {
+			c.tls, c.tp = t.conn.tls, t.conn.pipe
+			c.tp.loopMode(tlsInBytes)
+		}
+		l.conns = append(l.conns, c)
 	}
 	for _, l := range loops {
 		if err := l.open(); err != nil {
@@ -287,6 +295,10 @@ func (l *clientLoop) readable(c *loopConn) {
 	// need is what the buffer must hold from r: the partial reply and at
 	// least one byte more, or all that its bulk still needs.
 	need := rr.w - rr.r + max(rr.short, 1)
+	if c.tp != nil {
+		// Room for all the plaintext of what is buffered and one record more.
+		need += c.tp.pending() + tlsMaxRecord
+	}
 	if rr.r > 0 && (len(rr.buf)-rr.w < len(rr.buf)/4 || need > len(rr.buf)-rr.r) {
 		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
 		rr.r = 0
@@ -296,6 +308,10 @@ func (l *clientLoop) readable(c *loopConn) {
 		nb := make([]byte, max(2*len(rr.buf), need))
 		rr.w = copy(nb, rr.buf[:rr.w])
 		rr.buf = nb
+	}
+	if c.tp != nil {
+		l.readableTLS(c)
+		return
 	}
 	n, e := rawRead(c.fd, rr.buf[rr.w:])
 	switch {
@@ -308,6 +324,13 @@ func (l *clientLoop) readable(c *loopConn) {
 		l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, errServerClosed))
 		return
 	}
+	l.consume(c, n)
+}
+
+// consume counts n new bytes of replies in c's buffer and parses every
+// reply complete there.
+func (l *clientLoop) consume(c *loopConn, n int) {
+	rr := c.t.rr
 	rr.w += n
 	rr.received += int64(n)
 	if rr.short > 0 {
@@ -423,6 +446,12 @@ func (l *clientLoop) batchDone(c *loopConn) {
 // writeOut writes what is left of c.out, waiting for EPOLLOUT when the
 // socket takes only part of it.
 func (l *clientLoop) writeOut(c *loopConn) {
+	if c.tp != nil {
+		p := c.out
+		c.out = nil
+		l.sendTLS(c, p)
+		return
+	}
 	for len(c.out) > 0 {
 		n, e := rawWrite(c.fd, c.out)
 		switch e {
@@ -447,7 +476,9 @@ func (l *clientLoop) writeOut(c *loopConn) {
 
 // writable continues the write that was waiting for room.
 func (l *clientLoop) writable(c *loopConn) {
-	if l.p.Pipeline == PipelineWindow {
+	if c.tp != nil {
+		l.flushTLS(c)
+	} else if l.p.Pipeline == PipelineWindow {
 		l.writeWindow(c)
 	} else {
 		l.writeOut(c)

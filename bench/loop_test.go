@@ -251,7 +251,7 @@ func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 			}
 			ts := make([]*offlineThread, 3)
 			for i := range ts {
-				conn, err := dial(context.Background(), p.addr, "")
+				conn, err := dial(context.Background(), p.addr, dialSpec{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -31,7 +31,7 @@ func load(ctx context.Context, p *plan, progress io.Writer) (*LoadResult, error)
 	}
 	threads := int(min(int64(p.loadThreads), p.DBSize))
 	res := &LoadResult{Keys: p.DBSize, Threads: threads, Batch: p.Batch}
-	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
+	conns, err := dialAll(ctx, p.addr, p.spec, threads)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 		return runClusterCell(ctx, p, threads)
 	}
 	res := &CellResult{Op: p.op.String(), Threads: threads, Batch: p.Batch, Pipeline: p.Pipeline, Verified: p.Verify, Zipf: p.dist.Kind == keyspace.Zipfian, KeyDist: p.dist.String(), KeysRedrawn: p.redraw}
-	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
+	conns, err := dialAll(ctx, p.addr, p.spec, threads)
 	if err != nil {
 		return nil, err
 	}

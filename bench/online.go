@@ -260,7 +260,7 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 		defer f.Close()
 		hdrLog = hdrhistogram.NewHistogramLogWriter(f)
 	}
-	conns, err := dialAll(ctx, p.addr, p.Auth, threads)
+	conns, err := dialAll(ctx, p.addr, p.spec, threads)
 	if err != nil {
 		return nil, err
 	}

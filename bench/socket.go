@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -24,9 +25,14 @@ import (
 // The read and write callbacks are built once, so no call allocates. A
 // socket is used by one goroutine at a time for reading and one for
 // writing; deadlines and Close on the net.Conn still interrupt its waits.
+//
+// Over TLS, Read and Write go through tls, whose records pass through
+// pipe: to the raw calls, or to an event loop's buffers once detached.
 type socket struct {
-	conn net.Conn
+	conn net.Conn // the TCP connection: deadlines and Close
 	rc   syscall.RawConn
+	tls  *tls.Conn // nil over plain TCP
+	pipe *tlsPipe
 
 	rbuf  []byte
 	rn    int
@@ -92,6 +98,22 @@ func (s *socket) writeSome(fd uintptr) bool {
 // Read reads at least one byte into p, or returns io.EOF when the server
 // closed the connection.
 func (s *socket) Read(p []byte) (int, error) {
+	if s.tls != nil {
+		return s.tls.Read(p)
+	}
+	return s.readRaw(p)
+}
+
+// Write writes all of p.
+func (s *socket) Write(p []byte) (int, error) {
+	if s.tls != nil {
+		return s.tls.Write(p)
+	}
+	return s.writeRaw(p)
+}
+
+// readRaw is Read on the TCP connection itself.
+func (s *socket) readRaw(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -109,8 +131,8 @@ func (s *socket) Read(p []byte) (int, error) {
 	return s.rn, nil
 }
 
-// Write writes all of p.
-func (s *socket) Write(p []byte) (int, error) {
+// writeRaw is Write on the TCP connection itself.
+func (s *socket) writeRaw(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}

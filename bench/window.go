@@ -85,6 +85,10 @@ func (l *clientLoop) windowReplies(c *loopConn) {
 // wraps, waiting for EPOLLOUT when the socket takes only part of them.
 func (l *clientLoop) writeWindow(c *loopConn) {
 	w, req := &c.win, c.t.batches.req
+	if c.tp != nil {
+		l.writeWindowTLS(c)
+		return
+	}
 	for w.queued > 0 {
 		k := min(w.queued, w.ring-w.sendAt)
 		p := req[w.sendAt*w.size+w.sendOff : (w.sendAt+k)*w.size]

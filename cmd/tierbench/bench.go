@@ -60,7 +60,17 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	fs.StringVar(&cfg.Host, "host", cfg.Host, "server `address`")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "server TCP `port`")
-	readAuthFile := passwordFlags(fs, &cfg.Auth, "`password` sent with AUTH on every connection")
+	readAuthFile := passwordFlags(fs, &cfg.Auth, "`password` sent with AUTH on every connection (with --user: AUTH user password)")
+	fs.StringVar(&cfg.User, "user", "", "ACL `user` name: connections send AUTH user password (needs --auth or --auth-file; Redis 6+ ACL users)")
+	var tlsOpts bench.TLSOptions
+	useTLS := fs.Bool("tls", false, "speak TLS on every connection (the server's tls-port); the server's certificate is verified against --cacert, or the system's CAs")
+	fs.StringVar(&tlsOpts.CACertFile, "cacert", "", "with --tls: PEM `file` of the CA certificates the server's certificate must be signed by (the server's tls-ca-cert-file); empty: the system's CAs")
+	fs.StringVar(&tlsOpts.CertFile, "cert", "", "with --tls: client certificate PEM `file`, for a server that checks clients (tls-auth-clients yes)")
+	fs.StringVar(&tlsOpts.KeyFile, "key", "", "with --tls: PEM `file` of --cert's private key")
+	fs.StringVar(&tlsOpts.SNI, "sni", "", "with --tls: server `name` sent (SNI) and checked against the certificate; empty: --host (--cluster-bench: each node's host)")
+	fs.BoolVar(&tlsOpts.Insecure, "insecure", false, "with --tls: do not verify the server's certificate (any CA, any name, expired): the traffic is encrypted but the server unauthenticated")
+	uri := fs.String("uri", "", "server as a `URI`: redis://[user[:password]@]host[:port] or rediss://… for TLS (memtier's --uri), replacing --host, --port, --user and --auth;\n"+
+		"a password here is on the command line, where ps shows it: prefer --auth-file")
 	fs.StringVar(&cfg.Op, "op", cfg.Op, "offline `command`: GET, SET, MSET, MGET, INCR, DEL or PING (MGET/MSET carry -b keys in one command)")
 	fs.Int64Var(&cfg.DBSize, "dbsize", cfg.DBSize, "distinct `keys`: indices 0..dbsize-1, loaded unless -s")
 	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key `bytes`: the key index zero-padded; 0 means the digits of dbsize-1")
@@ -115,6 +125,22 @@ the whole distribution, at the client CPU of a draw per op (--cluster-bench cycl
 		fmt.Fprintf(stderr, "tierbench bench: "+format+"\n\n", a...)
 		fs.Usage()
 		return 2
+	}
+	tlsFlags := tlsOpts.CACertFile != "" || tlsOpts.CertFile != "" || tlsOpts.KeyFile != "" || tlsOpts.SNI != "" || tlsOpts.Insecure
+	if *useTLS {
+		cfg.TLS = &tlsOpts
+	} else if tlsFlags && *uri == "" {
+		return usageErr("--cacert, --cert, --key, --sni and --insecure need --tls (or a rediss:// --uri)")
+	}
+	if *uri != "" {
+		if err := bench.ApplyURI(&cfg, *uri); err != nil {
+			return usageErr("%v", strings.TrimPrefix(err.Error(), bench.ErrUsage.Error()+": "))
+		}
+		if cfg.TLS != nil && !*useTLS {
+			cfg.TLS = &tlsOpts // rediss://: the TLS flags given apply
+		} else if cfg.TLS == nil && tlsFlags {
+			return usageErr("--uri %s is plain redis://: the TLS flags need rediss:// or --tls", *uri)
+		}
 	}
 	var err error
 	threadsSet := false

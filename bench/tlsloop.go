@@ -1,0 +1,112 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+
+	"golang.org/x/sys/unix"
+)
+
+// The event loop over TLS keeps its plain shape: a wake-up reads a
+// connection once and writes it at most once. The read fills the
+// connection's ciphertext buffer (tlsPipe.in), and every whole record in it
+// is decrypted by crypto/tls straight into the reply buffer, where the
+// replies are parsed as over TCP; requests are encrypted into tlsPipe.out
+// and written from there. Both buffers are the connection's own and reused,
+// so TLS adds no system call and crypto/tls's only allocation is one small
+// reader per record it reads (atLeastReader, inside readFromUntil).
+
+// readableTLS reads once from a ready TLS connection, decrypts every whole
+// record into the reply buffer and consumes the replies. readable made
+// room in the reply buffer for all of it and one record more.
+func (l *clientLoop) readableTLS(c *loopConn) {
+	rr, tp := c.t.rr, c.tp
+	room := tp.readRoom()
+	room = room[:min(len(room), len(rr.buf)-rr.w-tp.pending())]
+	n, e := rawRead(c.fd, room)
+	switch {
+	case e == unix.EAGAIN || e == unix.EINTR:
+		return
+	case e != 0:
+		l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, closedErr(e)))
+		return
+	case n == 0:
+		l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, errServerClosed))
+		return
+	}
+	tp.iw += n
+	got := 0
+	for tp.hasRecord() {
+		m, err := c.tls.Read(rr.buf[rr.w+got:])
+		got += m
+		if err == errWouldBlock {
+			break // a record that only carried a session ticket, or a partial one
+		}
+		if err == io.EOF {
+			err = errServerClosed // the server sent close_notify
+		}
+		if err != nil {
+			l.fail(c, fmt.Errorf("read %s replies over TLS: %w", l.p.op, err))
+			return
+		}
+	}
+	if got > 0 {
+		l.consume(c, got)
+	}
+}
+
+// sendTLS encrypts p into the connection's outgoing records and writes
+// them.
+func (l *clientLoop) sendTLS(c *loopConn, p []byte) {
+	if _, err := c.tls.Write(p); err != nil {
+		l.fail(c, fmt.Errorf("encrypt %s requests: %w", l.p.op, err))
+		return
+	}
+	c.t.sent += int64(len(p))
+	l.flushTLS(c)
+}
+
+// flushTLS writes the records not yet written, waiting for EPOLLOUT when
+// the socket takes only part of them.
+func (l *clientLoop) flushTLS(c *loopConn) {
+	tp := c.tp
+	for tp.outOff < len(tp.out) {
+		n, e := rawWrite(c.fd, tp.out[tp.outOff:])
+		switch e {
+		case 0:
+			if tp.outOff += n; tp.outOff < len(tp.out) {
+				l.waitOut(c, true)
+				return
+			}
+		case unix.EINTR:
+		case unix.EAGAIN:
+			l.waitOut(c, true)
+			return
+		default:
+			l.fail(c, fmt.Errorf("send %s requests: %w", l.p.op, closedErr(e)))
+			return
+		}
+	}
+	tp.flushed()
+	l.waitOut(c, false)
+}
+
+// writeWindowTLS encrypts the window's queued requests (two pieces when
+// the ring wraps) and writes them.
+func (l *clientLoop) writeWindowTLS(c *loopConn) {
+	w, req := &c.win, c.t.batches.req
+	for w.queued > 0 {
+		k := min(w.queued, w.ring-w.sendAt)
+		p := req[w.sendAt*w.size : (w.sendAt+k)*w.size]
+		if _, err := c.tls.Write(p); err != nil {
+			l.fail(c, fmt.Errorf("encrypt %s requests: %w", l.p.op, err))
+			return
+		}
+		c.t.sent += int64(len(p))
+		w.queued -= k
+		if w.sendAt += k; w.sendAt == w.ring {
+			w.sendAt = 0
+		}
+	}
+	l.flushTLS(c)
+}
