@@ -166,6 +166,8 @@ func tlsHandshakeError(addr, serverName string, o *TLSOptions, err error) error 
 		return fmt.Errorf("%s: the server's certificate is for %s, not %q (%s): %w", where, strings.Join(names, ", "), serverName, src, err)
 	case errors.As(err, &header):
 		return fmt.Errorf("%s: the server did not answer in TLS (is %s its plain port rather than its tls-port?): %w", where, addr, err)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("%s: the server did not answer in TLS within %v (is %s its plain port rather than its tls-port?): %w", where, handshakeTimeout, addr, err)
 	case strings.Contains(err.Error(), "tls: certificate required"):
 		return fmt.Errorf("%s: the server requires a client certificate: give --cert and --key: %w", where, err)
 	case strings.Contains(err.Error(), "tls: bad certificate"), strings.Contains(err.Error(), "tls: unknown certificate authority"):
