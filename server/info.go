@@ -124,6 +124,7 @@ func (s *Server) writeInfoSection(b *strings.Builder, section string) {
 		line("Log.HeadAddress", st.HeadAddress)
 		line("Log.ReadOnlyAddress", st.ReadOnlyAddress)
 		line("Log.TailAddress", st.TailAddress)
+		line("Log.FlushedAddress", st.FlushedAddress)
 		line("Index.Buckets", st.IndexBuckets)
 		line("Index.OverflowBuckets", st.OverflowBuckets)
 		line("Device.PendingReads", st.PendingReads)

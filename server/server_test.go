@@ -169,7 +169,7 @@ func TestInfo(t *testing.T) {
 		"# Clients\r\n", "connected_clients:1\r\n",
 		"# Memory\r\n", "used_memory:",
 		"# Stats\r\n", "keyspace_hits:1\r\n", "keyspace_misses:1\r\n", "total_commands_processed:3\r\n",
-		"# Store\r\n", "Log.BeginAddress:", "Log.HeadAddress:", "Log.ReadOnlyAddress:", "Log.TailAddress:",
+		"# Store\r\n", "Log.BeginAddress:", "Log.HeadAddress:", "Log.ReadOnlyAddress:", "Log.TailAddress:", "Log.FlushedAddress:0\r\n",
 		"Index.Buckets:16384\r\n", "Index.OverflowBuckets:", "Device.PendingReads:0\r\n", "Device.CompletedReads:0\r\n",
 		"Device.Backend:none\r\n", "Device.SectorSize:", "Store.Tiered:0\r\n",
 		"# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n",

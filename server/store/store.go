@@ -55,7 +55,11 @@ type Store struct {
 // Stats is a snapshot of the store's counters.
 type Stats struct {
 	BeginAddress, HeadAddress, ReadOnlyAddress, TailAddress uint64
-	Keys                                                    int64 // live keys: a counter, never a scan; see Session.Settle
+	// FlushedAddress is where the log's page writes to the device have
+	// reached: everything below it is written, so its growth over a span
+	// is the bytes the log wrote to the device in it (0 in memory).
+	FlushedAddress uint64
+	Keys           int64 // live keys: a counter, never a scan; see Session.Settle
 	// ExpiringKeys is how many of Keys have an expiry time, exact as Keys
 	// is (Redis's INFO keyspace "expires").
 	ExpiringKeys                  int64
@@ -157,6 +161,7 @@ func (s *Store) Stats() Stats {
 		HeadAddress:     s.log.head.Load(),
 		ReadOnlyAddress: s.log.readOnly.Load(),
 		TailAddress:     s.log.tail.Load(),
+		FlushedAddress:  s.log.flushed.Load(),
 		Keys:            s.keys.Load(),
 		ExpiringKeys:    s.expiring.Load(),
 		IndexBuckets:    s.ix.bucketCount(),
