@@ -410,6 +410,7 @@ func (c Config) validate() error {
 		bad("--runtime %q: want docker, process or auto", c.Runtime)
 	}
 	c.validateServers(bad)
+	c.validateSweep(bad)
 	if c.hostsMode() {
 		if c.ServerAddr != "" {
 			bad("--server-addr measures a server already running; --server-host and --client-hosts start one")
@@ -484,12 +485,15 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 		}
 	}
 	mem, err1 := size.Parse(c.Memory)
+	sweep := c.memorySweep() != nil
 	for _, s := range []string{c.Memory, c.Page, c.Segment, c.Index} {
-		if _, err := size.Parse(s); err != nil {
+		if _, err := size.Parse(s); err != nil && !(sweep && s == c.Memory) {
 			bad("server size: %v", err)
 		}
 	}
-	if err1 == nil && !c.Force && c.spec().tiered {
+	// A memory-tier sweep is partly served from memory by design: the
+	// 20 × rule is the storage scenario's without one.
+	if err1 == nil && !c.Force && c.spec().tiered && !sweep {
 		data := c.DBSize * int64(results.RecordBytes(c.KeyLength, c.ValueLength))
 		if n := c.maxShards(); n > 1 && data/int64(n) < results.MinDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s split over --shards %d is %s a shard, less than %d × --memory %s: each shard's reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway)",

@@ -130,7 +130,7 @@ func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, th
 	if rowSpec(row).deviceReads {
 		note = fmt.Sprintf(", %.2f device reads per GET (INFO store%s)", rec.DeviceReadsPerGet, shardReadsNote(rec.Nodes)) + note
 	}
-	r.printf("  %s ops/s, %.0f device bytes per GET%s%s\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, evidenceLine(rec), note)
+	r.printf("  %s ops/s, %.0f device bytes per GET%s%s\n%s", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, evidenceLine(rec), note, mixLine(rec))
 	return nil
 }
 
@@ -139,6 +139,7 @@ func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, th
 func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, threads, pass int) (results.PassRecord, error) {
 	rec := results.PassRecord{Kind: "pass", Schema: results.SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.batchOf(row), ReadBytes: -1}
 	disks := r.diskBefore(ctx)
+	storeBefore := r.readStore(ctx, tgt)
 	before, err := r.readNodes(ctx, row, tgt)
 	if err != nil {
 		return rec, err
@@ -151,6 +152,7 @@ func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, t
 	if err != nil {
 		return rec, err
 	}
+	recordMix(&rec, cell, storeBefore, r.readStore(ctx, tgt))
 	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
 	rec.Gets = cell.gets()

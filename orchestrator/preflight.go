@@ -69,7 +69,7 @@ func (r *runner) preflightArgs(fio bool) []string {
 	args := []string{"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
 		"--threads", strings.Join(threads, ","), "--record-bytes", strconv.Itoa(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength))}
 	if r.targets.started() {
-		args = append(args, "--memory", r.cfg.Memory, "--index", r.cfg.Index)
+		args = append(args, "--memory", r.cfg.largestMemory(), "--index", r.cfg.Index)
 	}
 	if fio {
 		args = append(args, r.fioArgs()...)

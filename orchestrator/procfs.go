@@ -19,13 +19,20 @@ type procRoot string
 
 // readBytes returns read_bytes of /proc/<pid>/io: the bytes the process
 // caused to be fetched from the storage layer.
-func (p procRoot) readBytes(pid int) (int64, error) {
+func (p procRoot) readBytes(pid int) (int64, error) { return p.ioField(pid, "read_bytes") }
+
+// writeBytes returns write_bytes of /proc/<pid>/io: the bytes the process
+// caused to be sent to the storage layer.
+func (p procRoot) writeBytes(pid int) (int64, error) { return p.ioField(pid, "write_bytes") }
+
+// ioField reads one byte count of /proc/<pid>/io.
+func (p procRoot) ioField(pid int, name string) (int64, error) {
 	path := filepath.Join(string(p), strconv.Itoa(pid), "io")
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0, fmt.Errorf("orchestrator: read device bytes of pid %d: %w", pid, err)
 	}
-	v, err := parseProcIO(data)
+	v, err := procIOField(data, name)
 	if err != nil {
 		return 0, fmt.Errorf("orchestrator: %s: %w", path, err)
 	}
@@ -33,20 +40,23 @@ func (p procRoot) readBytes(pid int) (int64, error) {
 }
 
 // parseProcIO finds the read_bytes line of a /proc/<pid>/io file.
-func parseProcIO(data []byte) (int64, error) {
+func parseProcIO(data []byte) (int64, error) { return procIOField(data, "read_bytes") }
+
+// procIOField finds the line of one field of a /proc/<pid>/io file.
+func procIOField(data []byte, field string) (int64, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		name, val, ok := strings.Cut(sc.Text(), ":")
-		if !ok || strings.TrimSpace(name) != "read_bytes" {
+		if !ok || strings.TrimSpace(name) != field {
 			continue
 		}
 		v, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
 		if err != nil || v < 0 {
-			return 0, fmt.Errorf("read_bytes %q is not a byte count", strings.TrimSpace(val))
+			return 0, fmt.Errorf("%s %q is not a byte count", field, strings.TrimSpace(val))
 		}
 		return v, nil
 	}
-	return 0, fmt.Errorf("no read_bytes line")
+	return 0, fmt.Errorf("no %s line", field)
 }
 
 // placement reads Cpus_allowed_list and Mems_allowed_list of

@@ -258,6 +258,12 @@ func (p remoteProbe) evidence(ctx context.Context) (int64, results.Placement, er
 	return *a.ReadBytes, *a.Placement, nil
 }
 
+// writeBytes is not read on a server host elsewhere (hostprobe reports
+// read_bytes only): a pass there records no written bytes.
+func (p remoteProbe) writeBytes(context.Context) (int64, error) {
+	return 0, fmt.Errorf("orchestrator: host %s: write_bytes is not read across hosts", p.d.ep.Name)
+}
+
 func (p remoteProbe) prove(ctx context.Context) (results.OwnerProof, error) {
 	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, PID: 1, Prove: true})
 	if err != nil {

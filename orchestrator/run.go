@@ -40,6 +40,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err := r.cfg.checkFreeMemory("/proc/meminfo"); err != nil {
 		return err
 	}
+	if err := r.cfg.checkLogSpace(); err != nil {
+		return err
+	}
 	// An external server is proven before anything is created or started:
 	// a wrong pid or nothing listening is refused at once.
 	if r.targets, err = r.pickTargets(ctx); err != nil {
@@ -296,7 +299,7 @@ func (r *runner) setup(cfg Config) error {
 		if err != nil {
 			return err
 		}
-		r.plan.Rows = r.cfg.scenarioRows(r.expandShards(rows))
+		r.plan.Rows = r.cfg.sweepRows(r.cfg.scenarioRows(r.expandShards(rows)))
 	}
 	return nil
 }
@@ -476,6 +479,9 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 				return err
 			}
 		}
+	}
+	if err := r.recheckAfterMix(ctx, row, tgt); err != nil {
+		return err
 	}
 	if err := r.clients.online(ctx, row, tgt); err != nil {
 		return err

@@ -19,6 +19,9 @@ import (
 type serverProbe interface {
 	do(ctx context.Context, args ...string) (any, error)
 	evidence(ctx context.Context) (readBytes int64, pl results.Placement, err error)
+	// writeBytes is the server process's /proc/<pid>/io write_bytes; an
+	// error when it is not read (a server on another host).
+	writeBytes(ctx context.Context) (int64, error)
 	// prove checks that the process whose evidence is read owns the
 	// server's listening socket.
 	prove(ctx context.Context) (results.OwnerProof, error)
@@ -87,6 +90,13 @@ func (p localProbe) evidence(context.Context) (int64, results.Placement, error) 
 	}
 	pl, err := p.proc.placement(p.pid)
 	return n, pl, err
+}
+
+func (p localProbe) writeBytes(context.Context) (int64, error) {
+	if p.pid <= 0 {
+		return 0, errPIDUnknown
+	}
+	return p.proc.writeBytes(p.pid)
 }
 
 func probeDBSize(ctx context.Context, p serverProbe) (int64, error) {

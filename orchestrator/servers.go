@@ -251,7 +251,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 // serverValues are what a row's server's template is filled with: data
 // is its data dir as it sees it.
 func (r *runner) serverValues(row results.Row, port int, data string) sut.Values {
-	return sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: r.cfg.Memory, Page: r.cfg.Page,
+	return sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: r.cfg.rowMemory(row), Page: r.cfg.Page,
 		Segment: r.cfg.Segment, Index: r.cfg.Index, Backend: row.Backend}
 }
 

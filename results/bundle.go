@@ -65,6 +65,10 @@ type Row struct {
 	// a run that named --server or --server-cmd; "" is tierbench's own
 	// server, as in every bundle from before servers were a dimension.
 	Server string `json:"server,omitempty"`
+	// Memory is the server's --memory of a memory-tier sweep's row
+	// (run --memory 16m,128m,…), spelled as given; "" takes the run's
+	// one --memory, as every bundle from before sweeps.
+	Memory string `json:"memory,omitempty"`
 }
 
 // OwnServer is the name of tierbench's own server, the one a row whose
@@ -92,6 +96,9 @@ func (r Row) ID() string {
 	}
 	if r.Server != "" {
 		k += "/server=" + r.Server
+	}
+	if r.Memory != "" {
+		k += "/memory=" + r.Memory
 	}
 	return k
 }
@@ -144,6 +151,8 @@ type PassRecord struct {
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
 	// Nodes is each master's share when the row's server is a cluster.
 	Nodes []NodePass `json:"nodes,omitempty"`
+	// MixEvidence is what a mixed cell's operations did (results/mix.go).
+	MixEvidence
 
 	Server Placement `json:"server_placement"`
 	Client Placement `json:"client_placement"`
@@ -270,4 +279,6 @@ type Cell struct {
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
 	// Nodes is each cluster node's median share of the cell.
 	Nodes []CellNode `json:"nodes,omitempty"`
+	// CellMix is the medians of the passes' MixEvidence.
+	CellMix
 }

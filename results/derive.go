@@ -119,6 +119,7 @@ func CellExtras(c *Cell, passes []PassRecord) {
 		}
 	}
 	c.CPUMicrosPerOp, _, _ = Median(cpu)
+	c.CellMix = mixCell(passes)
 	byAddr := map[string][]NodePass{}
 	var order []string
 	for _, p := range passes {

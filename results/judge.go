@@ -74,6 +74,7 @@ func JudgePass(rec *PassRecord, maxMiss float64) {
 		rec.MissRatio = float64(rec.Misses+rec.Errors) / float64(answered)
 	}
 	rec.TooManyMiss = rec.MissRatio > maxMiss || rec.Ops == 0
+	JudgeMix(rec)
 	if IsScenarioRow(rec.Row) {
 		judgeScenario(rec)
 		return
@@ -85,7 +86,9 @@ func JudgePass(rec *PassRecord, maxMiss float64) {
 	if gets := rec.gets(); gets > 0 {
 		rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(gets)
 	}
-	rec.MemoryServed = rec.ReadBytesPerGet < MinSectorShare*SectorBytes
+	// A memory-tier sweep's row is partly served from memory by design:
+	// its device share is measured and shown, never a reason to keep it out.
+	rec.MemoryServed = rec.ReadBytesPerGet < MinSectorShare*SectorBytes && rec.Row.Memory == ""
 }
 
 // gets is how many of the pass's ops read a key: Gets in a mixed cell,

@@ -30,6 +30,8 @@ type RowKey struct {
 	// "" or OwnServer, both ""), so a bundle from before servers and one
 	// that sets tierbench beside Redis key tierbench's rows alike.
 	Server string `json:"server,omitempty"`
+	// Memory is the --memory of a memory-tier sweep's row; "" otherwise.
+	Memory string `json:"memory,omitempty"`
 }
 
 // String is the key as one line, "localmemory/localmemory/none/b=256".
@@ -47,12 +49,15 @@ func (k RowKey) String() string {
 	if k.Server != "" {
 		s += "/server=" + k.Server
 	}
+	if k.Memory != "" {
+		s += "/memory=" + k.Memory
+	}
 	return s
 }
 
 // RowKey is row's RowKey in the run plan describes.
 func (p Plan) RowKey(row Row) RowKey {
-	k := RowKey{Scenario: p.Workload.ScenarioName(), Backend: row.Backend, Pin: row.Pin, Batch: row.Batch}
+	k := RowKey{Scenario: p.Workload.ScenarioName(), Backend: row.Backend, Pin: row.Pin, Batch: row.Batch, Memory: row.Memory}
 	if row.Shards > 1 {
 		k.Shards = row.Shards
 	}

@@ -1,0 +1,78 @@
+package orchestrator
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+// assumedCellOpsPerSec is the rate the log-space check assumes of every
+// measured second: above any mixed cell measured on this machine
+// (README's Workloads: 449 k ops/s on redis-server, 51 k tiered), so a
+// plan it lets through does not fill the disk however fast the server.
+const assumedCellOpsPerSec = 1_000_000
+
+// logGrowth projects what one row writes to its data dir: the load (every
+// key once) plus, for a mix that writes, every SET and RMW appending a
+// record — the SET share × the ops of the row's warm-up and cells at
+// assumedCellOpsPerSec × the record's bytes. Each row wipes the data dir
+// first, so the rows do not add up.
+func (c Config) logGrowth() (total, load, updates, ops int64) {
+	record := int64(results.RecordBytes(c.KeyLength, c.ValueLength))
+	load = c.DBSize * record
+	seconds := int64(c.WarmupSeconds) + int64(c.Passes)*int64(len(c.Threads))*int64(c.CellSeconds)
+	ops = seconds * assumedCellOpsPerSec
+	updates = int64(c.setShare() * float64(ops) * float64(record))
+	return load + updates, load, updates, ops
+}
+
+// checkLogSpace refuses, at planning, a run whose projected log growth
+// (logGrowth) exceeds the free space on --data, naming the estimate. It
+// applies to a tiered server on a disk of this machine; --force runs
+// anyway.
+func (c Config) checkLogSpace() error {
+	if c.Force || c.ServerAddr != "" || !c.spec().tiered || c.spec().inRAM || (c.hostsMode() && !c.serverHostLocal()) || c.DataDir == "" {
+		return nil
+	}
+	free, at, err := freeBytes(c.DataDir)
+	if err != nil {
+		return fmt.Errorf("orchestrator: free space on --data %s: %w", c.DataDir, err)
+	}
+	total, load, updates, ops := c.logGrowth()
+	if total <= free {
+		return nil
+	}
+	mix := ""
+	if updates > 0 {
+		mix = fmt.Sprintf(" plus %.0f %% SETs × %d ops (%d s of warm-up and cells at an assumed %s ops/s) × %d B = %s of updates",
+			100*c.setShare(), ops, ops/assumedCellOpsPerSec, FormatOps(assumedCellOpsPerSec), results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(updates))
+	}
+	return fmt.Errorf("%w: the log would grow by %s per row (the load, %d keys × %d B = %s%s), more than the %s free on %s (for --data %s); free space, lower --dbsize, --cell-seconds or --passes, or --force",
+		ErrConfig, humanBytes(total), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(load), mix, humanBytes(free), at, c.DataDir)
+}
+
+// freeBytes is the space free to an unprivileged writer on the file
+// system of dir, or of its nearest existing parent when the run has not
+// created it yet, and the directory it was read at.
+func freeBytes(dir string) (int64, string, error) {
+	at := filepath.Clean(dir)
+	for {
+		if _, err := os.Stat(at); err == nil {
+			break
+		}
+		parent := filepath.Dir(at)
+		if parent == at {
+			break
+		}
+		at = parent
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(at, &st); err != nil {
+		return 0, at, err
+	}
+	return int64(st.Bavail) * int64(st.Bsize), at, nil
+}

@@ -1,0 +1,119 @@
+package orchestrator
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/results"
+)
+
+// The memory-tier sweep: --memory with more than one size makes the
+// server's in-memory log a row dimension (results.Row.Memory) over one
+// dataset. Each size is a row of its own, so each is a fresh server on a
+// wiped data dir loaded with the same keys and values: the store does
+// not recover its index from the log on a restart, so a restart over the
+// loaded data would start empty, and a reload is the one way to give
+// every size the same dataset. A sweep's cells are partly served from
+// memory by design: results.JudgePass keeps none out for it, the load
+// check does not ask for the log on the device, and each pass records
+// the share of its GETs the store served from the device (INFO stats
+// device_gets) beside its device bytes per GET.
+
+// memorySweep is the sizes of a sweep, in the order given; nil when
+// --memory names one size (or none).
+func (c Config) memorySweep() []string {
+	if !strings.ContainsAny(strings.TrimSpace(c.Memory), ", \t") {
+		return nil
+	}
+	sizes, err := SplitList(c.Memory)
+	if err != nil {
+		return []string{c.Memory} // validateSweep says what is wrong
+	}
+	return sizes
+}
+
+// memorySizes is every --memory size the run's servers take.
+func (c Config) memorySizes() []string {
+	if s := c.memorySweep(); s != nil {
+		return s
+	}
+	return []string{c.Memory}
+}
+
+// largestMemory is the largest --memory a server of the run takes: what
+// the preflight's memory check plans for.
+func (c Config) largestMemory() string {
+	best, bestBytes := c.Memory, int64(-1)
+	for _, s := range c.memorySizes() {
+		if n, err := size.Parse(s); err == nil && n > bestBytes {
+			best, bestBytes = s, n
+		}
+	}
+	return best
+}
+
+// validateSweep refuses what a sweep cannot measure right.
+func (c Config) validateSweep(bad func(string, ...any)) {
+	sizes := c.memorySweep()
+	if sizes == nil {
+		return
+	}
+	if _, err := SplitList(c.Memory); err != nil {
+		bad("--memory %q: %v", c.Memory, err)
+		return
+	}
+	seen := map[int64]string{}
+	for _, s := range sizes {
+		n, err := size.Parse(s)
+		if err != nil {
+			bad("--memory %s: %v", c.Memory, err)
+			continue
+		}
+		if prev, ok := seen[n]; ok {
+			bad("--memory %s: %s and %s are the same size; give each size once", c.Memory, prev, s)
+		}
+		seen[n] = s
+	}
+	switch {
+	case c.scenario() != results.ScenarioStorage:
+		bad("--memory %s (a memory-tier sweep) applies to --scenario storage: the RAM scenarios hold their data in RAM whatever the in-memory log", c.Memory)
+	case c.ServerAddr != "":
+		bad("--memory %s (a memory-tier sweep) restarts the server per size; the server at --server-addr is not the run's to restart", c.Memory)
+	case c.maxShards() > 1:
+		bad("--memory %s (a memory-tier sweep) with --shards above 1 is not supported: sweep one server", c.Memory)
+	case c.Ladder:
+		bad("--memory %s (a memory-tier sweep) with --ladder is not supported: the ladder measures one memory size; leave --ladder out (--ladder=false with --profile reference)", c.Memory)
+	case c.foreignServers():
+		bad("--memory %s (a memory-tier sweep) measures tierbench's own server: its store's counters give each cell's device share", c.Memory)
+	}
+}
+
+// sweepRows repeats every row once per size of a sweep, smallest first,
+// each labelled with its size; without a sweep the rows stay as planned.
+func (c Config) sweepRows(rows []results.Row) []results.Row {
+	sizes := slices.Clone(c.memorySweep())
+	if sizes == nil {
+		return rows
+	}
+	slices.SortStableFunc(sizes, func(a, b string) int {
+		x, _ := size.Parse(a)
+		y, _ := size.Parse(b)
+		return cmp.Compare(x, y)
+	})
+	var out []results.Row
+	for _, row := range rows {
+		for _, m := range sizes {
+			r := row
+			r.Memory = m
+			r.Label = fmt.Sprintf("--memory %s, %s", m, row.Label)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// rowMemory is the --memory of a row's server.
+func (c Config) rowMemory(row results.Row) string { return cmp.Or(row.Memory, c.Memory) }

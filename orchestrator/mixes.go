@@ -1,0 +1,168 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/tierbench/tierbench/bench"
+	"github.com/tierbench/tierbench/results"
+)
+
+// What a mixed cell (--workload) and a memory-tier sweep's cell record
+// besides the GET figures: each operation's ops/sec, the server's
+// written bytes, and the store's own counters of its log and of the GETs
+// it served from the device, read around the pass on every node.
+
+// storeReading is a target's counters at one moment, summed over its
+// nodes: /proc/<pid>/io write_bytes (-1 unknown) and, where the server
+// reports them (tierbench's own), INFO store's log addresses and INFO
+// stats' device_gets.
+type storeReading struct {
+	writeBytes          int64
+	counted             bool
+	tail, flushed, gets int64
+}
+
+// readStore reads every node's write counter and store counters. A
+// counter a node does not give leaves the reading without it; it never
+// fails the pass, which has its own evidence.
+func (r *runner) readStore(ctx context.Context, tgt rowTarget) storeReading {
+	s := storeReading{counted: true}
+	for _, n := range tgt.nodes {
+		wb := int64(-1)
+		if n.probe.counts() {
+			if v, err := n.probe.writeBytes(ctx); err == nil {
+				wb = v
+			}
+		}
+		if wb < 0 || s.writeBytes < 0 {
+			s.writeBytes = -1
+		} else {
+			s.writeBytes += wb
+		}
+		tail, flushed, gets, ok := storeCounters(ctx, n.probe)
+		s.counted = s.counted && ok
+		s.tail, s.flushed, s.gets = s.tail+tail, s.flushed+flushed, s.gets+gets
+	}
+	return s
+}
+
+// storeCounters reads Log.TailAddress, Log.FlushedAddress (INFO store)
+// and device_gets (INFO stats) of one node; ok is false when it reports
+// any of them missing (a server that is not tierbench's own).
+func storeCounters(ctx context.Context, p serverProbe) (tail, flushed, gets int64, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	store, err := probeInfo(ctx, p, "store")
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	stats, err := probeInfo(ctx, p, "stats")
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	var vals [3]int64
+	for i, f := range []string{store["Log.TailAddress"], store["Log.FlushedAddress"], stats["device_gets"]} {
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil || v < 0 {
+			return 0, 0, 0, false
+		}
+		vals[i] = v
+	}
+	return vals[0], vals[1], vals[2], true
+}
+
+// recordMix puts a pass's per-operation figures and the change of its
+// store readings into rec.
+func recordMix(rec *results.PassRecord, cell benchCell, before, after storeReading) {
+	for _, o := range cell.Mix {
+		rec.Mix = append(rec.Mix, results.OpRate{Op: o.Op, Ops: o.Ops, OpsPerSec: float64(o.Ops) / max(cell.Seconds, 1e-9)})
+		if results.WritesOp(o.Op) {
+			rec.Sets += o.Ops
+		}
+	}
+	if before.writeBytes >= 0 && after.writeBytes >= 0 {
+		rec.WriteBytes = after.writeBytes - before.writeBytes
+	}
+	if before.counted && after.counted {
+		rec.StoreCounted = true
+		rec.LogGrowth = after.tail - before.tail
+		rec.LogWritten = after.flushed - before.flushed
+		rec.DeviceGets = after.gets - before.gets
+	}
+}
+
+// mixLine is a pass's progress line of its operations and writes; "" for
+// a GET cell of a run that is not a sweep.
+func mixLine(rec results.PassRecord) string {
+	s := ""
+	for i, o := range rec.Mix {
+		sep := ", "
+		if i == 0 {
+			sep = "  "
+		}
+		s += fmt.Sprintf("%s%s %s/s", sep, o.Op, FormatOps(o.OpsPerSec))
+	}
+	if rec.Sets > 0 {
+		s += fmt.Sprintf("; %.0f B written per SET, log +%s", rec.WriteBytesPerSet, humanBytes(rec.LogGrowth))
+	}
+	if rec.StoreCounted && (rec.Row.Memory != "" || rec.Sets > 0) {
+		s += fmt.Sprintf("; %.1f %% of GETs read the device (INFO stats device_gets)", 100*rec.DeviceGetShare)
+	}
+	if s == "" {
+		return ""
+	}
+	return s + "\n"
+}
+
+// setShare is the share of the measured cells' ops that write a record
+// (SET and RMW); 0 for GETs alone.
+func (c Config) setShare() float64 {
+	mix, err := c.opMix()
+	if mix == "" || err != nil {
+		return 0
+	}
+	shares, err := bench.ParseOpMix(mix)
+	if err != nil {
+		return 0
+	}
+	pct := 0
+	for _, s := range shares {
+		if results.WritesOp(s.Op) {
+			pct += s.Percent
+		}
+	}
+	return float64(pct) / 100
+}
+
+// recheckAfterMix repeats the exact load check after a row's cells when
+// they wrote (a mix with SET or RMW): a SET rewrites a loaded key with a
+// value of the loaded length, so DBSIZE must still be exactly --dbsize
+// (on a cluster, each node's slots' share) and a fresh uniform sample of
+// the keys must all answer values of that length. A failure refuses the
+// row as a failed load would, after its passes are recorded.
+func (r *runner) recheckAfterMix(ctx context.Context, row results.Row, tgt rowTarget) error {
+	if r.cfg.setShare() == 0 {
+		return nil
+	}
+	keys, err := keyCount(ctx, tgt)
+	if err != nil {
+		return fmt.Errorf("orchestrator: %s %s: DBSIZE after the mix: %w", row.Backend, row.Label, err)
+	}
+	if keys != r.cfg.DBSize && !(r.cfg.SkipLoad && keys > r.cfg.DBSize) {
+		return fmt.Errorf("%w: %s %s: the server holds %d keys after the mix, %d before (--dbsize); its SETs and RMWs rewrite loaded keys and must not change the count",
+			ErrPartialLoad, row.Backend, row.Label, keys, r.cfg.DBSize)
+	}
+	sample, err := r.sampleTarget(ctx, tgt, &results.LoadRecord{})
+	if err != nil {
+		return err
+	}
+	if err := judgeSample(sample, keys, r.cfg); err != nil {
+		return fmt.Errorf("orchestrator: %s %s: after the mix: %w", row.Backend, row.Label, err)
+	}
+	r.printf("%s %s: after the mix: DBSIZE %d, exactly --dbsize; %d sampled keys each answered a %d B value\n",
+		titleCase(row.Backend), row.Label, keys, sample.Keys, r.cfg.ValueLength)
+	return nil
+}
