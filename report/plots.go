@@ -56,6 +56,11 @@ func writePlots(dir string, res results.Results) ([]results.Plot, error) {
 		}
 		out = append(out, results.Plot{File: FileThroughputSVG, Caption: "GET ops/sec against client connections, one line per row, with the fio ceiling"})
 	}
+	sweep, err := writeSweepPlots(dir, res)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, sweep...)
 	charts := latencyCharts(res)
 	for _, row := range res.Plan.Rows {
 		name := latencyChartName(row)

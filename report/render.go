@@ -101,6 +101,8 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 	b.WriteString(linkWarningsMarkdown(res))
 	b.WriteString(keptOut(res))
 	b.WriteString(plotsMarkdown(res.Plots, false))
+	b.WriteString(mixMarkdown(res))
+	b.WriteString(sweepMarkdown(res))
 	b.WriteString(latencyMarkdown(res))
 	b.WriteString(plotsMarkdown(res.Plots, true))
 

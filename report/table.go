@@ -65,7 +65,7 @@ func Table(plan results.Plan, cells []results.Cell) (string, error) {
 			case !ok || c.Passes == 0:
 				line = append(line, "—")
 			default:
-				line = append(line, human.Ops(c.Median))
+				line = append(line, cellText(c))
 			}
 		}
 		if err := table.Append(line); err != nil {

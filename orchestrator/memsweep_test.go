@@ -1,0 +1,118 @@
+package orchestrator
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+// TestMemorySweepFlags: --memory with several sizes plans a row per size
+// (smallest first, labelled), lifts the 20 × rule, and is refused where
+// it cannot be measured; one size plans the rows as before.
+func TestMemorySweepFlags(t *testing.T) {
+	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }) }
+	for _, tt := range []struct {
+		name    string
+		cfg     Config
+		wantErr string
+		want    []string // the rows' memory
+	}{
+		{"one size", Config{Memory: "16m"}, "", []string{""}},
+		{"sweep", Config{Memory: "128m,4m 32m", DBSize: 100_000}, "", []string{"4m", "32m", "128m"}},
+		{"bad size", Config{Memory: "4m,lots"}, "--memory 4m,lots", nil},
+		{"twice", Config{Memory: "4m,4096k"}, "the same size", nil},
+		{"empty item", Config{Memory: "4m,,8m"}, "is empty", nil},
+		{"memory scenario", Config{Memory: "4m,8m", Scenario: results.ScenarioMemory}, "applies to --scenario storage", nil},
+		{"ladder", Config{Memory: "4m,8m", Ladder: true}, "with --ladder", nil},
+		{"shards", Config{Memory: "4m,8m", Shards: []int{2}}, "with --shards", nil},
+	} {
+		c := tt.cfg
+		c.NoFio, c.Backends, c.Pins = true, []string{"libaio"}, []string{PinNone}
+		got, err := resolve(c)
+		if tt.wantErr != "" {
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: got %v, want a config error saying %q", tt.name, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		rows := got.sweepRows([]results.Row{{Backend: "libaio", Pin: PinNone, Label: "no pin"}})
+		var mems []string
+		for _, r := range rows {
+			mems = append(mems, r.Memory)
+			if r.Memory != "" && r.Label != "--memory "+r.Memory+", no pin" {
+				t.Errorf("%s: row label %q, want the size first", tt.name, r.Label)
+			}
+		}
+		if !slices.Equal(mems, tt.want) {
+			t.Errorf("%s: got rows with memory %q, want %q", tt.name, mems, tt.want)
+		}
+		if tt.want[0] != "" && got.largestMemory() != "128m" {
+			t.Errorf("%s: largest memory %q, want 128m", tt.name, got.largestMemory())
+		}
+	}
+}
+
+// TestLogSpaceRefusal: a plan whose projected log growth exceeds the
+// free space on --data is refused at planning, the error naming the
+// estimate; GETs alone project the load only, and a mix adds its SETs.
+func TestLogSpaceRefusal(t *testing.T) {
+	dir := t.TempDir()
+	free, _, err := freeBytes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := int64(results.RecordBytes(16, 96))
+	base := Config{DataDir: dir + "/data", KeyLength: 16, ValueLength: 96, Threads: []int{1}, Passes: 1, CellSeconds: 1}
+	fits := base
+	fits.DBSize = 1000
+	if err := fits.checkLogSpace(); err != nil {
+		t.Errorf("1000 keys: got %v, want no refusal", err)
+	}
+	tooBig := base
+	tooBig.DBSize = free/record + 1
+	if err := tooBig.checkLogSpace(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "the log would grow by") {
+		t.Errorf("%d keys on %d B free: got %v, want a refusal", tooBig.DBSize, free, err)
+	}
+	tooBig.Force = true
+	if err := tooBig.checkLogSpace(); err != nil {
+		t.Errorf("--force: got %v, want none", err)
+	}
+	// A mix whose SETs would write more than the disk holds: the seconds
+	// needed at the assumed rate, with 50 % SETs.
+	mixed := base
+	mixed.DBSize, mixed.Workload = 1000, "ycsb-a"
+	mixed.CellSeconds = int(free/(assumedCellOpsPerSec/2*record)) + 1
+	err = mixed.checkLogSpace()
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "50 % SETs ×") || !strings.Contains(err.Error(), "assumed 1.00 M ops/s") {
+		t.Errorf("ycsb-a for %d s: got %v, want a refusal naming the SET share and the assumed rate", mixed.CellSeconds, err)
+	}
+	mixed.Workload = "ycsb-c"
+	if err := mixed.checkLogSpace(); err != nil {
+		t.Errorf("ycsb-c (GETs alone) for %d s: got %v, want no refusal", mixed.CellSeconds, err)
+	}
+}
+
+// TestRecordMix: a pass's per-operation rates, SETs and the change of
+// its store readings; a server without the counters records none.
+func TestRecordMix(t *testing.T) {
+	cell := benchCell{Seconds: 2, Mix: []benchOp{{Op: "GET", Ops: 1000}, {Op: "RMW", Ops: 200}, {Op: "SET", Ops: 800}}}
+	var rec results.PassRecord
+	recordMix(&rec, cell, storeReading{writeBytes: 100, counted: true, tail: 64, flushed: 0, gets: 5},
+		storeReading{writeBytes: 65636, counted: true, tail: 136064, flushed: 65536, gets: 905})
+	want := []results.OpRate{{Op: "GET", Ops: 1000, OpsPerSec: 500}, {Op: "RMW", Ops: 200, OpsPerSec: 100}, {Op: "SET", Ops: 800, OpsPerSec: 400}}
+	if !slices.Equal(rec.Mix, want) || rec.Sets != 1000 || rec.WriteBytes != 65536 || !rec.StoreCounted ||
+		rec.LogGrowth != 136000 || rec.LogWritten != 65536 || rec.DeviceGets != 900 {
+		t.Errorf("got %+v, want mix %v, 1000 sets, 65536 B written, log +136000 B (65536 flushed), 900 device GETs", rec.MixEvidence, want)
+	}
+	var foreign results.PassRecord
+	recordMix(&foreign, cell, storeReading{writeBytes: -1}, storeReading{writeBytes: -1})
+	if foreign.StoreCounted || foreign.WriteBytes != 0 || foreign.DeviceGets != 0 {
+		t.Errorf("a server without counters: got %+v, want none recorded", foreign.MixEvidence)
+	}
+}
