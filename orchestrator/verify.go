@@ -74,7 +74,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 		if err != nil {
 			return fmt.Errorf("orchestrator: server %s: %w", n.Addr, err)
 		}
-		one := results.LoadRecord{DBSize: want[i], Acknowledged: rec.Acknowledged, ServerKeys: w.Keys}
+		one := results.LoadRecord{Row: row, DBSize: want[i], Acknowledged: rec.Acknowledged, ServerKeys: w.Keys}
 		if tgt.cluster {
 			one.Acknowledged = -1
 			if i < len(loaded) {
