@@ -16,6 +16,7 @@ import (
 // others load them.
 type connPublished struct {
 	name       atomic.Pointer[string]
+	user       atomic.Pointer[string]
 	lastActive atomic.Int64 // unix nanoseconds of the last batch
 	cmd        atomic.Pointer[commandSpec]
 	readBuffer atomic.Int64 // len(rbuf)
@@ -63,7 +64,7 @@ func (c *conn) setName(name []byte) {
 
 // socketFD is the connection's file descriptor number, for CLIENT LIST.
 func socketFD(nc net.Conn) int {
-	tc, ok := nc.(*net.TCPConn)
+	tc, ok := rawConn(nc).(*net.TCPConn)
 	if !ok {
 		return -1
 	}
@@ -85,6 +86,10 @@ func (c *conn) clientLine(now time.Time) string {
 	if n := p.name.Load(); n != nil {
 		name = *n
 	}
+	user := "default"
+	if u := p.user.Load(); u != nil {
+		user = *u
+	}
 	cmd := "NULL"
 	if spec := p.cmd.Load(); spec != nil {
 		cmd = spec.name
@@ -100,9 +105,9 @@ func (c *conn) clientLine(now time.Time) string {
 	if c.nc != nil {
 		addr, laddr = c.nc.RemoteAddr().String(), c.nc.LocalAddr().String()
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=default redir=-1 resp=2",
+	return fmt.Sprintf("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=0 sub=0 psub=0 ssub=0 multi=%d qbuf=%d qbuf-free=%d argv-mem=0 multi-mem=0 rbs=%d rbp=%d obl=0 oll=0 omem=0 tot-mem=%d events=r cmd=%s user=%s redir=-1 resp=2",
 		c.id, addr, laddr, c.fd, name, int64(now.Sub(c.created).Seconds()), int64(idle.Seconds()), flags,
-		multi, qbuf, rbs-qbuf, rbs, rbs, rbs, cmd)
+		multi, qbuf, rbs-qbuf, rbs, rbs, rbs, cmd, user)
 }
 
 // clientList is CLIENT LIST: every connection, by id, optionally only

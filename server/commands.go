@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"errors"
 	"math"
 	"path"
@@ -339,45 +338,6 @@ func cmdShutdown(c *conn, args [][]byte) {
 	c.closing = true
 }
 
-// checkPassword reports whether user/pass match the configured password;
-// the comparison takes the same time wherever the first difference is.
-// Without a password the one user, "default", takes any password, as
-// Redis's default user does with nopass.
-func (c *conn) checkPassword(user, pass []byte) bool {
-	if user != nil && string(user) != "default" {
-		return false
-	}
-	if c.srv.cfg.Auth == "" {
-		return true
-	}
-	return subtle.ConstantTimeCompare(pass, []byte(c.srv.cfg.Auth)) == 1
-}
-
-const wrongPass = "WRONGPASS invalid username-password pair or user is disabled."
-
-func cmdAuth(c *conn, args [][]byte) {
-	var user, pass []byte
-	switch len(args) {
-	case 2:
-		pass = args[1]
-	case 3:
-		user, pass = args[1], args[2]
-	default:
-		c.errorReply("ERR syntax error")
-		return
-	}
-	if c.srv.cfg.Auth == "" && user == nil {
-		c.errorReply("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
-		return
-	}
-	if !c.checkPassword(user, pass) {
-		c.errorReply(wrongPass)
-		return
-	}
-	c.authed = true
-	c.out = appendOK(c.out)
-}
-
 func cmdHello(c *conn, args [][]byte) {
 	if len(args) > 1 {
 		ver, ok := parseInt(args[1])
@@ -395,15 +355,14 @@ func cmdHello(c *conn, args [][]byte) {
 		}
 	}
 	var name []byte
-	authed := c.authed
+	var user *aclUser // set by AUTH
 	for i := 2; i < len(args); i++ {
 		switch {
 		case bytes.EqualFold(args[i], []byte("AUTH")) && i+2 < len(args):
-			if !c.checkPassword(args[i+1], args[i+2]) {
+			if user = c.srv.users.check(args[i+1], args[i+2]); user == nil {
 				c.errorReply(wrongPass)
 				return
 			}
-			authed = true
 			i += 2
 		case bytes.EqualFold(args[i], []byte("SETNAME")) && i+1 < len(args):
 			if !validClientName(args[i+1]) {
@@ -417,11 +376,13 @@ func cmdHello(c *conn, args [][]byte) {
 			return
 		}
 	}
-	if !authed {
-		c.errorReply("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+	if !c.authed && user == nil {
+		c.errorReply("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
-	c.authed = true
+	if user != nil {
+		c.login(user)
+	}
 	if name != nil {
 		c.setName(name)
 	}
@@ -458,7 +419,7 @@ func validClientName(name []byte) bool {
 // redis-benchmark or a client library asks for it.
 func (c *conn) configValues() [][2]string {
 	cfg := c.srv.cfg
-	return [][2]string{
+	values := [][2]string{
 		{"appendonly", "no"},
 		{"appendfsync", "no"},
 		{"bind", cfg.Bind},
@@ -478,6 +439,7 @@ func (c *conn) configValues() [][2]string {
 		{"tcp-keepalive", "0"},
 		{"timeout", strconv.FormatInt(c.srv.live.timeoutSeconds.Load(), 10)},
 	}
+	return append(values, c.srv.tlsConfigValues()...)
 }
 
 func cmdConfig(c *conn, args [][]byte) {

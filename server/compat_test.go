@@ -150,6 +150,11 @@ type compatTarget struct {
 	name  string
 	addr  string
 	spill func(t *testing.T) // nil: !spill is a no-op
+	// dial, when set, opens the script's connections (over TLS);
+	// otherwise they are plain TCP to addr.
+	dial func() (net.Conn, error)
+	// auth, when set, is sent before FLUSHALL on the setup connection.
+	auth []string
 }
 
 // compatConn is one named connection of a script run.
@@ -172,7 +177,11 @@ func runCompatScript(t *testing.T, target compatTarget, lines []compatLine) []st
 		if c := conns[name]; c != nil {
 			return c
 		}
-		nc, err := net.Dial("tcp", target.addr)
+		dial := target.dial
+		if dial == nil {
+			dial = func() (net.Conn, error) { return net.Dial("tcp", target.addr) }
+		}
+		nc, err := dial()
 		if err != nil {
 			t.Fatalf("%s: dial %s: %v", target.name, target.addr, err)
 		}
@@ -190,6 +199,11 @@ func runCompatScript(t *testing.T, target compatTarget, lines []compatLine) []st
 			return string(b) + "(connection closed)"
 		}
 		return string(b)
+	}
+	if target.auth != nil {
+		if got := do(get("setup"), target.auth); got != "+OK\r\n" {
+			t.Fatalf("%s: %q before the script: %q", target.name, target.auth, got)
+		}
 	}
 	if got := do(get("setup"), []string{"FLUSHALL"}); got != "+OK\r\n" {
 		t.Fatalf("%s: FLUSHALL before the script: %q", target.name, got)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -75,7 +76,9 @@ type conn struct {
 	// readDeadline, writeDeadline: a deadline is set on the socket.
 	readDeadline, writeDeadline bool
 
+	// authed: user is set (kept apart for the per-command check).
 	authed bool
+	user   *aclUser
 	name   []byte
 	// For CLIENT LIST and CLIENT INFO (see clients.go).
 	pub       connPublished
@@ -127,9 +130,11 @@ func newConn(s *Server, nc net.Conn) *conn {
 		rbuf:    make([]byte, initialReadBytes),
 		args:    make([][]byte, 0, 16),
 		out:     make([]byte, 0, 16<<10),
-		authed:  s.cfg.Auth == "",
 		created: time.Now(),
 		fd:      socketFD(nc),
+	}
+	if u := s.users.startUser(); u != nil {
+		c.login(u)
 	}
 	c.lim = s.batchLimits()
 	c.pub.multi.Store(-1)
@@ -196,7 +201,10 @@ func (c *conn) serve() {
 // kernel send a reset, which can destroy the error reply before the client
 // reads it.
 func (c *conn) lingerClose() {
-	tc, ok := c.nc.(*net.TCPConn)
+	if t, ok := c.nc.(*tls.Conn); ok {
+		t.CloseWrite() // close_notify, once the handshake is done
+	}
+	tc, ok := rawConn(c.nc).(*net.TCPConn)
 	if !ok {
 		return
 	}

@@ -269,8 +269,7 @@ func (c *conn) write(b []byte) (int, error) {
 		n, err := c.nc.Write(b)
 		written += n
 		b = b[n:]
-		var ne net.Error
-		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+		if err == nil || !isTimeout(err) {
 			return written, err
 		}
 		// The soft deadline passed with soft-limit bytes still waiting
@@ -284,4 +283,12 @@ func (c *conn) write(b []byte) (int, error) {
 			return written, errOutputStalled
 		}
 	}
+}
+
+// isTimeout reports whether err is a deadline's. It is a function of its
+// own so that the net.Error errors.As needs on the heap is made only when
+// a write fails, not on every write.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,9 +20,18 @@ import (
 type Config struct {
 	Bind string // listen address, e.g. 127.0.0.1
 	Port int    // TCP port; 0 picks a free one (see Server.Addr)
-	// Auth, when not empty, is the password clients must give with AUTH
-	// (or HELLO ... AUTH default <password>) before any other command.
+	// NoPlain turns the plain TCP listener off (Redis's port 0): TLS must
+	// then be set.
+	NoPlain bool
+	// TLS, when set, serves RESP over TLS on its own port as well.
+	TLS *TLSConfig
+	// Auth, when not empty, is the default user's password, which clients
+	// must give with AUTH (or HELLO ... AUTH default <password>) before
+	// any other command (Redis's requirepass).
 	Auth string
+	// Users are ACL users in Redis's rule spelling, one a string, such as
+	// "alice on >secret ~* &* +@all" (see acl.go for the rules taken).
+	Users []string
 	// ScatterGatherGet submits the device reads of all GETs of one
 	// pipelined batch together and waits for them once (Garnet's --sg-get).
 	// Without it every GET that misses memory waits for its own read.
@@ -93,7 +101,9 @@ type Server struct {
 	cfg    Config
 	log    *slog.Logger
 	st     *store.Store
-	ln     net.Listener
+	ln     net.Listener // the plain listener; nil with Config.NoPlain
+	tlsLn  net.Listener // the TLS listener; nil without Config.TLS
+	users  *userTable
 	start  time.Time
 	nextID atomic.Int64
 
@@ -197,21 +207,26 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 			return nil, err
 		}
 	}
+	users, err := newUserTable(cfg.Auth, cfg.Users)
+	if err != nil {
+		return nil, err
+	}
+	ln, tlsLn, err := listen(cfg)
+	if err != nil {
+		return nil, err
+	}
 	st, err := store.Open(cfg.Store)
 	if err != nil {
+		closeListeners(ln, tlsLn)
 		return nil, fmt.Errorf("server: open store: %w", err)
-	}
-	addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		st.Close()
-		return nil, fmt.Errorf("server: listen on %s: %w", addr, err)
 	}
 	s := &Server{
 		cfg:      cfg,
 		log:      logger,
 		st:       st,
 		ln:       ln,
+		tlsLn:    tlsLn,
+		users:    users,
 		start:    time.Now(),
 		shutdown: make(chan struct{}),
 		conns:    make(map[*conn]struct{}),
@@ -225,7 +240,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	// log says what really runs.
 	stats, ec := st.Stats(), st.Config()
 	logger.Info("tierbench server ready",
-		"addr", ln.Addr().String(),
+		"addr", addrString(ln), "tls_addr", addrString(tlsLn),
 		"storage_tier", ec.StorageTier,
 		"memory", size.Format(ec.MemoryBytes), "page", size.Format(ec.PageBytes),
 		"segment", size.Format(ec.SegmentBytes), "index", size.Format(ec.IndexBytes),
@@ -234,15 +249,46 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		"sector_size", stats.SectorSize, "logdir", ec.LogDir,
 		"throttle_limit", ec.ThrottleLimit, "completion_threads", ec.CompletionThreads,
 		"io_contexts", ec.IOContexts, "inline_completion", ec.InlineCompletion,
-		"sg_get", cfg.ScatterGatherGet, "auth", cfg.Auth != "",
+		"sg_get", cfg.ScatterGatherGet, "auth", cfg.Auth != "", "users", users.names(),
 		"max_query_bytes", cfg.MaxQueryBytes, "max_clients", cfg.MaxClients,
 		"timeout", cfg.TimeoutSeconds, "client_output_buffer_limit", outLimits.String(),
 		"max_pending_read_bytes", cfg.MaxPendingReadBytes)
 	return s, nil
 }
 
-// Addr is the address the server listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+// Addr is the address of the plain listener, or of the TLS one when the
+// plain one is off.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return s.tlsLn.Addr()
+	}
+	return s.ln.Addr()
+}
+
+// TLSAddr is the address of the TLS listener, nil without one.
+func (s *Server) TLSAddr() net.Addr {
+	if s.tlsLn == nil {
+		return nil
+	}
+	return s.tlsLn.Addr()
+}
+
+// addrString is ln's address, "" without a listener.
+func addrString(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return ln.Addr().String()
+}
+
+// closeListeners closes the listeners that are open.
+func closeListeners(lns ...net.Listener) {
+	for _, ln := range lns {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}
 
 // Store is the store the server serves (for tests and in-process tools).
 func (s *Server) Store() *store.Store { return s.st }
@@ -267,50 +313,18 @@ func (s *Server) Serve(ctx context.Context) error {
 		case <-s.shutdown:
 			reason = "SHUTDOWN received"
 		}
-		s.ln.Close()
+		closeListeners(s.ln, s.tlsLn)
 		close(stopped)
 	}()
 
-	var acceptErr error
-	var tempDelay time.Duration
-	for {
-		nc, err := s.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				break // the listener was closed to stop: not a failure
-			}
-			select {
-			case <-stopped:
-			default:
-				var ne net.Error
-				if errors.As(err, &ne) && ne.Timeout() {
-					continue
-				}
-				// Out of file descriptors and the like: back off and retry
-				// rather than stopping a server that may recover.
-				if tempDelay == 0 {
-					tempDelay = 5 * time.Millisecond
-				} else if tempDelay < time.Second {
-					tempDelay *= 2
-				}
-				s.log.Warn("accept failed", "err", err, "retry_in", tempDelay)
-				select {
-				case <-time.After(tempDelay):
-					continue
-				case <-stopped:
-				}
-			}
-			break
-		}
-		tempDelay = 0
-		if tc, ok := nc.(*net.TCPConn); ok {
-			tc.SetNoDelay(true)
-		}
-		if !s.startConn(nc) {
-			nc.Close()
-			break
+	var accepting sync.WaitGroup
+	for _, ln := range []net.Listener{s.ln, s.tlsLn} {
+		if ln != nil {
+			accepting.Go(func() { s.accept(ln, stopped) })
 		}
 	}
+	accepting.Wait()
+	var acceptErr error
 	<-stopped
 	s.mu.Lock()
 	s.closed = true
@@ -324,6 +338,50 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	s.log.Info("tierbench server stopped", "reason", reason)
 	return acceptErr
+}
+
+// accept serves the clients of ln until it is closed or the server stops.
+func (s *Server) accept(ln net.Listener, stopped <-chan struct{}) {
+	var tempDelay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return // the listener was closed to stop: not a failure
+			}
+			select {
+			case <-stopped:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			// Out of file descriptors and the like: back off and retry
+			// rather than stopping a server that may recover.
+			if tempDelay == 0 {
+				tempDelay = 5 * time.Millisecond
+			} else if tempDelay < time.Second {
+				tempDelay *= 2
+			}
+			s.log.Warn("accept failed", "err", err, "retry_in", tempDelay)
+			select {
+			case <-time.After(tempDelay):
+				continue
+			case <-stopped:
+				return
+			}
+		}
+		tempDelay = 0
+		if tc, ok := rawConn(nc).(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		if !s.startConn(nc) {
+			nc.Close()
+			return
+		}
+	}
 }
 
 // Shutdown stops the server as the SHUTDOWN command does.
@@ -340,11 +398,15 @@ func (s *Server) startConn(nc net.Conn) bool {
 		return false
 	}
 	if len(s.conns) >= s.cfg.MaxClients {
-		// As Redis: tell the client why, then close.
+		// As Redis: tell the client why, then close. Over TLS the write
+		// needs a handshake first, so it runs on its own goroutine, not
+		// the accept loop's.
 		s.stats.refused.Add(1)
-		nc.SetWriteDeadline(time.Now().Add(time.Second))
-		nc.Write([]byte("-ERR max number of clients reached\r\n"))
-		nc.Close()
+		s.wg.Go(func() {
+			nc.SetWriteDeadline(time.Now().Add(time.Second))
+			nc.Write([]byte("-ERR max number of clients reached\r\n"))
+			nc.Close()
+		})
 		return true
 	}
 	c := newConn(s, nc)
@@ -363,13 +425,8 @@ func (s *Server) startConn(nc net.Conn) bool {
 	return true
 }
 
-// port is the TCP port the server listens on.
-func (s *Server) port() int {
-	if a, ok := s.ln.Addr().(*net.TCPAddr); ok {
-		return a.Port
-	}
-	return 0
-}
+// port is the plain TCP port the server listens on, 0 with none.
+func (s *Server) port() int { return listenerPort(s.ln) }
 
 // newReplID is a random 40-hex-digit replication id, as Redis makes one.
 func newReplID() string {

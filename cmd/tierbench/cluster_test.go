@@ -26,3 +26,25 @@ func TestClusterFlagsRefusedWithUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestServerTLSAndUserFlagsRefusedWithUsage(t *testing.T) {
+	for _, tt := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"server", "--port", "0"}, "--port 0 without --tls-port: nothing to listen on"},
+		{[]string{"server", "--tls-cert-file", "x.crt"}, "need --tls-port"},
+		{[]string{"server", "--tls-port", "70000"}, "--tls-port 70000 out of range"},
+		{[]string{"server", "--tls-port", "6380", "--tls-auth-clients", "maybe"}, `--tls-auth-clients "maybe": want yes, no or optional`},
+		{[]string{"server", "--user", "alice on >pw ~* +@all +get"}, `--user: user alice: rule "+get" is not supported`},
+		{[]string{"server", "--auth", "pw", "--user", "default on >x ~* +@all"}, "given by both"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(tt.args, &stdout, &stderr); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (stderr %q)", tt.args, code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), tt.wantErr) || !strings.Contains(stderr.String(), "Usage:") {
+			t.Errorf("%q: stderr %q, want %q and the usage", tt.args, stderr.String(), tt.wantErr)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -22,7 +23,17 @@ func init() {
 func runServer(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	var cfg server.Config
-	fs.IntVar(&cfg.Port, "port", server.DefaultPort, "TCP `port` to listen on")
+	fs.IntVar(&cfg.Port, "port", server.DefaultPort, "TCP `port` to listen on; 0 turns the plain listener off (with --tls-port)")
+	var tc server.TLSConfig
+	fs.IntVar(&tc.Port, "tls-port", 0, "TLS `port` to listen on as well (0: no TLS); needs --tls-cert-file and --tls-key-file")
+	fs.StringVar(&tc.CertFile, "tls-cert-file", "", "the server's certificate `file` (PEM)")
+	fs.StringVar(&tc.KeyFile, "tls-key-file", "", "the server's private key `file` (PEM)")
+	fs.StringVar(&tc.CAFile, "tls-ca-cert-file", "", "CA certificates `file` (PEM) that client certificates must be signed by (needed unless --tls-auth-clients no)")
+	fs.StringVar(&tc.AuthClients, "tls-auth-clients", "yes", "client certificates: yes (required), optional (checked when given) or no (Redis's tls-auth-clients)")
+	fs.Func("user", "an ACL `user` in Redis's rule spelling, e.g. \"alice on >secret ~* &* +@all\" (repeatable; rules taken:\non, off, nopass, >password, #sha256-hex, ~*, &*, +@all); the default user's password is --auth", func(v string) error {
+		cfg.Users = append(cfg.Users, v)
+		return nil
+	})
 	fs.StringVar(&cfg.Bind, "bind", "127.0.0.1", "`address` to listen on")
 	readAuthFile := passwordFlags(fs, &cfg.Auth, "`password` clients must give with AUTH before other commands (empty: no authentication)")
 	fs.BoolVar(&cfg.ScatterGatherGet, "sg-get", true, "submit the device reads of all GETs of a pipelined batch together and wait once;\nfalse waits for each GET's read on its own")
@@ -53,6 +64,10 @@ file, and answers a key of another node's slot with -MOVED slot host:port
 and a command whose keys span slots with -CROSSSLOT, as Redis Cluster does;
 redis-cli -c and cluster clients follow. tierbench run --shards starts
 such clusters itself.
+
+With --tls-port it serves TLS as well, as redis-server does with the same
+flags (--port 0 leaves TLS alone); with --user, named ACL users log in
+with AUTH user password or HELLO 2 AUTH user password.
 `+wrapWords("Commands: ", server.CommandNames(), 72)+`
 Example (100 M x 128 B records tiered onto a disk, as the reference runs):
   tierbench server --port 6379 --bind 127.0.0.1 --memory 16m --page 4m \
@@ -105,6 +120,36 @@ Flags:
 		fs.Usage()
 		return 2
 	}
+	if err := server.CheckUsers(cfg.Auth, cfg.Users); err != nil {
+		fmt.Fprintf(stderr, "tierbench server: --user: %v\n\n", strings.TrimPrefix(err.Error(), "server: "))
+		fs.Usage()
+		return 2
+	}
+	if tc.Port < 0 || tc.Port > 65535 {
+		fmt.Fprintf(stderr, "tierbench server: --tls-port %d out of range 0-65535\n\n", tc.Port)
+		fs.Usage()
+		return 2
+	}
+	if !slices.Contains(server.AuthClientsValues, tc.AuthClients) {
+		fmt.Fprintf(stderr, "tierbench server: --tls-auth-clients %q: want yes, no or optional\n\n", tc.AuthClients)
+		fs.Usage()
+		return 2
+	}
+	if tc.Port > 0 {
+		cfg.TLS = &tc
+	} else if tc.CertFile != "" || tc.KeyFile != "" || tc.CAFile != "" {
+		fmt.Fprintf(stderr, "tierbench server: --tls-cert-file, --tls-key-file and --tls-ca-cert-file need --tls-port\n\n")
+		fs.Usage()
+		return 2
+	}
+	if cfg.Port == 0 {
+		if cfg.TLS == nil {
+			fmt.Fprintf(stderr, "tierbench server: --port 0 without --tls-port: nothing to listen on\n\n")
+			fs.Usage()
+			return 2
+		}
+		cfg.NoPlain = true
+	}
 	if *clusterNodes != "" || *clusterID != "" || *clusterSlots != "" || *clusterAnnounce != "" {
 		if cfg.Cluster, err = server.LoadClusterConfig(*clusterNodes, *clusterID, *clusterAnnounce, *clusterSlots); err != nil {
 			fmt.Fprintf(stderr, "tierbench server: %v\n\n", strings.TrimPrefix(err.Error(), "server: "))
@@ -116,7 +161,7 @@ Flags:
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := server.Run(ctx, cfg, logger); err != nil {
-		fmt.Fprintf(stderr, "tierbench server: %v\n", err)
+		fmt.Fprintf(stderr, "tierbench server: %v\n", strings.TrimPrefix(err.Error(), "server: "))
 		return 1
 	}
 	return 0
