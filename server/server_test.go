@@ -117,11 +117,11 @@ func TestCommands(t *testing.T) {
 		{args: []string{"CONFIG"}, want: wrongArgs("config")},
 
 		{args: []string{"COMMAND", "COUNT"}, want: ":" + nCommands + "\r\n"},
-		{args: []string{"COMMAND"}, prefix: "*" + nCommands + "\r\n*10\r\n$6\r\nappend\r\n:3\r\n"},
+		{args: []string{"COMMAND"}, prefix: "*" + nCommands + "\r\n*10\r\n$3\r\nacl\r\n:-2\r\n"},
 		{args: []string{"COMMAND", "INFO", "get", "nope"}, prefix: "*2\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"},
 		{args: []string{"COMMAND", "DOCS", "get"}, want: array(bulk("get"), array(bulk("summary"), bulk(commands["get"].summary), bulk("group"), bulk("string")))},
-		{args: []string{"COMMAND", "DOCS"}, prefix: "*" + strconv.Itoa(2*len(commands)) + "\r\n$6\r\nappend\r\n"},
-		{args: []string{"COMMAND", "LIST"}, prefix: "*" + nCommands + "\r\n$6\r\nappend\r\n$4\r\nauth\r\n"},
+		{args: []string{"COMMAND", "DOCS"}, prefix: "*" + strconv.Itoa(2*len(commands)) + "\r\n$3\r\nacl\r\n"},
+		{args: []string{"COMMAND", "LIST"}, prefix: "*" + nCommands + "\r\n$3\r\nacl\r\n$6\r\nappend\r\n$4\r\nauth\r\n"},
 		{args: []string{"COMMAND", "FOO"}, want: "-ERR unknown subcommand 'FOO'. Try COMMAND HELP.\r\n"},
 
 		{args: []string{"CLIENT", "GETNAME"}, want: null},
