@@ -61,12 +61,14 @@ func dial(ctx context.Context, addr string, spec dialSpec) (*socket, error) {
 	if spec.tls != nil {
 		cfg := spec.tls.Clone()
 		cfg.ServerName = spec.serverName(addr)
-		s.pipe = &tlsPipe{s: s}
+		s.pipe = &tlsPipe{s: s, in: make([]byte, tlsInBytes)}
+		cfg.KeyLogWriter = &s.pipe.keys
 		s.tls = tls.Client(s.pipe, cfg)
 		if err := s.tls.HandshakeContext(ctx); err != nil {
 			conn.Close()
 			return nil, tlsHandshakeError(addr, cfg.ServerName, spec.tlsOpts, err)
 		}
+		s.pipe.appStart = s.pipe.records
 	}
 	if err := handshake(s, addr, spec); err != nil {
 		conn.Close()

@@ -64,9 +64,10 @@ type loopConn struct {
 	fd      int
 	tls     *tls.Conn // over TLS: requests encrypted into tp.out, replies decrypted from tp.in
 	tp      *tlsPipe
-	id      int32 // index in the loop's conns, the epoll event's tag
-	done    bool  // finished this run, removed from epoll
-	outWait bool  // EPOLLOUT registered: a write is waiting for room
+	rec     *tlsRecordReader // decrypts the replies when it can, else tls does
+	id      int32            // index in the loop's conns, the epoll event's tag
+	done    bool             // finished this run, removed from epoll
+	outWait bool             // EPOLLOUT registered: a write is waiting for room
 
 	// Batch pipeline: batch is the index of the batch in flight, left its
 	// replies still owed, out its bytes not yet written; mark holds the
@@ -130,6 +131,10 @@ func newClientLoops(p *plan, ts []*offlineThread, n int, stop, cut *atomic.Bool,
 		if t.conn.tls != nil {
 			c.tls, c.tp = t.conn.tls, t.conn.pipe
 			c.tp.loopMode(tlsInBytes)
+			if c.rec, err = newRecordReader(c.tls.ConnectionState(), c.tp.keys.serverSecret, c.tp.records-c.tp.appStart); err != nil {
+				unix.Close(fd)
+				return fail(fmt.Errorf("bench: TLS record keys: %w", err))
+			}
 		}
 		l.conns = append(l.conns, c)
 	}

@@ -236,43 +236,52 @@ func TestLoopInterruptWakesIdleLoops(t *testing.T) {
 
 // TestSendReceiveLoopAllocatesNothing runs whole batches, and whole
 // windows (filled, then drained on stop), of verified GETs on three
-// connections of one event loop against redis-server and counts
-// allocations.
+// connections of one event loop against redis-server, over TCP and over
+// TLS as an ACL user, and counts allocations.
 func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
-	r := testenv.MustRedisServer(t)
-	cfg := configFor(t, r.Addr)
-	mustLoad(t, &cfg)
-	for _, mode := range []string{PipelineBatch, PipelineWindow} {
-		t.Run(mode, func(t *testing.T) {
-			cfg.Verify, cfg.Pipeline = true, mode
-			p, err := cfg.plan()
-			if err != nil {
-				t.Fatal(err)
+	r := testenv.MustTLSRedisServer(t, testenv.TLSServerCert, aclUser...)
+	plain := configFor(t, r.Addr)
+	plain.Batch = 64
+	mustLoad(t, &plain)
+	for _, secure := range []bool{false, true} {
+		for _, mode := range []string{PipelineBatch, PipelineWindow} {
+			name := mode
+			cfg := plain
+			if secure {
+				name, cfg = "tls "+mode, tlsConfigFor(t, r)
+				cfg.Batch = plain.Batch
 			}
-			ts := make([]*offlineThread, 3)
-			for i := range ts {
-				conn, err := dial(context.Background(), p.addr, dialSpec{})
+			t.Run(name, func(t *testing.T) {
+				cfg.Verify, cfg.Pipeline = true, mode
+				p, err := cfg.plan()
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer conn.conn.Close()
-				ts[i] = &offlineThread{conn: conn, batches: buildBatches(p, len(ts), i), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
-			}
-			l := mustLoop(t, p, ts...)
-			l.stop.Store(true) // one batch, or one window, per connection and run
-			l.run()
-			allocs := testing.AllocsPerRun(200, l.run)
-			for _, th := range ts {
-				if th.err != nil {
-					t.Fatal(th.err)
+				ts := make([]*offlineThread, 3)
+				for i := range ts {
+					conn, err := dial(context.Background(), p.addr, p.spec)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer conn.conn.Close()
+					ts[i] = &offlineThread{conn: conn, batches: buildBatches(p, len(ts), i), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
 				}
-				if c := th.rr.counts; c.hits == 0 || c.mismatches != 0 || c.misses != 0 {
-					t.Errorf("counts %+v: want verified hits", c)
+				l := mustLoop(t, p, ts...)
+				l.stop.Store(true) // one batch, or one window, per connection and run
+				l.run()
+				allocs := testing.AllocsPerRun(200, l.run)
+				for _, th := range ts {
+					if th.err != nil {
+						t.Fatal(th.err)
+					}
+					if c := th.rr.counts; c.hits == 0 || c.mismatches != 0 || c.misses != 0 {
+						t.Errorf("counts %+v: want verified hits", c)
+					}
 				}
-			}
-			if allocs != 0 {
-				t.Errorf("a %s of %d GETs on each of %d connections sent and its replies parsed allocated %v times, want 0", mode, p.Batch, len(ts), allocs)
-			}
-		})
+				if allocs != 0 {
+					t.Errorf("a %s of %d GETs on each of %d connections sent and its replies parsed allocated %v times, want 0", name, p.Batch, len(ts), allocs)
+				}
+			})
+		}
 	}
 }

@@ -24,8 +24,26 @@ func tlsConfigFor(t *testing.T, r *testenv.TLSRedis) Config {
 // TestTLSEveryPath drives a real redis-server over TLS, as an ACL user, on
 // every path: the load, offline batch and window (one and several
 // connections per event loop), a mix, and online; every value verified.
+// Over TLS 1.3 with AES-GCM the event loops decrypt the replies with their
+// own record reader; over TLS 1.2 and ChaCha20-Poly1305 tls.Conn does.
 func TestTLSEveryPath(t *testing.T) {
-	r := testenv.MustTLSRedisServer(t, testenv.TLSServerCert, aclUser...)
+	servers := []struct {
+		name string
+		args []string
+	}{
+		{"TLS 1.3 AES-128-GCM", []string{"--tls-protocols", "TLSv1.3", "--tls-ciphersuites", "TLS_AES_128_GCM_SHA256"}},
+		{"TLS 1.3 AES-256-GCM", []string{"--tls-protocols", "TLSv1.3", "--tls-ciphersuites", "TLS_AES_256_GCM_SHA384"}},
+		{"TLS 1.3 ChaCha20", []string{"--tls-protocols", "TLSv1.3", "--tls-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256"}},
+		{"TLS 1.2", []string{"--tls-protocols", "TLSv1.2"}},
+	}
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			testTLSEveryPath(t, testenv.MustTLSRedisServer(t, testenv.TLSServerCert, append(srv.args, aclUser...)...))
+		})
+	}
+}
+
+func testTLSEveryPath(t *testing.T, r *testenv.TLSRedis) {
 	load := tlsConfigFor(t, r)
 	load.Runtime = 0
 	load.ValueLength = 100

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -35,6 +36,10 @@ func (l *clientLoop) readableTLS(c *loopConn) {
 		return
 	}
 	tp.iw += n
+	if c.rec != nil {
+		l.openRecords(c)
+		return
+	}
 	got := 0
 	for tp.hasRecord() {
 		m, err := c.tls.Read(rr.buf[rr.w+got:])
@@ -47,6 +52,46 @@ func (l *clientLoop) readableTLS(c *loopConn) {
 		}
 		if err != nil {
 			l.fail(c, fmt.Errorf("read %s replies over TLS: %w", l.p.op, err))
+			return
+		}
+	}
+	if got > 0 {
+		l.consume(c, got)
+	}
+}
+
+// openRecords decrypts every whole record buffered into the reply buffer
+// with the connection's own record reader, and consumes the replies.
+func (l *clientLoop) openRecords(c *loopConn) {
+	rr, tp := c.t.rr, c.tp
+	got := 0
+	for tp.hasRecord() {
+		rl := tlsRecordHeader + int(binary.BigEndian.Uint16(tp.in[tp.ir+3:]))
+		if rl > tlsMaxRecord {
+			l.fail(c, fmt.Errorf("read %s replies over TLS: a record of %d bytes, longer than TLS allows", l.p.op, rl))
+			return
+		}
+		at := rr.w + got
+		content, typ, err := c.rec.open(rr.buf[at:at], tp.in[tp.ir:tp.ir+rl])
+		if err != nil {
+			l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, err))
+			return
+		}
+		tp.ir += rl
+		tp.recEnd = tp.ir
+		switch {
+		case typ == recordApplicationData:
+			got += len(content)
+		case typ == recordHandshake && len(content) > 0 && content[0] == 4:
+			// NewSessionTicket: no session is resumed.
+		case typ == recordAlert && len(content) == 2 && content[1] == 0:
+			l.fail(c, fmt.Errorf("read %s replies: %w (TLS close_notify)", l.p.op, errServerClosed))
+			return
+		case typ == recordAlert && len(content) == 2:
+			l.fail(c, fmt.Errorf("read %s replies: the server sent TLS alert %d", l.p.op, content[1]))
+			return
+		default:
+			l.fail(c, fmt.Errorf("read %s replies: a TLS record of type %d the event loop does not follow (a key update?)", l.p.op, typ))
 			return
 		}
 	}

@@ -6,29 +6,34 @@ import (
 	"time"
 )
 
-// tlsPipe is the net.Conn under a connection's tls.Conn. Until detach it
-// passes records straight to the socket's raw calls (the handshake, the
-// load, --online, --cluster-bench). In an offline event loop (loopMode) it
-// owns two buffers instead: in holds the ciphertext the loop read with its
-// one read(2) per wake-up, and out gathers the records tls.Conn wrote, which
-// the loop writes with one write(2). tls.Conn never blocks on it: when no
-// whole record is buffered, Read returns errWouldBlock, a temporary
-// net.Error, which tls.Conn hands back without marking the connection
-// broken, so the next wake-up carries on.
-//
-// Read hands out the bytes of one whole record at a time and never starts
-// a record before all of it is in: so when tls.Conn returns, it holds no
-// ciphertext of its own, and "a whole record is buffered" (hasRecord) is
-// exactly "tls.Conn.Read has something to return".
+// tlsPipe is the net.Conn under a connection's tls.Conn. It reads the
+// socket into its own buffer, in, and hands tls.Conn the bytes of one whole
+// record at a time, never starting a record before all of it is in: so
+// tls.Conn never holds ciphertext of its own between calls, and records
+// counts exactly the records it has read (an offline loop takes over the
+// reading at the next one, see tlsRecordReader). Until an offline event
+// loop takes the connection (the handshake, the load, --online,
+// --cluster-bench) Read fills in with the socket's raw reads and Write
+// writes through; in an event loop (loopMode) the loop fills in with its
+// one read(2) per wake-up, Read returns errWouldBlock when no whole record
+// is buffered, a temporary net.Error which tls.Conn hands back without
+// marking the connection broken, and Write gathers records in out, which
+// the loop writes with one write(2).
 type tlsPipe struct {
 	s    *socket
 	loop bool
 
-	in     []byte
-	ir, iw int // in[ir:iw] is ciphertext not yet handed to tls.Conn
-	recEnd int // end of the record being handed out; ir when at a boundary
-	out    []byte
-	outOff int // out[outOff:] is not yet written
+	in      []byte
+	ir, iw  int    // in[ir:iw] is ciphertext not yet handed to tls.Conn
+	recEnd  int    // end of the record being handed out; ir when at a boundary
+	records uint64 // records begun: read by tls.Conn
+	out     []byte
+	outOff  int // out[outOff:] is not yet written
+
+	// appStart is records when the handshake ended: the server's
+	// application records read since are records-appStart.
+	appStart uint64
+	keys     keyLog // the server's traffic secret, for tlsRecordReader
 }
 
 // tlsRecordHeader is a TLS record's header: type, version, length.
@@ -38,8 +43,9 @@ const tlsRecordHeader = 5
 // above 1.3's 2^14+256 of ciphertext), header included.
 const tlsMaxRecord = tlsRecordHeader + 1<<14 + 2048
 
-// tlsInBytes is an event-loop connection's ciphertext buffer.
-const tlsInBytes = 4 * tlsMaxRecord
+// tlsInBytes is a connection's ciphertext buffer: a whole record and
+// the partial one before it always fit.
+const tlsInBytes = 2 * tlsMaxRecord
 
 // wouldBlock is the error of a pipe with no whole record buffered.
 type wouldBlock struct{}
@@ -50,10 +56,9 @@ func (wouldBlock) Temporary() bool { return true }
 
 var errWouldBlock net.Error = wouldBlock{}
 
-// loopMode switches the pipe to the event loop's buffers.
+// loopMode hands the pipe to an event loop.
 func (tp *tlsPipe) loopMode(outBytes int) {
 	tp.loop = true
-	tp.in = make([]byte, tlsInBytes)
 	tp.out = make([]byte, 0, outBytes)
 }
 
@@ -89,17 +94,23 @@ func (tp *tlsPipe) readRoom() []byte {
 }
 
 // Read gives tls.Conn the next bytes of the current record, or starts the
-// next record if it is wholly buffered.
+// next record once it is wholly buffered, reading the socket for it
+// before an event loop has the connection.
 func (tp *tlsPipe) Read(p []byte) (int, error) {
-	if !tp.loop {
-		return tp.s.readRaw(p)
-	}
 	if tp.ir == tp.recEnd {
-		if !tp.hasRecord() {
-			return 0, errWouldBlock
+		for !tp.hasRecord() {
+			if tp.loop {
+				return 0, errWouldBlock
+			}
+			n, err := tp.s.readRaw(tp.readRoom())
+			tp.iw += n
+			if err != nil {
+				return 0, err
+			}
 		}
 		rl := tlsRecordHeader + int(binary.BigEndian.Uint16(tp.in[tp.ir+3:]))
 		tp.recEnd = min(tp.ir+rl, tp.iw)
+		tp.records++
 	}
 	n := copy(p, tp.in[tp.ir:tp.recEnd])
 	tp.ir += n
