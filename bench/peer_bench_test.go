@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/pki"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -52,9 +54,12 @@ var redisBenchRate = regexp.MustCompile(`GET __rand_int__: ([0-9.]+) requests pe
 // (TIERBENCH_PEER_SERVER_CPU, _CLIENT_CPU override). Each trio runs
 // PEER_PASSES times (default 3), in a rotating order, and the medians are
 // reported: each tierbench pipeline's throughput ratio to redis-benchmark,
-// and every client's CPU µs per op.
+// and every client's CPU µs per op. PEER_TLS=1 measures over TLS: the
+// server listens on a TLS port alone, with a certificate from a CA made for
+// the run, and both clients speak TLS (--tls --cacert) to it.
 //
 //	go test -run XXX -bench AgainstRedisBenchmark -benchtime 1x ./bench
+//	PEER_TLS=1 PEER_CONNS=8,32 PEER_PASSES=5 go test -run XXX -bench AgainstRedisBenchmark -benchtime 1x ./bench
 func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 	serverCPU, clientCPU := envOr("TIERBENCH_PEER_SERVER_CPU", "0"), envOr("TIERBENCH_PEER_CLIENT_CPU", "1")
 	passes, _ := strconv.Atoi(envOr("PEER_PASSES", "3"))
@@ -73,16 +78,23 @@ func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 	bin := testenv.MustBinary(b)
 	redis := testenv.MustLookPath(b, "redis-server")
 	port := testenv.FreePort(b)
-	srv := exec.Command("taskset", "-c", serverCPU, redis, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", b.TempDir())
+	srvArgs := []string{"-c", serverCPU, redis, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", b.TempDir()}
+	var ourTLS, theirTLS []string
+	if os.Getenv("PEER_TLS") == "1" {
+		caFile, tlsArgs := peerTLSFiles(b)
+		srvArgs = append(append(srvArgs, "--port", "0", "--tls-port", strconv.Itoa(port)), tlsArgs...)
+		ourTLS = []string{"--tls", "--cacert", caFile}
+		theirTLS = ourTLS
+	}
+	srv := exec.Command("taskset", srvArgs...)
 	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := srv.Start(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { testenv.StopProcess(srv) })
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	testenv.MustWaitPing(b, addr, 10*time.Second)
 	const dbsize, keyLength = 100000, 12
-	common := []string{"--port", strconv.Itoa(port), "--dbsize", strconv.Itoa(dbsize), "--keylength", strconv.Itoa(keyLength)}
+	common := append([]string{"--port", strconv.Itoa(port), "--dbsize", strconv.Itoa(dbsize), "--keylength", strconv.Itoa(keyLength)}, ourTLS...)
+	peerWaitUp(b, bin, common)
 	runChild(b, clientCPU, bin, append([]string{"bench", "--runtime", "0", "-b", "1024", "--load-threads", "4"}, common...)...)
 
 	runOurs := func(mode string, conns int) peerRun {
@@ -99,8 +111,8 @@ func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 		return peerRun{opsPerSec: c.OpsPerSec, userSeconds: user, sysSeconds: sys, ops: float64(c.Ops)}
 	}
 	runTheirs := func(conns, n int) peerRun {
-		out, user, sys := runChild(b, clientCPU, "redis-benchmark", "-p", strconv.Itoa(port), "-c", strconv.Itoa(conns), "-P", strconv.Itoa(pipeline),
-			"-n", strconv.Itoa(n), "-r", strconv.Itoa(dbsize), "-q", "GET", "__rand_int__")
+		out, user, sys := runChild(b, clientCPU, "redis-benchmark", append(append([]string{"-p", strconv.Itoa(port), "-c", strconv.Itoa(conns), "-P", strconv.Itoa(pipeline),
+			"-n", strconv.Itoa(n), "-r", strconv.Itoa(dbsize), "-q"}, theirTLS...), "GET", "__rand_int__")...)
 		m := redisBenchRate.FindSubmatch(out)
 		if m == nil {
 			b.Fatalf("redis-benchmark output not understood:\n%s", out)
@@ -148,6 +160,45 @@ func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 		b.Logf("c=%d -P %d medians of %d passes: throughput ratio to redis-benchmark batch %.3f, window %.3f (batch %.0f, window %.0f, redis-benchmark %.0f ops/s); CPU µs per op batch %.3f, window %.3f, redis-benchmark %.3f",
 			conns, pipeline, passes, median(batchRatios), median(winRatios), med(batch, rate), med(win, rate), med(theirs, rate),
 			med(batch, cpuMicros), med(win, cpuMicros), med(theirs, cpuMicros))
+	}
+}
+
+// peerTLSFiles writes a CA made for the run and a server certificate it
+// signed for 127.0.0.1, returning the CA's file and redis-server's TLS
+// arguments.
+func peerTLSFiles(b *testing.B) (caFile string, serverArgs []string) {
+	ca, err := pki.NewCA("peer benchmark CA")
+	if err != nil {
+		b.Fatal(err)
+	}
+	kp, err := ca.Issue(testenv.TLSServerCert)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	caFile, certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key")
+	if err := ca.WritePEM(caFile); err != nil {
+		b.Fatal(err)
+	}
+	if err := kp.WritePEM(certFile, keyFile); err != nil {
+		b.Fatal(err)
+	}
+	return caFile, []string{"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", caFile, "--tls-auth-clients", "no"}
+}
+
+// peerWaitUp waits until tierbench bench can reach the server (a PING,
+// over TLS when common says so): a load of one key.
+func peerWaitUp(b *testing.B, bin string, common []string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := exec.Command(bin, append(append([]string{"bench", "--runtime", "0"}, common...), "--dbsize", "1")...).Run()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the server never answered: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
