@@ -23,9 +23,10 @@ import (
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
-// tlsFixture is a CA made for the test, a server certificate for
-// localhost and 127.0.0.1 written where tls-cert-file and friends read it,
-// and a client certificate.
+// tlsFixture is a CA made for the test (or a redis-server's, from
+// testenv.MustTLSRedisServer), a server certificate of it for localhost
+// and 127.0.0.1 written where tls-cert-file and friends read it, and a
+// client certificate.
 type tlsFixture struct {
 	ca                        *pki.CA
 	caFile, certFile, keyFile string
@@ -34,12 +35,18 @@ type tlsFixture struct {
 
 func newTLSFixture(t testing.TB) *tlsFixture {
 	t.Helper()
-	dir := t.TempDir()
 	ca, err := pki.NewCA("tierbench test CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := ca.Issue(pki.Cert{Name: "server", DNSNames: []string{"localhost"}, IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
+	return tlsFixtureOf(t, ca)
+}
+
+// tlsFixtureOf is a fixture whose certificates ca signs.
+func tlsFixtureOf(t testing.TB, ca *pki.CA) *tlsFixture {
+	t.Helper()
+	dir := t.TempDir()
+	srv, err := ca.Issue(testenv.TLSServerCert)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,25 +94,21 @@ func (f *tlsFixture) dialer(addr string) func() (net.Conn, error) {
 }
 
 // startRedisTLS starts a real redis-server with a TLS port beside its
-// plain one, with the fixture's files and extra arguments, and returns
-// the TLS address.
-func startRedisTLS(t *testing.T, f *tlsFixture, authClients string, extra ...string) string {
+// plain one, client certificates as authClients says and extra
+// arguments, and returns its TLS address and a fixture of its CA.
+func startRedisTLS(t *testing.T, authClients string, extra ...string) (string, *tlsFixture) {
 	t.Helper()
-	port := testenv.FreePort(t)
-	args := []string{"--tls-port", strconv.Itoa(port), "--tls-cert-file", f.certFile, "--tls-key-file", f.keyFile,
-		"--tls-ca-cert-file", f.caFile, "--tls-auth-clients", authClients}
-	testenv.MustRedisServer(t, append(args, extra...)...)
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	r := testenv.MustTLSRedisServer(t, testenv.TLSServerCert, append([]string{"--tls-auth-clients", authClients}, extra...)...)
+	return r.TLSAddr, tlsFixtureOf(t, r.CA)
 }
 
 // TestCompatOverTLS runs the compatibility scripts over TLS against a
 // real redis-server --tls-port and a tierbench server with TLS alone (no
 // plain port), both requiring client certificates, and diffs the replies.
 func TestCompatOverTLS(t *testing.T) {
-	f := newTLSFixture(t)
 	scripts := loadCompatScripts(t)
 	allow := loadAllowList(t)
-	redisAddr := startRedisTLS(t, f, "yes")
+	redisAddr, f := startRedisTLS(t, "yes")
 	s := startServer(t, Config{ScatterGatherGet: true, NoPlain: true, TLS: f.server("")})
 	if s.ln != nil || s.TLSAddr() == nil || s.Addr().String() != s.TLSAddr().String() {
 		t.Fatalf("listeners: got plain %v and TLS %v, want TLS alone", s.ln, s.TLSAddr())
@@ -193,7 +196,6 @@ func aclArgs() []string {
 // redis-server and on tierbench, both started with the same users, and
 // holds tierbench to every reply; the error words are checked as well.
 func TestUsersMatchRedis(t *testing.T) {
-	f := newTLSFixture(t)
 	// redis-server takes a user's rules as words of their own after --user.
 	var redisArgs, users []string
 	for i, a := range aclArgs() {
@@ -204,7 +206,7 @@ func TestUsersMatchRedis(t *testing.T) {
 			redisArgs = append(redisArgs, a)
 		}
 	}
-	redisAddr := startRedisTLS(t, f, "yes", redisArgs...)
+	redisAddr, f := startRedisTLS(t, "yes", redisArgs...)
 	s := startServer(t, Config{TLS: f.server("yes"), Auth: "dflt-pw", Users: users})
 	var lines []compatLine
 	for i, text := range aclScript {
@@ -265,7 +267,6 @@ func mustTLSDial(t *testing.T, addr string, cfg *tls.Config) *client {
 // servers: yes refuses a client without a certificate, optional takes one
 // without but refuses one from another CA, no takes any.
 func TestTLSAuthClients(t *testing.T) {
-	f := newTLSFixture(t)
 	other, err := pki.NewCA("other CA")
 	if err != nil {
 		t.Fatal(err)
@@ -279,8 +280,9 @@ func TestTLSAuthClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range []string{"yes", "optional", "no"} {
+		redisAddr, f := startRedisTLS(t, mode)
 		addrs := map[string]string{
-			"redis":     startRedisTLS(t, f, mode),
+			"redis":     redisAddr,
 			"tierbench": startServer(t, Config{NoPlain: true, TLS: f.server(mode)}).TLSAddr().String(),
 		}
 		for _, tc := range []struct {
@@ -464,5 +466,22 @@ func TestGoRedisOverTLS(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "addr=\"\" tls_addr="+addr) {
 		t.Errorf("server log: want no plain listener and TLS on %s:\n%s", addr, stderr.String())
+	}
+}
+
+// TestTLSMaxClients: one client more than maxclients over TLS is told
+// why, as over TCP, without holding up the clients already served.
+func TestTLSMaxClients(t *testing.T) {
+	f := newTLSFixture(t)
+	s := startServer(t, Config{NoPlain: true, TLS: f.server("no"), MaxClients: 1})
+	first := mustTLSDial(t, s.TLSAddr().String(), f.clientConfig(nil))
+	if got := first.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING: got %q", got)
+	}
+	if got, err := pingTLS(s.TLSAddr().String(), f.clientConfig(nil)); got != "-ERR max number of clients reached\r\n" {
+		t.Errorf("a second client: got %q, %v; want -ERR max number of clients reached", got, err)
+	}
+	if got := first.do("PING"); got != "+PONG\r\n" {
+		t.Errorf("PING after the refusal: got %q", got)
 	}
 }

@@ -17,13 +17,20 @@ func TestClusterFlagsRefusedWithUsage(t *testing.T) {
 		{[]string{"bench", "--cluster-bench", "--op", "MGET"}, "-CROSSSLOT"},
 	}
 	for _, tt := range tests {
-		var stdout, stderr bytes.Buffer
-		if code := dispatch(tt.args, &stdout, &stderr); code != 2 {
-			t.Errorf("%q: exit %d, want 2 (stderr %q)", tt.args, code, stderr.String())
-		}
-		if !strings.Contains(stderr.String(), tt.wantErr) || !strings.Contains(stderr.String(), "Usage:") {
-			t.Errorf("%q: stderr %q, want %q and the usage", tt.args, stderr.String(), tt.wantErr)
-		}
+		expectUsageError(t, tt.args, tt.wantErr)
+	}
+}
+
+// expectUsageError runs tierbench with args and expects exit 2 with
+// wantErr and the usage on stderr.
+func expectUsageError(t *testing.T, args []string, wantErr string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := dispatch(args, &stdout, &stderr); code != 2 {
+		t.Errorf("%q: exit %d, want 2 (stderr %q)", args, code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), wantErr) || !strings.Contains(stderr.String(), "Usage:") {
+		t.Errorf("%q: stderr %q, want %q and the usage", args, stderr.String(), wantErr)
 	}
 }
 
@@ -39,12 +46,6 @@ func TestServerTLSAndUserFlagsRefusedWithUsage(t *testing.T) {
 		{[]string{"server", "--user", "alice on >pw ~* +@all +get"}, `--user: user alice: rule "+get" is not supported`},
 		{[]string{"server", "--auth", "pw", "--user", "default on >x ~* +@all"}, "given by both"},
 	} {
-		var stdout, stderr bytes.Buffer
-		if code := dispatch(tt.args, &stdout, &stderr); code != 2 {
-			t.Errorf("%q: exit %d, want 2 (stderr %q)", tt.args, code, stderr.String())
-		}
-		if !strings.Contains(stderr.String(), tt.wantErr) || !strings.Contains(stderr.String(), "Usage:") {
-			t.Errorf("%q: stderr %q, want %q and the usage", tt.args, stderr.String(), tt.wantErr)
-		}
+		expectUsageError(t, tt.args, tt.wantErr)
 	}
 }
