@@ -205,6 +205,21 @@ func TestGoRedis(t *testing.T) {
 	}
 }
 
+// startBinary starts bin with args, its stderr kept, and stops it when the
+// test ends.
+func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	t.Cleanup(func() { testenv.StopProcess(cmd) })
+	return cmd, stderr
+}
+
 // TestBinary starts the built binary as a process: it logs its
 // configuration, answers PING, and stops cleanly on SIGTERM.
 func TestBinary(t *testing.T) {
@@ -217,14 +232,7 @@ func TestBinary(t *testing.T) {
 				args = append(args, "--storage-tier", "--memory", "128k", "--page", "16k", "--segment", "1m",
 					"--logdir", testenv.MustDiskDir(t), "--device-io-backend", "uring")
 			}
-			cmd := exec.Command(bin, args...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			if err := cmd.Start(); err != nil {
-				t.Fatalf("start %s: %v", bin, err)
-			}
-			t.Cleanup(func() { testenv.StopProcess(cmd) })
+			cmd, stderr := startBinary(t, bin, args...)
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
 			testenv.MustWaitPing(t, addr, 20*time.Second)
 

@@ -2,19 +2,16 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -410,16 +407,9 @@ func TestGoRedisOverTLS(t *testing.T) {
 	f := newTLSFixture(t)
 	bin := testenv.MustBinary(t)
 	port := testenv.FreePort(t)
-	cmd := exec.Command(bin, "server", "--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1", "--index", "1m",
+	_, stderr := startBinary(t, bin, "server", "--port", "0", "--tls-port", strconv.Itoa(port), "--bind", "127.0.0.1", "--index", "1m",
 		"--tls-cert-file", f.certFile, "--tls-key-file", f.keyFile, "--tls-ca-cert-file", f.caFile,
 		"--auth", "dflt-pw", "--user", "alice on >secret ~* &* +@all")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	t.Cleanup(func() { testenv.StopProcess(cmd) })
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	opts := func(user, pass string, cfg *tls.Config) *redis.Options {
 		return &redis.Options{Addr: addr, Username: user, Password: pass, TLSConfig: cfg, MaxRetries: -1}
