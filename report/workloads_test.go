@@ -1,0 +1,64 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/plots"
+	"github.com/tierbench/tierbench/results"
+)
+
+// TestCellText: a GET cell shows its ops/sec alone, as before; a mixed
+// cell each operation's beside it; a sweep's cell its device share.
+func TestCellText(t *testing.T) {
+	for _, tt := range []struct {
+		cell results.Cell
+		want string
+	}{
+		{results.Cell{Median: 172000}, "172 K"},
+		{results.Cell{Median: 52000, CellMix: results.CellMix{Mix: []results.OpRate{{Op: "GET", OpsPerSec: 26000}, {Op: "SET", OpsPerSec: 26000}}}}, "52 K (GET 26 K + SET 26 K)"},
+		{results.Cell{Row: results.Row{Memory: "32m"}, Median: 160000, CellMix: results.CellMix{StoreCounted: true, DeviceGetShare: 0.93}}, "160 K (dev 93 %)"},
+		{results.Cell{Row: results.Row{Memory: "32m"}, Median: 160000, ReadBytesPerGet: 256}, "160 K (dev ≈50 % by bytes)"},
+	} {
+		if got := cellText(tt.cell); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// TestSweepCharts: a sweep's cells become two charts against memory ÷
+// dataset, one line per thread count with a point per size, the device
+// share in percent; a run without a sweep has none.
+func TestSweepCharts(t *testing.T) {
+	w := results.Workload{DBSize: 1 << 20, KeyLength: 16, ValueLength: 96, Threads: []int{4, 16}, Passes: 1}
+	plan := results.Plan{RunID: "r", Workload: w}
+	var cells []results.Cell
+	for i, m := range []string{"4m", "32m", "128m"} {
+		row := results.Row{Backend: "libaio", Pin: "none", Memory: m, Label: "--memory " + m + ", no pin"}
+		plan.Rows = append(plan.Rows, row)
+		for _, th := range w.Threads {
+			cells = append(cells, results.Cell{Row: row, Threads: th, Passes: 1, Median: float64(100000 * (i + 1)),
+				CellMix: results.CellMix{StoreCounted: true, DeviceGetShare: 1 - 0.4*float64(i)}})
+		}
+	}
+	ops, dev, ok := sweepCharts(results.Results{Plan: plan, Cells: cells})
+	if !ok || len(ops.Series) != 2 || len(dev.Series) != 2 {
+		t.Fatalf("got ok %v, %d and %d series, want two charts of 2 lines", ok, len(ops.Series), len(dev.Series))
+	}
+	// 4 MiB of a 128 MiB dataset (1 Mi keys × 128 B) is 3.125 %.
+	if got := dev.Series[0].Points; len(got) != 3 || got[0] != (plots.Point{X: 3.125, Y: 100}) || got[2].Y > 20.0001 || got[2].Y < 19.9999 {
+		t.Errorf("device share line: got %v, want 3 points from (3.125 %%, 100 %%) down to 20 %%", got)
+	}
+	for _, c := range []plots.Chart{ops, dev} {
+		if _, err := c.SVG(); err != nil {
+			t.Errorf("%s: %v", c.Title, err)
+		}
+	}
+	md := sweepMarkdown(results.Results{Plan: plan, Cells: cells})
+	if !strings.Contains(md, "| Libaio | --memory 4m, no pin | 3.12 % | 4 | 100 K | 100 % |") {
+		t.Errorf("sweep section: got\n%s\nwant the 4m row at 3.12 %% of the data", md)
+	}
+	if _, _, ok := sweepCharts(results.Results{Plan: results.Plan{Workload: w}}); ok {
+		t.Errorf("no cells: got a chart, want none")
+	}
+}
