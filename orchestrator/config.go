@@ -259,6 +259,7 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	}
 	c.dropProfileExtras()
 	c.dropExtrasForServers()
+	c.dropExtrasForSweep()
 	c.setRunDefaults()
 	if err := c.resolveShards(); err != nil {
 		return c, err

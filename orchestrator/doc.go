@@ -170,6 +170,27 @@
 // on the same dataset, at the best localmemory cell's thread count and -b;
 // it is the ceiling, so its share reads localmemory RESP ÷ in-memory RESP.
 //
+// # Mixes and the memory-tier sweep
+//
+// --workload makes each measured cell a mix (bench --op-mix). Around every
+// pass the run also reads the server's /proc/<pid>/io write_bytes and,
+// where the server gives them (tierbench's own), INFO store's
+// Log.TailAddress and Log.FlushedAddress and INFO stats' device_gets
+// (mixes.go), so each pass records every operation's ops/sec, bytes
+// written per SET, the log's growth and the share of GETs the store served
+// from its device (results.MixEvidence). A mix that writes repeats the
+// exact load check after the row's cells (DBSIZE exactly --dbsize, a fresh
+// sample of values of the loaded length); a plan whose projected log
+// growth exceeds the free space on --data is refused before anything
+// starts (logspace.go).
+//
+// --memory with several sizes is a row dimension (memsweep.go,
+// results.Row.Memory): each size a row, so a fresh server loaded with
+// the same dataset (the store does not recover its index from its log).
+// A sweep's rows skip the load's device-share rule and the 20 × rule,
+// and their passes are never kept out as memory-served: the share of
+// GETs read from the device is what they measure.
+//
 // # Combinations
 //
 // Every combination of runtime, target, scenario and extra is either

@@ -84,10 +84,19 @@ func (c Config) validateSweep(bad func(string, ...any)) {
 		bad("--memory %s (a memory-tier sweep) restarts the server per size; the server at --server-addr is not the run's to restart", c.Memory)
 	case c.maxShards() > 1:
 		bad("--memory %s (a memory-tier sweep) with --shards above 1 is not supported: sweep one server", c.Memory)
-	case c.Ladder:
+	case c.Ladder && c.given("ladder"):
 		bad("--memory %s (a memory-tier sweep) with --ladder is not supported: the ladder measures one memory size; leave --ladder out (--ladder=false with --profile reference)", c.Memory)
 	case c.foreignServers():
 		bad("--memory %s (a memory-tier sweep) measures tierbench's own server: its store's counters give each cell's device share", c.Memory)
+	}
+}
+
+// dropExtrasForSweep turns off the profile's ladder, not asked for, in
+// a sweep (it measures one memory size), and says so.
+func (c *Config) dropExtrasForSweep() {
+	if c.Ladder && !c.given("ladder") && c.memorySweep() != nil {
+		c.Ladder = false
+		c.notes = append(c.notes, "ladder: off in a memory-tier sweep (its layers measure one --memory)")
 	}
 }
 

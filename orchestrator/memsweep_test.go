@@ -26,7 +26,10 @@ func TestMemorySweepFlags(t *testing.T) {
 		{"twice", Config{Memory: "4m,4096k"}, "the same size", nil},
 		{"empty item", Config{Memory: "4m,,8m"}, "is empty", nil},
 		{"memory scenario", Config{Memory: "4m,8m", Scenario: results.ScenarioMemory}, "applies to --scenario storage", nil},
-		{"ladder", Config{Memory: "4m,8m", Ladder: true}, "with --ladder", nil},
+		{"ladder", Config{Memory: "4m,8m", Ladder: true, Given: []string{"ladder"}}, "with --ladder", nil},
+		{"reference profile", Config{Memory: "4m,8m", Profile: ProfileReference}, "", []string{"4m", "8m"}},
+		{"one size under the 20 × rule", Config{Memory: "128m", DBSize: 100_000}, "less than 20 × --memory 128m", nil},
+		{"foreign server", Config{Memory: "4m,8m", Servers: []string{"garnet"}}, "measures tierbench's own server", nil},
 		{"shards", Config{Memory: "4m,8m", Shards: []int{2}}, "with --shards", nil},
 	} {
 		c := tt.cfg
@@ -49,10 +52,13 @@ func TestMemorySweepFlags(t *testing.T) {
 				t.Errorf("%s: row label %q, want the size first", tt.name, r.Label)
 			}
 		}
+		if tt.name == "reference profile" && (got.Ladder || !slices.ContainsFunc(got.notes, func(n string) bool { return strings.HasPrefix(n, "ladder: off in a memory-tier sweep") })) {
+			t.Errorf("%s: ladder %v, notes %q: want it off and said", tt.name, got.Ladder, got.notes)
+		}
 		if !slices.Equal(mems, tt.want) {
 			t.Errorf("%s: got rows with memory %q, want %q", tt.name, mems, tt.want)
 		}
-		if tt.want[0] != "" && got.largestMemory() != "128m" {
+		if tt.name == "sweep" && got.largestMemory() != "128m" {
 			t.Errorf("%s: largest memory %q, want 128m", tt.name, got.largestMemory())
 		}
 	}
