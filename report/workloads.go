@@ -62,12 +62,13 @@ func mixMarkdown(res results.Results) string {
 	var b strings.Builder
 	b.WriteString("## Operations of the mix\n\n")
 	fmt.Fprintf(&b, "Workload %s. Each cell's median over its passes: ops/sec of every operation and together; "+
-		"device bytes read per GET (/proc/<pid>/io read_bytes ÷ the GETs and RMWs), written per SET "+
-		"(write_bytes ÷ the SETs and RMWs), the log's growth per second (Δ INFO store Log.TailAddress) and the share of GETs "+
+		"device bytes read per GET (/proc/<pid>/io read_bytes ÷ the GETs and RMWs; a SET over a record on the device reads its header's sector too, so a mix that writes reads more per GET), "+
+		"written per SET (write_bytes ÷ the SETs and RMWs; the log writes whole pages, so a short cell's figure is within a page of the truth), "+
+		"the log's growth per second and per SET (Δ INFO store Log.TailAddress: one record per SET) and the share of GETs "+
 		"the store served from its device (Δ INFO stats device_gets ÷ GETs; — for a server without these counters). "+
 		"After each row's cells the run checked again that DBSIZE is exactly --dbsize and that sampled keys answer values of the loaded length.\n\n",
 		orDash(res.Plan.Workload.Workload))
-	b.WriteString("| backend | NUMA | threads | ops/sec | per operation | device B/GET | written B/SET | log growth/s | GETs from device |\n|:--|:--|--:|--:|:--|--:|--:|--:|--:|\n")
+	b.WriteString("| backend | NUMA | threads | ops/sec | per operation | device B/GET | written B/SET | log growth/s (B/SET) | GETs from device |\n|:--|:--|--:|--:|:--|--:|--:|--:|--:|\n")
 	for _, c := range res.Cells {
 		if c.Passes == 0 || len(c.Mix) == 0 {
 			continue
@@ -80,12 +81,26 @@ func mixMarkdown(res results.Results) string {
 		if c.StoreCounted {
 			share = fmt.Sprintf("%.1f %%", 100*c.DeviceGetShare)
 			growth = human.Bytes(int64(c.LogGrowthPerSec)) + "/s"
+			if sets := setsPerSec(c); sets > 0 {
+				growth += fmt.Sprintf(" (%.0f)", c.LogGrowthPerSec/sets)
+			}
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.0f | %.0f | %s | %s |\n", rowName(c.Row), c.Row.Label, c.Threads,
 			human.Ops(c.Median), strings.Join(per, ", "), c.ReadBytesPerGet, c.WriteBytesPerSet, growth, share)
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// setsPerSec is a mixed cell's median SETs and RMWs per second.
+func setsPerSec(c results.Cell) float64 {
+	var n float64
+	for _, o := range c.Mix {
+		if results.WritesOp(o.Op) {
+			n += o.OpsPerSec
+		}
+	}
+	return n
 }
 
 // isSweep says whether the plan's rows are a memory-tier sweep.
