@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/human"
@@ -187,12 +188,15 @@ func sweepCharts(res results.Results) (throughput, device plots.Chart, ok bool) 
 			byName[name] = l
 			lines = append(lines, l)
 		}
-		l.ops = append(l.ops, plots.Point{X: 100 * x, Y: c.Median})
+		// X is drawn on a log scale (the sizes span decades): log10 of the
+		// percentage, each point's tick labelled with the percentage.
+		lx := math.Log10(100 * x)
+		l.ops = append(l.ops, plots.Point{X: lx, Y: c.Median})
 		share := c.DeviceGetShare
 		if !c.StoreCounted {
 			share = min(1, c.ReadBytesPerGet/results.SectorBytes)
 		}
-		l.dev = append(l.dev, plots.Point{X: 100 * x, Y: 100 * share})
+		l.dev = append(l.dev, plots.Point{X: lx, Y: 100 * share})
 	}
 	if len(lines) == 0 {
 		return plots.Chart{}, plots.Chart{}, false
@@ -202,15 +206,21 @@ func sweepCharts(res results.Results) (throughput, device plots.Chart, ok bool) 
 		opsSeries = append(opsSeries, plots.Series{Name: l.name, Points: l.ops})
 		devSeries = append(devSeries, plots.Series{Name: l.name, Points: l.dev})
 	}
-	pctX := func(v float64) string { return plots.FormatQuantity(v) + " %" }
+	pctX := func(v float64) string {
+		pct := math.Pow(10, v)
+		if pct < 10 {
+			return fmt.Sprintf("%.1f %%", pct)
+		}
+		return fmt.Sprintf("%.0f %%", pct)
+	}
 	throughput = plots.Chart{
 		Title:  fmt.Sprintf("Throughput against the memory tier (run %s)", res.Plan.RunID),
-		XLabel: "in-memory log ÷ dataset (%)", YLabel: "ops/sec (median of passes)",
+		XLabel: "in-memory log ÷ dataset (%, log scale)", YLabel: "ops/sec (median of passes)",
 		Series: opsSeries, XTicksAtPoints: true, XFormat: pctX,
 	}
 	device = plots.Chart{
 		Title:  fmt.Sprintf("Share of GETs read from the device against the memory tier (run %s)", res.Plan.RunID),
-		XLabel: "in-memory log ÷ dataset (%)", YLabel: "GETs served from the device (%)",
+		XLabel: "in-memory log ÷ dataset (%, log scale)", YLabel: "GETs served from the device (%)",
 		Series: devSeries, XTicksAtPoints: true, XFormat: pctX,
 	}
 	return throughput, device, true

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -45,9 +46,13 @@ func TestSweepCharts(t *testing.T) {
 	if !ok || len(ops.Series) != 2 || len(dev.Series) != 2 {
 		t.Fatalf("got ok %v, %d and %d series, want two charts of 2 lines", ok, len(ops.Series), len(dev.Series))
 	}
-	// 4 MiB of a 128 MiB dataset (1 Mi keys × 128 B) is 3.125 %.
-	if got := dev.Series[0].Points; len(got) != 3 || got[0] != (plots.Point{X: 3.125, Y: 100}) || got[2].Y > 20.0001 || got[2].Y < 19.9999 {
-		t.Errorf("device share line: got %v, want 3 points from (3.125 %%, 100 %%) down to 20 %%", got)
+	// 4 MiB of a 128 MiB dataset (1 Mi keys × 128 B) is 3.125 %, drawn
+	// at its log10 and labelled as the percentage.
+	if got := dev.Series[0].Points; len(got) != 3 || got[0] != (plots.Point{X: math.Log10(3.125), Y: 100}) || got[2].Y > 20.0001 || got[2].Y < 19.9999 {
+		t.Errorf("device share line: got %v, want 3 points from (log10 3.125, 100 %%) down to 20 %%", got)
+	}
+	if got := dev.XFormat(math.Log10(3.125)); got != "3.1 %" {
+		t.Errorf("X tick of 3.125 %%: got %q, want 3.1 %%", got)
 	}
 	for _, c := range []plots.Chart{ops, dev} {
 		if _, err := c.SVG(); err != nil {
