@@ -116,6 +116,10 @@ type Config struct {
 	// Latency runs the fixed-rate latency steps after each row's passes
 	// (--latency; latency.go); on in the reference profile.
 	Latency bool
+	// SLO is the latency bound of the capacity search after each row's
+	// passes (--slo p99=1ms; slo.go), as results.SLO.String spells it;
+	// "" runs none.
+	SLO string
 
 	// Servers are the catalogue names (package sut) of the servers
 	// measured side by side, one set of rows each (--server); empty is
@@ -256,6 +260,9 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	}
 	if !c.given("latency") {
 		c.Latency = c.Latency || p.Latency
+	}
+	if s, err := results.ParseSLO(c.SLO); err == nil {
+		c.SLO = s.String() // validate refuses what does not parse
 	}
 	c.dropProfileExtras()
 	c.dropExtrasForServers()
@@ -437,6 +444,7 @@ func (c Config) validate() error {
 	} else if c.ServerBind != "" {
 		bad("--server-bind needs --server-host or --client-hosts: a local server listens on loopback")
 	}
+	c.validateSLO(bad)
 	if c.Latency && c.maxShards() > 1 {
 		bad("--latency with --shards above 1 is not supported: the latency steps' fixed-rate client drives one server, not a cluster; leave --latency out or use --shards 1")
 	}

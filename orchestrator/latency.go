@@ -160,7 +160,7 @@ func (r *runner) latencySteps(ctx context.Context, row results.Row, tgt rowTarge
 func missingShares(recs []results.LatencyRecord, row results.Row) []float64 {
 	var out []float64
 	for _, share := range latencyShares {
-		if !slices.ContainsFunc(recs, func(l results.LatencyRecord) bool { return l.Row == row && l.Share == share }) {
+		if !slices.ContainsFunc(recs, func(l results.LatencyRecord) bool { return l.Row == row && l.SLO == "" && l.Share == share }) {
 			out = append(out, share)
 		}
 	}
@@ -169,7 +169,8 @@ func missingShares(recs []results.LatencyRecord, row results.Row) []float64 {
 
 // latencyTodo reports whether row still lacks latency this run measures:
 // with --latency, a fixed-rate step latency.jsonl does not hold for a row
-// with a cell in the table; across hosts, the row's merged online phase.
+// with a cell in the table; with --slo, a probe its search still needs
+// (sloNext); across hosts, the row's merged online phase.
 // A run stopped during a row's latency phase has all the row's passes, so
 // --resume asks this before it skips a row: what the bundle holds is kept
 // and only what it lacks is run.
@@ -177,43 +178,62 @@ func (r *runner) latencyTodo(row results.Row) (bool, error) {
 	if done, err := r.clients.onlineDone(row); !done || err != nil {
 		return !done, err
 	}
-	if !r.cfg.Latency {
+	if !r.cfg.Latency && r.cfg.SLO == "" {
 		return false, nil
 	}
 	recs, _, err := results.ReadCells(r.out)
 	if err != nil {
 		return false, err
 	}
-	if _, ok := bestCell(r.plan, recs, row); !ok {
+	best, ok := bestCell(r.plan, recs, row)
+	if !ok {
 		return false, nil // no rate to offer: latencySteps skips the row
 	}
 	done, err := results.ReadLatency(r.out)
-	return len(missingShares(done, row)) > 0, err
+	if err != nil {
+		return false, err
+	}
+	if r.cfg.Latency && len(missingShares(done, row)) > 0 {
+		return true, nil
+	}
+	return r.sloTodo(done, row, best)
 }
 
 // latencyStep offers share × best's median over best's connections for
 // one cell's seconds, with up to --batch GETs in flight per connection
 // (what the throughput cells kept outstanding), and writes its log.
 func (r *runner) latencyStep(ctx context.Context, row results.Row, tgt rowTarget, best results.Cell, share float64) (results.LatencyRecord, error) {
-	rate := math.Round(share * best.Median)
-	rec := results.LatencyRecord{Kind: "latency", Schema: results.SchemaVersion, Row: row, Share: share, BestOpsPerSec: best.Median,
-		Threads: best.Threads, InFlight: r.batchOf(row), OfferedOpsPerSec: rate}
+	rec := r.rateRecord(row, best, math.Round(share*best.Median))
+	rec.Share = share
 	pct := int(math.Round(100 * share))
 	r.printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label, pct,
-		FormatOps(best.Median), best.Threads, FormatOps(rate), r.cfg.CellSeconds, results.LatencyWarmupSeconds)
+		FormatOps(best.Median), best.Threads, FormatOps(rec.OfferedOpsPerSec), r.cfg.CellSeconds, results.LatencyWarmupSeconds)
+	return r.rateStep(ctx, row, tgt, rec, fmt.Sprintf("at %d %%", pct), fmt.Sprintf("latency-%d", pct), fmt.Sprintf("%s-%s-%d.hlog", row.Backend, row.Pin, pct))
+}
+
+// rateRecord is the record of a fixed-rate step of row at rate GET/s over
+// best's connections, before it is measured.
+func (r *runner) rateRecord(row results.Row, best results.Cell, rate float64) results.LatencyRecord {
+	return results.LatencyRecord{Kind: "latency", Schema: results.SchemaVersion, Row: row, Share: rate / best.Median, BestOpsPerSec: best.Median,
+		Threads: best.Threads, InFlight: r.batchOf(row), OfferedOpsPerSec: rate}
+}
+
+// rateStep measures the fixed-rate step rec describes (what names it in
+// errors, name is the client's, hlog the file under latency/) and fills
+// in what the client measured.
+func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, rec results.LatencyRecord, what, name, hlog string) (results.LatencyRecord, error) {
 	limit := phaseLimit(results.LatencyWarmupSeconds + r.cfg.CellSeconds)
 	sctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	name := fmt.Sprintf("latency-%d", pct)
 	start := time.Now()
-	args := append([]string{"-s", "-t", strconv.Itoa(best.Threads), "--runtime", strconv.Itoa(r.cfg.CellSeconds)}, onlineGET(r.batchOf(row), rate)...)
+	args := append([]string{"-s", "-t", strconv.Itoa(rec.Threads), "--runtime", strconv.Itoa(r.cfg.CellSeconds)}, onlineGET(rec.InFlight, rec.OfferedOpsPerSec)...)
 	stdout, _, err := r.drv.runClient(sctx, r.benchSpec(row, tgt, name, args))
 	end := time.Now()
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
-		return rec, fmt.Errorf("orchestrator: latency step %s %s at %d %%: did not end within %v: the server stopped answering (see logs/)", row.Backend, row.Label, pct, limit)
+		return rec, fmt.Errorf("orchestrator: latency step %s %s %s: did not end within %v: the server stopped answering (see logs/)", row.Backend, row.Label, what, limit)
 	}
 	if err != nil {
-		return rec, fmt.Errorf("orchestrator: latency step %s %s at %d %%: %w", row.Backend, row.Label, pct, err)
+		return rec, fmt.Errorf("orchestrator: latency step %s %s %s: %w", row.Backend, row.Label, what, err)
 	}
 	out, h, err := parseOnline(stdout)
 	if err != nil {
@@ -234,7 +254,7 @@ func (r *runner) latencyStep(ctx context.Context, row results.Row, tgt rowTarget
 		us := func(ns int64) float64 { return float64(ns) / 1e3 }
 		rec.P50Micros, rec.P99Micros = us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(99))
 		rec.P999Micros, rec.MaxMicros = us(h.ValueAtQuantile(99.9)), us(h.Max())
-		rec.Hlog = filepath.ToSlash(filepath.Join(results.DirLatency, fmt.Sprintf("%s-%s-%d.hlog", row.Backend, row.Pin, pct)))
+		rec.Hlog = filepath.ToSlash(filepath.Join(results.DirLatency, hlog))
 		if err := writeHlog(filepath.Join(r.out, rec.Hlog), h, start, end, rec); err != nil {
 			return rec, err
 		}

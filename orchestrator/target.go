@@ -123,6 +123,9 @@ func (r *runner) attachExternal(ctx context.Context) (*externalTarget, error) {
 			r.cfg.Latency = false
 			r.printf("latency: off against a cluster (the fixed-rate client drives one server)\n")
 		}
+		if r.cfg.SLO != "" {
+			return nil, fmt.Errorf("%w: --slo against a cluster (%s is a cluster node) is not supported: the search's fixed-rate client drives one server; leave --slo out", ErrConfig, r.cfg.ServerAddr)
+		}
 		return &externalTarget{nodes: nodes, cluster: true}, nil
 	}
 	proof, err := r.local.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)

@@ -12,7 +12,13 @@ import (
 // latencyMarkdown is report.md's latency section: the table and the note
 // on short steps (the charts are embedded with the others).
 func latencyMarkdown(res results.Results) string {
-	if len(res.Latency) == 0 {
+	var steps []results.LatencyRecord
+	for _, l := range res.Latency {
+		if l.SLO == "" { // --slo probes have their own section (slo.go)
+			steps = append(steps, l)
+		}
+	}
+	if len(steps) == 0 {
 		return ""
 	}
 	var b strings.Builder
@@ -21,7 +27,7 @@ func latencyMarkdown(res results.Results) string {
 		c.CellSeconds, c.Batch, results.LatencyWarmupSeconds, results.DirLatency)
 	b.WriteString("| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |\n|:--|:--|--:|--:|--:|--:|--:|--:|\n")
 	short, bound := false, false
-	for _, l := range res.Latency {
+	for _, l := range steps {
 		ach := human.Ops(l.AchievedOpsPerSec)
 		if l.Short {
 			ach += " short*"

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/human"
@@ -98,26 +100,40 @@ func plotsMarkdown(ps []results.Plot, latency bool) string {
 }
 
 // latencyCharts draws p50, p99 and p99.9 against achieved throughput,
-// one chart per row that has steps.
+// one chart per row that has steps or --slo probes (the bound drawn as a
+// level), each line in the order of achieved rate.
 func latencyCharts(res results.Results) map[string]plots.Chart {
 	out := map[string]plots.Chart{}
+	slo, sloErr := results.ParseSLO(res.Plan.Workload.SLO)
 	for _, row := range res.Plan.Rows {
-		var p50, p99, p999 []plots.Point
+		var steps []results.LatencyRecord
+		probes := false
 		for _, l := range res.Latency {
-			if l.Row != row {
-				continue
+			if l.Row == row {
+				steps = append(steps, l)
+				probes = probes || l.SLO != ""
 			}
+		}
+		if len(steps) == 0 {
+			continue
+		}
+		slices.SortStableFunc(steps, func(a, b results.LatencyRecord) int { return cmp.Compare(a.AchievedOpsPerSec, b.AchievedOpsPerSec) })
+		var p50, p99, p999 []plots.Point
+		for _, l := range steps {
 			p50 = append(p50, plots.Point{X: l.AchievedOpsPerSec, Y: l.P50Micros})
 			p99 = append(p99, plots.Point{X: l.AchievedOpsPerSec, Y: l.P99Micros})
 			p999 = append(p999, plots.Point{X: l.AchievedOpsPerSec, Y: l.P999Micros})
 		}
-		if len(p50) == 0 {
-			continue
+		x := "achieved GET ops/sec (offered 10–90 % of the best median)"
+		var levels []plots.Level
+		if probes && sloErr == nil {
+			x = "achieved GET ops/sec (fixed-rate steps and --slo probes)"
+			levels = []plots.Level{{Name: "--slo bound: " + slo.Title(), Y: slo.BoundMicros}}
 		}
 		out[latencyChartName(row)] = plots.Chart{
 			Title:  fmt.Sprintf("GET latency against throughput, %s %s", rowName(row), row.Label),
-			XLabel: "achieved GET ops/sec (offered 10–90 % of the best median)", YLabel: "latency from intended send time",
-			LogY: true, YFormat: plots.FormatMicros,
+			XLabel: x, YLabel: "latency from intended send time",
+			LogY: true, YFormat: plots.FormatMicros, Levels: levels,
 			Series: []plots.Series{{Name: "p50", Points: p50}, {Name: "p99", Points: p99}, {Name: "p99.9", Points: p999}},
 		}
 	}

@@ -104,6 +104,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 	b.WriteString(mixMarkdown(res))
 	b.WriteString(sweepMarkdown(res))
 	b.WriteString(latencyMarkdown(res))
+	b.WriteString(sloMarkdown(res))
 	b.WriteString(plotsMarkdown(res.Plots, true))
 
 	b.WriteString("## Share of the fio ceiling\n\n")

@@ -74,6 +74,11 @@ type LatencyRecord struct {
 	// Pacing is the client's own lateness in the step; nil in bundles
 	// from before the client measured it.
 	Pacing *Pacing `json:"pacing,omitempty"`
+	// SLO names the run --slo search this step was a probe of, as
+	// SLO.String spells it ("p99=1ms"), and Probe its place in that
+	// search from 1; both empty for a fixed-rate step of --latency.
+	SLO   string `json:"slo,omitempty"`
+	Probe int    `json:"probe,omitempty"`
 }
 
 // Pacing is how closely a fixed-rate client kept its schedule: how long

@@ -108,6 +108,10 @@ type Workload struct {
 	KeyDist  string `json:"KeyDist,omitempty"`
 	Workload string `json:"Workload,omitempty"`
 
+	// SLO is the bound run --slo searched each row's capacity under, as
+	// SLO.String spells it; absent when there was no search.
+	SLO string `json:"SLO,omitempty"`
+
 	// Given lists the flags set explicitly, by name without dashes.
 	Given []string `json:"Given"`
 }

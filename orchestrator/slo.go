@@ -1,0 +1,222 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/tierbench/tierbench/internal/plots"
+	"github.com/tierbench/tierbench/results"
+)
+
+// Capacity at a bound (run --slo p99=1ms): after a row's passes (and its
+// --latency steps), a search over fixed offered rates for the highest one
+// whose percentile stays under the bound. Each probe is a latency step
+// like --latency's (rateStep: `bench --online --rate` from intended send
+// times, with its unrecorded warm-up), appended to latency.jsonl with its
+// SLO and place in the search, so the report reads the search's result
+// from the probes alone (results.FindSLO) and the latency chart shows
+// them.
+//
+// The search starts at the ceiling, the row's best offline median: if
+// that meets the bound it is done. Otherwise it halves the rate until a
+// probe meets the bound (at most sloHalvings times, down to the ceiling
+// ÷ 64; below that the row has no rate that meets it), then bisects
+// between the highest rate that met the bound and the lowest that did not
+// (geometric means) until they are within sloTolerance: a factor 2 takes
+// sloBisections probes. So a search probes at most sloMaxProbes rates.
+//
+// A probe meets the bound when its percentile is at or under it, it
+// achieved at least 95 % of its rate and it had no miss or error
+// (results.SLO.Judge). A client-bound probe (the client could not keep
+// its schedule) that meets the bound counts: its latency runs from the
+// intended send times, so the client's lateness is inside it and the
+// server's share met the bound too. One that does not meet it is marked
+// client-bound, not over: the miss may be the client's, so the search
+// goes no higher, and the result says the client bounded it (a lower
+// bound of the server's capacity, never taken for it).
+//
+// The next rate depends only on the probes before it, so --resume
+// replays a search from latency.jsonl and measures only the probes it
+// lacks; a finished search measures nothing again.
+
+const (
+	sloHalvings   = 6
+	sloBisections = 4
+	sloMaxProbes  = 1 + sloHalvings + sloBisections
+	sloTolerance  = 1.05
+)
+
+// sloPoint is one probe as the search sees it: its offered rate and
+// whether it met the bound.
+type sloPoint struct {
+	rate float64
+	met  bool
+}
+
+// sloNext is the next rate to offer after probes, given the ceiling
+// (both whole GET/s), or 0 when the search is over.
+func sloNext(ceiling float64, probes []sloPoint) float64 {
+	if len(probes) == 0 {
+		return ceiling
+	}
+	if len(probes) >= sloMaxProbes {
+		return 0
+	}
+	lo, hi := 0.0, 0.0
+	for _, p := range probes {
+		if p.met {
+			lo = max(lo, p.rate)
+		} else if hi == 0 || p.rate < hi {
+			hi = p.rate
+		}
+	}
+	switch {
+	case hi == 0:
+		return 0 // the ceiling met the bound
+	case lo == 0:
+		if len(probes) > sloHalvings {
+			return 0 // the ceiling ÷ 64 did not meet it either
+		}
+		return math.Max(1, math.Round(hi/2))
+	case hi <= sloTolerance*lo:
+		return 0
+	}
+	next := math.Round(math.Sqrt(lo * hi))
+	if next <= lo || next >= hi {
+		return 0
+	}
+	return next
+}
+
+// sloReplay walks row's search over recs, the probes latency.jsonl
+// holds, and returns the next rate it lacks (0: the search is over) and
+// how many probes it has.
+func sloReplay(recs []results.LatencyRecord, row results.Row, slo results.SLO, best results.Cell) (float64, int) {
+	name := slo.String()
+	var probes []sloPoint
+	for {
+		rate := sloNext(math.Round(best.Median), probes)
+		if rate == 0 {
+			return 0, len(probes)
+		}
+		i := -1
+		for j, l := range recs {
+			if l.Row == row && l.SLO == name && l.OfferedOpsPerSec == rate {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
+			return rate, len(probes)
+		}
+		probes = append(probes, sloPoint{rate: rate, met: slo.Judge(recs[i]) == ""})
+	}
+}
+
+// sloTodo reports whether row's search still lacks a probe.
+func (r *runner) sloTodo(recs []results.LatencyRecord, row results.Row, best results.Cell) (bool, error) {
+	if r.cfg.SLO == "" {
+		return false, nil
+	}
+	slo, err := results.ParseSLO(r.cfg.SLO)
+	if err != nil {
+		return false, fmt.Errorf("orchestrator: --slo: %w", err)
+	}
+	next, _ := sloReplay(recs, row, slo, best)
+	return next > 0, nil
+}
+
+// sloSearch runs row's search, measuring the probes latency.jsonl lacks.
+func (r *runner) sloSearch(ctx context.Context, row results.Row, tgt rowTarget) error {
+	if r.cfg.SLO == "" {
+		return nil
+	}
+	slo, err := results.ParseSLO(r.cfg.SLO)
+	if err != nil {
+		return fmt.Errorf("orchestrator: --slo: %w", err)
+	}
+	cells, _, err := results.ReadCells(r.out)
+	if err != nil {
+		return err
+	}
+	best, ok := bestCell(r.plan, cells, row)
+	if !ok {
+		r.printf("%s %s: no cell in the table, so no rate to start from: --slo search skipped\n", titleCase(row.Backend), row.Label)
+		return nil
+	}
+	recs, err := results.ReadLatency(r.out)
+	if err != nil {
+		return err
+	}
+	for {
+		rate, n := sloReplay(recs, row, slo, best)
+		if rate == 0 {
+			break
+		}
+		rec, err := r.sloProbe(ctx, row, tgt, slo, best, rate, n+1)
+		if err != nil {
+			return err
+		}
+		if err := appendLatency(r.out, rec); err != nil {
+			return err
+		}
+		recs = append(recs, rec)
+	}
+	r.printf("slo: %s %s: %s\n", titleCase(row.Backend), row.Label, sloSentence(results.FindSLO(recs, row, slo), slo))
+	return nil
+}
+
+// sloProbe measures one probe of the search at rate, the probe-th.
+func (r *runner) sloProbe(ctx context.Context, row results.Row, tgt rowTarget, slo results.SLO, best results.Cell, rate float64, probe int) (results.LatencyRecord, error) {
+	rec := r.rateRecord(row, best, rate)
+	rec.SLO, rec.Probe = slo.String(), probe
+	r.printf("slo: %s %s, probe %d of at most %d for %s: %s GET/s offered (%.0f %% of %s, t=%d) for %d s after a %d s unrecorded warm-up\n",
+		titleCase(row.Backend), row.Label, probe, sloMaxProbes, slo.Title(), FormatOps(rate), 100*rec.Share, FormatOps(best.Median), best.Threads,
+		r.cfg.CellSeconds, results.LatencyWarmupSeconds)
+	rec, err := r.rateStep(ctx, row, tgt, rec, fmt.Sprintf("--slo probe %d at %.0f GET/s", probe, rate), fmt.Sprintf("slo-%d", probe),
+		fmt.Sprintf("%s-%s-slo-%s-%.0f.hlog", row.Backend, row.Pin, slo.Percentile, rate))
+	if err != nil {
+		return rec, err
+	}
+	verdict := "meets the bound"
+	if why := slo.Judge(rec); why != "" {
+		verdict = "does not: " + why
+	}
+	r.printf("  achieved %s; %s %s: %s%s\n", FormatOps(rec.AchievedOpsPerSec), slo.Percentile, plots.FormatMicros(slo.Of(rec)), verdict, shortNote(rec))
+	return rec, nil
+}
+
+// sloSentence says what a search found, in the words of the progress
+// line.
+func sloSentence(f results.SLOFinding, slo results.SLO) string {
+	met := fmt.Sprintf("no probed rate met %s", slo.Title())
+	if f.Met != nil {
+		met = fmt.Sprintf("%s GET/s at %s (%s %s there)", FormatOps(f.Met.OfferedOpsPerSec), slo.Title(), slo.Percentile, plots.FormatMicros(slo.Of(*f.Met)))
+	}
+	switch {
+	case f.Above == nil:
+		return fmt.Sprintf("%s, the ceiling; %d probes", met, f.Probes)
+	case f.Why == "over":
+		return fmt.Sprintf("%s; %s over it (%s %s); %d probes", met, FormatOps(f.Above.OfferedOpsPerSec), slo.Percentile, plots.FormatMicros(slo.Of(*f.Above)), f.Probes)
+	}
+	return fmt.Sprintf("%s; %s not met (%s); %d probes", met, FormatOps(f.Above.OfferedOpsPerSec), f.Why, f.Probes)
+}
+
+// validateSLO refuses an --slo that does not parse, or one the run
+// cannot search (the fixed-rate client drives one server).
+func (c Config) validateSLO(bad func(string, ...any)) {
+	if c.SLO == "" {
+		if c.given("slo") {
+			bad("--slo is empty: want PERCENTILE=BOUND such as p99=1ms, or leave it out")
+		}
+		return
+	}
+	if _, err := results.ParseSLO(c.SLO); err != nil {
+		bad("--slo: %v", err)
+		return
+	}
+	if c.maxShards() > 1 {
+		bad("--slo with --shards above 1 is not supported: the search's fixed-rate client drives one server, not a cluster; leave --slo out or use --shards 1")
+	}
+}
