@@ -224,6 +224,8 @@
 //	latency   TestResumeRunsMissingLatency     TestRunLadderAndLatencyDocker   TestRunAcrossHosts; with --shards above 1
 //	                                                                           or against a cluster refused (the
 //	                                                                           reference profile's: off, said)
+//	slo       TestRunSLO,                      as latency (the same        as latency; with --shards above 1
+//	          TestSLOSlowedServerFindsLess     fixed-rate step)            or against a cluster refused
 //	resume    TestRunInterruptAndResume,       TestRunLadderAndLatencyDocker   TestRunAcrossHosts (a pass and the
 //	          TestResumeRunsMissingLatency                                     merged latency phase completed)
 //
@@ -236,8 +238,9 @@
 // --resume reads it), fingerprint.json and preflight.json (hostcheck's
 // documents), cells.jsonl (one line per load, per pass and per failed
 // row), results.json (schema_version, medians, min/max, exclusions, fio
-// share, and the sha256 of every other file), and with --latency
-// latency.jsonl and latency/*.hlog. The run appends its records through
+// share, and the sha256 of every other file), and with --latency or --slo
+// latency.jsonl and latency/*.hlog (an --slo probe names its search and
+// place in it; slo.go). The run appends its records through
 // results' writers; at the end it renders table.md, report.md and the SVG
 // charts with package report (again after the ladder, so that
 // results.json's checksums cover the ladder's files), and a --scenario all

@@ -145,9 +145,16 @@ func (r *runner) sloSearch(ctx context.Context, row results.Row, tgt rowTarget) 
 		r.printf("%s %s: no cell in the table, so no rate to start from: --slo search skipped\n", titleCase(row.Backend), row.Label)
 		return nil
 	}
+	_, err = r.runSLO(ctx, row, tgt, slo, best)
+	return err
+}
+
+// runSLO runs row's search from best, measuring the probes latency.jsonl
+// lacks, and says what it found.
+func (r *runner) runSLO(ctx context.Context, row results.Row, tgt rowTarget, slo results.SLO, best results.Cell) (results.SLOFinding, error) {
 	recs, err := results.ReadLatency(r.out)
 	if err != nil {
-		return err
+		return results.SLOFinding{}, err
 	}
 	for {
 		rate, n := sloReplay(recs, row, slo, best)
@@ -156,15 +163,16 @@ func (r *runner) sloSearch(ctx context.Context, row results.Row, tgt rowTarget) 
 		}
 		rec, err := r.sloProbe(ctx, row, tgt, slo, best, rate, n+1)
 		if err != nil {
-			return err
+			return results.SLOFinding{}, err
 		}
 		if err := appendLatency(r.out, rec); err != nil {
-			return err
+			return results.SLOFinding{}, err
 		}
 		recs = append(recs, rec)
 	}
-	r.printf("slo: %s %s: %s\n", titleCase(row.Backend), row.Label, sloSentence(results.FindSLO(recs, row, slo), slo))
-	return nil
+	f := results.FindSLO(recs, row, slo)
+	r.printf("slo: %s %s: %s\n", titleCase(row.Backend), row.Label, sloSentence(f, slo))
+	return f, nil
 }
 
 // sloProbe measures one probe of the search at rate, the probe-th.
