@@ -25,16 +25,23 @@
 // Submit blocks on them while ThrottleLimit requests are in flight.
 //
 // libaio: IOContexts contexts (default CompletionThreads), each reaped by
-// its own goroutine locked to an OS thread and blocked in io_getevents;
-// their depth is reduced, and Describe says so, when fs.aio-max-nr cannot
+// its own goroutine; every iocb carries IOCB_FLAG_RESFD, so the kernel
+// rings the context's doorbell (an eventfd) as it completes; their depth is reduced, and Describe says so, when fs.aio-max-nr cannot
 // hold IOContexts × ThrottleLimit events (AIOEventsNeeded is that figure,
 // for preflight).
 //
 // uring: IOContexts rings (default max(CompletionThreads, min(2 × CPUs,
-// 64))), each with a lock for its SQ side and a locked reaping goroutine
-// blocked in io_uring_enter(GETEVENTS). Submitters take the first free ring
+// 64))), each with a lock for its SQ side and a reaping goroutine, the
+// ring's doorbell registered with IORING_REGISTER_EVENTFD. Submitters take the first free ring
 // from a round-robin start, so concurrent submitters spread out instead of
 // queueing behind one lock. No SQPOLL.
+//
+// A reaper takes what has completed without waiting (io_getevents with a
+// zero timeout, or the CQ ring), and with nothing there waits on its
+// doorbell in Go's netpoller, never in a blocking syscall: a goroutine in a
+// syscall keeps its P until the runtime's monitor retakes it, up to 10-20
+// ms, and the goroutines its completions readied wait that long when the
+// other Ps are busy (doorbell.go has the measurement).
 //
 // Submissions made from inside OnComplete (the way a store resubmits, and
 // the way the benchmark keeps its queue depth) are recognised by the thread

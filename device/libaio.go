@@ -40,9 +40,9 @@ var (
 const (
 	// aioBatch is the most iocbs one io_submit call carries.
 	aioBatch = 256
-	// aioReapTimeout bounds how long a reaper sleeps in io_getevents when
-	// nothing is in flight, so that Close is noticed.
-	aioReapTimeout = 50 * time.Millisecond
+	// iocbFlagResfd (IOCB_FLAG_RESFD) has the kernel signal aio_resfd
+	// as the request completes.
+	iocbFlagResfd = 1
 	// submitRetries bounds the retries of an io_submit or io_uring_enter
 	// that fails with EAGAIN/EINTR/EBUSY before the error is surfaced.
 	submitRetries = 2000
@@ -56,12 +56,13 @@ type aioContext struct {
 	cbs     [aioBatch]iocb
 	ptrs    [aioBatch]uintptr // io_submit takes an array of iocb pointers
 	pending int               // cbs[:pending] are filled and not yet submitted (deferred)
+	bell    *doorbell         // every iocb signals it on completion
 
 	queueState // lock, reaper identity and deferred count (see queueState)
 }
 
 // aioDevice is the libaio backend: raw io_setup/io_submit/io_getevents/
-// io_destroy, one reaping goroutine (locked to its OS thread) per context.
+// io_destroy, one reaping goroutine per context, waiting on its doorbell.
 type aioDevice struct {
 	*core
 	files   *segmentFiles
@@ -141,7 +142,13 @@ func openLibaio(cfg Config) (*aioDevice, error) {
 			d.destroyContexts()
 			return nil, setupError(fmt.Sprintf("io_setup(%d)", depth), e, aioUnavailable...)
 		}
-		d.ctxs = append(d.ctxs, &aioContext{id: id})
+		bell, err := newDoorbell()
+		if err != nil {
+			unix.Syscall(unix.SYS_IO_DESTROY, id, 0, 0)
+			d.destroyContexts()
+			return nil, err
+		}
+		d.ctxs = append(d.ctxs, &aioContext{id: id, bell: bell})
 	}
 	d.depth = depth
 	d.reduced = reduced
@@ -163,6 +170,7 @@ func openLibaio(cfg Config) (*aioDevice, error) {
 func (d *aioDevice) destroyContexts() {
 	for _, c := range d.ctxs {
 		unix.Syscall(unix.SYS_IO_DESTROY, c.id, 0, 0)
+		c.bell.close()
 	}
 	d.ctxs = d.ctxs[:0]
 }
@@ -219,6 +227,8 @@ func (d *aioDevice) submitBatch(c *aioContext, reqs []Request, deferred bool, fi
 			buf:    uint64(uintptr(unsafe.Pointer(&r.Buf[0]))),
 			nbytes: uint64(len(r.Buf)),
 			offset: int64(r.Offset % d.cfg.SegmentBytes),
+			flags:  iocbFlagResfd,
+			resfd:  uint32(c.bell.fd),
 		}
 		if r.Op == OpWrite {
 			cb.opcode = iocbCmdPwrite
@@ -291,18 +301,16 @@ func (d *aioDevice) flush(c *aioContext, mine int) (int, error) {
 	return k - mine, nil
 }
 
-// reap is the completion goroutine of context c, locked to its OS thread
-// because it spends its life blocked in io_getevents.
+// reap is the completion goroutine of context c: it takes what completed
+// without waiting, delivers it locked to its thread (see queueState), and
+// when nothing has completed waits on the context's doorbell.
 func (d *aioDevice) reap(c *aioContext) {
 	defer d.wg.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	var events [aioBatch]ioEvent
-	ts := unix.NsecToTimespec(int64(aioReapTimeout))
-	c.reaperTid.Store(int32(unix.Gettid()))
+	var now unix.Timespec // a zero timeout: io_getevents does not wait
 	for {
-		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, c.id, 1, aioBatch,
-			uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&ts)), 0)
+		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, c.id, 0, aioBatch,
+			uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&now)), 0)
 		if e != 0 {
 			if e != unix.EINTR {
 				// Only a bug (EFAULT, EINVAL) gets here; do not spin.
@@ -310,21 +318,25 @@ func (d *aioDevice) reap(c *aioContext) {
 			}
 			n = 0
 		}
+		if n == 0 {
+			if d.stop.Load() {
+				return
+			}
+			if err := c.bell.wait(); err != nil {
+				time.Sleep(time.Millisecond) // only a bug gets here; do not spin
+			}
+			continue
+		}
 		limit := d.reapSubmitLimit()
-		c.delivering = true
+		c.beginDelivery()
 		for i := range int(n) {
 			d.complete(uint32(events[i].data), events[i].res)
 			if c.deferredN >= limit {
 				d.sendDeferred(c)
 			}
 		}
-		c.delivering = false
-		if n > 0 {
-			d.sendDeferred(c)
-		}
-		if n == 0 && d.stop.Load() {
-			return
-		}
+		d.sendDeferred(c)
+		c.endDelivery()
 	}
 }
 
@@ -348,7 +360,16 @@ func (d *aioDevice) Close() error {
 	}
 	d.drain()
 	d.stop.Store(true)
+	var first error
+	for _, c := range d.ctxs {
+		if err := c.bell.ring(); err != nil && first == nil {
+			first = err
+		}
+	}
 	d.wg.Wait()
 	d.destroyContexts()
-	return d.files.closeAll()
+	if err := d.files.closeAll(); err != nil && first == nil {
+		first = err
+	}
+	return first
 }

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -11,13 +12,14 @@ import (
 // (a libaio context or an io_uring ring). Both backends embed it.
 //
 // Ownership: mu guards the queue's submission side (iocb scratch or SQ).
-// reaperTid is the OS thread of the queue's reaping goroutine, locked to
-// it; delivering, true while that goroutine runs completion functions, and
-// deferredN, the requests deferred since the reaper last sent them, are
-// read and written only on that thread. A Submit from a completion function
-// (tid == reaperTid and delivering) goes to this queue and is deferred: the
-// reaper hands the requests to the kernel every reapSubmitLimit of them and
-// after its batch.
+// While the queue's reaping goroutine runs completion functions it is
+// locked to its OS thread (beginDelivery to endDelivery): reaperTid is that
+// thread, 0 at other times, and delivering is true. deferredN, the requests
+// deferred since the reaper last sent them, and delivering are read and
+// written only by the reaper (a completion function runs on it). A Submit
+// from a completion function (tid == reaperTid and delivering) goes to this
+// queue and is deferred: the reaper hands the requests to the kernel every
+// reapSubmitLimit of them and after its batch.
 type queueState struct {
 	mu         sync.Mutex
 	reaperTid  atomic.Int32
@@ -26,6 +28,24 @@ type queueState struct {
 }
 
 func (q *queueState) state() *queueState { return q }
+
+// beginDelivery starts a batch of completion functions: the reaper is
+// locked to its thread and publishes it, so that ownQueue recognises a
+// Submit made from one of them.
+func (q *queueState) beginDelivery() {
+	runtime.LockOSThread()
+	q.reaperTid.Store(int32(unix.Gettid()))
+	q.delivering = true
+}
+
+// endDelivery ends the batch. The reaper is not locked between batches: it
+// waits for the next one parked in the netpoller (see doorbell), like any
+// goroutine.
+func (q *queueState) endDelivery() {
+	q.delivering = false
+	q.reaperTid.Store(0)
+	runtime.UnlockOSThread()
+}
 
 // kernelQueue is a backend's queue type (*aioContext or *uringRing).
 type kernelQueue interface {
@@ -75,7 +95,7 @@ func submitOnQueues[Q kernelQueue](c *core, queues []Q, next *atomic.Uint32, req
 // ownQueue is the queue whose reaper is the calling goroutine, in the middle
 // of delivering completions. gettid is a cheap syscall with no scheduler
 // involvement; a match proves we are on that locked thread, which only its
-// reaper goroutine runs on.
+// reaper goroutine runs on while it delivers.
 func ownQueue[Q kernelQueue](queues []Q) (Q, bool) {
 	tid := int32(unix.Gettid())
 	for _, q := range queues {

@@ -32,6 +32,7 @@ const (
 	uringSetupClamp      = 1 << 4
 	uringFeatSingleMmap  = 1 << 0
 	uringEnterGetEvents  = 1 << 0
+	uringRegisterEventfd = 4     // IORING_REGISTER_EVENTFD, kernel 5.2+
 	uringMaxSQEntries    = 1024  // our cap: a bigger batch just takes several io_uring_enter calls
 	uringMaxCQEntries    = 65536 // the kernel's IORING_MAX_CQ_ENTRIES
 	uringWakeUserData    = 1 << 63
@@ -118,7 +119,8 @@ type uringRing struct {
 	cqMask         uint32
 	cqes           []uringCQE
 
-	maps [][]byte // every mapping, for munmap
+	maps [][]byte  // every mapping, for munmap
+	bell *doorbell // registered as the ring's eventfd: rung as CQEs are posted
 
 	// queueState: the lock, the reaper's identity and its deferred count.
 	// A request submitted from a completion function also completes on the
@@ -261,6 +263,15 @@ func newUringRing(sqEntries, cqEntries uint32) (*uringRing, uint32, error) {
 	for i := range r.sqArray {
 		r.sqArray[i] = uint32(i)
 	}
+	if r.bell, err = newDoorbell(); err != nil {
+		r.close()
+		return nil, 0, err
+	}
+	efd := int32(r.bell.fd)
+	if _, _, e := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), uringRegisterEventfd, uintptr(unsafe.Pointer(&efd)), 1, 0, 0); e != 0 {
+		r.close()
+		return nil, 0, setupError("io_uring_register(IORING_REGISTER_EVENTFD)", e, unix.ENOSYS, unix.EPERM)
+	}
 	return r, p.features, nil
 }
 
@@ -272,6 +283,9 @@ func (r *uringRing) close() {
 	}
 	r.maps = nil
 	unix.Close(r.fd)
+	if r.bell != nil {
+		r.bell.close()
+	}
 }
 
 func (d *uringDevice) closeRings() {
@@ -454,19 +468,17 @@ func (d *uringDevice) wake(r *uringRing) error {
 	return nil
 }
 
-// reap is the completion goroutine of ring r, locked to its OS thread
-// because it spends its life blocked in io_uring_enter.
+// reap is the completion goroutine of ring r: it takes the CQEs posted,
+// delivers them locked to its thread (see queueState), and when there are
+// none waits on the ring's doorbell.
 func (d *uringDevice) reap(r *uringRing) {
 	defer d.wg.Done()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	type done struct {
 		userData uint64
 		res      int32
 	}
 	var batch [uringReapBatch]done
 	head := *r.cqHead // only we write the CQ head
-	r.reaperTid.Store(int32(unix.Gettid()))
 	for {
 		// io_uring_peek_batch_cqe: acquire load of the kernel's CQ tail,
 		// so the CQEs before it are fully written when we read them.
@@ -475,8 +487,9 @@ func (d *uringDevice) reap(r *uringRing) {
 			if d.stop.Load() {
 				return
 			}
-			// io_uring_wait_cqe: sleep in the kernel until one arrives.
-			if _, e := r.enter(0, 1, uringEnterGetEvents); e != 0 && e != unix.EINTR && e != unix.EAGAIN && e != unix.EBUSY {
+			// io_uring_wait_cqe, but in the netpoller: a CQE posted
+			// since the load of the tail has rung the bell.
+			if err := r.bell.wait(); err != nil {
 				time.Sleep(time.Millisecond) // only a bug gets here; do not spin
 			}
 			continue
@@ -493,7 +506,7 @@ func (d *uringDevice) reap(r *uringRing) {
 		// plus unreaped CQEs never exceed the CQ size.
 		atomic.StoreUint32(r.cqHead, head)
 		limit := d.reapSubmitLimit()
-		r.delivering = true
+		r.beginDelivery()
 		for _, c := range batch[:n] {
 			if c.userData == uringWakeUserData {
 				continue
@@ -503,8 +516,8 @@ func (d *uringDevice) reap(r *uringRing) {
 				d.sendDeferred(r)
 			}
 		}
-		r.delivering = false
 		d.sendDeferred(r)
+		r.endDelivery()
 	}
 }
 
