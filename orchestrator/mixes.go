@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -151,17 +152,27 @@ func (r *runner) recheckAfterMix(ctx context.Context, row results.Row, tgt rowTa
 	if err != nil {
 		return fmt.Errorf("orchestrator: %s %s: DBSIZE after the mix: %w", row.Backend, row.Label, err)
 	}
+	rec := results.RecheckRecord{Kind: "recheck", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, ServerKeys: keys}
+	verdict := error(nil)
 	if keys != r.cfg.DBSize && !(r.cfg.SkipLoad && keys > r.cfg.DBSize) {
-		return fmt.Errorf("%w: %s %s: the server holds %d keys after the mix, %d before (--dbsize); its SETs and RMWs rewrite loaded keys and must not change the count",
+		verdict = fmt.Errorf("%w: %s %s: the server holds %d keys after the mix, %d before (--dbsize); its SETs and RMWs rewrite loaded keys and must not change the count",
 			ErrPartialLoad, row.Backend, row.Label, keys, r.cfg.DBSize)
+	} else {
+		if rec.Sample, err = r.sampleTarget(ctx, tgt, &results.LoadRecord{}); err != nil {
+			return err
+		}
+		if err := judgeSample(rec.Sample, keys, r.cfg); err != nil {
+			verdict = fmt.Errorf("orchestrator: %s %s: after the mix: %w", row.Backend, row.Label, err)
+		}
 	}
-	sample, err := r.sampleTarget(ctx, tgt, &results.LoadRecord{})
-	if err != nil {
-		return err
+	rec.Error, rec.Time = errString(verdict), time.Now().UTC()
+	if err := results.AppendJSONL(r.out, results.FileRechecks, rec); err != nil {
+		return errors.Join(verdict, err)
 	}
-	if err := judgeSample(sample, keys, r.cfg); err != nil {
-		return fmt.Errorf("orchestrator: %s %s: after the mix: %w", row.Backend, row.Label, err)
+	if verdict != nil {
+		return verdict
 	}
+	sample := rec.Sample
 	r.printf("%s %s: after the mix: DBSIZE %d, exactly --dbsize; %d sampled keys each answered a %d B value\n",
 		titleCase(row.Backend), row.Label, keys, sample.Keys, r.cfg.ValueLength)
 	return nil

@@ -15,9 +15,24 @@ import (
 // device bytes per GET about a sector on a tiered server (at most two,
 // for a record across a sector boundary) and none on redis; written
 // bytes per SET reported; on tierbench the log's growth about a record
-// per SET and the store's device share. It returns the passes.
-func checkMixPasses(t *testing.T, out string, tiered bool) []results.PassRecord {
+// per SET and the store's device share; and each of its rows' load
+// check repeated after the mix in rechecks.jsonl, exact. It returns the
+// passes.
+func checkMixPasses(t *testing.T, out string, tiered bool, rows int) []results.PassRecord {
 	t.Helper()
+	rechecks, err := results.ReadRechecks(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rechecks) != rows {
+		t.Errorf("%s: got %d load checks after the mix, want one per row (%d)", out, len(rechecks), rows)
+	}
+	for _, rc := range rechecks {
+		if rc.ServerKeys != rc.DBSize || rc.DBSize != 200000 || rc.Sample.Keys != minSampleKeys || rc.Sample.Missed+rc.Sample.WrongLength+rc.Sample.Errors != 0 || rc.Error != "" {
+			t.Errorf("%s after the mix: got DBSIZE %d of %d, sample %+v, error %q; want exactly 200000 and %d sampled keys all right",
+				rc.Row.ID(), rc.ServerKeys, rc.DBSize, rc.Sample, rc.Error, minSampleKeys)
+		}
+	}
 	recs, _, err := results.ReadCells(out)
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +82,8 @@ func checkMixPasses(t *testing.T, out string, tiered bool) []results.PassRecord 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(report), "## Operations of the mix") {
-		t.Errorf("report.md has no section of the mix's operations")
+	if !strings.Contains(string(report), "## Operations of the mix") || !strings.Contains(string(report), "after the mix: DBSIZE 200000 (loaded 200000); 20000 sampled keys: 0 missed") {
+		t.Errorf("report.md has no section of the mix's operations, or not its load check after the mix")
 	}
 	return recs
 }
@@ -86,7 +101,7 @@ func TestRunMixesOnTieredServer(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d:\n%s\n%s", workload, r.code, r.stdout, r.stderr)
 		}
-		checkMixPasses(t, out, true)
+		checkMixPasses(t, out, true, 2)
 		if got := strings.Count(r.stderr, "after the mix: DBSIZE 200000, exactly --dbsize; 20000 sampled keys each answered a 96 B value"); got != 2 {
 			t.Errorf("%s: the load check after the mix passed on %d rows, want 2:\n%s", workload, got, r.stderr)
 		}
@@ -113,7 +128,7 @@ func TestRunMixesOnRedis(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%s on redis: exit %d:\n%s\n%s", workload, r.code, r.stdout, r.stderr)
 		}
-		checkMixPasses(t, out, false)
+		checkMixPasses(t, out, false, 1)
 		if !strings.Contains(r.stderr, "after the mix: DBSIZE 200000, exactly --dbsize") {
 			t.Errorf("%s on redis: no load check after the mix:\n%s", workload, r.stderr)
 		}

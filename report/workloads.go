@@ -67,7 +67,7 @@ func mixMarkdown(res results.Results) string {
 		"written per SET (write_bytes ÷ the SETs and RMWs; the log writes whole pages, so a short cell's figure is within a page of the truth), "+
 		"the log's growth per second and per SET (Δ INFO store Log.TailAddress: one record per SET) and the share of GETs "+
 		"the store served from its device (Δ INFO stats device_gets ÷ GETs; — for a server without these counters). "+
-		"After each row's cells the run checked again that DBSIZE is exactly --dbsize and that sampled keys answer values of the loaded length.\n\n",
+		"After each row's cells a mix that writes is checked again as the load was (rechecks.jsonl, below the table): DBSIZE exactly --dbsize, sampled keys answering values of the loaded length.\n\n",
 		orDash(res.Plan.Workload.Workload))
 	b.WriteString("| backend | NUMA | threads | ops/sec | per operation | device B/GET | written B/SET | log growth/s (B/SET) | GETs from device |\n|:--|:--|--:|--:|:--|--:|--:|--:|--:|\n")
 	for _, c := range res.Cells {
@@ -90,6 +90,17 @@ func mixMarkdown(res results.Results) string {
 			human.Ops(c.Median), strings.Join(per, ", "), c.ReadBytesPerGet, c.WriteBytesPerSet, growth, share)
 	}
 	b.WriteString("\n")
+	for _, rc := range res.Rechecks {
+		fmt.Fprintf(&b, "- %s %s, after the mix: DBSIZE %d (loaded %d); %d sampled keys: %d missed, %d of the wrong length, %d errors",
+			rowName(rc.Row), rc.Row.Label, rc.ServerKeys, rc.DBSize, rc.Sample.Keys, rc.Sample.Missed, rc.Sample.WrongLength, rc.Sample.Errors)
+		if rc.Error != "" {
+			b.WriteString(": REFUSED, " + rc.Error)
+		}
+		b.WriteString(".\n")
+	}
+	if len(res.Rechecks) > 0 {
+		b.WriteString("\n")
+	}
 	return b.String()
 }
 

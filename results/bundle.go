@@ -246,6 +246,8 @@ type Results struct {
 	Ceilings []CeilingRecord `json:"ceilings,omitempty"`
 	// Latency are the fixed-rate steps of latency.jsonl.
 	Latency []LatencyRecord `json:"latency,omitempty"`
+	// Rechecks are the load checks repeated after a mix that writes.
+	Rechecks []RecheckRecord `json:"rechecks,omitempty"`
 	// Files are the sha256 sums of every other file of the bundle, taken
 	// as results.json was written (checksum.go).
 	Files []FileSum `json:"files,omitempty"`

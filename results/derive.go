@@ -49,6 +49,9 @@ func Derive(dir string, hostParagraph func(preflight []byte) string) (Results, e
 	if res.Latency, err = ReadLatency(dir); err != nil {
 		return res, err
 	}
+	if res.Rechecks, err = ReadRechecks(dir); err != nil {
+		return res, err
+	}
 	ApplyCeilings(res.Cells, res.Ceilings, fio)
 	res.Hosts, res.LinkWarnings = readHosts(dir, plan, passes, hostParagraph)
 	return res, nil

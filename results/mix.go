@@ -1,6 +1,10 @@
 package results
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"time"
+)
 
 // OpRate is one operation's part of a mixed pass (its ops and ops/sec)
 // or cell (the median of its passes' ops/sec; Ops absent).
@@ -112,4 +116,49 @@ func mixCell(passes []PassRecord) CellMix {
 // per-operation breakdown.
 func IsMixed(cells []Cell) bool {
 	return slices.ContainsFunc(cells, func(c Cell) bool { return len(c.Mix) > 0 })
+}
+
+// FileRechecks holds the load check a run repeats after the cells of a
+// row whose mix writes, one line per row (a file of its own, as
+// latency.jsonl, so tierbench versions that read cells.jsonl still read
+// a bundle that has it).
+const FileRechecks = "rechecks.jsonl"
+
+// RecheckRecord is the load check repeated after a row's mix: DBSIZE
+// must still be exactly the keys loaded, and a fresh uniform sample must
+// answer values of the loaded length.
+type RecheckRecord struct {
+	Kind       string      `json:"kind"` // "recheck"
+	Schema     int         `json:"schema_version"`
+	Row        Row         `json:"row"`
+	DBSize     int64       `json:"dbsize"`      // keys loaded
+	ServerKeys int64       `json:"server_keys"` // DBSIZE after the row's cells
+	Sample     SampleCheck `json:"sampled_check"`
+	// Error is why the row was refused after its mix; "" when it held.
+	Error string    `json:"error,omitempty"`
+	Time  time.Time `json:"time"`
+}
+
+// ReadRechecks reads rechecks.jsonl; none when the bundle has no mix
+// that writes. A torn last line is dropped.
+func ReadRechecks(dir string) ([]RecheckRecord, error) {
+	data, err := ReadOptional(dir, FileRechecks)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	return ParseRechecks(data)
+}
+
+// ParseRechecks parses rechecks.jsonl, refusing another kind or a newer
+// schema.
+func ParseRechecks(data []byte) ([]RecheckRecord, error) {
+	return ParseJSONLines(data, FileRechecks, func(rec RecheckRecord) error {
+		if rec.Schema > SchemaVersion {
+			return fmt.Errorf("schema_version %d is newer than this tierbench's %d", rec.Schema, SchemaVersion)
+		}
+		if rec.Kind != "recheck" {
+			return fmt.Errorf("unknown kind %q", rec.Kind)
+		}
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +62,29 @@ func TestRowMemoryKeepsRowsApart(t *testing.T) {
 	}
 	if got := (Row{Backend: "libaio", Pin: "none"}).ID(); got != "libaio/none" {
 		t.Errorf("a row without a sweep: got ID %q, want libaio/none as before", got)
+	}
+}
+
+// TestParseRechecks: rechecks.jsonl reads back its records, drops a torn
+// last line and refuses another kind or a newer schema.
+func TestParseRechecks(t *testing.T) {
+	dir := t.TempDir()
+	rec := RecheckRecord{Kind: "recheck", Schema: SchemaVersion, Row: Row{Backend: "libaio", Pin: "none"}, DBSize: 10, ServerKeys: 10, Sample: SampleCheck{Keys: 10}}
+	if err := AppendJSONL(dir, FileRechecks, rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadRechecks(dir)
+	if err != nil || len(got) != 1 || got[0].ServerKeys != 10 || got[0].Sample.Keys != 10 {
+		t.Errorf("got %+v, %v; want the one record", got, err)
+	}
+	for _, tt := range []struct{ data, wantErr string }{
+		{`{"kind":"recheck","schema_version":2}` + "\n" + `{"kind":"rech`, ""},
+		{`{"kind":"pass","schema_version":2}` + "\n", "unknown kind"},
+		{`{"kind":"recheck","schema_version":99}` + "\n", "newer than"},
+	} {
+		_, err := ParseRechecks([]byte(tt.data))
+		if (tt.wantErr == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%q: got %v, want %q", tt.data, err, tt.wantErr)
+		}
 	}
 }
