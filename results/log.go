@@ -232,24 +232,34 @@ func ParseJSONLines[T any](data []byte, name string, check func(T) error) ([]T, 
 
 // ReadLatency reads latency.jsonl; a torn last line is dropped.
 func ReadLatency(dir string) ([]LatencyRecord, error) {
-	data, err := ReadOptional(dir, FileLatency)
-	if data == nil || err != nil {
-		return nil, err
-	}
-	return ParseLatency(data)
+	return readLines(dir, FileLatency, ParseLatency)
 }
 
 // ParseLatency parses latency.jsonl, refusing a newer schema.
 func ParseLatency(data []byte) ([]LatencyRecord, error) {
-	return ParseJSONLines(data, FileLatency, func(rec LatencyRecord) error {
-		if rec.Schema > SchemaVersion {
-			return fmt.Errorf("schema_version %d is newer than this tierbench's %d", rec.Schema, SchemaVersion)
-		}
-		if rec.Kind != "latency" {
-			return fmt.Errorf("unknown kind %q", rec.Kind)
-		}
-		return nil
-	})
+	return ParseJSONLines(data, FileLatency, func(rec LatencyRecord) error { return checkKind("latency", rec.Kind, rec.Schema) })
+}
+
+// readLines reads the optional JSON-lines file name of the bundle at dir
+// with parse; none when the bundle has no such file.
+func readLines[T any](dir, name string, parse func([]byte) ([]T, error)) ([]T, error) {
+	data, err := ReadOptional(dir, name)
+	if data == nil || err != nil {
+		return nil, err
+	}
+	return parse(data)
+}
+
+// checkKind refuses a record of another kind than want, or of a newer
+// schema than this tierbench's.
+func checkKind(want, kind string, schema int) error {
+	if schema > SchemaVersion {
+		return fmt.Errorf("schema_version %d is newer than this tierbench's %d", schema, SchemaVersion)
+	}
+	if kind != want {
+		return fmt.Errorf("unknown kind %q", kind)
+	}
+	return nil
 }
 
 // ReadCeilings reads ceilings.jsonl; a torn last line is dropped.

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"fmt"
 	"slices"
 	"time"
 )
@@ -142,23 +141,11 @@ type RecheckRecord struct {
 // ReadRechecks reads rechecks.jsonl; none when the bundle has no mix
 // that writes. A torn last line is dropped.
 func ReadRechecks(dir string) ([]RecheckRecord, error) {
-	data, err := ReadOptional(dir, FileRechecks)
-	if data == nil || err != nil {
-		return nil, err
-	}
-	return ParseRechecks(data)
+	return readLines(dir, FileRechecks, ParseRechecks)
 }
 
 // ParseRechecks parses rechecks.jsonl, refusing another kind or a newer
 // schema.
 func ParseRechecks(data []byte) ([]RecheckRecord, error) {
-	return ParseJSONLines(data, FileRechecks, func(rec RecheckRecord) error {
-		if rec.Schema > SchemaVersion {
-			return fmt.Errorf("schema_version %d is newer than this tierbench's %d", rec.Schema, SchemaVersion)
-		}
-		if rec.Kind != "recheck" {
-			return fmt.Errorf("unknown kind %q", rec.Kind)
-		}
-		return nil
-	})
+	return ParseJSONLines(data, FileRechecks, func(rec RecheckRecord) error { return checkKind("recheck", rec.Kind, rec.Schema) })
 }
