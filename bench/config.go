@@ -164,7 +164,7 @@ func (cfg Config) plan() (*plan, error) {
 	if cfg.User != "" && cfg.Auth == "" {
 		return nil, usagef("--user %s needs --auth: the user's password (AUTH user password)", cfg.User)
 	}
-	p.spec = dialSpec{user: cfg.User, auth: cfg.Auth, tlsOpts: cfg.TLS}
+	p.spec = dialSpec{user: cfg.User, auth: cfg.Auth, tlsOpts: cfg.TLS, agreed: &agreedTLS{}}
 	if cfg.TLS != nil {
 		var err error
 		if p.spec.tls, err = cfg.TLS.Build(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -25,6 +26,20 @@ type dialSpec struct {
 	user, auth string
 	tls        *tls.Config // nil: plain TCP; its ServerName is set per host
 	tlsOpts    *TLSOptions
+	agreed     *agreedTLS // what the first TLS connection agreed, for the report
+}
+
+// agreedTLS keeps the first TLS connection's parameters.
+type agreedTLS struct {
+	once sync.Once
+	info *TLSInfo
+}
+
+func (a *agreedTLS) note(cs tls.ConnectionState, cfg *tls.Config) {
+	a.once.Do(func() {
+		a.info = &TLSInfo{Version: tls.VersionName(cs.Version), CipherSuite: tls.CipherSuiteName(cs.CipherSuite),
+			ServerName: cfg.ServerName, Verified: !cfg.InsecureSkipVerify}
+	})
 }
 
 // serverName is the name a TLS connection to addr sends and checks: --sni,
@@ -69,6 +84,9 @@ func dial(ctx context.Context, addr string, spec dialSpec) (*socket, error) {
 			return nil, tlsHandshakeError(addr, cfg.ServerName, spec.tlsOpts, err)
 		}
 		s.pipe.appStart = s.pipe.records
+		if spec.agreed != nil {
+			spec.agreed.note(s.tls.ConnectionState(), cfg)
+		}
 	}
 	if err := handshake(s, addr, spec); err != nil {
 		conn.Close()

@@ -17,6 +17,18 @@ type Report struct {
 	Load   *LoadResult   `json:"load"`
 	Cells  []CellResult  `json:"cells"`
 	Online *OnlineResult `json:"online"`
+	// TLS is what the connections agreed with the server; absent over
+	// plain TCP.
+	TLS *TLSInfo `json:"tls,omitempty"`
+}
+
+// TLSInfo is the TLS of a run's connections (the first one's: all speak
+// to one server, or to one cluster's nodes).
+type TLSInfo struct {
+	Version     string `json:"version"`      // "TLS 1.3"
+	CipherSuite string `json:"cipher_suite"` // "TLS_AES_128_GCM_SHA256"
+	ServerName  string `json:"server_name"`  // the name sent and checked
+	Verified    bool   `json:"verified"`     // false with --insecure: the server's certificate was not checked
 }
 
 // LoadResult is the MSET load phase. Acknowledged counts keys whose MSET was
@@ -204,6 +216,14 @@ func saturated(cpuSec, wallSec float64, threads int) bool {
 	}
 	usable := float64(min(threads, runtime.GOMAXPROCS(0)))
 	return cpuSec/wallSec >= 0.9*usable
+}
+
+func printTLS(w io.Writer, t *TLSInfo) {
+	how := "certificate verified for " + t.ServerName
+	if !t.Verified {
+		how = "certificate NOT verified (--insecure)"
+	}
+	fmt.Fprintf(w, "[TLS]: %s, %s, %s\n", t.Version, t.CipherSuite, how)
 }
 
 func printLoad(w io.Writer, l *LoadResult) {

@@ -31,10 +31,17 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	}
 	rep := &Report{Cells: []CellResult{}}
 	measured := false
+	noteTLS := func() {
+		if rep.TLS == nil && p.spec.agreed.info != nil {
+			rep.TLS = p.spec.agreed.info
+			printTLS(human, rep.TLS)
+		}
+	}
 	runErr := func() error {
 		if !cfg.SkipLoad {
 			l, err := load(ctx, p, stderr)
 			if l != nil {
+				noteTLS()
 				measured = true
 				rep.Load = l
 				printLoad(human, l)
@@ -52,6 +59,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		if cfg.Online {
 			o, err := runOnline(ctx, p, human)
 			if o != nil {
+				noteTLS()
 				measured = true
 				rep.Online = o
 			}
@@ -60,6 +68,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 		for _, threads := range cfg.Threads {
 			c, err := runCell(ctx, p, threads)
 			if c != nil {
+				noteTLS()
 				measured = true
 				rep.Cells = append(rep.Cells, *c)
 				printCell(human, c)

@@ -2,10 +2,13 @@ package bench
 
 import (
 	"context"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/pki"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -57,6 +60,12 @@ func testTLSEveryPath(t *testing.T, r *testenv.TLSRedis) {
 	if got := redisInt(t, r.Addr, "DBSIZE"); got != load.DBSize {
 		t.Fatalf("DBSIZE %d after the TLS load, want %d", got, load.DBSize)
 	}
+	if rep.TLS == nil || !strings.HasPrefix(rep.TLS.Version, "TLS 1.") || rep.TLS.ServerName != "127.0.0.1" || !rep.TLS.Verified {
+		t.Errorf("got TLS %+v in the report, want the version, a verified server name 127.0.0.1", rep.TLS)
+	}
+	if !strings.Contains(human, "[TLS]: TLS 1.") {
+		t.Errorf("got %q, want a [TLS] line", human)
+	}
 	tests := []struct {
 		name string
 		edit func(*Config)
@@ -104,6 +113,9 @@ func TestTLSHandshakeFailuresNamed(t *testing.T) {
 	expiredCert.Expired = true
 	expired := testenv.MustTLSRedisServer(t, expiredCert)
 	other := testenv.MustTLSRedisServer(t, testenv.TLSServerCert) // only for its CA
+	mutual := testenv.MustTLSRedisServer(t, testenv.TLSServerCert, "--tls-auth-clients", "yes")
+	certFile, keyFile := clientCertFiles(t, mutual)
+	strangerCert, strangerKey := clientCertFiles(t, other)
 	tests := []struct {
 		name string
 		edit func(*Config)
@@ -120,6 +132,17 @@ func TestTLSHandshakeFailuresNamed(t *testing.T) {
 		{"wrong password", func(c *Config) { c.Auth = "wrong" }, `refused AUTH as user "alice": server replied "WRONGPASS`},
 		{"wrong user", func(c *Config) { c.User = "bob" }, `refused AUTH as user "bob"`},
 		{"plain client, TLS port", func(c *Config) { c.TLS = nil }, "if that is the server's tls-port, give --tls"},
+		{"client certificate", func(c *Config) {
+			c.Port, c.User, c.Auth = mutual.TLSPort, "", ""
+			c.TLS = &TLSOptions{CACertFile: mutual.CAFile, CertFile: certFile, KeyFile: keyFile}
+		}, ""},
+		{"no client certificate", func(c *Config) {
+			c.Port, c.User, c.Auth, c.TLS.CACertFile = mutual.TLSPort, "", "", mutual.CAFile
+		}, "the server requires a client certificate: give --cert and --key"},
+		{"client certificate of another CA", func(c *Config) {
+			c.Port, c.User, c.Auth = mutual.TLSPort, "", ""
+			c.TLS = &TLSOptions{CACertFile: mutual.CAFile, CertFile: strangerCert, KeyFile: strangerKey}
+		}, "the server refused the client certificate --cert " + strangerCert},
 		{"TLS client, plain port", func(c *Config) { c.Port = good.Port }, "the server did not answer in TLS"},
 	}
 	for _, tt := range tests {
@@ -140,6 +163,20 @@ func TestTLSHandshakeFailuresNamed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clientCertFiles writes a client certificate signed by r's CA and its key.
+func clientCertFiles(t *testing.T, r *testenv.TLSRedis) (certFile, keyFile string) {
+	kp, err := r.CA.Issue(pki.Cert{Name: "bench client", Client: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client.key")
+	if err := kp.WritePEM(certFile, keyFile); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }
 
 // TestApplyURI reads the peers' URIs.
@@ -179,6 +216,40 @@ func TestApplyURI(t *testing.T) {
 			if got[i] != want[i] {
 				t.Errorf("%s: got host, port, user, auth, tls %v, want %v", tt.uri, got, want)
 				break
+			}
+		}
+	}
+}
+
+// TestTLSClusterBench drives a Redis Cluster whose nodes speak TLS alone to
+// clients on their announced ports: the slot map is read over TLS, each
+// master is dialled over TLS with its own name (127.0.0.1, checked against
+// its certificate), and the load and verified GETs reach every master.
+func TestTLSClusterBench(t *testing.T) {
+	rc := testenv.MustTLSRedisCluster(t, 3)
+	cfg := configFor(t, rc.TLSAddrs[1])
+	cfg.Cluster = true
+	cfg.TLS = &TLSOptions{CACertFile: rc.CAFile}
+	cfg.Verify = true
+	rep, human, err := runJSON(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("cluster over TLS: %v\n%s", err, human)
+	}
+	if got, want := rep.Load.Acknowledged, cfg.DBSize; got != want {
+		t.Errorf("acknowledged %d keys, want %d", got, want)
+	}
+	var total int64
+	for _, r := range rc.Nodes {
+		total += redisInt(t, r.Addr, "DBSIZE")
+	}
+	if total != cfg.DBSize {
+		t.Errorf("DBSIZE over the masters sums to %d, want %d", total, cfg.DBSize)
+	}
+	for _, c := range rep.Cells {
+		checkClusterCell(t, "tls", c, 3)
+		for _, n := range c.Cluster.Nodes {
+			if !slices.Contains(rc.TLSAddrs, n.Addr) {
+				t.Errorf("node %s in the report, want one of the TLS addresses %v", n.Addr, rc.TLSAddrs)
 			}
 		}
 	}

@@ -48,6 +48,12 @@ Example, against a local redis-server:
   tierbench bench -s --workload ycsb-b --key-dist zipf:0.99 --verify \
       --dbsize 100000 -t 8 -b 256 --runtime 10
 
+Over TLS as an ACL user, as redis-benchmark and memtier_benchmark spell it
+(the password from a file keeps it out of ps):
+  tierbench bench --tls --cacert ca.pem --host cache.example.com --port 6380 \
+      --user alice --auth-file pw.txt --dbsize 100000 -t 8 -b 64 --runtime 10
+  tierbench bench --uri rediss://alice@cache.example.com:6380 --auth-file pw.txt …
+
 Flags:
 `
 
@@ -67,7 +73,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&tlsOpts.CACertFile, "cacert", "", "with --tls: PEM `file` of the CA certificates the server's certificate must be signed by (the server's tls-ca-cert-file); empty: the system's CAs")
 	fs.StringVar(&tlsOpts.CertFile, "cert", "", "with --tls: client certificate PEM `file`, for a server that checks clients (tls-auth-clients yes)")
 	fs.StringVar(&tlsOpts.KeyFile, "key", "", "with --tls: PEM `file` of --cert's private key")
-	fs.StringVar(&tlsOpts.SNI, "sni", "", "with --tls: server `name` sent (SNI) and checked against the certificate; empty: --host (--cluster-bench: each node's host)")
+	fs.StringVar(&tlsOpts.SNI, "sni", "", "with --tls: server `name` sent (SNI) and checked against the certificate; empty: --host (--cluster-bench: each node's host; a --sni given is sent to every node)")
 	fs.BoolVar(&tlsOpts.Insecure, "insecure", false, "with --tls: do not verify the server's certificate (any CA, any name, expired): the traffic is encrypted but the server unauthenticated")
 	uri := fs.String("uri", "", "server as a `URI`: redis://[user[:password]@]host[:port] or rediss://… for TLS (memtier's --uri), replacing --host, --port, --user and --auth;\n"+
 		"a password here is on the command line, where ps shows it: prefer --auth-file")

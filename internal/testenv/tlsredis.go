@@ -3,9 +3,12 @@ package testenv
 import (
 	"fmt"
 	"net"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/pki"
 )
@@ -54,4 +57,72 @@ func MustTLSRedisServer(t testing.TB, cert pki.Cert, extra ...string) *TLSRedis 
 		"--tls-ca-cert-file", caFile, "--tls-auth-clients", "no"}, extra...)
 	r := MustRedisServer(t, args...)
 	return &TLSRedis{Redis: r, TLSAddr: fmt.Sprintf("127.0.0.1:%d", tlsPort), TLSPort: tlsPort, CA: ca, CAFile: caFile}
+}
+
+// TLSRedisCluster is a Redis Cluster of masters whose clients and bus
+// speak TLS (tls-cluster yes), every node's certificate signed by one CA
+// made for the test.
+type TLSRedisCluster struct {
+	Nodes    []*Redis // each node's plain port: INFO, CLUSTER INFO, DBSIZE
+	TLSAddrs []string // each node's TLS port, in the order of Nodes
+	CAFile   string
+}
+
+// MustTLSRedisCluster starts n cluster-enabled redis-servers with TLS
+// ports, joins them over TLS with redis-cli --tls --cluster create, waits
+// until every node reports cluster_state:ok and stops them when the test
+// ends. Their certificate is TLSServerCert's, valid for 127.0.0.1, the
+// address they announce.
+func MustTLSRedisCluster(t testing.TB, n int) *TLSRedisCluster {
+	t.Helper()
+	cli := MustLookPath(t, "redis-cli")
+	ca, err := pki.NewCA("tierbench test cluster CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Issue(TLSServerCert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c := &TLSRedisCluster{CAFile: filepath.Join(dir, "ca.pem")}
+	certFile, keyFile := filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key")
+	if err := ca.WritePEM(c.CAFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := kp.WritePEM(certFile, keyFile); err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		tlsPort := FreePort(t)
+		r := startRedis(t, FreePort, "", func(port int) []string {
+			nodeDir := t.TempDir()
+			return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--tls-port", strconv.Itoa(tlsPort),
+				"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", c.CAFile,
+				"--tls-auth-clients", "no", "--tls-cluster", "yes",
+				"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(FreePort(t)),
+				"--cluster-config-file", filepath.Join(nodeDir, "nodes.conf"),
+				"--save", "", "--appendonly", "no", "--dir", nodeDir}
+		})
+		c.Nodes = append(c.Nodes, r)
+		c.TLSAddrs = append(c.TLSAddrs, fmt.Sprintf("127.0.0.1:%d", tlsPort))
+	}
+	args := append([]string{"--tls", "--cacert", c.CAFile, "--cluster", "create"}, c.TLSAddrs...)
+	if out, err := exec.Command(cli, append(args, "--cluster-yes")...).CombinedOutput(); err != nil {
+		t.Fatalf("testenv: redis-cli --tls --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, r := range c.Nodes {
+		for {
+			info, err := Command(r.Addr, "CLUSTER", "INFO")
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("testenv: TLS cluster node %s not ok after 30 s: %v %q", r.Addr, err, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return c
 }
