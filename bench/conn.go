@@ -94,6 +94,14 @@ func dial(ctx context.Context, addr string, spec dialSpec) (*socket, error) {
 			// TLS 1.3 reports a refused client certificate at the first read.
 			return nil, tlsHandshakeError(addr, spec.serverName(addr), spec.tlsOpts, err)
 		}
+		if s.tls != nil && errors.Is(err, errServerClosed) {
+			// Or the alert is lost to the reset our request provoked.
+			o := spec.tlsOpts
+			if o.CertFile == "" && o.CertPEM == nil {
+				return nil, fmt.Errorf("bench: %s closed the connection right after the TLS handshake, as a server that requires a client certificate does: give --cert and --key", addr)
+			}
+			return nil, fmt.Errorf("bench: %s closed the connection right after the TLS handshake, as a server that refused the client certificate --cert %s does", addr, o.CertFile)
+		}
 		return nil, err
 	}
 	conn.SetDeadline(time.Time{})

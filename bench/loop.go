@@ -318,18 +318,27 @@ func (l *clientLoop) readable(c *loopConn) {
 		l.readableTLS(c)
 		return
 	}
-	n, e := rawRead(c.fd, rr.buf[rr.w:])
+	if n, ok := l.readOnce(c, rr.buf[rr.w:]); ok {
+		l.consume(c, n)
+	}
+}
+
+// readOnce is the wake-up's one read(2) into p; false means nothing was
+// read: not ready after all (level-triggered, a real readiness is
+// reported again), or the connection failed.
+func (l *clientLoop) readOnce(c *loopConn, p []byte) (int, bool) {
+	n, e := rawRead(c.fd, p)
 	switch {
 	case e == unix.EAGAIN || e == unix.EINTR:
-		return // level-triggered: a real readiness is reported again
+		return 0, false
 	case e != 0:
 		l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, closedErr(e)))
-		return
+		return 0, false
 	case n == 0:
 		l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, errServerClosed))
-		return
+		return 0, false
 	}
-	l.consume(c, n)
+	return n, true
 }
 
 // consume counts n new bytes of replies in c's buffer and parses every
@@ -457,26 +466,37 @@ func (l *clientLoop) writeOut(c *loopConn) {
 		l.sendTLS(c, p)
 		return
 	}
-	for len(c.out) > 0 {
-		n, e := rawWrite(c.fd, c.out)
+	n, ok := l.writeSome(c, c.out, "batch")
+	c.t.sent += int64(n)
+	c.out = c.out[n:]
+	if ok {
+		l.waitOut(c, false)
+	}
+}
+
+// writeSome writes p until all of it is written or the socket is full,
+// and returns the bytes written and whether that was all of p. When not,
+// it has registered for EPOLLOUT, or failed the connection.
+func (l *clientLoop) writeSome(c *loopConn, p []byte, what string) (int, bool) {
+	written := 0
+	for written < len(p) {
+		n, e := rawWrite(c.fd, p[written:])
 		switch e {
 		case 0:
-			c.t.sent += int64(n)
-			c.out = c.out[n:]
-			if len(c.out) > 0 {
-				l.waitOut(c, true)
-				return
+			if written += n; written < len(p) {
+				l.waitOut(c, true) // a short write: the socket is full
+				return written, false
 			}
 		case unix.EINTR:
 		case unix.EAGAIN:
 			l.waitOut(c, true)
-			return
+			return written, false
 		default:
-			l.fail(c, fmt.Errorf("send %s batch: %w", l.p.op, closedErr(e)))
-			return
+			l.fail(c, fmt.Errorf("send %s %s: %w", l.p.op, what, closedErr(e)))
+			return written, false
 		}
 	}
-	l.waitOut(c, false)
+	return written, true
 }
 
 // writable continues the write that was waiting for room.

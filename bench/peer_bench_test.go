@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/pki"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -167,22 +165,7 @@ func BenchmarkAgainstRedisBenchmark(b *testing.B) {
 // signed for 127.0.0.1, returning the CA's file and redis-server's TLS
 // arguments.
 func peerTLSFiles(b *testing.B) (caFile string, serverArgs []string) {
-	ca, err := pki.NewCA("peer benchmark CA")
-	if err != nil {
-		b.Fatal(err)
-	}
-	kp, err := ca.Issue(testenv.TLSServerCert)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	caFile, certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key")
-	if err := ca.WritePEM(caFile); err != nil {
-		b.Fatal(err)
-	}
-	if err := kp.WritePEM(certFile, keyFile); err != nil {
-		b.Fatal(err)
-	}
+	_, caFile, certFile, keyFile := testenv.WriteTLSFiles(b, testenv.TLSServerCert)
 	return caFile, []string{"--tls-cert-file", certFile, "--tls-key-file", keyFile, "--tls-ca-cert-file", caFile, "--tls-auth-clients", "no"}
 }
 

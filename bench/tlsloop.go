@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-
-	"golang.org/x/sys/unix"
 )
 
 // The event loop over TLS keeps its plain shape: a wake-up reads a
@@ -24,15 +22,8 @@ func (l *clientLoop) readableTLS(c *loopConn) {
 	rr, tp := c.t.rr, c.tp
 	room := tp.readRoom()
 	room = room[:min(len(room), len(rr.buf)-rr.w-tp.pending())]
-	n, e := rawRead(c.fd, room)
-	switch {
-	case e == unix.EAGAIN || e == unix.EINTR:
-		return
-	case e != 0:
-		l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, closedErr(e)))
-		return
-	case n == 0:
-		l.fail(c, fmt.Errorf("read %s replies: %w", l.p.op, errServerClosed))
+	n, ok := l.readOnce(c, room)
+	if !ok {
 		return
 	}
 	tp.iw += n
@@ -115,25 +106,11 @@ func (l *clientLoop) sendTLS(c *loopConn, p []byte) {
 // the socket takes only part of them.
 func (l *clientLoop) flushTLS(c *loopConn) {
 	tp := c.tp
-	for tp.outOff < len(tp.out) {
-		n, e := rawWrite(c.fd, tp.out[tp.outOff:])
-		switch e {
-		case 0:
-			if tp.outOff += n; tp.outOff < len(tp.out) {
-				l.waitOut(c, true)
-				return
-			}
-		case unix.EINTR:
-		case unix.EAGAIN:
-			l.waitOut(c, true)
-			return
-		default:
-			l.fail(c, fmt.Errorf("send %s requests: %w", l.p.op, closedErr(e)))
-			return
-		}
+	n, ok := l.writeSome(c, tp.out[tp.outOff:], "requests")
+	if tp.outOff += n; ok {
+		tp.flushed()
+		l.waitOut(c, false)
 	}
-	tp.flushed()
-	l.waitOut(c, false)
 }
 
 // writeWindowTLS encrypts the window's queued requests (two pieces when

@@ -55,19 +55,7 @@ func MustRedisCluster(t testing.TB, n int) *RedisCluster {
 	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("testenv: redis-cli --cluster create: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, r := range c.Nodes {
-		for {
-			info, err := Command(r.Addr, "CLUSTER", "INFO")
-			if err == nil && strings.Contains(info, "cluster_state:ok") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("testenv: cluster node %s not ok after 30 s: %v %q", r.Addr, err, info)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	waitClusterOK(t, c.Nodes)
 	ids := map[string]string{}
 	for _, r := range c.Nodes {
 		id, err := Command(r.Addr, "CLUSTER", "MYID")
@@ -80,6 +68,25 @@ func MustRedisCluster(t testing.TB, n int) *RedisCluster {
 		ids[id] = r.Addr
 	}
 	return c
+}
+
+// waitClusterOK waits up to 30 s until every node reports
+// cluster_state:ok.
+func waitClusterOK(t testing.TB, nodes []*Redis) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, r := range nodes {
+		for {
+			info, err := Command(r.Addr, "CLUSTER", "INFO")
+			if err == nil && strings.Contains(info, "cluster_state:ok") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("testenv: cluster node %s not ok after 30 s: %v %q", r.Addr, err, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 }
 
 // Command sends one command to the RESP server at addr and returns its

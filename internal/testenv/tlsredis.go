@@ -6,9 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/tierbench/tierbench/internal/pki"
 )
@@ -36,22 +34,7 @@ var TLSServerCert = pki.Cert{Name: "redis-server", DNSNames: []string{"localhost
 // "on", ">pw", "~*", "+@all".
 func MustTLSRedisServer(t testing.TB, cert pki.Cert, extra ...string) *TLSRedis {
 	t.Helper()
-	ca, err := pki.NewCA("tierbench test CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := ca.Issue(cert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	caFile, certFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key")
-	if err := ca.WritePEM(caFile); err != nil {
-		t.Fatal(err)
-	}
-	if err := kp.WritePEM(certFile, keyFile); err != nil {
-		t.Fatal(err)
-	}
+	ca, caFile, certFile, keyFile := WriteTLSFiles(t, cert)
 	tlsPort := FreePort(t)
 	args := append([]string{"--tls-port", strconv.Itoa(tlsPort), "--tls-cert-file", certFile, "--tls-key-file", keyFile,
 		"--tls-ca-cert-file", caFile, "--tls-auth-clients", "no"}, extra...)
@@ -76,23 +59,9 @@ type TLSRedisCluster struct {
 func MustTLSRedisCluster(t testing.TB, n int) *TLSRedisCluster {
 	t.Helper()
 	cli := MustLookPath(t, "redis-cli")
-	ca, err := pki.NewCA("tierbench test cluster CA")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := ca.Issue(TLSServerCert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	c := &TLSRedisCluster{CAFile: filepath.Join(dir, "ca.pem")}
-	certFile, keyFile := filepath.Join(dir, "server.pem"), filepath.Join(dir, "server.key")
-	if err := ca.WritePEM(c.CAFile); err != nil {
-		t.Fatal(err)
-	}
-	if err := kp.WritePEM(certFile, keyFile); err != nil {
-		t.Fatal(err)
-	}
+	c := &TLSRedisCluster{}
+	var certFile, keyFile string
+	_, c.CAFile, certFile, keyFile = WriteTLSFiles(t, TLSServerCert)
 	for range n {
 		tlsPort := FreePort(t)
 		r := startRedis(t, FreePort, "", func(port int) []string {
@@ -111,18 +80,30 @@ func MustTLSRedisCluster(t testing.TB, n int) *TLSRedisCluster {
 	if out, err := exec.Command(cli, append(args, "--cluster-yes")...).CombinedOutput(); err != nil {
 		t.Fatalf("testenv: redis-cli --tls --cluster create: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, r := range c.Nodes {
-		for {
-			info, err := Command(r.Addr, "CLUSTER", "INFO")
-			if err == nil && strings.Contains(info, "cluster_state:ok") {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("testenv: TLS cluster node %s not ok after 30 s: %v %q", r.Addr, err, info)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	waitClusterOK(t, c.Nodes)
 	return c
+}
+
+// WriteTLSFiles makes a CA and a certificate it signs as cert says, and
+// writes the CA's certificate, the certificate and its key (mode 0600) into
+// a directory of the test's.
+func WriteTLSFiles(t testing.TB, cert pki.Cert) (ca *pki.CA, caFile, certFile, keyFile string) {
+	t.Helper()
+	ca, err := pki.NewCA("tierbench test CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Issue(cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	caFile, certFile, keyFile = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "cert.pem"), filepath.Join(dir, "cert.key")
+	if err := ca.WritePEM(caFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := kp.WritePEM(certFile, keyFile); err != nil {
+		t.Fatal(err)
+	}
+	return ca, caFile, certFile, keyFile
 }
