@@ -96,6 +96,18 @@ type Config struct {
 	DataDirs []string
 	SkipLoad bool // do not load; still verify the key count
 
+	// TLS is --tls: on, off or both (a row dimension, tls.go); "" is on
+	// across hosts beyond loopback and off otherwise. ServerTLS and
+	// ServerUser come from --server-addr rediss://user:password@host:port
+	// (ServerAddr then HOST:PORT; the password only in serverPassword,
+	// never recorded); CACert and Insecure check its certificate.
+	TLS            string
+	ServerTLS      bool
+	ServerUser     string
+	serverPassword string
+	CACert         string
+	Insecure       bool
+
 	Force      bool // measure even when a preflight check failed
 	NoFio      bool // skip the fio baseline (the report then has no ceiling)
 	FioSeconds int  // seconds per step of the fio depth sweep (0 = preflight's default)
@@ -199,6 +211,9 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	if c.Profile == "" {
 		c.Profile = ProfileQuick
 	}
+	if err := c.parseServerAddr(); err != nil {
+		return c, err
+	}
 	if err := c.resolveScenario(); err != nil {
 		return c, err
 	}
@@ -267,6 +282,7 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	c.dropProfileExtras()
 	c.dropExtrasForServers()
 	c.dropExtrasForSweep()
+	c.dropExtrasForTLS()
 	c.setRunDefaults()
 	if err := c.resolveShards(); err != nil {
 		return c, err
@@ -419,6 +435,7 @@ func (c Config) validate() error {
 	}
 	c.validateServers(bad)
 	c.validateSweep(bad)
+	c.validateTLS(bad)
 	if c.hostsMode() {
 		if c.ServerAddr != "" {
 			bad("--server-addr measures a server already running; --server-host and --client-hosts start one")

@@ -13,7 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +69,9 @@ type dockerDriver struct {
 	// the engine's API, so it is in no command line, environment,
 	// inspect output or file on any host's disk.
 	password string
+	// secrets are files copied into every container the same way, under
+	// containerTLSDir (0400): the run's TLS certificates and keys.
+	secrets map[string][]byte
 	// lease holds the run's lease container on this engine (lease.go).
 	lease   *types.HijackedResponse
 	leaseID string
@@ -266,7 +271,7 @@ func (d *dockerDriver) createOnce(ctx context.Context, img imageRun, role, name 
 	d.mu.Lock()
 	d.ids[resp.ID] = logPath
 	d.mu.Unlock()
-	if err := d.copyPassword(ctx, resp.ID); err != nil {
+	if err := d.copySecrets(ctx, resp.ID); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: container %s: %w", cname, err)
 	}
 	if err := d.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
@@ -275,27 +280,47 @@ func (d *dockerDriver) createOnce(ctx context.Context, img imageRun, role, name 
 	return resp.ID, nil
 }
 
-// copyPassword puts the run's password into a created container, before
-// it starts, as a tar stream through the engine's API.
-func (d *dockerDriver) copyPassword(ctx context.Context, id string) error {
-	if d.password == "" {
+// copySecrets puts the run's password and TLS files into a created
+// container, before it starts, as a tar stream through the engine's API.
+func (d *dockerDriver) copySecrets(ctx context.Context, id string) error {
+	if d.password == "" && len(d.secrets) == 0 {
 		return nil
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	name := strings.TrimPrefix(containerPasswordFile, "/")
-	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o400, Size: int64(len(d.password)) + 1}); err != nil {
-		return fmt.Errorf("copy the password in: %w", err)
+	add := func(name string, b []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o400, Size: int64(len(b))}); err != nil {
+			return err
+		}
+		_, err := tw.Write(b)
+		return err
 	}
-	tw.Write([]byte(d.password + "\n"))
-	if err := tw.Close(); err != nil {
-		return fmt.Errorf("copy the password in: %w", err)
+	var err error
+	if d.password != "" {
+		err = add(strings.TrimPrefix(containerPasswordFile, "/"), []byte(d.password+"\n"))
 	}
-	if err := d.cli.CopyToContainer(ctx, id, "/", &buf, container.CopyToContainerOptions{}); err != nil {
-		return fmt.Errorf("copy the password in: %w", err)
+	if len(d.secrets) > 0 && err == nil {
+		err = tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(containerTLSDir, "/") + "/", Mode: 0o500, Typeflag: tar.TypeDir})
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.secrets)) {
+		if err == nil {
+			err = add(strings.TrimPrefix(containerTLSDir, "/")+"/"+name, d.secrets[name])
+		}
+	}
+	if err == nil {
+		err = tw.Close()
+	}
+	if err == nil {
+		err = d.cli.CopyToContainer(ctx, id, "/", &buf, container.CopyToContainerOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("copy the password and TLS files in: %w", err)
 	}
 	return nil
 }
+
+// give copies files into every container the driver creates from now on.
+func (d *dockerDriver) give(files map[string][]byte) { d.secrets = files }
 
 // hostPID returns the container's main process as this host sees it.
 func (d *dockerDriver) hostPID(ctx context.Context, id string) (int, error) {
@@ -315,6 +340,7 @@ type dockerServer struct {
 	p   int
 	pl  results.Placement
 	log string
+	acc access // how the run's probes reach it
 }
 
 func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
@@ -332,7 +358,7 @@ func (d *dockerDriver) startImage(ctx context.Context, img imageRun, s serverSpe
 		}
 		return nil, err
 	}
-	srv := &dockerServer{d: d, id: id, log: s.LogPath}
+	srv := &dockerServer{d: d, id: id, log: s.LogPath, acc: s.Access}
 	d.mu.Lock()
 	d.serverID = id
 	d.mu.Unlock()
@@ -389,9 +415,9 @@ func (s *dockerServer) placement() results.Placement { return s.pl }
 // host's, through hostprobe in the server's own container.
 func (s *dockerServer) probe(addr string) serverProbe {
 	if s.d.ep.local() {
-		return localProbe{addr: addr, pid: s.p, proc: s.d.proc}
+		return localProbe{addr: addr, pid: s.p, proc: s.d.proc, acc: s.acc}
 	}
-	return remoteProbe{d: s.d, id: s.id, addr: addr, auth: s.d.password}
+	return remoteProbe{d: s.d, id: s.id, addr: addr, auth: s.acc.auth, tls: s.acc.tls != nil}
 }
 
 // stop stops the server (SIGTERM, 30 s, SIGKILL, as the reference does),

@@ -181,7 +181,7 @@ func (r *runner) benchArgs(tgt rowTarget) []string {
 	if r.cfg.KeyDist != "" {
 		args = append(args, "--key-dist", r.cfg.KeyDist)
 	}
-	return append(args, r.authArgs()...)
+	return append(append(args, r.authArgs()...), tgt.clientArgs...)
 }
 
 // cellOps are the flags of a measured cell's operations: GETs, or the

@@ -158,10 +158,10 @@ func (p procRoot) checkInfoPID(proof *results.OwnerProof, info map[string]string
 // proveServer is the whole check of a server before it is measured:
 // something answers at addr (a refused connection is refused at once),
 // pid owns its listening socket, and INFO server's process_id agrees.
-func (p procRoot) proveServer(ctx context.Context, addr string, pid int) (results.OwnerProof, error) {
+func (p procRoot) proveServer(ctx context.Context, acc access, addr string, pid int) (results.OwnerProof, error) {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	c, err := dialRESP(dctx, addr)
+	c, err := acc.dial(dctx, addr)
 	if err != nil {
 		return results.OwnerProof{Addr: addr, PID: pid}, fmt.Errorf("%w: nothing answers at --server-addr %s: %w", ErrRefused, addr, err)
 	}

@@ -75,7 +75,7 @@ func TestProveOwner(t *testing.T) {
 	}
 
 	l.Close()
-	if _, err := proc.proveServer(context.Background(), addr, self); err == nil || !strings.Contains(err.Error(), "connection refused") || !errors.Is(err, ErrRefused) {
+	if _, err := proc.proveServer(context.Background(), access{}, addr, self); err == nil || !strings.Contains(err.Error(), "connection refused") || !errors.Is(err, ErrRefused) {
 		t.Errorf("nothing listening: got %v, want a refusal saying connection refused", err)
 	}
 }

@@ -58,6 +58,11 @@ func (c Config) workload() results.Workload {
 		Pull:          c.Pull,
 		KeyDist:       c.KeyDist,
 		Workload:      c.Workload,
+		TLS:           c.TLS,
+		ServerTLS:     c.ServerTLS,
+		ServerUser:    c.ServerUser,
+		CACert:        c.CACert,
+		Insecure:      c.Insecure,
 		Given:         c.Given,
 	}
 }
@@ -114,6 +119,11 @@ func configOf(w results.Workload) Config {
 		Pull:          w.Pull,
 		KeyDist:       w.KeyDist,
 		Workload:      w.Workload,
+		TLS:           w.TLS,
+		ServerTLS:     w.ServerTLS,
+		ServerUser:    w.ServerUser,
+		CACert:        w.CACert,
+		Insecure:      w.Insecure,
 		Given:         w.Given,
 	}
 }

@@ -25,6 +25,9 @@ type ProbeRequest struct {
 	Wipe    string   // empty this directory
 	Addr    string   // a RESP server to send Command to
 	Auth    string   // its password
+	// TLSDir is the directory of the run's TLS files (CA, client
+	// certificate and key): with it the server at Addr is dialled over TLS.
+	TLSDir  string
 	Command []string // e.g. PING, DBSIZE, INFO store
 	Addrs   bool     // this host's global unicast addresses
 	RouteTo string   // this host's source address towards that IP
@@ -73,22 +76,26 @@ type ProbeAnswer struct {
 func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 	var a ProbeAnswer
 	proc := procRoot("/proc")
+	acc, err := tlsDirAccess(req.TLSDir, "", req.Auth)
+	if err != nil {
+		return err
+	}
 	if req.Prove {
-		proof, err := proc.proveServer(ctx, req.Addr, req.PID)
+		proof, err := proc.proveServer(ctx, acc, req.Addr, req.PID)
 		if err != nil {
 			return err
 		}
 		a.Proof = &proof
 	}
 	if req.Witness {
-		w, err := readWitness(ctx, req.Addr, req.Auth)
+		w, err := readWitness(ctx, req.Addr, acc)
 		if err != nil {
 			return err
 		}
 		a.Witness = &w
 	}
 	if req.Sample != nil {
-		s, err := runSample(ctx, req.Addr, req.Auth, Config{DBSize: req.Sample.DBSize, KeyLength: req.Sample.KeyLength, ValueLength: req.Sample.ValueLength})
+		s, err := runSample(ctx, req.Addr, acc, Config{DBSize: req.Sample.DBSize, KeyLength: req.Sample.KeyLength, ValueLength: req.Sample.ValueLength})
 		if err != nil {
 			return err
 		}
@@ -133,7 +140,7 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 		return fmt.Errorf("orchestrator: hostprobe: --resp, --prove, --witness and --sample need --addr")
 	}
 	if req.Addr != "" && len(req.Command) > 0 {
-		v, err := probeRESP(ctx, req.Addr, req.Auth, req.Command)
+		v, err := probeRESP(ctx, req.Addr, acc, req.Command)
 		if err != nil {
 			return err
 		}
@@ -164,10 +171,10 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 	return json.NewEncoder(stdout).Encode(a)
 }
 
-func probeRESP(ctx context.Context, addr, auth string, cmd []string) (any, error) {
+func probeRESP(ctx context.Context, addr string, acc access, cmd []string) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := dialAuth(ctx, addr, auth)
+	c, err := acc.dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -227,13 +234,17 @@ func probeArgs(req ProbeRequest) []string {
 		// line: the container holds it in a file (dockerDriver.password).
 		auth = containerPasswordFile
 	}
+	tlsDir := ""
+	if req.Addr != "" {
+		tlsDir = req.TLSDir
+	}
 	args := []string{"hostprobe"}
 	for _, f := range []struct {
 		name, value string
 		on          bool
 	}{
 		{name: "--pid", value: pid}, {name: "--wipe", value: req.Wipe},
-		{name: "--addr", value: req.Addr}, {name: "--auth-file", value: auth},
+		{name: "--addr", value: req.Addr}, {name: "--auth-file", value: auth}, {name: "--tls-dir", value: tlsDir},
 		{name: "--resp", value: strings.Join(req.Command, " ")},
 		{name: "--prove", on: req.Prove}, {name: "--witness", on: req.Witness}, {name: "--sample", value: sample},
 		{name: "--addrs", on: req.Addrs}, {name: "--route-to", value: req.RouteTo}, {name: "--free-port-on", value: req.FreeOn},

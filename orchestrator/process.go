@@ -40,6 +40,9 @@ func (d *processDriver) name() string             { return RuntimeProcess }
 func (d *processDriver) dataPath(h string) string { return h }
 func (d *processDriver) host() serverHost         { return localHost{} }
 
+// give does nothing: the run's processes read the files in its state dir.
+func (d *processDriver) give(map[string][]byte) {}
+
 func (d *processDriver) command(args []string, cpus, mems string) *exec.Cmd {
 	return d.commandOf(nil, args, cpus, mems)
 }
@@ -166,6 +169,7 @@ type processServer struct {
 	done chan struct{}
 	log  *os.File
 	pl   results.Placement
+	acc access // how the run's probes reach it
 	// server is the process of the tree that listens (findServer): the
 	// command's own, or the real server behind a launcher; 0 until found.
 	server int
@@ -188,7 +192,7 @@ func (d *processDriver) startProgram(ctx context.Context, prog []string, s serve
 		logf.Close()
 		return nil, err
 	}
-	ps := &processServer{d: d, cmd: cmd, done: make(chan struct{}), log: logf}
+	ps := &processServer{d: d, cmd: cmd, done: make(chan struct{}), log: logf, acc: s.Access}
 	go func() { cmd.Wait(); close(ps.done) }()
 	pl, err := d.waitPlacement(cmd, s.CPUs, s.Mems, 3*time.Second)
 	ps.pl = pl
@@ -233,7 +237,7 @@ func (p *processServer) findServer(ctx context.Context, addr string, timeout tim
 func (p *processServer) mode() string                 { return "process" }
 func (p *processServer) placement() results.Placement { return p.pl }
 func (p *processServer) probe(addr string) serverProbe {
-	return localProbe{addr: addr, pid: p.pid(), proc: p.d.proc}
+	return localProbe{addr: addr, pid: p.pid(), proc: p.d.proc, acc: p.acc}
 }
 
 // stop stops the server's whole tree: SIGTERM to its process group and

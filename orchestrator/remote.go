@@ -71,6 +71,13 @@ func (h *hostsDriver) name() string           { return RuntimeDocker }
 func (h *hostsDriver) host() serverHost       { return h.server.host() }
 func (h *hostsDriver) dataPath(string) string { return containerDataDir }
 
+// give copies files into every container on every host.
+func (h *hostsDriver) give(files map[string][]byte) {
+	for _, d := range h.engines {
+		d.give(files)
+	}
+}
+
 func (h *hostsDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
 	srv, err := h.server.startServer(ctx, s)
 	if err != nil {
@@ -221,10 +228,22 @@ type remoteProbe struct {
 	id   string
 	addr string
 	auth string
+	tls  bool // the server has a TLS port: hostprobe dials it with the run's files
+}
+
+// req is a ProbeRequest to the server's address with the run's access.
+func (p remoteProbe) req() ProbeRequest {
+	r := ProbeRequest{Addr: p.addr, Auth: p.auth}
+	if p.tls {
+		r.TLSDir = containerTLSDir
+	}
+	return r
 }
 
 func (p remoteProbe) do(ctx context.Context, args ...string) (any, error) {
-	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, Auth: p.auth, Command: args})
+	req := p.req()
+	req.Command = args
+	a, err := p.d.probe(ctx, p.id, req)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +284,9 @@ func (p remoteProbe) writeBytes(context.Context) (int64, error) {
 }
 
 func (p remoteProbe) prove(ctx context.Context) (results.OwnerProof, error) {
-	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, PID: 1, Prove: true})
+	req := p.req()
+	req.PID, req.Prove = 1, true
+	a, err := p.d.probe(ctx, p.id, req)
 	if err != nil {
 		return results.OwnerProof{Addr: p.addr}, err
 	}
@@ -276,7 +297,9 @@ func (p remoteProbe) prove(ctx context.Context) (results.OwnerProof, error) {
 }
 
 func (p remoteProbe) witness(ctx context.Context) (ServerWitness, error) {
-	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, Auth: p.auth, Witness: true})
+	req := p.req()
+	req.Witness = true
+	a, err := p.d.probe(ctx, p.id, req)
 	if err == nil && a.Witness == nil {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --witness gave no witness", p.d.ep.Name)
 	}
@@ -292,7 +315,9 @@ func (p remoteProbe) sample(ctx context.Context, cfg Config, keys []uint64) (res
 		// on this machine (validate refuses --shards across hosts).
 		return results.SampleCheck{}, fmt.Errorf("orchestrator: host %s: a sampled GET check of given keys is not run through hostprobe", p.d.ep.Name)
 	}
-	a, err := p.d.probe(ctx, p.id, ProbeRequest{Addr: p.addr, Auth: p.auth, Sample: &SampleRequest{DBSize: cfg.DBSize, KeyLength: cfg.KeyLength, ValueLength: cfg.ValueLength}})
+	req := p.req()
+	req.Sample = &SampleRequest{DBSize: cfg.DBSize, KeyLength: cfg.KeyLength, ValueLength: cfg.ValueLength}
+	a, err := p.d.probe(ctx, p.id, req)
 	if err == nil && a.Sample == nil {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --sample gave no result", p.d.ep.Name)
 	}

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -20,11 +21,20 @@ type respConn struct {
 	r    *bufio.Reader
 }
 
-func dialRESP(ctx context.Context, addr string) (*respConn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", addr)
+// dialRESP connects to addr, over TLS with conf (nil: plain TCP; a
+// ServerName left empty is the address's host).
+func dialRESP(ctx context.Context, addr string, conf *tls.Config) (*respConn, error) {
+	var c net.Conn
+	var err error
+	if conf == nil {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, "tcp", addr)
+	} else {
+		d := tls.Dialer{Config: conf}
+		c, err = d.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("orchestrator: connect to the server at %s: %w", addr, err)
+		return nil, fmt.Errorf("orchestrator: connect to the server at %s%s: %w", addr, tlsSuffix(conf), err)
 	}
 	return &respConn{addr: addr, c: c, r: bufio.NewReader(c)}, nil
 }
@@ -48,6 +58,14 @@ func (r *respConn) do(args ...string) (any, error) {
 		return nil, fmt.Errorf("orchestrator: %s on %s: %w", args[0], r.addr, err)
 	}
 	return v, nil
+}
+
+// tlsSuffix names TLS in a connection's error.
+func tlsSuffix(conf *tls.Config) string {
+	if conf == nil {
+		return ""
+	}
+	return " over TLS"
 }
 
 // errRESP is an error reply from the server.

@@ -37,6 +37,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err := r.setup(cfg); err != nil {
 		return err
 	}
+	defer r.removeSecrets()
 	if err := r.cfg.checkFreeMemory("/proc/meminfo"); err != nil {
 		return err
 	}
@@ -91,6 +92,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		}
 	}()
 
+	if err := r.setupTLS(); err != nil {
+		return err
+	}
 	if err := r.writePlan(); err != nil {
 		return err
 	}
@@ -172,6 +176,11 @@ type runner struct {
 	proc   procRoot
 	drv    driver
 	auth   string // the server's per-run password; never written
+	// tls is the TLS material of the servers the run starts (tls.go);
+	// nil without a TLS row. secretDir holds the password file of
+	// --server-addr's clients. Both are removed when the run ends.
+	tls       *runTLS
+	secretDir string
 	// targets gives every row its server (target.go); clients runs its
 	// clients (clients.go).
 	targets targetSource
@@ -299,7 +308,7 @@ func (r *runner) setup(cfg Config) error {
 		if err != nil {
 			return err
 		}
-		r.plan.Rows = r.cfg.sweepRows(r.cfg.scenarioRows(r.expandShards(rows)))
+		r.plan.Rows = r.cfg.tlsRows(r.cfg.sweepRows(r.cfg.scenarioRows(r.expandShards(rows))))
 	}
 	return nil
 }

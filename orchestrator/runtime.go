@@ -23,6 +23,10 @@ type driver interface {
 	// inside its container for Docker, on the host for processes.
 	// args are the planning flags (--dbsize, --memory, …).
 	preflightAt(ctx context.Context, srv serverHandle, dataDir string, args []string) ([]byte, error)
+	// give makes files (the run's TLS certificates and keys) readable by
+	// every server and client it starts from now on: copied into each
+	// container at containerTLSDir; a process reads them where they are.
+	give(files map[string][]byte)
 	close(ctx context.Context) error
 }
 
@@ -37,6 +41,8 @@ type serverSpec struct {
 	// Docker. Both zero: tierbench's own binary or image.
 	Program []string
 	Image   imageRun
+	// Access is how the run's probes reach it: TLS, the password.
+	Access access
 }
 
 type clientSpec struct {

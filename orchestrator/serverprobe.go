@@ -40,10 +40,11 @@ type localProbe struct {
 	addr string
 	pid  int
 	proc procRoot
+	acc  access // TLS and the password
 }
 
 func (p localProbe) do(ctx context.Context, args ...string) (any, error) {
-	c, err := dialRESP(ctx, p.addr)
+	c, err := p.acc.dial(ctx, p.addr)
 	if err != nil {
 		return nil, err
 	}
@@ -52,18 +53,18 @@ func (p localProbe) do(ctx context.Context, args ...string) (any, error) {
 }
 
 func (p localProbe) prove(ctx context.Context) (results.OwnerProof, error) {
-	return p.proc.proveServer(ctx, p.addr, p.pid)
+	return p.proc.proveServer(ctx, p.acc, p.addr, p.pid)
 }
 
 func (p localProbe) witness(ctx context.Context) (ServerWitness, error) {
-	return readWitness(ctx, p.addr, "")
+	return readWitness(ctx, p.addr, p.acc)
 }
 
 func (p localProbe) sample(ctx context.Context, cfg Config, keys []uint64) (results.SampleCheck, error) {
 	if keys == nil {
-		return runSample(ctx, p.addr, "", cfg)
+		return runSample(ctx, p.addr, p.acc, cfg)
 	}
-	c, err := dialRESP(ctx, p.addr)
+	c, err := p.acc.dial(ctx, p.addr)
 	if err != nil {
 		return results.SampleCheck{}, err
 	}
@@ -140,25 +141,10 @@ type ServerWitness struct {
 	Info  results.ServerInfo `json:"info"`
 }
 
-// dialAuth connects and, with a password, authenticates.
-func dialAuth(ctx context.Context, addr, auth string) (*respConn, error) {
-	c, err := dialRESP(ctx, addr)
-	if err != nil {
-		return nil, err
-	}
-	if auth != "" {
-		if _, err := c.do("AUTH", auth); err != nil {
-			c.Close()
-			return nil, err
-		}
-	}
-	return c, nil
-}
-
 // readWitness reads a server's witnesses over one connection.
-func readWitness(ctx context.Context, addr, auth string) (ServerWitness, error) {
+func readWitness(ctx context.Context, addr string, acc access) (ServerWitness, error) {
 	var w ServerWitness
-	c, err := dialAuth(ctx, addr, auth)
+	c, err := acc.dial(ctx, addr)
 	if err != nil {
 		return w, err
 	}
@@ -174,8 +160,8 @@ func readWitness(ctx context.Context, addr, auth string) (ServerWitness, error) 
 }
 
 // runSample runs the sampled GET check over a connection of its own.
-func runSample(ctx context.Context, addr, auth string, cfg Config) (results.SampleCheck, error) {
-	c, err := dialAuth(ctx, addr, auth)
+func runSample(ctx context.Context, addr string, acc access, cfg Config) (results.SampleCheck, error) {
+	c, err := acc.dial(ctx, addr)
 	if err != nil {
 		return results.SampleCheck{}, err
 	}

@@ -293,10 +293,14 @@ func (c Config) foreignServers() bool {
 // names: backend and pin, after the server's name when the run names
 // servers.
 func serverFileName(row results.Row) string {
-	if row.Server == "" {
-		return row.Backend + "-" + row.Pin
+	name := row.Backend + "-" + row.Pin
+	if row.Server != "" {
+		name = row.Server + "-" + name
 	}
-	return row.Server + "-" + row.Backend + "-" + row.Pin
+	if row.TLS {
+		name += "-tls"
+	}
+	return name
 }
 
 // rowTitle names a row's server set-up in progress lines.

@@ -243,6 +243,11 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 // if so it returns the masters, each with the pid of --server-pid's list
 // that owns its listening socket (found in /proc when not given).
 func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
+	if r.cfg.ServerTLS || r.cfg.serverPassword != "" {
+		// The cluster map is read over plain TCP without a password: a
+		// server at rediss:// or with a password is measured as one node.
+		return nil, nil
+	}
 	masters, err := bench.DiscoverCluster(ctx, r.cfg.ServerAddr, "")
 	var netErr *net.OpError
 	if errors.Is(err, bench.ErrNotCluster) || errors.As(err, &netErr) {
@@ -271,14 +276,14 @@ func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
 		found := false
 		if len(pids) == 0 {
 			// No pids given: the owner of each node's socket, from /proc.
-			proof, lastErr = r.local.proc.proveServer(ctx, m.Addr, 0)
+			proof, lastErr = r.local.proc.proveServer(ctx, access{}, m.Addr, 0)
 			found = lastErr == nil
 		}
 		for _, pid := range pids {
 			if used[pid] {
 				continue
 			}
-			if proof, lastErr = r.local.proc.proveServer(ctx, m.Addr, pid); lastErr == nil {
+			if proof, lastErr = r.local.proc.proveServer(ctx, access{}, m.Addr, pid); lastErr == nil {
 				found = true
 				break
 			}

@@ -54,6 +54,11 @@ type rowTarget struct {
 	// command is the server's command line as run ("" for one the run
 	// did not start).
 	command string
+	// clientArgs are the flags every client of it takes besides the
+	// address and the workload: TLS, a user and a password file; tls says
+	// it is reached over TLS.
+	clientArgs []string
+	tls        bool
 }
 
 // first is the node clients connect to.
@@ -99,13 +104,17 @@ func (o ownServers) start(ctx context.Context, row results.Row) (rowTarget, erro
 type externalTarget struct {
 	nodes   []*targetNode
 	cluster bool
+	// clientArgs are its clients' TLS, user and password-file flags; tls
+	// says it was reached at rediss://.
+	clientArgs []string
+	tls        bool
 }
 
 func (e *externalTarget) started() bool      { return false }
 func (e *externalTarget) dataDirs() []string { return nil }
 
 func (e *externalTarget) start(context.Context, results.Row) (rowTarget, error) {
-	return rowTarget{addr: e.nodes[0].Addr, nodes: e.nodes, cluster: e.cluster}, nil
+	return rowTarget{addr: e.nodes[0].Addr, nodes: e.nodes, cluster: e.cluster, clientArgs: e.clientArgs, tls: e.tls}, nil
 }
 
 // attachExternal proves the server at --server-addr before anything is
@@ -128,14 +137,19 @@ func (r *runner) attachExternal(ctx context.Context) (*externalTarget, error) {
 		}
 		return &externalTarget{nodes: nodes, cluster: true}, nil
 	}
-	proof, err := r.local.proc.proveServer(ctx, r.cfg.ServerAddr, r.cfg.ServerPID)
+	acc, args, dir, err := r.externalAccess()
+	if err != nil {
+		return nil, err
+	}
+	r.secretDir = dir
+	proof, err := r.local.proc.proveServer(ctx, acc, r.cfg.ServerAddr, r.cfg.ServerPID)
 	if err != nil {
 		return nil, err
 	}
 	r.cfg.ServerPID = proof.PID
-	r.printf("server: %s\n", proof.Sentence())
-	n := &targetNode{Addr: r.cfg.ServerAddr, proof: &proof, probe: localProbe{addr: r.cfg.ServerAddr, pid: proof.PID, proc: r.local.proc}}
-	return &externalTarget{nodes: []*targetNode{n}}, nil
+	r.printf("server: %s%s\n", proof.Sentence(), externalWords(r.cfg))
+	n := &targetNode{Addr: r.cfg.ServerAddr, proof: &proof, probe: localProbe{addr: r.cfg.ServerAddr, pid: proof.PID, proc: r.local.proc, acc: acc}}
+	return &externalTarget{nodes: []*targetNode{n}, clientArgs: args, tls: r.cfg.ServerTLS}, nil
 }
 
 // startServer starts a fresh server on a wiped data dir and proves it.
@@ -159,18 +173,19 @@ func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, e
 		Program: l.prog,
 		Image:   l.img,
 	}
-	spec.Args = append(spec.Args, r.authArgs()...)
+	spec.Args = append(append(spec.Args, r.authArgs()...), r.tlsServerArgs(row, port)...)
+	spec.Access = r.rowAccess(row)
 	if row.Pin == PinPinned {
 		spec.CPUs, spec.Mems = r.local.pinning.ServerCPUs, r.local.pinning.ServerMems
 	}
-	r.printf("%s %s: starting the server%s on a wiped %s\n", rowTitle(row), row.Label, r.host.where(), r.cfg.DataDir)
+	r.printf("%s %s: starting the server%s on a wiped %s, %s\n", rowTitle(row), row.Label, r.host.where(), r.cfg.DataDir, tlsWord(row.TLS))
 	srv, err := r.drv.startServer(ctx, spec)
 	if err != nil {
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
 	}
 	addr := net.JoinHostPort(r.bindAddr(), strconv.Itoa(port))
 	n := &targetNode{Addr: addr, srv: srv, dir: r.cfg.DataDir, probe: srv.probe(addr)}
-	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv, command: l.command}
+	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv, command: l.command, clientArgs: r.tlsClientArgs(row), tls: row.TLS}
 	if err := r.proveNode(ctx, row, n, spec.LogPath); err != nil {
 		srv.stop(context.Background())
 		return rowTarget{}, err

@@ -38,7 +38,7 @@ func externalArgs(base, name, addr string, extra ...string) []string {
 // (from a cleanup too, whose test context is already cancelled).
 func respDo(t *testing.T, addr string, args ...string) any {
 	t.Helper()
-	c, err := dialRESP(context.Background(), addr)
+	c, err := dialRESP(context.Background(), addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

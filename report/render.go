@@ -103,6 +103,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 	b.WriteString(plotsMarkdown(res.Plots, false))
 	b.WriteString(mixMarkdown(res))
 	b.WriteString(sweepMarkdown(res))
+	b.WriteString(tlsMarkdown(res))
 	b.WriteString(latencyMarkdown(res))
 	b.WriteString(sloMarkdown(res))
 	b.WriteString(plotsMarkdown(res.Plots, true))

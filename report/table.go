@@ -26,11 +26,18 @@ var excludedMark = map[string]string{
 }
 
 // Table writes the reference layout
-// `| backend | NUMA | t=8 | t=32 | t=48 | t=64 |` as Markdown, one line per
-// planned row, followed by a note for each kind of excluded cell; a run
-// that set servers side by side gets a server column first.
+// `| backend | NUMA | TLS | t=8 | t=32 | t=48 | t=64 |` as Markdown, one
+// line per planned row, followed by a note for each kind of excluded
+// cell; a run that set servers side by side gets a server column first.
+// The TLS column (on or off: whether the row's clients spoke TLS) is
+// there when a row had TLS on; a table without it is plain TCP in every
+// row, as every bundle from before TLS.
 func Table(plan results.Plan, cells []results.Cell) (string, error) {
 	header := []string{"backend", "NUMA"}
+	tlsCol := hasTLS(plan)
+	if tlsCol {
+		header = append(header, "TLS")
+	}
 	servers := hasServers(plan)
 	if servers {
 		header = append([]string{"server"}, header...)
@@ -53,6 +60,9 @@ func Table(plan results.Plan, cells []results.Cell) (string, error) {
 	seen := map[string]bool{}
 	for _, row := range plan.Rows {
 		line := []string{human.Title(row.Backend), row.Label}
+		if tlsCol {
+			line = append(line, onOff(row.TLS))
+		}
 		if servers {
 			line = append([]string{row.ServerName()}, line...)
 		}

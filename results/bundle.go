@@ -36,6 +36,10 @@ const (
 	// preflight.json and FileNetwork; FileHostsLatency under it the
 	// merged online phase of each row.
 	DirHosts         = "hosts"
+	// FileTLSCA is the certificate (PEM) of the CA a run with --tls made
+	// for its servers; its key, and the servers' and clients' keys, are
+	// never in the bundle.
+	FileTLSCA = "tls-ca.pem"
 	FileNetwork      = "network.json"
 	FileHostsLatency = "latency.jsonl"
 )
@@ -69,6 +73,10 @@ type Row struct {
 	// (run --memory 16m,128m,…), spelled as given; "" takes the run's
 	// one --memory, as every bundle from before sweeps.
 	Memory string `json:"memory,omitempty"`
+	// TLS says the row's clients and probes spoke TLS to its server (run
+	// --tls on or both, across hosts by default, --server-addr
+	// rediss://); false, as in every bundle from before TLS, is plain TCP.
+	TLS bool `json:"tls,omitempty"`
 }
 
 // OwnServer is the name of tierbench's own server, the one a row whose
@@ -99,6 +107,9 @@ func (r Row) ID() string {
 	}
 	if r.Memory != "" {
 		k += "/memory=" + r.Memory
+	}
+	if r.TLS {
+		k += "/tls"
 	}
 	return k
 }

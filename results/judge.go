@@ -1,6 +1,8 @@
 package results
 
 import (
+	"cmp"
+
 	"github.com/tierbench/tierbench/internal/cpulist"
 	"github.com/tierbench/tierbench/internal/diskstats"
 )
@@ -185,9 +187,12 @@ func cpuCount(list string) int {
 // SummarizeEvidence is the cell's evidence over the passes it counts.
 func SummarizeEvidence(recs []PassRecord) CellEvidence {
 	var ce CellEvidence
-	var rps, depth, srv, cli []float64
+	var rps, depth, srv, cli, perGet []float64
 	for _, r := range recs {
 		JudgeEvidence(&r)
+		if gets := cmp.Or(r.Gets, r.Ops); r.ServerCPUSeconds > 0 && gets > 0 {
+			perGet = append(perGet, r.ServerCPUSeconds*1e6/float64(gets))
+		}
 		if len(r.DiskDevices) > 0 {
 			rps = append(rps, r.DiskReadsPerSec)
 			depth = append(depth, r.DiskQueueDepth)
@@ -200,5 +205,6 @@ func SummarizeEvidence(recs []PassRecord) CellEvidence {
 	ce.DiskQueueDepth, _, _ = Median(depth)
 	ce.ServerCPUShare, _, _ = Median(srv)
 	ce.ClientCPUShare, _, _ = Median(cli)
+	ce.ServerCPUMicrosPerGet, _, _ = Median(perGet)
 	return ce
 }

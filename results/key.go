@@ -32,6 +32,8 @@ type RowKey struct {
 	Server string `json:"server,omitempty"`
 	// Memory is the --memory of a memory-tier sweep's row; "" otherwise.
 	Memory string `json:"memory,omitempty"`
+	// TLS is a row over TLS; false is plain TCP.
+	TLS bool `json:"tls,omitempty"`
 }
 
 // String is the key as one line, "localmemory/localmemory/none/b=256".
@@ -52,12 +54,15 @@ func (k RowKey) String() string {
 	if k.Memory != "" {
 		s += "/memory=" + k.Memory
 	}
+	if k.TLS {
+		s += "/tls"
+	}
 	return s
 }
 
 // RowKey is row's RowKey in the run plan describes.
 func (p Plan) RowKey(row Row) RowKey {
-	k := RowKey{Scenario: p.Workload.ScenarioName(), Backend: row.Backend, Pin: row.Pin, Batch: row.Batch, Memory: row.Memory}
+	k := RowKey{Scenario: p.Workload.ScenarioName(), Backend: row.Backend, Pin: row.Pin, Batch: row.Batch, Memory: row.Memory, TLS: row.TLS}
 	if row.Shards > 1 {
 		k.Shards = row.Shards
 	}

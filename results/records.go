@@ -47,6 +47,9 @@ type CellEvidence struct {
 	ClientCPUShare  float64 `json:"client_cpu_share,omitempty"`
 	// ServerCPUBound: at least one pass used ≥ 90 % of the server's CPUs.
 	ServerCPUBound bool `json:"server_cpu_bound,omitempty"`
+	// ServerCPUMicrosPerGet is the median of the passes' server CPU
+	// (utime + stime) per GET answered, in µs; 0 when it was not read.
+	ServerCPUMicrosPerGet float64 `json:"server_cpu_us_per_get,omitempty"`
 	// Ceiling is the IOPS the cell is divided by: the preflight sweep's
 	// best, or a re-measurement at the cell's depth when that is higher.
 	Ceiling float64 `json:"ceiling_iops,omitempty"`

@@ -112,6 +112,16 @@ type Workload struct {
 	// SLO.String spells it; absent when there was no search.
 	SLO string `json:"SLO,omitempty"`
 
+	// TLS is --tls (on, off, both; "" decided by where the server
+	// listens); ServerTLS and ServerUser say --server-addr was rediss://
+	// and as which user (its password is never recorded); CACert and
+	// Insecure are how its certificate was checked. Absent before TLS.
+	TLS        string `json:"TLS,omitempty"`
+	ServerTLS  bool   `json:"ServerTLS,omitempty"`
+	ServerUser string `json:"ServerUser,omitempty"`
+	CACert     string `json:"CACert,omitempty"`
+	Insecure   bool   `json:"Insecure,omitempty"`
+
 	// Given lists the flags set explicitly, by name without dashes.
 	Given []string `json:"Given"`
 }

@@ -24,6 +24,7 @@ func runHostProbe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&req.Addr, "addr", "", "send --resp to the RESP server at `host:port`")
 	resp := fs.String("resp", "", "with --addr: the `command` to send, words separated by spaces (PING, DBSIZE, INFO store)")
 	readAuthFile := passwordFlags(fs, &req.Auth, "with --addr: the server's `password`")
+	fs.StringVar(&req.TLSDir, "tls-dir", "", "with --addr: dial it over TLS with the run's files in this `directory` (ca.crt, client.crt, client.key)")
 	fs.BoolVar(&req.Prove, "prove", false, "with --addr and --pid: prove that pid owns the listening socket of --addr")
 	fs.BoolVar(&req.Witness, "witness", false, "with --addr: read DBSIZE, INFO store and INFO server")
 	sample := fs.String("sample", "", "with --addr: the sampled GET check of a load of `dbsize,keylength,valuelength`")

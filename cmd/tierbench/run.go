@@ -50,7 +50,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.ServerHost, "server-host", "", "the Docker engine of the server's host: unix:///path, tcp://host:2376 (TLS from DOCKER_CERT_PATH, DOCKER_TLS_VERIFY),\nssh://user@host (runs `docker system dial-stdio` there) or a Docker context name; NAME=ENDPOINT names the host (default: the local engine)")
 	fs.StringVar(&cfg.ClientHosts, "client-hosts", "", "comma-separated `endpoints` of the client hosts, as --server-host takes them: each cell's connections are split over them,\nall start at one time and measure one window (default: the server's host)")
 	fs.StringVar(&cfg.ServerBind, "server-bind", "", "`address` the server listens on across hosts (default: the server host's address on the route to the first\nother client host; beyond loopback a password made for the run is required)")
-	fs.StringVar(&cfg.ServerAddr, "server-addr", "", "HOST:PORT of a RESP server already running (Redis, Garnet, …): measure it instead of starting one")
+	fs.StringVar(&cfg.ServerAddr, "server-addr", "", "HOST:PORT of a RESP server already running (Redis, Garnet, …): measure it instead of starting one; redis://[user:password@]host:port\nwith a user and password, rediss://… over TLS (a managed service); the password is never printed or kept in the bundle, and reaches the clients in a 0600 file")
+	fs.StringVar(&cfg.TLS, "tls", "", "on, off or both: the servers the run starts listen on a TLS port alone, with a CA and certificates made for the run (the CA's certificate kept in the bundle,\nthe keys never), and every client and probe speaks TLS; both measures each row without and with TLS, side by side with the server's CPU per GET.\nDefault: on across hosts beyond loopback, where the run's password and every request would otherwise cross the network it measures in clear (--tls off refuses it); off on one machine")
+	fs.StringVar(&cfg.CACert, "cacert", "", "with --server-addr rediss://…: the CA certificate `file` (PEM) its certificate must be signed by (default: the system's roots)")
+	fs.BoolVar(&cfg.Insecure, "insecure", false, "with --server-addr rediss://…: do not verify its certificate (encrypted, but the server unauthenticated)")
 	fs.StringVar(&serverPIDs, "server-pid", "", "that server's pid on this host (a container's host pid), whose /proc/<pid>/io counts its device reads; it must own the listening socket of --server-addr (default: the socket's owner, found in /proc). For a cluster node, a comma-separated list: each master gets the pid that owns its listening socket")
 	fs.StringVar(&shards, "shards", "", "shard counts, comma-separated, one row each per backend × pin (e.g. 1,2): N tiered servers as one static cluster, slots split evenly, each with its own data dir (under --data, or one of a --data list) and CPU set (a NUMA node each when there are enough, else disjoint CPU slices); the client drives them with --cluster-bench; rows read \"N shards / …\"; process runtime; --scenario storage or localmemory")
 	fs.BoolVar(&cfg.SkipLoad, "skip-load", false, "with --server-addr: do not load; the server must hold at least --dbsize keys and pass the sampled GET check")
@@ -107,6 +110,8 @@ Examples:
   tierbench run --server garnet --runtime docker --server-image ghcr.io/microsoft/garnet
   tierbench run --scenario memory --server-cmd 'my-server --port {port} --dir {data}'
   tierbench run --server-host ssh://me@storage1 --client-hosts ssh://me@client1,ssh://me@client2 --data /mnt/nvme/tb
+  tierbench run --tls both --backends uring --pin none (each row without and with TLS: what TLS costs)
+  tierbench run --server-addr rediss://default:PASSWORD@my-cache.example.com:6380 --dbsize 100000 (a managed service)
 
 `+orchestrator.ExitCodesHelp+`
 Flags:

@@ -1,0 +1,453 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/pki"
+	"github.com/tierbench/tierbench/results"
+)
+
+// TLS in a run (--tls on|off|both, --server-addr rediss://…).
+//
+// TLS is a row dimension (results.Row.TLS), as the memory-tier sweep's
+// sizes are: --tls both runs every row twice, without TLS and then with
+// it, so each cell is measured both ways on the same dataset and the
+// report sets them side by side with the server's CPU per GET of each.
+//
+// For the servers the run starts, it makes an ephemeral CA (internal/pki)
+// and signs a server certificate (valid for loopback and the address the
+// server listens on) and a client certificate with it. The CA's
+// certificate is kept in the bundle (results.FileTLSCA); the keys are
+// never written there, nor given on a command line: the process runtime
+// reads them from 0600 files in a 0700 directory of the run's under
+// Config.StateDir, removed when the run ends; containers (this host's
+// engine and every host's across hosts) get them copied in through the
+// engine's API at containerTLSDir, as the run's password is
+// (dockerDriver.secrets). Every way the run reaches the server speaks TLS
+// on a TLS row: the server has a TLS port alone (--port 0), the bench
+// clients take --tls --cacert --cert --key, and the run's own probes
+// (PING, DBSIZE, INFO, the sampled GETs, the owner proof; here or through
+// hostprobe on the server's host) dial it with the same CA and
+// certificate.
+
+// TLS modes of Config.TLS.
+const (
+	TLSOn   = "on"
+	TLSOff  = "off"
+	TLSBoth = "both"
+)
+
+// containerTLSDir is where a container finds the run's TLS files.
+const containerTLSDir = "/tierbench-tls"
+
+// The TLS files' names, in containerTLSDir and in the run's state dir.
+const (
+	tlsCAFile         = "ca.crt"
+	tlsServerCertFile = "server.crt"
+	tlsServerKeyFile  = "server.key"
+	tlsClientCertFile = "client.crt"
+	tlsClientKeyFile  = "client.key"
+)
+
+// access is how the run's own probes reach a server: over TLS or plain
+// TCP, and the user and password they authenticate with.
+type access struct {
+	tls  *tls.Config // nil: plain TCP
+	user string
+	auth string
+}
+
+// dial connects to addr and, with a password, authenticates.
+func (a access) dial(ctx context.Context, addr string) (*respConn, error) {
+	c, err := dialRESP(ctx, addr, a.tls)
+	if err != nil {
+		return nil, err
+	}
+	if a.auth != "" {
+		args := []string{"AUTH", a.auth}
+		if a.user != "" {
+			args = []string{"AUTH", a.user, a.auth}
+		}
+		if _, err := c.do(args...); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// clientTLSConfig is the TLS configuration of a probe that trusts the CA
+// in caFile (the system's roots when ""), presents the certificate in
+// certFile and keyFile when given, and skips verification when insecure.
+func clientTLSConfig(caFile, certFile, keyFile string, insecure bool) (*tls.Config, error) {
+	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
+	if caFile != "" {
+		b, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("orchestrator: the TLS CA: %w", err)
+		}
+		conf.RootCAs = x509.NewCertPool()
+		if !conf.RootCAs.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("orchestrator: the TLS CA %s holds no PEM certificate", caFile)
+		}
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("orchestrator: the TLS client certificate: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
+	}
+	return conf, nil
+}
+
+// tlsDirAccess is the access of a probe given the directory of the run's
+// TLS files (hostprobe --tls-dir, in a container).
+func tlsDirAccess(dir, user, auth string) (access, error) {
+	a := access{user: user, auth: auth}
+	if dir == "" {
+		return a, nil
+	}
+	conf, err := clientTLSConfig(filepath.Join(dir, tlsCAFile), filepath.Join(dir, tlsClientCertFile), filepath.Join(dir, tlsClientKeyFile), false)
+	a.tls = conf
+	return a, err
+}
+
+// runTLS is the TLS material of the servers a run starts.
+type runTLS struct {
+	ca     *pki.CA
+	server *pki.KeyPair
+	client *pki.KeyPair
+	// conf is the probes' TLS configuration, from memory.
+	conf *tls.Config
+	// local is the 0700 directory of the files on this machine, removed
+	// by close; dir is where the server and the clients read them (local,
+	// or containerTLSDir in containers).
+	local, dir string
+}
+
+// newRunTLS makes the run's CA and the server certificate for
+// loopback and bind, and the client's; it writes the files into a 0700
+// directory of the run's under stateDir and the CA into the bundle.
+func newRunTLS(runID, stateDir, bundle, bind string) (*runTLS, error) {
+	ca, err := pki.NewCA("tierbench run " + runID)
+	if err != nil {
+		return nil, err
+	}
+	ips := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	if ip := net.ParseIP(bind); ip != nil && !ip.IsLoopback() {
+		ips = append(ips, ip)
+	}
+	t := &runTLS{ca: ca}
+	if t.server, err = ca.Issue(pki.Cert{Name: "tierbench server", DNSNames: []string{"localhost"}, IPs: ips}); err != nil {
+		return nil, err
+	}
+	if t.client, err = ca.Issue(pki.Cert{Name: "tierbench run " + runID, Client: true}); err != nil {
+		return nil, err
+	}
+	cert, err := t.client.TLSCertificate()
+	if err != nil {
+		return nil, err
+	}
+	t.conf = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ca.Pool(), Certificates: []tls.Certificate{cert}}
+	t.local = filepath.Join(stateDir, "tls-"+runID)
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("orchestrator: the run's TLS files: %w", err)
+	}
+	if err := os.Mkdir(t.local, 0o700); err != nil {
+		return nil, fmt.Errorf("orchestrator: the run's TLS files: %w", err)
+	}
+	t.dir = t.local
+	for name, b := range t.files() {
+		if err := os.WriteFile(filepath.Join(t.local, name), b, 0o600); err != nil {
+			t.close()
+			return nil, fmt.Errorf("orchestrator: the run's TLS files: %w", err)
+		}
+	}
+	if err := ca.WritePEM(filepath.Join(bundle, results.FileTLSCA)); err != nil {
+		t.close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// files are the TLS files by name: what the state dir holds and what is
+// copied into every container.
+func (t *runTLS) files() map[string][]byte {
+	return map[string][]byte{
+		tlsCAFile:         t.ca.CertPEM(),
+		tlsServerCertFile: t.server.CertPEM(),
+		tlsServerKeyFile:  t.server.KeyPEM(),
+		tlsClientCertFile: t.client.CertPEM(),
+		tlsClientKeyFile:  t.client.KeyPEM(),
+	}
+}
+
+// close removes the run's TLS files from this machine.
+func (t *runTLS) close() error {
+	if t == nil || t.local == "" {
+		return nil
+	}
+	return os.RemoveAll(t.local)
+}
+
+// serverArgs are a TLS row's server flags: a TLS port alone, clients
+// proving themselves with the run's client certificate.
+func (t *runTLS) serverArgs(port string) []string {
+	return []string{"--port", "0", "--tls-port", port,
+		"--tls-cert-file", tlsPath(t.dir, tlsServerCertFile), "--tls-key-file", tlsPath(t.dir, tlsServerKeyFile),
+		"--tls-ca-cert-file", tlsPath(t.dir, tlsCAFile)}
+}
+
+// clientArgs are a TLS row's bench flags.
+func (t *runTLS) clientArgs() []string {
+	return []string{"--tls", "--cacert", tlsPath(t.dir, tlsCAFile),
+		"--cert", tlsPath(t.dir, tlsClientCertFile), "--key", tlsPath(t.dir, tlsClientKeyFile)}
+}
+
+// tlsPath joins a directory that may be a container's with a file name.
+func tlsPath(dir, name string) string { return strings.TrimSuffix(dir, "/") + "/" + name }
+
+// validateTLS refuses TLS where the run cannot give it.
+func (c Config) validateTLS(bad func(string, ...any)) {
+	switch c.TLS {
+	case "", TLSOn, TLSOff, TLSBoth:
+	default:
+		bad("--tls %q: want on, off or both", c.TLS)
+		return
+	}
+	on := c.TLS == TLSOn || c.TLS == TLSBoth
+	if c.ServerAddr != "" {
+		if c.TLS == TLSBoth {
+			bad("--tls both with --server-addr: the server at --server-addr has the one port it was started with; measure each port in a run of its own (--server-addr rediss://… and redis://…) and compare the bundles")
+		}
+		if on && !c.ServerTLS {
+			bad("--tls on with --server-addr: give the server's TLS address as rediss://[user:password@]host:port")
+		}
+		return
+	}
+	if c.CACert != "" || c.Insecure {
+		bad("--cacert and --insecure apply to --server-addr rediss://…: the servers a run starts get a CA made for the run")
+	}
+	if !on {
+		return
+	}
+	switch {
+	case c.maxShards() > 1:
+		bad("--tls %s with --shards above 1 is not supported: the shards' cluster bus and redirects are plain TCP; use --shards 1", c.TLS)
+	case c.foreignServers():
+		bad("--tls %s measures tierbench's own server: the catalogue does not give other servers' TLS flags; run them with --tls off", c.TLS)
+	case c.Ladder && c.given("ladder"):
+		bad("--tls %s with --ladder is not supported: the ladder's top server is plain TCP; leave --ladder out", c.TLS)
+	}
+}
+
+// dropExtrasForTLS turns off the profile's ladder, not asked for, in a
+// run with TLS, and says so.
+func (c *Config) dropExtrasForTLS() {
+	if c.Ladder && !c.given("ladder") && (c.TLS == TLSOn || c.TLS == TLSBoth) && c.ServerAddr == "" {
+		c.Ladder = false
+		c.notes = append(c.notes, "ladder: off with --tls (its top server is plain TCP)")
+	}
+}
+
+// tlsRows makes TLS a row dimension: with --tls both every row twice,
+// without TLS and then with it; with --tls on every row with it.
+func (c Config) tlsRows(rows []results.Row) []results.Row {
+	switch {
+	case c.TLS == TLSBoth:
+		var out []results.Row
+		for _, row := range rows {
+			on := row
+			on.TLS = true
+			out = append(out, row, on)
+		}
+		return out
+	case c.TLS == TLSOn || c.ServerTLS:
+		out := slices.Clone(rows)
+		for i := range out {
+			out[i].TLS = true
+		}
+		return out
+	}
+	return rows
+}
+
+// parseServerAddr reads --server-addr: HOST:PORT, redis://[user[:password]@]HOST:PORT
+// or rediss://… (TLS). The password is taken out: it is kept in memory
+// only, and ServerAddr is left as HOST:PORT.
+func (c *Config) parseServerAddr() error {
+	if !strings.Contains(c.ServerAddr, "://") {
+		return nil
+	}
+	u, err := url.Parse(c.ServerAddr)
+	if err != nil {
+		return fmt.Errorf("%w: --server-addr: %v", ErrConfig, redactURLError(err))
+	}
+	switch u.Scheme {
+	case "redis":
+	case "rediss":
+		c.ServerTLS = true
+	default:
+		return fmt.Errorf("%w: --server-addr %s://…: want redis:// or rediss://", ErrConfig, u.Scheme)
+	}
+	if u.Port() == "" {
+		return fmt.Errorf("%w: --server-addr %s://%s: give the port", ErrConfig, u.Scheme, u.Host)
+	}
+	if u.User != nil {
+		c.ServerUser = u.User.Username()
+		if p, ok := u.User.Password(); ok {
+			c.serverPassword = p
+		} else {
+			c.serverPassword, c.ServerUser = c.ServerUser, "" // redis://password@host: the default user
+		}
+	}
+	c.ServerAddr = u.Host
+	return nil
+}
+
+// redactURLError drops the URL (and any password in it) from a parse error.
+func redactURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// externalAccess is how the run reaches the server at --server-addr, and
+// the bench flags that say the same; a password goes to the clients in a
+// 0600 file of the run's under Config.StateDir, returned to be removed.
+func (r *runner) externalAccess() (access, []string, string, error) {
+	a := access{user: r.cfg.ServerUser, auth: r.cfg.serverPassword}
+	var args []string
+	if r.cfg.ServerTLS {
+		host, _, _ := net.SplitHostPort(r.cfg.ServerAddr)
+		conf, err := clientTLSConfig(r.cfg.CACert, "", "", r.cfg.Insecure)
+		if err != nil {
+			return a, nil, "", err
+		}
+		conf.ServerName = host
+		a.tls = conf
+		args = append(args, "--tls")
+		if r.cfg.CACert != "" {
+			args = append(args, "--cacert", r.cfg.CACert)
+		}
+		if r.cfg.Insecure {
+			args = append(args, "--insecure")
+		}
+	}
+	if a.user != "" {
+		args = append(args, "--user", a.user)
+	}
+	if a.auth == "" {
+		return a, args, "", nil
+	}
+	dir := filepath.Join(r.cfg.StateDir, "auth-"+r.plan.RunID)
+	if err := os.MkdirAll(r.cfg.StateDir, 0o755); err != nil {
+		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
+	}
+	file := filepath.Join(dir, "password")
+	if err := os.WriteFile(file, []byte(a.auth+"\n"), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
+	}
+	return a, append(args, "--auth-file", file), dir, nil
+}
+
+// setupTLS makes the run's TLS material when a row of its own servers
+// has TLS on, once the driver and the server's address are known; the
+// auto default (--tls not given) turns TLS on across hosts beyond
+// loopback.
+func (r *runner) setupTLS() error {
+	if r.cfg.TLS == "" && r.plan.Hosts != nil && !isLoopback(r.plan.Hosts.Bind) && r.cfg.Resume == "" {
+		r.plan.Rows = Config{TLS: TLSOn}.tlsRows(r.plan.Rows)
+		r.printf("tls: on (across hosts beyond loopback; --tls off to refuse it)\n")
+	}
+	if r.cfg.TLS == TLSOff && r.plan.Hosts != nil && !isLoopback(r.plan.Hosts.Bind) {
+		r.printf("tls: WARNING: off across hosts (--tls off): every request and reply crosses the network in clear\n")
+	}
+	if !slices.ContainsFunc(r.plan.Rows, func(row results.Row) bool { return row.TLS }) || !r.targets.started() {
+		return nil
+	}
+	t, err := newRunTLS(r.plan.RunID, r.cfg.StateDir, r.out, r.bindAddr())
+	if err != nil {
+		return err
+	}
+	if r.plan.Runtime != RuntimeProcess {
+		t.dir = containerTLSDir
+	}
+	r.drv.give(t.files())
+	r.tls = t
+	r.printf("tls: a CA made for this run (its certificate in %s; the keys only in %s, removed at the end)\n", filepath.Join(r.out, results.FileTLSCA), t.local)
+	return nil
+}
+
+// rowAccess is how the run's probes reach a row's server it starts.
+func (r *runner) rowAccess(row results.Row) access {
+	a := access{auth: r.auth}
+	if row.TLS && r.tls != nil {
+		a.tls = r.tls.conf
+	}
+	return a
+}
+
+// tlsServerArgs are the TLS flags of a row's server it starts on port.
+func (r *runner) tlsServerArgs(row results.Row, port int) []string {
+	if !row.TLS || r.tls == nil {
+		return nil
+	}
+	return r.tls.serverArgs(fmt.Sprint(port))
+}
+
+// tlsClientArgs are the TLS flags of every client of a row's server the
+// run starts.
+func (r *runner) tlsClientArgs(row results.Row) []string {
+	if !row.TLS || r.tls == nil {
+		return nil
+	}
+	return r.tls.clientArgs()
+}
+
+// tlsWord is how a progress line names a row's TLS.
+func tlsWord(on bool) string {
+	if on {
+		return "TLS"
+	}
+	return "plain TCP"
+}
+
+// removeSecrets removes the run's TLS files and password file from this
+// machine.
+func (r *runner) removeSecrets() {
+	if err := r.tls.close(); err != nil {
+		r.printf("cleanup: %v\n", err)
+	}
+	if r.secretDir != "" {
+		os.RemoveAll(r.secretDir)
+	}
+}
+
+// externalWords says how the run reaches the server at --server-addr,
+// never its password.
+func externalWords(c Config) string {
+	s := ", " + tlsWord(c.ServerTLS)
+	if c.ServerUser != "" {
+		s += " as user " + c.ServerUser
+	}
+	if c.serverPassword != "" {
+		s += " with a password (not kept in the bundle)"
+	}
+	return s
+}
