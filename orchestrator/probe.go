@@ -21,10 +21,10 @@ import (
 // its addresses, its data dir — is answered there and not on the machine
 // the orchestrator runs on. Each field set asks one question.
 type ProbeRequest struct {
-	PID     int      // /proc/<pid>/io read_bytes and /proc/<pid>/status placement
-	Wipe    string   // empty this directory
-	Addr    string   // a RESP server to send Command to
-	Auth    string   // its password
+	PID  int    // /proc/<pid>/io read_bytes and /proc/<pid>/status placement
+	Wipe string // empty this directory
+	Addr string // a RESP server to send Command to
+	Auth string // its password
 	// TLSDir is the directory of the run's TLS files (CA, client
 	// certificate and key): with it the server at Addr is dialled over TLS.
 	TLSDir  string

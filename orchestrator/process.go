@@ -169,7 +169,7 @@ type processServer struct {
 	done chan struct{}
 	log  *os.File
 	pl   results.Placement
-	acc access // how the run's probes reach it
+	acc  access // how the run's probes reach it
 	// server is the process of the tree that listens (findServer): the
 	// command's own, or the real server behind a launcher; 0 until found.
 	server int

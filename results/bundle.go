@@ -35,11 +35,11 @@ const (
 	// DirHosts holds one directory per host of a run across hosts: its
 	// preflight.json and FileNetwork; FileHostsLatency under it the
 	// merged online phase of each row.
-	DirHosts         = "hosts"
+	DirHosts = "hosts"
 	// FileTLSCA is the certificate (PEM) of the CA a run with --tls made
 	// for its servers; its key, and the servers' and clients' keys, are
 	// never in the bundle.
-	FileTLSCA = "tls-ca.pem"
+	FileTLSCA        = "tls-ca.pem"
 	FileNetwork      = "network.json"
 	FileHostsLatency = "latency.jsonl"
 )
