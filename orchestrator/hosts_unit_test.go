@@ -111,6 +111,8 @@ func TestProbeArgs(t *testing.T) {
 		{ProbeRequest{PID: 1}, "hostprobe --pid 1"},
 		{ProbeRequest{Addr: "10.0.0.1:6379", Auth: "pw", Command: []string{"INFO", "store"}}, "hostprobe --addr 10.0.0.1:6379 --auth-file /tierbench-auth --resp INFO store"},
 		{ProbeRequest{Addr: "a:1", Prove: true, PID: 1}, "hostprobe --pid 1 --addr a:1 --prove"},
+		{ProbeRequest{Addr: "a:1", Auth: "pw", TLSDir: containerTLSDir, Witness: true}, "hostprobe --addr a:1 --auth-file /tierbench-auth --tls-dir /tierbench-tls --witness"},
+		{ProbeRequest{PID: 1, TLSDir: containerTLSDir}, "hostprobe --pid 1"},
 		{ProbeRequest{Addr: "a:1", Sample: &SampleRequest{DBSize: 10, KeyLength: 16, ValueLength: 96}}, "hostprobe --addr a:1 --sample 10,16,96"},
 		{ProbeRequest{RouteTo: "10.0.0.2", FreeOn: "0.0.0.0", Addrs: true}, "hostprobe --addrs --route-to 10.0.0.2 --free-port-on 0.0.0.0"},
 		{ProbeRequest{DataDisks: "/data", DiskStats: []string{"vda", "vdb"}, Auth: "never without --addr"}, "hostprobe --data-disks /data --diskstats vda,vdb"},

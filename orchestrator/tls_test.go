@@ -1,0 +1,86 @@
+package orchestrator
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+// TestTLSConfig: --tls is refused where the run cannot give it, with a
+// sentence that says why; --server-addr's URL forms leave HOST:PORT, a
+// user and TLS, and the password nowhere but in memory.
+func TestTLSConfig(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"a mode that is not one", Config{TLS: "yes"}, `--tls "yes": want on, off or both`},
+		{"both against one port", Config{TLS: TLSBoth, ServerAddr: "127.0.0.1:6379"}, "--tls both with --server-addr"},
+		{"on against a plain address", Config{TLS: TLSOn, ServerAddr: "127.0.0.1:6379"}, "give the server's TLS address as rediss://"},
+		{"a CA for the run's own", Config{CACert: "/ca.pem"}, "--cacert and --insecure apply to --server-addr rediss://"},
+		{"shards", Config{TLS: TLSOn, Shards: []int{2}, DBSize: 20_000_000}, "--tls on with --shards above 1 is not supported"},
+		{"a foreign server", Config{TLS: TLSBoth, Servers: []string{"redis"}, Scenario: results.ScenarioMemory}, "--tls both measures tierbench's own server"},
+		{"the ladder asked for", Config{TLS: TLSOn, Ladder: true, Given: []string{"ladder"}}, "--tls on with --ladder is not supported"},
+		{"another scheme", Config{ServerAddr: "http://127.0.0.1:6379"}, "want redis:// or rediss://"},
+		{"no port", Config{ServerAddr: "rediss://alice:s3cret@cache.example.com"}, "give the port"},
+	} {
+		_, err := tc.cfg.resolve(none)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: the error %q shows the password", tc.name, err)
+		}
+	}
+
+	for _, tc := range []struct {
+		addr, wantAddr, wantUser, wantPassword string
+		wantTLS                                bool
+	}{
+		{"127.0.0.1:6379", "127.0.0.1:6379", "", "", false},
+		{"rediss://alice:s3cret@127.0.0.1:6380", "127.0.0.1:6380", "alice", "s3cret", true},
+		{"redis://s3cret@127.0.0.1:6379", "127.0.0.1:6379", "", "s3cret", false},
+		{"rediss://127.0.0.1:6380", "127.0.0.1:6380", "", "", true},
+	} {
+		got, err := Config{ServerAddr: tc.addr, DBSize: 1000}.resolve(none)
+		if err != nil {
+			t.Errorf("--server-addr %s: %v", tc.addr, err)
+			continue
+		}
+		if got.ServerAddr != tc.wantAddr || got.ServerUser != tc.wantUser || got.serverPassword != tc.wantPassword || got.ServerTLS != tc.wantTLS {
+			t.Errorf("--server-addr %s: got %s, user %q, password %q, TLS %v; want %s, %q, %q, %v", tc.addr, got.ServerAddr, got.ServerUser, got.serverPassword, got.ServerTLS, tc.wantAddr, tc.wantUser, tc.wantPassword, tc.wantTLS)
+		}
+		if w := got.workload(); strings.Contains(w.ServerAddr+w.ServerUser, "s3cret") {
+			t.Errorf("--server-addr %s: the plan records the password: %+v", tc.addr, w)
+		}
+	}
+}
+
+// TestTLSRows: TLS is a row dimension: --tls both doubles every row,
+// plain first; on (or a rediss:// server) turns it on in every row; off
+// and the default on one machine leave the rows plain.
+func TestTLSRows(t *testing.T) {
+	rows := []results.Row{{Backend: "libaio", Pin: PinNone}, {Backend: "uring", Pin: PinNone}}
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{TLS: TLSBoth}, "libaio/none libaio/none/tls uring/none uring/none/tls"},
+		{Config{TLS: TLSOn}, "libaio/none/tls uring/none/tls"},
+		{Config{ServerTLS: true}, "libaio/none/tls uring/none/tls"},
+		{Config{TLS: TLSOff}, "libaio/none uring/none"},
+		{Config{}, "libaio/none uring/none"},
+	} {
+		var ids []string
+		for _, r := range tc.cfg.tlsRows(rows) {
+			ids = append(ids, r.ID())
+		}
+		if got := strings.Join(ids, " "); got != tc.want {
+			t.Errorf("--tls %q (rediss %v): got rows %s, want %s", tc.cfg.TLS, tc.cfg.ServerTLS, got, tc.want)
+		}
+	}
+}
