@@ -191,6 +191,21 @@
 // and their passes are never kept out as memory-served: the share of
 // GETs read from the device is what they measure.
 //
+// # TLS
+//
+// --tls on|off|both is a row dimension too (tls.go, results.Row.TLS):
+// both runs every row without and then with TLS, so report.md sets each
+// cell's ops/sec and the server's CPU per GET side by side. A TLS row's
+// server has a TLS port alone, with certificates a CA made for the run
+// signed (the CA's certificate in the bundle, results.FileTLSCA; the
+// keys in 0600 files of the run's state dir, or copied into containers
+// as the password is, removed at the end); its clients take --tls and
+// the run's probes dial it over TLS, here or through hostprobe
+// --tls-dir. Across hosts beyond loopback TLS is on unless --tls off.
+// --server-addr rediss://[user:password@]host:port measures a server
+// over TLS (--cacert, --insecure); its password stays in memory and in a
+// 0600 file its clients read.
+//
 // # Combinations
 //
 // Every combination of runtime, target, scenario and extra is either
@@ -216,6 +231,12 @@
 //	--server-cmd (storage)            TestRunServerCmdStorage                         as --server-image         refused
 //	a server without a tier           refused for storage and localmemory with the catalogue's sentence
 //	with --shards, --ladder or --server-addr: refused; the reference profile's ladder turns off and says so
+//
+//	--tls     process          docker                     across hosts
+//	on, both  TestRunTLSBoth   as process (containers     TestRunAcrossHosts (on by default beyond
+//	                           get the files copied in)   loopback; --tls off says it is in clear)
+//	with --shards above 1, --server other than tierbench or --ladder: refused; the reference profile's ladder turns off and says so
+//	--server-addr rediss://: TLS on its one row; --tls both refused (one port per server)
 //
 //	extra     process                          docker                          across hosts
 //	ladder    TestRunScenarioLocalMemory,      TestRunLadderAndLatencyDocker   refused with --server-host (its layers
