@@ -199,33 +199,43 @@ func envOr(name, def string) string {
 }
 
 // BenchmarkOfflineGETCell profiles one offline cell against a real
-// redis-server: 4 connections, pipeline 64, reporting allocations per op.
+// redis-server, over TCP and over TLS: 4 connections, pipeline 64.
+//
+//	go test -run XXX -bench OfflineGETCell/tls -benchtime 1x -cpuprofile tls.prof ./bench
 func BenchmarkOfflineGETCell(b *testing.B) {
-	r := testenv.MustRedisServer(b)
-	cfg := DefaultConfig()
-	cfg.Port = r.Port
-	cfg.DBSize = 100000
-	cfg.Batch = 64
-	cfg.Threads = []int{4}
-	cfg.Runtime = 0
-	var sink bytes.Buffer
-	if err := Run(b.Context(), cfg, &sink, &sink); err != nil {
-		b.Fatal(err)
+	r := testenv.MustTLSRedisServer(b, testenv.TLSServerCert)
+	for _, secure := range []bool{false, true} {
+		name := map[bool]string{false: "tcp", true: "tls"}[secure]
+		b.Run(name, func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.Port = r.Port
+			if secure {
+				cfg.Port, cfg.TLS = r.TLSPort, &TLSOptions{CACertFile: r.CAFile}
+			}
+			cfg.DBSize = 100000
+			cfg.Batch = 64
+			cfg.Threads = []int{4}
+			cfg.Runtime = 0
+			var sink bytes.Buffer
+			if err := Run(b.Context(), cfg, &sink, &sink); err != nil {
+				b.Fatal(err)
+			}
+			p, err := cfg.plan()
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Runtime = 2 * time.Second
+			b.ReportAllocs()
+			b.ResetTimer()
+			var ops int64
+			for b.Loop() {
+				c, err := runCell(b.Context(), p, 4)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ops += c.Ops
+			}
+			b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
+		})
 	}
-	p, err := cfg.plan()
-	if err != nil {
-		b.Fatal(err)
-	}
-	p.Runtime = 2 * time.Second
-	b.ReportAllocs()
-	b.ResetTimer()
-	var ops int64
-	for b.Loop() {
-		c, err := runCell(b.Context(), p, 4)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ops += c.Ops
-	}
-	b.ReportMetric(float64(ops)/b.Elapsed().Seconds(), "ops/s")
 }
