@@ -78,6 +78,10 @@ func TestRunAcrossHosts(t *testing.T) {
 	// line: read it from the server container's file, and keep every
 	// container's inspect document and every command line on this machine
 	// (the hosts' containers run on its kernel) to search for it.
+	// The veth between the hosts is captured on host b's side (its
+	// clients' traffic to the server on a): neither the password nor a
+	// key may cross it in clear.
+	capt := startCapture(t, b.NetNSPath())
 	ctx, stop := context.WithCancel(t.Context())
 	var mu sync.Mutex
 	var passwords, seen []string
@@ -89,6 +93,10 @@ func TestRunAcrossHosts(t *testing.T) {
 			var pw string
 			if err == nil && in.Config != nil && in.Config.Labels[labelRole] == "server" {
 				pw = readContainerFile(ctx, cli, id, containerPasswordFile)
+				capt.watch([]byte(strings.TrimSpace(pw)), []byte("PRIVATE KEY"))
+				for _, f := range []string{tlsServerKeyFile, tlsClientKeyFile} {
+					capt.watch(keySecrets(readContainerFile(ctx, cli, id, containerTLSDir+"/"+f))...)
+				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -133,6 +141,7 @@ func TestRunAcrossHosts(t *testing.T) {
 	}()
 	res := runBinary(t, bin, args...)
 	stop()
+	found, ports := capt.stop(t)
 	if res.code != 0 {
 		logs, _ := filepath.Glob(filepath.Join(out, results.DirLogs, "client-*"))
 		var tail []string
@@ -166,6 +175,18 @@ func TestRunAcrossHosts(t *testing.T) {
 	}
 	if plan.Hosts == nil || plan.Hosts.Bind != a.Addr || !plan.Hosts.Auth {
 		t.Fatalf("plan hosts: got %+v, want the server bound to %s with a password", plan.Hosts, a.Addr)
+	}
+	// TLS by default beyond loopback: the row says so, the CA is in the
+	// bundle, and the veth carried the clients' traffic but no secret.
+	if len(plan.Rows) != 1 || !plan.Rows[0].TLS || !strings.Contains(res.stderr, "tls: on (across hosts beyond loopback") {
+		t.Errorf("rows %+v: want the one row over TLS, said so:\n%s", plan.Rows, res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, results.FileTLSCA)); err != nil {
+		t.Errorf("the run's CA is not in the bundle: %v", err)
+	}
+	veth := ports[uint16(plan.Hosts.Port)]
+	if len(found) != 0 || veth < 1<<20 {
+		t.Errorf("capture on host b: got %d payload bytes of the server's port %d and these in clear: %q; want over 1 MiB and none", veth, plan.Hosts.Port, found)
 	}
 	for _, h := range []string{"a", "b"} {
 		for _, f := range []string{results.FilePreflight, results.FileFingerprint, results.FileNetwork} {
@@ -246,6 +267,9 @@ func TestRunAcrossHosts(t *testing.T) {
 			return nil
 		}
 		data, _ := os.ReadFile(path)
+		if strings.Contains(string(data), "PRIVATE KEY") {
+			t.Errorf("%s holds a private key", path)
+		}
 		for _, pw := range passwords {
 			if strings.Contains(string(data), pw) {
 				t.Errorf("%s holds the run's password", path)

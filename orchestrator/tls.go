@@ -163,6 +163,8 @@ func newRunTLS(runID, stateDir, bundle, bind string) (*runTLS, error) {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("orchestrator: the run's TLS files: %w", err)
 	}
+	// A run resumed after it was killed finds its own files still there.
+	os.RemoveAll(t.local)
 	if err := os.Mkdir(t.local, 0o700); err != nil {
 		return nil, fmt.Errorf("orchestrator: the run's TLS files: %w", err)
 	}
