@@ -278,7 +278,9 @@ func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 						t.Errorf("counts %+v: want verified hits", c)
 					}
 				}
-				if allocs != 0 {
+				if secure && raceEnabled {
+					t.Logf("%s: %v allocations, not checked under -race (crypto/tls's sync.Pool drops buffers there)", name, allocs)
+				} else if allocs != 0 {
 					t.Errorf("a %s of %d GETs on each of %d connections sent and its replies parsed allocated %v times, want 0", name, p.Batch, len(ts), allocs)
 				}
 			})
