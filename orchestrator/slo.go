@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/results"
@@ -183,7 +184,7 @@ func (r *runner) sloProbe(ctx context.Context, row results.Row, tgt rowTarget, s
 		titleCase(row.Backend), row.Label, probe, sloMaxProbes, slo.Title(), FormatOps(rate), 100*rec.Share, FormatOps(best.Median), best.Threads,
 		r.cfg.CellSeconds, results.LatencyWarmupSeconds)
 	rec, err := r.rateStep(ctx, row, tgt, rec, fmt.Sprintf("--slo probe %d at %.0f GET/s", probe, rate), fmt.Sprintf("slo-%d", probe),
-		fmt.Sprintf("%s-%s-slo-%s-%.0f.hlog", row.Backend, row.Pin, slo.Percentile, rate))
+		fmt.Sprintf("%s-slo-%s-%.0f.hlog", strings.ReplaceAll(row.ID(), "/", "-"), slo.Percentile, rate))
 	if err != nil {
 		return rec, err
 	}
