@@ -246,7 +246,8 @@
 //	                                                                           or against a cluster refused (the
 //	                                                                           reference profile's: off, said)
 //	slo       TestRunSLO,                      as latency (the same        as latency; with --shards above 1
-//	          TestSLOSlowedServerFindsLess     fixed-rate step)            or against a cluster refused
+//	          TestSLOSlowedServerFindsLess,    fixed-rate step)            or against a cluster refused
+//	          TestResumeContinuesSLOSearch
 //	resume    TestRunInterruptAndResume,       TestRunLadderAndLatencyDocker   TestRunAcrossHosts (a pass and the
 //	          TestResumeRunsMissingLatency                                     merged latency phase completed)
 //

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -333,4 +334,72 @@ func (r *runner) latencyRecords(t *testing.T) []results.LatencyRecord {
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// TestResumeContinuesSLOSearch stops a --slo run in its search (SIGINT
+// once latency.jsonl holds two probes): --resume measures no pass and no
+// kept probe again, keeps them as they were, and measures only the probes
+// the search still lacks, numbered on from them, so the whole search
+// replays from the bundle to its end.
+func TestResumeContinuesSLOSearch(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+	run := startBackground(t, bin, append(tinyArgs(t, data, out), "--runtime", "process", "--backends", "libaio", "--pin", "none", "--threads", "4", "--slo", "p99=5ms")...)
+	run.waitUntil(t, "two probes", 3*time.Minute, func() bool {
+		recs, _ := results.ReadLatency(out)
+		return len(recs) >= 2
+	})
+	run.interrupt(t)
+	kept, err := results.ReadLatency(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &plan); err != nil {
+		t.Fatal(err)
+	}
+	cells, _, err := results.ReadCells(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := plan.Rows[0]
+	best, ok := bestCell(plan, cells, row)
+	slo, _ := results.ParseSLO("p99=5ms")
+	if next, _ := sloReplay(kept, row, slo, best); !ok || next == 0 {
+		t.Fatalf("after SIGINT: %d probes and a best cell %v, next rate %.0f: want the search unfinished", len(kept), ok, next)
+	}
+
+	r := runBinary(t, bin, "run", "--resume", out, "--state-dir", filepath.Join(base, "state"))
+	if r.code != 0 {
+		t.Fatalf("resume exited %d:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "passes done already, its latency not in the bundle") || strings.Contains(r.stderr, "cell 1/") {
+		t.Errorf("resume: want the row's passes skipped and its search continued:\n%s", r.stderr)
+	}
+	for _, k := range kept {
+		if strings.Contains(r.stderr, fmt.Sprintf(", probe %d of", k.Probe)) {
+			t.Errorf("resume measured probe %d again:\n%s", k.Probe, r.stderr)
+		}
+	}
+	all, err := results.ReadLatency(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) <= len(kept) {
+		t.Fatalf("after resume: %d probes, want more than the %d kept", len(all), len(kept))
+	}
+	for i, l := range all {
+		if i < len(kept) && (l.OfferedOpsPerSec != kept[i].OfferedOpsPerSec || !l.Time.Equal(kept[i].Time)) {
+			t.Errorf("probe %d after resume: %.0f at %v, want it kept as measured: %.0f at %v", i+1, l.OfferedOpsPerSec, l.Time, kept[i].OfferedOpsPerSec, kept[i].Time)
+		}
+		if l.Probe != i+1 {
+			t.Errorf("line %d of latency.jsonl: probe %d, want %d", i+1, l.Probe, i+1)
+		}
+	}
+	if next, n := sloReplay(all, row, slo, best); next != 0 || n != len(all) {
+		t.Errorf("after resume: the search replays to %.0f after %d of %d probes, want it finished with every probe its own", next, n, len(all))
+	}
+	t.Logf("%d probes kept, %d measured by --resume: %s", len(kept), len(all)-len(kept), sloSentence(results.FindSLO(all, row, slo), slo))
+	assertNoProcesses(t, bin)
 }
