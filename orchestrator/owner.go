@@ -124,7 +124,7 @@ func (p procRoot) findOwner(addr *net.TCPAddr, proof results.OwnerProof) (result
 			return proof, nil
 		}
 	}
-	return proof, fmt.Errorf("%w: no process on this host is seen listening on %s%s: give --server-pid (for a container, its host pid)",
+	return proof, fmt.Errorf("%w: no process on this host is seen listening on %s%s: give --server-pid (for a container, its host pid); a server on another machine, such as a managed service, cannot have its device reads counted here: measure it with tierbench bench --uri",
 		ErrWrongProcess, proof.Addr, errSuffix(err))
 }
 

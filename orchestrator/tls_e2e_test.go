@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -94,5 +95,51 @@ func TestRunTLSBoth(t *testing.T) {
 	}
 	if !strings.Contains(string(report), "## What TLS costs") || !strings.Contains(string(report), "| Uring | no pin | 4 |") {
 		t.Errorf("report.md lacks the TLS cost of uring at t=4:\n%s", report)
+	}
+}
+
+// TestRunExternalRediss: --server-addr rediss://alice:PASSWORD@host:port
+// measures a real redis-server on its TLS port as the ACL user alice (the
+// default user has another password, so a client that did not log in as
+// alice is refused): the load, the checks and the cells pass, the row is
+// TLS on, and the password is in no output and no file of the bundle,
+// and its file is gone from the state dir.
+func TestRunExternalRediss(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	const password = "s3cret-alice-pw"
+	redis := testenv.MustTLSRedisServer(t, testenv.TLSServerCert, "--requirepass", "not-alice", "--user", "alice", "on", ">"+password, "~*", "+@all")
+	base := testenv.MustDiskDir(t)
+	out, state := filepath.Join(base, "out"), filepath.Join(base, "state")
+	r := runBinary(t, bin, "run", "--scenario", "memory", "--server-addr", "rediss://alice:"+password+"@"+redis.TLSAddr, "--cacert", redis.CAFile,
+		"--server-pid", strconv.Itoa(redis.Cmd.Process.Pid), "--dbsize", "20000", "--keylength", "16", "--valuelength", "96",
+		"--threads", "2", "--batch", "64", "--cell-seconds", "1", "--passes", "1", "--warmup-seconds", "1", "--no-fio",
+		"--data", filepath.Join(base, "data"), "--out", out, "--state-dir", state)
+	if r.code != 0 {
+		t.Fatalf("run exited %d:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "TLS as user alice with a password (not kept in the bundle)") || !strings.Contains(r.stdout, "| on  |") {
+		t.Errorf("the run does not say it reached the server over TLS as alice, or its table lacks TLS on:\n%s\n%s", r.stdout, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, password) {
+		t.Errorf("the password is in the run's output:\n%s\n%s", r.stdout, r.stderr)
+	}
+	var plan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Rows) != 1 || !plan.Rows[0].TLS || plan.Workload.ServerAddr != redis.TLSAddr || plan.Workload.ServerUser != "alice" {
+		t.Errorf("plan: rows %+v, server %q as %q; want one TLS row, %s as alice", plan.Rows, plan.Workload.ServerAddr, plan.Workload.ServerUser, redis.TLSAddr)
+	}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), password) {
+			t.Errorf("the bundle's %s holds the password", p)
+		}
+		return nil
+	})
+	if left, _ := filepath.Glob(filepath.Join(state, "auth-*")); len(left) != 0 {
+		t.Errorf("the password's file is left in the state dir: %v", left)
 	}
 }
