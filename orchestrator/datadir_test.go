@@ -244,6 +244,11 @@ func TestRemoveStaleProcessesKillsOnlyProvenChildren(t *testing.T) {
 		lines += fmt.Sprintf("%d %d\n", c.Process.Pid, startTime(c.Process.Pid))
 	}
 	os.WriteFile(filepath.Join(state, "old-run.pids"), []byte(lines), 0o600)
+	// The keys and password file of the run that died; the live run's stay.
+	for _, d := range append(secretDirs(state, "old-run"), secretDirs(state, "live-run")...) {
+		os.Mkdir(d, 0o700)
+		os.WriteFile(filepath.Join(d, "server.key"), []byte("key"), 0o600)
+	}
 
 	// A pid file its run still holds is not touched, whatever it lists.
 	live, err := newPidFile(state, "live-run")
@@ -274,5 +279,15 @@ func TestRemoveStaleProcessesKillsOnlyProvenChildren(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(state, "old-run.pids")); !os.IsNotExist(err) {
 		t.Errorf("the stale pid file is still there: %v", err)
+	}
+	for _, d := range secretDirs(state, "old-run") {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("the dead run's %s: got %v, want it removed", d, err)
+		}
+	}
+	for _, d := range secretDirs(state, "live-run") {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("the live run's %s: got %v, want it kept", d, err)
+		}
 	}
 }

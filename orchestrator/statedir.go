@@ -189,6 +189,11 @@ func removeStaleRun(path string) []string {
 		syscall.Kill(pid, syscall.SIGKILL)
 		did = append(did, fmt.Sprintf("killed process %d left by the run in %s", pid, filepath.Base(path)))
 	}
+	for _, dir := range secretDirs(filepath.Dir(path), runID) {
+		if _, err := os.Lstat(dir); err == nil && os.RemoveAll(dir) == nil {
+			did = append(did, fmt.Sprintf("removed %s, the TLS keys or password file of that run", dir))
+		}
+	}
 	if os.Remove(path) == nil {
 		did = append(did, fmt.Sprintf("removed pid file %s (its run, pid %d, is gone)", path, owner))
 	}

@@ -159,7 +159,7 @@ func newRunTLS(runID, stateDir, bundle, bind string) (*runTLS, error) {
 		return nil, err
 	}
 	t.conf = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ca.Pool(), Certificates: []tls.Certificate{cert}}
-	t.local = filepath.Join(stateDir, "tls-"+runID)
+	t.local = secretDirs(stateDir, runID)[0]
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return nil, fmt.Errorf("orchestrator: the run's TLS files: %w", err)
 	}
@@ -353,7 +353,7 @@ func (r *runner) externalAccess() (access, []string, string, error) {
 	if a.auth == "" {
 		return a, args, "", nil
 	}
-	dir := filepath.Join(r.cfg.StateDir, "auth-"+r.plan.RunID)
+	dir := secretDirs(r.cfg.StateDir, r.plan.RunID)[1]
 	if err := os.MkdirAll(r.cfg.StateDir, 0o755); err != nil {
 		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
 	}
@@ -428,6 +428,14 @@ func tlsWord(on bool) string {
 		return "TLS"
 	}
 	return "plain TCP"
+}
+
+// secretDirs are the directories of a run's secrets under the state dir:
+// its TLS files, and the password file of --server-addr's clients. A run
+// removes them when it ends; the next run removes those of a run killed
+// before it could (removeStaleRun).
+func secretDirs(stateDir, runID string) []string {
+	return []string{filepath.Join(stateDir, "tls-"+runID), filepath.Join(stateDir, "auth-"+runID)}
 }
 
 // removeSecrets removes the run's TLS files and password file from this
