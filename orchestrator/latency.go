@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -208,7 +209,15 @@ func (r *runner) latencyStep(ctx context.Context, row results.Row, tgt rowTarget
 	pct := int(math.Round(100 * share))
 	r.printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label, pct,
 		FormatOps(best.Median), best.Threads, FormatOps(rec.OfferedOpsPerSec), r.cfg.CellSeconds, results.LatencyWarmupSeconds)
-	return r.rateStep(ctx, row, tgt, rec, fmt.Sprintf("at %d %%", pct), fmt.Sprintf("latency-%d", pct), fmt.Sprintf("%s-%s-%d.hlog", row.Backend, row.Pin, pct))
+	return r.rateStep(ctx, row, tgt, rec, fmt.Sprintf("at %d %%", pct), fmt.Sprintf("latency-%d", pct), hlogName(row, strconv.Itoa(pct)))
+}
+
+// hlogName is a row's file under latency/ for one step: named by the whole
+// row id, so rows that differ only in server, -b, memory or TLS keep a log
+// each (named by backend and pin alone, a sweep's rows overwrote each
+// other's).
+func hlogName(row results.Row, step string) string {
+	return strings.ReplaceAll(row.ID(), "/", "-") + "-" + step + ".hlog"
 }
 
 // rateRecord is the record of a fixed-rate step of row at rate GET/s over

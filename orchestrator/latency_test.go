@@ -300,3 +300,35 @@ func TestLatencyTodo(t *testing.T) {
 	todo("across hosts, the phase recorded", row, false)
 	todo("across hosts, another row's phase", plan.Rows[1], true)
 }
+
+// TestHlogNamesAreTheRows: rows that differ in any dimension of their id
+// (a memory-tier sweep's rows share backend and pin) log their steps to
+// files of their own.
+func TestHlogNamesAreTheRows(t *testing.T) {
+	base := results.Row{Backend: "libaio", Pin: "none"}
+	rows := []results.Row{base}
+	for _, change := range []func(*results.Row){
+		func(r *results.Row) { r.Memory = "32m" },
+		func(r *results.Row) { r.Memory = "128m" },
+		func(r *results.Row) { r.Server = "redis" },
+		func(r *results.Row) { r.Batch = 64 },
+		func(r *results.Row) { r.Shards = 2 },
+		func(r *results.Row) { r.TLS = true },
+		func(r *results.Row) { r.Pin = "0" },
+	} {
+		r := base
+		change(&r)
+		rows = append(rows, r)
+	}
+	seen := map[string]string{}
+	for _, r := range rows {
+		name := hlogName(r, "10")
+		if strings.ContainsRune(name, '/') {
+			t.Errorf("row %s: got %q, want a file name without a directory", r.ID(), name)
+		}
+		if other, ok := seen[name]; ok {
+			t.Errorf("rows %s and %s: both log to %q, want a file each", other, r.ID(), name)
+		}
+		seen[name] = r.ID()
+	}
+}

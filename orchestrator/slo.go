@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/results"
@@ -184,7 +183,7 @@ func (r *runner) sloProbe(ctx context.Context, row results.Row, tgt rowTarget, s
 		titleCase(row.Backend), row.Label, probe, sloMaxProbes, slo.Title(), FormatOps(rate), 100*rec.Share, FormatOps(best.Median), best.Threads,
 		r.cfg.CellSeconds, results.LatencyWarmupSeconds)
 	rec, err := r.rateStep(ctx, row, tgt, rec, fmt.Sprintf("--slo probe %d at %.0f GET/s", probe, rate), fmt.Sprintf("slo-%d", probe),
-		fmt.Sprintf("%s-slo-%s-%.0f.hlog", strings.ReplaceAll(row.ID(), "/", "-"), slo.Percentile, rate))
+		hlogName(row, fmt.Sprintf("slo-%s-%.0f", slo.Percentile, rate)))
 	if err != nil {
 		return rec, err
 	}
