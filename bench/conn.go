@@ -55,6 +55,20 @@ func (d dialSpec) serverName(addr string) string {
 	return host
 }
 
+// refusedError is a connection refused, worded for people, that still
+// unwraps to the dialer's *net.OpError (the orchestrator tells "nothing
+// listening" from other failures by it).
+type refusedError struct {
+	addr string
+	err  error
+}
+
+func (e *refusedError) Error() string {
+	return "bench: connect to " + e.addr + ": connection refused (is the server running and listening there?)"
+}
+
+func (e *refusedError) Unwrap() error { return e.err }
+
 // dial connects to addr, speaks TLS when the spec says so, authenticates
 // when it has a password, and checks with a PING that the server will take
 // commands.
@@ -63,7 +77,7 @@ func dial(ctx context.Context, addr string, spec dialSpec) (*socket, error) {
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		if errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("bench: connect to %s: connection refused (is the server running and listening there?)", addr)
+			return nil, &refusedError{addr: addr, err: err}
 		}
 		return nil, fmt.Errorf("bench: connect to %s: %w", addr, err)
 	}

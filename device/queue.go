@@ -95,8 +95,14 @@ func submitOnQueues[Q kernelQueue](c *core, queues []Q, next *atomic.Uint32, req
 // ownQueue is the queue whose reaper is the calling goroutine, in the middle
 // of delivering completions. gettid is a cheap syscall with no scheduler
 // involvement; a match proves we are on that locked thread, which only its
-// reaper goroutine runs on while it delivers.
+// reaper goroutine runs on while it delivers. The caller is locked to its
+// thread for the comparison: unlocked, it could be moved to another thread
+// after gettid, and the reaper could start a batch on the thread it left,
+// so a stale id would match (and the caller's requests wait, deferred, for
+// a batch that has sent its own).
 func ownQueue[Q kernelQueue](queues []Q) (Q, bool) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	tid := int32(unix.Gettid())
 	for _, q := range queues {
 		if s := q.state(); s.reaperTid.Load() == tid && s.delivering {

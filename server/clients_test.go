@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -207,10 +208,10 @@ func TestGoRedis(t *testing.T) {
 
 // startBinary starts bin with args, its stderr kept, and stops it when the
 // test ends.
-func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	stderr := new(bytes.Buffer)
+	stderr := new(lockedBuffer)
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -218,6 +219,25 @@ func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, *bytes.Bu
 	}
 	t.Cleanup(func() { testenv.StopProcess(cmd) })
 	return cmd, stderr
+}
+
+// lockedBuffer is a process's stderr that a test may read while the
+// process still writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // TestBinary starts the built binary as a process: it logs its

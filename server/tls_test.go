@@ -353,6 +353,9 @@ func TestGetBatchAllocs(t *testing.T) {
 		{"tls", mustTLSDial(t, s.TLSAddr().String(), f.clientConfig(&f.client)), 1 << 20, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "tls" && raceEnabled {
+				t.Skip("under -race sync.Pool drops crypto/tls's record buffers at random; scripts/test.sh counts them in its run without -race")
+			}
 			const n = 64
 			value := strings.Repeat("x", 96)
 			var batch []byte
