@@ -112,16 +112,10 @@ func (c Config) sweepRows(rows []results.Row) []results.Row {
 		y, _ := size.Parse(b)
 		return cmp.Compare(x, y)
 	})
-	var out []results.Row
-	for _, row := range rows {
-		for _, m := range sizes {
-			r := row
-			r.Memory = m
-			r.Label = fmt.Sprintf("--memory %s, %s", m, row.Label)
-			out = append(out, r)
-		}
-	}
-	return out
+	return expandRows(rows, sizes, func(r *results.Row, m string) {
+		r.Memory = m
+		r.Label = fmt.Sprintf("--memory %s, %s", m, r.Label)
+	})
 }
 
 // rowMemory is the --memory of a row's server.

@@ -181,12 +181,21 @@ func (c Config) scenarioRows(rows []results.Row) []results.Row {
 	if c.given("batch") {
 		batches = []int{c.Batch}
 	}
-	var out []results.Row
+	return expandRows(rows, batches, func(r *results.Row, b int) {
+		r.Batch = b
+		r.Label = fmt.Sprintf("-b %d, %s", b, r.Label)
+	})
+}
+
+// expandRows makes a row dimension: every row once per value, in order,
+// each changed by set (a scenario's -b values, a sweep's memory sizes,
+// TLS off and on).
+func expandRows[V any](rows []results.Row, values []V, set func(*results.Row, V)) []results.Row {
+	out := make([]results.Row, 0, len(rows)*len(values))
 	for _, row := range rows {
-		for _, b := range batches {
+		for _, v := range values {
 			r := row
-			r.Batch = b
-			r.Label = fmt.Sprintf("-b %d, %s", b, row.Label)
+			set(&r, v)
 			out = append(out, r)
 		}
 	}

@@ -267,13 +267,7 @@ func (c *Config) dropExtrasForTLS() {
 func (c Config) tlsRows(rows []results.Row) []results.Row {
 	switch {
 	case c.TLS == TLSBoth:
-		var out []results.Row
-		for _, row := range rows {
-			on := row
-			on.TLS = true
-			out = append(out, row, on)
-		}
-		return out
+		return expandRows(rows, []bool{false, true}, func(r *results.Row, on bool) { r.TLS = on })
 	case c.TLS == TLSOn || c.ServerTLS:
 		out := slices.Clone(rows)
 		for i := range out {
