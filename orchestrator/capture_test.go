@@ -34,15 +34,26 @@ type capture struct {
 }
 
 // startCapture opens the socket in the namespace at nsPath (a thread of
-// its own enters it and is discarded after) and reads until stop.
+// its own enters it, then returns to ours) and reads until stop.
 func startCapture(t *testing.T, nsPath string) *capture {
 	t.Helper()
 	c := &capture{found: map[string]bool{}, tails: map[uint32][]byte{}, portSeen: map[uint16]int64{}, done: make(chan struct{})}
 	opened := make(chan error, 1)
 	go func() {
-		// The thread stays locked and so ends with this goroutine: it is
-		// never reused in the namespace it entered.
+		// The socket is opened on a thread of its own in the namespace,
+		// and the thread then goes back to this process's namespace before
+		// it is unlocked. It must not end with the goroutine instead: a
+		// thread that ends sends SIGKILL to every child it forked with
+		// Pdeathsig (the children of the tests' harness, such as the test
+		// hosts' dockerd, which a reused thread may have started; Go issue
+		// 27505). If it cannot go back it stays locked and ends.
 		runtime.LockOSThread()
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			opened <- err
+			return
+		}
+		defer home.Close()
 		ns, err := os.Open(nsPath)
 		if err != nil {
 			opened <- err
@@ -60,6 +71,9 @@ func startCapture(t *testing.T, nsPath string) *capture {
 			unix.SetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 64<<20)
 			// A read wakes up at least this often to see stop.
 			err = unix.SetsockoptTimeval(c.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 200_000})
+		}
+		if unix.Setns(int(home.Fd()), unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
 		}
 		opened <- err
 	}()

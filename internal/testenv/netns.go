@@ -45,7 +45,7 @@ type Host struct {
 
 	dataRoot, execRoot, pidFile, config string
 	cmd                                 *exec.Cmd
-	exited                              chan struct{} // closed when dockerd exits
+	exited                              <-chan struct{} // closed when dockerd exits
 }
 
 // NetNSPath is the namespace's file, for nsenter --net.
@@ -181,13 +181,12 @@ func startEngine(t testing.TB, h *Host, tcp bool) {
 	}
 	h.cmd.Stdout, h.cmd.Stderr = logf, logf
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := h.cmd.Start(); err != nil {
-		logf.Close()
+	exited, err := startHeld(h.cmd) // reaps it; teardown waits on the pid
+	logf.Close()
+	if err != nil {
 		t.Fatalf("testenv: host %s: start dockerd: %v", h.Name, err)
 	}
-	logf.Close()
-	h.exited = make(chan struct{})
-	go func() { h.cmd.Wait(); close(h.exited) }() // reaps it; teardown waits on the pid
+	h.exited = exited
 }
 
 func waitEngine(t testing.TB, h *Host) {

@@ -76,8 +76,8 @@ type Redis struct {
 	Port int
 	Cmd  *exec.Cmd
 
-	exited chan struct{} // closed once Cmd has been reaped
-	out    bytes.Buffer  // what redis-server printed; read only after exited
+	exited <-chan struct{} // closed once Cmd has been reaped
+	out    bytes.Buffer    // what redis-server printed; read only after exited
 }
 
 // MustRedisServer starts a redis-server with no persistence on a free
@@ -110,16 +110,17 @@ func startRedis(t testing.TB, pick func(testing.TB) int, password string, args f
 	var why []string
 	for range 5 {
 		port := pick(t)
-		r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port, exited: make(chan struct{})}
+		r := &Redis{Addr: fmt.Sprintf("127.0.0.1:%d", port), Port: port}
 		r.Cmd = exec.Command(bin, args(port)...)
 		r.Cmd.Stdout, r.Cmd.Stderr = &r.out, &r.out
 		r.Cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		if err := r.Cmd.Start(); err != nil {
+		exited, err := startHeld(r.Cmd)
+		if err != nil {
 			t.Fatalf("testenv: start redis-server: %v", err)
 		}
-		go func() { r.Cmd.Wait(); close(r.exited) }()
+		r.exited = exited
 		t.Cleanup(r.stop)
-		err := r.waitOwn(password, 10*time.Second)
+		err = r.waitOwn(password, 10*time.Second)
 		if err == nil {
 			return r
 		}
