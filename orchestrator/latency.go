@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,7 +35,13 @@ import (
 // fixed-rate steps and the merged phase across hosts both take their flags
 // from here, so their latencies are measured alike.
 func onlineGET(inFlight int, rate float64) []string {
-	args := []string{"--online", "--op-workload", "GET", "--op-percent", "100", "--itp", strconv.Itoa(inFlight),
+	return onlineOps("GET", inFlight, rate)
+}
+
+// onlineOps is onlineGET with every op an op instead: the calibration
+// step's PING.
+func onlineOps(op string, inFlight int, rate float64) []string {
+	args := []string{"--online", "--op-workload", op, "--op-percent", "100", "--itp", strconv.Itoa(inFlight),
 		"--warmup-seconds", strconv.Itoa(results.LatencyWarmupSeconds)}
 	if rate > 0 {
 		args = append(args, "--rate", strconv.FormatFloat(rate, 'f', 0, 64))
@@ -142,6 +149,11 @@ func (r *runner) latencySteps(ctx context.Context, row results.Row, tgt rowTarge
 	if err != nil {
 		return err
 	}
+	if _, ok := results.FloorOf(done, row); !ok && len(missingShares(done, row)) > 0 {
+		if err := r.floorStep(ctx, row, tgt, best); err != nil {
+			return err
+		}
+	}
 	for _, share := range missingShares(done, row) {
 		rec, err := r.latencyStep(ctx, row, tgt, best, share)
 		if err != nil {
@@ -154,6 +166,40 @@ func (r *runner) latencySteps(ctx context.Context, row results.Row, tgt rowTarge
 		}
 	}
 	return nil
+}
+
+// floorCommand is what the calibration step sends, and floorSeconds its
+// recorded seconds at most: PING is answered by every RESP server without
+// touching data, so its latency is the network's, the client's and the
+// server's event loop's — the floor under every GET step of the row.
+const (
+	floorCommand = "PING"
+	floorSeconds = 3
+)
+
+// floorStep measures the row's floor before its GET steps: PING at the
+// lowest step's rate over the same connections and depth, appended to
+// latency.jsonl with Floor set.
+func (r *runner) floorStep(ctx context.Context, row results.Row, tgt rowTarget, best results.Cell) error {
+	rec := r.rateRecord(row, best, math.Round(latencyShares[0]*best.Median))
+	rec.Share, rec.Floor = 0, floorCommand
+	r.printf("latency: %s %s floor: %s at %s/s for %d s after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label,
+		floorCommand, FormatOps(rec.OfferedOpsPerSec), r.stepSeconds(rec), results.LatencyWarmupSeconds)
+	rec, err := r.rateStep(ctx, row, tgt, rec, "floor", "latency-floor", hlogName(row, "floor"))
+	if err != nil {
+		return err
+	}
+	r.printf("  floor p50 %s p99 %s p99.9 %s%s\n", plots.FormatMicros(rec.P50Micros), plots.FormatMicros(rec.P99Micros), plots.FormatMicros(rec.P999Micros), shortNote(rec))
+	return appendLatency(r.out, rec)
+}
+
+// stepSeconds is how long a fixed-rate step records: a cell's seconds, at
+// most floorSeconds for the calibration.
+func (r *runner) stepSeconds(rec results.LatencyRecord) int {
+	if rec.Floor != "" {
+		return min(r.cfg.CellSeconds, floorSeconds)
+	}
+	return r.cfg.CellSeconds
 }
 
 // missingShares are the shares of latencyShares whose step recs lack for
@@ -231,11 +277,15 @@ func (r *runner) rateRecord(row results.Row, best results.Cell, rate float64) re
 // errors, name is the client's, hlog the file under latency/) and fills
 // in what the client measured.
 func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, rec results.LatencyRecord, what, name, hlog string) (results.LatencyRecord, error) {
-	limit := phaseLimit(results.LatencyWarmupSeconds + r.cfg.CellSeconds)
+	seconds, op := r.stepSeconds(rec), "GET"
+	if rec.Floor != "" {
+		op = rec.Floor
+	}
+	limit := phaseLimit(results.LatencyWarmupSeconds + seconds)
 	sctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	start := time.Now()
-	args := append([]string{"-s", "-t", strconv.Itoa(rec.Threads), "--runtime", strconv.Itoa(r.cfg.CellSeconds)}, onlineGET(rec.InFlight, rec.OfferedOpsPerSec)...)
+	args := append([]string{"-s", "-t", strconv.Itoa(rec.Threads), "--runtime", strconv.Itoa(seconds)}, onlineOps(op, rec.InFlight, rec.OfferedOpsPerSec)...)
 	stdout, _, err := r.drv.runClient(sctx, r.benchSpec(row, tgt, name, args))
 	end := time.Now()
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
@@ -288,8 +338,8 @@ func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec
 		w.OutputLogFormatVersion(),
 		w.OutputStartTime(start.UnixMilli()),
 		w.OutputBaseTime(start.UnixMilli()),
-		w.OutputComment(fmt.Sprintf("[tierbench %s %s: GET at %.0f ops/sec offered (%.0f %% of %.0f), %d connections; values in nanoseconds from each GET's intended send time]",
-			rec.Row.Backend, rec.Row.Label, rec.OfferedOpsPerSec, 100*rec.Share, rec.BestOpsPerSec, rec.Threads)),
+		w.OutputComment(fmt.Sprintf("[tierbench %s %s: %s at %.0f ops/sec offered (%.0f %% of %.0f), %d connections; values in nanoseconds from each op's intended send time]",
+			rec.Row.Backend, rec.Row.Label, cmp.Or(rec.Floor, "GET"), rec.OfferedOpsPerSec, 100*rec.OfferedOpsPerSec/rec.BestOpsPerSec, rec.BestOpsPerSec, rec.Threads)),
 		w.OutputLegend(),
 	)
 	w.SetBaseTime(start.UnixMilli())

@@ -332,3 +332,36 @@ func TestHlogNamesAreTheRows(t *testing.T) {
 		seen[name] = r.ID()
 	}
 }
+
+// TestFloorStep measures a row's floor against a real redis-server: PING
+// at the lowest step's rate, appended to latency.jsonl as the row's floor,
+// which latencySteps then does not run again and which no GET share
+// counts as done.
+func TestFloorStep(t *testing.T) {
+	redis := testenv.MustRedisServer(t)
+	r, tgt, row := latencyRunner(t, 1)
+	tgt.addr = redis.Addr
+	best := results.Cell{Row: row, Threads: 2, Median: 20000}
+	if err := r.floorStep(t.Context(), row, tgt, best); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := results.ReadLatency(r.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := results.FloorOf(recs, row)
+	if !ok || len(recs) != 1 {
+		t.Fatalf("latency.jsonl: got %+v, want the one floor record", recs)
+	}
+	if f.Floor != floorCommand || f.Share != 0 || f.OfferedOpsPerSec != latencyShares[0]*best.Median || f.Ops == 0 || f.Errors != 0 || f.Pacing == nil {
+		t.Errorf("floor: got %+v, want PING at %.0f/s answered without errors, with the client's pacing", f, latencyShares[0]*best.Median)
+	}
+	// Loopback and an idle redis-server: the floor is well under 50 ms
+	// even on a loaded machine, and above nothing.
+	if f.P50Micros <= 0 || f.P50Micros > 50e3 {
+		t.Errorf("floor p50 %s, want a loopback round trip", plots.FormatMicros(f.P50Micros))
+	}
+	if got := missingShares(recs, row); !slices.Equal(got, latencyShares) {
+		t.Errorf("with only the floor in latency.jsonl: missing shares %v, want all of %v", got, latencyShares)
+	}
+}

@@ -13,9 +13,13 @@ import (
 // on short steps (the charts are embedded with the others).
 func latencyMarkdown(res results.Results) string {
 	var steps []results.LatencyRecord
+	floors := false
 	for _, l := range res.Latency {
-		if l.SLO == "" { // --slo probes have their own section (slo.go)
+		// --slo probes have their own section (slo.go); a row's floor
+		// comes first, as it was measured.
+		if l.SLO == "" {
 			steps = append(steps, l)
+			floors = floors || l.Floor != ""
 		}
 	}
 	if len(steps) == 0 {
@@ -25,7 +29,10 @@ func latencyMarkdown(res results.Results) string {
 	c := res.Plan.Workload
 	fmt.Fprintf(&b, "## Latency under load\n\nAfter each row's passes, GETs at fixed offered rates of 10, 25, 50, 75 and 90 %% of the row's best median, each for %d s over that cell's connections with up to %d GETs in flight each (`bench --online --rate`), after %d s at the same rate that are not recorded, so the client's start-up stays out of the percentiles. Latency runs from each GET's intended send time, so a stall is charged to every GET it delayed. Each step's HdrHistogram is in %s/ as an HdrHistogram log.\n\n",
 		c.CellSeconds, c.Batch, results.LatencyWarmupSeconds, results.DirLatency)
-	b.WriteString("| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |\n|:--|:--|--:|--:|--:|--:|--:|--:|\n")
+	if floors {
+		b.WriteString("Before its GET steps, each row's floor: PING at the lowest step's rate over the same connections, which every server answers without touching data, so its latency is the network's, the client's and the server's event loop's. A step's p50 above the floor is what reading the value cost.\n\n")
+	}
+	b.WriteString("| backend | NUMA | offered | achieved | p50 | p50 above floor | p99 | p99.9 | max | sends late p99 |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	short, bound := false, false
 	for _, l := range steps {
 		ach := human.Ops(l.AchievedOpsPerSec)
@@ -37,9 +44,19 @@ func latencyMarkdown(res results.Results) string {
 			ach += " client-bound†"
 			bound = true
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s (%.0f %%) | %s | %s | %s | %s | %s |\n", rowName(l.Row), l.Row.Label,
-			human.Ops(l.OfferedOpsPerSec), 100*l.Share, ach, plots.FormatMicros(l.P50Micros), plots.FormatMicros(l.P99Micros),
-			plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros))
+		offered := fmt.Sprintf("%s (%.0f %%)", human.Ops(l.OfferedOpsPerSec), 100*l.Share)
+		above := "—"
+		if l.Floor != "" {
+			offered = fmt.Sprintf("floor: %s at %s", l.Floor, human.Ops(l.OfferedOpsPerSec))
+		} else if f, ok := results.FloorOf(res.Latency, l.Row); ok {
+			above = plots.FormatMicros(l.P50Micros - f.P50Micros)
+		}
+		late := "—" // bundles from before the client measured its pacing
+		if l.Pacing != nil {
+			late = plots.FormatMicros(l.Pacing.LatenessP99Micros)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rowName(l.Row), l.Row.Label, offered, ach,
+			plots.FormatMicros(l.P50Micros), above, plots.FormatMicros(l.P99Micros), plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros), late)
 	}
 	if short {
 		fmt.Fprintf(&b, "\nshort*: the step achieved less than %.0f %% of its offered rate: the client or the server could not keep up, and its latency is mostly time spent queued behind the intended send times.\n", 100*results.MinAchievedShare)

@@ -109,7 +109,7 @@ func latencyCharts(res results.Results) map[string]plots.Chart {
 		var steps []results.LatencyRecord
 		probes := false
 		for _, l := range res.Latency {
-			if l.Row == row && l.AchievedOpsPerSec > 0 { // a step that sent nothing has no latency to draw
+			if l.Row == row && l.Floor == "" && l.AchievedOpsPerSec > 0 { // a step that sent nothing has no latency to draw; the floor is PING
 				steps = append(steps, l)
 				probes = probes || l.SLO != ""
 			}

@@ -86,15 +86,22 @@ func bundleSVGs(t *testing.T, dir string) []string {
 }
 
 // TestLatencyReportClientBound: a step whose client sent late is marked
-// client-bound in the table and explained once below it.
+// client-bound in the table and explained once below it; each step shows
+// its lateness p99, and with the row's floor measured, the floor comes
+// first and each step shows its p50 above it.
 func TestLatencyReportClientBound(t *testing.T) {
 	steps := bundletest.LatencySteps(referencePlan())
 	steps[0].Pacing = &results.Pacing{LatenessP50Micros: 40, LatenessP99Micros: 900, Due: 1000, ClientBound: true}
 	steps[1].Pacing = &results.Pacing{LatenessP50Micros: 2, LatenessP99Micros: 5, Due: 1000}
-	got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps})
+	floor := steps[0]
+	floor.Floor, floor.Share, floor.P50Micros, floor.P99Micros, floor.Pacing = "PING", 0, 30, 80, &results.Pacing{LatenessP99Micros: 4, Due: 1000}
+	got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: append([]results.LatencyRecord{floor}, steps...)})
 	for _, want := range []string{
-		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K client-bound† |",
+		"| Libaio | srv node-0 / cli node-1 | floor: PING at 800 K | 800 K | 30 µs | — | 80 µs | 900 µs | 5 ms | 4 µs |",
+		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K client-bound† | 90 µs | 60 µs | 300 µs | 900 µs | 5 ms | 900 µs |",
+		"| Libaio | srv node-0 / cli node-1 | 2.00 M (25 %) | 2.00 M | 180 µs | 150 µs | 1.2 ms | 3.6 ms | 10 ms | 5 µs |",
 		"client-bound†: the client sent its GETs late",
+		"Before its GET steps, each row's floor: PING",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("latency section lacks %q:\n%s", want, got)
@@ -124,9 +131,10 @@ func TestLatencyReport(t *testing.T) {
 	}
 	for _, want := range []string{
 		"## Latency under load",
-		"| backend | NUMA | offered | achieved | p50 | p99 | p99.9 | max |",
-		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K | 90 µs | 300 µs | 900 µs | 5 ms |",
-		"| Libaio | srv node-0 / cli node-1 | 7.20 M (90 %) | 6.48 M short* | 450 µs | 7.5 ms | 22.5 ms | 25 ms |",
+		"| backend | NUMA | offered | achieved | p50 | p50 above floor | p99 | p99.9 | max | sends late p99 |",
+		// A bundle from before the floor and the client's pacing: dashes.
+		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K | 90 µs | — | 300 µs | 900 µs | 5 ms | — |",
+		"| Libaio | srv node-0 / cli node-1 | 7.20 M (90 %) | 6.48 M short* | 450 µs | — | 7.5 ms | 22.5 ms | 25 ms | — |",
 		"short*: the step achieved less than 95 % of its offered rate",
 		"](latency-libaio-pinned.svg)",
 	} {

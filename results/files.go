@@ -79,6 +79,26 @@ type LatencyRecord struct {
 	// search from 1; both empty for a fixed-rate step of --latency.
 	SLO   string `json:"slo,omitempty"`
 	Probe int    `json:"probe,omitempty"`
+	// Floor names the command of the row's calibration step ("PING"):
+	// run before its GET steps at the lowest step's rate, it measures the
+	// network and the server answering without touching data, the floor
+	// under every step's latency. Empty for a GET step and in bundles
+	// from before calibration.
+	Floor string `json:"floor,omitempty"`
+}
+
+// Step reports whether l is a fixed-rate GET step of --latency: neither a
+// --slo probe nor the row's calibration.
+func (l LatencyRecord) Step() bool { return l.SLO == "" && l.Floor == "" }
+
+// FloorOf is row's calibration step among recs, if it has one.
+func FloorOf(recs []LatencyRecord, row Row) (LatencyRecord, bool) {
+	for _, l := range recs {
+		if l.Row == row && l.Floor != "" {
+			return l, true
+		}
+	}
+	return LatencyRecord{}, false
 }
 
 // Pacing is how closely a fixed-rate client kept its schedule: how long
