@@ -429,6 +429,7 @@ func (c *conn) configValues() [][2]string {
 		{"databases", "1"},
 		{"dir", cfg.Store.LogDir},
 		{"io-threads", "1"},
+		{"latency-tracking", yesNo(!c.srv.stages.off.Load())},
 		{"max-pending-read-bytes", strconv.FormatInt(c.srv.live.pendingReadBytes.Load(), 10)},
 		{"maxclients", strconv.Itoa(cfg.MaxClients)},
 		{"maxmemory", "0"},
@@ -468,6 +469,9 @@ func cmdConfig(c *conn, args [][]byte) {
 	case "set":
 		c.configSet(args)
 	case "resetstat":
+		// Of the statistics, tierbench resets only what exists to be
+		// watched between runs: the GET stage histograms.
+		c.srv.stages.reset()
 		c.out = appendOK(c.out)
 	default:
 		c.errorReply("ERR unknown subcommand '" + string(truncate(args[1], 128)) + "'. Try CONFIG HELP.")

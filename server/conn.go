@@ -91,6 +91,9 @@ type conn struct {
 	// see lingerClose.
 	linger bool
 
+	// stages times the batch's GETs (stages.go).
+	stages connStages
+
 	// Counts for INFO, added to the server's atomics once per batch.
 	commands, hits, misses, deviceGets int64
 }
@@ -184,6 +187,7 @@ func (c *conn) serve() {
 		n, err := c.nc.Read(c.rbuf[c.w:])
 		c.w += n
 		if n > 0 {
+			c.stages.startBatch(c.srv, c.id)
 			c.srv.stats.readBytes.Add(int64(n))
 			c.process()
 			if !c.flush() || c.closing {
@@ -275,6 +279,7 @@ func (c *conn) process() {
 		} else {
 			lim = defaultLimits
 		}
+		c.stages.beginParse()
 		args, n, need, err := c.partial.next(c.rbuf[c.r:c.w], c.args, lim)
 		c.args = args[:0]
 		if err != nil {
@@ -292,6 +297,7 @@ func (c *conn) process() {
 		if len(args) == 0 {
 			continue
 		}
+		c.stages.parsed()
 		c.dispatch(args)
 		if !c.writeIfDue() {
 			return
@@ -323,6 +329,8 @@ func (c *conn) writeIfDue() bool {
 // returns false when the connection is broken.
 func (c *conn) flush() bool {
 	c.fillHoles()
+	ready := c.stages.replyReady()
+	defer c.stages.written(ready)
 	c.publish()
 	st := &c.srv.stats
 	if c.commands != 0 {
@@ -415,6 +423,7 @@ func appendStoreError(dst []byte, err error) []byte {
 func (c *conn) get(key []byte) {
 	token := uint64(len(c.holes))
 	v, st, err := c.sess.Read(key, c.val[:0], token)
+	c.stages.looked()
 	if errors.Is(err, store.ErrTooMany) && len(c.holes) > 0 {
 		// The session's pending-read table is full: complete the batch so
 		// far (its replies stay in place) and issue this read again.

@@ -162,6 +162,9 @@ func (c *conn) spillFilled(k, at int) {
 
 // complete receives device read results from CompletePending.
 func (c *conn) complete(token uint64, value []byte, st store.Status, err error) {
+	if c.completion != completeStatus {
+		c.stages.delivered(c.sess.LastRead())
+	}
 	switch c.completion {
 	case completeHoles:
 		if token >= uint64(len(c.holes)) {

@@ -14,7 +14,7 @@ import (
 
 // infoSections are INFO's sections in the order "INFO" with no argument
 // prints them.
-var infoSections = []string{"server", "clients", "memory", "stats", "replication", "cpu", "store", "keyspace"}
+var infoSections = []string{"server", "clients", "memory", "stats", "replication", "cpu", "store", "keyspace", "latencystats"}
 
 func cmdInfo(c *conn, args [][]byte) {
 	want := map[string]bool{}
@@ -135,6 +135,8 @@ func (s *Server) writeInfoSection(b *strings.Builder, section string) {
 		line("Store.Tiered", boolInt(s.cfg.Store.StorageTier))
 		line("Store.Keys", st.Keys)
 		line("Store.Collections", s.colls.n.Load())
+	case "latencystats":
+		s.writeLatencyStats(b)
 	case "keyspace":
 		b.WriteString("# Keyspace\r\n")
 		// avg_ttl stays 0: Redis estimates it from the keys its active

@@ -166,6 +166,13 @@ func (c *conn) configSet(args [][]byte) {
 				return
 			}
 			apply = append(apply, func() { live.pendingReadBytes.Store(n) })
+		case "latency-tracking":
+			on, ok := parseYesNo(value)
+			if !ok {
+				failed("argument must be 'yes' or 'no'")
+				return
+			}
+			apply = append(apply, func() { c.srv.stages.off.Store(!on) })
 		default:
 			if c.isConfigParam(name) {
 				failed("can't set immutable config")

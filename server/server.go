@@ -115,8 +115,9 @@ type Server struct {
 	closed bool
 	wg     sync.WaitGroup
 
-	stats serverStats
-	live  liveConfig // what CONFIG SET changes
+	stats  serverStats
+	stages stageStats // INFO latencystats (stages.go)
+	live   liveConfig // what CONFIG SET changes
 
 	// exclusive gates every connection's batches while an EXEC runs
 	// (see multi.go).

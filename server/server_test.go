@@ -390,8 +390,10 @@ func TestParseDispatchAllocs(t *testing.T) {
 	batch = append(batch, encodeArgs("PING")...)
 	run := func() {
 		c.r, c.w = 0, copy(c.rbuf, batch)
+		c.stages.startBatch(s, c.id) // timed, as serve times it
 		c.process()
 		c.fillHoles()
+		c.stages.written(c.stages.replyReady())
 		c.publish() // what flush adds per batch for CLIENT LIST
 		if c.r != c.w || c.closing {
 			t.Fatalf("batch not fully processed: r=%d w=%d closing=%v out=%q", c.r, c.w, c.closing, c.out)

@@ -232,8 +232,10 @@ func TestTieredGetAllocs(t *testing.T) {
 	wantValue := []byte(tieredValue(63 * 7))
 	run := func() {
 		c.r, c.w = 0, copy(c.rbuf, batch)
+		c.stages.startBatch(s, c.id) // timed, as serve times it
 		c.process()
 		c.fillHoles()
+		c.stages.written(c.stages.replyReady())
 		if c.r != c.w || c.closing || !bytes.Contains(c.out, wantValue) {
 			t.Fatalf("batch not answered: r=%d w=%d closing=%v", c.r, c.w, c.closing)
 		}

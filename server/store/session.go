@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/loghist"
 )
 
 // Status is the outcome of a Read.
@@ -50,9 +51,9 @@ const (
 )
 
 // pendingRead is one device read of a session. The session goroutine owns
-// every field except n, err and next, which the device's completion
-// goroutine writes (atomically) before pushing the slot on the session's
-// completion stack.
+// every field except n, err, next and completedAt, which the device's
+// completion goroutine writes (atomically) before pushing the slot on the
+// session's completion stack.
 type pendingRead struct {
 	token  uint64
 	key    []byte // a copy of the key; reused across reads
@@ -70,6 +71,12 @@ type pendingRead struct {
 	n    atomic.Int64
 	err  atomic.Pointer[error]
 	next atomic.Uint32 // next slot+1 on the completion stack
+
+	// times: when the last Submit of this read began and returned
+	// (session) and when its completion was taken (completedAt, the
+	// device's goroutine), in loghist.Now nanoseconds.
+	times       ReadTimes
+	completedAt atomic.Int64
 
 	// armed is bumped by the session after it last wrote the fields above
 	// and before it submits a check; the completion goroutine loads it
@@ -142,6 +149,9 @@ type Session struct {
 	old        []byte   // RMW: the current value
 	next       []byte   // RMW: the new value
 	closed     bool
+
+	// lastRead: the times of the read delivered last (see LastRead).
+	lastRead ReadTimes
 
 	// clockHeld: between HoldClock and ReleaseClock the session reads the
 	// clock once, into clockMillis (0 until then).
@@ -255,6 +265,19 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 	return nil, NotFound, nil
 }
 
+// ReadTimes are the moments of a device read's life, in loghist.Now
+// nanoseconds: its Submit began and returned, and the device's completion
+// goroutine took its completion. What follows Completed, until the
+// session's goroutine runs the delivery, is the wake-up hand-off.
+type ReadTimes struct {
+	SubmitBegin, SubmitEnd, Completed int64
+}
+
+// LastRead is the ReadTimes of the read CompletePending delivered last:
+// called from its delivery function, those of the result being delivered.
+// Zero before any device read.
+func (s *Session) LastRead() ReadTimes { return s.lastRead }
+
 // Pending is the number of reads issued and not yet delivered.
 func (s *Session) Pending() int { return s.outstanding }
 
@@ -317,7 +340,13 @@ func (s *Session) submit(fn func(uint64, []byte, Status, error)) int {
 		s.reqs = append(s.reqs, device.Request{Op: device.OpRead, Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i)})
 	}
 	s.st.pendingReads.Add(int64(len(s.reqs)))
+	begin := loghist.Now()
 	accepted, err := s.st.dev.Submit(s.reqs)
+	end := loghist.Now()
+	for _, i := range s.queued {
+		t := &s.slot(i).times
+		t.SubmitBegin, t.SubmitEnd = begin, end
+	}
 	failed := 0
 	if err != nil {
 		s.st.pendingReads.Add(-int64(len(s.reqs) - accepted))
@@ -340,6 +369,8 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	st.pendingReads.Add(-1)
 	st.completedReads.Add(1)
 	deliver := func(v []byte, status Status, err error) bool {
+		s.lastRead = pr.times
+		s.lastRead.Completed = pr.completedAt.Load()
 		fn(pr.token, v, status, err)
 		// The caller keeps what it was given until it sets the budget
 		// again (see SetReadBudget).

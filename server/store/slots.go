@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/loghist"
 )
 
 // A session's pending-read slots: taken for a device read, filled by the
@@ -84,6 +85,7 @@ func (s *Session) completed(i uint32, n int, err error) {
 		pr.err.Store(e)
 	}
 	pr.n.Store(int64(n))
+	pr.completedAt.Store(loghist.Now())
 	for {
 		top := stack.Load()
 		pr.next.Store(uint32(top))

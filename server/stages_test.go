@@ -1,0 +1,122 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// stageLine is one latency_percentiles_usec_get_<stage> line of INFO
+// latencystats.
+type stageLine struct {
+	calls         int64
+	p50, p99, max float64 // microseconds
+}
+
+// latencyStats parses INFO latencystats into its stages.
+func latencyStats(t *testing.T, c *client) map[string]stageLine {
+	t.Helper()
+	info := c.do("INFO", "latencystats")
+	stages := map[string]stageLine{}
+	for _, l := range strings.Split(info, "\r\n") {
+		name, fields, ok := strings.Cut(l, ":")
+		if !ok || !strings.HasPrefix(name, "latency_percentiles_usec_get_") {
+			continue
+		}
+		var sl stageLine
+		for _, f := range strings.Split(fields, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("INFO latencystats %s: %s: %v", name, f, err)
+			}
+			switch k {
+			case "calls":
+				sl.calls = int64(n)
+			case "p50":
+				sl.p50 = n
+			case "p99":
+				sl.p99 = n
+			case "max":
+				sl.max = n
+			}
+		}
+		stages[strings.TrimPrefix(name, "latency_percentiles_usec_get_")] = sl
+	}
+	for _, st := range stageNames {
+		if _, ok := stages[st]; !ok {
+			t.Fatalf("INFO latencystats has no %s stage: %q", st, info)
+		}
+	}
+	return stages
+}
+
+// TestGetStagesCounted: on a real tiered server, GETs of keys that live
+// only on the device are counted in the submit, complete and wake stages,
+// GETs from memory only in the others; CONFIG RESETSTAT empties the
+// histograms and latency-tracking no stops them.
+func TestGetStagesCounted(t *testing.T) {
+	for _, tc := range []struct {
+		backend string
+		sg      bool
+	}{{"uring", false}, {"libaio", true}} {
+		t.Run(fmt.Sprintf("%s/sg=%v", tc.backend, tc.sg), func(t *testing.T) {
+			s := startTiered(t, Config{ScatterGatherGet: tc.sg, Store: tieredStore(t, "native", tc.backend)})
+			c := dial(t, s)
+			loadTiered(t, s, c)
+			if got := c.do("CONFIG", "RESETSTAT"); got != "+OK\r\n" {
+				t.Fatalf("CONFIG RESETSTAT: %q", got)
+			}
+			if st := latencyStats(t, c); st["index"].calls != 0 || st["total"].calls != 0 {
+				t.Fatalf("after CONFIG RESETSTAT: %+v", st)
+			}
+			const cold, warm = 40, 10
+			before := s.Store().Stats().CompletedReads
+			for i := 0; i < cold; i++ { // the first half lives only on the device
+				if got := c.do("GET", tieredKey(i)); got != bulk(tieredValue(i)) {
+					t.Fatalf("GET %s: %q", tieredKey(i), got)
+				}
+			}
+			for i := tieredKeys - warm; i < tieredKeys; i++ {
+				if got := c.do("GET", tieredKey(i)); got != bulk(tieredValue(i)) {
+					t.Fatalf("GET %s: %q", tieredKey(i), got)
+				}
+			}
+			reads := s.Store().Stats().CompletedReads - before
+			if reads < cold {
+				t.Fatalf("%d device reads for %d cold GETs", reads, cold)
+			}
+			st := latencyStats(t, c)
+			t.Logf("stages (µs): %+v", st)
+			for _, name := range []string{"parse", "index", "reply", "total"} {
+				if st[name].calls != cold+warm {
+					t.Errorf("stage %s: %d calls, want %d (every GET)", name, st[name].calls, cold+warm)
+				}
+			}
+			for _, name := range []string{"submit", "complete", "wake"} {
+				// A record read whole at once takes one read; none of
+				// the warm GETs reads the device.
+				if got := st[name].calls; got < cold || got > reads {
+					t.Errorf("stage %s: %d calls, want %d to %d (the device reads)", name, got, cold, reads)
+				}
+			}
+			if st["complete"].p50 <= 0 || st["total"].p50 < st["complete"].p50 || st["total"].max < st["total"].p99 {
+				t.Errorf("implausible stage figures: %+v", st)
+			}
+			if got := c.do("CONFIG", "SET", "latency-tracking", "no"); got != "+OK\r\n" {
+				t.Fatalf("CONFIG SET latency-tracking no: %q", got)
+			}
+			if got := c.do("CONFIG", "GET", "latency-tracking"); got != array(bulk("latency-tracking"), bulk("no")) {
+				t.Fatalf("CONFIG GET latency-tracking: %q", got)
+			}
+			c.do("GET", tieredKey(cold))
+			if after := latencyStats(t, c); after["total"].calls != st["total"].calls || after["complete"].calls != st["complete"].calls {
+				t.Errorf("latency-tracking no, yet a GET was counted: %+v then %+v", st, after)
+			}
+			if got := c.do("CONFIG", "SET", "latency-tracking", "maybe"); !strings.HasPrefix(got, "-ERR") {
+				t.Errorf("CONFIG SET latency-tracking maybe: %q, want an error", got)
+			}
+		})
+	}
+}
