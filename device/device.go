@@ -23,7 +23,12 @@ const (
 // in between. Buffers from AlignedBuffer live outside the Go heap, so the
 // address handed to the kernel stays valid and never moves.
 type Request struct {
-	Op     Op
+	Op Op
+	// Fixed is what the device's RegisterBuffer returned for the buffer
+	// Buf lies in, or 0. With it the uring backend reads and writes with
+	// IORING_OP_READ_FIXED / WRITE_FIXED, whose pages the kernel pinned
+	// once at registration; the other backends ignore it.
+	Fixed  uint16
 	Offset uint64 // byte address; segment = Offset / SegmentBytes
 	Buf    []byte
 	// UserData is returned untouched with the completion; callers use it to

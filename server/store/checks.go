@@ -35,7 +35,7 @@ func (s *Session) pumpChecks() {
 		pr.err.Store(nil)
 		pr.settled.Store(false)
 		pr.armed.Add(1)
-		s.checkReqs = append(s.checkReqs, device.Request{Op: device.OpRead, Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i) | checkFlag})
+		s.checkReqs = append(s.checkReqs, device.Request{Op: device.OpRead, Fixed: s.fixedOf(i, pr), Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i) | checkFlag})
 	}
 	s.st.pendingReads.Add(int64(len(s.checkReqs)))
 	accepted, err := s.st.dev.Submit(s.checkReqs)

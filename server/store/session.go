@@ -88,8 +88,37 @@ type pendingRead struct {
 
 // slotChunk is a block of pending slots with one aligned buffer behind them.
 type slotChunk struct {
-	buf   []byte
+	buf []byte
+	// fixed is buf's registration with the device (Request.Fixed), 0 when
+	// it has none; it is released before buf is freed.
+	fixed uint16
 	slots [slotsPerChunk]pendingRead
+}
+
+// bufferRegistrar is a device that can pin a buffer with the kernel once
+// (the uring backend's registered buffers), so that reads into it skip
+// pinning its pages per request.
+type bufferRegistrar interface {
+	RegisterBuffer(buf []byte) uint16
+	UnregisterBuffer(fixed uint16)
+}
+
+// registerBuffer registers a session's slot buffer with the device if it
+// can, returning Request.Fixed for reads into it (0: none).
+func (st *Store) registerBuffer(buf []byte) uint16 {
+	if r, ok := st.dev.(bufferRegistrar); ok {
+		return r.RegisterBuffer(buf)
+	}
+	return 0
+}
+
+// fixedOf is Request.Fixed for slot i's read: its chunk's registration
+// when the window is the slot's own part of the chunk's buffer.
+func (s *Session) fixedOf(i uint32, pr *pendingRead) uint16 {
+	if pr.big != nil {
+		return 0
+	}
+	return s.chunks[i/slotsPerChunk].Load().fixed
 }
 
 // Session is one goroutine's handle on the store: it owns read buffers and
@@ -337,7 +366,7 @@ func (s *Session) submit(fn func(uint64, []byte, Status, error)) int {
 	for _, i := range s.queued {
 		pr := s.slot(i)
 		pr.err.Store(nil)
-		s.reqs = append(s.reqs, device.Request{Op: device.OpRead, Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i)})
+		s.reqs = append(s.reqs, device.Request{Op: device.OpRead, Fixed: s.fixedOf(i, pr), Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i)})
 	}
 	s.st.pendingReads.Add(int64(len(s.reqs)))
 	begin := loghist.Now()
@@ -491,6 +520,9 @@ func (s *Session) Close() {
 			if c.slots[j].big != nil {
 				device.FreeBuffer(c.slots[j].big)
 			}
+		}
+		if r, ok := s.st.dev.(bufferRegistrar); ok {
+			r.UnregisterBuffer(c.fixed)
 		}
 		device.FreeBuffer(c.buf)
 	}

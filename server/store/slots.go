@@ -33,7 +33,7 @@ func (s *Session) takeSlot() (uint32, error) {
 		if err != nil {
 			return 0, fmt.Errorf("store: allocate read buffers: %w", err)
 		}
-		c := &slotChunk{buf: buf}
+		c := &slotChunk{buf: buf, fixed: s.st.registerBuffer(buf)}
 		for i := range c.slots {
 			c.slots[i].own = buf[i*sb : (i+1)*sb : (i+1)*sb]
 		}
