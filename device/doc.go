@@ -34,7 +34,13 @@
 // 64))), each with a lock for its SQ side and a reaping goroutine, the
 // ring's doorbell registered with IORING_REGISTER_EVENTFD. Submitters take the first free ring
 // from a round-robin start, so concurrent submitters spread out instead of
-// queueing behind one lock. No SQPOLL.
+// queueing behind one lock. No SQPOLL. io_uring_enter is only made to
+// submit (min_complete 0, never waiting) and as a raw syscall, so a long
+// batch does not hand the caller's P to another thread (see enter). A
+// caller may register a buffer (RegisterBuffer: one sparse table, the same
+// index on every ring); a Request with Fixed set is then sent as
+// READ_FIXED / WRITE_FIXED, whose pages the kernel pinned once. A buffer is
+// unregistered before it is unmapped (uring_fixed.go).
 //
 // A reaper takes what has completed without waiting (io_getevents with a
 // zero timeout, or the CQ ring), and with nothing there waits on its

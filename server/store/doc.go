@@ -80,5 +80,7 @@
 // queued; CompletePending submits every queued read of the session to the
 // device in one batch and delivers the results as they complete. Each
 // session owns its aligned read buffers and pending slots, so neither a
-// memory hit nor a device round trip allocates.
+// memory hit nor a device round trip allocates. A session registers each
+// slot buffer with a device that can pin it once (uring's registered
+// buffers) and releases the registration before it frees the buffer.
 package store
