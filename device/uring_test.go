@@ -91,20 +91,7 @@ func TestUringVectoredFallback(t *testing.T) {
 		t.Fatalf("vectored write: got (n %d, %v)", r.n, r.err)
 	}
 	buf := mustBuffer(t, 8*1024)
-	reqs := make([]Request, 8)
-	for i := range reqs {
-		reqs[i] = Request{Op: OpRead, Offset: uint64(i*29+3) * 512, Buf: buf[i*1024 : i*1024+1024], UserData: uint64(i)}
-	}
-	if n, err := d.Submit(reqs); n != len(reqs) || err != nil {
-		t.Fatalf("Submit: got (%d, %v)", n, err)
-	}
-	for range reqs {
-		r := c.wait(t)
-		q := reqs[r.userData]
-		if r.err != nil || r.n != 1024 || firstMismatch(q.Buf, q.Offset) >= 0 {
-			t.Errorf("vectored read at %d: got (n %d, %v, mismatch at %d)", q.Offset, r.n, r.err, firstMismatch(q.Buf, q.Offset))
-		}
-	}
+	readEight(t, d, c, buf, 0, 29)
 	// The last sector of the segment, right at the end of the file.
 	if r := submitWait(t, d, c, Request{Op: OpRead, Offset: 256<<10 - 512, Buf: buf[:512]}); r.err != nil {
 		t.Errorf("last sector: %v", r.err)
@@ -139,20 +126,7 @@ func TestUringFixedBuffers(t *testing.T) {
 	if desc := u.Describe(); !strings.Contains(desc, "registered buffers (1 of 2 in use)") {
 		t.Errorf("Describe: got %q", desc)
 	}
-	reqs := make([]Request, 8)
-	for i := range reqs {
-		reqs[i] = Request{Op: OpRead, Fixed: fixed, Offset: uint64(i*37+5) * 512, Buf: buf[i*1024 : i*1024+1024], UserData: uint64(i)}
-	}
-	if n, err := d.Submit(reqs); n != len(reqs) || err != nil {
-		t.Fatalf("Submit: got (%d, %v)", n, err)
-	}
-	for range reqs {
-		r := c.wait(t)
-		q := reqs[r.userData]
-		if r.err != nil || r.n != 1024 || firstMismatch(q.Buf, q.Offset) >= 0 {
-			t.Errorf("fixed read at %d: got (n %d, %v, mismatch at %d)", q.Offset, r.n, r.err, firstMismatch(q.Buf, q.Offset))
-		}
-	}
+	readEight(t, d, c, buf, fixed, 37)
 	if r := submitWait(t, d, c, Request{Op: OpRead, Fixed: fixed, Offset: 0, Buf: other[:512]}); !errors.Is(r.err, unix.EFAULT) {
 		t.Errorf("fixed read into a buffer outside the registered one: got %v, want EFAULT", r.err)
 	}
@@ -169,5 +143,26 @@ func TestUringFixedBuffers(t *testing.T) {
 	}
 	if again := u.RegisterBuffer(buf); again == 0 {
 		t.Errorf("RegisterBuffer after a release: got 0")
+	}
+}
+
+// readEight reads eight KiB-long pieces of the stamped file, stride sectors
+// apart, into the eight KiB of buf in one Submit (with fixed as
+// Request.Fixed), and checks every byte.
+func readEight(t *testing.T, d Device, c *collector, buf []byte, fixed uint16, stride int) {
+	t.Helper()
+	reqs := make([]Request, 8)
+	for i := range reqs {
+		reqs[i] = Request{Op: OpRead, Fixed: fixed, Offset: uint64(i*stride+3) * 512, Buf: buf[i*1024 : i*1024+1024], UserData: uint64(i)}
+	}
+	if n, err := d.Submit(reqs); n != len(reqs) || err != nil {
+		t.Fatalf("Submit: got (%d, %v)", n, err)
+	}
+	for range reqs {
+		r := c.wait(t)
+		q := reqs[r.userData]
+		if r.err != nil || r.n != 1024 || firstMismatch(q.Buf, q.Offset) >= 0 {
+			t.Errorf("read at %d (fixed %d): got (n %d, %v, mismatch at %d)", q.Offset, fixed, r.n, r.err, firstMismatch(q.Buf, q.Offset))
+		}
 	}
 }

@@ -25,24 +25,14 @@ func TestRegisteredReadBuffers(t *testing.T) {
 	if c := sess.chunks[0].Load(); c == nil || c.fixed == 0 {
 		t.Fatalf("the session's first slot chunk is not registered (%s)", describe())
 	}
-	keys := make([][]byte, 64)
-	for i := range keys {
-		keys[i] = testKey(i * 50)
-	}
-	dst := make([]byte, 0, 256)
+	keys := spreadKeys(64, 50)
 	found := 0
 	fn := func(_ uint64, _ []byte, st Status, err error) {
 		if st == Found && err == nil {
 			found++
 		}
 	}
-	a := testing.AllocsPerRun(20, func() {
-		for i, k := range keys {
-			sess.Read(k, dst, uint64(i))
-		}
-		sess.CompletePending(true, fn)
-	})
-	if a != 0 {
+	if a := batchAllocs(sess, keys, 20, fn); a != 0 {
 		t.Errorf("device reads: %v allocations per batch of %d, want 0", a, len(keys))
 	}
 	if found < 20*len(keys) {

@@ -143,3 +143,24 @@ func readBackAll(t *testing.T, sess *Session, n int, want func(i int) []byte) {
 		}
 	}
 }
+
+// spreadKeys is the keys of records 0, stride, 2 × stride, … (n of them).
+func spreadKeys(n, stride int) [][]byte {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = testKey(i * stride)
+	}
+	return keys
+}
+
+// batchAllocs is the allocations per batch of one Read of each key followed
+// by a CompletePending that waits for them all, over runs batches.
+func batchAllocs(sess *Session, keys [][]byte, runs int, fn func(uint64, []byte, Status, error)) float64 {
+	dst := make([]byte, 0, 256)
+	return testing.AllocsPerRun(runs, func() {
+		for i, k := range keys {
+			sess.Read(k, dst, uint64(i))
+		}
+		sess.CompletePending(true, fn)
+	})
+}

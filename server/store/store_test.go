@@ -368,17 +368,8 @@ func TestAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(200, func() { sess.Read(hot, dst, 0) }); a != 0 {
 		t.Errorf("memory hit: %v allocations per Read, want 0", a)
 	}
-	keys := make([][]byte, 64)
-	for i := range keys {
-		keys[i] = testKey(i * 100)
-	}
-	a := testing.AllocsPerRun(50, func() {
-		for i, k := range keys {
-			sess.Read(k, dst, uint64(i))
-		}
-		sess.CompletePending(true, fn)
-	})
-	if a != 0 {
+	keys := spreadKeys(64, 100)
+	if a := batchAllocs(sess, keys, 50, fn); a != 0 {
 		t.Errorf("device reads: %v allocations per batch of %d Reads and CompletePending, want 0", a, len(keys))
 	}
 	if found < 50*len(keys) {
