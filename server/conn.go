@@ -270,6 +270,7 @@ func (c *conn) process() {
 	c.sess.HoldClock()
 	defer c.sess.ReleaseClock()
 	lim := defaultLimits
+	c.prefetchGets(c.rbuf[c.r:c.w])
 	for c.r < c.w && !c.closing {
 		if c.need > 0 && c.w-c.r < c.need {
 			return

@@ -40,8 +40,10 @@ type index struct {
 func newIndex(indexBytes int64) *index {
 	n := uint64(indexBytes / bucketBytes)
 	n = 1 << (63 - bits.LeadingZeros64(n)) // round down to a power of two
+	buckets := make([]uint64, n*8) // fresh from the OS: not yet touched
+	adviseHugePages(buckets)
 	return &index{
-		buckets:  make([]uint64, n*8),
+		buckets:  buckets,
 		mask:     n - 1,
 		overflow: make([]atomic.Pointer[overflowChunk], maxOverflowChunks),
 	}

@@ -1,0 +1,11 @@
+package store
+
+import "unsafe"
+
+// prefetch asks the processor to bring the cache line at p in, without
+// waiting for it (PREFETCHT0): the misses of lines prefetched one after
+// another overlap, where plain loads would each stall in turn. It never
+// faults, whatever p is.
+//
+//go:noescape
+func prefetch(p unsafe.Pointer)
