@@ -40,7 +40,7 @@ type index struct {
 func newIndex(indexBytes int64) *index {
 	n := uint64(indexBytes / bucketBytes)
 	n = 1 << (63 - bits.LeadingZeros64(n)) // round down to a power of two
-	buckets := make([]uint64, n*8) // fresh from the OS: not yet touched
+	buckets := make([]uint64, n*8)         // fresh from the OS: not yet touched
 	adviseHugePages(buckets)
 	return &index{
 		buckets:  buckets,
