@@ -191,6 +191,7 @@ func openUring(cfg Config) (*uringDevice, error) {
 	}
 	d.sqN, d.cqN = sq, cq
 	d.setupFixed()
+	d.setupFixedFiles()
 	if err := d.files.openExisting(); err != nil {
 		d.closeRings()
 		return nil, err
@@ -382,6 +383,7 @@ func (d *uringDevice) submitBatch(r *uringRing, reqs []Request, deferred bool, f
 		if q.Op == OpWrite {
 			sqe.opcode = uringOpWrite
 		}
+		d.fixedFile(sqe, q.Offset/d.cfg.SegmentBytes, fd)
 		if q.Fixed != 0 && !d.vectored {
 			// A registered buffer (RegisterBuffer): its pages are pinned
 			// already.

@@ -166,3 +166,39 @@ func readEight(t *testing.T, d Device, c *collector, buf []byte, fixed uint16, s
 		}
 	}
 }
+
+// TestUringFixedFiles checks that a segment's file becomes entry n of the
+// rings' file tables on its first request and that reads then go by that
+// entry: once the kernel's entry is cleared behind the device's back, a
+// read of the segment fails with EBADF, where a read by descriptor would
+// succeed.
+func TestUringFixedFiles(t *testing.T) {
+	c := newCollector(16)
+	d := openTest(t, Config{Backend: BackendUring, IOContexts: 2, SegmentBytes: 256 << 10, SectorSize: 512, OnComplete: c.onComplete})
+	u := d.(*uringDevice)
+	if u.fixed.filesRefused != nil {
+		t.Skipf("the kernel has no registered files: %v", u.fixed.filesRefused)
+	}
+	data := mustBuffer(t, 256<<10)
+	for seg := range uint64(2) {
+		stamp(data, seg<<18)
+		if r := submitWait(t, d, c, Request{Op: OpWrite, Offset: seg << 18, Buf: data}); r.err != nil {
+			t.Fatalf("write segment %d: %v", seg, r.err)
+		}
+	}
+	buf := mustBuffer(t, 8*1024)
+	readEight(t, d, c, buf, 0, 29)
+	if v := u.fixed.files[0].Load(); v <= 0 || !strings.Contains(u.Describe(), "registered files") {
+		t.Fatalf("segment 0: files entry %d, Describe %q; want it registered", v, u.Describe())
+	}
+	none := [1]int32{-1}
+	up := uringRsrcUpdate2{offset: 1, data: uint64(uintptr(unsafe.Pointer(&none[0]))), nr: 1}
+	for _, r := range u.rings {
+		if _, _, e := unix.Syscall6(unix.SYS_IO_URING_REGISTER, uintptr(r.fd), uringRegisterFilesUpdate2, uintptr(unsafe.Pointer(&up)), unsafe.Sizeof(up), 0, 0); e != 0 {
+			t.Fatalf("clear entry 1: %v", e)
+		}
+	}
+	if r := submitWait(t, d, c, Request{Op: OpRead, Offset: 1<<18 + 512, Buf: buf[:512]}); !errors.Is(r.err, unix.EBADF) {
+		t.Errorf("read of segment 1 after its entry was cleared: got %v, want EBADF", r.err)
+	}
+}
