@@ -107,9 +107,7 @@ func TestUringVectoredFallback(t *testing.T) {
 func TestUringFixedBuffers(t *testing.T) {
 	defer func(n int) { uringFixedTableEntries = n }(uringFixedTableEntries)
 	uringFixedTableEntries = 2
-	c := newCollector(16)
-	d := openTest(t, Config{Backend: BackendUring, IOContexts: 2, SegmentBytes: 256 << 10, SectorSize: 512, OnComplete: c.onComplete})
-	u := d.(*uringDevice)
+	d, u, c := openTwoRings(t)
 	if u.fixed.refused != nil {
 		t.Skipf("the kernel has no registered buffers: %v", u.fixed.refused)
 	}
@@ -173,9 +171,7 @@ func readEight(t *testing.T, d Device, c *collector, buf []byte, fixed uint16, s
 // read of the segment fails with EBADF, where a read by descriptor would
 // succeed.
 func TestUringFixedFiles(t *testing.T) {
-	c := newCollector(16)
-	d := openTest(t, Config{Backend: BackendUring, IOContexts: 2, SegmentBytes: 256 << 10, SectorSize: 512, OnComplete: c.onComplete})
-	u := d.(*uringDevice)
+	d, u, c := openTwoRings(t)
 	if u.fixed.filesRefused != nil {
 		t.Skipf("the kernel has no registered files: %v", u.fixed.filesRefused)
 	}
@@ -201,4 +197,11 @@ func TestUringFixedFiles(t *testing.T) {
 	if r := submitWait(t, d, c, Request{Op: OpRead, Offset: 1<<18 + 512, Buf: buf[:512]}); !errors.Is(r.err, unix.EBADF) {
 		t.Errorf("read of segment 1 after its entry was cleared: got %v, want EBADF", r.err)
 	}
+}
+
+// openTwoRings opens a uring device of two rings with 256 KiB segments.
+func openTwoRings(t *testing.T) (Device, *uringDevice, *collector) {
+	c := newCollector(16)
+	d := openTest(t, Config{Backend: BackendUring, IOContexts: 2, SegmentBytes: 256 << 10, SectorSize: 512, OnComplete: c.onComplete})
+	return d, d.(*uringDevice), c
 }
