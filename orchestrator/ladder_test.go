@@ -180,3 +180,27 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 		t.Errorf("containers left after resume: %d", len(left))
 	}
 }
+
+// TestLadderLatencyBesideFio renders latency steps beside fio's and marks
+// each against the targets: p50 within 150 µs of fio's, p99 within 2 ×
+// fio's + 1 ms.
+func TestLadderLatencyBesideFio(t *testing.T) {
+	row := results.Row{Backend: "uring", Pin: "none", Label: "no pin"}
+	steps := []results.LadderLatency{
+		{Row: row, Share: 0.1, OfferedOpsPerSec: 10000, Depth: 8, P50Micros: 180, P99Micros: 1200, FioP50Micros: 40, FioP99Micros: 150},
+		{Row: row, Share: 0.25, OfferedOpsPerSec: 25000, Depth: 8, P50Micros: 400, P99Micros: 1400, FioP50Micros: 45, FioP99Micros: 180},
+		{Row: row, Share: 0.5, OfferedOpsPerSec: 50000, Depth: 8, P50Micros: 100, Error: "fio: not installed"},
+	}
+	for i, want := range [][2]bool{{true, true}, {false, false}, {false, false}} {
+		if p50, p99 := steps[i].MeetsTargets(); p50 != want[0] || p99 != want[1] {
+			t.Errorf("step %d: within targets p50 %v p99 %v, want %v %v", i, p50, p99, want[0], want[1])
+		}
+	}
+	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps}})
+	for _, want := range []string{"Latency beside the disk", "| Uring no pin | 10 K (10 %) | 8 | 180 µs | 40 µs | 1.2 ms | 150 µs | p50 yes, p99 yes |",
+		"p50 no, p99 no |", "| fio: not installed |"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ladder text lacks %q:\n%s", want, text)
+		}
+	}
+}

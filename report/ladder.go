@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -47,6 +48,29 @@ func Ladders(ls []results.Ladder) string {
 			fmt.Fprintf(&b, "%s.\n", human.Title(l.Note))
 		}
 		b.WriteString("\n")
+		ladderLatency(&b, l.Latency)
 	}
 	return b.String()
+}
+
+// ladderLatency writes a backend's latency steps beside fio at the same
+// rate and depth, each marked against the targets.
+func ladderLatency(b *strings.Builder, steps []results.LadderLatency) {
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Latency beside the disk: each --latency step, and fio alone at its offered rate (--rate_iops) and depth (connections × in flight), 512 B random reads, total latency. Target: p50 ≤ fio's + %d µs, p99 ≤ %d × fio's + %s.\n\n",
+		results.LatencyP50AboveFioMicros, results.LatencyP99FioTimes, plots.FormatMicros(results.LatencyP99AboveFioMicros))
+	b.WriteString("| row | offered | depth | p50 | fio p50 | p99 | fio p99 | within target |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
+	for _, s := range steps {
+		fioP50, fioP99, verdict := "—", "—", s.Error
+		if s.Error == "" {
+			fioP50, fioP99 = plots.FormatMicros(s.FioP50Micros), plots.FormatMicros(s.FioP99Micros)
+			p50, p99 := s.MeetsTargets()
+			verdict = map[bool]string{true: "p50 yes", false: "p50 no"}[p50] + ", " + map[bool]string{true: "p99 yes", false: "p99 no"}[p99]
+		}
+		fmt.Fprintf(b, "| %s %s | %s (%.0f %%) | %d | %s | %s | %s | %s | %s |\n", human.Title(s.Row.Backend), s.Row.Label, human.Ops(s.OfferedOpsPerSec), 100*s.Share,
+			s.Depth, plots.FormatMicros(s.P50Micros), fioP50, plots.FormatMicros(s.P99Micros), fioP99, verdict)
+	}
+	b.WriteString("\n")
 }

@@ -200,6 +200,45 @@ type Ladder struct {
 	Layers  []LadderLayer `json:"layers"`
 	Gap     string        `json:"gap,omitempty"`
 	Note    string        `json:"note,omitempty"`
+	// Latency is, with --latency, each fixed-rate step of the backend's
+	// rows beside fio at the same rate and depth on the same disk.
+	Latency []LadderLatency `json:"latency,omitempty"`
+}
+
+// LadderLatency is one latency step beside the disk: the server's
+// latencies from latency.jsonl and fio's total latency (submission and
+// completion) at --rate_iops of the step's offered rate and an iodepth of
+// its most GETs in flight (connections × in flight per connection).
+type LadderLatency struct {
+	Row              Row     `json:"row"`
+	Share            float64 `json:"share"`
+	OfferedOpsPerSec float64 `json:"offered_ops_per_sec"`
+	Depth            int     `json:"depth"`
+	P50Micros        float64 `json:"p50_us"`
+	P99Micros        float64 `json:"p99_us"`
+	FioIOPS          float64 `json:"fio_iops,omitempty"`
+	FioP50Micros     float64 `json:"fio_p50_us,omitempty"`
+	FioP99Micros     float64 `json:"fio_p99_us,omitempty"`
+	Error            string  `json:"error,omitempty"`
+}
+
+// Latency targets of a step against the disk (issue 25): the server's p50
+// within LatencyP50AboveFioMicros of fio's at the same rate and depth, its
+// p99 within LatencyP99FioTimes × fio's plus LatencyP99AboveFioMicros.
+const (
+	LatencyP50AboveFioMicros = 150
+	LatencyP99FioTimes       = 2
+	LatencyP99AboveFioMicros = 1000
+)
+
+// MeetsTargets reports whether the step's p50 and p99 are within the
+// targets of fio's; false too when fio gave nothing.
+func (l LadderLatency) MeetsTargets() (p50, p99 bool) {
+	if l.FioP50Micros <= 0 || l.Error != "" {
+		return false, false
+	}
+	return l.P50Micros <= l.FioP50Micros+LatencyP50AboveFioMicros,
+		l.P99Micros <= LatencyP99FioTimes*l.FioP99Micros+LatencyP99AboveFioMicros
 }
 
 // ScenarioIndex is scenarios.json, the top of a --scenario all bundle:

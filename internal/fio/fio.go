@@ -35,6 +35,11 @@ type Job struct {
 	// ReadOnly makes fio refuse to write (--readonly): for reading files
 	// that belong to someone else, such as a server's segment files.
 	ReadOnly bool
+	// RateIOPS caps the job at this many reads per second (--rate_iops,
+	// 0: as fast as it can): the disk at a server's offered rate. It also
+	// asks for total-latency percentiles (--lat_percentiles), which
+	// Result.LatUs carries.
+	RateIOPS int
 }
 
 // Result is one group-reported fio run.
@@ -45,7 +50,11 @@ type Result struct {
 	IOPS                      float64
 	BandwidthKiBps            float64
 	ClatUs                    struct{ P50, P99, P999 float64 } // from clat_ns.percentile
-	UsrCPU, SysCPU            float64
+	// LatUs is submission plus completion latency (lat_ns.percentile),
+	// what a request waits from its issue to its completion; zero unless
+	// the job set RateIOPS.
+	LatUs          struct{ P50, P99, P999 float64 }
+	UsrCPU, SysCPU float64
 }
 
 // Defaults applied by Run to zero fields of a Job.
@@ -102,6 +111,12 @@ func (job Job) Args() ([]string, error) {
 	}
 	if job.ReadOnly {
 		args = append(args, "--readonly")
+	}
+	if job.RateIOPS < 0 {
+		return nil, fmt.Errorf("fio: negative rate %d IOPS", job.RateIOPS)
+	}
+	if job.RateIOPS > 0 {
+		args = append(args, "--rate_iops="+strconv.Itoa(job.RateIOPS), "--lat_percentiles=1")
 	}
 	return args, nil
 }
@@ -193,6 +208,9 @@ type report struct {
 			ClatNs struct {
 				Percentile map[string]float64 `json:"percentile"`
 			} `json:"clat_ns"`
+			LatNs struct {
+				Percentile map[string]float64 `json:"percentile"`
+			} `json:"lat_ns"`
 		} `json:"read"`
 		UsrCPU float64 `json:"usr_cpu"`
 		SysCPU float64 `json:"sys_cpu"`
@@ -250,21 +268,34 @@ func Parse(jsonOutput []byte) (Result, error) {
 	if res.IODepth, err = optionInt(opt, "iodepth", 1); err != nil {
 		return Result{}, err
 	}
-	pct := first.Read.ClatNs.Percentile
+	if err := percentiles(first.Name, "clat_ns", first.Read.ClatNs.Percentile, &res.ClatUs.P50, &res.ClatUs.P99, &res.ClatUs.P999); err != nil {
+		return Result{}, err
+	}
+	if lat := first.Read.LatNs.Percentile; len(lat) > 0 {
+		if err := percentiles(first.Name, "lat_ns", lat, &res.LatUs.P50, &res.LatUs.P99, &res.LatUs.P999); err != nil {
+			return Result{}, err
+		}
+	}
+	return res, nil
+}
+
+// percentiles reads p50, p99 and p99.9 of one of fio's percentile maps
+// (nanoseconds) into microseconds.
+func percentiles(job, name string, pct map[string]float64, p50, p99, p999 *float64) error {
 	for _, p := range []struct {
 		key string
 		dst *float64
-	}{{"50.000000", &res.ClatUs.P50}, {"99.000000", &res.ClatUs.P99}, {"99.900000", &res.ClatUs.P999}} {
+	}{{"50.000000", p50}, {"99.000000", p99}, {"99.900000", p999}} {
 		ns, ok := pct[p.key]
 		if !ok {
-			return Result{}, fmt.Errorf("fio: job %q has no clat_ns percentile %s", first.Name, p.key)
+			return fmt.Errorf("fio: job %q has no %s percentile %s", job, name, p.key)
 		}
 		if bad(ns) {
-			return Result{}, fmt.Errorf("fio: job %q has invalid clat_ns percentile %s = %v", first.Name, p.key, ns)
+			return fmt.Errorf("fio: job %q has invalid %s percentile %s = %v", job, name, p.key, ns)
 		}
 		*p.dst = ns / 1000
 	}
-	return res, nil
+	return nil
 }
 
 func bad(f float64) bool { return f < 0 || math.IsNaN(f) || math.IsInf(f, 0) }

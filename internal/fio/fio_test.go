@@ -121,7 +121,18 @@ func TestArgs(t *testing.T) {
 			t.Errorf("got args %q, want %q among them", joined, want)
 		}
 	}
+	rated, err := Job{Dir: "/d", RateIOPS: 1300, IODepth: 8}.Args()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := strings.Join(rated, " "); !strings.Contains(j, "--rate_iops=1300") || !strings.Contains(j, "--lat_percentiles=1") || !strings.Contains(j, "--iodepth=8") {
+		t.Errorf("a rated job's args %q lack --rate_iops=1300, --lat_percentiles=1 or --iodepth=8", j)
+	}
+	if strings.Contains(joined, "rate_iops") {
+		t.Errorf("an unrated job's args %q cap the rate", joined)
+	}
 	bad := []Job{
+		{Dir: "/d", RateIOPS: -1},
 		{},
 		{Filenames: []string{"/a:b"}},
 		{Dir: "/d", BlockBytes: -1},
@@ -154,6 +165,25 @@ func TestRunReal(t *testing.T) {
 				t.Errorf("got engine %q bs %d iodepth %d jobs %d, want %s 512 16 1", got.Engine, got.BlockBytes, got.IODepth, got.Jobs, engine)
 			}
 		})
+	}
+}
+
+// TestRunAtRate runs the real fio capped at a rate: it achieves about
+// that rate, and reports total latency beside completion latency.
+func TestRunAtRate(t *testing.T) {
+	testenv.MustLookPath(t, "fio")
+	dir := testenv.MustDiskDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	got, err := Run(ctx, Job{Dir: dir, Files: 1, FileBytes: 4 << 20, BlockBytes: 512, IODepth: 8, RateIOPS: 500, RuntimeSeconds: 2})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got.IOPS < 350 || got.IOPS > 650 {
+		t.Errorf("fio at --rate_iops=500 did %.0f IOPS", got.IOPS)
+	}
+	if got.LatUs.P50 <= 0 || got.LatUs.P50 < got.ClatUs.P50 || got.LatUs.P99 < got.LatUs.P50 {
+		t.Errorf("total latency %+v beside completion latency %+v: want positive, ordered and no less", got.LatUs, got.ClatUs)
 	}
 }
 

@@ -1,0 +1,80 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/results"
+)
+
+// With --ladder and --latency, each fixed-rate latency step of a tiered
+// backend's rows is measured again on the disk alone: fio at --rate_iops
+// of the step's offered rate and an iodepth of the step's most GETs in
+// flight (connections × in flight per connection), 512 B random reads
+// (the sector a record of the reference's shape needs) over a file the
+// size of the dataset, with the step's backend as fio's engine. The
+// report shows each step's p50 and p99 beside fio's total latency
+// (submission and completion), so a reader sees what the server adds to
+// the disk at the same load.
+
+// fioEngine is fio's engine for a backend.
+func fioEngine(backend string) string {
+	if backend == "uring" {
+		return "io_uring"
+	}
+	return backend
+}
+
+// latencyBeside measures fio beside each latency step of backend's rows.
+// It returns nothing without --latency, for an external server or a
+// backend with no disk under it.
+func (r *runner) latencyBeside(ctx context.Context, backend string) []results.LadderLatency {
+	if !r.cfg.Latency || !r.targets.started() || r.cfg.spec().inRAM || backend == results.ScenarioLocalMemory {
+		return nil
+	}
+	recs, err := results.ReadLatency(r.out)
+	if err != nil {
+		return []results.LadderLatency{{Error: err.Error()}}
+	}
+	var steps []results.LatencyRecord
+	for _, rec := range recs {
+		if rec.Row.Backend == backend && rec.Floor == "" && rec.SLO == "" && rec.OfferedOpsPerSec > 0 {
+			steps = append(steps, rec)
+		}
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	dir := filepath.Join(r.cfg.DataDir, "ladder-fio")
+	defer os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return []results.LadderLatency{{Error: fmt.Sprintf("orchestrator: ladder fio dir: %v", err)}}
+	}
+	fileBytes := max(r.cfg.DBSize*int64(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
+	var out []results.LadderLatency
+	for _, rec := range steps {
+		l := results.LadderLatency{Row: rec.Row, Share: rec.Share, OfferedOpsPerSec: rec.OfferedOpsPerSec,
+			Depth: rec.Threads * max(rec.InFlight, 1), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros}
+		if r.cfg.NoFio {
+			l.Error = "--no-fio"
+			out = append(out, l)
+			continue
+		}
+		r.printf("ladder %s: fio at %s IOPS, depth %d, %d s, beside the %s step at %.0f %%\n", backend, FormatOps(rec.OfferedOpsPerSec), l.Depth,
+			r.ladderSeconds(), rec.Row.Label, 100*rec.Share)
+		res, err := fio.Run(ctx, fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: 1, IODepth: l.Depth,
+			Engine: fioEngine(backend), RuntimeSeconds: r.ladderSeconds(), RateIOPS: int(math.Round(rec.OfferedOpsPerSec))})
+		if err != nil {
+			l.Error = err.Error()
+		} else {
+			l.FioIOPS, l.FioP50Micros, l.FioP99Micros = res.IOPS, res.LatUs.P50, res.LatUs.P99
+			r.printf("  server p50 %.0f µs p99 %.0f µs; fio p50 %.0f µs p99 %.0f µs\n", l.P50Micros, l.P99Micros, l.FioP50Micros, l.FioP99Micros)
+		}
+		out = append(out, l)
+	}
+	return out
+}
