@@ -41,12 +41,16 @@
 // client_saturated. The load, --online and --cluster-bench keep a
 // goroutine (online: two) per connection doing blocking socket calls.
 //
-// Online, each connection has a sender and a receiver goroutine with up to
-// InFlight ops outstanding; latencies go into a per-connection
-// HdrHistogram, merged and printed every ReportInterval. With a Rate, op k
-// of a connection is due at start + k*interval and its latency runs from
-// that due time, so a server stall is charged to every op it delayed
-// (no coordinated omission). An op due (or, without a Rate, sent) within
+// Online, each connection has up to InFlight ops outstanding; latencies go
+// into a per-connection HdrHistogram, merged and printed every
+// ReportInterval. With a Rate, op k of connection i of T is due at start +
+// (k + i/T)*interval and its latency runs from that due time, so a server
+// stall is charged to every op it delayed (no coordinated omission). Over
+// plain TCP the connections are driven by paced event loops, one per CPU
+// as offline (pacedLoop: a timerfd and a short spin send each op within
+// microseconds of its due time), over TLS by a sender and a receiver
+// goroutine each; either way how late each op left is recorded (Pacing).
+// Without a Rate, one goroutine per connection sends as replies arrive. An op due (or, without a Rate, sent) within
 // the first Warmup is answered and counted apart but not recorded: every
 // figure, the histogram and --hdr-out cover the Runtime after it.
 //

@@ -294,26 +294,12 @@ func (l *clientLoop) start(c *loopConn) {
 // that is complete in its buffer.
 func (l *clientLoop) readable(c *loopConn) {
 	rr := c.t.rr
-	if rr.r == rr.w {
-		rr.r, rr.w = 0, 0
-	}
-	// need is what the buffer must hold from r: the partial reply and at
-	// least one byte more, or all that its bulk still needs.
-	need := rr.w - rr.r + max(rr.short, 1)
+	extra := 0
 	if c.tp != nil {
 		// Room for all the plaintext of what is buffered and one record more.
-		need += c.tp.pending() + tlsMaxRecord
+		extra = c.tp.pending() + tlsMaxRecord
 	}
-	if rr.r > 0 && (len(rr.buf)-rr.w < len(rr.buf)/4 || need > len(rr.buf)-rr.r) {
-		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
-		rr.r = 0
-	}
-	if need > len(rr.buf) {
-		// A reply longer than the buffer: grow it, once per size.
-		nb := make([]byte, max(2*len(rr.buf), need))
-		rr.w = copy(nb, rr.buf[:rr.w])
-		rr.buf = nb
-	}
+	rr.makeRoom(extra)
 	if c.tp != nil {
 		l.readableTLS(c)
 		return
@@ -344,20 +330,49 @@ func (l *clientLoop) readOnce(c *loopConn, p []byte) (int, bool) {
 // consume counts n new bytes of replies in c's buffer and parses every
 // reply complete there.
 func (l *clientLoop) consume(c *loopConn, n int) {
-	rr := c.t.rr
-	rr.w += n
-	rr.received += int64(n)
-	if rr.short > 0 {
-		if rr.short -= n; rr.short > 0 {
-			return // the bulk being read is still incomplete
-		}
-		rr.short = 0
+	if !c.t.rr.pushedBytes(n) {
+		return
 	}
 	if l.p.Pipeline == PipelineWindow {
 		l.windowReplies(c)
 	} else {
 		l.batchReplies(c)
 	}
+}
+
+// makeRoom readies a pushed reader's buffer for the next read: room past
+// w for the partial reply at r and at least one byte more (all that its
+// bulk still needs), and extra bytes beyond, compacting or, for a reply
+// longer than the buffer, growing it once per size.
+func (rr *replyReader) makeRoom(extra int) {
+	if rr.r == rr.w {
+		rr.r, rr.w = 0, 0
+	}
+	need := rr.w - rr.r + max(rr.short, 1) + extra
+	if rr.r > 0 && (len(rr.buf)-rr.w < len(rr.buf)/4 || need > len(rr.buf)-rr.r) {
+		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
+		rr.r = 0
+	}
+	if need > len(rr.buf) {
+		nb := make([]byte, max(2*len(rr.buf), need))
+		rr.w = copy(nb, rr.buf[:rr.w])
+		rr.buf = nb
+	}
+}
+
+// pushedBytes counts n bytes read into a pushed reader's buffer at w; false
+// means a bulk being read is still incomplete, so parsing would not
+// progress.
+func (rr *replyReader) pushedBytes(n int) bool {
+	rr.w += n
+	rr.received += int64(n)
+	if rr.short > 0 {
+		if rr.short -= n; rr.short > 0 {
+			return false
+		}
+		rr.short = 0
+	}
+	return true
 }
 
 // tryReply consumes one reply if it is wholly in the buffer; if not, it

@@ -51,8 +51,9 @@ type onlineThread struct {
 
 	// late is how long after its due time each recorded op was sent
 	// (fixed rate only); written by the sender alone, read after it ends.
-	late  *hdrhistogram.Histogram
-	nextK int64 // the first op the sender did not send
+	late    *hdrhistogram.Histogram
+	nextK   int64 // the first op the sender did not send
+	phaseNs int64 // op k was due at phaseNs + k×interval (paced loops spread the connections)
 
 	sendErr, recvErr error
 }
@@ -146,7 +147,8 @@ func (t *onlineThread) closedLoop(p *plan, thread int, base time.Time, stop *ato
 	}
 }
 
-// send issues ops at a fixed rate until stop, keeping at most InFlight in
+// send issues ops at a fixed rate until stop over TLS (plain TCP runs
+// pacedLoops), keeping at most InFlight in
 // flight: op k is due at k*interval after base and is stamped with that due
 // time, so a stall of the server is charged to every op it delayed. It
 // sleeps until spinNs before the due time and spins the rest, since a
@@ -281,10 +283,29 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 		intervalNs = max(intervalNs, 1)
 	}
 
-	var stop atomic.Bool
+	var stop, cut atomic.Bool
 	stopped := make(chan struct{})
 	var stopOnce sync.Once
-	end := func() { stopOnce.Do(func() { stop.Store(true); close(stopped) }) }
+	var loops []*pacedLoop // fixed rate over plain TCP: the paced event loops
+	end := func() {
+		stopOnce.Do(func() {
+			stop.Store(true)
+			close(stopped)
+			for _, l := range loops {
+				l.wake()
+			}
+		})
+	}
+	if intervalNs > 0 && p.spec.tls == nil {
+		if loops, err = newPacedLoops(p, ts, loopCount(p, threads), intervalNs, &stop, &cut, end); err != nil {
+			return nil, err
+		}
+		defer func() {
+			for _, l := range loops {
+				l.close()
+			}
+		}()
+	}
 	stopWatch := context.AfterFunc(ctx, end)
 	defer stopWatch()
 	// With --start-at the warm-up runs just before the shared window; a
@@ -325,7 +346,15 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	}
 	cpu0 := cpuSeconds()
 	var wg sync.WaitGroup
+	for _, l := range loops {
+		l.base = base
+		wg.Add(1)
+		go func() { defer wg.Done(); l.run() }()
+	}
 	for i, t := range ts {
+		if loops != nil {
+			break
+		}
 		if intervalNs == 0 {
 			wg.Add(1)
 			go func() {
@@ -396,6 +425,10 @@ loop:
 			drainCut = time.After(drainTimeout)
 		case <-drainCut:
 			cutAll(conns)
+			cut.Store(true)
+			for _, l := range loops {
+				l.wake()
+			}
 			drainCut = nil
 		case <-finished:
 			break loop
@@ -458,9 +491,9 @@ loop:
 func pacing(ts []*onlineThread, intervalNs, warmNs, endNs int64, p50Micros float64) *Pacing {
 	late := hdrhistogram.New(histLowestNs, histHighestNs, histDigits)
 	var due, unsent int64
-	first := (warmNs + intervalNs - 1) / intervalNs // the first op due in the window
-	last := (endNs + intervalNs - 1) / intervalNs   // one past the last
 	for _, t := range ts {
+		first := (warmNs - t.phaseNs + intervalNs - 1) / intervalNs // the first op due in the window
+		last := (endNs - t.phaseNs + intervalNs - 1) / intervalNs   // one past the last
 		late.Merge(t.late)
 		due += max(last-first, 0)
 		unsent += max(last-max(t.nextK, first), 0)

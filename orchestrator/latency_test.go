@@ -79,7 +79,11 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 	const stall = 500 * time.Millisecond
 	done := make(chan error, 1)
 	go func() {
-		time.Sleep(time.Second)
+		// Half a second into the recorded 3 s: the step's 1 s warm-up
+		// starts once the client has started and dialled, which took over
+		// 100 ms at load 17, and a stall begun in the warm-up is partly
+		// not recorded.
+		time.Sleep(1500 * time.Millisecond)
 		done <- debugSleep(t, redis.Addr, "0.5")
 	}()
 	stalled, err := r.latencyStep(t.Context(), row, tgt, best, 0.75)

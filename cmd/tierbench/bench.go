@@ -88,7 +88,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.SkipLoad, "s", false, "skip the load: run against a server loaded before")
 	fs.BoolVar(&cfg.SkipLoad, "skipload", false, "same as -s")
 	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "load `connections`; 0 means the largest of -t")
-	fs.IntVar(&cfg.Loops, "loops", 0, "offline: event-loop `threads` driving the connections (spread round-robin, each polling its share with one epoll); 0 means one per CPU the client may run on, at most -t (--cluster-bench runs a goroutine per thread instead)")
+	fs.IntVar(&cfg.Loops, "loops", 0, "offline and online --rate over TCP: event-loop `threads` driving the connections (spread round-robin, each polling its share with one epoll); 0 means one per CPU the client may run on, at most -t (--cluster-bench runs a goroutine per thread instead)")
 	fs.IntVar(&cfg.PrebuiltOpsPerThread, "prebuilt-ops", 0, "offline: `requests` each thread builds (keys drawn) before the timed window and cycles through; 0 sizes it automatically (up to 65536, 16 MiB)")
 	keyDist := fs.String("key-dist", "uniform", "key `distribution` of the offline cells and --online (the load writes every key once whatever it is): "+keyspace.DistSyntax+`.
 zipf: rank i (key index i, the lowest the hottest) drawn with probability ∝ (i+1)^-THETA, default 0.99, THETA up to 5;
