@@ -149,8 +149,8 @@ func newClientLoops(p *plan, ts []*offlineThread, n int, stop, cut *atomic.Bool,
 // open makes the loop's epoll instance and wake-up eventfd.
 func (l *clientLoop) open() error {
 	var err error
-	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return fmt.Errorf("bench: epoll_create1: %w", err)
+	if l.epfd, l.wakefd, err = openEpoll(); err != nil {
+		return err
 	}
 	// The epoll descriptor goes into Go's netpoller (non-blocking, so
 	// os.NewFile registers it), which is where wait parks.
@@ -162,31 +162,41 @@ func (l *clientLoop) open() error {
 		return fmt.Errorf("bench: epoll descriptor: %w", err)
 	}
 	l.pollF = l.pollOnce
-	if l.wakefd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		l.wakefd = -1
-		return fmt.Errorf("bench: eventfd: %w", err)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1}
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.wakefd, &ev); err != nil {
-		return fmt.Errorf("bench: epoll_ctl add eventfd: %w", err)
-	}
 	l.events = make([]unix.EpollEvent, len(l.conns)+1)
 	return nil
+}
+
+// openEpoll makes an event loop's epoll instance and its wake-up eventfd,
+// registered in it with the tag -1; a descriptor not made is -1.
+func openEpoll() (epfd, wakefd int, err error) {
+	if epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return -1, -1, fmt.Errorf("bench: epoll_create1: %w", err)
+	}
+	if wakefd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return epfd, -1, fmt.Errorf("bench: eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wakefd, &ev); err != nil {
+		return epfd, wakefd, fmt.Errorf("bench: epoll_ctl add eventfd: %w", err)
+	}
+	return epfd, wakefd, nil
 }
 
 // close releases the loop's descriptors, its connections' included.
 func (l *clientLoop) close() {
 	for _, c := range l.conns {
-		if c.fd >= 0 {
-			unix.Close(c.fd)
-			c.fd = -1
-		}
+		closeFDs(&c.fd)
 	}
 	if l.epFile != nil {
 		l.epFile.Close() // closes epfd
 		l.epFile, l.epfd = nil, -1
 	}
-	for _, fd := range []*int{&l.epfd, &l.wakefd} {
+	closeFDs(&l.epfd, &l.wakefd)
+}
+
+// closeFDs closes each descriptor that is open (not -1) and marks it -1.
+func closeFDs(fds ...*int) {
+	for _, fd := range fds {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1
@@ -196,9 +206,12 @@ func (l *clientLoop) close() {
 
 // wake makes a loop blocked in epoll_wait return; it is safe from any
 // goroutine.
-func (l *clientLoop) wake() {
+func (l *clientLoop) wake() { wakeFD(l.wakefd) }
+
+// wakeFD adds one to the eventfd fd, making it readable.
+func wakeFD(fd int) {
 	one := uint64(1)
-	unix.Write(l.wakefd, (*[8]byte)(unsafe.Pointer(&one))[:])
+	unix.Write(fd, (*[8]byte)(unsafe.Pointer(&one))[:])
 }
 
 // run drives every connection of the loop until each has finished: its

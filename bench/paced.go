@@ -62,7 +62,8 @@ type pacedConn struct {
 	done    bool
 }
 
-// Epoll tags of the loop's own descriptors; a connection's is its index.
+// Epoll tags of the loop's own descriptors (openEpoll tags the eventfd
+// -1); a connection's is its index.
 const (
 	tagWake  = -1
 	tagTimer = -2
@@ -137,16 +138,12 @@ func newPacedLoops(p *plan, ts []*onlineThread, n int, intervalNs int64, stop, c
 // and registers them and the connections.
 func (l *pacedLoop) open() error {
 	var err error
-	if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return fmt.Errorf("bench: epoll_create1: %w", err)
+	if l.epfd, l.wakefd, err = openEpoll(); err != nil {
+		return err
 	}
 	if l.timerfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK); err != nil {
 		l.timerfd = -1
 		return fmt.Errorf("bench: timerfd_create: %w", err)
-	}
-	if l.wakefd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		l.wakefd = -1
-		return fmt.Errorf("bench: eventfd: %w", err)
 	}
 	add := func(fd int, tag int32) error {
 		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: tag}
@@ -156,9 +153,6 @@ func (l *pacedLoop) open() error {
 		return nil
 	}
 	if err := add(l.timerfd, tagTimer); err != nil {
-		return err
-	}
-	if err := add(l.wakefd, tagWake); err != nil {
 		return err
 	}
 	for _, c := range l.conns {
@@ -174,24 +168,13 @@ func (l *pacedLoop) open() error {
 // close releases the loop's descriptors, its connections' included.
 func (l *pacedLoop) close() {
 	for _, c := range l.conns {
-		if c.fd >= 0 {
-			unix.Close(c.fd)
-			c.fd = -1
-		}
+		closeFDs(&c.fd)
 	}
-	for _, fd := range []*int{&l.epfd, &l.timerfd, &l.wakefd} {
-		if *fd >= 0 {
-			unix.Close(*fd)
-			*fd = -1
-		}
-	}
+	closeFDs(&l.epfd, &l.timerfd, &l.wakefd)
 }
 
 // wake makes the loop look at stop and cut now; safe from any goroutine.
-func (l *pacedLoop) wake() {
-	one := uint64(1)
-	unix.Write(l.wakefd, (*[8]byte)(unsafe.Pointer(&one))[:])
-}
+func (l *pacedLoop) wake() { wakeFD(l.wakefd) }
 
 func (l *pacedLoop) now() int64 { return int64(time.Since(l.base)) }
 
