@@ -16,6 +16,15 @@
 // ErrPastEnd (nothing was written there), ErrShortIO (part of it was), or
 // the errno of the kernel wrapped with the op and offset.
 //
+// The exception is uring's SubmitIdle (IdleSubmitter, idle.go): a lone
+// request on a device with nothing else in flight is waited for in the
+// kernel by the submitter, as fio waits at queue depth 1, and its
+// OnComplete runs on the submitter's goroutine before SubmitIdle returns.
+// The store submits its sessions' lone reads that way, so a GET on an idle
+// server costs one wake-up, not three (a completion's task_work waits for
+// the submitting thread, then the doorbell for the reaper, then the
+// hand-off for the session).
+//
 // # Design
 //
 // A table of ThrottleLimit slots holds the state of the requests in flight;

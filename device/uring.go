@@ -121,6 +121,9 @@ type uringRing struct {
 
 	maps [][]byte  // every mapping, for munmap
 	bell *doorbell // registered as the ring's eventfd: rung as CQEs are posted
+	// cq is held by whoever takes CQEs and moves the CQ head: the reaper,
+	// or an idle submitter waiting for its own completion (idle.go).
+	cq sync.Mutex
 
 	// queueState: the lock, the reaper's identity and its deferred count.
 	// A request submitted from a completion function also completes on the
@@ -503,12 +506,14 @@ func (d *uringDevice) reap(r *uringRing) {
 		res      int32
 	}
 	var batch [uringReapBatch]done
-	head := *r.cqHead // only we write the CQ head
 	for {
 		// io_uring_peek_batch_cqe: acquire load of the kernel's CQ tail,
 		// so the CQEs before it are fully written when we read them.
+		r.cq.Lock()
+		head := *r.cqHead
 		tail := atomic.LoadUint32(r.cqTail)
 		if head == tail {
+			r.cq.Unlock()
 			if d.stop.Load() {
 				return
 			}
@@ -530,6 +535,7 @@ func (d *uringDevice) reap(r *uringRing) {
 		// before the completions free their slots, so in-flight requests
 		// plus unreaped CQEs never exceed the CQ size.
 		atomic.StoreUint32(r.cqHead, head)
+		r.cq.Unlock()
 		limit := d.reapSubmitLimit()
 		r.beginDelivery()
 		for _, c := range batch[:n] {

@@ -19,7 +19,8 @@ import (
 //   - submit: the device read handed to the kernel (io_submit,
 //     io_uring_enter), for a GET that reads the device;
 //   - complete: from Submit's return to the device's completion goroutine
-//     taking the completion: the disk, and the reaper's wake-up;
+//     taking the completion: the disk, and the reaper's wake-up; for a
+//     read completed inside Submit on an idle device, from Submit's start;
 //   - wake: from there until the connection's goroutine has the result:
 //     the hand-off between goroutines;
 //   - reply: from the batch's last reply being ready to the write that
@@ -139,14 +140,21 @@ func (cs *connStages) looked() {
 }
 
 // delivered records a device read's submit, complete and wake stages, as
-// its result reaches the connection.
+// its result reaches the connection. A read that completed inside its
+// Submit (device.IdleSubmitter, on an idle device) has no submit stage of
+// its own: its complete stage runs from Submit's start, submission and
+// disk together, as fio's total latency does.
 func (cs *connStages) delivered(t store.ReadTimes) {
 	if cs.lat == nil || t.SubmitEnd == 0 {
 		return
 	}
 	now := loghist.Now()
-	cs.lat.h[stageSubmit].Record(t.SubmitEnd - t.SubmitBegin)
-	cs.lat.h[stageComplete].Record(t.Completed - t.SubmitEnd)
+	if t.Completed < t.SubmitEnd {
+		cs.lat.h[stageComplete].Record(t.Completed - t.SubmitBegin)
+	} else {
+		cs.lat.h[stageSubmit].Record(t.SubmitEnd - t.SubmitBegin)
+		cs.lat.h[stageComplete].Record(t.Completed - t.SubmitEnd)
+	}
 	cs.lat.h[stageWake].Record(now - t.Completed)
 }
 

@@ -18,11 +18,15 @@ const flushUserData = 0
 // Store is a tiered key-value store. Its methods are safe for concurrent
 // use; its Sessions are not.
 type Store struct {
-	cfg    Config
-	seed   maphash.Seed
-	ix     *index
-	log    *hlog
-	dev    device.Device // nil without a storage tier
+	cfg  Config
+	seed maphash.Seed
+	ix   *index
+	log  *hlog
+	dev  device.Device // nil without a storage tier
+	// idle is dev when it can complete a lone read on the submitter's
+	// thread while nothing else is in flight (device.IdleSubmitter), for
+	// a session's reads; nil otherwise.
+	idle   device.IdleSubmitter
 	sector uint64
 
 	keys           atomic.Int64
@@ -101,6 +105,7 @@ func Open(cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("store: open the %s device in %q: %w", cfg.deviceBackend(), cfg.LogDir, err)
 		}
 		s.dev = dev
+		s.idle, _ = dev.(device.IdleSubmitter)
 		s.sector = uint64(dev.SectorSize())
 		if s.sector == 0 || s.sector&(s.sector-1) != 0 || s.sector > uint64(cfg.PageBytes) {
 			dev.Close()
