@@ -28,16 +28,27 @@ const (
 	// IORING_OP_WRITE: a ring without it gets READV/WRITEV instead.
 	uringFeatRWCurPos = 1 << 3
 
-	uringSetupCQSize     = 1 << 3
-	uringSetupClamp      = 1 << 4
-	uringFeatSingleMmap  = 1 << 0
-	uringEnterGetEvents  = 1 << 0
-	uringRegisterEventfd = 4     // IORING_REGISTER_EVENTFD, kernel 5.2+
-	uringMaxSQEntries    = 1024  // our cap: a bigger batch just takes several io_uring_enter calls
-	uringMaxCQEntries    = 65536 // the kernel's IORING_MAX_CQ_ENTRIES
-	uringWakeUserData    = 1 << 63
-	uringReapBatch       = 256
-	uringEnterRetrySleep = 50 * time.Microsecond
+	uringSetupCQSize = 1 << 3
+	uringSetupClamp  = 1 << 4
+	// uringSetupCoopTaskrun (IORING_SETUP_COOP_TASKRUN, kernel 5.19): a
+	// completion does not interrupt the submitting thread with an IPI to
+	// post its CQE; the thread posts it at its next entry into the kernel,
+	// which a server's threads make all the time, and a sleeping thread is
+	// still woken for it. The disk's interrupt lands on one CPU (here the
+	// client's), and each completion batch then cost the server's CPU a
+	// reschedule IPI. SINGLE_ISSUER and DEFER_TASKRUN are not used: the
+	// kernel refuses (EEXIST) a submission from any thread but the ring's
+	// first, and Go runs a submitting goroutine on whichever thread it
+	// has.
+	uringSetupCoopTaskrun = 1 << 8
+	uringFeatSingleMmap   = 1 << 0
+	uringEnterGetEvents   = 1 << 0
+	uringRegisterEventfd  = 4     // IORING_REGISTER_EVENTFD, kernel 5.2+
+	uringMaxSQEntries     = 1024  // our cap: a bigger batch just takes several io_uring_enter calls
+	uringMaxCQEntries     = 65536 // the kernel's IORING_MAX_CQ_ENTRIES
+	uringWakeUserData     = 1 << 63
+	uringReapBatch        = 256
+	uringEnterRetrySleep  = 50 * time.Microsecond
 )
 
 // uringParams is struct io_uring_params, 120 bytes.
@@ -119,6 +130,7 @@ type uringRing struct {
 	cqMask         uint32
 	cqes           []uringCQE
 
+	coop bool      // set up with COOP_TASKRUN
 	maps [][]byte  // every mapping, for munmap
 	bell *doorbell // registered as the ring's eventfd: rung as CQEs are posted
 	// cq is held by whoever takes CQEs and moves the CQ head: the reaper,
@@ -216,12 +228,20 @@ func nextPow2(n uint32) uint32 {
 // newUringRing mirrors liburing's io_uring_queue_init_params +
 // io_uring_queue_mmap.
 func newUringRing(sqEntries, cqEntries uint32) (*uringRing, uint32, error) {
-	p := uringParams{cqEntries: cqEntries, flags: uringSetupCQSize | uringSetupClamp | uringSetupExtraFlags}
+	flags := uringSetupCQSize | uringSetupClamp | uringSetupExtraFlags
+	p := uringParams{cqEntries: cqEntries, flags: flags | uringSetupCoopTaskrun}
 	fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(sqEntries), uintptr(unsafe.Pointer(&p)), 0)
+	coop := e == 0
+	if e == unix.EINVAL {
+		// A kernel before 5.19 does not know COOP_TASKRUN: the ring
+		// without it.
+		p = uringParams{cqEntries: cqEntries, flags: flags}
+		fd, _, e = unix.Syscall(unix.SYS_IO_URING_SETUP, uintptr(sqEntries), uintptr(unsafe.Pointer(&p)), 0)
+	}
 	if e != 0 {
 		return nil, 0, setupError(fmt.Sprintf("io_uring_setup(%d entries)", sqEntries), e, unix.ENOSYS, unix.EPERM)
 	}
-	r := &uringRing{fd: int(fd)}
+	r := &uringRing{fd: int(fd), coop: coop}
 	sqSize := int(p.sqOff.array + p.sqEntries*4)
 	cqSize := int(p.cqOff.cqes + p.cqEntries*uint32(unsafe.Sizeof(uringCQE{})))
 	single := p.features&uringFeatSingleMmap != 0
@@ -308,6 +328,9 @@ func (d *uringDevice) Describe() string {
 	ops := "READ/WRITE"
 	if d.vectored {
 		ops = "READV/WRITEV"
+	}
+	if len(d.rings) > 0 && d.rings[0].coop {
+		ops += ", COOP_TASKRUN"
 	}
 	return fmt.Sprintf("uring: %d rings (SQ %d, CQ %d entries), %d reaping goroutines, throttle %d, sector %d B, %s, %s, no SQPOLL",
 		len(d.rings), d.sqN, d.cqN, len(d.rings), len(d.slots), d.sector, ops, d.describeFixed())

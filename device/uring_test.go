@@ -69,6 +69,11 @@ func TestUringRings(t *testing.T) {
 				t.Errorf("ring %d: got SQ %d, CQ %d entries, want a power-of-two SQ and CQ ≥ 3000", i, r.sqEntries, len(r.cqes))
 			}
 		}
+		// Sparse registered buffers and COOP_TASKRUN both came with 5.19:
+		// a kernel has both or neither.
+		if coop := strings.Contains(u.Describe(), "COOP_TASKRUN"); coop != (u.fixed.refused == nil) {
+			t.Errorf("COOP_TASKRUN %v but registered buffers refused by %v: %s", coop, u.fixed.refused, u.Describe())
+		}
 		if !strings.Contains(u.Describe(), "no SQPOLL") {
 			t.Errorf("Describe: got %q", u.Describe())
 		}
