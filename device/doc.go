@@ -43,7 +43,12 @@
 // 64))), each with a lock for its SQ side and a reaping goroutine, the
 // ring's doorbell registered with IORING_REGISTER_EVENTFD. Submitters take the first free ring
 // from a round-robin start, so concurrent submitters spread out instead of
-// queueing behind one lock. No SQPOLL. io_uring_enter is only made to
+// queueing behind one lock. No SQPOLL. Rings are set up with COOP_TASKRUN
+// where the kernel has it (5.19+), so a completion is posted by the
+// submitting thread at its next kernel entry instead of through an IPI;
+// not SINGLE_ISSUER, which refuses submissions from a second thread
+// (EEXIST). Each segment's file is entry n of a registered file table
+// from its first request on. io_uring_enter is only made to
 // submit (min_complete 0, never waiting) and as a raw syscall, so a long
 // batch does not hand the caller's P to another thread (see enter). A
 // caller may register a buffer (RegisterBuffer: one sparse table, the same
