@@ -3,6 +3,7 @@ package device
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // slotPool is the set of free slot indexes, and so the throttle: one or
@@ -31,8 +32,12 @@ type slotPool struct {
 	next   []atomic.Uint32 // next[i]: index+1 of the entry below i in its stack (0: bottom)
 
 	waiters atomic.Int32 // submitters blocked in popWait
-	mu      sync.Mutex
-	cond    sync.Cond
+	// closed makes popWait give up instead of waiting (see close): set
+	// by a device whose Close takes every slot, so that a Submit that
+	// finds none free after that learns the device is closed.
+	closed atomic.Bool
+	mu     sync.Mutex
+	cond   sync.Cond
 }
 
 // freeStack is one stack of a slotPool, alone on its cache line.
@@ -75,24 +80,51 @@ func (p *slotPool) pop(k int) (idx uint32, ok bool) {
 	return 0, false
 }
 
-// popWait is pop that waits for a free index while none is free.
-func (p *slotPool) popWait(k int) uint32 {
-	if idx, ok := p.pop(k); ok {
-		return idx
+// popWait is pop that waits for a free index while none is free. ok is
+// false only once the pool is closed and none is free.
+func (p *slotPool) popWait(k int) (idx uint32, ok bool) {
+	if idx, ok = p.pop(k); ok {
+		return idx, true
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// waiters is raised before the pop that decides to wait, and push reads
 	// it after its swap: either this pop sees the pushed index, or that push
 	// sees a waiter and broadcasts, which it can only do once this
-	// goroutine is inside Wait (it needs mu).
+	// goroutine is inside Wait (it needs mu). close sets closed and
+	// broadcasts under mu in the same way.
 	p.waiters.Add(1)
 	defer p.waiters.Add(-1)
 	for {
-		if idx, ok := p.pop(k); ok {
-			return idx
+		if idx, ok = p.pop(k); ok {
+			return idx, true
+		}
+		if p.closed.Load() {
+			return 0, false
 		}
 		p.cond.Wait()
+	}
+}
+
+// close makes every popWait that finds no free index return instead of
+// waiting, now and later.
+func (p *slotPool) close() {
+	p.mu.Lock()
+	p.closed.Store(true)
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+// takeAll takes all n indexes out of the pool, waiting for those in use to
+// be pushed back. The caller has closed the pool first, so that no
+// submitter waits for them instead.
+func (p *slotPool) takeAll(n int) {
+	for taken := 0; taken < n; {
+		if _, ok := p.pop(0); ok {
+			taken++
+			continue
+		}
+		time.Sleep(50 * time.Microsecond)
 	}
 }
 

@@ -80,59 +80,80 @@ func TestInlineCompletion(t *testing.T) {
 	}
 }
 
-// TestInlineCloseWhileSubmitting closes an inline device while several
-// goroutines submit to it: no copy may run on an unmapped segment, every
-// Submit either completes its requests or returns ErrClosed, and Submit
-// after Close returns ErrClosed.
-func TestInlineCloseWhileSubmitting(t *testing.T) {
-	var completed atomic.Int64
-	d, err := Open(Config{Backend: BackendLocalMemory, SegmentBytes: 1 << 20, SectorSize: 512, InlineCompletion: true,
-		OnComplete: func(_ uint64, _ int, err error) {
-			if err == nil {
-				completed.Add(1)
+// TestCloseWhileSubmitting closes a localmemory device while several
+// goroutines submit to it, inline and with completion goroutines behind a
+// throttle small enough that submitters wait for slots: no copy may run on
+// an unmapped segment, every Submit either has its requests completed or
+// returns ErrClosed (a submitter waiting for a slot included), every
+// accepted request is completed by the time Close returns, and Submit after
+// Close returns ErrClosed.
+func TestCloseWhileSubmitting(t *testing.T) {
+	for _, inline := range []bool{true, false} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			var completed atomic.Int64
+			d, err := Open(Config{Backend: BackendLocalMemory, SegmentBytes: 1 << 20, SectorSize: 512, InlineCompletion: inline,
+				ThrottleLimit: 4, CompletionThreads: 3,
+				OnComplete: func(_ uint64, _ int, err error) {
+					if err == nil {
+						completed.Add(1)
+					}
+				}})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := mustBuffer(t, 4*4096)
-	if _, err := d.Submit([]Request{{Op: OpWrite, Offset: 0, Buf: buf}}); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var accepted atomic.Int64
-	start := make(chan struct{})
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reqs := []Request{{Op: OpRead, Offset: uint64(g) * 4096, Buf: buf[g*4096 : g*4096+512]},
-				{Op: OpRead, Offset: 512, Buf: buf[g*4096+512 : g*4096+1024]}}
-			<-start
-			for {
-				n, err := d.Submit(reqs)
-				accepted.Add(int64(n))
-				if errors.Is(err, ErrClosed) {
-					return
-				}
-				if err != nil {
-					t.Errorf("Submit: got %v, want nil or ErrClosed", err)
-					return
-				}
+			buf := mustBuffer(t, 4*4096)
+			written := completed.Load() + 1
+			if _, err := d.Submit([]Request{{Op: OpWrite, Offset: 0, Buf: buf}}); err != nil {
+				t.Fatal(err)
 			}
-		}()
-	}
-	close(start)
-	time.Sleep(20 * time.Millisecond)
-	if err := d.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	wg.Wait()
-	if a, c := accepted.Load(), completed.Load()-1; a == 0 || a != c {
-		t.Errorf("reads accepted %d, completed without error %d: want equal and above zero", a, c)
-	}
-	if _, err := d.Submit([]Request{{Op: OpRead, Offset: 0, Buf: buf[:512]}}); !errors.Is(err, ErrClosed) {
-		t.Errorf("Submit after Close: got %v, want ErrClosed", err)
+			for completed.Load() != written {
+				time.Sleep(time.Millisecond)
+			}
+			var wg sync.WaitGroup
+			var accepted atomic.Int64
+			start := make(chan struct{})
+			for g := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					reqs := []Request{{Op: OpRead, Offset: uint64(g) * 4096, Buf: buf[g*4096 : g*4096+512], UserData: uint64(g) << 32},
+						{Op: OpRead, Offset: 512, Buf: buf[g*4096+512 : g*4096+1024], UserData: uint64(g) << 32}}
+					<-start
+					for {
+						n, err := d.Submit(reqs)
+						accepted.Add(int64(n))
+						if errors.Is(err, ErrClosed) {
+							return
+						}
+						if err != nil {
+							t.Errorf("Submit: got %v, want nil or ErrClosed", err)
+							return
+						}
+					}
+				}()
+			}
+			close(start)
+			time.Sleep(20 * time.Millisecond)
+			if err := d.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if a, c := accepted.Load(), completed.Load()-1; a == 0 || a > c {
+				t.Errorf("when Close returned: reads accepted %d, completed without error %d: want every accepted one completed", a, c)
+			}
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("submitters still blocked 10 s after Close")
+			}
+			if a, c := accepted.Load(), completed.Load()-1; a != c {
+				t.Errorf("reads accepted %d, completed without error %d: want equal", a, c)
+			}
+			if _, err := d.Submit([]Request{{Op: OpRead, Offset: 0, Buf: buf[:512]}}); !errors.Is(err, ErrClosed) {
+				t.Errorf("Submit after Close: got %v, want ErrClosed", err)
+			}
+		})
 	}
 }
 
@@ -161,8 +182,8 @@ func TestBenchInline(t *testing.T) {
 // one stack and on several (each taker returning its slots to a stack
 // other than the one it took them from, so that slots move between them):
 // no index may be held by two takers at a time, every index comes back,
-// and a taker blocked on an empty pool is woken by a
-// return to any stack.
+// a taker blocked on an empty pool is woken by a return to any stack, and
+// one blocked after it is emptied again gives up when the pool is closed.
 func TestSlotPool(t *testing.T) {
 	for _, stacks := range []int{1, 3} {
 		t.Run(fmt.Sprintf("%d stacks", stacks), func(t *testing.T) {
@@ -177,7 +198,11 @@ func TestSlotPool(t *testing.T) {
 					for r := range rounds {
 						var idx uint32
 						if (g+r)%2 == 0 {
-							idx = p.popWait(g % stacks)
+							var ok bool
+							if idx, ok = p.popWait(g % stacks); !ok {
+								t.Errorf("popWait on an open pool gave up")
+								return
+							}
 						} else {
 							var ok bool
 							if idx, ok = p.pop(g % stacks); !ok {
@@ -212,7 +237,10 @@ func TestSlotPool(t *testing.T) {
 				t.Fatalf("indexes after the run: got %d, want %d", len(seen), n)
 			}
 			woke := make(chan uint32)
-			go func() { woke <- p.popWait(0) }()
+			go func() {
+				idx, _ := p.popWait(0)
+				woke <- idx
+			}()
 			select {
 			case idx := <-woke:
 				t.Fatalf("popWait on an empty pool returned %d, want it to wait", idx)
@@ -227,6 +255,92 @@ func TestSlotPool(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatalf("popWait was not woken by a push")
 			}
+			gaveUp := make(chan bool)
+			go func() {
+				_, ok := p.popWait(0)
+				gaveUp <- !ok
+			}()
+			time.Sleep(20 * time.Millisecond) // let it wait, most of the time
+			p.close()
+			select {
+			case g := <-gaveUp:
+				if !g {
+					t.Errorf("popWait on an empty closed pool returned an index, want none")
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("popWait on an empty pool was not released by close")
+			}
+			p.push(0, 3)
+			if idx, ok := p.popWait(0); !ok || idx != 3 {
+				t.Errorf("popWait on a closed pool holding 3: got (%d, %v), want (3, true)", idx, ok)
+			}
 		})
+	}
+}
+
+// TestCloseReleasesWaitingSubmitter: a Submit that waits for a slot when
+// Close starts returns ErrClosed at once, with the requests it had already
+// queued accepted, instead of waiting for a slot that Close takes; and
+// Close returns once the requests holding slots have been completed.
+func TestCloseReleasesWaitingSubmitter(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var completed atomic.Int64
+	d, err := Open(Config{Backend: BackendLocalMemory, SegmentBytes: 1 << 20, SectorSize: 512, ThrottleLimit: 2, CompletionThreads: 1,
+		OnComplete: func(ud uint64, _ int, err error) {
+			if err != nil {
+				t.Errorf("request %d: %v", ud, err)
+			}
+			if ud == 1 {
+				close(entered)
+				<-release
+			}
+			completed.Add(1)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := mustBuffer(t, 4*512)
+	write := func(i int) Request {
+		return Request{Op: OpWrite, Offset: uint64(i) * 512, Buf: buf[i*512 : (i+1)*512], UserData: uint64(i + 1)}
+	}
+	if n, err := d.Submit([]Request{write(0), write(1)}); n != 2 || err != nil {
+		t.Fatalf("Submit of 2 writes: got (%d, %v)", n, err)
+	}
+	// The first completion blocks its goroutine with the first slot back
+	// in the pool and the second still held.
+	<-entered
+	type result struct {
+		n   int
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		n, err := d.Submit([]Request{write(2), write(3)})
+		got <- result{n, err}
+	}()
+	time.Sleep(20 * time.Millisecond) // let it wait for the second slot, most of the time
+	closed := make(chan error, 1)
+	go func() { closed <- d.Close() }()
+	select {
+	case r := <-got:
+		if !errors.Is(r.err, ErrClosed) || r.n > 1 {
+			t.Errorf("Submit waiting for a slot during Close: got (%d, %v), want (0 or 1, ErrClosed)", r.n, r.err)
+		}
+		defer func() {
+			if c := completed.Load(); c != int64(2+r.n) {
+				t.Errorf("completions when Close returned: got %d, want %d", c, 2+r.n)
+			}
+		}()
+	case <-time.After(5 * time.Second):
+		t.Fatal("a Submit waiting for a slot was not released by Close within 5 s")
+	}
+	close(release)
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return within 10 s of the last completion")
 	}
 }

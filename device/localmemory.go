@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -49,6 +48,14 @@ type memDevice struct {
 // submitter wakes it only then, and once per batch, so a busy device costs
 // one compare-and-swap per batch and no channel operation.
 //
+// A request costs the hand-off three atomic read-modify-writes in all: the
+// pop of its slot, the compare-and-swap that pushes its chain (which also
+// counts it, see top) and the push of its slot back. The count of waiting
+// requests and the guard that keeps Close from stopping a goroutine under
+// a Submit used to be two more counters, three updates per Submit, a third
+// of the hand-off's atomics when the benchmark resubmits one read per
+// completion; Close now waits for the slots instead (see Close).
+//
 // Each queue has its own stack of free slots (slotPool stack k), which its
 // goroutine returns slots to and its submitters take them from: a
 // request's slot, its queue entry and its completion stay with one pair of
@@ -59,21 +66,21 @@ type memDevice struct {
 // from both CPUs, cost 0.35 of the 1.31 CPU µs per op the benchmark spent
 // (lock2, unlock2, procyield in the profile), more than the copy.
 type memQueue struct {
-	top      atomic.Uint64 // slot+1 of the top entry, 0 when empty
+	// top is the stack: slot+1 of its top entry in the low 32 bits (0:
+	// empty) and the number of requests on it in the high 32 bits, so the
+	// swap that pushes a chain counts it and the one that takes the stack
+	// zeroes the count (see InFlight). The count is at most the throttle
+	// limit, 2²⁰.
+	top      atomic.Uint64
 	sleeping atomic.Bool   // the goroutine is parked, or about to park, on wake
-	// submitting counts the Submits under way on this queue; Close waits
-	// for it to fall to zero before it stops the goroutine, so no request
-	// is pushed after the goroutine's last look.
-	submitting atomic.Int32
-	// pending counts the requests pushed and not yet taken by the
-	// goroutine: added once per pushed chain, subtracted once per taken
-	// one, so it is never above the slots held (see InFlight).
-	pending  atomic.Int64
 	k        int           // this queue's number, and its free-slot stack's
 	wake     chan struct{} // capacity 1; closed by Close
 	warmSink uint32        // see warm; written by this queue's goroutine only
-	_        [12]byte      // keep queues' hot words off each other's cache line
+	_        [28]byte      // keep queues' hot words off each other's cache line
 }
+
+// topCountShift is where memQueue.top keeps its count.
+const topCountShift = 32
 
 var _ Device = (*memDevice)(nil)
 
@@ -109,8 +116,8 @@ func (d *memDevice) Describe() string {
 
 // InFlight implements Device. With completion goroutines it is the
 // requests waiting in the queues, summed queue by queue: the requests a
-// goroutine has taken leave the count as it takes them, so that a busy
-// device pays one counter update per batch on each side, not per request.
+// goroutine has taken leave the count as it takes them, with the swap that
+// takes them, so that the count costs no atomic operation of its own.
 func (d *memDevice) InFlight() int {
 	if d.cfg.InlineCompletion {
 		return d.core.InFlight()
@@ -122,9 +129,9 @@ func (d *memDevice) InFlight() int {
 func (d *memDevice) pendingSum() int64 {
 	var n int64
 	for _, q := range d.queues {
-		n += q.pending.Load()
+		n += int64(q.top.Load() >> topCountShift)
 	}
-	return max(n, 0)
+	return n
 }
 
 // Submit implements Device. The whole batch goes to one queue, the
@@ -138,8 +145,10 @@ func (d *memDevice) Submit(reqs []Request) (int, error) {
 		return 0, nil
 	}
 	q := d.queueOf(reqs[0].UserData)
-	q.submitting.Add(1)
-	defer q.submitting.Add(-1)
+	// No request reaches a queue after Close has stopped its goroutine:
+	// Close takes every slot first, so a Submit either holds a slot, and
+	// Close waits for its request's completion, or finds none and learns
+	// from popWait that the device is closed.
 	if d.closed.Load() {
 		return 0, ErrClosed
 	}
@@ -157,7 +166,9 @@ func (d *memDevice) Submit(reqs []Request) (int, error) {
 			// waiting, or the wait could be for these very requests.
 			d.push(q, first, last, held)
 			first, held = 0, 0
-			idx = d.free.popWait(q.k)
+			if idx, ok = d.free.popWait(q.k); !ok {
+				return i, ErrClosed
+			}
 		}
 		// The fields need no publishing of their own (core.fill's): the
 		// swap that pushes the chain orders them before the one that
@@ -183,8 +194,16 @@ func (d *memDevice) Submit(reqs []Request) (int, error) {
 // so each submitter's requests meet one completion goroutine, and the
 // completion goroutine that resubmits from OnComplete finds its own queue,
 // which needs no wake-up.
+//
+// The id is taken modulo the queue count with a 32-bit division (ids are
+// 32 bits), or a mask for a power of two (the default 2 or 4 goroutines):
+// a 64-bit division costs tens of cycles, more than the rest of queueOf.
 func (d *memDevice) queueOf(userData uint64) *memQueue {
-	return d.queues[(userData>>32)%uint64(len(d.queues))]
+	id, n := uint32(userData>>32), uint32(len(d.queues))
+	if n&(n-1) == 0 {
+		return d.queues[id&(n-1)]
+	}
+	return d.queues[id%n]
 }
 
 // push puts the chain of n slots from first (its oldest, whose link is
@@ -194,11 +213,10 @@ func (d *memDevice) push(q *memQueue, first, last uint32, n int) {
 	if first == 0 {
 		return
 	}
-	q.pending.Add(int64(n))
 	for {
 		top := q.top.Load()
 		d.link[first-1] = uint32(top)
-		if q.top.CompareAndSwap(top, uint64(last)) {
+		if q.top.CompareAndSwap(top, (top>>topCountShift+uint64(n))<<topCountShift|uint64(last)) {
 			break
 		}
 	}
@@ -275,7 +293,8 @@ func (d *memDevice) segment(n uint64, create bool) (*memSegment, error) {
 func (d *memDevice) serve(q *memQueue) {
 	defer d.wg.Done()
 	for {
-		top := q.top.Swap(0)
+		taken := q.top.Swap(0)
+		top := uint64(uint32(taken))
 		if top == 0 {
 			q.sleeping.Store(true)
 			if q.top.Load() != 0 {
@@ -288,20 +307,18 @@ func (d *memDevice) serve(q *memQueue) {
 			q.sleeping.Store(false)
 			continue
 		}
-		// Instrumentation, once per batch: the in-flight high-water mark.
-		d.noteInFlight(d.pendingSum())
+		// Instrumentation, once per batch: the in-flight high-water mark,
+		// this batch included.
+		d.noteInFlight(d.pendingSum() + int64(taken>>topCountShift))
 		// The stack holds the newest request on top; deliver the oldest
 		// first, as a queue would, by reversing the taken chain.
 		var oldest uint64
-		var n int64
 		for top != 0 {
 			i := uint32(top - 1)
 			top = uint64(d.link[i])
 			d.link[i] = uint32(oldest)
 			oldest = uint64(i) + 1
-			n++
 		}
-		q.pending.Add(-n)
 		if d.link[oldest-1] != 0 {
 			d.warmChain(q, oldest)
 		}
@@ -367,12 +384,11 @@ func (d *memDevice) warmChain(q *memQueue, oldest uint64) {
 // touch loads one byte of each cache line of the first warmBytes of a read
 // of n bytes at offset, and returns their sum.
 func (d *memDevice) touch(segs []*memSegment, op Op, offset uint64, n int) (sum byte) {
-	seg := offset / d.cfg.SegmentBytes
+	seg, off := d.segmentOf(offset)
 	if op != OpRead || seg >= uint64(len(segs)) || segs[seg] == nil {
 		return 0
 	}
 	data := segs[seg].data
-	off := offset % d.cfg.SegmentBytes
 	end := min(off+uint64(min(n, warmBytes)), uint64(len(data)))
 	for p := off; p < end; p += 64 {
 		sum += data[p]
@@ -384,8 +400,7 @@ func (d *memDevice) touch(segs []*memSegment, op Op, offset uint64, n int) (sum 
 // moved: a read past what was written gets what there is (0 when nothing),
 // which the caller turns into ErrShortIO or ErrPastEnd.
 func (d *memDevice) transfer(op Op, offset uint64, buf []byte) (int, error) {
-	seg := offset / d.cfg.SegmentBytes
-	off := offset % d.cfg.SegmentBytes
+	seg, off := d.segmentOf(offset)
 	n := uint64(len(buf))
 	if op == OpWrite {
 		m, err := d.segment(seg, true)
@@ -412,21 +427,24 @@ func (d *memDevice) transfer(op Op, offset uint64, buf []byte) (int, error) {
 	return copy(buf, m.data[off:min(off+n, w)]), nil
 }
 
-// Close implements Device. With completion goroutines it waits for the
-// Submits under way on each queue, then stops the goroutines once their
-// queues are empty: every request pushed before is completed, and none can
-// be pushed after (a Submit that starts after closed is set refuses).
+// Close implements Device. With completion goroutines it takes every slot
+// out of the free pool, waiting for the requests that hold one to be
+// completed, then stops the goroutines: their queues are empty, and no
+// request can be pushed after, since pushing one takes a slot (a Submit
+// that finds none learns from popWait that the device is closed). A
+// completion function may still be running when its slot is back; the
+// goroutine that runs it is waited for before the segments are unmapped.
 func (d *memDevice) Close() error {
 	if d.closed.Swap(true) {
 		return ErrClosed
 	}
 	if d.cfg.InlineCompletion {
 		d.drain()
+	} else {
+		d.free.close()
+		d.free.takeAll(len(d.slots))
 	}
 	for _, q := range d.queues {
-		for q.submitting.Load() != 0 {
-			time.Sleep(100 * time.Microsecond)
-		}
 		close(q.wake)
 	}
 	d.wg.Wait()

@@ -13,7 +13,9 @@ import (
 // completionThreadsUsage is the help of --device-completion-threads, shared
 // by tierbench device, kv and server.
 var completionThreadsUsage = fmt.Sprintf("device completion goroutines (0: the reference's %d, capped at the CPUs this process may use, here %d: "+
-	"one beyond the CPUs adds only hand-offs, since it can run only by taking a CPU from the submitters or another completion goroutine)",
+	"one beyond the CPUs adds only hand-offs, since it can run only by taking a CPU from the submitters or another completion goroutine). "+
+	"An explicit count is kept, the seed's 4 included: on localmemory each submitter's requests go to one goroutine, picked by the submitter, "+
+	"and a goroutine with nothing to do parks until a submitter signals it, so those beyond the CPUs cost nothing while idle",
 	device.DefaultCompletionThreads, device.CompletionThreadsFor(runtime.GOMAXPROCS(0)))
 
 // bindStoreFlags registers the store flags shared by `tierbench server` and
