@@ -134,7 +134,7 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 			t.Errorf("layer %+v: want ops/s and no error", x)
 		}
 	}
-	steps, err := results.ReadLatency(out)
+	steps, err := readLatencySteps(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 		t.Fatal(err)
 	}
 	resumeBundle(t, bin, out, filepath.Join(data, "..", "state"), "runtime: docker", "cell 1/1: Libaio", "at 90 % of")
-	if steps, err := results.ReadLatency(out); err != nil || len(steps) != len(latencyShares) {
+	if steps, err := readLatencySteps(out); err != nil || len(steps) != len(latencyShares) {
 		t.Errorf("after resume: %d latency steps (%v), want %d", len(steps), err, len(latencyShares))
 	}
 	if passes, _, err := results.ReadCells(out); err != nil || len(passes) != 1 {

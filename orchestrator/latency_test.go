@@ -195,15 +195,15 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 	state := filepath.Join(base, "state")
 	run := startBackground(t, bin, append(tinyArgs(t, data, out), "--runtime", "process", "--backends", "libaio", "--pin", "none", "--latency")...)
 	run.waitUntil(t, "two latency steps", 3*time.Minute, func() bool {
-		recs, _ := results.ReadLatency(out)
-		return len(recs) >= 2
+		steps, _ := readLatencySteps(out)
+		return len(steps) >= 2
 	})
 	run.interrupt(t)
 	passes, _, err := results.ReadCells(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept, err := results.ReadLatency(out)
+	kept, err := readLatencySteps(out)
 	if err != nil || len(kept) < 2 || len(kept) >= len(latencyShares) {
 		t.Fatalf("after SIGINT: %d latency steps (%v), want at least 2 and not all %d", len(kept), err, len(latencyShares))
 	}
@@ -224,9 +224,12 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 	if len(after) != len(passes) {
 		t.Errorf("resume: %d passes in cells.jsonl, want the %d of before", len(after), len(passes))
 	}
-	steps, err := results.ReadLatency(out)
+	steps, err := readLatencySteps(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if recs, _ := results.ReadLatency(out); len(recs) != len(steps)+1 {
+		t.Errorf("latency.jsonl after resume: %d records, want the %d steps and one floor", len(recs), len(steps))
 	}
 	var shares []float64
 	for _, l := range steps {
@@ -246,7 +249,7 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 	if again.code != 0 || !strings.Contains(again.stderr, "done already, skipped") || strings.Contains(again.stderr, "latency: Libaio") {
 		t.Errorf("second resume: exit %d, want the row skipped and no step run:\n%s", again.code, again.stderr)
 	}
-	if steps2, _ := results.ReadLatency(out); len(steps2) != len(latencyShares) {
+	if steps2, _ := readLatencySteps(out); len(steps2) != len(latencyShares) {
 		t.Errorf("after the second resume: %d steps, want %d", len(steps2), len(latencyShares))
 	}
 	assertNoProcesses(t, bin)
@@ -368,4 +371,11 @@ func TestFloorStep(t *testing.T) {
 	if got := missingShares(recs, row); !slices.Equal(got, latencyShares) {
 		t.Errorf("with only the floor in latency.jsonl: missing shares %v, want all of %v", got, latencyShares)
 	}
+}
+
+// readLatencySteps reads the latency steps of the bundle at out, without the
+// rows' floors (calibration records).
+func readLatencySteps(out string) ([]results.LatencyRecord, error) {
+	recs, err := results.ReadLatency(out)
+	return slices.DeleteFunc(recs, func(l results.LatencyRecord) bool { return !l.Step() }), err
 }
