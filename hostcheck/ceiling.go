@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/cpulist"
 	"github.com/tierbench/tierbench/internal/fio"
 )
 
@@ -36,6 +37,37 @@ type FIOBaseline struct {
 	// than the server reads is too high (caches), on a larger one too low.
 	Footprint      string `json:"footprint"`
 	FootprintBytes int64  `json:"footprint_bytes"`
+	// CPUs is the CPU list every job was pinned to and Mems the memory
+	// nodes they were bound to ("" = free on the whole host: the host
+	// ceiling); CPUCount is how many CPUs the jobs could run on, the
+	// divisor of each point's CPU share (0 in bundles from before it:
+	// one CPU per job).
+	CPUs     string `json:"cpus,omitempty"`
+	Mems     string `json:"mems,omitempty"`
+	CPUCount int    `json:"cpu_count,omitempty"`
+	// Registered: fio registered its files and buffers with the io_uring
+	// ring (fio.Job.Registered), its cheapest reads.
+	Registered bool `json:"registered,omitempty"`
+}
+
+// Best is the sweep's highest point, the ceiling; false without a sweep.
+func (b *FIOBaseline) Best() (FIOPoint, bool) {
+	if b == nil || len(b.Sweep) == 0 {
+		return FIOPoint{}, false
+	}
+	best := 0
+	for i, p := range b.Sweep {
+		if p.IOPS > b.Sweep[best].IOPS {
+			best = i
+		}
+	}
+	return b.Sweep[best], true
+}
+
+// PointCPU judges fio's CPU at one point from its usr and sys shares, so
+// a bundle from before the CPU was recorded is judged as a new one.
+func (b *FIOBaseline) PointCPU(p FIOPoint) fio.CPU {
+	return fio.CPUOf(p.UsrCPU, p.SysCPU, p.Jobs, p.IOPS, b.CPUCount)
 }
 
 // FIOPoint is one depth of the sweep.
@@ -59,30 +91,37 @@ const (
 	sweepFlatSteps = 2
 )
 
-// PointOf turns one measured sweep step into its preflight.json form.
-func PointOf(p fio.Point) FIOPoint {
-	return FIOPoint{Depth: p.Depth(), Jobs: p.Jobs, IODepth: p.IODepth, FIOResult: resultOf(p.Result)}
+// PointOf turns one measured sweep step, its jobs on cpus CPUs (0: one
+// each), into its preflight.json form.
+func PointOf(p fio.Point, cpus int) FIOPoint {
+	return FIOPoint{Depth: p.Depth(), Jobs: p.Jobs, IODepth: p.IODepth, FIOResult: resultOf(p.Result, cpus)}
 }
 
-func resultOf(r fio.Result) FIOResult {
-	fr := FIOResult{BlockBytes: r.BlockBytes, IOPS: r.IOPS, BandwidthKiBps: r.BandwidthKiBps, UsrCPU: r.UsrCPU, SysCPU: r.SysCPU}
+func resultOf(r fio.Result, cpus int) FIOResult {
+	fr := FIOResult{BlockBytes: r.BlockBytes, IOPS: r.IOPS, BandwidthKiBps: r.BandwidthKiBps, UsrCPU: r.UsrCPU, SysCPU: r.SysCPU, CPU: r.CPU(cpus)}
 	fr.ClatUs.P50, fr.ClatUs.P99, fr.ClatUs.P999 = r.ClatUs.P50, r.ClatUs.P99, r.ClatUs.P999
 	return fr
 }
 
-// runBaseline sweeps depth at 512 B over job's files, measures 4 KiB at
-// the best depth, and removes fio's files after.
+// removeFioFiles removes the files fio laid out for job.
+func removeFioFiles(job fio.Job) {
+	for i := range job.Files {
+		os.Remove(filepath.Join(job.Dir, fmt.Sprintf("tierbench-fio.%d", i)))
+	}
+}
+
+// runBaseline sweeps depth at 512 B over job's files and measures 4 KiB at
+// the best depth, with at most maxJobs jobs, each on a CPU of its own
+// (job.CPUs, when set, holds maxJobs CPUs). It leaves fio's files for a
+// second sweep: the caller removes them.
 func runBaseline(ctx context.Context, run func(context.Context, fio.Job) (fio.Result, error), job fio.Job, maxDepth, maxJobs int, full bool) (*FIOBaseline, error) {
-	defer func() {
-		for i := range job.Files {
-			os.Remove(filepath.Join(job.Dir, fmt.Sprintf("tierbench-fio.%d", i)))
-		}
-	}()
 	sw := fio.Sweep{Job: job, Steps: fio.DepthLadder(maxDepth, maxJobs), MinGrowth: sweepMinGrowth, Run: run}
 	if !full {
 		sw.FlatSteps = sweepFlatSteps
 	}
 	sw.Job.BlockBytes = 512
+	sw.Job.Registered = true
+	job.Registered = true
 	res, err := sw.Do(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("fio %s random read at 512 B: %w", job.Engine, err)
@@ -91,23 +130,48 @@ func runBaseline(ctx context.Context, run func(context.Context, fio.Job) (fio.Re
 	base := &FIOBaseline{Version: best.Result.Version, Engine: job.Engine, Jobs: best.Jobs, IODepth: best.IODepth, Files: job.Files,
 		FileBytes: job.FileBytes, RuntimeSeconds: job.RuntimeSeconds, MaxDepth: maxDepth,
 		StoppedEarly: res.StoppedEarly, SweepNote: res.Note,
-		Footprint: FootprintFioFiles, FootprintBytes: int64(job.Files) * job.FileBytes}
+		Footprint: FootprintFioFiles, FootprintBytes: int64(job.Files) * job.FileBytes,
+		CPUs: job.CPUs, Mems: job.Mems, CPUCount: maxJobs, Registered: job.Engine == "io_uring"}
 	for _, p := range res.Points {
-		pt := PointOf(p)
+		pt := PointOf(p, maxJobs)
 		pt.BlockBytes = 512
 		base.Sweep = append(base.Sweep, pt)
 	}
-	r512 := resultOf(best.Result)
+	r512 := resultOf(best.Result, maxJobs)
 	r512.BlockBytes = 512
 	job.BlockBytes, job.Jobs, job.IODepth = 4096, best.Jobs, best.IODepth
 	r4k, err := run(ctx, job)
 	if err != nil {
 		return nil, fmt.Errorf("fio %s random read at 4096 B: %w", job.Engine, err)
 	}
-	fr := resultOf(r4k)
+	fr := resultOf(r4k, maxJobs)
 	fr.BlockBytes = 4096
 	base.Results = []FIOResult{r512, fr}
 	return base, nil
+}
+
+// pinnedBaseline runs the sweep again with every job pinned to
+// cfg.FIOCPUs (and its memory bound to cfg.FIOMems), one job per CPU at
+// most: the ceiling of a server pinned there. A failure is a warning,
+// not a failed preflight: the pinned rows are then held against the host
+// ceiling, and the report says so.
+func pinnedBaseline(ctx context.Context, run func(context.Context, fio.Job) (fio.Result, error), job fio.Job, cfg Config) (*FIOBaseline, Check) {
+	cpus, err := cpulist.Parse(cfg.FIOCPUs)
+	if err == nil && len(cpus) == 0 {
+		err = errors.New("the list is empty")
+	}
+	if err != nil {
+		return nil, Check{Name: CheckFIOPinned, Status: Warn, Detail: fmt.Sprintf("not run: --fio-cpus %q: %v", cfg.FIOCPUs, err)}
+	}
+	job.CPUs, job.Mems = cfg.FIOCPUs, cfg.FIOMems
+	base, err := runBaseline(ctx, run, job, cfg.FIOMaxDepth, min(maxFIOJobs, len(cpus)), cfg.FIOFullSweep)
+	c := baselineCheck(base, err)
+	c.Name = CheckFIOPinned
+	if err != nil {
+		c.Status = Warn
+		return nil, c
+	}
+	return base, c
 }
 
 func baselineCheck(base *FIOBaseline, err error) Check {
@@ -122,7 +186,14 @@ func baselineCheck(base *FIOBaseline, err error) Check {
 	}
 	var curve []string
 	for _, p := range base.Sweep {
-		curve = append(curve, fmt.Sprintf("%d: %s", p.Depth, countLabel(p.IOPS)))
+		pt := fmt.Sprintf("%d: %s", p.Depth, countLabel(p.IOPS))
+		if c := base.PointCPU(p); c.MicrosPerRead > 0 {
+			pt += fmt.Sprintf(" at %.1f CPU µs/read", c.MicrosPerRead)
+			if c.Bound {
+				pt += fmt.Sprintf(", fio CPU-bound (%.0f %% of %d CPU)", 100*c.Share, min(p.Jobs, max(base.CPUCount, p.Jobs)))
+			}
+		}
+		curve = append(curve, pt)
 	}
 	var parts []string
 	for _, r := range base.Results {
@@ -130,7 +201,15 @@ func baselineCheck(base *FIOBaseline, err error) Check {
 			blockLabel(r.BlockBytes), countLabel(r.IOPS), r.BandwidthKiBps, r.ClatUs.P50, r.ClatUs.P99, r.ClatUs.P999))
 	}
 	c.Status = Pass
-	c.Detail = fmt.Sprintf("%s, %s, %d files × %s, %d s per step; 512 B depth sweep (reads in flight: IOPS) %s; ceiling at %d jobs × QD%d: %s",
+	pinned := ""
+	if base.CPUs != "" {
+		pinned = fmt.Sprintf("pinned to CPUs %s", base.CPUs)
+		if base.Mems != "" {
+			pinned += " and memory node(s) " + base.Mems
+		}
+		pinned += ", "
+	}
+	c.Detail = pinned + fmt.Sprintf("%s, %s, %d files × %s, %d s per step; 512 B depth sweep (reads in flight: IOPS) %s; ceiling at %d jobs × QD%d: %s",
 		base.Version, base.Engine, base.Files, humanBytes(base.FileBytes), base.RuntimeSeconds,
 		strings.Join(curve, ", "), base.Jobs, base.IODepth, strings.Join(parts, "; "))
 	if base.SweepNote != "" {

@@ -67,6 +67,7 @@ const (
 	CheckMemory    = "memory"
 	CheckDocker    = "docker"
 	CheckFIO       = "fio"
+	CheckFIOPinned = "fio-pinned"
 )
 
 // humanBytes writes a size with a binary unit, e.g. "3.5 GiB".

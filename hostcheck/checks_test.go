@@ -182,3 +182,42 @@ func TestDocker(t *testing.T) {
 		}
 	})
 }
+
+// TestFIOPinnedSweep: with FIOCPUs the sweep runs again with every job
+// pinned there, one job per CPU at most, after the host sweep and on its
+// files; the report keeps both and the check says where fio ran.
+func TestFIOPinnedSweep(t *testing.T) {
+	probes := &fakeProbes{}
+	rep, _ := runTree(t, filepath.Join("testdata", "vm-host"), func(c *Config) {
+		c.FIO, c.FIOCPUs, c.FIOMems, c.FIORuntimeSeconds = true, "1", "0", 1
+		c.Probes = probes.probes()
+	})
+	if rep.FIO == nil || rep.FIOPinned == nil {
+		t.Fatalf("got host %v pinned %v baselines, want both", rep.FIO, rep.FIOPinned)
+	}
+	if rep.FIO.CPUs != "" || rep.FIOPinned.CPUs != "1" || rep.FIOPinned.Mems != "0" || rep.FIOPinned.CPUCount != 1 {
+		t.Errorf("got host CPUs %q, pinned %q mems %q count %d; want \"\", 1, 0, 1", rep.FIO.CPUs, rep.FIOPinned.CPUs, rep.FIOPinned.Mems, rep.FIOPinned.CPUCount)
+	}
+	var pinnedRuns int
+	for _, j := range probes.jobs {
+		if !j.Registered {
+			t.Errorf("job %+v: want fio's files and buffers registered", j)
+		}
+		if j.CPUs == "" {
+			if pinnedRuns > 0 {
+				t.Errorf("a host run after the pinned ones: %+v", j)
+			}
+			continue
+		}
+		pinnedRuns++
+		if j.CPUs != "1" || j.Mems != "0" || j.Jobs != 1 {
+			t.Errorf("pinned job %+v: want CPUs 1, mems 0, one job", j)
+		}
+	}
+	if pinnedRuns < 2 {
+		t.Errorf("got %d pinned fio runs, want a sweep and its 4 KiB run", pinnedRuns)
+	}
+	if c := mustCheck(t, rep, CheckFIOPinned); c.Status != Pass || !strings.Contains(c.Detail, "pinned to CPUs 1 and memory node(s) 0") {
+		t.Errorf("got %s %v %q, want pass naming the CPUs", CheckFIOPinned, c.Status, c.Detail)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/cpulist"
 	"github.com/tierbench/tierbench/internal/fio"
 )
 
@@ -37,6 +38,11 @@ type Config struct {
 	FIOMaxDepth int
 	// FIOFullSweep runs every depth even when IOPS stopped growing.
 	FIOFullSweep bool
+	// FIOCPUs, when set, runs the sweep a second time with fio pinned to
+	// these CPUs (a list such as 0 or 0-3) and FIOMems (NUMA nodes, ""
+	// leaves memory free): the ceiling of a server pinned there
+	// (Report.FIOPinned).
+	FIOCPUs, FIOMems string
 
 	JSON bool // one JSON document on the output instead of the table
 
@@ -145,6 +151,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: fio sweep depth %d is negative", ErrConfig, c.FIOMaxDepth)
 	case c.FIOFiles < 0, c.FIORuntimeSeconds < 0:
 		return fmt.Errorf("%w: fio files %d or runtime %d s is negative", ErrConfig, c.FIOFiles, c.FIORuntimeSeconds)
+	case c.FIOMems != "" && c.FIOCPUs == "":
+		return fmt.Errorf("%w: fio memory nodes %q without fio CPUs (--fio-mems needs --fio-cpus)", ErrConfig, c.FIOMems)
+	}
+	for _, l := range []struct{ what, list string }{{"CPUs", c.FIOCPUs}, {"memory nodes", c.FIOMems}} {
+		if _, err := cpulist.Parse(l.list); l.list != "" && err != nil {
+			return fmt.Errorf("%w: fio %s %q: %v", ErrConfig, l.what, l.list, err)
+		}
 	}
 	return nil
 }

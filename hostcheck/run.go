@@ -22,6 +22,10 @@ type Report struct {
 	Checks      []Check      `json:"checks"`
 	Fingerprint Fingerprint  `json:"fingerprint"`
 	FIO         *FIOBaseline `json:"fio"`
+	// FIOPinned is the same sweep with fio pinned to Config.FIOCPUs (and
+	// FIOMems): the ceiling of a server given those CPUs alone; nil when
+	// not asked for or when it failed.
+	FIOPinned *FIOBaseline `json:"fio_pinned,omitempty"`
 }
 
 // FIOResult is one block size of the baseline.
@@ -36,6 +40,9 @@ type FIOResult struct {
 	} `json:"clat_us"`
 	UsrCPU float64 `json:"usr_cpu"`
 	SysCPU float64 `json:"sys_cpu"`
+	// CPU is what fio's usr and sys say: CPU per read, the share of the
+	// CPUs its jobs could use, and whether that made it CPU-bound.
+	fio.CPU
 }
 
 // Failed reports whether any check failed.
@@ -137,6 +144,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 	}
 	rep.Checks = append(rep.Checks, dockerCheck(dinfo, derr))
 
+	var pinnedCheck *Check
 	fioCheck := Check{Name: CheckFIO, Status: Warn, Detail: "not run: add --fio to measure the random-read ceiling every result is divided by"}
 	if cfg.FIO {
 		switch {
@@ -154,16 +162,24 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 			if cpus <= 0 {
 				cpus = runtime.NumCPU()
 			}
-			base, err := runBaseline(ctx, probes.FIO, fio.Job{
-				Dir: dir, Files: cfg.FIOFiles, FileBytes: cfg.FIOFileBytes, Engine: engine, RuntimeSeconds: cfg.FIORuntimeSeconds,
-			}, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep)
+			job := fio.Job{Dir: dir, Files: cfg.FIOFiles, FileBytes: cfg.FIOFileBytes, Engine: engine, RuntimeSeconds: cfg.FIORuntimeSeconds}
+			defer removeFioFiles(job)
+			base, err := runBaseline(ctx, probes.FIO, job, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep)
 			fioCheck = baselineCheck(base, err)
 			if err == nil {
 				rep.FIO = base
 			}
+			if cfg.FIOCPUs != "" && err == nil {
+				var c Check
+				rep.FIOPinned, c = pinnedBaseline(ctx, probes.FIO, job, cfg)
+				pinnedCheck = &c
+			}
 		}
 	}
 	rep.Checks = append(rep.Checks, fioCheck)
+	if pinnedCheck != nil {
+		rep.Checks = append(rep.Checks, *pinnedCheck)
+	}
 
 	if cfg.JSON {
 		return rep, writeJSON(w, rep)

@@ -43,17 +43,36 @@ func (r *runner) fioArgs() []string {
 	return args
 }
 
+// pinnedFioArgs asks preflight for a second sweep with fio on the pinned
+// server's own CPUs, when the run has a pinned row: that row's share is
+// taken against fio with the same CPU budget, not fio on every CPU of the
+// host. Its memory node is bound too where there is more than one node
+// (on one node the binding changes nothing, and needs a fio built with
+// libnuma).
+func (r *runner) pinnedFioArgs() []string {
+	p := r.local.pinning
+	if !slices.Contains(r.cfg.Pins, PinPinned) || p.ServerCPUs == "" {
+		return nil
+	}
+	args := []string{"--fio-cpus", p.ServerCPUs}
+	if len(r.local.topo.Nodes) >= 2 && p.ServerMems != "" {
+		args = append(args, "--fio-mems", p.ServerMems)
+	}
+	return args
+}
+
 // FootprintSegmentFiles: fio read the server's own segment files,
 // read-only, after its row's passes.
 const FootprintSegmentFiles = "segment-files"
 
-// baseline reads the bundle's preflight fio baseline.
-func (r *runner) baseline() *hostcheck.FIOBaseline {
+// baselines reads the bundle's preflight fio baselines: the host's and
+// the one pinned to the pinned server's CPUs (nil when not measured).
+func (r *runner) baselines() (host, pinned *hostcheck.FIOBaseline) {
 	raw, err := os.ReadFile(filepath.Join(r.out, results.FilePreflight))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return report.FIOBaseline(raw)
+	return report.FIOBaseline(raw), report.FIOPinned(raw)
 }
 
 // recheckCeiling runs after a row's passes, with its server idle: every
@@ -61,9 +80,13 @@ func (r *runner) baseline() *hostcheck.FIOBaseline {
 // fio run at its observed depth over the server's segment files. A fio
 // that fails is recorded, not fatal: the cell is then marked without it.
 func (r *runner) recheckCeiling(ctx context.Context, row results.Row) error {
-	base := r.baseline()
-	if base == nil || len(base.Results) == 0 || !ceilingApplies(r.cfg) {
+	host, pinned := r.baselines()
+	if host == nil || len(host.Results) == 0 || !ceilingApplies(r.cfg) {
 		return nil
+	}
+	base := host
+	if row.Pin == PinPinned && pinned != nil && len(pinned.Results) > 0 {
+		base = pinned
 	}
 	ceiling := base.Results[0].IOPS
 	passes, _, err := results.ReadCells(r.out)
@@ -101,15 +124,21 @@ func (r *runner) recheckCeiling(ctx context.Context, row results.Row) error {
 	return nil
 }
 
-// remeasure runs fio once at the cell's depth over the segment files.
+// remeasure runs fio once at the cell's depth over the segment files, on
+// the CPUs (and memory node) of base, the ceiling the cell is held
+// against.
 func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row results.Row, threads int, cellOps, ceiling, depth float64) results.CeilingRecord {
 	rec := results.CeilingRecord{Kind: "ceiling", Schema: results.SchemaVersion, Row: row, Threads: threads, CellOpsPerSec: cellOps, BaseIOPS: ceiling,
 		Depth: int(math.Ceil(depth)), DepthSource: "disk", BlockBytes: 512, Engine: base.Engine, RuntimeSeconds: base.RuntimeSeconds,
-		Time: time.Now().UTC()}
+		CPUs: base.CPUs, Time: time.Now().UTC()}
 	if rec.Depth < 1 {
 		rec.Depth, rec.DepthSource = device.DefaultThrottleLimit, "throttle"
 	}
-	step := fio.StepFor(rec.Depth, min(runtime.NumCPU(), 32))
+	cpus := min(runtime.NumCPU(), 32)
+	if base.CPUCount > 0 {
+		cpus = base.CPUCount
+	}
+	step := fio.StepFor(rec.Depth, cpus)
 	rec.Jobs, rec.IODepth = step.Jobs, step.IODepth
 	var files []string
 	files, rec.Footprint, rec.FootprintBytes = serverFiles(r.cfg.DataDir)
@@ -123,13 +152,15 @@ func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row
 		return rec
 	}
 	res, err := fio.Run(ctx, fio.Job{Filenames: files, ReadOnly: true, BlockBytes: rec.BlockBytes, Jobs: rec.Jobs, IODepth: rec.IODepth,
-		Engine: rec.Engine, RuntimeSeconds: rec.RuntimeSeconds})
+		Engine: rec.Engine, RuntimeSeconds: rec.RuntimeSeconds, CPUs: base.CPUs, Mems: base.Mems, Registered: base.Registered})
 	if err != nil {
 		rec.Error = err.Error()
 		r.printf("  fio failed: %v\n", err)
 		return rec
 	}
 	rec.IOPS, rec.ClatP50Us, rec.ClatP99Us = res.IOPS, res.ClatUs.P50, res.ClatUs.P99
+	cpu := res.CPU(cpus)
+	rec.CPUMicrosPerRead, rec.CPUShare, rec.CPUBound = cpu.MicrosPerRead, cpu.Share, cpu.Bound
 	r.printf("  fio: %s IOPS at %d in flight; the cell is %.1f %% of it\n", FormatOps(res.IOPS), rec.Depth, 100*cellOps/max(res.IOPS, ceiling))
 	return rec
 }

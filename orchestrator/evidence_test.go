@@ -123,7 +123,8 @@ func TestRecheckCeilingReal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 1, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}}}
+	pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 1, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}},
+		FIOPinned: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 1, CPUs: "0", CPUCount: 1, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 800}}}}
 	raw, _ := json.Marshal(pre)
 	if err := results.WriteFile(out, results.FilePreflight, raw); err != nil {
 		t.Fatal(err)
@@ -160,6 +161,20 @@ func TestRecheckCeilingReal(t *testing.T) {
 		c.Footprint != FootprintSegmentFiles || c.Files != 2 || c.FootprintBytes != 2*int64(len(seg)) || c.BaseIOPS != 1000 {
 		t.Errorf("got %+v, want t=4 at depth 8 (7.3 rounded up) from the disk, positive IOPS over 2 segment files of 4 MiB", c)
 	}
+	// A pinned row is held against the pinned ceiling, and fio measures
+	// again on the server's CPUs, one job per CPU.
+	pinned := results.Row{Backend: "libaio", Pin: PinPinned, Label: "srv cpus 0 / cli cpus 1 (1 node)"}
+	l, _ = results.OpenCellsLog(out)
+	l.Append(results.PassRecord{Kind: "pass", Schema: results.SchemaVersion, Row: pinned, Threads: 4, Pass: 1, Seconds: 1, OpsPerSec: 900,
+		PassEvidence: results.PassEvidence{DiskDevices: []string{"vda"}, DiskReads: 900, DiskWeightedMs: 16_000}})
+	l.Close()
+	if err := r.recheckCeiling(t.Context(), pinned); err != nil {
+		t.Fatal(err)
+	}
+	recs, _ = results.ReadCeilings(out)
+	if len(recs) != 2 || recs[1].Row != pinned || recs[1].BaseIOPS != 800 || recs[1].CPUs != "0" || recs[1].Jobs != 1 || recs[1].IOPS <= 0 || recs[1].CPUMicrosPerRead <= 0 {
+		t.Errorf("got %+v, want the pinned row measured again against 800 IOPS on CPU 0 with one job and fio's CPU per read", recs)
+	}
 	if !strings.Contains(log.String(), "fio again at its depth") {
 		t.Errorf("progress does not say fio ran again:\n%s", log.String())
 	}
@@ -169,8 +184,8 @@ func TestRecheckCeilingReal(t *testing.T) {
 	if err := r.recheckCeiling(t.Context(), row); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := results.ReadCeilings(out); len(again) != 1 {
-		t.Errorf("a second recheck measured again: got %d records, want 1", len(again))
+	if again, _ := results.ReadCeilings(out); len(again) != 2 {
+		t.Errorf("a second recheck measured again: got %d records, want 2", len(again))
 	}
 }
 

@@ -73,6 +73,7 @@ func (r *runner) preflightArgs(fio bool) []string {
 	}
 	if fio {
 		args = append(args, r.fioArgs()...)
+		args = append(args, r.pinnedFioArgs()...)
 	}
 	return args
 }

@@ -3,9 +3,11 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/results"
 )
@@ -18,6 +20,16 @@ func FIOBaseline(preRaw []byte) *hostcheck.FIOBaseline {
 		return nil
 	}
 	return rep.FIO
+}
+
+// FIOPinned is the fio baseline pinned to the pinned server's CPUs; nil
+// when preflight measured none (no pinned row, or a bundle from before).
+func FIOPinned(preRaw []byte) *hostcheck.FIOBaseline {
+	var rep hostcheck.Report
+	if len(preRaw) == 0 || json.Unmarshal(preRaw, &rep) != nil {
+		return nil
+	}
+	return rep.FIOPinned
 }
 
 // footprintPhrase says what fio read, for the report.
@@ -36,27 +48,37 @@ func footprintPhrase(f *hostcheck.FIOBaseline, c results.Workload) string {
 	return fmt.Sprintf("%s (%s)", f.Footprint, human.Bytes(f.FootprintBytes))
 }
 
-// renderCurve writes the fio depth curve of the preflight baseline.
+// renderCurve writes the fio depth curve of one preflight baseline, with
+// fio's own CPU at each point.
 func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workload) {
 	if f == nil || len(f.Sweep) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "fio depth curve (%s, %s, 512 B random read, O_DIRECT, %d s per step) over %s. The ceiling is the highest IOPS of the sweep; the server keeps up to %d reads in flight.\n\n",
-		f.Version, f.Engine, f.RuntimeSeconds, footprintPhrase(f, c), f.MaxDepth)
-	b.WriteString("| reads in flight | jobs × iodepth | IOPS | MiB/s | clat p50 µs | clat p99 µs | |\n|--:|--:|--:|--:|--:|--:|:--|\n")
-	best := 0
-	for i, p := range f.Sweep {
-		if p.IOPS > f.Sweep[best].IOPS {
-			best = i
+	where := ""
+	if f.CPUs != "" {
+		where = fmt.Sprintf(", every job pinned to the pinned server's CPUs %s", f.CPUs)
+		if f.Mems != "" {
+			where += " and memory node(s) " + f.Mems
 		}
 	}
-	for i, p := range f.Sweep {
-		mark := ""
-		if i == best {
-			mark = "ceiling"
+	if f.Registered {
+		where += ", files and buffers registered with the ring"
+	}
+	fmt.Fprintf(b, "fio depth curve (%s, %s, 512 B random read, O_DIRECT, %d s per step%s) over %s. The ceiling is the highest IOPS of the sweep; the server keeps up to %d reads in flight. fio CPU is its jobs' user + system time over the CPUs they could run on; at ≥ %.0f %% the point is cpu-bound: fio's CPU, not the disk, set it.\n\n",
+		f.Version, f.Engine, f.RuntimeSeconds, where, footprintPhrase(f, c), f.MaxDepth, 100*fio.CPUBoundShare)
+	b.WriteString("| reads in flight | jobs × iodepth | IOPS | MiB/s | clat p50 µs | clat p99 µs | fio CPU µs/read | fio CPU | |\n|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	best, _ := f.Best()
+	for _, p := range f.Sweep {
+		var marks []string
+		if p.Depth == best.Depth && p.IOPS == best.IOPS {
+			marks = append(marks, "ceiling")
 		}
-		fmt.Fprintf(b, "| %d | %d × %d | %s | %.1f | %.0f | %.0f | %s |\n", p.Depth, p.Jobs, p.IODepth, human.Ops(p.IOPS),
-			p.BandwidthKiBps/1024, p.ClatUs.P50, p.ClatUs.P99, mark)
+		cpu := f.PointCPU(p)
+		if cpu.Bound {
+			marks = append(marks, "cpu-bound")
+		}
+		fmt.Fprintf(b, "| %d | %d × %d | %s | %.1f | %.0f | %.0f | %s | %s | %s |\n", p.Depth, p.Jobs, p.IODepth, human.Ops(p.IOPS),
+			p.BandwidthKiBps/1024, p.ClatUs.P50, p.ClatUs.P99, cpuPerRead(cpu), cpuShare(cpu), strings.Join(marks, ", "))
 	}
 	b.WriteString("\n")
 	if f.StoppedEarly {
@@ -64,11 +86,52 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workloa
 	} else if last := f.Sweep[len(f.Sweep)-1].Depth; last < f.MaxDepth {
 		fmt.Fprintf(b, "**The sweep ended at %d reads in flight, below the server's %d.**\n\n", last, f.MaxDepth)
 	}
+	if cpu := f.PointCPU(best); cpu.Bound {
+		fmt.Fprintf(b, "**This ceiling is fio's CPU, not the disk's**: at its best point fio's %d job(s) used %.0f %% of the CPUs they could run on, %.1f µs of CPU per read. The disk may do more, and a server that spends less CPU per read than fio can pass it.\n\n",
+			best.Jobs, 100*cpu.Share, cpu.MicrosPerRead)
+	}
 }
 
-// shareText is a cell's share of its ceiling with its marks.
-func shareText(c results.Cell) string {
+func cpuPerRead(c fio.CPU) string {
+	if c.MicrosPerRead <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", c.MicrosPerRead)
+}
+
+func cpuShare(c fio.CPU) string {
+	if c.MicrosPerRead <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f %%", 100*c.Share)
+}
+
+// renderCeilings writes the ceilings the cells are held against: the
+// host's curve and, when preflight measured it, the curve on the pinned
+// server's own CPUs, with which rows each one holds.
+func renderCeilings(b *strings.Builder, res results.Results, preRaw []byte) {
+	c := res.Plan.Workload
+	fmt.Fprintf(b, "fio random-read ceiling at 512 B on the data dir's mount: %s IOPS. ", human.Ops(res.FioIOPS512))
+	host, pinned := FIOBaseline(preRaw), FIOPinned(preRaw)
+	renderCurve(b, host, c)
+	hasPinned := slices.ContainsFunc(res.Plan.Rows, func(r results.Row) bool { return r.Pin == results.PinPinned })
+	switch {
+	case pinned != nil && len(pinned.Results) > 0:
+		fmt.Fprintf(b, "A pinned row's server runs on CPUs %s alone, so fio ran the sweep again on those CPUs: %s IOPS. Pinned rows are held against that ceiling (the same CPU budget), the others against the host's %s; a pinned row's share of the host ceiling is shown beside it.\n\n",
+			pinned.CPUs, human.Ops(pinned.Results[0].IOPS), human.Ops(res.FioIOPS512))
+		renderCurve(b, pinned, c)
+	case hasPinned:
+		b.WriteString("There is no fio ceiling on the pinned server's own CPUs (not measured, or a bundle from before it): pinned rows are held against the host's, a larger CPU budget than their server had.\n\n")
+	}
+}
+
+// shareText is a cell's share of its ceiling with its marks; host is
+// the host ceiling, shown beside a share taken against another.
+func shareText(c results.Cell, host float64) string {
 	s := fmt.Sprintf("%.1f %%", 100*c.FioShare)
+	if c.CeilingPinned && host > 0 {
+		s += fmt.Sprintf(" (host: %.1f %%)", 100*c.Median/host)
+	}
 	if m := evidenceMarks(c); m != "" {
 		s += " (" + m + ")"
 	}
@@ -94,4 +157,23 @@ func renderRemeasures(b *strings.Builder, res results.Results) {
 			human.Ops(c.IOPS), c.ClatP50Us, c.ClatP99Us)
 	}
 	b.WriteString("\n")
+}
+
+// heldAgainst names the ceiling a row's cells are divided by.
+func heldAgainst(res results.Results, row results.Row) string {
+	var ce results.Ceilings
+	if res.FioCeilings != nil {
+		ce = *res.FioCeilings
+	} else {
+		ce.Host.IOPS = res.FioIOPS512
+	}
+	fc, pinned := ce.For(row)
+	s := "host, " + human.Ops(fc.IOPS)
+	if pinned {
+		s = fmt.Sprintf("fio on CPUs %s, %s", fc.CPUs, human.Ops(fc.IOPS))
+	}
+	if fc.Bound {
+		s += " (fio cpu-bound)"
+	}
+	return s
 }

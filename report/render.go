@@ -110,16 +110,15 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 
 	b.WriteString("## Share of the fio ceiling\n\n")
 	if res.FioIOPS512 > 0 {
-		fmt.Fprintf(&b, "fio random-read ceiling at 512 B on the data dir's mount: %s IOPS. ", human.Ops(res.FioIOPS512))
-		renderCurve(&b, FIOBaseline(preRaw), c)
-		b.WriteString("Each cell's median as a share of the ceiling (RESP ≤ KV ≤ Device ≤ fio):\n\n")
-		fmt.Fprintf(&b, "| backend | NUMA |")
+		renderCeilings(&b, res, preRaw)
+		b.WriteString("Each cell's median as a share of its row's ceiling (RESP ≤ KV ≤ Device ≤ fio):\n\n")
+		fmt.Fprintf(&b, "| backend | NUMA | held against |")
 		for _, t := range c.Threads {
 			fmt.Fprintf(&b, " t=%d |", t)
 		}
-		b.WriteString("\n|:--|:--|" + strings.Repeat(":--|", len(c.Threads)) + "\n")
+		b.WriteString("\n|:--|:--|:--|" + strings.Repeat(":--|", len(c.Threads)) + "\n")
 		for _, row := range res.Plan.Rows {
-			fmt.Fprintf(&b, "| %s | %s |", rowName(row), row.Label)
+			fmt.Fprintf(&b, "| %s | %s | %s |", rowName(row), row.Label, heldAgainst(res, row))
 			for _, t := range c.Threads {
 				cell, ok := findCell(res.Cells, row, t)
 				switch {
@@ -128,7 +127,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 				case cell.Excluded != "":
 					b.WriteString(" " + excludedMark[cell.Excluded] + " |")
 				default:
-					b.WriteString(" " + shareText(cell) + " |")
+					b.WriteString(" " + shareText(cell, res.FioIOPS512) + " |")
 				}
 			}
 			b.WriteString("\n")

@@ -126,8 +126,8 @@ func TestReportRerender(t *testing.T) {
 	for _, want := range []string{
 		"## Host", "Host — 1× AMD EPYC", "fio random-read ceiling on this disk: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (the best of a depth sweep over 64–4096 reads in flight: 32 jobs × QD64, io_uring, O_DIRECT, 8 files)",
 		"over 8 fio files × 1.6 GiB = 12.5 GiB, as large as the dataset (100000000 × 128 B = 11.9 GiB)",
-		"| 64 | 1 × 64 | 900 K | 439.5 | 70 | 90 |  |", "| 2048 | 32 × 64 | 8.20 M | 4003.9 | 240 | 600 | ceiling |", "| 4096 | 32 × 128 | 8.10 M |",
-		"## Share of the fio ceiling", "| Libaio | srv node-0 / cli node-1 | 22.2 % | 69.5 % | 85.0 % | 86.1 % |",
+		"| 64 | 1 × 64 | 900 K | 439.5 | 70 | 90 | — | — |  |", "| 2048 | 32 × 64 | 8.20 M | 4003.9 | 240 | 600 | — | — | ceiling |", "| 4096 | 32 × 128 | 8.10 M |",
+		"## Share of the fio ceiling", "| Libaio | srv node-0 / cli node-1 | host, 8.20 M | 22.2 % | 69.5 % | 85.0 % | 86.1 % |",
 		"## Load evidence", "100000000 (100.00 %)", "99.87 %",
 		"## Device-hit evidence", "memory-served",
 	} {
@@ -209,7 +209,7 @@ func TestRenderCurveNotes(t *testing.T) {
 	}{
 		{"stopped early", hostcheck.FIOBaseline{MaxDepth: 4096, Files: 8, FileBytes: 1 << 20, StoppedEarly: true,
 			SweepNote: "stopped after 512 reads in flight: the last 2 steps did not beat", Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30), pt(512, 29)}},
-			[]string{"The sweep stopped after 512 reads in flight", "| 128 | 1 × 128 | 30 | 0.0 | 0 | 0 | ceiling |", "as large as the dataset"}},
+			[]string{"The sweep stopped after 512 reads in flight", "| 128 | 1 × 128 | 30 | 0.0 | 0 | 0 | — | — | ceiling |", "as large as the dataset"}},
 		{"short of the server's depth", hostcheck.FIOBaseline{MaxDepth: 4096, Files: 1, FileBytes: 4096, Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30)}},
 			[]string{"**The sweep ended at 128 reads in flight, below the server's 4096.**", "**smaller than the dataset**"}},
 	}
@@ -264,11 +264,11 @@ func TestRenderEvidenceCPUBound(t *testing.T) {
 
 func TestShareTextMarksAboveCeiling(t *testing.T) {
 	c := results.Cell{Median: 110_000, FioShare: 1.1, CellEvidence: results.CellEvidence{AboveCeiling: true}}
-	if got, want := shareText(c), "110.0 % (above-ceiling)"; got != want {
+	if got, want := shareText(c, 0), "110.0 % (above-ceiling)"; got != want {
 		t.Errorf("shareText: got %q, want %q", got, want)
 	}
 	c.AboveCeiling = false
-	if got, want := shareText(c), "110.0 %"; got != want {
+	if got, want := shareText(c, 0), "110.0 %"; got != want {
 		t.Errorf("shareText: got %q, want %q", got, want)
 	}
 }

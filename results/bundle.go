@@ -251,6 +251,9 @@ type Results struct {
 	Cells    []Cell       `json:"cells"`
 	// FioIOPS512 is the fio random-read ceiling at 512 B; 0 when unknown.
 	FioIOPS512 float64 `json:"fio_iops_512"`
+	// FioCeilings are the host's and the pinned server's ceilings with
+	// what fio's CPU said at each; nil without a fio baseline.
+	FioCeilings *Ceilings `json:"fio_ceilings,omitempty"`
 	// Plots are the bundle's SVG charts, drawn by the renderer.
 	Plots []Plot `json:"plots,omitempty"`
 	// Ceilings are the fio re-measurements of cells above the ceiling.

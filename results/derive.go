@@ -37,12 +37,16 @@ func Derive(dir string, hostParagraph func(preflight []byte) string) (Results, e
 	if err != nil {
 		return res, err
 	}
-	fio := pre.FioIOPS(512)
+	ceilings := pre.Ceilings()
 	if !plan.Workload.CeilingApplies() {
-		fio = 0 // a disk the external server may never touch bounds nothing
+		ceilings = Ceilings{} // a disk the external server may never touch bounds nothing
 	}
+	fio := ceilings.Host.IOPS
 	res = Results{Schema: SchemaVersion, Scenario: plan.Workload.ScenarioName(), Plan: plan, Finished: time.Now().UTC(), Loads: loads, Failures: fails,
 		Cells: Aggregate(plan, passes, fails, fio), FioIOPS512: fio, Passes: passes}
+	if ceilings.Host.IOPS > 0 {
+		res.FioCeilings = &ceilings
+	}
 	if res.Ceilings, err = ReadCeilings(dir); err != nil {
 		return res, err
 	}
@@ -52,16 +56,17 @@ func Derive(dir string, hostParagraph func(preflight []byte) string) (Results, e
 	if res.Rechecks, err = ReadRechecks(dir); err != nil {
 		return res, err
 	}
-	ApplyCeilings(res.Cells, res.Ceilings, fio)
+	ApplyCeilings(res.Cells, res.Ceilings, ceilings)
 	res.Hosts, res.LinkWarnings = readHosts(dir, plan, passes, hostParagraph)
 	return res, nil
 }
 
-// ApplyCeilings divides each cell by its own ceiling — the sweep's, or
-// the re-measurement at its depth when higher — and marks the cells still
-// above it.
-func ApplyCeilings(cells []Cell, recs []CeilingRecord, base float64) {
-	if base <= 0 {
+// ApplyCeilings divides each cell by its own ceiling — its row's
+// (ceilings.For: fio on the server's own CPUs for a pinned row, when
+// measured, fio on the whole host otherwise), or the re-measurement at
+// its depth when higher — and marks the cells still above it.
+func ApplyCeilings(cells []Cell, recs []CeilingRecord, ceilings Ceilings) {
+	if ceilings.Host.IOPS <= 0 {
 		return
 	}
 	for i := range cells {
@@ -75,9 +80,10 @@ func ApplyCeilings(cells []Cell, recs []CeilingRecord, base float64) {
 				rec = &recs[j]
 			}
 		}
-		c.Ceiling = base
+		base, pinned := ceilings.For(c.Row)
+		c.Ceiling, c.CeilingPinned = base.IOPS, pinned
 		if rec != nil && rec.Error == "" {
-			c.Ceiling = max(base, rec.IOPS)
+			c.Ceiling = max(base.IOPS, rec.IOPS)
 		}
 		c.FioShare = c.Median / c.Ceiling
 		if c.Median <= AboveCeilingTolerance*c.Ceiling {
@@ -88,10 +94,23 @@ func ApplyCeilings(cells []Cell, recs []CeilingRecord, base float64) {
 	}
 }
 
-// aboveWhy says by how much a cell exceeds its ceiling and what the disk
-// saw meanwhile.
-func aboveWhy(c Cell, rec *CeilingRecord, base float64) string {
-	s := fmt.Sprintf("its median %s ops/s is %.1f %% of the sweep's ceiling (%s IOPS)", human.Ops(c.Median), 100*c.Median/base, human.Ops(base))
+// aboveWhy says by how much a cell exceeds its ceiling and why it can:
+// first a ceiling that was fio's CPU rather than the disk's, then what
+// the disk saw meanwhile.
+func aboveWhy(c Cell, rec *CeilingRecord, base FioCeiling) string {
+	which := "the sweep's ceiling"
+	if c.CeilingPinned {
+		which = fmt.Sprintf("the sweep's ceiling on the server's own CPUs %s", base.CPUs)
+	}
+	s := fmt.Sprintf("its median %s ops/s is %.1f %% of %s (%s IOPS)", human.Ops(c.Median), 100*c.Median/base.IOPS, which, human.Ops(base.IOPS))
+	if base.Bound {
+		s += fmt.Sprintf("; that ceiling is fio's CPU, not the disk's: fio's %d job(s) used %.0f %% of their %d CPU(s) at %.1f CPU µs per read",
+			base.Jobs, 100*base.Share, base.CPUCount, base.MicrosPerRead)
+		if c.ServerCPUMicrosPerGet > 0 {
+			s += fmt.Sprintf(", and the server spent %.1f µs per GET", c.ServerCPUMicrosPerGet)
+		}
+		s += ", so a server cheaper per read than fio can pass it"
+	}
 	switch {
 	case rec == nil:
 		s += "; fio was not measured again at its depth (the row ended before, or this bundle predates it)"
@@ -100,12 +119,17 @@ func aboveWhy(c Cell, rec *CeilingRecord, base float64) string {
 	default:
 		s += fmt.Sprintf(" and %.1f %% of fio measured again at its own depth (%d reads in flight from %s, %d jobs × %d, over the server's %d files (%s), %s): %s IOPS",
 			100*c.Median/rec.IOPS, rec.Depth, rec.DepthSource, rec.Jobs, rec.IODepth, rec.Files, rec.Footprint, human.Bytes(rec.FootprintBytes), human.Ops(rec.IOPS))
+		if rec.CPUBound {
+			s += fmt.Sprintf(", fio CPU-bound there too (%.0f %% of its CPUs, %.1f µs per read)", 100*rec.CPUShare, rec.CPUMicrosPerRead)
+		}
 	}
 	switch {
 	case c.DiskReadsPerSec <= 0:
 		s += "; there is no disk evidence to tell where the reads went"
 	case c.DiskReadsPerSec < MinSectorShare*c.Median:
 		s += fmt.Sprintf("; the disk completed %s reads/s, %.2f per GET: some GETs did not reach it (served from the in-memory log or a cache above the disk)", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median)
+	case base.Bound:
+		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
 	default:
 		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real, so fio's figure is low — the disk was shared with other work while fio ran, or it got faster between the two", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
 	}

@@ -19,21 +19,27 @@ type CeilingRecord struct {
 	// Depth is the cell's median disk depth rounded up; DepthSource is
 	// "disk" for that, "throttle" when there was no disk evidence and the
 	// server's throttle limit stood in.
-	Depth          int       `json:"depth"`
-	DepthSource    string    `json:"depth_source"`
-	Jobs           int       `json:"jobs"`
-	IODepth        int       `json:"iodepth"`
-	BlockBytes     int       `json:"block_bytes"`
-	Engine         string    `json:"engine"`
-	RuntimeSeconds int       `json:"runtime_seconds"`
-	IOPS           float64   `json:"iops"`
-	ClatP50Us      float64   `json:"clat_p50_us"`
-	ClatP99Us      float64   `json:"clat_p99_us"`
-	Footprint      string    `json:"footprint"`
-	Files          int       `json:"files"`
-	FootprintBytes int64     `json:"footprint_bytes"`
-	Error          string    `json:"error,omitempty"`
-	Time           time.Time `json:"time"`
+	Depth          int     `json:"depth"`
+	DepthSource    string  `json:"depth_source"`
+	Jobs           int     `json:"jobs"`
+	IODepth        int     `json:"iodepth"`
+	BlockBytes     int     `json:"block_bytes"`
+	Engine         string  `json:"engine"`
+	RuntimeSeconds int     `json:"runtime_seconds"`
+	IOPS           float64 `json:"iops"`
+	ClatP50Us      float64 `json:"clat_p50_us"`
+	ClatP99Us      float64 `json:"clat_p99_us"`
+	Footprint      string  `json:"footprint"`
+	Files          int     `json:"files"`
+	FootprintBytes int64   `json:"footprint_bytes"`
+	// CPUs is the cpuset fio ran pinned to, the pinned server's; "" free.
+	CPUs string `json:"cpus,omitempty"`
+	// CPUMicrosPerRead, CPUShare and CPUBound are fio's CPU (fio.CPU).
+	CPUMicrosPerRead float64   `json:"cpu_us_per_read,omitempty"`
+	CPUShare         float64   `json:"cpu_share,omitempty"`
+	CPUBound         bool      `json:"cpu_bound,omitempty"`
+	Error            string    `json:"error,omitempty"`
+	Time             time.Time `json:"time"`
 }
 
 // LatencyRecord is one line of latency.jsonl: one fixed-rate step.
@@ -191,7 +197,13 @@ type LadderLayer struct {
 	// RoundsOpsPerSec and RoundsRaw are every round's, in run order.
 	RoundsOpsPerSec []float64 `json:"rounds_ops_per_sec,omitempty"`
 	RoundsRaw       []string  `json:"rounds_raw,omitempty"`
-	Error           string    `json:"error,omitempty"`
+	// Spread is (max − min) ÷ median of its rounds or passes, the noise
+	// its share is read against.
+	Spread float64 `json:"spread,omitempty"`
+	// Flag says the layer is above the one below it by more than the
+	// noise: the lower one bounds nothing, and is no gap.
+	Flag  string `json:"flag,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // Ladder is one backend's layers, bottom up, and its largest drop.

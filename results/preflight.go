@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tierbench/tierbench/internal/fio"
 )
 
 // Preflight is the part of preflight.json (the JSON document `tierbench
@@ -15,16 +17,34 @@ import (
 type Preflight struct {
 	Checks      []PreflightCheck `json:"checks"`
 	Fingerprint json.RawMessage  `json:"fingerprint"`
-	Fio         *struct {
-		Engine  string `json:"engine"`
-		Jobs    int    `json:"jobs"`
-		IODepth int    `json:"iodepth"`
-		Files   int    `json:"files"`
-		Results []struct {
-			BlockBytes int     `json:"block_bytes"`
-			IOPS       float64 `json:"iops"`
-		} `json:"results"`
-	} `json:"fio"`
+	Fio         *PreflightFio    `json:"fio"`
+	// FioPinned is the sweep with fio pinned to the pinned server's CPUs
+	// (absent from bundles from before it, and from runs with no pinned
+	// row).
+	FioPinned *PreflightFio `json:"fio_pinned,omitempty"`
+}
+
+// PreflightFio is the part of one fio baseline that results read.
+type PreflightFio struct {
+	Engine  string `json:"engine"`
+	Jobs    int    `json:"jobs"`
+	IODepth int    `json:"iodepth"`
+	Files   int    `json:"files"`
+	Results []struct {
+		BlockBytes int     `json:"block_bytes"`
+		IOPS       float64 `json:"iops"`
+	} `json:"results"`
+	Sweep []struct {
+		Depth   int     `json:"depth"`
+		Jobs    int     `json:"jobs"`
+		IOPS    float64 `json:"iops"`
+		UsrCPU  float64 `json:"usr_cpu"`
+		SysCPU  float64 `json:"sys_cpu"`
+		Block   int     `json:"block_bytes"`
+		IODepth int     `json:"iodepth"`
+	} `json:"sweep"`
+	CPUs     string `json:"cpus"`
+	CPUCount int    `json:"cpu_count"`
 }
 
 // PreflightCheck is one check of the preflight.
@@ -78,16 +98,50 @@ func (p Preflight) Failed() []PreflightCheck {
 }
 
 // FioIOPS returns the fio ceiling at one block size; 0 when not measured.
-func (p Preflight) FioIOPS(blockBytes int) float64 {
-	if p.Fio == nil {
+func (p Preflight) FioIOPS(blockBytes int) float64 { return p.Fio.iops(blockBytes) }
+
+func (f *PreflightFio) iops(blockBytes int) float64 {
+	if f == nil {
 		return 0
 	}
-	for _, r := range p.Fio.Results {
+	for _, r := range f.Results {
 		if r.BlockBytes == blockBytes {
 			return r.IOPS
 		}
 	}
 	return 0
+}
+
+// ceiling is the 512 B ceiling of one baseline, judged by fio's CPU at
+// the sweep's best point; zero when not measured.
+func (f *PreflightFio) ceiling() FioCeiling {
+	c := FioCeiling{IOPS: f.iops(512)}
+	if c.IOPS <= 0 {
+		return FioCeiling{}
+	}
+	c.CPUs = f.CPUs
+	best := -1
+	for i, p := range f.Sweep {
+		if best < 0 || p.IOPS > f.Sweep[best].IOPS {
+			best = i
+		}
+	}
+	if best >= 0 {
+		p := f.Sweep[best]
+		c.Depth, c.Jobs = p.Depth, p.Jobs
+		c.CPU = fio.CPUOf(p.UsrCPU, p.SysCPU, p.Jobs, p.IOPS, f.CPUCount)
+		c.CPUCount = f.CPUCount
+		if c.CPUCount <= 0 {
+			c.CPUCount = p.Jobs
+		}
+	}
+	return c
+}
+
+// Ceilings are the bundle's 512 B ceilings: fio free on the host and,
+// when measured, fio pinned to the pinned server's CPUs.
+func (p Preflight) Ceilings() Ceilings {
+	return Ceilings{Host: p.Fio.ceiling(), Pinned: p.FioPinned.ceiling()}
 }
 
 // Clip cuts a tool's output to what an error message can carry.

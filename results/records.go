@@ -53,6 +53,9 @@ type CellEvidence struct {
 	// Ceiling is the IOPS the cell is divided by: the preflight sweep's
 	// best, or a re-measurement at the cell's depth when that is higher.
 	Ceiling float64 `json:"ceiling_iops,omitempty"`
+	// CeilingPinned: the cell's row is pinned and held against fio on
+	// the server's own CPUs (Ceilings.Pinned), not on the whole host.
+	CeilingPinned bool `json:"ceiling_pinned,omitempty"`
 	// AboveCeiling: the cell exceeded 1.02 × its ceiling even after fio
 	// was measured again at its depth; AboveCeilingWhy says by how much
 	// and what the disk saw.

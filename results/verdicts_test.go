@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/results/bundletest"
 )
@@ -162,7 +163,7 @@ func TestApplyCeilings(t *testing.T) {
 				rec.Row, rec.Threads = row, 32
 				recs = append(recs, rec)
 			}
-			results.ApplyCeilings(cells, recs, base)
+			results.ApplyCeilings(cells, recs, results.Ceilings{Host: results.FioCeiling{IOPS: base}})
 			c := cells[0]
 			if c.Ceiling != tt.wantCeiling || c.AboveCeiling != tt.wantAbove || c.FioShare != tt.median/tt.wantCeiling {
 				t.Errorf("got ceiling %v share %v above %v, want %v %v %v", c.Ceiling, c.FioShare, c.AboveCeiling, tt.wantCeiling, tt.median/tt.wantCeiling, tt.wantAbove)
@@ -174,9 +175,59 @@ func TestApplyCeilings(t *testing.T) {
 	}
 	// Another cell's re-measurement does not apply.
 	cells := []results.Cell{{Row: row, Threads: 8, Passes: 1, Median: 110_000}}
-	results.ApplyCeilings(cells, []results.CeilingRecord{{Row: row, Threads: 32, IOPS: 200_000}}, base)
+	results.ApplyCeilings(cells, []results.CeilingRecord{{Row: row, Threads: 32, IOPS: 200_000}}, results.Ceilings{Host: results.FioCeiling{IOPS: base}})
 	if cells[0].Ceiling != base || !cells[0].AboveCeiling {
 		t.Errorf("got %+v, want the base ceiling and the mark", cells[0])
+	}
+}
+
+// TestApplyCeilingsPerCPUBudget: a pinned row is held against fio on its
+// server's CPUs when that was measured, the host's otherwise; an
+// above-ceiling cell whose ceiling was fio's CPU names that cause first.
+func TestApplyCeilingsPerCPUBudget(t *testing.T) {
+	pinned := results.Row{Backend: "uring", Pin: results.PinPinned, Label: "srv cpus 0 / cli cpus 1 (1 node)"}
+	free := results.Row{Backend: "uring", Pin: "none", Label: "no pin"}
+	host := results.FioCeiling{IOPS: 150_000, Jobs: 2, CPUCount: 2, CPU: fio.CPU{MicrosPerRead: 9.7, Share: 0.97, Bound: true}}
+	onCPU0 := results.FioCeiling{IOPS: 100_000, CPUs: "0", Jobs: 1, CPUCount: 1, CPU: fio.CPU{MicrosPerRead: 7.2, Share: 0.8}}
+	tests := []struct {
+		name        string
+		row         results.Row
+		median      float64
+		ceilings    results.Ceilings
+		wantCeiling float64
+		wantPinned  bool
+		wantWhy     []string // in this order
+	}{
+		{"pinned row, pinned ceiling", pinned, 90_000, results.Ceilings{Host: host, Pinned: onCPU0}, 100_000, true, nil},
+		{"pinned row, bundle without a pinned ceiling", pinned, 90_000, results.Ceilings{Host: host}, 150_000, false, nil},
+		{"unpinned row keeps the host's", free, 140_000, results.Ceilings{Host: host, Pinned: onCPU0}, 150_000, false, nil},
+		{"above a CPU-bound ceiling", free, 165_000, results.Ceilings{Host: host, Pinned: onCPU0}, 150_000, false,
+			[]string{"110.0 % of the sweep's ceiling", "fio's CPU, not the disk's", "97 % of their 2 CPU(s) at 9.7 CPU µs per read", "6.0 µs per GET", "the reads were real."}},
+		{"above a pinned ceiling fio did not saturate", pinned, 110_000, results.Ceilings{Host: host, Pinned: onCPU0}, 100_000, true,
+			[]string{"on the server's own CPUs 0 (100 K IOPS)", "the disk was shared with other work"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cells := []results.Cell{{Row: tt.row, Threads: 8, Passes: 2, Median: tt.median,
+				CellEvidence: results.CellEvidence{DiskReadsPerSec: tt.median, DiskQueueDepth: 900, ServerCPUMicrosPerGet: 6}}}
+			results.ApplyCeilings(cells, nil, tt.ceilings)
+			c := cells[0]
+			if c.Ceiling != tt.wantCeiling || c.CeilingPinned != tt.wantPinned || c.AboveCeiling != (tt.wantWhy != nil) {
+				t.Errorf("got ceiling %v pinned %v above %v, want %v %v %v", c.Ceiling, c.CeilingPinned, c.AboveCeiling, tt.wantCeiling, tt.wantPinned, tt.wantWhy != nil)
+			}
+			at := 0
+			for _, w := range tt.wantWhy {
+				i := strings.Index(c.AboveCeilingWhy[at:], w)
+				if i < 0 {
+					t.Fatalf("got why %q, want %q after byte %d", c.AboveCeilingWhy, w, at)
+				}
+				at += i + len(w)
+			}
+			used, _ := tt.ceilings.For(tt.row)
+			if tt.wantWhy != nil && used.Bound && strings.Contains(c.AboveCeilingWhy, "shared with other work") {
+				t.Errorf("got why %q: a CPU-bound ceiling is explained by fio's CPU, not by a shared disk", c.AboveCeilingWhy)
+			}
+		})
 	}
 }
 

@@ -104,7 +104,9 @@ func runPreflight(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.FIORuntimeSeconds, "fio-runtime", cfg.FIORuntimeSeconds, "seconds per fio step (each depth of the sweep, and the 4 KiB run)")
 	fs.IntVar(&cfg.FIOMaxDepth, "fio-max-depth", device.DefaultThrottleLimit, "reads in flight the sweep must reach: the most the server keeps in flight (its --device-throttle-limit); the sweep goes 64, 128, 512, 2048, 4096, then doubles")
 	fs.BoolVar(&cfg.FIOFullSweep, "fio-full-sweep", false, "measure every depth; without it the sweep stops once two steps in a row did not beat the best IOPS by more than 2 %")
-	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document {checks, fingerprint, fio} on stdout and nothing else")
+	fs.StringVar(&cfg.FIOCPUs, "fio-cpus", "", "with --fio, sweep a second time with every fio job pinned to this CPU `list` (like 0 or 0-3), one job per CPU at most: the ceiling of a server pinned there, which tierbench run holds its pinned rows against (fio_pinned in the JSON)")
+	fs.StringVar(&cfg.FIOMems, "fio-mems", "", "with --fio-cpus, bind fio's memory to these NUMA node(s) (fio --numa_mem_policy=bind:), as the pinned server's is")
+	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document {checks, fingerprint, fio, fio_pinned} on stdout and nothing else")
 	fs.StringVar(&cfg.Root, "root", cfg.Root, "directory /sys and /proc are read under (for a host's tree mounted elsewhere)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench preflight [flags]
@@ -116,7 +118,12 @@ back in the data dir (and the disks below it), io_uring and libaio, free
 disk and memory against the planned dataset, the Docker engine, and with
 --fio the fio random-read ceiling: a sweep of reads in flight (jobs ×
 iodepth, jobs capped by the CPUs) from 64 up to --fio-max-depth, whose
-highest IOPS is the ceiling; the whole curve is in the JSON. Prints a
+highest IOPS is the ceiling; the whole curve is in the JSON, each point with
+fio's CPU per read and whether its jobs were CPU-bound (≥ 90 % of their
+CPUs: then the point is fio's CPU, not the disk). With --fio-cpus the sweep
+runs again pinned to those CPUs, the ceiling of a server given them alone.
+On io_uring fio registers its files and buffers (--registerfiles
+--fixedbufs), the cheapest reads it offers here. Prints a
 check | status | detail table and a "Host —" paragraph. Exit status: 0 nothing failed, 1 a check failed,
 2 usage error.
 

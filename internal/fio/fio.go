@@ -40,6 +40,17 @@ type Job struct {
 	// asks for total-latency percentiles (--lat_percentiles), which
 	// Result.LatUs carries.
 	RateIOPS int
+	// CPUs pins every job to these CPUs (fio --cpus_allowed, a list such
+	// as "0" or "0-3,8"), Mems binds their memory to these NUMA nodes
+	// (--numa_mem_policy=bind:): fio measured on the budget a pinned
+	// server gets. "" leaves fio free.
+	CPUs, Mems string
+	// Registered, on io_uring, registers the files and the buffers with
+	// the ring (--registerfiles --fixedbufs): no file table lookup or
+	// page pinning per read. On this machine's virtio disk it cut fio's
+	// CPU per 512 B read from 10.6 to 7.2 µs on one CPU and from 9.2-9.7
+	// to 8.1-8.2 µs with two jobs. Other engines ignore it.
+	Registered bool
 }
 
 // Result is one group-reported fio run.
@@ -53,7 +64,9 @@ type Result struct {
 	// LatUs is submission plus completion latency (lat_ns.percentile),
 	// what a request waits from its issue to its completion; zero unless
 	// the job set RateIOPS.
-	LatUs          struct{ P50, P99, P999 float64 }
+	LatUs struct{ P50, P99, P999 float64 }
+	// UsrCPU and SysCPU are fio's usr_cpu and sys_cpu: percent of one CPU
+	// per job, averaged over the jobs (CPU judges them).
 	UsrCPU, SysCPU float64
 }
 
@@ -117,6 +130,18 @@ func (job Job) Args() ([]string, error) {
 	}
 	if job.RateIOPS > 0 {
 		args = append(args, "--rate_iops="+strconv.Itoa(job.RateIOPS), "--lat_percentiles=1")
+	}
+	if job.Registered && job.Engine == "io_uring" {
+		args = append(args, "--registerfiles", "--fixedbufs")
+	}
+	for _, l := range []struct{ name, list, flag string }{{"CPUs", job.CPUs, "--cpus_allowed="}, {"Mems", job.Mems, "--numa_mem_policy=bind:"}} {
+		if l.list == "" {
+			continue
+		}
+		if strings.Trim(l.list, "0123456789,-") != "" {
+			return nil, fmt.Errorf("fio: job %s %q is not a list such as 0-3,8", l.name, l.list)
+		}
+		args = append(args, l.flag+l.list)
 	}
 	return args, nil
 }
@@ -214,13 +239,17 @@ type report struct {
 		} `json:"read"`
 		UsrCPU float64 `json:"usr_cpu"`
 		SysCPU float64 `json:"sys_cpu"`
+		// RuntimeMs is the entry's jobs' summed runtime, the divisor of
+		// its usr_cpu and sys_cpu.
+		RuntimeMs float64 `json:"job_runtime"`
 	} `json:"jobs"`
 }
 
 // Parse reads fio's --output-format=json output. It skips anything before
 // the first '{' (fio prints error lines into the same stream), sums IOPS and
-// bandwidth over the job entries (one with --group_reporting) and takes the
-// completion-latency percentiles of the first entry.
+// bandwidth over the job entries (one with --group_reporting), averages
+// their CPU shares weighted by runtime, and takes the completion-latency
+// percentiles of the first entry.
 func Parse(jsonOutput []byte) (Result, error) {
 	start := bytes.IndexByte(jsonOutput, '{')
 	if start < 0 {
@@ -235,6 +264,7 @@ func Parse(jsonOutput []byte) (Result, error) {
 		return Result{}, fmt.Errorf("fio: JSON output has no jobs: %s", snippet(jsonOutput))
 	}
 	res := Result{Version: rep.Version}
+	var cpuWeight float64
 	for _, j := range rep.Jobs {
 		if j.Error != 0 {
 			return Result{}, fmt.Errorf("fio: job %q ended with error %d", j.Name, j.Error)
@@ -244,9 +274,18 @@ func Parse(jsonOutput []byte) (Result, error) {
 		}
 		res.IOPS += j.Read.IOPS
 		res.BandwidthKiBps += j.Read.BWKiBs
-		res.UsrCPU += j.UsrCPU
-		res.SysCPU += j.SysCPU
+		// Each entry's shares are per job: weighting them by runtime keeps
+		// the total a per-job average however fio grouped the jobs.
+		w := 1.0
+		if j.RuntimeMs > 0 && !bad(j.RuntimeMs) {
+			w = j.RuntimeMs
+		}
+		res.UsrCPU += w * j.UsrCPU
+		res.SysCPU += w * j.SysCPU
+		cpuWeight += w
 	}
+	res.UsrCPU /= cpuWeight
+	res.SysCPU /= cpuWeight
 	first := rep.Jobs[0]
 	if first.Read.IOs == 0 && first.Read.IOPS == 0 {
 		return Result{}, fmt.Errorf("fio: job %q did no reads (is rw=randread?)", first.Name)

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/results"
+)
+
+// TestRenderCeilingsPerCPUBudget renders the two ceilings of a run with a
+// pinned row: the host curve, whose best point fio spent its CPUs on, and
+// the curve on the pinned server's CPU; each row names the ceiling it is
+// held against, and a pinned row's share of the host's stands beside it.
+func TestRenderCeilingsPerCPUBudget(t *testing.T) {
+	pt := func(depth, jobs int, iops, usr, sys float64, cpus int) hostcheck.FIOPoint {
+		p := hostcheck.FIOPoint{Depth: depth, Jobs: jobs, IODepth: depth / jobs}
+		p.IOPS, p.UsrCPU, p.SysCPU = iops, usr, sys
+		p.CPU = fio.CPUOf(usr, sys, jobs, iops, cpus)
+		return p
+	}
+	host := &hostcheck.FIOBaseline{Version: "fio-3.33", Engine: "io_uring", Files: 8, FileBytes: 64 << 20, RuntimeSeconds: 2, MaxDepth: 4096, CPUCount: 2, Registered: true,
+		Sweep:   []hostcheck.FIOPoint{pt(64, 1, 90_000, 10, 60, 2), pt(128, 2, 200_000, 12, 85, 2)},
+		Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 200_000}}}
+	pinned := &hostcheck.FIOBaseline{Version: "fio-3.33", Engine: "io_uring", Files: 8, FileBytes: 64 << 20, RuntimeSeconds: 2, MaxDepth: 4096, CPUs: "0", CPUCount: 1,
+		Sweep:   []hostcheck.FIOPoint{pt(64, 1, 120_000, 14, 70, 1)},
+		Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 120_000}}}
+	preRaw, err := json.Marshal(hostcheck.Report{Checks: []hostcheck.Check{{Name: hostcheck.CheckFIO, Status: hostcheck.Pass}}, FIO: host, FIOPinned: pinned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, err := results.ParsePreflight(preRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinRow := results.Row{Backend: "uring", Pin: results.PinPinned, Label: "srv cpus 0 / cli cpus 1 (1 node)"}
+	freeRow := results.Row{Backend: "uring", Pin: "none", Label: "no pin"}
+	ce := pre.Ceilings()
+	res := results.Results{Plan: results.Plan{Rows: []results.Row{pinRow, freeRow}, Workload: results.Workload{DBSize: 1000, KeyLength: 16, ValueLength: 96, Threads: []int{8}}},
+		FioIOPS512: ce.Host.IOPS, FioCeilings: &ce,
+		Cells: []results.Cell{{Row: pinRow, Threads: 8, Passes: 2, Median: 108_000}, {Row: freeRow, Threads: 8, Passes: 2, Median: 150_000}}}
+	results.ApplyCeilings(res.Cells, nil, ce)
+
+	var b strings.Builder
+	renderCeilings(&b, res, preRaw)
+	text := b.String()
+	for _, want := range []string{
+		"| 128 | 2 × 64 | 200 K | 0.0 | 0 | 0 | 9.7 | 97 % | ceiling, cpu-bound |",
+		"| 64 | 1 × 64 | 90 K | 0.0 | 0 | 0 | 7.8 | 70 % |  |",
+		"files and buffers registered with the ring",
+		"**This ceiling is fio's CPU, not the disk's**: at its best point fio's 2 job(s) used 97 % of the CPUs they could run on, 9.7 µs of CPU per read.",
+		"A pinned row's server runs on CPUs 0 alone, so fio ran the sweep again on those CPUs: 120 K IOPS. Pinned rows are held against that ceiling",
+		"every job pinned to the pinned server's CPUs 0",
+		"| 64 | 1 × 64 | 120 K | 0.0 | 0 | 0 | 7.0 | 84 % | ceiling |",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ceilings lack %q:\n%s", want, text)
+		}
+	}
+	if got, want := heldAgainst(res, pinRow), "fio on CPUs 0, 120 K"; got != want {
+		t.Errorf("pinned row held against %q, want %q", got, want)
+	}
+	if got, want := heldAgainst(res, freeRow), "host, 200 K (fio cpu-bound)"; got != want {
+		t.Errorf("unpinned row held against %q, want %q", got, want)
+	}
+	if got, want := shareText(res.Cells[0], res.FioIOPS512), "90.0 % (host: 54.0 %)"; got != want {
+		t.Errorf("pinned cell share %q, want %q", got, want)
+	}
+	if got, want := shareText(res.Cells[1], res.FioIOPS512), "75.0 %"; got != want {
+		t.Errorf("unpinned cell share %q, want %q", got, want)
+	}
+}
