@@ -63,20 +63,16 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 	var ladders []results.Ladder
 	for _, backend := range r.ladderBackends() {
 		l := results.Ladder{Backend: backend}
+		best, ok := bestRESPCell(res, backend)
+		place := r.rungPlaceOf(best, ok)
 		if !r.cfg.spec().inRAM {
-			fio := pre.FioIOPS(512)
-			layer := results.LadderLayer{Layer: layerFio, OpsPerSec: fio, Detail: "the preflight's depth-sweep ceiling, 512 B random reads"}
-			if fio <= 0 {
-				layer.Error = "no fio ceiling (--no-fio, or fio is missing)"
-			}
-			l.Layers = append(l.Layers, layer)
+			l.Layers = append(l.Layers, fioLayer(pre, place))
 		}
 		if !r.targets.started() {
 			l.Note = "an external server has no layers below RESP that tierbench can run: RESP and fio only"
 		} else {
-			l.Layers = append(l.Layers, r.lowerLayers(ctx, backend)...)
+			l.Layers = append(l.Layers, r.lowerLayers(ctx, backend, place)...)
 		}
-		best, ok := bestRESPCell(res, backend)
 		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Workload.Batch))
 		if r.cfg.spec().ladderTop && r.targets.started() {
 			l.Layers = append(l.Layers, r.inMemoryLayer(ctx, best, ok))
@@ -94,6 +90,29 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 	}
 	fmt.Fprint(stdout, "\n"+text)
 	return nil
+}
+
+// fioLayer is the ladder's fio rung: the preflight's ceiling on the CPUs
+// the rungs above run on (the pinned server's, when measured there).
+func fioLayer(pre results.Preflight, place rungPlace) results.LadderLayer {
+	ce := pre.Ceilings()
+	c, on := ce.Host, "on the whole host"
+	if place.cpus != "" && ce.Pinned.IOPS > 0 {
+		c, on = ce.Pinned, "on the server's CPUs "+ce.Pinned.CPUs
+	}
+	layer := results.LadderLayer{Layer: layerFio, OpsPerSec: c.IOPS, Detail: "the preflight's depth-sweep ceiling " + on + ", 512 B random reads"}
+	switch {
+	case c.IOPS <= 0:
+		layer.Error = "no fio ceiling (--no-fio, or fio is missing)"
+	case c.Bound:
+		layer.Detail += fmt.Sprintf("; fio cpu-bound there (%.0f %% of its %d CPU(s), %.1f CPU µs per read): the disk may do more", 100*c.Share, c.CPUCount, c.MicrosPerRead)
+	case c.MicrosPerRead > 0:
+		layer.Detail += fmt.Sprintf("; fio %.1f CPU µs per read", c.MicrosPerRead)
+	}
+	if c.MicrosPerRead > 0 {
+		layer.CPUMicrosPerOp = c.MicrosPerRead
+	}
+	return layer
 }
 
 // ladderBackends are the backends whose ladders this run measures.
@@ -117,14 +136,18 @@ func respLayer(c results.Cell, ok bool, runBatch int) results.LadderLayer {
 	if c.Row.Batch == 0 {
 		batch = fmt.Sprintf(" -b %d", runBatch)
 	}
-	return results.LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp,
+	l := results.LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp,
 		Detail: fmt.Sprintf("the best cell: %s t=%d%s (CPU of server + client)", c.Row.Label, c.Threads, batch)}
+	if c.Median > 0 {
+		l.Spread = (c.Max - c.Min) / c.Median
+	}
+	return l
 }
 
-// finishLadder fills each layer's share of the one below and names the
-// largest drop.
+// finishLadder fills each layer's share of the one below, flags a layer
+// above the one below it by more than the noise, and names the largest
+// drop into a layer that is not below the one above it.
 func finishLadder(l *results.Ladder) {
-	worst, at := 2.0, ""
 	for i := 1; i < len(l.Layers); i++ {
 		below, cur := l.Layers[i-1], &l.Layers[i]
 		if below.OpsPerSec <= 0 || cur.OpsPerSec <= 0 {
@@ -133,6 +156,15 @@ func finishLadder(l *results.Ladder) {
 		cur.Share = cur.OpsPerSec / below.OpsPerSec
 		if cur.Layer == layerInMemory {
 			cur.Share = below.OpsPerSec / cur.OpsPerSec // the ceiling is on top
+		}
+	}
+	suspect := aboveBelow(l)
+	worst, at := 2.0, ""
+	for i := 1; i < len(l.Layers); i++ {
+		below, cur := l.Layers[i-1], &l.Layers[i]
+		// A layer at or above the one below lost nothing there: no gap.
+		if cur.Share <= 0 || cur.Share >= 1 || suspect[i] {
+			continue
 		}
 		if cur.Share < worst {
 			worst, at = cur.Share, below.Layer+" and "+cur.Layer
@@ -152,8 +184,12 @@ const ladderRounds = 3
 // lowerLayers runs the Device and KV layers ladderRounds times, the order
 // swapped each round so that neither always runs on a warmer or quieter
 // machine, and returns each layer's median round.
-func (r *runner) lowerLayers(ctx context.Context, backend string) []results.LadderLayer {
+func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlace) []results.LadderLayer {
 	defer os.RemoveAll(filepath.Join(r.cfg.DataDir, "ladder-device"))
+	shape, sweep := deviceShape{threads: 1, qd: 512}, ""
+	if backend != results.ScenarioLocalMemory {
+		shape, sweep = r.pickDeviceShape(ctx, backend, place)
+	}
 	var rounds [2][]results.LadderLayer
 	for i := 0; i < ladderRounds; i++ {
 		for j := range 2 {
@@ -164,13 +200,17 @@ func (r *runner) lowerLayers(ctx context.Context, backend string) []results.Ladd
 			name := []string{layerDevice, layerKV}[k]
 			r.printf("ladder %s: %s layer, round %d/%d, %d s\n", backend, name, i+1, ladderRounds, r.ladderSeconds())
 			if k == 0 {
-				rounds[k] = append(rounds[k], r.deviceLayer(ctx, backend, i+1))
+				rounds[k] = append(rounds[k], r.deviceLayer(ctx, backend, strconv.Itoa(i+1), place, shape))
 			} else {
-				rounds[k] = append(rounds[k], r.kvLayer(ctx, backend, i+1))
+				rounds[k] = append(rounds[k], r.kvLayer(ctx, backend, i+1, place))
 			}
 		}
 	}
-	return []results.LadderLayer{medianRound(rounds[0]), medianRound(rounds[1])}
+	dev := medianRound(rounds[0])
+	if sweep != "" {
+		dev.Detail += "; the shape is " + sweep
+	}
+	return []results.LadderLayer{dev, medianRound(rounds[1])}
 }
 
 // medianRound is the round of median ops/s (its CPU and raw JSON with
@@ -191,45 +231,48 @@ func medianRound(rounds []results.LadderLayer) results.LadderLayer {
 			m = x
 		}
 	}
-	m.RoundsOpsPerSec, m.RoundsRaw = ops, raws
+	m.RoundsOpsPerSec, m.RoundsRaw, m.Spread = ops, raws, spreadOf(ops)
 	m.Detail += fmt.Sprintf(", median of %d rounds alternated with the other layer", len(rounds))
 	return m
 }
 
-// deviceLayer runs `tierbench device` at the server's throttle depth.
-func (r *runner) deviceLayer(ctx context.Context, backend string, round int) results.LadderLayer {
+// deviceLayer runs `tierbench device` at shape, where place says; round
+// names its files.
+func (r *runner) deviceLayer(ctx context.Context, backend, round string, place rungPlace, shape deviceShape) results.LadderLayer {
 	layer := results.LadderLayer{Layer: layerDevice}
-	depth := 4096 // the server's default --device-throttle-limit
-	args := []string{"device", "--backend", backend, "--block", "512", "--threads", "1",
+	args := []string{"device", "--backend", backend, "--block", "512", "--threads", strconv.Itoa(shape.threads),
 		"--runtime", strconv.Itoa(r.ladderSeconds()), "--json"}
 	if backend == results.ScenarioLocalMemory {
-		depth = 512
 		args = append(args, "--device-completion-threads", "4", "--device-throttle-limit", "512")
 	} else {
 		dir := filepath.Join(r.cfg.DataDir, "ladder-device")
 		fileBytes := max(r.cfg.DBSize*int64(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
 		args = append(args, "--dir", dir, "--file-size", strconv.FormatInt((fileBytes+(1<<20)-1)>>20, 10)+"m")
 	}
-	args = append(args, "--qd", strconv.Itoa(depth))
-	layer.Detail = fmt.Sprintf("tierbench device --backend %s, 512 B random reads, 1 thread × %d in flight", backend, depth)
+	args = append(args, "--qd", strconv.Itoa(shape.qd))
+	layer.Detail = fmt.Sprintf("tierbench device --backend %s, 512 B random reads, %s, %s", backend, shape, place.where())
 	var out struct {
 		IOPS      float64 `json:"iops"`
 		CPUPerOp  float64 `json:"cpu_us_per_op"`
 		OpsCount  int64   `json:"ops"`
 		ErrorsCnt int64   `json:"errors"`
 	}
-	layer.Raw, layer.Error = r.runLayer(ctx, fmt.Sprintf("ladder/%s-device-%d.json", backend, round), args, &out)
+	layer.Raw, layer.Error = r.runLayer(ctx, fmt.Sprintf("ladder/%s-device-%s.json", backend, round), args, place.env(), &out)
 	layer.OpsPerSec, layer.CPUMicrosPerOp = out.IOPS, out.CPUPerOp
 	return layer
 }
 
-// kvLayer runs `tierbench kv` with the server's store flags and dataset.
-func (r *runner) kvLayer(ctx context.Context, backend string, round int) results.LadderLayer {
+// kvLayer runs `tierbench kv` with the server's store flags and dataset,
+// where place says, at one thread per server CPU and at the best cell's
+// connections, each keeping its -b reads in flight; the better run is
+// the round's.
+func (r *runner) kvLayer(ctx context.Context, backend string, round int, place rungPlace) results.LadderLayer {
 	layer := results.LadderLayer{Layer: layerKV}
-	threads := runtime.NumCPU()
+	threads := place.kvThreads()
+	itp := min(max(place.batch, 1), 4096)
 	args := []string{"kv", "--storage-tier", "--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
 		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10), "--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
-		"--load-threads", strconv.Itoa(min(r.cfg.LoadThreads, 2*threads)), "-t", strconv.Itoa(threads), "--rumd", "100,0,0,0",
+		"--load-threads", strconv.Itoa(min(r.cfg.LoadThreads, 2*runtime.NumCPU())), "-t", formatPIDs(threads), "--itp", strconv.Itoa(itp), "--rumd", "100,0,0,0",
 		"--runtime", strconv.Itoa(r.ladderSeconds()), "--json"}
 	if backend == results.ScenarioLocalMemory {
 		args = append(args, "--device-type", "localmemory", "--device-completion-threads", "4", "--device-throttle-limit", "512")
@@ -238,10 +281,12 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int) results
 		args = append(args, "--device-type", "native", "--device-io-backend", backend, "--logdir", dir)
 		defer os.RemoveAll(dir)
 	}
-	layer.Detail = fmt.Sprintf("tierbench kv --device-type %s, the run's --memory %s --page %s --index %s and %d keys, 100 %% GET at t=%d",
-		map[bool]string{true: "localmemory", false: "native " + backend}[backend == results.ScenarioLocalMemory], r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, threads)
+	kind := map[bool]string{true: "localmemory", false: "native " + backend}[backend == results.ScenarioLocalMemory]
+	layer.Detail = fmt.Sprintf("tierbench kv --device-type %s, the run's --memory %s --page %s --index %s and %d keys, 100 %% GET, --itp %d, %s, t=%s",
+		kind, r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, itp, place.where(), formatPIDs(threads))
 	var out struct {
 		Runs []struct {
+			Threads     int     `json:"threads"`
 			OpsPerSec   float64 `json:"ops_per_sec"`
 			CPUPerOp    float64 `json:"cpu_us_per_op"`
 			NotFound    int64   `json:"not_found"`
@@ -249,10 +294,18 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int) results
 			Ops         int64   `json:"ops"`
 		} `json:"runs"`
 	}
-	layer.Raw, layer.Error = r.runLayer(ctx, fmt.Sprintf("ladder/%s-kv-%d.json", backend, round), args, &out)
+	layer.Raw, layer.Error = r.runLayer(ctx, fmt.Sprintf("ladder/%s-kv-%d.json", backend, round), args, place.env(), &out)
 	if len(out.Runs) > 0 {
-		run := out.Runs[len(out.Runs)-1]
+		run := out.Runs[0]
+		for _, x := range out.Runs[1:] {
+			if x.OpsPerSec > run.OpsPerSec {
+				run = x
+			}
+		}
 		layer.OpsPerSec, layer.CPUMicrosPerOp = run.OpsPerSec, run.CPUPerOp
+		if len(threads) > 1 {
+			layer.Detail += fmt.Sprintf(", the better run: t=%d", run.Threads)
+		}
 		if run.NotFound > 0 && layer.Error == "" {
 			layer.Error = fmt.Sprintf("%d of %d reads found nothing", run.NotFound, run.Ops)
 		}
@@ -263,7 +316,7 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int) results
 // runLayer runs one lower layer as a child of this run, keeps its JSON in
 // the bundle under name and decodes it into v; it returns the file and
 // an error text for the report.
-func (r *runner) runLayer(ctx context.Context, name string, args []string, v any) (string, string) {
+func (r *runner) runLayer(ctx context.Context, name string, args, env []string, v any) (string, string) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(r.ladderSeconds()+600)*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.cfg.Binary, args...)
@@ -274,6 +327,9 @@ func (r *runner) runLayer(ctx context.Context, name string, args []string, v any
 	}
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = &stdout, logf
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	runErr := cmd.Run()

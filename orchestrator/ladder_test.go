@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,6 +25,14 @@ func TestFinishLadder(t *testing.T) {
 			[]float64{0, 0.3, 29.0 / 30, 28.0 / 29}, "the gap is between fio and Device: 0.30; device-side"},
 		{"a layer that did not run is skipped", []results.LadderLayer{{Layer: layerFio}, {Layer: layerDevice, OpsPerSec: 50}, {Layer: layerKV, OpsPerSec: 40}, {Layer: layerRESP, OpsPerSec: 36}},
 			[]float64{0, 0, 0.8, 0.9}, "the gap is between Device and KV: 0.80; store-side"},
+		// The reference-scale uring ladder of issue 24: Device at 0.47 of
+		// fio under KV and RESP; the rung above is 1.58 × it, far beyond
+		// the noise, so Device bounds nothing and is no gap.
+		{"a rung above the one below beyond the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 163}, {Layer: layerDevice, OpsPerSec: 76, Spread: 0.04}, {Layer: layerKV, OpsPerSec: 120, Spread: 0.06}, {Layer: layerRESP, OpsPerSec: 130}},
+			[]float64{0, 76.0 / 163, 120.0 / 76, 130.0 / 120}, "no gap"},
+		// Within the noise (the rounds' spread): read as usual.
+		{"a rung above the one below within the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 60, Spread: 0.3}, {Layer: layerKV, OpsPerSec: 70, Spread: 0.02}, {Layer: layerRESP, OpsPerSec: 65}},
+			[]float64{0, 0.6, 70.0 / 60, 65.0 / 70}, "the gap is between fio and Device: 0.60; device-side"},
 		// The in-memory top is the ceiling: its share is RESP ÷ it.
 		{"tier-side gap", []results.LadderLayer{{Layer: layerDevice, OpsPerSec: 100}, {Layer: layerKV, OpsPerSec: 80}, {Layer: layerRESP, OpsPerSec: 60}, {Layer: layerInMemory, OpsPerSec: 120, ShareIs: "RESP ÷ " + layerInMemory}},
 			[]float64{0, 0.8, 0.75, 0.5}, "the gap is between RESP and RESP in-memory: 0.50; tier-side"},
@@ -35,7 +44,14 @@ func TestFinishLadder(t *testing.T) {
 				t.Errorf("%s: layer %s share %.3f, want %.3f", tc.name, l.Layers[i].Layer, got, want)
 			}
 		}
-		if !strings.HasPrefix(l.Gap, tc.gap) {
+		if tc.gap == "no gap" {
+			if l.Gap != "" || l.Layers[2].Flag == "" || !strings.Contains(l.Layers[2].Flag, "KV is 1.58 × Device below it, beyond the noise (6 %)") {
+				t.Errorf("%s: gap %q, KV flag %q; want no gap and KV flagged 1.58 × Device beyond 6 %%", tc.name, l.Gap, l.Layers[2].Flag)
+			}
+			if text := report.Ladders([]results.Ladder{l}); !strings.Contains(text, "**Flagged: KV is 1.58 × Device") || strings.Contains(text, "device-side") {
+				t.Errorf("%s: ladder\n%s\nwant KV flagged and no device-side gap", tc.name, text)
+			}
+		} else if !strings.HasPrefix(l.Gap, tc.gap) {
 			t.Errorf("%s: gap %q, want %q…", tc.name, l.Gap, tc.gap)
 		}
 		text := report.Ladders([]results.Ladder{l})
@@ -46,6 +62,36 @@ func TestFinishLadder(t *testing.T) {
 		if top := l.Layers[len(l.Layers)-1]; top.ShareIs != "" && !strings.Contains(text, top.Layer+"'s share is "+top.ShareIs) {
 			t.Errorf("%s: ladder\n%s\nwant it to say how %s's share is read", tc.name, text, top.Layer)
 		}
+	}
+}
+
+// TestRungShapes: the device rung's candidates are one submitter per
+// server CPU at the throttle depth and the best cell's connections at its
+// -b (the total capped at the throttle limit); KV runs at one thread per
+// CPU and at the cell's connections.
+func TestRungShapes(t *testing.T) {
+	tests := []struct {
+		name       string
+		place      rungPlace
+		wantShapes []deviceShape
+		wantKV     []int
+	}{
+		{"pinned to one CPU, t=32 -b 256", rungPlace{cpus: "0", cpuCount: 1, threads: 32, batch: 256}, []deviceShape{{1, 4096}, {32, 128}}, []int{1, 32}},
+		{"free on 2 CPUs, t=8 -b 256", rungPlace{cpuCount: 2, threads: 8, batch: 256}, []deviceShape{{2, 2048}, {8, 256}}, []int{2, 8}},
+		{"t=64 -b 1024", rungPlace{cpuCount: 2, threads: 64, batch: 1024}, []deviceShape{{2, 2048}, {64, 64}}, []int{2, 64}},
+		{"the same shape once", rungPlace{cpuCount: 2, threads: 2, batch: 2048}, []deviceShape{{2, 2048}}, []int{2}},
+	}
+	for _, tt := range tests {
+		got, kv := tt.place.deviceShapes(), tt.place.kvThreads()
+		if !slices.Equal(got, tt.wantShapes) || !slices.Equal(kv, tt.wantKV) {
+			t.Errorf("%s: got shapes %v kv %v, want %v %v", tt.name, got, kv, tt.wantShapes, tt.wantKV)
+		}
+	}
+	if env := (rungPlace{cpus: "0", mems: "0"}).env(); !slices.Equal(env, []string{envPinCPUs + "=0", envPinMems + "=0"}) {
+		t.Errorf("pinned place env %v, want the pin variables", env)
+	}
+	if env := (rungPlace{}).env(); env != nil {
+		t.Errorf("free place env %v, want none", env)
 	}
 }
 

@@ -40,6 +40,11 @@ func Ladders(ls []results.Ladder) string {
 			fmt.Fprintf(&b, "\n%s.\n", human.Title(l.Gap))
 		}
 		for _, x := range l.Layers {
+			if x.Flag != "" {
+				fmt.Fprintf(&b, "\n**Flagged: %s.**\n", x.Flag)
+			}
+		}
+		for _, x := range l.Layers {
 			if x.ShareIs != "" {
 				fmt.Fprintf(&b, "%s's share is %s: the untiered server is the ceiling above the tiered one.\n", x.Layer, x.ShareIs)
 			}
