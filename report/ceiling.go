@@ -152,9 +152,17 @@ func renderRemeasures(b *strings.Builder, res results.Results) {
 			fmt.Fprintf(b, "fio failed: %s\n", c.Error)
 			continue
 		}
-		fmt.Fprintf(b, "fio %s at %d reads in flight (%s; %d jobs × %d, %d B, %d s) over the server's %d files (%s, %s): %s IOPS, clat p50 %.0f µs p99 %.0f µs\n",
-			c.Engine, c.Depth, c.DepthSource, c.Jobs, c.IODepth, c.BlockBytes, c.RuntimeSeconds, c.Files, c.Footprint, human.Bytes(c.FootprintBytes),
+		on := ""
+		if c.CPUs != "" {
+			on = " on the server's CPUs " + c.CPUs
+		}
+		fmt.Fprintf(b, "fio %s%s at %d reads in flight (%s; %d jobs × %d, %d B, %d s) over the server's %d files (%s, %s): %s IOPS, clat p50 %.0f µs p99 %.0f µs",
+			c.Engine, on, c.Depth, c.DepthSource, c.Jobs, c.IODepth, c.BlockBytes, c.RuntimeSeconds, c.Files, c.Footprint, human.Bytes(c.FootprintBytes),
 			human.Ops(c.IOPS), c.ClatP50Us, c.ClatP99Us)
+		if c.CPUMicrosPerRead > 0 {
+			fmt.Fprintf(b, ", fio %.1f CPU µs per read (%.0f %% of its CPUs%s)", c.CPUMicrosPerRead, 100*c.CPUShare, map[bool]string{true: ", cpu-bound"}[c.CPUBound])
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 }

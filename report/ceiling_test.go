@@ -71,4 +71,14 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	if got, want := shareText(res.Cells[1], res.FioIOPS512), "75.0 %"; got != want {
 		t.Errorf("unpinned cell share %q, want %q", got, want)
 	}
+
+	// A re-measurement on the server's CPUs says where fio ran and what
+	// its CPU said.
+	res.Ceilings = []results.CeilingRecord{{Row: pinRow, Threads: 8, CellOpsPerSec: 130_000, BaseIOPS: 120_000, Engine: "io_uring", Depth: 90, DepthSource: "disk",
+		Jobs: 1, IODepth: 90, BlockBytes: 512, RuntimeSeconds: 2, Files: 1, Footprint: "segment-files", IOPS: 125_000, CPUs: "0", CPUMicrosPerRead: 7.6, CPUShare: 0.95, CPUBound: true}}
+	b.Reset()
+	renderRemeasures(&b, res)
+	if want := "fio io_uring on the server's CPUs 0 at 90 reads in flight"; !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "fio 7.6 CPU µs per read (95 % of its CPUs, cpu-bound)") {
+		t.Errorf("re-measurements lack %q and fio's CPU:\n%s", want, b.String())
+	}
 }
