@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -171,8 +172,11 @@ func finishLadder(l *results.Ladder) {
 			l.Gap = fmt.Sprintf("the gap is between %s: %.2f; %s", at, cur.Share, gapSide[cur.Layer])
 		}
 	}
-	if l.Note != "" && l.Gap == "" {
+	switch {
+	case l.Note != "" && l.Gap == "":
 		l.Gap = l.Note
+	case l.Gap == "" && slices.ContainsFunc(l.Layers, func(x results.LadderLayer) bool { return x.Share > 0 }):
+		l.Gap = "no gap is named: every layer kept at least the ops/s of the one below it, or passed it (flagged below)"
 	}
 }
 
