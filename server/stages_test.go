@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -124,5 +125,45 @@ func TestGetStagesCounted(t *testing.T) {
 				t.Errorf("CONFIG SET latency-tracking maybe: %q, want an error", got)
 			}
 		})
+	}
+}
+
+// TestLoneDeviceGetAllocs: a lone GET of a key on the device, timed stage
+// by stage, allocates nothing on either native backend, with and without
+// scatter-gather (on an idle uring device it completes inside its Submit).
+func TestLoneDeviceGetAllocs(t *testing.T) {
+	var batches, values [][]byte
+	for k := 0; k < 1000; k++ { // the first half of the keys live only on the device
+		batches = append(batches, encodeArgs("GET", tieredKey(k)))
+		values = append(values, []byte(tieredValue(k)))
+	}
+	for _, backend := range []string{"uring", "libaio"} {
+		for _, sg := range []bool{false, true} {
+			s := startTiered(t, Config{ScatterGatherGet: sg, Store: tieredStore(t, "native", backend)})
+			loadTiered(t, s, dial(t, s))
+			c := newConn(s, nil)
+			t.Cleanup(c.sess.Close)
+			i := 0
+			run := func() {
+				i++
+				c.r, c.w = 0, copy(c.rbuf, batches[i%len(batches)])
+				c.stages.startBatch(s, c.id)
+				c.process()
+				c.fillHoles()
+				c.stages.written(c.stages.replyReady())
+				if !bytes.Contains(c.out, values[i%len(values)]) {
+					t.Fatalf("GET %s: %q", tieredKey(i%len(values)), c.out)
+				}
+				c.out = c.out[:0]
+			}
+			run()
+			before := s.Store().Stats().CompletedReads
+			if allocs := testing.AllocsPerRun(100, run); allocs != 0 {
+				t.Errorf("%s sg=%v: a lone device GET allocates %v times, want 0", backend, sg, allocs)
+			}
+			if reads := s.Store().Stats().CompletedReads - before; reads < 100 {
+				t.Errorf("%s sg=%v: %d device reads for 101 GETs of device keys", backend, sg, reads)
+			}
+		}
 	}
 }
