@@ -230,12 +230,13 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"jobs":[{"read":{"iops":1,"clat_ns":{"percentile":{}}}}]}`))
 	f.Add([]byte("fio: error\n{"))
+	f.Add([]byte(`{"jobs":[{"read":{"iops":1,"total_ios":1,"clat_ns":{"percentile":{"50.000000":1,"99.000000":2,"99.900000":3}},"lat_ns":{"percentile":{"50.000000":-1}}}}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		res, err := Parse(in)
 		if err != nil {
 			return
 		}
-		if res.IOPS < 0 || res.BandwidthKiBps < 0 || res.ClatUs.P50 < 0 {
+		if res.IOPS < 0 || res.BandwidthKiBps < 0 || res.ClatUs.P50 < 0 || res.LatUs.P50 < 0 || res.LatUs.P99 < 0 {
 			t.Fatalf("Parse accepted negative figures: %+v", res)
 		}
 	})
