@@ -128,7 +128,7 @@ func aboveWhy(c Cell, rec *CeilingRecord, base FioCeiling) string {
 		s += "; there is no disk evidence to tell where the reads went"
 	case c.DiskReadsPerSec < MinSectorShare*c.Median:
 		s += fmt.Sprintf("; the disk completed %s reads/s, %.2f per GET: some GETs did not reach it (served from the in-memory log or a cache above the disk)", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median)
-	case base.Bound:
+	case base.Bound || rec != nil && rec.Error == "" && rec.CPUBound:
 		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
 	default:
 		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real, so fio's figure is low — the disk was shared with other work while fio ran, or it got faster between the two", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)

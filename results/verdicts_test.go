@@ -153,6 +153,7 @@ func TestApplyCeilings(t *testing.T) {
 		{"above, fio at its depth is lower, disk agrees", 110_000, 111_000, &results.CeilingRecord{IOPS: 95_000, Depth: 3000, DepthSource: "disk", Files: 1}, base, true, "the reads were real"},
 		{"above, the disk saw fewer reads", 110_000, 40_000, &results.CeilingRecord{IOPS: 104_000, Depth: 900, DepthSource: "disk", Files: 1}, 104_000, true, "some GETs did not reach it"},
 		{"above, fio failed", 110_000, 110_000, &results.CeilingRecord{Error: "fio: boom"}, base, true, "fio at its depth failed: fio: boom"},
+		{"above, fio at its depth was cpu-bound", 110_000, 111_000, &results.CeilingRecord{IOPS: 95_000, Depth: 3000, DepthSource: "disk", Files: 1, CPUBound: true, CPUShare: 0.95, CPUMicrosPerRead: 9}, base, true, "fio CPU-bound there too (95 % of its CPUs, 9.0 µs per read); the disk completed 111 K reads/s (1.01 per GET) at depth 3000: the reads were real."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
