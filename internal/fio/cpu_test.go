@@ -110,13 +110,13 @@ func near(a, b float64) bool {
 }
 
 func TestJobArgsPinnedRegistered(t *testing.T) {
-	job := Job{Filenames: []string{"/d/a"}, Engine: "io_uring", CPUs: "0-1", Mems: "0", Registered: true}
+	job := Job{Filenames: []string{"/d/a"}, Engine: "io_uring", CPUs: "0-1", Mems: "0", Registered: true, IODepth: 8}
 	args, err := job.Args()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Join(args, " ")
-	for _, want := range []string{"--cpus_allowed=0-1", "--numa_mem_policy=bind:0", "--registerfiles", "--fixedbufs"} {
+	s := strings.Join(args, " ") + " "
+	for _, want := range []string{"--cpus_allowed=0-1", "--numa_mem_policy=bind:0", "--registerfiles", "--fixedbufs", "--iodepth_batch_submit=8 ", "--iodepth_batch_complete_min=1"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("args %q lack %q", s, want)
 		}

@@ -47,9 +47,14 @@ type Job struct {
 	CPUs, Mems string
 	// Registered, on io_uring, registers the files and the buffers with
 	// the ring (--registerfiles --fixedbufs): no file table lookup or
-	// page pinning per read. On this machine's virtio disk it cut fio's
+	// page pinning per read; on this machine's virtio disk it cut fio's
 	// CPU per 512 B read from 10.6 to 7.2 µs on one CPU and from 9.2-9.7
-	// to 8.1-8.2 µs with two jobs. Other engines ignore it.
+	// to 8.1-8.2 µs with two jobs. It also submits up to 32 reads per
+	// system call and reaps whatever has completed
+	// (--iodepth_batch_submit=32 --iodepth_batch_complete_min=1): pinned
+	// to one CPU at 192 in flight, 163-182 K IOPS at 2.8 µs per read
+	// against 101-109 K at 7.9-8.5 µs without (alternated, 2 s each).
+	// Other engines ignore it.
 	Registered bool
 }
 
@@ -132,7 +137,8 @@ func (job Job) Args() ([]string, error) {
 		args = append(args, "--rate_iops="+strconv.Itoa(job.RateIOPS), "--lat_percentiles=1")
 	}
 	if job.Registered && job.Engine == "io_uring" {
-		args = append(args, "--registerfiles", "--fixedbufs")
+		args = append(args, "--registerfiles", "--fixedbufs",
+			"--iodepth_batch_submit="+strconv.Itoa(min(32, job.IODepth)), "--iodepth_batch_complete_min=1")
 	}
 	for _, l := range []struct{ name, list, flag string }{{"CPUs", job.CPUs, "--cpus_allowed="}, {"Mems", job.Mems, "--numa_mem_policy=bind:"}} {
 		if l.list == "" {
