@@ -58,13 +58,18 @@ func TestReadBudget(t *testing.T) {
 				}
 				window := int64(recordBytes(16, valueBytes, false)) + int64(s.Stats().SectorSize)
 				// Reads wait for the budget as they are issued, or as
-				// earlier ones complete (an idle device may complete
-				// them all inside one CompleteAtLeast).
+				// earlier ones complete. Both are sampled as each value is
+				// delivered too, not only between calls: on an idle device
+				// a re-aimed read completes inside the call that submits
+				// it, so one CompleteAtLeast can defer reads and admit them
+				// all again before it returns.
 				maxDeferred := len(sess.deferred)
 				var maxHeld int64
 				for sess.Pending() > 0 {
 					sess.SetReadBudget(budget)
 					err := sess.CompleteAtLeast(1, func(token uint64, v []byte, st Status, err error) {
+						maxDeferred = max(maxDeferred, len(sess.deferred))
+						maxHeld = max(maxHeld, sess.bigBytes)
 						if err != nil || st != Found {
 							t.Errorf("read %d: %v, %v; want its value", token, st, err)
 							return
