@@ -21,9 +21,9 @@ import (
 // 2-CPU virtio test host, one read at a time: see the commit that added it.
 //
 // Only one request at a time and only with nothing else in flight: the
-// caller's goroutine keeps its P while it waits in the kernel, which costs
-// nothing when the process has nothing else to run and would hold up
-// other goroutines under load. SubmitIdle must not be called from a
+// caller's thread waits in the kernel (an ordinary syscall, see wait),
+// which costs nothing when the process has nothing else to run; under load
+// the plain path is taken. SubmitIdle must not be called from a
 // completion function.
 type IdleSubmitter interface {
 	SubmitIdle(reqs []Request) (accepted int, err error)
@@ -69,7 +69,7 @@ func (d *uringDevice) reapOwn(r *uringRing) {
 	head := *r.cqHead
 	tail := atomic.LoadUint32(r.cqTail)
 	for head == tail {
-		if _, e := r.enter(0, 1, uringEnterGetEvents); e != 0 && e != unix.EINTR && e != unix.EAGAIN && e != unix.EBUSY {
+		if e := r.wait(); e != 0 && e != unix.EINTR && e != unix.EAGAIN && e != unix.EBUSY {
 			break // the reaper delivers it; the doorbell rings all the same
 		}
 		tail = atomic.LoadUint32(r.cqTail)
@@ -86,4 +86,14 @@ func (d *uringDevice) reapOwn(r *uringRing) {
 			d.complete(uint32(c.userData), int64(c.res))
 		}
 	}
+}
+
+// wait is io_uring_enter waiting for one completion, made as an ordinary
+// syscall (unlike enter, which never waits): the scheduler may hand the P
+// to another thread if the read takes long and something else is ready to
+// run, and on an idle process it does not (the runtime retakes a P from a
+// syscall only when there is other work, or after 10 ms).
+func (r *uringRing) wait() unix.Errno {
+	_, _, e := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, uringEnterGetEvents, 0, 0)
+	return e
 }
