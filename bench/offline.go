@@ -251,6 +251,7 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 	}
 	var stop, cut atomic.Bool
 	res.ClientLoops = loopCount(p, threads)
+	res.IdleNapMicros = float64(p.IdleNap) / float64(time.Microsecond)
 	loops, err := newClientLoops(p, ts, res.ClientLoops, &stop, &cut, end)
 	if err != nil {
 		return nil, err

@@ -83,6 +83,9 @@ type CellResult struct {
 	// ClientLoops is how many event-loop threads drove the connections;
 	// 0 for --cluster-bench, which runs a goroutine per thread.
 	ClientLoops int `json:"client_loops"`
+	// IdleNapMicros is the loops' idle nap before parking (Config.IdleNap);
+	// 0: they parked at once.
+	IdleNapMicros float64 `json:"client_idle_nap_us,omitempty"`
 	// Cluster is the per-node breakdown with --cluster-bench.
 	Cluster *ClusterResult `json:"cluster,omitempty"`
 	Window  *Window        `json:"window,omitempty"`

@@ -89,6 +89,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.SkipLoad, "skipload", false, "same as -s")
 	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "load `connections`; 0 means the largest of -t")
 	fs.IntVar(&cfg.Loops, "loops", 0, "offline and online --rate over TCP: event-loop `threads` driving the connections (spread round-robin, each polling its share with one epoll); 0 means one per CPU the client may run on, at most -t (--cluster-bench runs a goroutine per thread instead)")
+	fs.DurationVar(&cfg.IdleNap, "idle-nap", cfg.IdleNap, "offline: how long an event loop with nothing to read naps on its own CPU's timer (in 20µs sleeps) before it parks until a reply wakes it; 0 parks at once. Waking a parked client is work for the server's CPU on a virtual machine: naps raised redis-server's GET/s by 10-15 % here; a reply may be read up to a nap late, which offline latencies include")
 	fs.IntVar(&cfg.PrebuiltOpsPerThread, "prebuilt-ops", 0, "offline: `requests` each thread builds (keys drawn) before the timed window and cycles through; 0 sizes it automatically (up to 65536, 16 MiB)")
 	keyDist := fs.String("key-dist", "uniform", "key `distribution` of the offline cells and --online (the load writes every key once whatever it is): "+keyspace.DistSyntax+`.
 zipf: rank i (key index i, the lowest the hottest) drawn with probability ∝ (i+1)^-THETA, default 0.99, THETA up to 5;
