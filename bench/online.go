@@ -297,7 +297,7 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 		})
 	}
 	if intervalNs > 0 && p.spec.tls == nil {
-		if loops, err = newPacedLoops(p, ts, loopCount(p, threads), intervalNs, &stop, &cut, end); err != nil {
+		if loops, err = newPacedLoops(p, ts, pacedLoopCount(p, threads, p.Rate), intervalNs, &stop, &cut, end); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -438,7 +438,13 @@ loop:
 	collect(now)
 	res.Seconds = max(now.Sub(warmEnd).Seconds(), 0)
 	res.ClientCPUSeconds = cpuSeconds() - cpu0
-	res.ClientSaturated = saturated(res.ClientCPUSeconds, now.Sub(base).Seconds(), threads)
+	var spunNs int64
+	for _, l := range loops {
+		spunNs += l.spunNs
+	}
+	// A paced loop's spin is CPU spent waiting on purpose, not a client
+	// that cannot keep up.
+	res.ClientSaturated = saturated(res.ClientCPUSeconds-float64(spunNs)/1e9, now.Sub(base).Seconds(), threads)
 	res.LatencyMicros = latencySummary(total)
 	if enc, err := total.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
 		res.Histogram = string(enc)
@@ -471,6 +477,7 @@ loop:
 	res.OpsPerSec = float64(res.Ops) / max(res.Seconds, 1e-9)
 	if intervalNs > 0 {
 		res.Pacing = pacing(ts, intervalNs, int64(warmEnd.Sub(base)), int64(now.Sub(base)), res.LatencyMicros.P50)
+		res.Pacing.Loops, res.Pacing.SpinSeconds = len(loops), float64(spunNs)/1e9
 	}
 	printOnlineSummary(human, res)
 	// Ending on ctx is how --runtime -1 is meant to stop; with a finite

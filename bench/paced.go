@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -35,6 +36,7 @@ type pacedLoop struct {
 	maxSpinNs  int64 // and at most
 	armAtNs    int64 // when the timer was last set to fire, since base
 	armedNs    int64 // armAtNs once the timer fired during a poll; else 0
+	spunNs     int64 // time spent spinning towards due times: CPU used on purpose
 
 	epfd, timerfd, wakefd int
 	events                []unix.EpollEvent
@@ -71,24 +73,53 @@ const (
 
 // A paced loop blocks until spinNs before an op's due time and spins the
 // rest. spinNs follows how late the timer's wake-ups come (wokeLate): on
-// a virtual machine a wake-up costs tens of microseconds, more when other
-// processes hold the CPUs, and a spin that covers it sends on time. It
-// stays within [pacedSpinMinNs, maxSpin], so that the spin is at most an
-// eighth of the loop's time between sends, leaving the CPU to the server
-// at high rates, and never more than pacedSpinMaxNs. Measured on a loaded
-// two-CPU machine against redis-server, 8 connections: at 1 000 GET/s a
-// 200 µs ceiling gave p50 76–78 µs where 100 µs gave 121–220 µs; at
-// 13 000 GET/s an eighth of the gap (19 µs) did as well as a quarter.
+// a virtual machine a wake-up costs tens of microseconds (here p50 43,
+// p99 100-110 µs for a timerfd on an idle CPU), more when other processes
+// hold the CPUs, and a spin that covers it sends on time. It stays within
+// [pacedSpinMinNs, maxSpin], never more than pacedSpinMaxNs. Measured on
+// a loaded two-CPU machine against redis-server, 8 connections: at 1 000
+// GET/s a 200 µs ceiling gave p50 76–78 µs where 100 µs gave 121–220 µs.
 const (
 	pacedSpinMinNs = 10_000
 	pacedSpinMaxNs = 200_000
 )
 
 // maxSpin is the longest spin of a loop among n driving threads
-// connections whose ops are intervalNs apart each.
-func maxSpin(intervalNs int64, threads, n int) int64 {
+// connections whose ops are intervalNs apart each. When the loops leave
+// the process a CPU to spare (spare), a loop may spin through the whole
+// gap between its sends: where that gap is shorter than a wake-up, a loop
+// that blocks sends every op a wake-up late (at 13 000 GET/s, one loop:
+// lateness p50 40 µs and latency p50 93-100 µs, against 1 µs and 30-43 µs
+// spinning). Without a spare CPU the spin is at most an eighth of the
+// gap, leaving the CPU to the server.
+func maxSpin(intervalNs int64, threads, n int, spare bool) int64 {
 	gapNs := intervalNs * int64(n) / int64(threads) // between a loop's sends
-	return max(pacedSpinMinNs, min(pacedSpinMaxNs, gapNs/8))
+	if !spare {
+		gapNs /= 8
+	}
+	return max(pacedSpinMinNs, min(pacedSpinMaxNs, gapNs))
+}
+
+// pacedOpsPerLoop is the offered rate each paced loop takes when the
+// loops would otherwise spin throughout: one loop sends and reads 100 k
+// ops/s in well under a CPU (a send and a read of a few microseconds each).
+const pacedOpsPerLoop = 100_000
+
+// pacedLoopCount is how many paced loops drive threads connections at
+// rateOps: Loops; else one per CPU, at most one per connection, as
+// offline, unless that many loops would send less than 2 × pacedSpinMaxNs
+// apart each and so spin through most of their gaps (maxSpin): then one
+// per pacedOpsPerLoop of the rate, since every spinning loop is a CPU the
+// server cannot have. At 13 000 GET/s on two CPUs that is one loop.
+func pacedLoopCount(p *plan, threads int, rateOps float64) int {
+	if p.Loops > 0 {
+		return max(1, min(p.Loops, threads))
+	}
+	n := max(1, min(threads, runtime.GOMAXPROCS(0)))
+	if gapNs := float64(n) / rateOps * 1e9; gapNs < 2*pacedSpinMaxNs {
+		n = max(1, min(n, int(math.Ceil(rateOps/pacedOpsPerLoop))))
+	}
+	return n
 }
 
 // wokeLate adapts spinNs to a timer wake-up lateNs after the time the timer
@@ -110,7 +141,7 @@ func (l *pacedLoop) wokeLate(lateNs int64) {
 func newPacedLoops(p *plan, ts []*onlineThread, n int, intervalNs int64, stop, cut *atomic.Bool, onErr func()) ([]*pacedLoop, error) {
 	loops := make([]*pacedLoop, n)
 	for i := range loops {
-		loops[i] = &pacedLoop{intervalNs: intervalNs, spinNs: pacedSpinMinNs, maxSpinNs: maxSpin(intervalNs, len(ts), n), epfd: -1, timerfd: -1, wakefd: -1, stop: stop, cut: cut, onErr: onErr}
+		loops[i] = &pacedLoop{intervalNs: intervalNs, spinNs: pacedSpinMinNs, maxSpinNs: maxSpin(intervalNs, len(ts), n, n < runtime.GOMAXPROCS(0)), epfd: -1, timerfd: -1, wakefd: -1, stop: stop, cut: cut, onErr: onErr}
 	}
 	fail := func(err error) ([]*pacedLoop, error) {
 		for _, l := range loops {
@@ -195,14 +226,16 @@ func (l *pacedLoop) run() {
 			l.abandon(errInterrupted)
 			return
 		}
-		next := l.sendDue(l.now())
+		startNs := l.now()
+		next := l.sendDue(startNs)
 		if l.live == 0 {
 			return
 		}
 		if n := l.poll(0); n > 0 {
 			continue // replies may have freed slots: send what is due first
 		}
-		switch wait := next - l.now(); {
+		nowNs := l.now()
+		switch wait := next - nowNs; {
 		case next == math.MaxInt64:
 			l.poll(-1) // nothing to send: until a reply, stop or cut
 		case wait > l.spinNs:
@@ -212,8 +245,9 @@ func (l *pacedLoop) run() {
 				l.wokeLate(l.now() - l.armedNs)
 				l.armedNs = 0
 			}
+		default: // the due time is near: spin
+			l.spunNs += nowNs - startNs
 		}
-		// Otherwise the due time is near: spin.
 	}
 }
 

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,9 +92,59 @@ func TestPacingIsPrecise(t *testing.T) {
 	if pc == nil || pc.Due == 0 || pc.Due-pc.Unsent != o.Ops {
 		t.Fatalf("pacing %+v with %d ops: want the lateness measured and due − unsent = ops\n%s", pc, o.Ops, human)
 	}
+	if pc.Loops < 1 || pc.SpinSeconds > o.ClientCPUSeconds {
+		t.Errorf("pacing: %d loops, %.3f s spun of %.3f s client CPU: want the loops and their spin counted", pc.Loops, pc.SpinSeconds, o.ClientCPUSeconds)
+	}
 	const boundMicros = 300
 	t.Logf("lateness p50 %.1f p99 %.1f max %.1f µs; latency p50 %.1f p99 %.1f µs", pc.LatenessMicros.P50, pc.LatenessMicros.P99, pc.LatenessMicros.Max, o.LatencyMicros.P50, o.LatencyMicros.P99)
 	if pc.LatenessMicros.P50 > boundMicros && !raceEnabled {
 		t.Errorf("sends late by p50 %.1f µs (p99 %.1f), want under %d µs\n%s", pc.LatenessMicros.P50, pc.LatenessMicros.P99, boundMicros, human)
+	}
+}
+
+// TestPacedLoopCount checks how many paced loops a rate gets and how long
+// each may spin: a loop per CPU while their sends are far enough apart to
+// block between them, fewer once they would spin through their gaps.
+func TestPacedLoopCount(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	tests := []struct {
+		loops, threads int
+		rate           float64
+		want           int
+	}{
+		{0, 8, 1000, 2},     // 2 ms between a loop's sends
+		{0, 8, 5000, 2},     // 400 µs: still blocks between them
+		{0, 8, 13000, 1},    // 154 µs for two loops: one spins instead
+		{0, 8, 250000, 2},   // three loops' worth, two CPUs
+		{0, 1, 1000, 1},     // never more than the connections
+		{3, 8, 13000, 3},    // --loops decides
+		{16, 4, 1000000, 4}, // but not past the connections
+	}
+	for _, tt := range tests {
+		cfg := DefaultConfig()
+		cfg.Loops = tt.loops
+		p, err := cfg.plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pacedLoopCount(p, tt.threads, tt.rate); got != tt.want {
+			t.Errorf("--loops %d, %d connections at %.0f ops/s: got %d loops, want %d", tt.loops, tt.threads, tt.rate, got, tt.want)
+		}
+	}
+	spins := []struct {
+		intervalNs int64
+		threads, n int
+		spare      bool
+		want       int64
+	}{
+		{8_000_000, 8, 1, true, pacedSpinMaxNs}, // 1 ms gap: the ceiling
+		{8 * 77_000, 8, 1, true, 77_000},        // the whole gap, a CPU to spare
+		{8 * 77_000, 8, 1, false, pacedSpinMinNs},
+		{8 * 160_000, 8, 1, false, 20_000}, // an eighth of the gap
+	}
+	for _, tt := range spins {
+		if got := maxSpin(tt.intervalNs, tt.threads, tt.n, tt.spare); got != tt.want {
+			t.Errorf("maxSpin(%d ns, %d connections, %d loops, spare %v) = %d ns, want %d", tt.intervalNs, tt.threads, tt.n, tt.spare, got, tt.want)
+		}
 	}
 }

@@ -164,6 +164,11 @@ type Pacing struct {
 	// ClientBound: the lateness p99 exceeded clientBoundShare of the
 	// median latency, or that share of the due ops went unsent.
 	ClientBound bool `json:"client_bound"`
+	// Loops is how many paced event loops sent (0: Go's timers, over TLS);
+	// SpinSeconds the CPU time they spent spinning towards due times, which
+	// the run's client CPU includes and client_saturated does not count.
+	Loops       int     `json:"loops,omitempty"`
+	SpinSeconds float64 `json:"spin_seconds,omitempty"`
 }
 
 // WarmupResult counts the ops of the online warm-up, which are sent at the
