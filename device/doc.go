@@ -16,8 +16,7 @@
 // ErrPastEnd (nothing was written there), ErrShortIO (part of it was), or
 // the errno of the kernel wrapped with the op and offset.
 //
-// The exception is SubmitIdle of uring and libaio (IdleSubmitter,
-// idle.go): a lone
+// The exception is uring's SubmitIdle (IdleSubmitter, idle.go): a lone
 // request on a device with nothing else in flight is waited for in the
 // kernel by the submitter, as fio waits at queue depth 1, and its
 // OnComplete runs on the submitter's goroutine before SubmitIdle returns.

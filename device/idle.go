@@ -2,7 +2,6 @@ package device
 
 import (
 	"sync/atomic"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,10 +29,7 @@ type IdleSubmitter interface {
 	SubmitIdle(reqs []Request) (accepted int, err error)
 }
 
-var (
-	_ IdleSubmitter = (*uringDevice)(nil)
-	_ IdleSubmitter = (*aioDevice)(nil)
-)
+var _ IdleSubmitter = (*uringDevice)(nil)
 
 // SubmitIdle implements IdleSubmitter.
 func (d *uringDevice) SubmitIdle(reqs []Request) (int, error) {
@@ -100,56 +96,4 @@ func (d *uringDevice) reapOwn(r *uringRing) {
 func (r *uringRing) wait() unix.Errno {
 	_, _, e := unix.Syscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), 0, 1, uringEnterGetEvents, 0, 0)
 	return e
-}
-
-// SubmitIdle implements IdleSubmitter. libaio posts a completion to the
-// context's ring whichever thread submitted, so what the caller saves by
-// waiting in io_getevents itself is the doorbell's wake-up of the reaper
-// and the reaper's hand-off: two wake-ups of an idle machine of three.
-func (d *aioDevice) SubmitIdle(reqs []Request) (int, error) {
-	if len(reqs) != 1 || d.inFlight.Load() != 0 || d.closed.Load() {
-		return d.Submit(reqs)
-	}
-	if err := d.check(&reqs[0]); err != nil {
-		return 0, err
-	}
-	idx, _ := d.acquire(true)
-	c := pickQueue(d.ctxs, &d.next)
-	// As uring's CQ lock: taken before the read reaches the kernel, so
-	// that the reaper cannot take its event from under the wait.
-	own := c.reapMu.TryLock()
-	n, err := d.submitBatch(c, reqs, false, idx)
-	c.mu.Unlock()
-	if !own {
-		return n, err
-	}
-	if n == 0 || err != nil {
-		c.reapMu.Unlock()
-		return n, err
-	}
-	d.reapOwn(c)
-	return n, nil
-}
-
-// reapOwn waits in io_getevents (an ordinary syscall, as uringRing.wait)
-// until context c has an event, releases the lock the caller holds and
-// delivers what it took. On an error other than EINTR the event is left
-// to the reaper, which the doorbell wakes for it.
-func (d *aioDevice) reapOwn(c *aioContext) {
-	var events [8]ioEvent
-	n := uintptr(0)
-	for {
-		r, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, c.id, 1, uintptr(len(events)), uintptr(unsafe.Pointer(&events[0])), 0, 0)
-		if e == unix.EINTR {
-			continue
-		}
-		if e == 0 {
-			n = r
-		}
-		break
-	}
-	c.reapMu.Unlock()
-	for _, ev := range events[:n] {
-		d.complete(uint32(ev.data), ev.res)
-	}
 }

@@ -4,20 +4,12 @@ import (
 	"testing"
 )
 
-// TestSubmitIdle: on an idle uring or libaio device a lone read
-// completes inside SubmitIdle, on the caller's goroutine, with the right
-// bytes; with another request in flight SubmitIdle is Submit, and the
-// reaper delivers. Close afterwards still stops the reapers.
-func TestSubmitIdle(t *testing.T) {
-	for _, backend := range []string{BackendUring, BackendLibaio} {
-		t.Run(backend, func(t *testing.T) { testSubmitIdle(t, backend) })
-	}
-}
-
-func testSubmitIdle(t *testing.T, backend string) {
-	c := newCollector(16)
-	d := openTest(t, Config{Backend: backend, IOContexts: 2, SegmentBytes: 256 << 10, SectorSize: 512, OnComplete: c.onComplete})
-	u := d.(IdleSubmitter)
+// TestUringSubmitIdle: on an idle device a lone read completes inside
+// SubmitIdle, on the caller's goroutine, with the right bytes; with
+// another request in flight SubmitIdle is Submit, and the reaper delivers.
+// Close afterwards still stops the reapers.
+func TestUringSubmitIdle(t *testing.T) {
+	d, u, c := openTwoRings(t)
 	data := mustBuffer(t, 64<<10)
 	stamp(data, 0)
 	if r := submitWait(t, d, c, Request{Op: OpWrite, Offset: 0, Buf: data}); r.err != nil {

@@ -57,9 +57,6 @@ type aioContext struct {
 	ptrs    [aioBatch]uintptr // io_submit takes an array of iocb pointers
 	pending int               // cbs[:pending] are filled and not yet submitted (deferred)
 	bell    *doorbell         // every iocb signals it on completion
-	// reapMu is held by whoever takes events from the context: the reaper
-	// around its io_getevents, or SubmitIdle while it waits for its own.
-	reapMu sync.Mutex
 
 	queueState // lock, reaper identity and deferred count (see queueState)
 }
@@ -312,10 +309,8 @@ func (d *aioDevice) reap(c *aioContext) {
 	var events [aioBatch]ioEvent
 	var now unix.Timespec // a zero timeout: io_getevents does not wait
 	for {
-		c.reapMu.Lock()
 		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, c.id, 0, aioBatch,
 			uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&now)), 0)
-		c.reapMu.Unlock()
 		if e != 0 {
 			if e != unix.EINTR {
 				// Only a bug (EFAULT, EINVAL) gets here; do not spin.
