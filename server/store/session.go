@@ -345,7 +345,13 @@ func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st 
 	for {
 		s.pumpChecks()
 		if len(s.queued) > 0 {
-			delivered += s.submit(fn)
+			// Once n are delivered, no read may complete inside submit:
+			// the caller must get control back between deliveries to
+			// hold its replies to its budget (a lone read admitted after
+			// each delivery would otherwise complete inline, one after
+			// another, and every big GET of a pipeline be gathered in one
+			// call: TestPipelineOfBigGets).
+			delivered += s.submit(fn, delivered < n)
 		}
 		top := s.done.Swap(0)
 		// The windows the device just filled are not in the cache: start
@@ -381,8 +387,9 @@ func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st 
 
 // submit hands every queued read to the device in one Submit; reads the
 // device refuses are delivered with its error. It returns how many it
-// delivered that way.
-func (s *Session) submit(fn func(uint64, []byte, Status, error)) int {
+// delivered that way. With idleOK a lone read may go through the device's
+// idle path and so complete before submit returns.
+func (s *Session) submit(fn func(uint64, []byte, Status, error), idleOK bool) int {
 	s.reqs = s.reqs[:0]
 	for _, i := range s.queued {
 		pr := s.slot(i)
@@ -393,7 +400,7 @@ func (s *Session) submit(fn func(uint64, []byte, Status, error)) int {
 	begin := loghist.Now()
 	var accepted int
 	var err error
-	if s.st.idle != nil && len(s.reqs) == 1 {
+	if idleOK && s.st.idle != nil && len(s.reqs) == 1 {
 		// On an idle device the read completes inside SubmitIdle, on
 		// this goroutine: its time shows as the submit stage.
 		accepted, err = s.st.idle.SubmitIdle(s.reqs)
