@@ -18,10 +18,10 @@ import (
 // clientLoop drives a share of an offline cell's connections from one
 // goroutine with its own epoll instance: each wake-up reads every ready
 // connection once, parses all the replies that arrived, and writes that
-// connection's next requests at most once. It waits (see wait, and nap)
-// only when no connection is ready. It is not locked to its OS thread: a locked
-// goroutine that parks hands its thread off through a futex, the very
-// cost wait avoids.
+// connection's next requests at most once. It naps, then waits (see nap
+// and wait), only when no connection is ready. It is not locked to its OS
+// thread: a locked goroutine that parks hands its thread off through a
+// futex, the very cost wait avoids.
 //
 // Why not a goroutine per connection (what the cell did before): each
 // connection then parks in Go's netpoller on every EAGAIN, so every batch

@@ -112,10 +112,10 @@ const pacedOpsPerLoop = 100_000
 // per pacedOpsPerLoop of the rate, since every spinning loop is a CPU the
 // server cannot have. At 13 000 GET/s on two CPUs that is one loop.
 func pacedLoopCount(p *plan, threads int, rateOps float64) int {
+	n := loopCount(p, threads)
 	if p.Loops > 0 {
-		return max(1, min(p.Loops, threads))
+		return n
 	}
-	n := max(1, min(threads, runtime.GOMAXPROCS(0)))
 	if gapNs := float64(n) / rateOps * 1e9; gapNs < 2*pacedSpinMaxNs {
 		n = max(1, min(n, int(math.Ceil(rateOps/pacedOpsPerLoop))))
 	}
