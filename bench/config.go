@@ -51,6 +51,11 @@ type Config struct {
 	// naps on its own thread (in 20 µs sleeps) before it parks until a
 	// reply wakes it; 0 parks at once. See clientLoop.nap for why.
 	IdleNap time.Duration
+	// OwnCPUs says no server runs on the CPUs the client may run on
+	// (tierbench run's pinned rows): a paced loop then spins through its
+	// whole gap before a send, as it does when the loops leave a CPU
+	// spare, since its spinning takes nothing the server could use.
+	OwnCPUs bool
 
 	// KeyDist is the distribution keys are drawn from (--key-dist); the
 	// zero value is uniform. Offline, a skewed distribution's keys are

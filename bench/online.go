@@ -478,6 +478,7 @@ loop:
 	if intervalNs > 0 {
 		res.Pacing = pacing(ts, intervalNs, int64(warmEnd.Sub(base)), int64(now.Sub(base)), res.LatencyMicros.P50)
 		res.Pacing.Loops, res.Pacing.SpinSeconds = len(loops), float64(spunNs)/1e9
+		res.Pacing.OwnCPUs = len(loops) > 0 && p.OwnCPUs
 	}
 	printOnlineSummary(human, res)
 	// Ending on ctx is how --runtime -1 is meant to stop; with a finite

@@ -142,6 +142,18 @@ func TestPacedLoopCount(t *testing.T) {
 		{8 * 77_000, 8, 1, false, pacedSpinMinNs},
 		{8 * 160_000, 8, 1, false, 20_000}, // an eighth of the gap
 	}
+	runtime.GOMAXPROCS(1) // one loop on the client's one CPU: none spare
+	for _, own := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.OwnCPUs = own
+		p, err := cfg.plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := spinSpare(p, 1); got != own {
+			t.Errorf("one loop on one CPU, --own-cpus %v: spinSpare %v, want %v", own, got, own)
+		}
+	}
 	for _, tt := range spins {
 		if got := maxSpin(tt.intervalNs, tt.threads, tt.n, tt.spare); got != tt.want {
 			t.Errorf("maxSpin(%d ns, %d connections, %d loops, spare %v) = %d ns, want %d", tt.intervalNs, tt.threads, tt.n, tt.spare, got, tt.want)

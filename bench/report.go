@@ -169,6 +169,9 @@ type Pacing struct {
 	// the run's client CPU includes and client_saturated does not count.
 	Loops       int     `json:"loops,omitempty"`
 	SpinSeconds float64 `json:"spin_seconds,omitempty"`
+	// OwnCPUs: the loops were told no server shares their CPUs
+	// (Config.OwnCPUs) and so spun through their gaps.
+	OwnCPUs bool `json:"own_cpus,omitempty"`
 }
 
 // WarmupResult counts the ops of the online warm-up, which are sent at the

@@ -147,7 +147,9 @@ func respLayer(c results.Cell, ok bool, runBatch int) results.LadderLayer {
 
 // finishLadder fills each layer's share of the one below, flags a layer
 // above the one below it by more than the noise, and names the largest
-// drop into a layer that is not below the one above it.
+// drop into a layer that is not below the one above it. A drop within the
+// noise is no gap: a layer at 0.96 of the one below it lost nothing that
+// a second run could tell from chance.
 func finishLadder(l *results.Ladder) {
 	for i := 1; i < len(l.Layers); i++ {
 		below, cur := l.Layers[i-1], &l.Layers[i]
@@ -160,21 +162,31 @@ func finishLadder(l *results.Ladder) {
 		}
 	}
 	suspect := aboveBelow(l)
-	worst, at := 2.0, ""
+	worst, withinShare, within, withinNoise := 2.0, 2.0, "", 0.0
 	for i := 1; i < len(l.Layers); i++ {
 		below, cur := l.Layers[i-1], &l.Layers[i]
 		// A layer at or above the one below lost nothing there: no gap.
 		if cur.Share <= 0 || cur.Share >= 1 || suspect[i] {
 			continue
 		}
+		if noise := ladderNoise(l, i); cur.Share >= 1-noise {
+			if cur.Share < withinShare {
+				withinShare = cur.Share
+				within = fmt.Sprintf("%s and %s, %.2f", below.Layer, cur.Layer, cur.Share)
+				withinNoise = noise
+			}
+			continue
+		}
 		if cur.Share < worst {
-			worst, at = cur.Share, below.Layer+" and "+cur.Layer
-			l.Gap = fmt.Sprintf("the gap is between %s: %.2f; %s", at, cur.Share, gapSide[cur.Layer])
+			worst = cur.Share
+			l.Gap = fmt.Sprintf("the gap is between %s and %s: %.2f; %s", below.Layer, cur.Layer, cur.Share, gapSide[cur.Layer])
 		}
 	}
 	switch {
 	case l.Note != "" && l.Gap == "":
 		l.Gap = l.Note
+	case l.Gap == "" && within != "":
+		l.Gap = fmt.Sprintf("no gap is named: no layer fell below the one under it by more than the noise (the largest drop, between %s, is within %.0f %%)", within, 100*withinNoise)
 	case l.Gap == "" && slices.ContainsFunc(l.Layers, func(x results.LadderLayer) bool { return x.Share > 0 }):
 		l.Gap = "no gap is named: every layer kept at least the ops/s of the one below it, or passed it (flagged below)"
 	}

@@ -145,8 +145,14 @@ func spreadOf(ops []float64) float64 {
 	return (hi - lo) / med
 }
 
+// ladderNoise is the noise between layer i and the one below it: the
+// larger of the floor and either layer's spread.
+func ladderNoise(l *results.Ladder, i int) float64 {
+	return max(ladderNoiseFloor, l.Layers[i-1].Spread, l.Layers[i].Spread)
+}
+
 // aboveBelow flags each layer above the one below it by more than the
-// noise (the larger of the floor and either layer's spread): the lower
+// noise (ladderNoise): the lower
 // rung ran at a worse operating point or a slower moment, so it bounds
 // nothing and the drop into it is no gap. It returns which layers'
 // drops from below are not to be read as gaps.
@@ -157,7 +163,7 @@ func aboveBelow(l *results.Ladder) map[int]bool {
 		if cur.Share <= 0 {
 			continue
 		}
-		noise := max(ladderNoiseFloor, below.Spread, cur.Spread)
+		noise := ladderNoise(l, i)
 		if cur.Share <= 1+noise {
 			continue
 		}

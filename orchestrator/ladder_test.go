@@ -33,6 +33,12 @@ func TestFinishLadder(t *testing.T) {
 		// Within the noise (the rounds' spread): read as usual.
 		{"a rung above the one below within the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 60, Spread: 0.3}, {Layer: layerKV, OpsPerSec: 70, Spread: 0.02}, {Layer: layerRESP, OpsPerSec: 65}},
 			[]float64{0, 0.6, 70.0 / 60, 65.0 / 70}, "the gap is between fio and Device: 0.60; device-side"},
+		// This session's quick run, disk-bound at 82 K: Device at 0.96 of
+		// fio is within the 5 % floor, so nothing is named a gap.
+		{"a drop within the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 82}, {Layer: layerDevice, OpsPerSec: 78, Spread: 0.03}, {Layer: layerKV, OpsPerSec: 81, Spread: 0.02}, {Layer: layerRESP, OpsPerSec: 86}},
+			[]float64{0, 78.0 / 82, 81.0 / 78, 86.0 / 81}, "no gap is named: no layer fell below the one under it by more than the noise (the largest drop, between fio and Device, 0.95, is within 5 %)"},
+		{"a gap beside a drop within the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 97}, {Layer: layerKV, OpsPerSec: 80}, {Layer: layerRESP, OpsPerSec: 78}},
+			[]float64{0, 0.97, 80.0 / 97, 78.0 / 80}, "the gap is between Device and KV: 0.82; store-side"},
 		// The in-memory top is the ceiling: its share is RESP ÷ it.
 		{"tier-side gap", []results.LadderLayer{{Layer: layerDevice, OpsPerSec: 100}, {Layer: layerKV, OpsPerSec: 80}, {Layer: layerRESP, OpsPerSec: 60}, {Layer: layerInMemory, OpsPerSec: 120, ShareIs: "RESP ÷ " + layerInMemory}},
 			[]float64{0, 0.8, 0.75, 0.5}, "the gap is between RESP and RESP in-memory: 0.50; tier-side"},

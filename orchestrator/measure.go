@@ -73,7 +73,10 @@ func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []
 	spec := clientSpec{Name: name, Args: args,
 		LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", row.Backend, row.Pin, name))}
 	if row.Pin == PinPinned {
+		// The client's CPUs are apart from the server's: a paced step's
+		// loops may spin to send on time without taking the server's CPU.
 		spec.CPUs, spec.Mems = r.local.pinning.ClientCPUs, r.local.pinning.ClientMems
+		spec.Args = append(spec.Args, "--own-cpus")
 	}
 	return spec
 }

@@ -81,4 +81,27 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	if want := "fio io_uring on the server's CPUs 0 at 90 reads in flight"; !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "fio 7.6 CPU µs per read (95 % of its CPUs, cpu-bound)") {
 		t.Errorf("re-measurements lack %q and fio's CPU:\n%s", want, b.String())
 	}
+
+	// CPU per GET against fio's per read: the pinned cell against its
+	// re-measurement, the free one against the host curve's point nearest
+	// its disk depth (100 is nearer 128 than 64 by ratio).
+	res.Cells[0].ServerCPUMicrosPerGet, res.Cells[0].DiskQueueDepth = 8.0, 90
+	res.Cells[1].ServerCPUMicrosPerGet, res.Cells[1].DiskQueueDepth = 8.0, 100
+	text = cpuAgainstFio(res, preRaw)
+	for _, want := range []string{
+		"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8.0 µs (fio 7.6 at 90, measured again): 1.05 × |",
+		"| Uring | no pin | 8.0 µs (fio 9.7 at 128): 0.82 × |",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("CPU against fio lacks %q:\n%s", want, text)
+		}
+	}
+	res.Cells[1].ServerCPUMicrosPerGet = 11.0
+	if text, want := cpuAgainstFio(res, preRaw), "11.0 µs (fio 9.7 at 128): 1.13 × **over** |"; !strings.Contains(text, want) {
+		t.Errorf("CPU against fio lacks %q:\n%s", want, text)
+	}
+	res.Cells[0].ServerCPUMicrosPerGet, res.Cells[1].ServerCPUMicrosPerGet = 0, 0
+	if text := cpuAgainstFio(res, preRaw); text != "" {
+		t.Errorf("CPU against fio without server CPU figures: got %q, want nothing", text)
+	}
 }

@@ -134,6 +134,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 		}
 		b.WriteString("\n")
 		renderRemeasures(&b, res)
+		b.WriteString(cpuAgainstFio(res, preRaw))
 	} else {
 		b.WriteString(noCeilingSentence(c))
 	}

@@ -1,0 +1,102 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/results"
+)
+
+// CPUAgainstFioBar is the seed's bar for the server's CPU per GET against
+// fio's CPU per read on the same CPUs at the same depth: a tiered GET is a
+// device read plus a little.
+const CPUAgainstFioBar = 1.1
+
+// fioAtDepth is what fio spent per read nearest a cell's disk depth: the
+// re-measurement at the cell's own depth when there is one, else the
+// point of the row's depth curve closest to it (by ratio: 240 is nearer
+// 256 than 128). ok is false when neither says.
+func fioAtDepth(res results.Results, curve *hostcheck.FIOBaseline, c results.Cell) (micros float64, depth int, remeasured, ok bool) {
+	for _, r := range res.Ceilings {
+		if r.Row == c.Row && r.Threads == c.Threads && r.Error == "" && r.CPUMicrosPerRead > 0 {
+			return r.CPUMicrosPerRead, r.Depth, true, true
+		}
+	}
+	if curve == nil || c.DiskQueueDepth <= 0 {
+		return 0, 0, false, false
+	}
+	bestDist := math.Inf(1)
+	for _, p := range curve.Sweep {
+		cpu := curve.PointCPU(p)
+		if cpu.MicrosPerRead <= 0 || p.Depth <= 0 {
+			continue
+		}
+		if d := math.Abs(math.Log(float64(p.Depth) / c.DiskQueueDepth)); d < bestDist {
+			bestDist, micros, depth, ok = d, cpu.MicrosPerRead, p.Depth, true
+		}
+	}
+	return micros, depth, false, ok
+}
+
+// cpuAgainstFio is report.md's table of each cell's server CPU per GET
+// beside fio's CPU per read on the row's own CPUs (the pinned curve for a
+// pinned row) at the cell's depth: the share of the ceiling says whether
+// the server kept up with the disk, this says what it paid for it. Empty
+// without a curve or server CPU figures.
+func cpuAgainstFio(res results.Results, preRaw []byte) string {
+	host, pinned := FIOBaseline(preRaw), FIOPinned(preRaw)
+	threads := res.Plan.Workload.Threads
+	var rows strings.Builder
+	some := false
+	for _, row := range res.Plan.Rows {
+		curve := host
+		if row.Pin == results.PinPinned && pinned != nil && len(pinned.Sweep) > 0 {
+			curve = pinned
+		}
+		var line strings.Builder
+		filled := false
+		fmt.Fprintf(&line, "| %s | %s |", rowName(row), row.Label)
+		for _, t := range threads {
+			c, ok := findCell(res.Cells, row, t)
+			if !ok || c.Excluded != "" || c.ServerCPUMicrosPerGet <= 0 {
+				line.WriteString(" — |")
+				continue
+			}
+			fioMicros, depth, again, ok := fioAtDepth(res, curve, c)
+			if !ok {
+				fmt.Fprintf(&line, " %.1f µs |", c.ServerCPUMicrosPerGet)
+				continue
+			}
+			filled = true
+			ratio := c.ServerCPUMicrosPerGet / fioMicros
+			mark := ""
+			if ratio > CPUAgainstFioBar {
+				mark = " **over**"
+			}
+			at := fmt.Sprintf("fio %.1f at %d", fioMicros, depth)
+			if again {
+				at += ", measured again"
+			}
+			fmt.Fprintf(&line, " %.1f µs (%s): %.2f ×%s |", c.ServerCPUMicrosPerGet, at, ratio, mark)
+		}
+		if filled {
+			some = true
+			rows.WriteString(line.String() + "\n")
+		}
+	}
+	if !some {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Server CPU per GET (its utime + stime over each GET phase ÷ the GETs answered, the median over the passes; the client's CPU apart) against fio's CPU per read on the same CPUs (a pinned row: the curve on its server's cpuset) at the reads in flight nearest the cell's disk depth, or fio measured again at that depth. The seed's bar is %.1f ×: past it a cell is marked **over**, the server paying more than the disk path fio drives.\n\n", CPUAgainstFioBar)
+	b.WriteString("| backend | NUMA |")
+	for _, t := range threads {
+		fmt.Fprintf(&b, " t=%d |", t)
+	}
+	b.WriteString("\n|:--|:--|" + strings.Repeat(":--|", len(threads)) + "\n")
+	b.WriteString(rows.String())
+	b.WriteString("\n")
+	return b.String()
+}
