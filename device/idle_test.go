@@ -1,6 +1,7 @@
 package device
 
 import (
+	"runtime"
 	"testing"
 )
 
@@ -62,5 +63,24 @@ func TestUringSubmitIdle(t *testing.T) {
 	}
 	if d.InFlight() != 0 {
 		t.Fatalf("%d in flight after every completion", d.InFlight())
+	}
+
+	// One P: the wait would hold the only P and stall every other
+	// goroutine, so a lone read takes the plain path. The reaper cannot
+	// run before this goroutine blocks, so a completion found at once
+	// came inside SubmitIdle.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for i := range 10 {
+		if _, err := u.SubmitIdle([]Request{{Op: OpRead, Offset: 0, Buf: buf, UserData: uint64(200 + i)}}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-c.ch:
+			t.Fatalf("GOMAXPROCS 1: read %d completed inside SubmitIdle (%+v), want it through the reaper", i, r)
+		default:
+		}
+		if r := c.wait(t); r.err != nil || r.n != len(buf) {
+			t.Fatalf("read %d through the reaper: %+v", i, r)
+		}
 	}
 }
