@@ -379,3 +379,25 @@ func readLatencySteps(out string) ([]results.LatencyRecord, error) {
 	recs, err := results.ReadLatency(out)
 	return slices.DeleteFunc(recs, func(l results.LatencyRecord) bool { return !l.Step() }), err
 }
+
+// TestBenchSpecPinsTheClientApart: a pinned row's client runs on its own
+// CPUs and is told so (--own-cpus: its paced loops may spin there); an
+// unpinned row's client shares the server's CPUs and is not.
+func TestBenchSpecPinsTheClientApart(t *testing.T) {
+	r := &runner{cfg: Config{DBSize: 10, KeyLength: 16, ValueLength: 96}, out: t.TempDir(),
+		local: localMachine{pinning: pinning{ServerCPUs: "0", ClientCPUs: "1", ServerMems: "0", ClientMems: "0"}}}
+	tgt := rowTarget{addr: "127.0.0.1:6379"}
+	for _, tt := range []struct {
+		pin      string
+		wantCPUs string
+		wantOwn  bool
+	}{
+		{PinPinned, "1", true},
+		{PinNone, "", false},
+	} {
+		spec := r.benchSpec(results.Row{Backend: "uring", Pin: tt.pin}, tgt, "latency", []string{"--online"})
+		if got := slices.Contains(spec.Args, "--own-cpus"); spec.CPUs != tt.wantCPUs || got != tt.wantOwn {
+			t.Errorf("pin %s: got cpus %q, --own-cpus %v (args %q); want cpus %q, --own-cpus %v", tt.pin, spec.CPUs, got, spec.Args, tt.wantCPUs, tt.wantOwn)
+		}
+	}
+}
