@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/results"
 )
@@ -14,7 +15,8 @@ import (
 // With --ladder and --latency, each fixed-rate latency step of a tiered
 // backend's rows is measured again on the disk alone: fio at --rate_iops
 // of the step's offered rate and an iodepth of the step's most GETs in
-// flight (connections × in flight per connection), 512 B random reads
+// flight (connections × in flight per connection, at most the server's
+// throttle limit: see fioStepDepth), 512 B random reads
 // (the sector a record of the reference's shape needs) over a file the
 // size of the dataset, with the step's backend as fio's engine. The
 // report shows each step's p50 and p99 beside fio's total latency
@@ -27,6 +29,16 @@ func fioEngine(backend string) string {
 		return "io_uring"
 	}
 	return backend
+}
+
+// fioStepDepth is fio's iodepth beside a latency step: the step's most
+// GETs in flight, capped at the reads the server's device keeps in flight
+// (device.DefaultThrottleLimit), a depth the server never passes. The
+// reference's steps, 64 connections × 1024, would ask fio for 65 536,
+// which io_uring refuses (EINVAL past 32 768 entries) and libaio's
+// system-wide aio-max-nr (65 536 here) cannot hold.
+func fioStepDepth(rec results.LatencyRecord) int {
+	return min(rec.Threads*max(rec.InFlight, 1), device.DefaultThrottleLimit)
 }
 
 // latencyBeside measures fio beside each latency step of backend's rows.
@@ -58,7 +70,7 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) []results.La
 	var out []results.LadderLatency
 	for _, rec := range steps {
 		l := results.LadderLatency{Row: rec.Row, Share: rec.Share, OfferedOpsPerSec: rec.OfferedOpsPerSec,
-			Depth: rec.Threads * max(rec.InFlight, 1), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros}
+			Depth: fioStepDepth(rec), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros}
 		if r.cfg.NoFio {
 			l.Error = "--no-fio"
 			out = append(out, l)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
@@ -255,6 +256,23 @@ func TestLadderLatencyBesideFio(t *testing.T) {
 		"p50 no, p99 no |", "| fio: not installed |"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("ladder text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestFioStepDepth: fio beside a latency step runs at the step's most
+// GETs in flight, but never deeper than the server's device throttle: the
+// reference's 64 × 1024 made io_uring refuse fio's ring (EINVAL).
+func TestFioStepDepth(t *testing.T) {
+	for _, tt := range []struct {
+		threads, inFlight, want int
+	}{
+		{8, 256, 2048},
+		{8, 0, 8},
+		{64, 1024, device.DefaultThrottleLimit},
+	} {
+		if got := fioStepDepth(results.LatencyRecord{Threads: tt.threads, InFlight: tt.inFlight}); got != tt.want {
+			t.Errorf("%d connections × %d in flight: fio depth %d, want %d", tt.threads, tt.inFlight, got, tt.want)
 		}
 	}
 }
