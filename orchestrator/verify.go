@@ -137,6 +137,9 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 		}
 		rec.Sample = &sample
 		verdict = judgeSample(sample, rec.ServerKeys, r.cfg)
+		if verdict == nil && !r.cfg.SkipLoad && rec.Tiered {
+			rec.Settle = r.settleDisk(ctx, row, tgt)
+		}
 	}
 	if err := r.cells.Append(rec); err != nil {
 		return errors.Join(verdict, err)

@@ -205,10 +205,41 @@ type LoadRecord struct {
 	// ("section:field" → value), read after the load.
 	ServerEvidence map[string]string `json:"server_evidence,omitempty"`
 	Sample         *SampleCheck      `json:"sampled_check,omitempty"` // the sampled GET check after the load
+	// Settle is how the disk came back after the load, before the
+	// passes; nil where it was not probed (no fio ceiling, an in-RAM
+	// device, a cluster, --skip-load, or a bundle from before it).
+	Settle *DiskSettle `json:"disk_settle,omitempty"`
 	// Nodes is each master's evidence when the row's server is a cluster.
 	Nodes []NodeLoad `json:"nodes,omitempty"`
 	Time  time.Time  `json:"time"`
 }
+
+// DiskSettle is the wait after a load for the disk to read at its
+// ceiling again. A large load leaves the disk slower for minutes (here
+// 100 M keys, 12.8 GB: the first passes read 28-35 K GET/s, the third
+// 64-71 K, every one with the disk's queue full), so the passes start
+// once fio over the server's own files, read-only, reads at least
+// SettleShare of the row's ceiling, or stops getting faster.
+type DiskSettle struct {
+	// ProbeIOPS are the probes in order, each ProbeSeconds of fio at
+	// Jobs × IODepth in flight (the ceiling's best point).
+	ProbeIOPS    []float64 `json:"probe_iops"`
+	ProbeSeconds int       `json:"probe_seconds"`
+	Jobs         int       `json:"jobs"`
+	IODepth      int       `json:"iodepth"`
+	CeilingIOPS  float64   `json:"ceiling_iops"`
+	// Seconds is the wait from the first probe to the end of the last.
+	Seconds float64 `json:"seconds"`
+	// Settled: the last probe reached SettleShare of the ceiling; else
+	// Why says where the wait ended (a plateau below it, the time limit,
+	// or fio's error).
+	Settled bool   `json:"settled"`
+	Why     string `json:"why,omitempty"`
+}
+
+// SettleShare is the share of its ceiling a probe must read for the disk
+// to count as settled after a load.
+const SettleShare = 0.9
 
 // FailRecord is a cells.jsonl line saying a row could not be finished.
 type FailRecord struct {

@@ -1,0 +1,97 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/results"
+)
+
+// After a load, before the warm-up and the passes, the disk is probed
+// until it reads at its ceiling again (results.DiskSettle says why). The
+// probe is the ceiling's best point (its jobs × iodepth, its CPUs) over
+// the server's own files, read-only, with the server idle: what the
+// passes will read, at the depth the disk does best.
+const (
+	settleProbeSeconds = 2
+	// settleMaxWait bounds the wait; the passes then start anyway and the
+	// bundle says the disk had not settled.
+	settleMaxWait = 3 * time.Minute
+	// A probe must beat the fastest so far by settleGrowth to count as
+	// the disk still recovering; settleFlatProbes probes in a row that do
+	// not end the wait below the ceiling (a disk slower today than at
+	// preflight, or shared).
+	settleGrowth     = 0.05
+	settleFlatProbes = 3
+)
+
+// settleDisk probes the disk after row's load; nil where there is nothing
+// to hold the disk against (no fio ceiling, a dataset in RAM, a cluster's
+// several data dirs, --no-fio) or no file to read.
+func (r *runner) settleDisk(ctx context.Context, row results.Row, tgt rowTarget) *results.DiskSettle {
+	host, pinned := r.baselines()
+	if host == nil || r.cfg.NoFio || tgt.cluster || !ceilingApplies(r.cfg) {
+		return nil
+	}
+	base := host
+	if row.Pin == PinPinned && pinned != nil && len(pinned.Sweep) > 0 {
+		base = pinned
+	}
+	best, ok := base.Best()
+	files, _, _ := serverFiles(r.cfg.DataDir)
+	if !ok || len(files) == 0 {
+		return nil
+	}
+	s := &results.DiskSettle{ProbeSeconds: settleProbeSeconds, Jobs: best.Jobs, IODepth: best.IODepth, CeilingIOPS: best.IOPS}
+	start := time.Now()
+	for {
+		res, err := fio.Run(ctx, fio.Job{Filenames: files, ReadOnly: true, BlockBytes: 512, Jobs: s.Jobs, IODepth: s.IODepth,
+			Engine: base.Engine, RuntimeSeconds: s.ProbeSeconds, CPUs: base.CPUs, Mems: base.Mems, Registered: base.Registered})
+		if err != nil {
+			s.Why = "fio failed: " + err.Error()
+			break
+		}
+		s.ProbeIOPS = append(s.ProbeIOPS, res.IOPS)
+		r.printf("%s %s: disk after the load: %s IOPS (%.0f %% of the %s ceiling)\n", titleCase(row.Backend), row.Label,
+			FormatOps(res.IOPS), 100*res.IOPS/best.IOPS, FormatOps(best.IOPS))
+		var done bool
+		if done, s.Settled, s.Why = settleVerdict(s.ProbeIOPS, best.IOPS, time.Since(start)); done {
+			break
+		}
+	}
+	s.Seconds = time.Since(start).Seconds()
+	if !s.Settled {
+		r.printf("%s %s: the disk did not come back to %.0f %% of its ceiling (%s); measuring anyway\n", titleCase(row.Backend), row.Label,
+			100*results.SettleShare, strings.TrimPrefix(s.Why, "fio failed: "))
+	}
+	return s
+}
+
+// settleVerdict says whether the probes so far end the wait: settled once
+// the last reads results.SettleShare of the ceiling; else ended, with why,
+// after settleFlatProbes probes in a row that did not beat the fastest
+// before them by settleGrowth, or after settleMaxWait.
+func settleVerdict(probeIOPS []float64, ceilingIOPS float64, waited time.Duration) (done, settled bool, why string) {
+	last := probeIOPS[len(probeIOPS)-1]
+	if last >= results.SettleShare*ceilingIOPS {
+		return true, true, ""
+	}
+	fastest, flat := 0.0, 0
+	for _, v := range probeIOPS {
+		if v > fastest*(1+settleGrowth) {
+			fastest, flat = v, 0
+		} else {
+			flat++
+		}
+	}
+	if flat >= settleFlatProbes {
+		return true, false, fmt.Sprintf("%d probes in a row no faster than %s IOPS", flat, FormatOps(fastest))
+	}
+	if waited >= settleMaxWait {
+		return true, false, fmt.Sprintf("still below it after %v", settleMaxWait)
+	}
+	return false, false, ""
+}
