@@ -79,7 +79,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 			l.Layers = append(l.Layers, r.inMemoryLayer(ctx, best, ok))
 		}
 		finishLadder(&l)
-		l.Latency = r.latencyBeside(ctx, backend)
+		l.Latency, l.LatencySettle = r.latencyBeside(ctx, backend)
 		ladders = append(ladders, l)
 	}
 	if err := results.WriteJSON(r.out, results.FileLadder, ladders); err != nil {

@@ -41,16 +41,19 @@ func fioStepDepth(rec results.LatencyRecord) int {
 	return min(rec.Threads*max(rec.InFlight, 1), device.DefaultThrottleLimit)
 }
 
-// latencyBeside measures fio beside each latency step of backend's rows.
-// It returns nothing without --latency, for an external server or a
-// backend with no disk under it.
-func (r *runner) latencyBeside(ctx context.Context, backend string) []results.LadderLatency {
+// latencyBeside measures fio beside each latency step of backend's rows,
+// once the disk reads at its ceiling again (settle): the KV rung and the
+// first fio run lay out a dataset's worth of files just before, and a
+// disk still writing that back gave fio a p99 of 400 ms at 6.7 K IOPS
+// here where a quiet one gives 0.15-0.3 ms. It returns nothing without
+// --latency, for an external server or a backend with no disk under it.
+func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.LadderLatency, *results.DiskSettle) {
 	if !r.cfg.Latency || !r.targets.started() || r.cfg.spec().inRAM || backend == results.ScenarioLocalMemory {
-		return nil
+		return nil, nil
 	}
 	recs, err := results.ReadLatency(r.out)
 	if err != nil {
-		return []results.LadderLatency{{Error: err.Error()}}
+		return []results.LadderLatency{{Error: err.Error()}}, nil
 	}
 	var steps []results.LatencyRecord
 	for _, rec := range recs {
@@ -59,14 +62,23 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) []results.La
 		}
 	}
 	if len(steps) == 0 {
-		return nil
+		return nil, nil
 	}
 	dir := filepath.Join(r.cfg.DataDir, "ladder-fio")
 	defer os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return []results.LadderLatency{{Error: fmt.Sprintf("orchestrator: ladder fio dir: %v", err)}}
+		return []results.LadderLatency{{Error: fmt.Sprintf("orchestrator: ladder fio dir: %v", err)}}, nil
 	}
 	fileBytes := max(r.cfg.DBSize*int64(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
+	var settled *results.DiskSettle
+	if host, _ := r.baselines(); !r.cfg.NoFio && host != nil {
+		if best, ok := host.Best(); ok {
+			// The first probe lays out fio's file; the steps read it after.
+			settled = r.settle(ctx, "ladder "+backend+": disk before fio beside the latency steps", best.IOPS,
+				fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: best.Jobs, IODepth: best.IODepth,
+					Engine: host.Engine, Registered: host.Registered})
+		}
+	}
 	var out []results.LadderLatency
 	for _, rec := range steps {
 		l := results.LadderLatency{Row: rec.Row, Share: rec.Share, OfferedOpsPerSec: rec.OfferedOpsPerSec,
@@ -88,5 +100,5 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) []results.La
 		}
 		out = append(out, l)
 	}
-	return out
+	return out, settled
 }

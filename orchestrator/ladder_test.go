@@ -251,9 +251,11 @@ func TestLadderLatencyBesideFio(t *testing.T) {
 			t.Errorf("step %d: within targets p50 %v p99 %v, want %v %v", i, p50, p99, want[0], want[1])
 		}
 	}
-	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps}})
+	settled := &results.DiskSettle{ProbeIOPS: []float64{30e3, 70e3}, ProbeSeconds: 2, Jobs: 2, IODepth: 64, CeilingIOPS: 73e3, Seconds: 4, Settled: true}
+	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps, LatencySettle: settled}})
 	for _, want := range []string{"Latency beside the disk", "| Uring no pin | 10 K (10 %) | 8 | 180 µs | 40 µs | 1.2 ms | 150 µs | p50 yes, p99 yes |",
-		"p50 no, p99 no |", "| fio: not installed |"} {
+		"p50 no, p99 no |", "| fio: not installed |",
+		"The rungs below and fio's own file had just written a dataset's worth: fio over its own file (laid out by the first probe, 2 × 64 in flight, 2 s a probe) read 30 K, 70 K IOPS against the 73 K ceiling; these fio runs began once it read 90 % of it"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("ladder text lacks %q:\n%s", want, text)
 		}

@@ -45,27 +45,33 @@ func (r *runner) settleDisk(ctx context.Context, row results.Row, tgt rowTarget)
 	if !ok || len(files) == 0 {
 		return nil
 	}
-	s := &results.DiskSettle{ProbeSeconds: settleProbeSeconds, Jobs: best.Jobs, IODepth: best.IODepth, CeilingIOPS: best.IOPS}
+	return r.settle(ctx, titleCase(row.Backend)+" "+row.Label+": disk after the load", best.IOPS,
+		fio.Job{Filenames: files, ReadOnly: true, BlockBytes: 512, Jobs: best.Jobs, IODepth: best.IODepth,
+			Engine: base.Engine, CPUs: base.CPUs, Mems: base.Mems, Registered: base.Registered})
+}
+
+// settle runs job (its runtime aside) as settleProbeSeconds probes until
+// settleVerdict ends the wait, printing each probe after what.
+func (r *runner) settle(ctx context.Context, what string, ceilingIOPS float64, job fio.Job) *results.DiskSettle {
+	job.RuntimeSeconds = settleProbeSeconds
+	s := &results.DiskSettle{ProbeSeconds: settleProbeSeconds, Jobs: job.Jobs, IODepth: job.IODepth, CeilingIOPS: ceilingIOPS}
 	start := time.Now()
 	for {
-		res, err := fio.Run(ctx, fio.Job{Filenames: files, ReadOnly: true, BlockBytes: 512, Jobs: s.Jobs, IODepth: s.IODepth,
-			Engine: base.Engine, RuntimeSeconds: s.ProbeSeconds, CPUs: base.CPUs, Mems: base.Mems, Registered: base.Registered})
+		res, err := fio.Run(ctx, job)
 		if err != nil {
 			s.Why = "fio failed: " + err.Error()
 			break
 		}
 		s.ProbeIOPS = append(s.ProbeIOPS, res.IOPS)
-		r.printf("%s %s: disk after the load: %s IOPS (%.0f %% of the %s ceiling)\n", titleCase(row.Backend), row.Label,
-			FormatOps(res.IOPS), 100*res.IOPS/best.IOPS, FormatOps(best.IOPS))
+		r.printf("%s: %s IOPS (%.0f %% of the %s ceiling)\n", what, FormatOps(res.IOPS), 100*res.IOPS/ceilingIOPS, FormatOps(ceilingIOPS))
 		var done bool
-		if done, s.Settled, s.Why = settleVerdict(s.ProbeIOPS, best.IOPS, time.Since(start)); done {
+		if done, s.Settled, s.Why = settleVerdict(s.ProbeIOPS, ceilingIOPS, time.Since(start)); done {
 			break
 		}
 	}
 	s.Seconds = time.Since(start).Seconds()
 	if !s.Settled {
-		r.printf("%s %s: the disk did not come back to %.0f %% of its ceiling (%s); measuring anyway\n", titleCase(row.Backend), row.Label,
-			100*results.SettleShare, strings.TrimPrefix(s.Why, "fio failed: "))
+		r.printf("%s: not back to %.0f %% of the ceiling (%s); measuring anyway\n", what, 100*results.SettleShare, strings.TrimPrefix(s.Why, "fio failed: "))
 	}
 	return s
 }

@@ -110,12 +110,12 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 // passes that began on a disk still below its ceiling.
 func TestSettleSentence(t *testing.T) {
 	back := results.DiskSettle{ProbeIOPS: []float64{28_000, 51_000, 67_000}, ProbeSeconds: 2, Jobs: 2, IODepth: 64, CeilingIOPS: 73_000, Seconds: 6.4, Settled: true}
-	if got, want := settleSentence(back), "after the load, fio over the server's files (read-only, 2 × 64 in flight, 2 s a probe) read 28 K, 51 K, 67 K IOPS against the 73 K ceiling; the passes began once it read 90 % of it, 6 s after the first probe"; got != want {
+	if got, want := settleSentence(back, "after the load, fio over the server's files (read-only", "the passes"), "after the load, fio over the server's files (read-only, 2 × 64 in flight, 2 s a probe) read 28 K, 51 K, 67 K IOPS against the 73 K ceiling; the passes began once it read 90 % of it, 6 s after the first probe"; got != want {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 	slow := back
 	slow.Settled, slow.Why = false, "3 probes in a row no faster than 51 K IOPS"
-	if got := settleSentence(slow); !strings.Contains(got, "**the disk had not come back to 90 % of it** (3 probes in a row no faster than 51 K IOPS)") {
+	if got := settleSentence(slow, "after the load, fio over the server's files (read-only", "the passes"); !strings.Contains(got, "**the disk had not come back to 90 % of it** (3 probes in a row no faster than 51 K IOPS)") {
 		t.Errorf("got %q, want the passes marked as measuring a slower disk", got)
 	}
 }

@@ -53,19 +53,24 @@ func Ladders(ls []results.Ladder) string {
 			fmt.Fprintf(&b, "%s.\n", human.Title(l.Note))
 		}
 		b.WriteString("\n")
-		ladderLatency(&b, l.Latency)
+		ladderLatency(&b, l.Latency, l.LatencySettle)
 	}
 	return b.String()
 }
 
 // ladderLatency writes a backend's latency steps beside fio at the same
-// rate and depth, each marked against the targets.
-func ladderLatency(b *strings.Builder, steps []results.LadderLatency) {
+// rate and depth, each marked against the targets, after how the disk
+// came back before those fio runs (settled; nil when not probed).
+func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *results.DiskSettle) {
 	if len(steps) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "Latency beside the disk: each --latency step, and fio alone at its offered rate (--rate_iops) and depth (connections × in flight), 512 B random reads, total latency. Target: p50 ≤ fio's + %d µs, p99 ≤ %d × fio's + %s.\n\n",
 		results.LatencyP50AboveFioMicros, results.LatencyP99FioTimes, plots.FormatMicros(results.LatencyP99AboveFioMicros))
+	if settled != nil {
+		fmt.Fprintf(b, "The rungs below and fio's own file had just written a dataset's worth: %s.\n\n",
+			settleSentence(*settled, "fio over its own file (laid out by the first probe", "these fio runs"))
+	}
 	b.WriteString("| row | offered | depth | p50 | fio p50 | p99 | fio p99 | within target |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, s := range steps {
 		fioP50, fioP99, verdict := "—", "—", s.Error

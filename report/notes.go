@@ -97,7 +97,7 @@ func loadNotes(res results.Results) string {
 			b.WriteString(".\n")
 		}
 		if st := l.Settle; st != nil {
-			fmt.Fprintf(&b, "- %s: %s.\n", row, settleSentence(*st))
+			fmt.Fprintf(&b, "- %s: %s.\n", row, settleSentence(*st, "after the load, fio over the server's files (read-only", "the passes"))
 		}
 	}
 	if b.Len() > 0 {
@@ -179,16 +179,18 @@ func KeptOut(res results.Results) (kept []string, shown int) {
 	return kept, shown
 }
 
-// settleSentence says how the disk came back after a row's load.
-func settleSentence(s results.DiskSettle) string {
+// settleSentence says how the disk came back after a large write: lead
+// names the probes (up to their open parenthesis), what the measurements
+// that waited for it.
+func settleSentence(s results.DiskSettle, lead, what string) string {
 	probes := make([]string, len(s.ProbeIOPS))
 	for i, v := range s.ProbeIOPS {
 		probes[i] = human.Ops(v)
 	}
-	text := fmt.Sprintf("after the load, fio over the server's files (read-only, %d × %d in flight, %d s a probe) read %s IOPS against the %s ceiling",
-		s.Jobs, s.IODepth, s.ProbeSeconds, strings.Join(probes, ", "), human.Ops(s.CeilingIOPS))
+	text := fmt.Sprintf("%s, %d × %d in flight, %d s a probe) read %s IOPS against the %s ceiling",
+		lead, s.Jobs, s.IODepth, s.ProbeSeconds, strings.Join(probes, ", "), human.Ops(s.CeilingIOPS))
 	if s.Settled {
-		return text + fmt.Sprintf("; the passes began once it read %.0f %% of it, %.0f s after the first probe", 100*results.SettleShare, s.Seconds)
+		return text + fmt.Sprintf("; %s began once it read %.0f %% of it, %.0f s after the first probe", what, 100*results.SettleShare, s.Seconds)
 	}
-	return text + fmt.Sprintf("; **the disk had not come back to %.0f %% of it** (%s) when the passes began, %.0f s later: they measured a slower disk than the ceiling's", 100*results.SettleShare, s.Why, s.Seconds)
+	return text + fmt.Sprintf("; **the disk had not come back to %.0f %% of it** (%s) when %s began, %.0f s later: they measured a slower disk than the ceiling's", 100*results.SettleShare, s.Why, what, s.Seconds)
 }

@@ -215,6 +215,10 @@ type Ladder struct {
 	// Latency is, with --latency, each fixed-rate step of the backend's
 	// rows beside fio at the same rate and depth on the same disk.
 	Latency []LadderLatency `json:"latency,omitempty"`
+	// LatencySettle is the wait before those fio runs for the disk to
+	// read at its ceiling again: the rungs below and fio's own file have
+	// just written a dataset's worth; nil when not probed.
+	LatencySettle *DiskSettle `json:"latency_settle,omitempty"`
 }
 
 // LadderLatency is one latency step beside the disk: the server's
