@@ -38,6 +38,8 @@ func TestFinishLadder(t *testing.T) {
 		// fio is within the 5 % floor, so nothing is named a gap.
 		{"a drop within the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 82}, {Layer: layerDevice, OpsPerSec: 78, Spread: 0.03}, {Layer: layerKV, OpsPerSec: 81, Spread: 0.02}, {Layer: layerRESP, OpsPerSec: 86}},
 			[]float64{0, 78.0 / 82, 81.0 / 78, 86.0 / 81}, "no gap is named: no layer fell below the one under it by more than the noise (the largest drop, between fio and Device, 0.95, is within 5 %)"},
+		{"rounds too far apart to read", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 66}, {Layer: layerDevice, OpsPerSec: 67, Spread: 0.05}, {Layer: layerKV, OpsPerSec: 28, Spread: 1.52}, {Layer: layerRESP, OpsPerSec: 66}},
+			[]float64{0, 67.0 / 66, 28.0 / 67, 66.0 / 28}, "no gap is named: no layer fell below the one under it by more than the noise (the largest drop, between Device and KV, 0.42, is within 152 %); rounds that far apart measured the disk at different moments"},
 		{"a gap beside a drop within the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 97}, {Layer: layerKV, OpsPerSec: 80}, {Layer: layerRESP, OpsPerSec: 78}},
 			[]float64{0, 0.97, 80.0 / 97, 78.0 / 80}, "the gap is between Device and KV: 0.82; store-side"},
 		// The in-memory top is the ceiling: its share is RESP ÷ it.
