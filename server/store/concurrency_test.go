@@ -160,10 +160,25 @@ func TestEvictionWaitsForReaders(t *testing.T) {
 	if _, _, ok := s.log.pin(head); ok {
 		t.Fatalf("pin(%d) after eviction: got the frame, want it refused", head)
 	}
+	// The writer's upserts may have left liveness checks in flight (a new
+	// key whose index entry names a record on the device is read to tell
+	// an overwrite from a namesake): they must not count as the GET's.
+	for deadline := time.Now().Add(5 * time.Second); s.Stats().PendingReads != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d device reads still in flight 5 s after the writer ended", s.Stats().PendingReads)
+		}
+	}
 	before := s.Stats().CompletedReads
 	got, st := get(t, sess, testKey(victim))
-	if reads := s.Stats().CompletedReads - before; reads != 1 {
-		t.Errorf("evicted record: %d device reads, want 1", reads)
+	// One read, or two where another key shares the victim's index entry
+	// (bucket and tag: the hash seed is random, so about one run in ten
+	// thousand) and its record, newer, is read first.
+	want := int64(1)
+	if sharesIndexEntry(s, testKey(victim), i, 100000, 3000) {
+		want = 2
+	}
+	if reads := s.Stats().CompletedReads - before; reads < 1 || reads > want {
+		t.Errorf("evicted record: %d device reads, want 1 (at most %d)", reads, want)
 	}
 	if st != Found || !bytes.Equal(got, testValue(victim, 0, 96)) {
 		t.Errorf("evicted record: got %q, %v; want %q, Found", got, st, testValue(victim, 0, 96))
@@ -287,4 +302,27 @@ func TestUpsertDoesNotWait(t *testing.T) {
 			readBackAll(t, sess, n, func(i int) []byte { return testValue(i, 1, 96) })
 		})
 	}
+}
+
+// sharesIndexEntry reports whether key's index entry (main bucket and
+// tag) is also that of testKey(k) for some other k in [0, n) or
+// [from, from+m).
+func sharesIndexEntry(s *Store, key []byte, n, from, m int) bool {
+	h := s.hash(key)
+	same := func(k int) bool {
+		other := testKey(k)
+		g := s.hash(other)
+		return !bytes.Equal(other, key) && g&s.ix.mask == h&s.ix.mask && g>>tagShift == h>>tagShift
+	}
+	for k := 0; k < n; k++ {
+		if same(k) {
+			return true
+		}
+	}
+	for k := from; k < from+m; k++ {
+		if same(k) {
+			return true
+		}
+	}
+	return false
 }
