@@ -75,18 +75,28 @@ func (r *runner) baselines() (host, pinned *hostcheck.FIOBaseline) {
 	return report.FIOBaseline(raw), report.FIOPinned(raw)
 }
 
+// rowBaseline is the fio curve row is held against: the one on the pinned
+// server's CPUs for a pinned row, when measured, else the host's; nil
+// without a host baseline.
+func (r *runner) rowBaseline(row results.Row) *hostcheck.FIOBaseline {
+	host, pinned := r.baselines()
+	if host == nil || len(host.Results) == 0 {
+		return nil
+	}
+	if row.Pin == PinPinned && pinned != nil && len(pinned.Results) > 0 {
+		return pinned
+	}
+	return host
+}
+
 // recheckCeiling runs after a row's passes, with its server idle: every
 // cell whose median exceeds results.AboveCeilingTolerance × the ceiling gets one
 // fio run at its observed depth over the server's segment files. A fio
 // that fails is recorded, not fatal: the cell is then marked without it.
 func (r *runner) recheckCeiling(ctx context.Context, row results.Row) error {
-	host, pinned := r.baselines()
-	if host == nil || len(host.Results) == 0 || !ceilingApplies(r.cfg) {
+	base := r.rowBaseline(row)
+	if base == nil || !ceilingApplies(r.cfg) {
 		return nil
-	}
-	base := host
-	if row.Pin == PinPinned && pinned != nil && len(pinned.Results) > 0 {
-		base = pinned
 	}
 	ceiling := base.Results[0].IOPS
 	passes, _, err := results.ReadCells(r.out)

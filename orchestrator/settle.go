@@ -32,13 +32,9 @@ const (
 // to hold the disk against (no fio ceiling, a dataset in RAM, a cluster's
 // several data dirs, --no-fio) or no file to read.
 func (r *runner) settleDisk(ctx context.Context, row results.Row, tgt rowTarget) *results.DiskSettle {
-	host, pinned := r.baselines()
-	if host == nil || r.cfg.NoFio || tgt.cluster || !ceilingApplies(r.cfg) {
+	base := r.rowBaseline(row)
+	if base == nil || r.cfg.NoFio || tgt.cluster || !ceilingApplies(r.cfg) {
 		return nil
-	}
-	base := host
-	if row.Pin == PinPinned && pinned != nil && len(pinned.Sweep) > 0 {
-		base = pinned
 	}
 	best, ok := base.Best()
 	files, _, _ := serverFiles(r.cfg.DataDir)
