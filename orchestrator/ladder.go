@@ -72,7 +72,11 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		if !r.targets.started() {
 			l.Note = "an external server has no layers below RESP that tierbench can run: RESP and fio only"
 		} else {
-			l.Layers = append(l.Layers, r.lowerLayers(ctx, backend, place)...)
+			var fioOps float64
+			if len(l.Layers) > 0 {
+				fioOps = l.Layers[0].OpsPerSec
+			}
+			l.Layers = append(l.Layers, r.lowerLayers(ctx, backend, place, fioOps)...)
 		}
 		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Workload.Batch))
 		if r.cfg.spec().ladderTop && r.targets.started() {
@@ -207,8 +211,10 @@ const ladderRounds = 3
 
 // lowerLayers runs the Device and KV layers ladderRounds times, the order
 // swapped each round so that neither always runs on a warmer or quieter
-// machine, and returns each layer's median round.
-func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlace) []results.LadderLayer {
+// machine, and returns each layer's median round. fioOps is the fio
+// rung's ceiling (0: none), which each KV round's reads wait for after
+// its load.
+func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlace, fioOps float64) []results.LadderLayer {
 	defer os.RemoveAll(filepath.Join(r.cfg.DataDir, "ladder-device"))
 	shape, sweep := deviceShape{threads: 1, qd: 512}, ""
 	if backend != results.ScenarioLocalMemory {
@@ -226,7 +232,7 @@ func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlac
 			if k == 0 {
 				rounds[k] = append(rounds[k], r.deviceLayer(ctx, backend, strconv.Itoa(i+1), place, shape))
 			} else {
-				rounds[k] = append(rounds[k], r.kvLayer(ctx, backend, i+1, place))
+				rounds[k] = append(rounds[k], r.kvLayer(ctx, backend, i+1, place, fioOps))
 			}
 		}
 	}
@@ -289,8 +295,12 @@ func (r *runner) deviceLayer(ctx context.Context, backend, round string, place r
 // kvLayer runs `tierbench kv` with the server's store flags and dataset,
 // where place says, at one thread per server CPU and at the best cell's
 // connections, each keeping its -b reads in flight; the better run is
-// the round's.
-func (r *runner) kvLayer(ctx context.Context, backend string, round int, place rungPlace) results.LadderLayer {
+// the round's. On the disk its reads wait after its own load until they
+// reach 90 % of fioOps (or stop getting faster; with no fio ceiling
+// they do not wait, as the passes do not): the load has just written
+// the whole dataset, and at 100 M keys rounds that read at once spread
+// 152 %.
+func (r *runner) kvLayer(ctx context.Context, backend string, round int, place rungPlace, fioOps float64) results.LadderLayer {
 	layer := results.LadderLayer{Layer: layerKV}
 	threads := place.kvThreads()
 	itp := min(max(place.batch, 1), 4096)
@@ -303,12 +313,21 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int, place r
 	} else {
 		dir := filepath.Join(r.cfg.DataDir, "ladder-kv")
 		args = append(args, "--device-type", "native", "--device-io-backend", backend, "--logdir", dir)
+		if fioOps > 0 {
+			args = append(args, "--settle", "--settle-target", strconv.FormatFloat(fioOps, 'f', 0, 64))
+		}
 		defer os.RemoveAll(dir)
 	}
 	kind := map[bool]string{true: "localmemory", false: "native " + backend}[backend == results.ScenarioLocalMemory]
 	layer.Detail = fmt.Sprintf("tierbench kv --device-type %s, the run's --memory %s --page %s --index %s and %d keys, 100 %% GET, --itp %d, %s, t=%s",
 		kind, r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, itp, place.where(), formatPIDs(threads))
 	var out struct {
+		Settle *struct {
+			ProbeOpsPerSec []float64 `json:"probe_ops_per_sec"`
+			Seconds        float64   `json:"seconds"`
+			Settled        bool      `json:"settled"`
+			Why            string    `json:"why"`
+		} `json:"settle"`
 		Runs []struct {
 			Threads     int     `json:"threads"`
 			OpsPerSec   float64 `json:"ops_per_sec"`
@@ -330,11 +349,29 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int, place r
 		if len(threads) > 1 {
 			layer.Detail += fmt.Sprintf(", the better run: t=%d", run.Threads)
 		}
+		if s := out.Settle; s != nil {
+			layer.Detail += kvSettleText(s.ProbeOpsPerSec, s.Seconds, s.Settled, s.Why)
+		}
 		if run.NotFound > 0 && layer.Error == "" {
 			layer.Error = fmt.Sprintf("%d of %d reads found nothing", run.NotFound, run.Ops)
 		}
 	}
 	return layer
+}
+
+// kvSettleText says how a KV round's reads came back after its load.
+func kvSettleText(probes []float64, seconds float64, settled bool, why string) string {
+	if len(probes) == 0 {
+		return ""
+	}
+	var ops []string
+	for _, v := range probes {
+		ops = append(ops, FormatOps(v))
+	}
+	if settled {
+		return fmt.Sprintf("; its reads waited %.0f s after its load (probes %s ops/s)", seconds, strings.Join(ops, ", "))
+	}
+	return fmt.Sprintf("; its reads began after %.0f s on a disk **not back to its ceiling** (probes %s ops/s: %s)", seconds, strings.Join(ops, ", "), why)
 }
 
 // runLayer runs one lower layer as a child of this run, keeps its JSON in

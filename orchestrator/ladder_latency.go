@@ -74,7 +74,7 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 	if host, _ := r.baselines(); !r.cfg.NoFio && host != nil {
 		if best, ok := host.Best(); ok {
 			// The first probe lays out fio's file; the steps read it after.
-			settled = r.settle(ctx, "ladder "+backend+": disk before fio beside the latency steps", best.IOPS,
+			settled = r.awaitDisk(ctx, "ladder "+backend+": disk before fio beside the latency steps", best.IOPS,
 				fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: best.Jobs, IODepth: best.IODepth,
 					Engine: host.Engine, Registered: host.Registered})
 		}

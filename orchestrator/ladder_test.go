@@ -280,3 +280,24 @@ func TestFioStepDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestKVSettleText: the KV rung says how long its reads waited after its
+// load, and in bold when they began on a disk not back to its ceiling.
+func TestKVSettleText(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		probes  []float64
+		settled bool
+		why     string
+		want    string
+	}{
+		{"no wait", nil, false, "", ""},
+		{"back", []float64{57e3, 70e3}, true, "", "; its reads waited 4 s after its load (probes 57 K, 70 K ops/s)"},
+		{"not back", []float64{20e3, 21e3, 20e3, 21e3}, false, "3 probes in a row no faster than 20 K",
+			"; its reads began after 8 s on a disk **not back to its ceiling** (probes 20 K, 21 K, 20 K, 21 K ops/s: 3 probes in a row no faster than 20 K)"},
+	} {
+		if got := kvSettleText(tt.probes, 2*float64(len(tt.probes)), tt.settled, tt.why); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/settle"
 )
 
 // SchemaVersion is the version of results.json and of the cells.jsonl
@@ -239,7 +241,7 @@ type DiskSettle struct {
 
 // SettleShare is the share of its ceiling a probe must read for the disk
 // to count as settled after a load.
-const SettleShare = 0.9
+const SettleShare = settle.Share
 
 // FailRecord is a cells.jsonl line saying a row could not be finished.
 type FailRecord struct {

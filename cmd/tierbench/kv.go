@@ -37,6 +37,9 @@ Example: 2.5 M 128 B records, 16 MB in memory and the rest on the disk, 100 % GE
 and the same beside fio on the same disk, median of 3 alternating passes:
   tierbench kv --storage-tier --logdir /var/tmp/kv --memory 16m --index 64m \
       --device-io-backend uring --dbsize 2500000 -t 2 --passes 3 --compare-fio
+and, after a load large enough to leave the disk writing back, the runs
+wait until the store reads at 90 % of fio's 70 K IOPS again:
+  tierbench kv ... --settle --settle-target 70000
 
 Flags:
 `
@@ -67,6 +70,8 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.FioDepth, "fio-depth", cfg.FioDepth, "--compare-fio: fio `iodepth` (one job)")
 	fs.IntVar(&cfg.FioBlockBytes, "fio-block", cfg.FioBlockBytes, "--compare-fio: fio block `bytes`")
 	fioFile := fs.String("fio-file-size", size.Format(cfg.FioFileBytes), "--compare-fio: `size` of the fio file")
+	fs.BoolVar(&cfg.Settle, "settle", false, "after the load, probe with 2 s read-only rounds until the disk reads at its ceiling again (90 % of --settle-target, or no faster 3 probes in a row; at most 3 min): a load leaves the disk writing back for seconds to minutes")
+	fs.Float64Var(&cfg.SettleTargetOpsPerSec, "settle-target", 0, "--settle: the `ops/s` the disk is held against, say fio's ceiling; 0 waits for a plateau")
 	profile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed runs to this `file` (go tool pprof -top tierbench file)")
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status

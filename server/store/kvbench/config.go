@@ -41,6 +41,15 @@ type Config struct {
 	FioBlockBytes int
 	FioFileBytes  int64
 
+	// Settle waits between the load and the runs for the disk to read at
+	// its ceiling again (package settle's rule): read-only rounds of the
+	// store at the largest thread count until one reads settle.Share of
+	// SettleTargetOpsPerSec, or, with no target, until they stop getting
+	// faster. The load has just written the whole dataset; without the
+	// wait the runs can measure the disk's write-back.
+	Settle                bool
+	SettleTargetOpsPerSec float64
+
 	// CPUProfile, when set, receives a pprof CPU profile of the timed runs
 	// only (the load is left out).
 	CPUProfile io.Writer
@@ -101,6 +110,10 @@ func (c Config) Validate() error {
 	case c.CompareFio && (c.FioDepth < 1 || c.FioBlockBytes < 512 || c.FioFileBytes < int64(c.FioBlockBytes)):
 		return usagef("--fio-depth %d, --fio-block %d, --fio-file-size %d: want a depth of at least 1, a block of at least 512 B and a file of at least a block",
 			c.FioDepth, c.FioBlockBytes, c.FioFileBytes)
+	case c.SettleTargetOpsPerSec < 0:
+		return usagef("--settle-target %v: want 0 (none) or more ops/s", c.SettleTargetOpsPerSec)
+	case c.SettleTargetOpsPerSec > 0 && !c.Settle:
+		return usagef("--settle-target needs --settle")
 	case c.Zipf && (c.Theta <= 0 || c.Theta >= 1):
 		return usagef("--zipf-theta %v: want between 0 and 1", c.Theta)
 	}

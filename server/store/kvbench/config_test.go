@@ -21,6 +21,8 @@ func TestValidate(t *testing.T) {
 		{"theta", func(c *Config) { c.Zipf, c.Theta = true, 1 }},
 		{"in flight", func(c *Config) { c.InFlight = 0 }},
 		{"passes", func(c *Config) { c.Passes = 0 }},
+		{"negative settle target", func(c *Config) { c.Settle, c.SettleTargetOpsPerSec = true, -1 }},
+		{"settle target without settle", func(c *Config) { c.SettleTargetOpsPerSec = 1000 }},
 		{"fio without a disk", func(c *Config) { c.CompareFio = true }},
 		{"fio on localmemory", func(c *Config) {
 			c.CompareFio, c.Store.StorageTier, c.Store.DeviceType, c.Store.LogDir = true, true, "localmemory", "/var/tmp"

@@ -26,9 +26,11 @@ import (
 
 // Result is the JSON document of one invocation.
 type Result struct {
-	Load  LoadResult  `json:"load"`
-	Runs  []RunResult `json:"runs"`
-	Store StoreResult `json:"store"`
+	Load LoadResult `json:"load"`
+	// Settle is the wait after the load (Config.Settle); nil without it.
+	Settle *SettleResult `json:"settle,omitempty"`
+	Runs   []RunResult   `json:"runs"`
+	Store  StoreResult   `json:"store"`
 }
 
 // LoadResult is the load phase: every key written once.
@@ -106,6 +108,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	s := st.Stats()
 	fmt.Fprintf(human, "[Store] keys %d, begin %d, head %d, tail %d (%.1f%% of the log on the device), index %d buckets + %d overflow, RSS %.1f MiB\n",
 		s.Keys, s.BeginAddress, s.HeadAddress, s.TailAddress, onDevice(s), s.IndexBuckets, s.OverflowBuckets, float64(res.Load.RSSBytes)/(1<<20))
+	if cfg.Runtime > 0 && cfg.Settle {
+		if res.Settle, err = awaitDisk(ctx, st, cfg, human); err != nil {
+			return err
+		}
+	}
 	if cfg.Runtime > 0 && cfg.CPUProfile != nil {
 		if err := pprof.StartCPUProfile(cfg.CPUProfile); err != nil {
 			return fmt.Errorf("kvbench: start the CPU profile: %w", err)

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/keyspace"
+	"github.com/tierbench/tierbench/internal/settle"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/server/store"
 )
@@ -117,5 +119,66 @@ func TestCompareFio(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.Store.LogDir, "tierbench-fio.0")); !os.IsNotExist(err) {
 		t.Errorf("the fio file is left behind (stat: %v)", err)
+	}
+}
+
+// TestSettle: with --settle the runs wait after the load on real O_DIRECT
+// files until the store's read-only probes reach 90 % of the target. A
+// target the disk reads at once ends the wait at the first probe; one no
+// disk reaches ends it on the plateau or the time limit, unsettled, and
+// the runs still happen, every read finding its key.
+func TestSettle(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		target    float64
+		settled   bool
+		probes    int // exactly, or at least with 0 < probes and !settled
+		wantHuman string
+	}{
+		{"reached at once", 1, true, 1, "[Settle] back to 90 % of the target after"},
+		{"out of reach", 1e12, false, settle.FlatProbes + 1, "measuring anyway"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Store = store.Config{StorageTier: true, LogDir: testenv.MustDiskDir(t), Backend: "libaio",
+				MemoryBytes: 256 << 10, PageBytes: 64 << 10, IndexBytes: 256 << 10}
+			cfg.DBSize = 20000
+			cfg.Threads = []int{1, 2}
+			cfg.Runtime = time.Second
+			cfg.Settle, cfg.SettleTargetOpsPerSec = true, tt.target
+			cfg.JSON = true
+			var stdout, stderr bytes.Buffer
+			if err := Run(context.Background(), cfg, &stdout, &stderr); err != nil {
+				t.Fatalf("Run: %v (stderr %s)", err, stderr.String())
+			}
+			var res Result
+			if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+				t.Fatalf("JSON: %v in %q", err, stdout.String())
+			}
+			s := res.Settle
+			if s == nil {
+				t.Fatalf("settle: got none, want the probes in the JSON")
+			}
+			if s.Settled != tt.settled || s.Threads != 2 || s.TargetOpsPerSec != tt.target {
+				t.Errorf("settle %+v: got settled %v at t=%d against %v, want %v at t=2 against %v", s, s.Settled, s.Threads, s.TargetOpsPerSec, tt.settled, tt.target)
+			}
+			if tt.settled && len(s.ProbeOpsPerSec) != tt.probes || !tt.settled && len(s.ProbeOpsPerSec) < tt.probes {
+				t.Errorf("probes: got %v, want %d", s.ProbeOpsPerSec, tt.probes)
+			}
+			if !tt.settled && s.Why == "" {
+				t.Errorf("settle %+v: want why the wait ended", s)
+			}
+			if !strings.Contains(stderr.String(), tt.wantHuman) {
+				t.Errorf("human lines: got\n%s\nwant %q", stderr.String(), tt.wantHuman)
+			}
+			if len(res.Runs) != 2 || res.Runs[0].Ops == 0 {
+				t.Errorf("runs: got %+v, want one per thread count after the wait", res.Runs)
+			}
+			for _, r := range res.Runs {
+				if r.NotFound != 0 {
+					t.Errorf("run at t=%d: %d reads missed, want none", r.Threads, r.NotFound)
+				}
+			}
+		})
 	}
 }

@@ -1,0 +1,79 @@
+package kvbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/internal/settle"
+	"github.com/tierbench/tierbench/server/store"
+)
+
+// SettleResult is the wait between the load and the runs (Config.Settle)
+// for the disk to read at its ceiling again: the load has just written
+// the whole dataset, and a disk still writing it back reads slower for
+// seconds to minutes (the ladder's KV rounds at 100 M keys, each right
+// after its own 12.8 GB load, spread 152 %).
+type SettleResult struct {
+	// ProbeOpsPerSec are the probes in order: read-only rounds of the
+	// store, ProbeSeconds each, at Threads threads and the runs' --itp.
+	ProbeOpsPerSec []float64 `json:"probe_ops_per_sec"`
+	ProbeSeconds   int       `json:"probe_seconds"`
+	Threads        int       `json:"threads"`
+	// TargetOpsPerSec is what the disk is held against (the fio ceiling
+	// the caller knows); 0: none, the wait ends on a plateau.
+	TargetOpsPerSec float64 `json:"target_ops_per_sec,omitempty"`
+	// Seconds is the wait from the first probe to the end of the last.
+	Seconds float64 `json:"seconds"`
+	// Settled: the last probe read settle.Share of the target (or, with
+	// none, the probes stopped getting faster); else Why says where the
+	// wait ended.
+	Settled bool   `json:"settled"`
+	Why     string `json:"why,omitempty"`
+}
+
+// awaitDisk probes the loaded store with read-only rounds until
+// settle.Verdict ends the wait, printing each probe. The probes read
+// only, whatever the runs' mix, so the runs find the store as loaded.
+func awaitDisk(ctx context.Context, st *store.Store, cfg Config, out io.Writer) (*SettleResult, error) {
+	probe := cfg
+	probe.Runtime = settle.ProbeSeconds * time.Second
+	probe.RUMD = [4]int{100, 0, 0, 0}
+	threads := slices.Max(cfg.Threads)
+	s := &SettleResult{ProbeSeconds: settle.ProbeSeconds, Threads: threads, TargetOpsPerSec: cfg.SettleTargetOpsPerSec}
+	start := time.Now()
+	for ctx.Err() == nil {
+		r, err := runMix(ctx, st, probe, threads)
+		if err != nil {
+			return nil, fmt.Errorf("kvbench: settle probe %d: %w", len(s.ProbeOpsPerSec)+1, err)
+		}
+		s.ProbeOpsPerSec = append(s.ProbeOpsPerSec, r.OpsPerSec)
+		fmt.Fprintf(out, "[Settle] probe %d: %s ops/sec%s\n", len(s.ProbeOpsPerSec), human.Ops(r.OpsPerSec), targetText(r.OpsPerSec, s.TargetOpsPerSec))
+		var done bool
+		if done, s.Settled, s.Why = settle.Verdict(s.ProbeOpsPerSec, s.TargetOpsPerSec, time.Since(start)); done {
+			break
+		}
+	}
+	s.Seconds = time.Since(start).Seconds()
+	switch {
+	case ctx.Err() != nil:
+		return s, ctx.Err()
+	case s.Settled && s.TargetOpsPerSec > 0:
+		fmt.Fprintf(out, "[Settle] back to %.0f %% of the target after %.0f s\n", 100*settle.Share, s.Seconds)
+	case s.Settled:
+		fmt.Fprintf(out, "[Settle] no faster after %.0f s (%s)\n", s.Seconds, s.Why)
+	default:
+		fmt.Fprintf(out, "[Settle] not back after %.0f s (%s); measuring anyway\n", s.Seconds, s.Why)
+	}
+	return s, nil
+}
+
+func targetText(ops, target float64) string {
+	if target <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%.0f %% of the %s target)", 100*ops/target, human.Ops(target))
+}
