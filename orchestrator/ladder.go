@@ -67,7 +67,9 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		best, ok := bestRESPCell(res, backend)
 		place := r.rungPlaceOf(best, ok)
 		if !r.cfg.spec().inRAM {
-			l.Layers = append(l.Layers, fioLayer(pre, place))
+			fl, c := fioLayer(pre, place)
+			l.Layers = append(l.Layers, fl)
+			place.fio = fioShape(c)
 		}
 		if !r.targets.started() {
 			l.Note = "an external server has no layers below RESP that tierbench can run: RESP and fio only"
@@ -98,8 +100,9 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 }
 
 // fioLayer is the ladder's fio rung: the preflight's ceiling on the CPUs
-// the rungs above run on (the pinned server's, when measured there).
-func fioLayer(pre results.Preflight, place rungPlace) results.LadderLayer {
+// the rungs above run on (the pinned server's, when measured there),
+// returned with the rung.
+func fioLayer(pre results.Preflight, place rungPlace) (results.LadderLayer, results.FioCeiling) {
 	ce := pre.Ceilings()
 	c, on := ce.Host, "on the whole host"
 	if place.cpus != "" && ce.Pinned.IOPS > 0 {
@@ -117,7 +120,7 @@ func fioLayer(pre results.Preflight, place rungPlace) results.LadderLayer {
 	if c.MicrosPerRead > 0 {
 		layer.CPUMicrosPerOp = c.MicrosPerRead
 	}
-	return layer
+	return layer, c
 }
 
 // ladderBackends are the backends whose ladders this run measures.

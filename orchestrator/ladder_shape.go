@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/device"
@@ -26,6 +27,9 @@ type rungPlace struct {
 	cpuCount   int    // CPUs the server could use
 	threads    int    // the best cell's client connections
 	batch      int    // its -b: GETs each connection keeps in flight
+	// fio is the fio rung's best point as a device shape (its jobs, each
+	// with its share of the reads in flight); zero without a fio rung.
+	fio deviceShape
 }
 
 // rungPlaceOf is the place of the lower rungs under best (ok: there is a
@@ -75,18 +79,34 @@ func (s deviceShape) String() string {
 }
 
 // deviceShapes are the device rung's candidates on a native backend:
-// one submitter per server CPU sharing the server's throttle depth, and
-// the best cell's connections each with its -b in flight, as the server's
-// sessions submit (their total capped at the throttle limit).
+// one submitter per server CPU sharing the server's throttle depth; the
+// best cell's connections each with its -b in flight, as the server's
+// sessions submit (their total capped at the throttle limit); and fio's
+// best point, so that the rung is not held below fio by a shape fio was
+// not measured at (at 100 M keys the first two read 101-103 K IOPS
+// against fio's 126 K at 2 jobs × 64). Each shape appears once.
 func (p rungPlace) deviceShapes() []deviceShape {
 	limit := device.DefaultThrottleLimit
 	perCPU := deviceShape{threads: max(p.cpuCount, 1), qd: (limit + max(p.cpuCount, 1) - 1) / max(p.cpuCount, 1)}
 	t := max(p.threads, 1)
 	conn := deviceShape{threads: t, qd: max(1, min(max(p.batch, 1), limit/t))}
-	if conn == perCPU {
-		return []deviceShape{perCPU}
+	shapes := []deviceShape{perCPU}
+	for _, s := range []deviceShape{conn, p.fio} {
+		if s.threads > 0 && s.qd > 0 && !slices.Contains(shapes, s) {
+			shapes = append(shapes, s)
+		}
 	}
-	return []deviceShape{perCPU, conn}
+	return shapes
+}
+
+// fioShape is ceiling's best point as a device shape: its jobs, each
+// with an equal share of the reads in flight; zero when the point is not
+// known (no fio, or a bundle from before the points were kept).
+func fioShape(c results.FioCeiling) deviceShape {
+	if c.Jobs < 1 || c.Depth < c.Jobs {
+		return deviceShape{}
+	}
+	return deviceShape{threads: c.Jobs, qd: c.Depth / c.Jobs}
 }
 
 // kvThreads are the KV rung's thread counts: one per server CPU and the

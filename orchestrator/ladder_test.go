@@ -75,8 +75,9 @@ func TestFinishLadder(t *testing.T) {
 }
 
 // TestRungShapes: the device rung's candidates are one submitter per
-// server CPU at the throttle depth and the best cell's connections at its
-// -b (the total capped at the throttle limit); KV runs at one thread per
+// server CPU at the throttle depth, the best cell's connections at its
+// -b (the total capped at the throttle limit) and fio's best point, each
+// once; KV runs at one thread per
 // CPU and at the cell's connections.
 func TestRungShapes(t *testing.T) {
 	tests := []struct {
@@ -89,6 +90,9 @@ func TestRungShapes(t *testing.T) {
 		{"free on 2 CPUs, t=8 -b 256", rungPlace{cpuCount: 2, threads: 8, batch: 256}, []deviceShape{{2, 2048}, {8, 256}}, []int{2, 8}},
 		{"t=64 -b 1024", rungPlace{cpuCount: 2, threads: 64, batch: 1024}, []deviceShape{{2, 2048}, {64, 64}}, []int{2, 64}},
 		{"the same shape once", rungPlace{cpuCount: 2, threads: 2, batch: 2048}, []deviceShape{{2, 2048}}, []int{2}},
+		{"fio's best point too", rungPlace{cpuCount: 2, threads: 64, batch: 1024, fio: fioShape(results.FioCeiling{Jobs: 2, Depth: 128})}, []deviceShape{{2, 2048}, {64, 64}, {2, 64}}, []int{2, 64}},
+		{"fio's point once", rungPlace{cpuCount: 2, threads: 8, batch: 256, fio: fioShape(results.FioCeiling{Jobs: 2, Depth: 4096})}, []deviceShape{{2, 2048}, {8, 256}}, []int{2, 8}},
+		{"no fio point", rungPlace{cpuCount: 1, threads: 8, batch: 256, fio: fioShape(results.FioCeiling{})}, []deviceShape{{1, 4096}, {8, 256}}, []int{1, 8}},
 	}
 	for _, tt := range tests {
 		got, kv := tt.place.deviceShapes(), tt.place.kvThreads()
