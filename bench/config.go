@@ -54,7 +54,9 @@ type Config struct {
 	// OwnCPUs says no server runs on the CPUs the client may run on
 	// (tierbench run's pinned rows): a paced loop then spins through its
 	// whole gap before a send, as it does when the loops leave a CPU
-	// spare, since its spinning takes nothing the server could use.
+	// spare, since its spinning takes nothing the server could use, and
+	// spins without yielding; without it a spin yields its CPU at every
+	// turn (spinYields), since a server may be waiting for that CPU.
 	OwnCPUs bool
 
 	// KeyDist is the distribution keys are drawn from (--key-dist); the

@@ -48,7 +48,8 @@
 // stall is charged to every op it delayed (no coordinated omission). Over
 // plain TCP the connections are driven by paced event loops, one per CPU
 // as offline (pacedLoop: a timerfd and a short spin send each op within
-// microseconds of its due time), over TLS by a sender and a receiver
+// microseconds of its due time; the spin yields its CPU at every turn
+// unless the client's CPUs are its own), over TLS by a sender and a receiver
 // goroutine each; either way how late each op left is recorded (Pacing).
 // Without a Rate, one goroutine per connection sends as replies arrive. An op due (or, without a Rate, sent) within
 // the first Warmup is answered and counted apart but not recorded: every

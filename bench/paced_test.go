@@ -153,6 +153,9 @@ func TestPacedLoopCount(t *testing.T) {
 		if got := spinSpare(p, 1); got != own {
 			t.Errorf("one loop on one CPU, --own-cpus %v: spinSpare %v, want %v", own, got, own)
 		}
+		if got := spinYields(p); got == own {
+			t.Errorf("--own-cpus %v: spinYields %v, want %v (a server may share the CPU only without it)", own, got, !own)
+		}
 	}
 	for _, tt := range spins {
 		if got := maxSpin(tt.intervalNs, tt.threads, tt.n, tt.spare); got != tt.want {
