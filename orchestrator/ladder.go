@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )
@@ -74,11 +75,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		if !r.targets.started() {
 			l.Note = "an external server has no layers below RESP that tierbench can run: RESP and fio only"
 		} else {
-			var fioOps float64
-			if len(l.Layers) > 0 {
-				fioOps = l.Layers[0].OpsPerSec
-			}
-			l.Layers = append(l.Layers, r.lowerLayers(ctx, backend, place, fioOps)...)
+			l.Layers = r.lowerLayers(ctx, backend, place, l.Layers, r.ladderBaseline(best, ok))
 		}
 		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Workload.Batch))
 		if r.cfg.spec().ladderTop && r.targets.started() {
@@ -207,43 +204,64 @@ func finishLadder(l *results.Ladder) {
 // right after its own 12.8 GB load, spread 152 %.
 const ladderWideNoise = 0.5
 
-// ladderRounds is how many times the Device and KV layers run, in
-// alternating order; each layer is the median round (odd, so the median
-// is a round that ran).
+// ladderRounds is how many times the lower layers run, in alternating
+// order; each layer is the median round (odd, so the median is a round
+// that ran).
 const ladderRounds = 3
 
 // lowerLayers runs the Device and KV layers ladderRounds times, the order
 // swapped each round so that neither always runs on a warmer or quieter
-// machine, and returns each layer's median round. fioOps is the fio
-// rung's ceiling (0: none), which each KV round's reads wait for after
-// its load.
-func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlace, fioOps float64) []results.LadderLayer {
-	defer os.RemoveAll(filepath.Join(r.cfg.DataDir, "ladder-device"))
+// machine, with fio between them where it can run again (fioAgain), and
+// returns the layers below RESP: below (the preflight's fio rung, or
+// none in RAM) with fio's replaced by its median round, then Device and
+// KV, each its median round. Each KV round's reads wait after its load
+// for the fio rung's latest IOPS.
+func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlace, below []results.LadderLayer, base *hostcheck.FIOBaseline) []results.LadderLayer {
+	devDir := filepath.Join(r.cfg.DataDir, "ladder-device")
+	defer os.RemoveAll(devDir)
 	shape, sweep := deviceShape{threads: 1, qd: 512}, ""
 	if backend != results.ScenarioLocalMemory {
 		shape, sweep = r.pickDeviceShape(ctx, backend, place)
 	}
-	var rounds [2][]results.LadderLayer
+	var fioOps float64
+	if len(below) > 0 {
+		fioOps = below[0].OpsPerSec
+	}
+	again := len(below) > 0 && base != nil && !r.cfg.NoFio && backend != results.ScenarioLocalMemory
+	var devs, kvs, fios []results.LadderLayer
 	for i := 0; i < ladderRounds; i++ {
-		for j := range 2 {
-			k := j
-			if i%2 == 1 {
-				k = 1 - j
+		order := []string{layerDevice, layerFio, layerKV}
+		if i%2 == 1 {
+			order = []string{layerKV, layerFio, layerDevice}
+		}
+		for _, name := range order {
+			if name == layerFio && !again {
+				continue
 			}
-			name := []string{layerDevice, layerKV}[k]
 			r.printf("ladder %s: %s layer, round %d/%d, %d s\n", backend, name, i+1, ladderRounds, r.ladderSeconds())
-			if k == 0 {
-				rounds[k] = append(rounds[k], r.deviceLayer(ctx, backend, strconv.Itoa(i+1), place, shape))
-			} else {
-				rounds[k] = append(rounds[k], r.kvLayer(ctx, backend, i+1, place, fioOps))
+			switch name {
+			case layerDevice:
+				devs = append(devs, r.deviceLayer(ctx, backend, strconv.Itoa(i+1), place, shape))
+			case layerFio:
+				f := r.fioAgain(ctx, base, place, filepath.Join(devDir, "segment.0"))
+				if f.Error == "" {
+					fioOps = f.OpsPerSec
+				}
+				fios = append(fios, f)
+			case layerKV:
+				kvs = append(kvs, r.kvLayer(ctx, backend, i+1, place, fioOps))
 			}
 		}
 	}
-	dev := medianRound(rounds[0])
+	dev := medianRound(devs)
 	if sweep != "" {
 		dev.Detail += "; the shape is " + sweep
 	}
-	return []results.LadderLayer{dev, medianRound(rounds[1])}
+	out := slices.Clone(below)
+	if again {
+		out[0] = fioRung(below[0], medianRound(fios))
+	}
+	return append(out, dev, medianRound(kvs))
 }
 
 // medianRound is the round of median ops/s (its CPU and raw JSON with

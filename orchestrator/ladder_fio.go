@@ -1,0 +1,75 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/results"
+)
+
+// The fio rung is measured again in every round of the lower layers,
+// between Device and KV, instead of being taken only from the preflight:
+// the preflight ran minutes before the rungs, and this machine's disk
+// moves by a fifth and more in minutes (a quick ladder's Device rung
+// read 134 K IOPS against the preflight's 165 K while the RESP cell above
+// it read 142 K, and the ladder named a device-side gap that was the
+// disk's drift). fio runs at the ceiling's best point (its jobs ×
+// iodepth, engine, registration and CPUs) over the Device rung's own
+// file, read-only: the same disk, the same moment, no file of its own to
+// lay out.
+
+// ladderBaseline is the fio curve the ladder's fio rung comes from: the
+// best cell's row's (the pinned curve for a pinned row), or the host's
+// without a best cell.
+func (r *runner) ladderBaseline(best results.Cell, ok bool) *hostcheck.FIOBaseline {
+	if ok {
+		return r.rowBaseline(best.Row)
+	}
+	host, _ := r.baselines()
+	if host == nil || len(host.Results) == 0 {
+		return nil
+	}
+	return host
+}
+
+// fioAgain runs one round of the fio rung over file; the layer's error
+// says why it could not.
+func (r *runner) fioAgain(ctx context.Context, base *hostcheck.FIOBaseline, place rungPlace, file string) results.LadderLayer {
+	layer := results.LadderLayer{Layer: layerFio}
+	best, ok := base.Best()
+	if !ok {
+		layer.Error = "the fio curve has no points"
+		return layer
+	}
+	res, err := fio.Run(ctx, fio.Job{Filenames: []string{file}, ReadOnly: true, BlockBytes: 512, Jobs: best.Jobs, IODepth: best.IODepth,
+		Engine: base.Engine, Registered: base.Registered, CPUs: base.CPUs, Mems: base.Mems, RuntimeSeconds: r.ladderSeconds()})
+	if err != nil {
+		layer.Error = err.Error()
+		return layer
+	}
+	where := "free on the host"
+	if base.CPUs != "" {
+		where = "on the server's CPUs " + base.CPUs
+	}
+	c := res.CPU(place.cpuCount)
+	layer.OpsPerSec, layer.CPUMicrosPerOp = res.IOPS, c.MicrosPerRead
+	layer.Detail = fmt.Sprintf("fio %s at the ceiling's best point, %d × %d in flight, 512 B random reads over the Device rung's file (read-only), %s", base.Engine, best.Jobs, best.IODepth, where)
+	if c.Bound {
+		layer.Detail += fmt.Sprintf(", cpu-bound (%.0f %% of its CPUs)", 100*c.Share)
+	}
+	return layer
+}
+
+// fioRung is the ladder's fio rung: its rounds' median (measured) beside
+// what the preflight said (pre); pre itself, saying why, when the rounds
+// failed.
+func fioRung(pre, measured results.LadderLayer) results.LadderLayer {
+	if measured.Error != "" {
+		pre.Detail += "; measured again beside the other layers: failed (" + measured.Error + "), so the preflight's figure stands"
+		return pre
+	}
+	measured.Detail += fmt.Sprintf("; the preflight's ceiling was %s IOPS", FormatOps(pre.OpsPerSec))
+	return measured
+}
