@@ -203,13 +203,22 @@ func TestSectorStraddle(t *testing.T) {
 			if straddling < 0 {
 				t.Fatalf("no record on the device straddles a %d B sector boundary", sector)
 			}
+			// The upserts' existence checks still in flight must not count
+			// as the GET's reads (a fresh clone counted 2 once).
+			sess.Settle()
 			before := s.Stats().CompletedReads
 			v, st := get(t, sess, testKey(straddling))
 			if st != Found || !bytes.Equal(v, testValue(straddling, 0, 96)) {
 				t.Errorf("straddling key %d: got %q, %v; want %q, Found", straddling, v, st, testValue(straddling, 0, 96))
 			}
-			if got := s.Stats().CompletedReads - before; got != 1 {
-				t.Errorf("device reads for one straddling record: got %d, want 1 (one two-sector window)", got)
+			// One read, or two where another key shares its index entry
+			// (bucket and tag) and that key's newer record is read first.
+			want := int64(1)
+			if sharesIndexEntry(s, testKey(straddling), n, 0, 0) {
+				want = 2
+			}
+			if got := s.Stats().CompletedReads - before; got < 1 || got > want {
+				t.Errorf("device reads for one straddling record: got %d, want 1 (one two-sector window; at most %d)", got, want)
 			}
 		})
 	}
