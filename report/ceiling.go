@@ -126,11 +126,16 @@ func renderCeilings(b *strings.Builder, res results.Results, preRaw []byte) {
 }
 
 // shareText is a cell's share of its ceiling with its marks; host is
-// the host ceiling, shown beside a share taken against another.
-func shareText(c results.Cell, host float64) string {
+// the host ceiling, shown beside a share taken against another, and
+// diskThen what the disk read right before the row's passes when it had
+// not come back to its ceiling (0: it had, or was not probed).
+func shareText(c results.Cell, host, diskThen float64) string {
 	s := fmt.Sprintf("%.1f %%", 100*c.FioShare)
 	if c.CeilingPinned && host > 0 {
 		s += fmt.Sprintf(" (host: %.1f %%)", 100*c.Median/host)
+	}
+	if diskThen > 0 {
+		s += fmt.Sprintf(" (disk then: %.1f %%)", 100*c.Median/diskThen)
 	}
 	if m := evidenceMarks(c); m != "" {
 		s += " (" + m + ")"
@@ -183,5 +188,24 @@ func heldAgainst(res results.Results, row results.Row) string {
 	if fc.Bound {
 		s += " (fio cpu-bound)"
 	}
+	if then := diskThen(res, row); then > 0 {
+		s += fmt.Sprintf("; the disk read at most %s right before the passes", human.Ops(then))
+	}
 	return s
+}
+
+// diskThen is the fastest fio probe over the row's files after its load
+// when the disk had not come back to its ceiling before the passes (0 when
+// it had, or was not probed). The disk on this machine drifts by a fifth
+// within minutes (a pinned row's probes read 122-145 K against a 165 K
+// preflight ceiling), and a share of that ceiling alone then reads as the
+// server's shortfall; beside it, the share of what the disk read at the
+// time. The fastest probe is the figure kindest to the disk.
+func diskThen(res results.Results, row results.Row) float64 {
+	for _, l := range res.Loads {
+		if l.Row == row && l.Settle != nil && !l.Settle.Settled && len(l.Settle.ProbeIOPS) > 0 {
+			return slices.Max(l.Settle.ProbeIOPS)
+		}
+	}
+	return 0
 }

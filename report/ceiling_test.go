@@ -65,11 +65,26 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	if got, want := heldAgainst(res, freeRow), "host, 200 K (fio cpu-bound)"; got != want {
 		t.Errorf("unpinned row held against %q, want %q", got, want)
 	}
-	if got, want := shareText(res.Cells[0], res.FioIOPS512), "90.0 % (host: 54.0 %)"; got != want {
+	if got, want := shareText(res.Cells[0], res.FioIOPS512, 0), "90.0 % (host: 54.0 %)"; got != want {
 		t.Errorf("pinned cell share %q, want %q", got, want)
 	}
-	if got, want := shareText(res.Cells[1], res.FioIOPS512), "75.0 %"; got != want {
+	if got, want := shareText(res.Cells[1], res.FioIOPS512, 0), "75.0 %"; got != want {
 		t.Errorf("unpinned cell share %q, want %q", got, want)
+	}
+	// A row whose disk had not come back before its passes is also held
+	// against the fastest probe then; a settled row is not.
+	res.Loads = []results.LoadRecord{
+		{Row: pinRow, Settle: &results.DiskSettle{ProbeIOPS: []float64{100e3, 108e3, 104e3, 106e3}, Settled: false, Why: "3 probes in a row no faster than 108 K"}},
+		{Row: freeRow, Settle: &results.DiskSettle{ProbeIOPS: []float64{190e3}, Settled: true}},
+	}
+	if got, want := heldAgainst(res, pinRow), "fio on CPUs 0, 120 K; the disk read at most 108 K right before the passes"; got != want {
+		t.Errorf("unsettled pinned row held against %q, want %q", got, want)
+	}
+	if got, want := heldAgainst(res, freeRow), "host, 200 K (fio cpu-bound)"; got != want {
+		t.Errorf("settled row held against %q, want %q", got, want)
+	}
+	if got, want := shareText(res.Cells[0], res.FioIOPS512, diskThen(res, pinRow)), "90.0 % (host: 54.0 %) (disk then: 100.0 %)"; got != want {
+		t.Errorf("unsettled pinned cell share %q, want %q", got, want)
 	}
 
 	// A re-measurement on the server's CPUs says where fio ran and what

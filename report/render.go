@@ -119,6 +119,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 		b.WriteString("\n|:--|:--|:--|" + strings.Repeat(":--|", len(c.Threads)) + "\n")
 		for _, row := range res.Plan.Rows {
 			fmt.Fprintf(&b, "| %s | %s | %s |", rowName(row), row.Label, heldAgainst(res, row))
+			then := diskThen(res, row)
 			for _, t := range c.Threads {
 				cell, ok := findCell(res.Cells, row, t)
 				switch {
@@ -127,7 +128,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 				case cell.Excluded != "":
 					b.WriteString(" " + excludedMark[cell.Excluded] + " |")
 				default:
-					b.WriteString(" " + shareText(cell, res.FioIOPS512) + " |")
+					b.WriteString(" " + shareText(cell, res.FioIOPS512, then) + " |")
 				}
 			}
 			b.WriteString("\n")
