@@ -98,15 +98,7 @@ func TestCompareFio(t *testing.T) {
 	cfg.Passes = 2
 	cfg.CompareFio = true
 	cfg.FioFileBytes = 16 << 20
-	cfg.JSON = true
-	var stdout, stderr bytes.Buffer
-	if err := Run(context.Background(), cfg, &stdout, &stderr); err != nil {
-		t.Fatalf("Run: %v (stderr %s)", err, stderr.String())
-	}
-	var res Result
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("JSON: %v in %q", err, stdout.String())
-	}
+	res, _ := runJSON(t, cfg)
 	if len(res.Runs) != 1 {
 		t.Fatalf("runs: got %d, want 1", len(res.Runs))
 	}
@@ -146,15 +138,7 @@ func TestSettle(t *testing.T) {
 			cfg.Threads = []int{1, 2}
 			cfg.Runtime = time.Second
 			cfg.Settle, cfg.SettleTargetOpsPerSec = true, tt.target
-			cfg.JSON = true
-			var stdout, stderr bytes.Buffer
-			if err := Run(context.Background(), cfg, &stdout, &stderr); err != nil {
-				t.Fatalf("Run: %v (stderr %s)", err, stderr.String())
-			}
-			var res Result
-			if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-				t.Fatalf("JSON: %v in %q", err, stdout.String())
-			}
+			res, human := runJSON(t, cfg)
 			s := res.Settle
 			if s == nil {
 				t.Fatalf("settle: got none, want the probes in the JSON")
@@ -168,8 +152,8 @@ func TestSettle(t *testing.T) {
 			if !tt.settled && s.Why == "" {
 				t.Errorf("settle %+v: want why the wait ended", s)
 			}
-			if !strings.Contains(stderr.String(), tt.wantHuman) {
-				t.Errorf("human lines: got\n%s\nwant %q", stderr.String(), tt.wantHuman)
+			if !strings.Contains(human, tt.wantHuman) {
+				t.Errorf("human lines: got\n%s\nwant %q", human, tt.wantHuman)
 			}
 			if len(res.Runs) != 2 || res.Runs[0].Ops == 0 {
 				t.Errorf("runs: got %+v, want one per thread count after the wait", res.Runs)
@@ -181,4 +165,20 @@ func TestSettle(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runJSON runs cfg with --json and returns the document and the human
+// lines.
+func runJSON(t *testing.T, cfg Config) (Result, string) {
+	t.Helper()
+	cfg.JSON = true
+	var stdout, stderr bytes.Buffer
+	if err := Run(context.Background(), cfg, &stdout, &stderr); err != nil {
+		t.Fatalf("Run: %v (stderr %s)", err, stderr.String())
+	}
+	var res Result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("JSON: %v in %q", err, stdout.String())
+	}
+	return res, stderr.String()
 }
