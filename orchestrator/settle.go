@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"strings"
-	"time"
 
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/settle"
@@ -40,21 +39,16 @@ func (r *runner) settleDisk(ctx context.Context, row results.Row, tgt rowTarget)
 func (r *runner) awaitDisk(ctx context.Context, what string, ceilingIOPS float64, job fio.Job) *results.DiskSettle {
 	job.RuntimeSeconds = settle.ProbeSeconds
 	s := &results.DiskSettle{ProbeSeconds: settle.ProbeSeconds, Jobs: job.Jobs, IODepth: job.IODepth, CeilingIOPS: ceilingIOPS}
-	start := time.Now()
-	for {
+	o, err := settle.Await(ceilingIOPS, func() (float64, error) {
 		res, err := fio.Run(ctx, job)
-		if err != nil {
-			s.Why = "fio failed: " + err.Error()
-			break
-		}
-		s.ProbeIOPS = append(s.ProbeIOPS, res.IOPS)
-		r.printf("%s: %s IOPS (%.0f %% of the %s ceiling)\n", what, FormatOps(res.IOPS), 100*res.IOPS/ceilingIOPS, FormatOps(ceilingIOPS))
-		var done bool
-		if done, s.Settled, s.Why = settle.Verdict(s.ProbeIOPS, ceilingIOPS, time.Since(start)); done {
-			break
-		}
+		return res.IOPS, err
+	}, func(iops float64) {
+		r.printf("%s: %s IOPS (%.0f %% of the %s ceiling)\n", what, FormatOps(iops), 100*iops/ceilingIOPS, FormatOps(ceilingIOPS))
+	})
+	s.ProbeIOPS, s.Seconds, s.Settled, s.Why = o.Probes, o.Seconds, o.Settled, o.Why
+	if err != nil {
+		s.Why = "fio failed: " + err.Error()
 	}
-	s.Seconds = time.Since(start).Seconds()
 	if !s.Settled {
 		r.printf("%s: not back to %.0f %% of the ceiling (%s); measuring anyway\n", what, 100*results.SettleShare, strings.TrimPrefix(s.Why, "fio failed: "))
 	}

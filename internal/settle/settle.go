@@ -5,7 +5,8 @@
 // back what it took in (here, after 12.8 GB: probes read 28 K, 30 K, 35 K,
 // 51 K… against a 73 K ceiling), so a measurement that starts right after
 // one measures the write-back, not the layer. The caller probes the disk
-// with short read-only runs and asks Verdict after each whether to go on.
+// with short read-only runs (Await), Verdict saying after each whether to
+// go on.
 // The rule is the same wherever a load precedes a measurement: the run's
 // passes (fio probes over the server's files) and `tierbench kv` (its own
 // read-only rounds over the store).
@@ -65,4 +66,37 @@ func Verdict(probes []float64, ceiling float64, waited time.Duration) (done, set
 		return true, false, fmt.Sprintf("still below the ceiling after %v", MaxWait)
 	}
 	return false, false, ""
+}
+
+// Outcome is one wait: the probes' ops/s in order, the seconds from the
+// first probe's start to the last one's end, and Verdict's word on it.
+type Outcome struct {
+	Probes  []float64
+	Seconds float64
+	Settled bool
+	Why     string
+}
+
+// Await runs probe (one ProbeSeconds measurement, returning its ops/s)
+// until Verdict against ceiling ends the wait, calling seen after each
+// probe. A probe's error ends the wait at once and is returned with the
+// outcome so far; what it means (fatal, or a wait cut short) is the
+// caller's to say.
+func Await(ceiling float64, probe func() (float64, error), seen func(ops float64)) (Outcome, error) {
+	var o Outcome
+	start := time.Now()
+	for {
+		ops, err := probe()
+		if err != nil {
+			o.Seconds = time.Since(start).Seconds()
+			return o, err
+		}
+		o.Probes = append(o.Probes, ops)
+		seen(ops)
+		var done bool
+		if done, o.Settled, o.Why = Verdict(o.Probes, ceiling, time.Since(start)); done {
+			o.Seconds = time.Since(start).Seconds()
+			return o, nil
+		}
+	}
 }

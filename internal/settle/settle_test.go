@@ -1,6 +1,8 @@
 package settle
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,38 @@ func TestVerdict(t *testing.T) {
 		done, settled, why := Verdict(tt.probes, tt.ceiling, tt.waited)
 		if done != tt.done || settled != tt.settled || !strings.Contains(why, tt.whyHas) {
 			t.Errorf("%s: got done %v settled %v why %q; want %v %v with %q", tt.name, done, settled, why, tt.done, tt.settled, tt.whyHas)
+		}
+	}
+}
+
+// TestAwait: the wait probes until Verdict ends it, showing every probe;
+// a probe's error ends it at once with the probes so far.
+func TestAwait(t *testing.T) {
+	errProbe := errors.New("probe failed")
+	for _, tt := range []struct {
+		name    string
+		reads   []float64 // probe i reads reads[i]; past the end it fails
+		ceiling float64
+		probes  []float64
+		settled bool
+		wantErr error
+		whyHas  string
+	}{
+		{"back at the third probe", []float64{28e3, 51e3, 66e3, 70e3}, 73e3, []float64{28e3, 51e3, 66e3}, true, nil, ""},
+		{"a plateau below", []float64{50e3, 51e3, 50e3, 52e3, 70e3}, 73e3, []float64{50e3, 51e3, 50e3, 52e3}, false, nil, "3 probes in a row"},
+		{"a probe fails", []float64{28e3}, 73e3, []float64{28e3}, false, errProbe, ""},
+	} {
+		i := 0
+		var seen []float64
+		o, err := Await(tt.ceiling, func() (float64, error) {
+			if i >= len(tt.reads) {
+				return 0, errProbe
+			}
+			i++
+			return tt.reads[i-1], nil
+		}, func(ops float64) { seen = append(seen, ops) })
+		if !errors.Is(err, tt.wantErr) || !slices.Equal(o.Probes, tt.probes) || !slices.Equal(seen, tt.probes) || o.Settled != tt.settled || !strings.Contains(o.Why, tt.whyHas) || o.Seconds < 0 {
+			t.Errorf("%s: got %+v, err %v, seen %v; want probes %v settled %v err %v why with %q", tt.name, o, err, seen, tt.probes, tt.settled, tt.wantErr, tt.whyHas)
 		}
 	}
 }

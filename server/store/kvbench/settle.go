@@ -44,23 +44,24 @@ func awaitDisk(ctx context.Context, st *store.Store, cfg Config, out io.Writer) 
 	probe.RUMD = [4]int{100, 0, 0, 0}
 	threads := slices.Max(cfg.Threads)
 	s := &SettleResult{ProbeSeconds: settle.ProbeSeconds, Threads: threads, TargetOpsPerSec: cfg.SettleTargetOpsPerSec}
-	start := time.Now()
-	for ctx.Err() == nil {
+	o, err := settle.Await(s.TargetOpsPerSec, func() (float64, error) {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
 		r, err := runMix(ctx, st, probe, threads)
 		if err != nil {
-			return nil, fmt.Errorf("kvbench: settle probe %d: %w", len(s.ProbeOpsPerSec)+1, err)
+			return 0, fmt.Errorf("kvbench: settle probe %d: %w", len(s.ProbeOpsPerSec)+1, err)
 		}
-		s.ProbeOpsPerSec = append(s.ProbeOpsPerSec, r.OpsPerSec)
-		fmt.Fprintf(out, "[Settle] probe %d: %s ops/sec%s\n", len(s.ProbeOpsPerSec), human.Ops(r.OpsPerSec), targetText(r.OpsPerSec, s.TargetOpsPerSec))
-		var done bool
-		if done, s.Settled, s.Why = settle.Verdict(s.ProbeOpsPerSec, s.TargetOpsPerSec, time.Since(start)); done {
-			break
-		}
+		return r.OpsPerSec, nil
+	}, func(ops float64) {
+		s.ProbeOpsPerSec = append(s.ProbeOpsPerSec, ops)
+		fmt.Fprintf(out, "[Settle] probe %d: %s ops/sec%s\n", len(s.ProbeOpsPerSec), human.Ops(ops), targetText(ops, s.TargetOpsPerSec))
+	})
+	if err != nil {
+		return nil, err
 	}
-	s.Seconds = time.Since(start).Seconds()
+	s.Seconds, s.Settled, s.Why = o.Seconds, o.Settled, o.Why
 	switch {
-	case ctx.Err() != nil:
-		return s, ctx.Err()
 	case s.Settled && s.TargetOpsPerSec > 0:
 		fmt.Fprintf(out, "[Settle] back to %.0f %% of the target after %.0f s\n", 100*settle.Share, s.Seconds)
 	case s.Settled:
