@@ -44,23 +44,24 @@ func awaitDisk(ctx context.Context, st *store.Store, cfg Config, out io.Writer) 
 	probe.RUMD = [4]int{100, 0, 0, 0}
 	threads := slices.Max(cfg.Threads)
 	s := &SettleResult{ProbeSeconds: settle.ProbeSeconds, Threads: threads, TargetOpsPerSec: cfg.SettleTargetOpsPerSec}
+	n := 0 // probes begun
 	o, err := settle.Await(s.TargetOpsPerSec, func() (float64, error) {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
+		n++
 		r, err := runMix(ctx, st, probe, threads)
 		if err != nil {
-			return 0, fmt.Errorf("kvbench: settle probe %d: %w", len(s.ProbeOpsPerSec)+1, err)
+			return 0, fmt.Errorf("kvbench: settle probe %d: %w", n, err)
 		}
 		return r.OpsPerSec, nil
 	}, func(ops float64) {
-		s.ProbeOpsPerSec = append(s.ProbeOpsPerSec, ops)
-		fmt.Fprintf(out, "[Settle] probe %d: %s ops/sec%s\n", len(s.ProbeOpsPerSec), human.Ops(ops), targetText(ops, s.TargetOpsPerSec))
+		fmt.Fprintf(out, "[Settle] probe %d: %s ops/sec%s\n", n, human.Ops(ops), targetText(ops, s.TargetOpsPerSec))
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.Seconds, s.Settled, s.Why = o.Seconds, o.Settled, o.Why
+	s.ProbeOpsPerSec, s.Seconds, s.Settled, s.Why = o.Probes, o.Seconds, o.Settled, o.Why
 	switch {
 	case s.Settled && s.TargetOpsPerSec > 0:
 		fmt.Fprintf(out, "[Settle] back to %.0f %% of the target after %.0f s\n", 100*settle.Share, s.Seconds)
@@ -72,6 +73,8 @@ func awaitDisk(ctx context.Context, st *store.Store, cfg Config, out io.Writer) 
 	return s, nil
 }
 
+// targetText is a probe's share of the target, for its human line; ""
+// without a target.
 func targetText(ops, target float64) string {
 	if target <= 0 {
 		return ""
