@@ -75,7 +75,10 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		if !r.targets.started() {
 			l.Note = "an external server has no layers below RESP that tierbench can run: RESP and fio only"
 		} else {
-			l.Layers = r.lowerLayers(ctx, backend, place, l.Layers, r.ladderBaseline(best, ok))
+			// The fio rung comes from the best cell's row's curve (the
+			// pinned one for a pinned row); without a best cell, best.Row
+			// is zero and that is the host's.
+			l.Layers = r.lowerLayers(ctx, backend, place, l.Layers, r.rowBaseline(best.Row))
 		}
 		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Workload.Batch))
 		if r.cfg.spec().ladderTop && r.targets.started() {

@@ -20,20 +20,6 @@ import (
 // file, read-only: the same disk, the same moment, no file of its own to
 // lay out.
 
-// ladderBaseline is the fio curve the ladder's fio rung comes from: the
-// best cell's row's (the pinned curve for a pinned row), or the host's
-// without a best cell.
-func (r *runner) ladderBaseline(best results.Cell, ok bool) *hostcheck.FIOBaseline {
-	if ok {
-		return r.rowBaseline(best.Row)
-	}
-	host, _ := r.baselines()
-	if host == nil || len(host.Results) == 0 {
-		return nil
-	}
-	return host
-}
-
 // fioAgain runs one round of the fio rung over file; the layer's error
 // says why it could not.
 func (r *runner) fioAgain(ctx context.Context, base *hostcheck.FIOBaseline, place rungPlace, file string) results.LadderLayer {
