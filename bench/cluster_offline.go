@@ -191,7 +191,7 @@ func runClusterCell(ctx context.Context, p *plan, threads int) (*CellResult, err
 		conns = append(conns, t.conns()...)
 	}
 	var stop atomic.Bool
-	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, p.Runtime, &stop, func() { cutAll(conns) }, threads, func(i int) {
+	res.Seconds, res.ClientCPUSeconds, res.HostStealShare = timedWindow(ctx, p.Runtime, &stop, func() { cutAll(conns) }, threads, func(i int) {
 		for !stop.Load() {
 			if err := ts[i].round(); err != nil {
 				errs[i] = err

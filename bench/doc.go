@@ -55,6 +55,13 @@
 // the first Warmup is answered and counted apart but not recorded: every
 // figure, the histogram and --hdr-out cover the Runtime after it.
 //
+// Every measured window, offline or online, also reads this host's
+// /proc/stat before and after it (package internal/cpustat): the share of
+// the CPU time the hypervisor took (steal) is the [Host] line and
+// host_steal_share. On a virtual machine it is the first suspect of a
+// latency tail or a late send, since a stolen slice stalls the client and
+// the server alike; on a kernel that does not count it, it is left out.
+//
 // With Config.OpMix (--op-mix, --workload) an offline cell is a mix: each
 // of a batch's Batch ops is drawn from the shares (GET, SET, INCR, DEL,
 // MGET of ten keys, and RMW: a GET and a SET of one key back to back), the

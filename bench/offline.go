@@ -267,7 +267,7 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 			l.wake()
 		}
 	}
-	res.Seconds, res.ClientCPUSeconds = timedWindow(ctx, runFor, &stop, interrupt, len(loops), func(i int) {
+	res.Seconds, res.ClientCPUSeconds, res.HostStealShare = timedWindow(ctx, runFor, &stop, interrupt, len(loops), func(i int) {
 		loops[i].run()
 	})
 	if res.Window != nil {
@@ -312,7 +312,7 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 // ctx ends, stop is set and interrupt called, to make every body return
 // at once; timedWindow returns only after interrupt has. It returns the
 // window's wall seconds and this process's CPU seconds over it.
-func timedWindow(ctx context.Context, runFor time.Duration, stop *atomic.Bool, interrupt func(), n int, body func(i int)) (seconds, cpuSec float64) {
+func timedWindow(ctx context.Context, runFor time.Duration, stop *atomic.Bool, interrupt func(), n int, body func(i int)) (seconds, cpuSec float64, steal *float64) {
 	interrupted := make(chan struct{})
 	stopWatch := context.AfterFunc(ctx, func() {
 		defer close(interrupted)
@@ -327,6 +327,7 @@ func timedWindow(ctx context.Context, runFor time.Duration, stop *atomic.Bool, i
 		}
 	}()
 	cpu0 := cpuSeconds()
+	stolen := watchSteal()
 	start := time.Now()
 	timer := time.AfterFunc(runFor, func() { stop.Store(true) })
 	defer timer.Stop()
@@ -339,7 +340,7 @@ func timedWindow(ctx context.Context, runFor time.Duration, stop *atomic.Bool, i
 		}()
 	}
 	wg.Wait()
-	return time.Since(start).Seconds(), cpuSeconds() - cpu0
+	return time.Since(start).Seconds(), cpuSeconds() - cpu0, stolen.share()
 }
 
 // waitWindow waits for startAt (--start-at) and returns how long to run,

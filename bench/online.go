@@ -411,9 +411,14 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	ticker := time.NewTicker(p.ReportInterval)
 	defer ticker.Stop()
 	drainCut := (<-chan time.Time)(nil)
+	// The steal is read over the recorded window, as the latencies are.
+	var stolen stealWatch
+	warmed := time.After(time.Until(warmEnd))
 loop:
 	for {
 		select {
+		case <-warmed:
+			stolen, warmed = watchSteal(), nil
 		case now := <-ticker.C:
 			if now.After(warmEnd) {
 				collect(now)
@@ -438,6 +443,9 @@ loop:
 	collect(now)
 	res.Seconds = max(now.Sub(warmEnd).Seconds(), 0)
 	res.ClientCPUSeconds = cpuSeconds() - cpu0
+	if warmed == nil {
+		res.HostStealShare = stolen.share()
+	}
 	var spunNs int64
 	for _, l := range loops {
 		spunNs += l.spunNs
@@ -540,6 +548,7 @@ func printOnlineSummary(w io.Writer, r *OnlineResult) {
 		fmt.Fprint(w, " SATURATED: the client may be adding latency")
 	}
 	fmt.Fprintln(w)
+	printSteal(w, r.HostStealShare)
 	if r.Incomplete {
 		fmt.Fprintln(w, "[Incomplete]: the run stopped early; the figures cover what was done")
 	}

@@ -68,8 +68,12 @@ type CellResult struct {
 	BytesReceived    int64   `json:"bytes_received"`
 	ClientCPUSeconds float64 `json:"client_cpu_seconds"`
 	ClientSaturated  bool    `json:"client_saturated"`
-	Incomplete       bool    `json:"incomplete"`
-	Zipf             bool    `json:"zipf"` // KeyDist is zipf
+	// HostStealShare is the share of this host's CPU time, every CPU's,
+	// that the hypervisor took during the window (/proc/stat's steal);
+	// nil where the kernel does not count it.
+	HostStealShare *float64 `json:"host_steal_share,omitempty"`
+	Incomplete     bool     `json:"incomplete"`
+	Zipf           bool     `json:"zipf"` // KeyDist is zipf
 	// KeyDist is the key distribution, spelled as --key-dist takes it
 	// ("uniform", "zipf:0.99", …).
 	KeyDist string `json:"key_dist"`
@@ -139,8 +143,11 @@ type OnlineResult struct {
 	FirstError       string          `json:"first_error"`
 	ClientCPUSeconds float64         `json:"client_cpu_seconds"`
 	ClientSaturated  bool            `json:"client_saturated"`
-	Incomplete       bool            `json:"incomplete"`
-	LatencyMicros    LatencySummary  `json:"latency_us"`
+	// HostStealShare is CellResult's, over the recorded window (after
+	// the warm-up).
+	HostStealShare *float64       `json:"host_steal_share,omitempty"`
+	Incomplete     bool           `json:"incomplete"`
+	LatencyMicros  LatencySummary `json:"latency_us"`
 	// Histogram is the whole run's latency HdrHistogram (nanoseconds) in
 	// the library's compressed V2 encoding, base64: merging those of
 	// several clients gives the percentiles of all their ops.
@@ -273,6 +280,7 @@ func printCell(w io.Writer, c *CellResult) {
 		fmt.Fprint(w, " SATURATED: the client may be the bottleneck; the server may be faster than this")
 	}
 	fmt.Fprintln(w)
+	printSteal(w, c.HostStealShare)
 	if c.Incomplete {
 		fmt.Fprintln(w, "[Incomplete]: the cell stopped early; the figures cover what was done")
 	}

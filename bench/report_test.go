@@ -17,12 +17,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // goldenReport fills every field, so the golden file pins every name.
 func goldenReport() *Report {
+	steal := 0.012
 	return &Report{
 		Load: &LoadResult{Keys: 100000, Acknowledged: 100000, Seconds: 0.5, OpsPerSec: 200000, Threads: 4, Batch: 1024},
 		Cells: []CellResult{{
 			Op: "GET", Threads: 4, Batch: 1024, Pipeline: "batch", Ops: 4096000, Seconds: 2, OpsPerSec: 2048000,
 			Hits: 4095000, Misses: 1000, Errors: 0, Mismatches: 0, Verified: true, FirstError: "",
-			BytesSent: 110592000, BytesReceived: 57344000, ClientCPUSeconds: 0.75, ClientSaturated: false,
+			BytesSent: 110592000, BytesReceived: 57344000, ClientCPUSeconds: 0.75, ClientSaturated: false, HostStealShare: &steal,
 			Incomplete: false, Zipf: true, KeyDist: "zipf:0.99", KeysRedrawn: true, PrebuiltOpsPerThread: 65536, ClientLoops: 2, IdleNapMicros: 50,
 		}, {
 			Op: "GET:95,SET:5", Threads: 4, Batch: 1024, Pipeline: "batch", Ops: 4096000, Seconds: 2, OpsPerSec: 2048000,
@@ -35,7 +36,7 @@ func goldenReport() *Report {
 		Online: &OnlineResult{
 			Workload: []WorkloadShare{{Op: "GET", Percent: 50}, {Op: "SET", Percent: 50}},
 			Threads:  2, InFlight: 4, RateOpsPerSec: 10000, Ops: 20000, Seconds: 2, OpsPerSec: 10000,
-			Hits: 20000, ClientCPUSeconds: 0.5, Verified: true,
+			Hits: 20000, ClientCPUSeconds: 0.5, HostStealShare: &steal, Verified: true,
 			LatencyMicros: LatencySummary{Min: 10, P5: 12, P50: 20, Avg: 22.5, P95: 40, P99: 60, P999: 90, Max: 120},
 			Warmup:        WarmupResult{Seconds: 1, Ops: 10000, Hits: 10000},
 		},

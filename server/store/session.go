@@ -267,7 +267,7 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 				if hd.tombstone {
 					return nil, NotFound, nil
 				}
-				if hd.expires && hd.expired(s.now()) {
+				if s.expired(&hd) {
 					return nil, NotFound, s.reclaim(key, h, addr)
 				}
 				return v, Found, nil
@@ -466,7 +466,7 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 		if h.tombstone {
 			return deliver(nil, NotFound, nil)
 		}
-		if h.expired(s.now()) {
+		if s.expired(&h) {
 			return deliver(nil, NotFound, s.reclaim(pr.key, st.hash(pr.key), pr.addr))
 		}
 		return deliver(v, Found, nil)
@@ -487,7 +487,7 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 				if hd.tombstone {
 					return deliver(nil, NotFound, nil)
 				}
-				if hd.expired(s.now()) {
+				if s.expired(&hd) {
 					return deliver(nil, NotFound, s.reclaim(pr.key, st.hash(pr.key), addr))
 				}
 				return deliver(v, Found, nil)

@@ -61,7 +61,7 @@ func (s *Session) foundOf(h *header) found {
 //
 //go:noinline
 func (s *Session) foundExpiring(h *header) found {
-	return found{present: true, live: !h.expired(s.now()), expireAt: h.expireAt}
+	return found{present: true, live: !s.expired(h), expireAt: h.expireAt}
 }
 
 // lookupSync finds key's newest record from the chain at addr, reading the

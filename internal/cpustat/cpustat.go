@@ -1,0 +1,103 @@
+// Package cpustat reads the kernel's CPU time counters from /proc/stat and
+// turns two samples into the share of the CPU time that the hypervisor
+// took from this machine (steal): time a virtual CPU was ready to run but
+// its host ran something else. A run whose steal is not zero had stalls
+// that neither the server nor the client made, and a latency tail there
+// is partly the host's; tierbench samples steal around every measured
+// phase so that the report can say so.
+//
+// The first line of /proc/stat, "cpu" followed by at least four numbers,
+// is the sum over every CPU in USER_HZ ticks (proc(5)): user, nice,
+// system, idle, iowait (2.5.41), irq and softirq (2.6.0), steal
+// (2.6.11), guest (2.6.24) and guest_nice (2.6.33). guest and guest_nice
+// are already counted in user and nice, so the total is the first eight.
+// A kernel that prints no steal column has none to report (HasSteal).
+package cpustat
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ErrNoCPULine is returned by Parse for a /proc/stat without its "cpu"
+// line.
+var ErrNoCPULine = errors.New("cpustat: no cpu line in /proc/stat")
+
+// Sample is the "cpu" line of /proc/stat: every CPU's time together, in
+// USER_HZ ticks.
+type Sample struct {
+	// TotalTicks is user + nice + system + idle + iowait + irq + softirq
+	// + steal: every tick of every CPU, whoever had it.
+	TotalTicks uint64
+	// StealTicks is the steal column; zero without one.
+	StealTicks uint64
+	// HasSteal: the kernel printed a steal column (2.6.11 and later).
+	HasSteal bool
+}
+
+// Parse reads the "cpu" line of a /proc/stat. A malformed line is an error
+// naming what was wrong.
+func Parse(data []byte) (Sample, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || f[0] != "cpu" {
+			continue
+		}
+		if len(f) < 5 {
+			return Sample{}, fmt.Errorf("cpustat: cpu line has %d counters, want at least 4 (user nice system idle)", len(f)-1)
+		}
+		var s Sample
+		for i, v := range f[1:min(len(f), 9)] {
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return Sample{}, fmt.Errorf("cpustat: cpu line counter %d: %w", i+1, err)
+			}
+			var carry uint64
+			if s.TotalTicks, carry = bits.Add64(s.TotalTicks, n, 0); carry != 0 {
+				return Sample{}, fmt.Errorf("cpustat: cpu line counters overflow 64 bits at counter %d", i+1)
+			}
+			if i == 7 {
+				s.StealTicks, s.HasSteal = n, true
+			}
+		}
+		return s, nil
+	}
+	if err := sc.Err(); err != nil {
+		return Sample{}, fmt.Errorf("cpustat: %w", err)
+	}
+	return Sample{}, ErrNoCPULine
+}
+
+// Read reads <root>/proc/stat; root is "/" but in tests.
+func Read(root string) (Sample, error) {
+	data, err := os.ReadFile(filepath.Join(root, "proc", "stat"))
+	if err != nil {
+		return Sample{}, fmt.Errorf("cpustat: %w", err)
+	}
+	return Parse(data)
+}
+
+// StealShare is the share of the CPU time between before and s that was
+// stolen, from 0 to 1. It is an error when the kernel prints no steal
+// column, when no tick passed between the samples (they are less than a
+// tick apart: too short to say), or when a counter went backwards (the
+// samples are of different machines, or in the wrong order).
+func (s Sample) StealShare(before Sample) (float64, error) {
+	switch {
+	case !s.HasSteal || !before.HasSteal:
+		return 0, errors.New("cpustat: this kernel's /proc/stat has no steal column")
+	case s.TotalTicks < before.TotalTicks || s.StealTicks < before.StealTicks:
+		return 0, fmt.Errorf("cpustat: CPU ticks went backwards (total %d then %d, steal %d then %d)", before.TotalTicks, s.TotalTicks, before.StealTicks, s.StealTicks)
+	case s.TotalTicks == before.TotalTicks:
+		return 0, errors.New("cpustat: no CPU tick passed between the samples")
+	}
+	return float64(s.StealTicks-before.StealTicks) / float64(s.TotalTicks-before.TotalTicks), nil
+}

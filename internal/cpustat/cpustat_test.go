@@ -1,0 +1,119 @@
+package cpustat
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestRead(t *testing.T) {
+	tests := []struct {
+		root      string
+		want      Sample
+		wantError string
+	}{
+		{"testdata/vm", Sample{TotalTicks: 26651 + 39539 + 392609 + 20612 + 9119 + 11586, StealTicks: 11586, HasSteal: true}, ""},
+		{"testdata/old-kernel", Sample{TotalTicks: 4705 + 356 + 584 + 3699176 + 23060 + 10}, ""},
+		{"testdata/no-cpu", Sample{}, ErrNoCPULine.Error()},
+		{"testdata/missing", Sample{}, "no such file"},
+	}
+	for _, tt := range tests {
+		got, err := Read(tt.root)
+		if tt.wantError != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantError) {
+				t.Errorf("Read(%s): got error %v, want one containing %q", tt.root, err, tt.wantError)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Read(%s): got %+v, %v, want %+v", tt.root, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	tests := []struct{ name, data, want string }{
+		{"short line", "cpu 1 2 3\n", "3 counters"},
+		{"not a number", "cpu 1 2 x 4 5 6 7 8\n", "counter 3"},
+		{"negative", "cpu 1 2 3 -4\n", "counter 4"},
+		{"overflow", "cpu 18446744073709551615 1 0 0\n", "overflow"},
+		{"per-CPU lines only", "cpu0 1 2 3 4\n", "no cpu line"},
+	}
+	for _, tt := range tests {
+		if _, err := Parse([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got error %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+	if _, err := Parse(nil); !errors.Is(err, ErrNoCPULine) {
+		t.Errorf("empty /proc/stat: got %v, want ErrNoCPULine", err)
+	}
+}
+
+func TestStealShare(t *testing.T) {
+	s := func(total, steal uint64) Sample { return Sample{TotalTicks: total, StealTicks: steal, HasSteal: true} }
+	tests := []struct {
+		name          string
+		before, after Sample
+		want          float64
+		wantError     string
+	}{
+		{"none stolen", s(1000, 5), s(1200, 5), 0, ""},
+		{"2 % stolen", s(1000, 5), s(1200, 9), 0.02, ""},
+		{"all stolen", s(0, 0), s(10, 10), 1, ""},
+		{"no tick passed", s(1000, 5), s(1000, 5), 0, "no CPU tick"},
+		{"backwards", s(1200, 9), s(1000, 5), 0, "backwards"},
+		{"steal backwards", s(1000, 9), s(1200, 5), 0, "backwards"},
+		{"no steal column", Sample{TotalTicks: 10}, Sample{TotalTicks: 20}, 0, "no steal column"},
+	}
+	for _, tt := range tests {
+		got, err := tt.after.StealShare(tt.before)
+		switch {
+		case tt.wantError != "":
+			if err == nil || !strings.Contains(err.Error(), tt.wantError) {
+				t.Errorf("%s: got %v, %v, want an error containing %q", tt.name, got, err, tt.wantError)
+			}
+		case err != nil || math.Abs(got-tt.want) > 1e-12:
+			t.Errorf("%s: got %v, %v, want %v", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+// TestReadLive reads this machine's /proc/stat twice: the counters move
+// forward and the share is a share.
+func TestReadLive(t *testing.T) {
+	a, err := Read("/")
+	if err != nil {
+		t.Fatalf("Read(/): %v", err)
+	}
+	var b Sample
+	for b = a; b.TotalTicks == a.TotalTicks; {
+		if b, err = Read("/"); err != nil {
+			t.Fatalf("Read(/): %v", err)
+		}
+	}
+	if !a.HasSteal {
+		t.Skip("this kernel prints no steal column")
+	}
+	if share, err := b.StealShare(a); err != nil || share < 0 || share > 1 {
+		t.Errorf("StealShare over a live interval: got %v, %v, want a share in [0, 1]", share, err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{"cpu  1 2 3 4 5 6 7 8 9 10\n", "cpu 1 2 3 4\n", "cpu0 1\ncpu 9 9 9 9 9 9 9 18446744073709551615\n", "cpu\n"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse(data)
+		if err != nil {
+			return
+		}
+		if s.StealTicks > s.TotalTicks {
+			t.Fatalf("steal %d ticks of a total of %d", s.StealTicks, s.TotalTicks)
+		}
+		if _, err := s.StealShare(s); err == nil {
+			t.Fatalf("a sample against itself gave a share: %+v", s)
+		}
+	})
+}
