@@ -43,13 +43,8 @@ func printSteal(w io.Writer, share *float64) {
 		return
 	}
 	fmt.Fprintf(w, "[Host]: the hypervisor took %.1f %% of this host's CPU time (steal) during the window", 100**share)
-	if *share >= noticeableSteal {
+	if *share >= cpustat.NoticeableSteal {
 		fmt.Fprint(w, ": each stolen slice stalled whatever ran there, the client's sends and the server's replies alike")
 	}
 	fmt.Fprintln(w)
 }
-
-// noticeableSteal is the steal share from which the [Host] line says what
-// it did: on a 2-CPU machine 0.5 % is 10 ms a second stolen, enough for a
-// p99 of a few thousand GETs a second.
-const noticeableSteal = 0.005

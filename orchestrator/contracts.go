@@ -33,6 +33,7 @@ type benchCell struct {
 	Errors           int64         `json:"errors"`
 	ClientCPUSeconds float64       `json:"client_cpu_seconds"`
 	ClientSaturated  bool          `json:"client_saturated"`
+	HostStealShare   *float64      `json:"host_steal_share"`
 	Incomplete       bool          `json:"incomplete"`
 	Cluster          *benchCluster `json:"cluster"`
 	// Mix is a mixed cell's per-operation breakdown (--workload).

@@ -20,6 +20,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/results"
 )
@@ -72,6 +73,13 @@ func assertNoProcesses(t *testing.T, bin string) {
 }
 
 // checkBundle checks a finished bundle and returns its plan.
+// hostCountsSteal reports whether this host's /proc/stat counts steal,
+// so that every measured phase must report it.
+func hostCountsSteal() bool {
+	s, err := cpustat.Read("/")
+	return err == nil && s.HasSteal
+}
+
 func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Plan {
 	t.Helper()
 	for _, f := range []string{results.FileFingerprint, results.FilePreflight, results.FileCells, results.FileResults, results.FileTable, results.FileReport, results.FilePlan} {
@@ -129,6 +137,9 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Pla
 			r.ServerCPUSeconds <= 0 || r.ServerCPUs < 1 || r.ServerCPUShare <= 0 {
 			t.Errorf("pass t=%d %s: disk %v %d reads (%.0f r/s, depth %.1f; %s), server %.2f CPU s of %d CPUs (%s); want disk reads ≥ half the %d GETs, a depth and server CPU",
 				r.Threads, r.Row.ID(), r.DiskDevices, r.DiskReads, r.DiskReadsPerSec, r.DiskQueueDepth, r.DiskNote, r.ServerCPUSeconds, r.ServerCPUs, r.CPUNote, r.Ops)
+		}
+		if s := r.HostStealShare; hostCountsSteal() && (s == nil || *s < 0 || *s > 1) {
+			t.Errorf("pass t=%d %s: got host steal %v, want the share the client read", r.Threads, r.Row.ID(), s)
 		}
 		if r.Row.Pin == PinPinned && (!sameSet(r.Server.CPUs, r.Server.WantCPUs) || !sameSet(r.Client.CPUs, r.Client.WantCPUs) || r.Server.WantCPUs == r.Client.WantCPUs) {
 			t.Errorf("pinned pass: server %+v client %+v; want disjoint sets honoured", r.Server, r.Client)

@@ -226,6 +226,7 @@ func (r *runner) benchHosts(ctx context.Context, h *hostsDriver, row results.Row
 		sum.Errors += c.Errors
 		sum.ClientCPUSeconds += c.ClientCPUSeconds
 		sum.ClientSaturated = sum.ClientSaturated || c.ClientSaturated
+		sum.HostStealShare = results.MaxShare(sum.HostStealShare, c.HostStealShare)
 		sum.Incomplete = sum.Incomplete || c.Incomplete
 		sum.Clients = append(sum.Clients, results.ClientShare{Host: o.host, Threads: o.threads, Ops: c.Ops, Hits: c.Hits, Misses: c.Misses, Errors: c.Errors,
 			OpsPerSec: c.OpsPerSec, LateSeconds: c.Window.LateSeconds, Placement: o.pl,

@@ -62,12 +62,13 @@ var latencyShares = []float64{0.10, 0.25, 0.50, 0.75, 0.90}
 // onlineOutput is the part of `bench --online --json` the steps use.
 type onlineOutput struct {
 	Online *struct {
-		Ops             int64   `json:"ops"`
-		Seconds         float64 `json:"seconds"`
-		OpsPerSec       float64 `json:"ops_per_sec"`
-		Misses          int64   `json:"misses"`
-		Errors          int64   `json:"errors"`
-		ClientSaturated bool    `json:"client_saturated"`
+		Ops             int64    `json:"ops"`
+		Seconds         float64  `json:"seconds"`
+		OpsPerSec       float64  `json:"ops_per_sec"`
+		Misses          int64    `json:"misses"`
+		Errors          int64    `json:"errors"`
+		ClientSaturated bool     `json:"client_saturated"`
+		HostStealShare  *float64 `json:"host_steal_share"`
 		Latency         struct {
 			P50  float64 `json:"p50"`
 			P99  float64 `json:"p99"`
@@ -301,6 +302,7 @@ func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, r
 	on := out.Online
 	rec.Ops, rec.Seconds, rec.AchievedOpsPerSec = on.Ops, on.Seconds, on.OpsPerSec
 	rec.Misses, rec.Errors, rec.ClientSaturated = on.Misses, on.Errors, on.ClientSaturated
+	rec.HostStealShare = on.HostStealShare
 	rec.WarmupSeconds, rec.WarmupOps = on.Warmup.Seconds, on.Warmup.Ops
 	rec.Short = rec.AchievedOpsPerSec < results.MinAchievedShare*rec.OfferedOpsPerSec
 	rec.P50Micros, rec.P99Micros, rec.P999Micros, rec.MaxMicros = on.Latency.P50, on.Latency.P99, on.Latency.P999, on.Latency.Max

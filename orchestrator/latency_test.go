@@ -111,6 +111,9 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 			t.Errorf("step %.0f %%: got offered %.0f, %d ops, %d misses, hlog %q; want %.0f offered, ops, no misses, a log",
 				100*rec.Share, rec.OfferedOpsPerSec, rec.Ops, rec.Misses, rec.Hlog, best.Median*rec.Share)
 		}
+		if s := rec.HostStealShare; hostCountsSteal() && (s == nil || *s < 0 || *s > 1) {
+			t.Errorf("step %.0f %%: got host steal %v, want the share the client read", 100*rec.Share, s)
+		}
 		if pc := rec.Pacing; pc == nil || pc.Due == 0 || pc.Due-pc.Unsent != rec.Ops {
 			t.Errorf("step %.0f %%: pacing %+v with %d ops recorded: want the client's lateness and due − unsent = ops", 100*rec.Share, pc, rec.Ops)
 		}

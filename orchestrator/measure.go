@@ -160,6 +160,7 @@ func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, t
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
 	rec.Gets = cell.gets()
 	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
+	rec.HostStealShare = cell.HostStealShare
 	rec.Client, rec.Clients = clientPl, cell.Clients
 	if err := r.recordNodes(&rec, row, tgt, before, after, cell); err != nil {
 		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)

@@ -34,7 +34,19 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 		fmt.Fprintf(b, "During every measured GET phase the run sampled /proc/diskstats of %s, the physical disk(s) below the data dir: r/s is reads completed per second and depth is aqu-sz, the time-weighted requests in flight (Δ weighted I/O ms / Δ ms), both over the phase's own seconds (iostat's r/s and aqu-sz). A storage-bound cell shows r/s ≈ ops/s and a depth near what the server keeps in flight, or near the disk's own queue limit when that is lower. The ceiling column is what the cell is divided by: the sweep's best, or fio measured again at the cell's depth when higher. The counters include every process's I/O on those disks. Server CPU is its utime+stime (/proc/<pid>/stat) over the phase as a share of the CPUs it was allowed; at ≥ %.0f %% the cell is marked server-cpu-bound: it measured the server's CPU, not the disk.\n\n",
 			strings.Join(disks, "+"), 100*results.ServerCPUBoundShare)
 	}
-	b.WriteString("| backend | NUMA | threads | ops/s | ceiling | % of ceiling | disk r/s | r/s % of ceiling | r/s ÷ ops/s | disk depth | server CPU | client CPU | marks |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	steal := anyCellSteal(res)
+	if steal {
+		b.WriteString(stealSentence)
+	}
+	b.WriteString("| backend | NUMA | threads | ops/s | ceiling | % of ceiling | disk r/s | r/s % of ceiling | r/s ÷ ops/s | disk depth | server CPU | client CPU |")
+	if steal {
+		b.WriteString(" steal |")
+	}
+	b.WriteString(" marks |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	if steal {
+		b.WriteString("--:|")
+	}
+	b.WriteString(":--|\n")
 	for _, c := range res.Cells {
 		if c.Passes == 0 {
 			continue
@@ -56,8 +68,12 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 		if c.Excluded != "" {
 			marks = strings.TrimPrefix(marks+", excluded: "+c.Excluded, ", ")
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %s |\n", rowName(c.Row), c.Row.Label, c.Threads,
-			human.Ops(c.Median), ceiling, share, rps, rpsShare, ratio, depth, 100*c.ServerCPUShare, 100*c.ClientCPUShare, marks)
+		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% |", rowName(c.Row), c.Row.Label, c.Threads,
+			human.Ops(c.Median), ceiling, share, rps, rpsShare, ratio, depth, 100*c.ServerCPUShare, 100*c.ClientCPUShare)
+		if steal {
+			fmt.Fprintf(b, " %s |", stealText(c.HostStealShare))
+		}
+		fmt.Fprintf(b, " %s |\n", marks)
 	}
 	b.WriteString("\n")
 	for _, c := range res.Cells {
@@ -72,6 +88,27 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 		}
 	}
 	b.WriteString("\n")
+}
+
+// stealSentence says what the steal columns hold.
+const stealSentence = "Steal is the share of the host's CPU time that the hypervisor took during the phase (/proc/stat, read by the client on its host, which is the server's host too unless the run had client hosts; for a cell, the most any pass saw). On a virtual machine that is time neither the server nor the client had: a stolen slice stalls whatever was running, and a latency tail or a late send in a phase with steal is partly the host's.\n\n"
+
+// anyCellSteal reports whether any cell's passes read the steal.
+func anyCellSteal(res results.Results) bool {
+	for _, c := range res.Cells {
+		if c.HostStealShare != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// stealText is a steal share as a table shows it; "—" when not read.
+func stealText(share *float64) string {
+	if share == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f %%", 100**share)
 }
 
 // evidenceDisks are the disks the passes sampled.

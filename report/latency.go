@@ -32,8 +32,23 @@ func latencyMarkdown(res results.Results) string {
 	if floors {
 		b.WriteString("Before its GET steps, each row's floor: PING at the lowest step's rate over the same connections, which every server answers without touching data, so its latency is the network's, the client's and the server's event loop's. A step's p50 above the floor is what reading the value cost.\n\n")
 	}
-	b.WriteString("| backend | NUMA | offered | achieved | p50 | p50 above floor | p99 | p99.9 | max | sends late p99 |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|\n")
-	short, bound := false, false
+	steal := false
+	for _, l := range steps {
+		steal = steal || l.HostStealShare != nil
+	}
+	if steal {
+		b.WriteString(stealSentence)
+	}
+	b.WriteString("| backend | NUMA | offered | achieved | p50 | p50 above floor | p99 | p99.9 | max | sends late p99 |")
+	if steal {
+		b.WriteString(" steal |")
+	}
+	b.WriteString("\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|")
+	if steal {
+		b.WriteString("--:|")
+	}
+	b.WriteString("\n")
+	short, bound, stolen := false, false, false
 	for _, l := range steps {
 		ach := human.Ops(l.AchievedOpsPerSec)
 		if l.Short {
@@ -55,11 +70,24 @@ func latencyMarkdown(res results.Results) string {
 		if l.Pacing != nil {
 			late = plots.FormatMicros(l.Pacing.LatenessP99Micros)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", rowName(l.Row), l.Row.Label, offered, ach,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", rowName(l.Row), l.Row.Label, offered, ach,
 			plots.FormatMicros(l.P50Micros), above, plots.FormatMicros(l.P99Micros), plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros), late)
+		if steal {
+			st := stealText(l.HostStealShare)
+			if l.HostStealShare != nil && *l.HostStealShare >= results.NoticeableSteal {
+				st += " ‡"
+				stolen = true
+			}
+			fmt.Fprintf(&b, " %s |", st)
+		}
+		b.WriteString("\n")
 	}
 	if short {
 		fmt.Fprintf(&b, "\nshort*: the step achieved less than %.0f %% of its offered rate: the client or the server could not keep up, and its latency is mostly time spent queued behind the intended send times.\n", 100*results.MinAchievedShare)
+	}
+	if stolen {
+		fmt.Fprintf(&b, "\n‡: the hypervisor took at least %.1f %% of the host's CPU time during the step, %.0f ms of every second of one CPU: enough to put a stall of a few ms into the p99 of a step of thousands of GETs a second. That part of its tail is the host's, not the server's; fio run at another moment does not see it.\n",
+			100*results.NoticeableSteal, 1000*results.NoticeableSteal)
 	}
 	if bound {
 		b.WriteString("\nclient-bound†: the client sent its GETs late — at p99 by more than 10 % of the step's median latency — or left over 10 % of them unsent: that much of the step's latency is the client's, not the server's. Each step's lateness is in latency.jsonl (pacing).\n")

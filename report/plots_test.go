@@ -174,3 +174,31 @@ func TestLatencyReport(t *testing.T) {
 		t.Errorf("verify after editing a step: got %v, want latency.jsonl named", err)
 	}
 }
+
+// TestLatencyReportSteal: each step shows the steal of its window; a step
+// with a noticeable share is marked and the mark explained once, naming
+// its tail partly the host's.
+func TestLatencyReportSteal(t *testing.T) {
+	steps := bundletest.LatencySteps(referencePlan())
+	low, high := 0.001, 0.012
+	steps[0].HostStealShare, steps[1].HostStealShare = &low, &high
+	got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps})
+	for _, want := range []string{
+		"| max | sends late p99 | steal |",
+		"| 800 K (10 %) | 800 K | 90 µs | — | 300 µs | 900 µs | 5 ms | — | 0.1 % |",
+		"| 2.00 M (25 %) | 2.00 M | 180 µs | — | 1.2 ms | 3.6 ms | 10 ms | — | 1.2 % ‡ |",
+		"‡: the hypervisor took at least 0.5 % of the host's CPU time during the step",
+		"Steal is the share of the host's CPU time",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("latency section lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "‡"); n != 2 {
+		t.Errorf("got %d steal marks, want the one step and the note:\n%s", n, got)
+	}
+	steps[0].HostStealShare, steps[1].HostStealShare = nil, nil
+	if got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps}); strings.Contains(got, "steal") {
+		t.Errorf("a bundle without steal has a steal column:\n%s", got)
+	}
+}

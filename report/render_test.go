@@ -272,3 +272,45 @@ func TestShareTextMarksAboveCeiling(t *testing.T) {
 		t.Errorf("shareText: got %q, want %q", got, want)
 	}
 }
+
+// TestRenderEvidenceSteal: a cell shows the most steal its passes saw in
+// a steal column, a cell none of whose passes read it a dash, and a
+// bundle without any steal keeps the table as it was.
+func TestRenderEvidenceSteal(t *testing.T) {
+	row := results.Row{Backend: "uring", Pin: "none", Label: "no pin"}
+	share := func(v float64) *float64 { return &v }
+	cell := func(threads int, steals ...*float64) (results.Cell, []results.PassRecord) {
+		var recs []results.PassRecord
+		for _, s := range steals {
+			recs = append(recs, results.PassRecord{Row: row, Threads: threads, Seconds: 2, PassEvidence: results.PassEvidence{HostStealShare: s}})
+		}
+		return results.Cell{Row: row, Threads: threads, Passes: len(recs), Median: 50_000, CellEvidence: results.SummarizeEvidence(recs)}, recs
+	}
+	read, readRecs := cell(8, share(0.001), share(0.031), nil)
+	unread, unreadRecs := cell(32, nil, nil)
+	tests := []struct {
+		name         string
+		cells        []results.Cell
+		passes       []results.PassRecord
+		want, absent []string
+	}{
+		{"read", []results.Cell{read, unread}, append(readRecs, unreadRecs...),
+			[]string{"| client CPU | steal | marks |", "| 8 | 50 K | — | — | — | — | — | — | 0 % | 0 % | 3.1 % |  |", "| 32 | 50 K | — | — | — | — | — | — | 0 % | 0 % | — |  |", "Steal is the share of the host's CPU time"}, nil},
+		{"old bundle", []results.Cell{unread}, unreadRecs,
+			[]string{"| client CPU | marks |", "| 32 | 50 K | — | — | — | — | — | — | 0 % | 0 % |  |"}, []string{"steal", "Steal"}},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		renderEvidence(&b, results.Results{Cells: tt.cells, Passes: tt.passes})
+		for _, want := range tt.want {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s: evidence section lacks %q:\n%s", tt.name, want, b.String())
+			}
+		}
+		for _, no := range tt.absent {
+			if strings.Contains(b.String(), no) {
+				t.Errorf("%s: evidence section has %q:\n%s", tt.name, no, b.String())
+			}
+		}
+	}
+}

@@ -44,3 +44,23 @@ func TestReadScenarioIndexStaysInTheBundle(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxShare(t *testing.T) {
+	a, b := 0.01, 0.02
+	tests := []struct {
+		name string
+		x, y *float64
+		want *float64
+	}{
+		{"neither read", nil, nil, nil},
+		{"first only", &a, nil, &a},
+		{"second only", nil, &b, &b},
+		{"larger second", &a, &b, &b},
+		{"larger first", &b, &a, &b},
+	}
+	for _, tt := range tests {
+		if got := MaxShare(tt.x, tt.y); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"time"
+
+	"github.com/tierbench/tierbench/internal/cpustat"
 )
 
 // CeilingRecord is one line of ceilings.jsonl: fio measured again, at the
@@ -80,6 +82,10 @@ type LatencyRecord struct {
 	// Pacing is the client's own lateness in the step; nil in bundles
 	// from before the client measured it.
 	Pacing *Pacing `json:"pacing,omitempty"`
+	// HostStealShare is PassEvidence's, over the step's recorded window;
+	// from NoticeableSteal on the report says the step's tail is partly
+	// the host's.
+	HostStealShare *float64 `json:"host_steal_share,omitempty"`
 	// SLO names the run --slo search this step was a probe of, as
 	// SLO.String spells it ("p99=1ms"), and Probe its place in that
 	// search from 1; both empty for a fixed-rate step of --latency.
@@ -121,6 +127,10 @@ type Pacing struct {
 	// the client as much as the server.
 	ClientBound bool `json:"client_bound"`
 }
+
+// NoticeableSteal is the steal share from which the report names a latency
+// step's tail partly the host's (cpustat.NoticeableSteal).
+const NoticeableSteal = cpustat.NoticeableSteal
 
 // HostsLatencyRecord is a line of hosts/latency.jsonl: one online GET phase of
 // a row over every client host, the clients' HdrHistograms merged.

@@ -184,6 +184,14 @@ func cpuCount(list string) int {
 	return len(cpus)
 }
 
+// MaxShare is the larger of two shares that may not have been read (nil).
+func MaxShare(a, b *float64) *float64 {
+	if a == nil || b != nil && *b > *a {
+		return b
+	}
+	return a
+}
+
 // SummarizeEvidence is the cell's evidence over the passes it counts.
 func SummarizeEvidence(recs []PassRecord) CellEvidence {
 	var ce CellEvidence
@@ -199,6 +207,7 @@ func SummarizeEvidence(recs []PassRecord) CellEvidence {
 		}
 		srv = append(srv, r.ServerCPUShare)
 		cli = append(cli, r.ClientCPUShare)
+		ce.HostStealShare = MaxShare(ce.HostStealShare, r.HostStealShare)
 		ce.ServerCPUBound = ce.ServerCPUBound || r.ServerCPUBound
 	}
 	ce.DiskReadsPerSec, _, _ = Median(rps)

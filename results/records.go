@@ -33,6 +33,12 @@ type PassEvidence struct {
 	ServerCPUBound   bool    `json:"server_cpu_bound,omitempty"`
 	ClientCPUs       int     `json:"client_cpus"`
 	ClientCPUShare   float64 `json:"client_cpu_share"`
+	// HostStealShare is the share of the client host's CPU time the
+	// hypervisor took during the phase (/proc/stat's steal, as the client
+	// read it; the most of several client hosts'). With the client and
+	// the server on one machine it is the server's host too. nil where the
+	// kernel does not count it, and in bundles from before.
+	HostStealShare *float64 `json:"host_steal_share,omitempty"`
 	// ClockTicks is the kernel's USER_HZ the stat ticks were divided by.
 	ClockTicks int    `json:"clock_ticks_per_sec,omitempty"`
 	CPUNote    string `json:"cpu_note,omitempty"`
@@ -45,6 +51,9 @@ type CellEvidence struct {
 	DiskQueueDepth  float64 `json:"disk_queue_depth,omitempty"`
 	ServerCPUShare  float64 `json:"server_cpu_share,omitempty"`
 	ClientCPUShare  float64 `json:"client_cpu_share,omitempty"`
+	// HostStealShare is the most steal any counted pass saw; nil when
+	// none was read.
+	HostStealShare *float64 `json:"host_steal_share,omitempty"`
 	// ServerCPUBound: at least one pass used ≥ 90 % of the server's CPUs.
 	ServerCPUBound bool `json:"server_cpu_bound,omitempty"`
 	// ServerCPUMicrosPerGet is the median of the passes' server CPU
