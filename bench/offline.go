@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/keyspace"
 )
 
@@ -327,7 +328,7 @@ func timedWindow(ctx context.Context, runFor time.Duration, stop *atomic.Bool, i
 		}
 	}()
 	cpu0 := cpuSeconds()
-	stolen := watchSteal()
+	stolen := cpustat.StartWatch("/")
 	start := time.Now()
 	timer := time.AfterFunc(runFor, func() { stop.Store(true) })
 	defer timer.Stop()
@@ -340,7 +341,7 @@ func timedWindow(ctx context.Context, runFor time.Duration, stop *atomic.Bool, i
 		}()
 	}
 	wg.Wait()
-	return time.Since(start).Seconds(), cpuSeconds() - cpu0, stolen.share()
+	return time.Since(start).Seconds(), cpuSeconds() - cpu0, stolen.StealShare()
 }
 
 // waitWindow waits for startAt (--start-at) and returns how long to run,

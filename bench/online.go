@@ -12,6 +12,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/internal/cpustat"
 )
 
 // Latencies are recorded in nanoseconds from 1 ns to a minute at three
@@ -412,13 +414,13 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	defer ticker.Stop()
 	drainCut := (<-chan time.Time)(nil)
 	// The steal is read over the recorded window, as the latencies are.
-	var stolen stealWatch
+	var stolen cpustat.Watch
 	warmed := time.After(time.Until(warmEnd))
 loop:
 	for {
 		select {
 		case <-warmed:
-			stolen, warmed = watchSteal(), nil
+			stolen, warmed = cpustat.StartWatch("/"), nil
 		case now := <-ticker.C:
 			if now.After(warmEnd) {
 				collect(now)
@@ -444,7 +446,7 @@ loop:
 	res.Seconds = max(now.Sub(warmEnd).Seconds(), 0)
 	res.ClientCPUSeconds = cpuSeconds() - cpu0
 	if warmed == nil {
-		res.HostStealShare = stolen.share()
+		res.HostStealShare = stolen.StealShare()
 	}
 	var spunNs int64
 	for _, l := range loops {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -42,8 +43,8 @@ func TestPrintSteal(t *testing.T) {
 // against a real server: both report the host's steal as a share, on a
 // kernel that counts it.
 func TestStealIsReadOverTheWindow(t *testing.T) {
-	if w := watchSteal(); w.err != nil || !w.before.HasSteal {
-		t.Skipf("this host's /proc/stat gives no steal (%v): nothing to read", w.err)
+	if s, err := cpustat.Read("/"); err != nil || !s.HasSteal {
+		t.Skipf("this host's /proc/stat gives no steal (%v): nothing to read", err)
 	}
 	r := testenv.MustRedisServer(t)
 	offline := configFor(t, r.Addr)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/results"
 )
@@ -82,7 +83,7 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 	var out []results.LadderLatency
 	for _, rec := range steps {
 		l := results.LadderLatency{Row: rec.Row, Share: rec.Share, OfferedOpsPerSec: rec.OfferedOpsPerSec,
-			Depth: fioStepDepth(rec), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros}
+			Depth: fioStepDepth(rec), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros, StealShare: rec.HostStealShare}
 		if r.cfg.NoFio {
 			l.Error = "--no-fio"
 			out = append(out, l)
@@ -90,8 +91,10 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 		}
 		r.printf("ladder %s: fio at %s IOPS, depth %d, %d s, beside the %s step at %.0f %%\n", backend, FormatOps(rec.OfferedOpsPerSec), l.Depth,
 			r.ladderSeconds(), rec.Row.Label, 100*rec.Share)
+		stolen := cpustat.StartWatch("/")
 		res, err := fio.Run(ctx, fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: 1, IODepth: l.Depth,
 			Engine: fioEngine(backend), RuntimeSeconds: r.ladderSeconds(), RateIOPS: int(math.Round(rec.OfferedOpsPerSec))})
+		l.FioStealShare = stolen.StealShare()
 		if err != nil {
 			l.Error = err.Error()
 		} else {

@@ -305,3 +305,29 @@ func TestKVSettleText(t *testing.T) {
 		}
 	}
 }
+
+// TestLadderLatencySteal: with steal read, each step shows its own and
+// fio's, and a p99 missed with noticeable steal in the step and less in
+// fio's run is named the host's.
+func TestLadderLatencySteal(t *testing.T) {
+	row := results.Row{Backend: "uring", Pin: "none", Label: "no pin"}
+	share := func(v float64) *float64 { return &v }
+	steps := []results.LadderLatency{
+		{Row: row, Share: 0.1, OfferedOpsPerSec: 10000, Depth: 8, P50Micros: 180, P99Micros: 1200, FioP50Micros: 40, FioP99Micros: 150, StealShare: share(0.001), FioStealShare: share(0)},
+		{Row: row, Share: 0.25, OfferedOpsPerSec: 25000, Depth: 8, P50Micros: 150, P99Micros: 9000, FioP50Micros: 45, FioP99Micros: 180, StealShare: share(0.02), FioStealShare: share(0.001)},
+		{Row: row, Share: 0.5, OfferedOpsPerSec: 50000, Depth: 8, P50Micros: 150, P99Micros: 9000, FioP50Micros: 45, FioP99Micros: 180, StealShare: share(0.02), FioStealShare: share(0.03)},
+		{Row: row, Share: 0.75, OfferedOpsPerSec: 75000, Depth: 8, P50Micros: 150, P99Micros: 9000, FioP50Micros: 45, FioP99Micros: 180},
+	}
+	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps}})
+	for _, want := range []string{
+		"| fio p99 | steal (step / fio) | within target |",
+		"| Uring no pin | 10 K (10 %) | 8 | 180 µs | 40 µs | 1.2 ms | 150 µs | 0.1 % / 0.0 % | p50 yes, p99 yes |",
+		"| Uring no pin | 25 K (25 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | 2.0 % / 0.1 % | p50 yes, p99 no (host steal) |",
+		"| Uring no pin | 50 K (50 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | 2.0 % / 3.0 % | p50 yes, p99 no |",
+		"| Uring no pin | 75 K (75 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | — / — | p50 yes, p99 no |",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ladder text lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -71,16 +71,42 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 		fmt.Fprintf(b, "The rungs below and fio's own file had just written a dataset's worth: %s.\n\n",
 			settleSentence(*settled, "fio over its own file (laid out by the first probe", "these fio runs"))
 	}
-	b.WriteString("| row | offered | depth | p50 | fio p50 | p99 | fio p99 | within target |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
+	steal := false
+	for _, s := range steps {
+		steal = steal || s.StealShare != nil || s.FioStealShare != nil
+	}
+	if steal {
+		b.WriteString("Steal is the share of the host's CPU time the hypervisor took during the step, and during fio's run beside it (/proc/stat): a step that misses its p99 target with steal in its own window and less in fio's lost part of its tail to the host, which fio did not see.\n\n")
+		b.WriteString("| row | offered | depth | p50 | fio p50 | p99 | fio p99 | steal (step / fio) | within target |\n|:--|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	} else {
+		b.WriteString("| row | offered | depth | p50 | fio p50 | p99 | fio p99 | within target |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
+	}
 	for _, s := range steps {
 		fioP50, fioP99, verdict := "—", "—", s.Error
 		if s.Error == "" {
 			fioP50, fioP99 = plots.FormatMicros(s.FioP50Micros), plots.FormatMicros(s.FioP99Micros)
 			p50, p99 := s.MeetsTargets()
 			verdict = map[bool]string{true: "p50 yes", false: "p50 no"}[p50] + ", " + map[bool]string{true: "p99 yes", false: "p99 no"}[p99]
+			if !p99 && stealExplains(s) {
+				verdict += " (host steal)"
+			}
 		}
-		fmt.Fprintf(b, "| %s %s | %s (%.0f %%) | %d | %s | %s | %s | %s | %s |\n", human.Title(s.Row.Backend), s.Row.Label, human.Ops(s.OfferedOpsPerSec), 100*s.Share,
-			s.Depth, plots.FormatMicros(s.P50Micros), fioP50, plots.FormatMicros(s.P99Micros), fioP99, verdict)
+		fmt.Fprintf(b, "| %s %s | %s (%.0f %%) | %d | %s | %s | %s | %s |", human.Title(s.Row.Backend), s.Row.Label, human.Ops(s.OfferedOpsPerSec), 100*s.Share,
+			s.Depth, plots.FormatMicros(s.P50Micros), fioP50, plots.FormatMicros(s.P99Micros), fioP99)
+		if steal {
+			fmt.Fprintf(b, " %s / %s |", stealText(s.StealShare), stealText(s.FioStealShare))
+		}
+		fmt.Fprintf(b, " %s |\n", verdict)
 	}
 	b.WriteString("\n")
+}
+
+// stealExplains reports whether a step's window had noticeable steal and
+// fio's run beside it less: the host took CPU time from the step that it
+// did not take from fio, so a tail fio lacks is partly the host's.
+func stealExplains(s results.LadderLatency) bool {
+	if s.StealShare == nil || *s.StealShare < results.NoticeableSteal {
+		return false
+	}
+	return s.FioStealShare == nil || *s.FioStealShare < *s.StealShare
 }

@@ -245,7 +245,13 @@ type LadderLatency struct {
 	FioIOPS          float64 `json:"fio_iops,omitempty"`
 	FioP50Micros     float64 `json:"fio_p50_us,omitempty"`
 	FioP99Micros     float64 `json:"fio_p99_us,omitempty"`
-	Error            string  `json:"error,omitempty"`
+	// StealShare is the step's host steal (LatencyRecord.HostStealShare),
+	// FioStealShare the steal while fio ran beside it: a tail the step has
+	// and fio has not, with steal in the step and none in fio's run, is
+	// partly the host's. nil where not read.
+	StealShare    *float64 `json:"steal_share,omitempty"`
+	FioStealShare *float64 `json:"fio_steal_share,omitempty"`
+	Error         string   `json:"error,omitempty"`
 }
 
 // Latency targets of a step against the disk (issue 25): the server's p50

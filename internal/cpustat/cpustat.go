@@ -106,3 +106,35 @@ func (s Sample) StealShare(before Sample) (float64, error) {
 	}
 	return float64(s.StealTicks-before.StealTicks) / float64(s.TotalTicks-before.TotalTicks), nil
 }
+
+// Watch is a /proc/stat read as a phase begins, so that its end can say
+// how much CPU time the hypervisor took in it.
+type Watch struct {
+	root   string
+	before Sample
+	err    error
+}
+
+// StartWatch reads <root>/proc/stat now.
+func StartWatch(root string) Watch {
+	s, err := Read(root)
+	return Watch{root, s, err}
+}
+
+// StealShare is the steal share since StartWatch, nil when it cannot be
+// told (no /proc/stat, no steal column, a phase under one tick): a
+// measurement goes on without it.
+func (w Watch) StealShare() *float64 {
+	if w.err != nil {
+		return nil
+	}
+	after, err := Read(w.root)
+	if err != nil {
+		return nil
+	}
+	s, err := after.StealShare(w.before)
+	if err != nil {
+		return nil
+	}
+	return &s
+}

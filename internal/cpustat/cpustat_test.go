@@ -117,3 +117,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestWatch: a watch over a tree it cannot read, or whose kernel counts
+// no steal, gives nil; one over this host gives a share.
+func TestWatch(t *testing.T) {
+	for _, root := range []string{"testdata/missing", "testdata/old-kernel", "testdata/no-cpu"} {
+		if got := StartWatch(root).StealShare(); got != nil {
+			t.Errorf("StartWatch(%s): got share %v, want nil", root, *got)
+		}
+	}
+	if s, err := Read("/"); err != nil || !s.HasSteal {
+		t.Skipf("this host's /proc/stat gives no steal (%v)", err)
+	}
+	w := StartWatch("/")
+	for a := w.before; ; {
+		b, err := Read("/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.TotalTicks != a.TotalTicks {
+			break
+		}
+	}
+	if got := w.StealShare(); got == nil || *got < 0 || *got > 1 {
+		t.Errorf("StartWatch(/): got %v, want a share in [0, 1]", got)
+	}
+}
