@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/cpulist"
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
 )
 
@@ -37,6 +38,9 @@ type FIOBaseline struct {
 	// than the server reads is too high (caches), on a larger one too low.
 	Footprint      string `json:"footprint"`
 	FootprintBytes int64  `json:"footprint_bytes"`
+	// StealShare is the share of the host's CPU time the hypervisor took
+	// during the sweep (/proc/stat); nil where not counted.
+	StealShare *float64 `json:"steal_share,omitempty"`
 	// CPUs is the CPU list every job was pinned to and Mems the memory
 	// nodes they were bound to ("" = free on the whole host: the host
 	// ceiling); CPUCount is how many CPUs the jobs could run on, the
@@ -114,7 +118,8 @@ func removeFioFiles(job fio.Job) {
 // the best depth, with at most maxJobs jobs, each on a CPU of its own
 // (job.CPUs, when set, holds maxJobs CPUs). It leaves fio's files for a
 // second sweep: the caller removes them.
-func runBaseline(ctx context.Context, run func(context.Context, fio.Job) (fio.Result, error), job fio.Job, maxDepth, maxJobs int, full bool) (*FIOBaseline, error) {
+func runBaseline(ctx context.Context, root string, run func(context.Context, fio.Job) (fio.Result, error), job fio.Job, maxDepth, maxJobs int, full bool) (*FIOBaseline, error) {
+	stolen := cpustat.StartWatch(root)
 	sw := fio.Sweep{Job: job, Steps: fio.DepthLadder(maxDepth, maxJobs), MinGrowth: sweepMinGrowth, Run: run}
 	if !full {
 		sw.FlatSteps = sweepFlatSteps
@@ -147,6 +152,7 @@ func runBaseline(ctx context.Context, run func(context.Context, fio.Job) (fio.Re
 	fr := resultOf(r4k, maxJobs)
 	fr.BlockBytes = 4096
 	base.Results = []FIOResult{r512, fr}
+	base.StealShare = stolen.StealShare()
 	return base, nil
 }
 
@@ -164,7 +170,7 @@ func pinnedBaseline(ctx context.Context, run func(context.Context, fio.Job) (fio
 		return nil, Check{Name: CheckFIOPinned, Status: Warn, Detail: fmt.Sprintf("not run: --fio-cpus %q: %v", cfg.FIOCPUs, err)}
 	}
 	job.CPUs, job.Mems = cfg.FIOCPUs, cfg.FIOMems
-	base, err := runBaseline(ctx, run, job, cfg.FIOMaxDepth, min(maxFIOJobs, len(cpus)), cfg.FIOFullSweep)
+	base, err := runBaseline(ctx, cfg.Root, run, job, cfg.FIOMaxDepth, min(maxFIOJobs, len(cpus)), cfg.FIOFullSweep)
 	c := baselineCheck(base, err)
 	c.Name = CheckFIOPinned
 	if err != nil {
@@ -214,6 +220,12 @@ func baselineCheck(base *FIOBaseline, err error) Check {
 		strings.Join(curve, ", "), base.Jobs, base.IODepth, strings.Join(parts, "; "))
 	if base.SweepNote != "" {
 		c.Detail += "; " + base.SweepNote
+	}
+	if s := base.StealShare; s != nil {
+		c.Detail += fmt.Sprintf("; the hypervisor took %.1f %% of this host's CPU time while it ran (steal)", 100**s)
+		if *s >= cpustat.NoticeableSteal {
+			c.Detail += ": stalls of a few ms are this host's, and they reach a latency p99"
+		}
 	}
 	return c
 }

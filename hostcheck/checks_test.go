@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -219,5 +220,50 @@ func TestFIOPinnedSweep(t *testing.T) {
 	}
 	if c := mustCheck(t, rep, CheckFIOPinned); c.Status != Pass || !strings.Contains(c.Detail, "pinned to CPUs 1 and memory node(s) 0") {
 		t.Errorf("got %s %v %q, want pass naming the CPUs", CheckFIOPinned, c.Status, c.Detail)
+	}
+}
+
+// TestFIOSteal: the baseline keeps the steal of the host while the sweep
+// ran, and the fio check says it, naming the host's stalls when it is
+// noticeable; a tree whose /proc has no stat gives none.
+func TestFIOSteal(t *testing.T) {
+	tests := []struct {
+		name             string
+		stealPerRunTicks uint64 // of 1000 ticks a fio run
+		want             string
+		stalls           bool
+	}{
+		{"none", 0, "took 0.0 % of this host's CPU time while it ran", false},
+		{"noticeable", 30, "took 3.0 % of this host's CPU time while it ran", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := copyTree(t, filepath.Join("testdata", "vm-host"))
+			stat := filepath.Join(root, "proc", "stat")
+			var total, steal uint64
+			write := func() {
+				if err := os.WriteFile(stat, fmt.Appendf(nil, "cpu  %d 0 0 0 0 0 0 %d 0 0\n", total-steal, steal), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write()
+			rep, _ := runTree(t, root, func(c *Config) {
+				c.FIO = true
+				fake := c.Probes.FIO
+				c.Probes.FIO = func(ctx context.Context, job fio.Job) (fio.Result, error) {
+					total, steal = total+1000, steal+tt.stealPerRunTicks
+					write()
+					return fake(ctx, job)
+				}
+			})
+			c := mustCheck(t, rep, CheckFIO)
+			if rep.FIO == nil || rep.FIO.StealShare == nil || !strings.Contains(c.Detail, tt.want) || strings.Contains(c.Detail, "stalls of a few ms") != tt.stalls {
+				t.Errorf("got baseline %+v, fio check %q; want %q (stalls named: %v)", rep.FIO, c.Detail, tt.want, tt.stalls)
+			}
+		})
+	}
+	rep, _ := runTree(t, filepath.Join("testdata", "vm-host"), func(c *Config) { c.FIO = true })
+	if c := mustCheck(t, rep, CheckFIO); rep.FIO == nil || rep.FIO.StealShare != nil || strings.Contains(c.Detail, "steal") {
+		t.Errorf("a tree without /proc/stat: got baseline %+v, fio check %q; want no steal", rep.FIO, c.Detail)
 	}
 }

@@ -14,6 +14,11 @@
 //	         "results": [{"block_bytes": 512, "iops": …, "bw_kib_per_sec": …,
 //	                      "clat_us": {"p50": …, "p99": …, "p999": …}}, …]} | null}
 //
+// The fio sweep also keeps the share of the host's CPU time the hypervisor
+// took while it ran (FIOBaseline.StealShare, from <Root>/proc/stat): a
+// ceiling measured while the host was not quiet reads low, and the fio
+// check says so.
+//
 // The checks always come in this order: numa, aio-max-nr, odirect,
 // io_uring, libaio, disk-space, memory, docker, fio. A failed check is in
 // the Report, not in Run's error; Report.Failed tells the command to exit 1.

@@ -164,7 +164,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 			}
 			job := fio.Job{Dir: dir, Files: cfg.FIOFiles, FileBytes: cfg.FIOFileBytes, Engine: engine, RuntimeSeconds: cfg.FIORuntimeSeconds}
 			defer removeFioFiles(job)
-			base, err := runBaseline(ctx, probes.FIO, job, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep)
+			base, err := runBaseline(ctx, cfg.Root, probes.FIO, job, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep)
 			fioCheck = baselineCheck(base, err)
 			if err == nil {
 				rep.FIO = base

@@ -86,6 +86,13 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workloa
 	} else if last := f.Sweep[len(f.Sweep)-1].Depth; last < f.MaxDepth {
 		fmt.Fprintf(b, "**The sweep ended at %d reads in flight, below the server's %d.**\n\n", last, f.MaxDepth)
 	}
+	if s := f.StealShare; s != nil {
+		fmt.Fprintf(b, "While the sweep ran, the hypervisor took %s of the host's CPU time (steal, /proc/stat).", stealText(s))
+		if *s >= results.NoticeableSteal {
+			b.WriteString(" **The host was not quiet**: points measured while it took CPU time read low, and the ceiling with them.")
+		}
+		b.WriteString("\n\n")
+	}
 	if cpu := f.PointCPU(best); cpu.Bound {
 		fmt.Fprintf(b, "**This ceiling is fio's CPU, not the disk's**: at its best point fio's %d job(s) used %.0f %% of the CPUs they could run on, %.1f µs of CPU per read. The disk may do more, and a server that spends less CPU per read than fio can pass it.\n\n",
 			best.Jobs, 100*cpu.Share, cpu.MicrosPerRead)

@@ -197,6 +197,7 @@ func TestReportRendersOldBundle(t *testing.T) {
 
 func TestRenderCurveNotes(t *testing.T) {
 	cfg := results.Workload{DBSize: 1000, KeyLength: 16, ValueLength: 96}
+	quiet, busy := 0.002, 0.04
 	pt := func(depth int, iops float64) hostcheck.FIOPoint {
 		p := hostcheck.FIOPoint{Depth: depth, Jobs: 1, IODepth: depth}
 		p.IOPS = iops
@@ -212,6 +213,10 @@ func TestRenderCurveNotes(t *testing.T) {
 			[]string{"The sweep stopped after 512 reads in flight", "| 128 | 1 × 128 | 30 | 0.0 | 0 | 0 | — | — | ceiling |", "as large as the dataset"}},
 		{"short of the server's depth", hostcheck.FIOBaseline{MaxDepth: 4096, Files: 1, FileBytes: 4096, Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30)}},
 			[]string{"**The sweep ended at 128 reads in flight, below the server's 4096.**", "**smaller than the dataset**"}},
+		{"quiet host", hostcheck.FIOBaseline{MaxDepth: 128, Files: 1, FileBytes: 4096, StealShare: &quiet, Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30)}},
+			[]string{"While the sweep ran, the hypervisor took 0.2 % of the host's CPU time (steal, /proc/stat).\n"}},
+		{"busy host", hostcheck.FIOBaseline{MaxDepth: 128, Files: 1, FileBytes: 4096, StealShare: &busy, Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30)}},
+			[]string{"the hypervisor took 4.0 % of the host's CPU time (steal, /proc/stat). **The host was not quiet**"}},
 	}
 	for _, tt := range tests {
 		var b strings.Builder
