@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/human"
@@ -34,19 +35,13 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 		fmt.Fprintf(b, "During every measured GET phase the run sampled /proc/diskstats of %s, the physical disk(s) below the data dir: r/s is reads completed per second and depth is aqu-sz, the time-weighted requests in flight (Δ weighted I/O ms / Δ ms), both over the phase's own seconds (iostat's r/s and aqu-sz). A storage-bound cell shows r/s ≈ ops/s and a depth near what the server keeps in flight, or near the disk's own queue limit when that is lower. The ceiling column is what the cell is divided by: the sweep's best, or fio measured again at the cell's depth when higher. The counters include every process's I/O on those disks. Server CPU is its utime+stime (/proc/<pid>/stat) over the phase as a share of the CPUs it was allowed; at ≥ %.0f %% the cell is marked server-cpu-bound: it measured the server's CPU, not the disk.\n\n",
 			strings.Join(disks, "+"), 100*results.ServerCPUBoundShare)
 	}
+	cols := []string{"backend", "NUMA", "threads>", "ops/s>", "ceiling>", "% of ceiling>", "disk r/s>", "r/s % of ceiling>", "r/s ÷ ops/s>", "disk depth>", "server CPU>", "client CPU>", "marks"}
 	steal := anyCellSteal(res)
 	if steal {
 		b.WriteString(stealSentence)
+		cols = slices.Insert(cols, len(cols)-1, "steal>")
 	}
-	b.WriteString("| backend | NUMA | threads | ops/s | ceiling | % of ceiling | disk r/s | r/s % of ceiling | r/s ÷ ops/s | disk depth | server CPU | client CPU |")
-	if steal {
-		b.WriteString(" steal |")
-	}
-	b.WriteString(" marks |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-	if steal {
-		b.WriteString("--:|")
-	}
-	b.WriteString(":--|\n")
+	writeHead(b, cols...)
 	for _, c := range res.Cells {
 		if c.Passes == 0 {
 			continue
@@ -101,6 +96,19 @@ func anyCellSteal(res results.Results) bool {
 		}
 	}
 	return false
+}
+
+// writeHead writes a table's header and alignment rows: a column whose
+// name ends in ">" is right-aligned (the ">" is not shown), the others
+// left-aligned.
+func writeHead(b *strings.Builder, cols ...string) {
+	var align strings.Builder
+	for _, c := range cols {
+		name, right := strings.CutSuffix(c, ">")
+		b.WriteString("| " + name + " ")
+		align.WriteString(map[bool]string{true: "|--:", false: "|:--"}[right])
+	}
+	b.WriteString("|\n" + align.String() + "|\n")
 }
 
 // stealText is a steal share as a table shows it; "—" when not read.

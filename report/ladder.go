@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/human"
@@ -75,12 +76,12 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 	for _, s := range steps {
 		steal = steal || s.StealShare != nil || s.FioStealShare != nil
 	}
+	cols := []string{"row", "offered>", "depth>", "p50>", "fio p50>", "p99>", "fio p99>", "within target"}
 	if steal {
 		b.WriteString("Steal is the share of the host's CPU time the hypervisor took during the step, and during fio's run beside it (/proc/stat): a step that misses its p99 target with steal in its own window and less in fio's lost part of its tail to the host, which fio did not see.\n\n")
-		b.WriteString("| row | offered | depth | p50 | fio p50 | p99 | fio p99 | steal (step / fio) | within target |\n|:--|--:|--:|--:|--:|--:|--:|--:|:--|\n")
-	} else {
-		b.WriteString("| row | offered | depth | p50 | fio p50 | p99 | fio p99 | within target |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
+		cols = slices.Insert(cols, len(cols)-1, "steal (step / fio)>")
 	}
+	writeHead(b, cols...)
 	for _, s := range steps {
 		fioP50, fioP99, verdict := "—", "—", s.Error
 		if s.Error == "" {

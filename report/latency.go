@@ -36,18 +36,12 @@ func latencyMarkdown(res results.Results) string {
 	for _, l := range steps {
 		steal = steal || l.HostStealShare != nil
 	}
+	cols := []string{"backend", "NUMA", "offered>", "achieved>", "p50>", "p50 above floor>", "p99>", "p99.9>", "max>", "sends late p99>"}
 	if steal {
 		b.WriteString(stealSentence)
+		cols = append(cols, "steal>")
 	}
-	b.WriteString("| backend | NUMA | offered | achieved | p50 | p50 above floor | p99 | p99.9 | max | sends late p99 |")
-	if steal {
-		b.WriteString(" steal |")
-	}
-	b.WriteString("\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|")
-	if steal {
-		b.WriteString("--:|")
-	}
-	b.WriteString("\n")
+	writeHead(&b, cols...)
 	short, bound, stolen := false, false, false
 	for _, l := range steps {
 		ach := human.Ops(l.AchievedOpsPerSec)
