@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
@@ -161,8 +162,10 @@ func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row
 		r.printf("  fio not run: %s\n", rec.Error)
 		return rec
 	}
+	stolen := cpustat.StartWatch("/")
 	res, err := fio.Run(ctx, fio.Job{Filenames: files, ReadOnly: true, BlockBytes: rec.BlockBytes, Jobs: rec.Jobs, IODepth: rec.IODepth,
 		Engine: rec.Engine, RuntimeSeconds: rec.RuntimeSeconds, CPUs: base.CPUs, Mems: base.Mems, Registered: base.Registered})
+	rec.StealShare = stolen.StealShare()
 	if err != nil {
 		rec.Error = err.Error()
 		r.printf("  fio failed: %v\n", err)

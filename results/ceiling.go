@@ -20,6 +20,9 @@ type FioCeiling struct {
 	// CPU is fio's CPU per read and share of its CPUs at the best point;
 	// Bound means the ceiling is fio's CPU, not the disk's.
 	fio.CPU
+	// StealShare is the hypervisor's share of the host's CPU time while
+	// the sweep ran; nil where not counted.
+	StealShare *float64 `json:"steal_share,omitempty"`
 }
 
 // Ceilings are a bundle's fio ceilings: Host is fio free on the whole

@@ -131,9 +131,34 @@ func aboveWhy(c Cell, rec *CeilingRecord, base FioCeiling) string {
 	case base.Bound || rec != nil && rec.Error == "" && rec.CPUBound:
 		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
 	default:
-		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real, so fio's figure is low — the disk was shared with other work while fio ran, or it got faster between the two", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
+		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real, so fio's figure is low — ", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
+		if fioSteal := ceilingSteal(rec, base); stealTookFio(fioSteal, c.HostStealShare) {
+			s += fmt.Sprintf("the host was not quiet while fio ran: the hypervisor took %.1f %% of its CPU time (steal)", 100**fioSteal)
+			if c.HostStealShare != nil {
+				s += fmt.Sprintf(", against %.1f %% during the cell", 100**c.HostStealShare)
+			}
+			s += "; or the disk was shared with other work while fio ran, or it got faster between the two"
+		} else {
+			s += "the disk was shared with other work while fio ran, or it got faster between the two"
+		}
 	}
 	return s + "."
+}
+
+// ceilingSteal is the steal while the fio a cell is divided by ran: the
+// re-measurement's when it ran, else the sweep's.
+func ceilingSteal(rec *CeilingRecord, base FioCeiling) *float64 {
+	if rec != nil && rec.Error == "" && rec.StealShare != nil {
+		return rec.StealShare
+	}
+	return base.StealShare
+}
+
+// stealTookFio reports whether the hypervisor took a noticeable share of
+// the CPU time while fio ran and more than during the cell: then fio,
+// not the cell, ran on a host that was not quiet.
+func stealTookFio(fioSteal, cellSteal *float64) bool {
+	return fioSteal != nil && *fioSteal >= NoticeableSteal && (cellSteal == nil || *fioSteal > *cellSteal)
 }
 
 // CellExtras adds to a cell the medians of its passes' CPU per op and,

@@ -37,11 +37,14 @@ type CeilingRecord struct {
 	// CPUs is the cpuset fio ran pinned to, the pinned server's; "" free.
 	CPUs string `json:"cpus,omitempty"`
 	// CPUMicrosPerRead, CPUShare and CPUBound are fio's CPU (fio.CPU).
-	CPUMicrosPerRead float64   `json:"cpu_us_per_read,omitempty"`
-	CPUShare         float64   `json:"cpu_share,omitempty"`
-	CPUBound         bool      `json:"cpu_bound,omitempty"`
-	Error            string    `json:"error,omitempty"`
-	Time             time.Time `json:"time"`
+	CPUMicrosPerRead float64 `json:"cpu_us_per_read,omitempty"`
+	CPUShare         float64 `json:"cpu_share,omitempty"`
+	CPUBound         bool    `json:"cpu_bound,omitempty"`
+	// StealShare is the hypervisor's share of the host's CPU time while
+	// this fio ran; nil where not counted.
+	StealShare *float64  `json:"steal_share,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Time       time.Time `json:"time"`
 }
 
 // LatencyRecord is one line of latency.jsonl: one fixed-rate step.

@@ -45,6 +45,9 @@ type PreflightFio struct {
 	} `json:"sweep"`
 	CPUs     string `json:"cpus"`
 	CPUCount int    `json:"cpu_count"`
+	// StealShare is the hypervisor's share of the host's CPU time while
+	// the sweep ran; nil where not counted.
+	StealShare *float64 `json:"steal_share"`
 }
 
 // PreflightCheck is one check of the preflight.
@@ -119,7 +122,7 @@ func (f *PreflightFio) ceiling() FioCeiling {
 	if c.IOPS <= 0 {
 		return FioCeiling{}
 	}
-	c.CPUs = f.CPUs
+	c.CPUs, c.StealShare = f.CPUs, f.StealShare
 	best := -1
 	for i, p := range f.Sweep {
 		if best < 0 || p.IOPS > f.Sweep[best].IOPS {

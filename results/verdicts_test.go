@@ -399,3 +399,42 @@ func TestJudgePass(t *testing.T) {
 		}
 	}
 }
+
+// TestAboveCeilingNamesSteal: an above-ceiling cell whose fio ran while
+// the hypervisor took noticeably more CPU time than during the cell names
+// that first; the re-measurement's steal stands for the sweep's when it ran.
+func TestAboveCeilingNamesSteal(t *testing.T) {
+	row := results.Row{Backend: "uring", Pin: "none", Label: "no pin"}
+	share := func(v float64) *float64 { return &v }
+	busy, quiet := share(0.053), share(0.001)
+	tests := []struct {
+		name      string
+		sweep     *float64
+		rec       *results.CeilingRecord
+		cell      *float64
+		wantSteal string // "": the shared-disk wording alone
+	}{
+		{"sweep not quiet, cell quiet", busy, nil, quiet, "the host was not quiet while fio ran: the hypervisor took 5.3 % of its CPU time (steal), against 0.1 % during the cell"},
+		{"sweep not quiet, cell not read", busy, nil, nil, "the hypervisor took 5.3 % of its CPU time (steal); or the disk"},
+		{"quiet sweep", quiet, nil, quiet, ""},
+		{"the cell had more", busy, nil, share(0.08), ""},
+		{"re-measured on a quiet host", busy, &results.CeilingRecord{Row: row, Threads: 8, IOPS: 95_000, StealShare: quiet}, quiet, ""},
+		{"re-measured on a busy host", quiet, &results.CeilingRecord{Row: row, Threads: 8, IOPS: 95_000, StealShare: share(0.02)}, quiet, "took 2.0 % of its CPU time"},
+	}
+	for _, tt := range tests {
+		cells := []results.Cell{{Row: row, Threads: 8, Passes: 2, Median: 110_000,
+			CellEvidence: results.CellEvidence{DiskReadsPerSec: 108_000, DiskQueueDepth: 240, HostStealShare: tt.cell}}}
+		var recs []results.CeilingRecord
+		if tt.rec != nil {
+			recs = append(recs, *tt.rec)
+		}
+		results.ApplyCeilings(cells, recs, results.Ceilings{Host: results.FioCeiling{IOPS: 100_000, StealShare: tt.sweep}})
+		why := cells[0].AboveCeilingWhy
+		if !cells[0].AboveCeiling || !strings.Contains(why, "the disk was shared with other work") {
+			t.Errorf("%s: got above %v why %q, want the mark and the shared-disk cause", tt.name, cells[0].AboveCeiling, why)
+		}
+		if got := strings.Contains(why, "not quiet"); got != (tt.wantSteal != "") || !strings.Contains(why, tt.wantSteal) {
+			t.Errorf("%s: got why %q, want steal named %v (%q)", tt.name, why, tt.wantSteal != "", tt.wantSteal)
+		}
+	}
+}
