@@ -147,7 +147,17 @@ func shareText(c results.Cell, host, diskThen float64) string {
 	if m := evidenceMarks(c); m != "" {
 		s += " (" + m + ")"
 	}
+	if stealMarked(c) {
+		s += fmt.Sprintf(" (steal %.1f %%)", 100**c.HostStealShare)
+	}
 	return s
+}
+
+// stealMarked reports whether a cell's passes had noticeable steal, which
+// the share table marks: those passes ran on fewer CPU cycles than the
+// ceiling's fio may have had.
+func stealMarked(c results.Cell) bool {
+	return c.HostStealShare != nil && *c.HostStealShare >= results.NoticeableSteal
 }
 
 // renderRemeasures lists the fio re-measurements under the share table.

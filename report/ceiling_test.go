@@ -134,3 +134,22 @@ func TestSettleSentence(t *testing.T) {
 		t.Errorf("got %q, want the passes marked as measuring a slower disk", got)
 	}
 }
+
+// TestShareTextMarksSteal: a cell whose passes had noticeable steal says
+// so beside its share; a little steal, or none read, adds nothing.
+func TestShareTextMarksSteal(t *testing.T) {
+	share := func(v float64) *float64 { return &v }
+	for _, tt := range []struct {
+		steal *float64
+		want  string
+	}{
+		{nil, "80.0 %"},
+		{share(0.001), "80.0 %"},
+		{share(0.251), "80.0 % (steal 25.1 %)"},
+	} {
+		c := results.Cell{Median: 80_000, FioShare: 0.8, CellEvidence: results.CellEvidence{HostStealShare: tt.steal}}
+		if got := shareText(c, 0, 0); got != tt.want {
+			t.Errorf("steal %v: got %q, want %q", tt.steal, got, tt.want)
+		}
+	}
+}
