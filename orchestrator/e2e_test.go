@@ -141,6 +141,9 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Pla
 		if s := r.HostStealShare; hostCountsSteal() && (s == nil || *s < 0 || *s > 1) {
 			t.Errorf("pass t=%d %s: got host steal %v, want the share the client read", r.Threads, r.Row.ID(), s)
 		}
+		if s := r.ServerStealShare; hostCountsSteal() && (s == nil || *s < 0 || *s > 1) {
+			t.Errorf("pass t=%d %s: got server steal %v, want the share of its CPUs %s", r.Threads, r.Row.ID(), s, r.Server.CPUs)
+		}
 		if r.Row.Pin == PinPinned && (!sameSet(r.Server.CPUs, r.Server.WantCPUs) || !sameSet(r.Client.CPUs, r.Client.WantCPUs) || r.Server.WantCPUs == r.Client.WantCPUs) {
 			t.Errorf("pinned pass: server %+v client %+v; want disjoint sets honoured", r.Server, r.Client)
 		}

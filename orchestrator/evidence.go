@@ -10,23 +10,54 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/cpulist"
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/diskstats"
 	"github.com/tierbench/tierbench/results"
 )
 
-// diskReading is the data disks' counters read just before a GET phase.
+// diskReading is the data disks' and the CPUs' counters read just before
+// a GET phase, on the server's host.
 type diskReading struct {
-	disk diskstats.Sample
-	err  error
+	disk   diskstats.Sample
+	err    error
+	cpu    cpustat.Sample
+	cpuErr error
 }
 
-// diskBefore reads the data disks' counters where the server runs.
+// diskBefore reads the data disks' and the CPUs' counters where the
+// server runs.
 func (r *runner) diskBefore(ctx context.Context) diskReading {
 	var s diskReading
 	if len(r.evidence.disks) > 0 {
 		s.disk, s.err = r.host.diskSample(ctx, r.evidence.disks)
 	}
+	s.cpu, s.cpuErr = r.host.cpuSample(ctx)
 	return s
+}
+
+// serverSteal is the steal of the server's CPUs (its placement's
+// Cpus_allowed_list; every CPU when that is unknown) between two readings
+// of its host; nil when it cannot be told, which leaves the pass without
+// it rather than failing it.
+func serverSteal(before, after cpustat.Sample, cpus string) *float64 {
+	if cpus != "" {
+		set, err := cpulist.Parse(cpus)
+		if err != nil {
+			return nil
+		}
+		if before, err = before.Over(set); err != nil {
+			return nil
+		}
+		if after, err = after.Over(set); err != nil {
+			return nil
+		}
+	}
+	s, err := after.StealShare(before)
+	if err != nil {
+		return nil
+	}
+	return &s
 }
 
 // recordDisks reads the disks' counters again after the phase and puts
@@ -34,6 +65,11 @@ func (r *runner) diskBefore(ctx context.Context) diskReading {
 // note instead of failing the pass.
 func (r *runner) recordDisks(ctx context.Context, before diskReading, rec *results.PassRecord) {
 	ev := &rec.PassEvidence
+	if before.cpuErr == nil {
+		if after, err := r.host.cpuSample(ctx); err == nil {
+			ev.ServerStealShare = serverSteal(before.cpu, after, rec.Server.CPUs)
+		}
+	}
 	switch {
 	case len(r.evidence.disks) == 0:
 		ev.DiskNote = r.evidence.note

@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/diskstats"
 )
 
 // serverHost is the one door to the machine a row's servers run on, for
 // what the run does or observes there besides RESP: emptying the data
-// dir, finding the disks below it, and sampling those disks' counters around every GET phase (the server
+// dir, finding the disks below it, and sampling those disks' counters and
+// the host's CPU time counters around every GET phase (the server
 // process's own counters are its serverProbe's). The driver hands it
 // out (driver.host): this machine for processes and the local engine, and
 // `tierbench hostprobe` in containers on the engine of a server host
@@ -22,6 +24,8 @@ type serverHost interface {
 	wipeData(ctx context.Context, dir string) error
 	dataDisks(ctx context.Context, dir string) ([]string, error)
 	diskSample(ctx context.Context, disks []string) (diskstats.Sample, error)
+	// cpuSample reads the host's /proc/stat CPU time counters.
+	cpuSample(ctx context.Context) (cpustat.Sample, error)
 }
 
 // localHost is this machine.
@@ -37,6 +41,8 @@ func (localHost) dataDisks(_ context.Context, dir string) ([]string, error) {
 func (localHost) diskSample(_ context.Context, disks []string) (diskstats.Sample, error) {
 	return diskstats.Read("/", disks)
 }
+
+func (localHost) cpuSample(context.Context) (cpustat.Sample, error) { return cpustat.Read("/") }
 
 // remoteHost is a server host reached through its Docker engine: the data
 // dir is handled in a hostprobe container of its own that mounts it, and
@@ -75,6 +81,17 @@ func (h remoteHost) diskSample(ctx context.Context, disks []string) (diskstats.S
 		return diskstats.Sample{}, err
 	}
 	return *a.DiskStats, nil
+}
+
+func (h remoteHost) cpuSample(ctx context.Context) (cpustat.Sample, error) {
+	a, err := h.inServer(ctx, ProbeRequest{CPUStat: true})
+	if err == nil && a.CPUStat == nil {
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --cpustat gave no counters", h.d.ep.Name)
+	}
+	if err != nil {
+		return cpustat.Sample{}, err
+	}
+	return *a.CPUStat, nil
 }
 
 // inServer asks hostprobe inside the server container running now.

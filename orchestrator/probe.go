@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/diskstats"
 	"github.com/tierbench/tierbench/results"
 )
@@ -42,6 +43,8 @@ type ProbeRequest struct {
 	// DiskStats samples these disks' /proc/diskstats counters.
 	DataDisks string
 	DiskStats []string
+	// CPUStat reads this host's /proc/stat CPU time counters.
+	CPUStat bool
 }
 
 // SampleRequest is the dataset a sampled GET check reads.
@@ -69,6 +72,7 @@ type ProbeAnswer struct {
 	CPUTicks  *uint64              `json:"cpu_ticks,omitempty"` // of --pid: utime + stime
 	DataDisks []string             `json:"data_disks,omitempty"`
 	DiskStats *diskstats.Sample    `json:"diskstats,omitempty"`
+	CPUStat   *cpustat.Sample      `json:"cpustat,omitempty"`
 }
 
 // Probe answers req on this host and prints the answer as one JSON
@@ -129,6 +133,13 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 			return err
 		}
 		a.DiskStats = &s
+	}
+	if req.CPUStat {
+		s, err := cpustat.Read("/")
+		if err != nil {
+			return err
+		}
+		a.CPUStat = &s
 	}
 	if req.Wipe != "" {
 		if err := wipeDir(req.Wipe); err != nil {
@@ -249,6 +260,7 @@ func probeArgs(req ProbeRequest) []string {
 		{name: "--prove", on: req.Prove}, {name: "--witness", on: req.Witness}, {name: "--sample", value: sample},
 		{name: "--addrs", on: req.Addrs}, {name: "--route-to", value: req.RouteTo}, {name: "--free-port-on", value: req.FreeOn},
 		{name: "--data-disks", value: req.DataDisks}, {name: "--diskstats", value: strings.Join(req.DiskStats, ",")},
+		{name: "--cpustat", on: req.CPUStat},
 	} {
 		switch {
 		case f.value != "":

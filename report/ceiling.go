@@ -148,7 +148,7 @@ func shareText(c results.Cell, host, diskThen float64) string {
 		s += " (" + m + ")"
 	}
 	if stealMarked(c) {
-		s += fmt.Sprintf(" (steal %.1f %%)", 100**c.HostStealShare)
+		s += fmt.Sprintf(" (steal %.1f %%)", 100**c.Steal())
 	}
 	return s
 }
@@ -157,7 +157,8 @@ func shareText(c results.Cell, host, diskThen float64) string {
 // the share table marks: those passes ran on fewer CPU cycles than the
 // ceiling's fio may have had.
 func stealMarked(c results.Cell) bool {
-	return c.HostStealShare != nil && *c.HostStealShare >= results.NoticeableSteal
+	s := c.Steal()
+	return s != nil && *s >= results.NoticeableSteal
 }
 
 // renderRemeasures lists the fio re-measurements under the share table.

@@ -38,7 +38,7 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 	cols := []string{"backend", "NUMA", "threads>", "ops/s>", "ceiling>", "% of ceiling>", "disk r/s>", "r/s % of ceiling>", "r/s ÷ ops/s>", "disk depth>", "server CPU>", "client CPU>", "marks"}
 	steal := anyCellSteal(res)
 	if steal {
-		b.WriteString(stealSentence)
+		b.WriteString(cellStealSentence)
 		cols = slices.Insert(cols, len(cols)-1, "steal>")
 	}
 	writeHead(b, cols...)
@@ -66,7 +66,7 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% |", rowName(c.Row), c.Row.Label, c.Threads,
 			human.Ops(c.Median), ceiling, share, rps, rpsShare, ratio, depth, 100*c.ServerCPUShare, 100*c.ClientCPUShare)
 		if steal {
-			fmt.Fprintf(b, " %s |", stealText(c.HostStealShare))
+			fmt.Fprintf(b, " %s |", stealText(c.Steal()))
 		}
 		fmt.Fprintf(b, " %s |\n", marks)
 	}
@@ -88,10 +88,13 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 // stealSentence says what the steal columns hold.
 const stealSentence = "Steal is the share of the host's CPU time that the hypervisor took during the phase (/proc/stat, read by the client on its host, which is the server's host too unless the run had client hosts; for a cell, the most any pass saw). On a virtual machine that is time neither the server nor the client had: a stolen slice stalls whatever was running, and a latency tail or a late send in a phase with steal is partly the host's.\n\n"
 
+// cellStealSentence says what a cell's steal column holds.
+const cellStealSentence = "Steal is the share of the server's CPU time that the hypervisor took during the phase: its host's /proc/stat over the CPUs the server was allowed (where that was not read, the whole host's as the client read it), the most any pass of the cell saw. On a virtual machine that is time the server did not have although its CPUs were its own: a stolen slice stalls whatever was running, and a cell whose passes had steal measured a smaller machine than its row says.\n\n"
+
 // anyCellSteal reports whether any cell's passes read the steal.
 func anyCellSteal(res results.Results) bool {
 	for _, c := range res.Cells {
-		if c.HostStealShare != nil {
+		if c.Steal() != nil {
 			return true
 		}
 	}

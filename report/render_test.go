@@ -279,7 +279,8 @@ func TestShareTextMarksAboveCeiling(t *testing.T) {
 }
 
 // TestRenderEvidenceSteal: a cell shows the most steal its passes saw in
-// a steal column, a cell none of whose passes read it a dash, and a
+// a steal column (its server's CPUs' where read, else the host's as the
+// client read it), a cell none of whose passes read it a dash, and a
 // bundle without any steal keeps the table as it was.
 func TestRenderEvidenceSteal(t *testing.T) {
 	row := results.Row{Backend: "uring", Pin: "none", Label: "no pin"}
@@ -293,6 +294,11 @@ func TestRenderEvidenceSteal(t *testing.T) {
 	}
 	read, readRecs := cell(8, share(0.001), share(0.031), nil)
 	unread, unreadRecs := cell(32, nil, nil)
+	// The server's own CPUs' steal is the cell's, whatever the client's
+	// host saw.
+	onServer, onServerRecs := cell(48, share(0.05))
+	onServerRecs[0].ServerStealShare = share(0.002)
+	onServer.CellEvidence = results.SummarizeEvidence(onServerRecs)
 	tests := []struct {
 		name         string
 		cells        []results.Cell
@@ -300,7 +306,9 @@ func TestRenderEvidenceSteal(t *testing.T) {
 		want, absent []string
 	}{
 		{"read", []results.Cell{read, unread}, append(readRecs, unreadRecs...),
-			[]string{"| client CPU | steal | marks |", "| 8 | 50 K | — | — | — | — | — | — | 0 % | 0 % | 3.1 % |  |", "| 32 | 50 K | — | — | — | — | — | — | 0 % | 0 % | — |  |", "Steal is the share of the host's CPU time"}, nil},
+			[]string{"| client CPU | steal | marks |", "| 8 | 50 K | — | — | — | — | — | — | 0 % | 0 % | 3.1 % |  |", "| 32 | 50 K | — | — | — | — | — | — | 0 % | 0 % | — |  |", "Steal is the share of the server's CPU time"}, nil},
+		{"server CPUs read", []results.Cell{onServer}, onServerRecs,
+			[]string{"| 48 | 50 K | — | — | — | — | — | — | 0 % | 0 % | 0.2 % |  |"}, nil},
 		{"old bundle", []results.Cell{unread}, unreadRecs,
 			[]string{"| client CPU | marks |", "| 32 | 50 K | — | — | — | — | — | — | 0 % | 0 % |  |"}, []string{"steal", "Steal"}},
 	}

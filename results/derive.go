@@ -132,10 +132,10 @@ func aboveWhy(c Cell, rec *CeilingRecord, base FioCeiling) string {
 		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
 	default:
 		s += fmt.Sprintf("; the disk completed %s reads/s (%.2f per GET) at depth %.0f: the reads were real, so fio's figure is low — ", human.Ops(c.DiskReadsPerSec), c.DiskReadsPerSec/c.Median, c.DiskQueueDepth)
-		if fioSteal := ceilingSteal(rec, base); stealTookFio(fioSteal, c.HostStealShare) {
+		if fioSteal, cellSteal := ceilingSteal(rec, base), c.Steal(); stealTookFio(fioSteal, cellSteal) {
 			s += fmt.Sprintf("the host was not quiet while fio ran: the hypervisor took %.1f %% of its CPU time (steal)", 100**fioSteal)
-			if c.HostStealShare != nil {
-				s += fmt.Sprintf(", against %.1f %% during the cell", 100**c.HostStealShare)
+			if cellSteal != nil {
+				s += fmt.Sprintf(", against %.1f %% during the cell", 100**cellSteal)
 			}
 			s += "; or the disk was shared with other work while fio ran, or it got faster between the two"
 		} else {

@@ -184,6 +184,16 @@ func cpuCount(list string) int {
 	return len(cpus)
 }
 
+// Steal is the steal a cell is judged by: its server's CPUs', read on the
+// server's host, or where that was not read the host's as the client read
+// it; nil when neither was.
+func (e CellEvidence) Steal() *float64 {
+	if e.ServerStealShare != nil {
+		return e.ServerStealShare
+	}
+	return e.HostStealShare
+}
+
 // MaxShare is the larger of two shares that may not have been read (nil).
 func MaxShare(a, b *float64) *float64 {
 	if a == nil || b != nil && *b > *a {
@@ -208,6 +218,7 @@ func SummarizeEvidence(recs []PassRecord) CellEvidence {
 		srv = append(srv, r.ServerCPUShare)
 		cli = append(cli, r.ClientCPUShare)
 		ce.HostStealShare = MaxShare(ce.HostStealShare, r.HostStealShare)
+		ce.ServerStealShare = MaxShare(ce.ServerStealShare, r.ServerStealShare)
 		ce.ServerCPUBound = ce.ServerCPUBound || r.ServerCPUBound
 	}
 	ce.DiskReadsPerSec, _, _ = Median(rps)

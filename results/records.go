@@ -39,6 +39,10 @@ type PassEvidence struct {
 	// the server on one machine it is the server's host too. nil where the
 	// kernel does not count it, and in bundles from before.
 	HostStealShare *float64 `json:"host_steal_share,omitempty"`
+	// ServerStealShare is the steal of the server's CPUs during the phase,
+	// from its own host's /proc/stat over its Cpus_allowed_list: what the
+	// hypervisor took from the server itself. nil where not read.
+	ServerStealShare *float64 `json:"server_steal_share,omitempty"`
 	// ClockTicks is the kernel's USER_HZ the stat ticks were divided by.
 	ClockTicks int    `json:"clock_ticks_per_sec,omitempty"`
 	CPUNote    string `json:"cpu_note,omitempty"`
@@ -51,9 +55,10 @@ type CellEvidence struct {
 	DiskQueueDepth  float64 `json:"disk_queue_depth,omitempty"`
 	ServerCPUShare  float64 `json:"server_cpu_share,omitempty"`
 	ClientCPUShare  float64 `json:"client_cpu_share,omitempty"`
-	// HostStealShare is the most steal any counted pass saw; nil when
-	// none was read.
-	HostStealShare *float64 `json:"host_steal_share,omitempty"`
+	// HostStealShare and ServerStealShare are the most steal any counted
+	// pass saw; nil when none was read.
+	HostStealShare   *float64 `json:"host_steal_share,omitempty"`
+	ServerStealShare *float64 `json:"server_steal_share,omitempty"`
 	// ServerCPUBound: at least one pass used ≥ 90 % of the server's CPUs.
 	ServerCPUBound bool `json:"server_cpu_bound,omitempty"`
 	// ServerCPUMicrosPerGet is the median of the passes' server CPU

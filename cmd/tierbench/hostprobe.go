@@ -30,6 +30,7 @@ func runHostProbe(args []string, stdout, stderr io.Writer) int {
 	sample := fs.String("sample", "", "with --addr: the sampled GET check of a load of `dbsize,keylength,valuelength`")
 	fs.StringVar(&req.DataDisks, "data-disks", "", "print the physical disks below this `directory`")
 	disks := fs.String("diskstats", "", "print the summed /proc/diskstats counters of these comma-separated `disks`")
+	fs.BoolVar(&req.CPUStat, "cpustat", false, "print this host's /proc/stat CPU time counters, every CPU's and each CPU's")
 	fs.BoolVar(&req.Addrs, "addrs", false, "print this host's global unicast addresses")
 	fs.StringVar(&req.RouteTo, "route-to", "", "print this host's source address towards this `IP`")
 	fs.StringVar(&req.FreeOn, "free-port-on", "", "print a TCP port free on this `address`")

@@ -36,49 +36,94 @@ var ErrNoCPULine = errors.New("cpustat: no cpu line in /proc/stat")
 const NoticeableSteal = 0.005
 
 // Sample is the "cpu" line of /proc/stat: every CPU's time together, in
-// USER_HZ ticks.
+// USER_HZ ticks; PerCPU holds the "cpuN" lines the same way.
 type Sample struct {
 	// TotalTicks is user + nice + system + idle + iowait + irq + softirq
 	// + steal: every tick of every CPU, whoever had it.
-	TotalTicks uint64
+	TotalTicks uint64 `json:"total_ticks"`
 	// StealTicks is the steal column; zero without one.
-	StealTicks uint64
+	StealTicks uint64 `json:"steal_ticks"`
 	// HasSteal: the kernel printed a steal column (2.6.11 and later).
-	HasSteal bool
+	HasSteal bool `json:"has_steal"`
+	// PerCPU maps a CPU's number to its own line's counters (their
+	// PerCPU empty); a CPU that is offline has no line.
+	PerCPU map[int]Sample `json:"per_cpu,omitempty"`
 }
 
-// Parse reads the "cpu" line of a /proc/stat. A malformed line is an error
-// naming what was wrong.
+// Over is the sample of the CPUs in cpus alone, summed; an error names a
+// CPU without a line.
+func (s Sample) Over(cpus []int) (Sample, error) {
+	sum := Sample{HasSteal: len(cpus) > 0}
+	for _, c := range cpus {
+		one, ok := s.PerCPU[c]
+		if !ok {
+			return Sample{}, fmt.Errorf("cpustat: no line for CPU %d in /proc/stat", c)
+		}
+		sum.TotalTicks += one.TotalTicks
+		sum.StealTicks += one.StealTicks
+		sum.HasSteal = sum.HasSteal && one.HasSteal
+	}
+	return sum, nil
+}
+
+// Parse reads the "cpu" and "cpuN" lines of a /proc/stat. A malformed
+// line is an error naming what was wrong.
 func Parse(data []byte) (Sample, error) {
+	var all Sample
+	found := false
+	per := map[int]Sample{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) == 0 || f[0] != "cpu" {
+		if len(f) == 0 || !strings.HasPrefix(f[0], "cpu") {
 			continue
 		}
-		if len(f) < 5 {
-			return Sample{}, fmt.Errorf("cpustat: cpu line has %d counters, want at least 4 (user nice system idle)", len(f)-1)
+		s, err := parseLine(f)
+		if err != nil {
+			return Sample{}, err
 		}
-		var s Sample
-		for i, v := range f[1:min(len(f), 9)] {
-			n, err := strconv.ParseUint(v, 10, 64)
-			if err != nil {
-				return Sample{}, fmt.Errorf("cpustat: cpu line counter %d: %w", i+1, err)
-			}
-			var carry uint64
-			if s.TotalTicks, carry = bits.Add64(s.TotalTicks, n, 0); carry != 0 {
-				return Sample{}, fmt.Errorf("cpustat: cpu line counters overflow 64 bits at counter %d", i+1)
-			}
-			if i == 7 {
-				s.StealTicks, s.HasSteal = n, true
-			}
+		if f[0] == "cpu" {
+			all, found = s, true
+			continue
 		}
-		return s, nil
+		n, err := strconv.Atoi(f[0][3:])
+		if err != nil || n < 0 {
+			return Sample{}, fmt.Errorf("cpustat: line %q is neither cpu nor cpuN", f[0])
+		}
+		per[n] = s
 	}
 	if err := sc.Err(); err != nil {
 		return Sample{}, fmt.Errorf("cpustat: %w", err)
 	}
-	return Sample{}, ErrNoCPULine
+	if !found {
+		return Sample{}, ErrNoCPULine
+	}
+	if len(per) > 0 {
+		all.PerCPU = per
+	}
+	return all, nil
+}
+
+// parseLine reads the counters of one cpu line, its name first.
+func parseLine(f []string) (Sample, error) {
+	if len(f) < 5 {
+		return Sample{}, fmt.Errorf("cpustat: %s line has %d counters, want at least 4 (user nice system idle)", f[0], len(f)-1)
+	}
+	var s Sample
+	for i, v := range f[1:min(len(f), 9)] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return Sample{}, fmt.Errorf("cpustat: %s line counter %d: %w", f[0], i+1, err)
+		}
+		var carry uint64
+		if s.TotalTicks, carry = bits.Add64(s.TotalTicks, n, 0); carry != 0 {
+			return Sample{}, fmt.Errorf("cpustat: %s line counters overflow 64 bits at counter %d", f[0], i+1)
+		}
+		if i == 7 {
+			s.StealTicks, s.HasSteal = n, true
+		}
+	}
+	return s, nil
 }
 
 // Read reads <root>/proc/stat; root is "/" but in tests.

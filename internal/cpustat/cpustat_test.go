@@ -3,6 +3,7 @@ package cpustat
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -13,8 +14,11 @@ func TestRead(t *testing.T) {
 		want      Sample
 		wantError string
 	}{
-		{"testdata/vm", Sample{TotalTicks: 26651 + 39539 + 392609 + 20612 + 9119 + 11586, StealTicks: 11586, HasSteal: true}, ""},
-		{"testdata/old-kernel", Sample{TotalTicks: 4705 + 356 + 584 + 3699176 + 23060 + 10}, ""},
+		{"testdata/vm", Sample{TotalTicks: 26651 + 39539 + 392609 + 20612 + 9119 + 11586, StealTicks: 11586, HasSteal: true, PerCPU: map[int]Sample{
+			0: {TotalTicks: 13587 + 22117 + 198341 + 11883 + 1728 + 4913, StealTicks: 4913, HasSteal: true},
+			1: {TotalTicks: 13064 + 17422 + 194268 + 8729 + 7391 + 6673, StealTicks: 6673, HasSteal: true}}}, ""},
+		{"testdata/old-kernel", Sample{TotalTicks: 4705 + 356 + 584 + 3699176 + 23060 + 10, PerCPU: map[int]Sample{
+			0: {TotalTicks: 4705 + 356 + 584 + 3699176 + 23060 + 10}}}, ""},
 		{"testdata/no-cpu", Sample{}, ErrNoCPULine.Error()},
 		{"testdata/missing", Sample{}, "no such file"},
 	}
@@ -26,7 +30,7 @@ func TestRead(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Read(%s): got %+v, %v, want %+v", tt.root, got, err, tt.want)
 		}
 	}
@@ -39,6 +43,9 @@ func TestParseRefuses(t *testing.T) {
 		{"negative", "cpu 1 2 3 -4\n", "counter 4"},
 		{"overflow", "cpu 18446744073709551615 1 0 0\n", "overflow"},
 		{"per-CPU lines only", "cpu0 1 2 3 4\n", "no cpu line"},
+		{"bad CPU number", "cpu 1 2 3 4\ncpux 1 2 3 4\n", "neither cpu nor cpuN"},
+		{"negative CPU number", "cpu 1 2 3 4\ncpu-1 1 2 3 4\n", "neither cpu nor cpuN"},
+		{"short CPU line", "cpu 1 2 3 4\ncpu1 1 2\n", "cpu1 line has 2 counters"},
 	}
 	for _, tt := range tests {
 		if _, err := Parse([]byte(tt.data)); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -141,5 +148,35 @@ func TestWatch(t *testing.T) {
 	}
 	if got := w.StealShare(); got == nil || *got < 0 || *got > 1 {
 		t.Errorf("StartWatch(/): got %v, want a share in [0, 1]", got)
+	}
+}
+
+// TestOver: the steal of a set of CPUs is that of their own lines; a CPU
+// without a line is an error.
+func TestOver(t *testing.T) {
+	before, err := Read("testdata/vm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := before
+	after.PerCPU = map[int]Sample{
+		0: {TotalTicks: before.PerCPU[0].TotalTicks + 100, StealTicks: before.PerCPU[0].StealTicks + 25, HasSteal: true},
+		1: {TotalTicks: before.PerCPU[1].TotalTicks + 100, StealTicks: before.PerCPU[1].StealTicks, HasSteal: true},
+	}
+	for _, tt := range []struct {
+		cpus []int
+		want float64
+	}{{[]int{0}, 0.25}, {[]int{1}, 0}, {[]int{0, 1}, 0.125}} {
+		a, aerr := after.Over(tt.cpus)
+		b, berr := before.Over(tt.cpus)
+		if aerr != nil || berr != nil {
+			t.Fatalf("Over(%v): %v, %v", tt.cpus, aerr, berr)
+		}
+		if got, err := a.StealShare(b); err != nil || math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("CPUs %v: got %v, %v, want %v", tt.cpus, got, err, tt.want)
+		}
+	}
+	if _, err := before.Over([]int{0, 7}); err == nil || !strings.Contains(err.Error(), "CPU 7") {
+		t.Errorf("Over a CPU without a line: got %v, want an error naming CPU 7", err)
 	}
 }
