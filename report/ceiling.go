@@ -153,12 +153,12 @@ func shareText(c results.Cell, host, diskThen float64) string {
 	return s
 }
 
-// stealMarked reports whether a cell's passes had noticeable steal, which
-// the share table marks: those passes ran on fewer CPU cycles than the
+// stealMarked reports whether a cell's passes had steal enough to mark in
+// the share table: those passes ran on fewer CPU cycles than the
 // ceiling's fio may have had.
 func stealMarked(c results.Cell) bool {
 	s := c.Steal()
-	return s != nil && *s >= results.NoticeableSteal
+	return s != nil && *s >= results.CellStealMark
 }
 
 // renderRemeasures lists the fio re-measurements under the share table.

@@ -145,6 +145,7 @@ func TestShareTextMarksSteal(t *testing.T) {
 	}{
 		{nil, "80.0 %"},
 		{share(0.001), "80.0 %"},
+		{share(0.008), "80.0 %"},
 		{share(0.251), "80.0 % (steal 25.1 %)"},
 	} {
 		c := results.Cell{Median: 80_000, FioShare: 0.8, CellEvidence: results.CellEvidence{HostStealShare: tt.steal}}

@@ -136,8 +136,8 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 		b.WriteString("\n")
 		for _, cell := range res.Cells {
 			if cell.Passes > 0 && cell.Excluded == "" && stealMarked(cell) {
-				fmt.Fprintf(&b, "(steal X %%): in at least one of the cell's passes the hypervisor took X %% of the server's CPU time (%.1f %% or more: the steal of the Disk and CPU evidence table): the server had fewer cycles than the CPUs it was given, and a low share there may be the host's. The steal of fio's sweep is under its depth curve above.\n\n",
-					100*results.NoticeableSteal)
+				fmt.Fprintf(&b, "(steal X %%): in at least one of the cell's passes the hypervisor took X %% of the server's CPU time (%.0f %% or more: the steal of the Disk and CPU evidence table): the server had fewer cycles than the CPUs it was given, and a low share there may be the host's. The steal of fio's sweep is under its depth curve above.\n\n",
+					100*results.CellStealMark)
 				break
 			}
 		}

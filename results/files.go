@@ -135,6 +135,13 @@ type Pacing struct {
 // step's tail partly the host's (cpustat.NoticeableSteal).
 const NoticeableSteal = cpustat.NoticeableSteal
 
+// CellStealMark is the steal of a cell's server from which the report
+// marks its share of the ceiling: a throughput loses about what was
+// stolen, and under 2 % that is within the passes' own spread. It is also
+// above the counters' grain: /proc/stat counts in 10 ms ticks, 0.5 % of a
+// 2 s pass on one CPU.
+const CellStealMark = 0.02
+
 // HostsLatencyRecord is a line of hosts/latency.jsonl: one online GET phase of
 // a row over every client host, the clients' HdrHistograms merged.
 type HostsLatencyRecord struct {
