@@ -59,12 +59,16 @@ type benchReport struct {
 		benchCell
 		Window *benchWindow `json:"window"`
 	} `json:"cells"`
-	Online *struct {
-		Ops       int64        `json:"ops"`
-		Histogram string       `json:"histogram"`
-		Window    *benchWindow `json:"window"`
-		Warmup    onlineWarmup `json:"warmup"`
-	} `json:"online"`
+	Online *benchOnline `json:"online"`
+}
+
+// benchOnline is what a client host's online run says of its window.
+type benchOnline struct {
+	Ops            int64        `json:"ops"`
+	Histogram      string       `json:"histogram"`
+	Window         *benchWindow `json:"window"`
+	Warmup         onlineWarmup `json:"warmup"`
+	HostStealShare *float64     `json:"host_steal_share"`
 }
 
 type benchWindow struct {
@@ -283,6 +287,7 @@ func (r *runner) latencyHosts(ctx context.Context, h *hostsDriver, row results.R
 			rec.WarmupSeconds = w.Seconds
 		}
 		rec.WarmupOps += w.Ops
+		rec.HostStealShare = results.MaxShare(rec.HostStealShare, o.rep.Online.HostStealShare)
 		rec.Clients = append(rec.Clients, results.ClientShare{Host: o.host, Threads: o.threads, Ops: h.TotalCount(),
 			JSON: filepath.Join(results.DirHosts, o.host, "clients", fmt.Sprintf("%s-%s-latency.json", row.Backend, row.Pin))})
 	}

@@ -223,6 +223,9 @@ func TestRunAcrossHosts(t *testing.T) {
 	if err := json.Unmarshal(sc.Bytes(), &lat); err != nil {
 		t.Fatal(err)
 	}
+	if s := lat.HostStealShare; hostCountsSteal() && (s == nil || *s < 0 || *s > 1) {
+		t.Errorf("hosts latency: got host steal %v, want the most the client hosts read", s)
+	}
 	var counts, warmOps int64
 	for _, c := range lat.Clients {
 		var rep benchReport

@@ -165,12 +165,7 @@ func TestLatestClient(t *testing.T) {
 	}
 	online := func(late float64) benchReport {
 		var rep benchReport
-		rep.Online = &struct {
-			Ops       int64        `json:"ops"`
-			Histogram string       `json:"histogram"`
-			Window    *benchWindow `json:"window"`
-			Warmup    onlineWarmup `json:"warmup"`
-		}{Window: &benchWindow{Seconds: 1, LateSeconds: late}}
+		rep.Online = &benchOnline{Window: &benchWindow{Seconds: 1, LateSeconds: late}}
 		return rep
 	}
 	tests := []struct {

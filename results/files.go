@@ -158,9 +158,12 @@ type HostsLatencyRecord struct {
 	// WarmupSeconds is the unrecorded warm-up the clients reported (the
 	// least of theirs), WarmupOps their warm-up ops summed; 0 in bundles
 	// from before the phase had one.
-	WarmupSeconds float64   `json:"warmup_seconds,omitempty"`
-	WarmupOps     int64     `json:"warmup_ops,omitempty"`
-	Time          time.Time `json:"time"`
+	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`
+	WarmupOps     int64   `json:"warmup_ops,omitempty"`
+	// HostStealShare is the most steal any client host read over its
+	// window; nil where none was read.
+	HostStealShare *float64  `json:"host_steal_share,omitempty"`
+	Time           time.Time `json:"time"`
 }
 
 // HostsPlan records the hosts of a run in plan.json (never the password).
