@@ -317,13 +317,15 @@ func TestLadderLatencySteal(t *testing.T) {
 		{Row: row, Share: 0.25, OfferedOpsPerSec: 25000, Depth: 8, P50Micros: 150, P99Micros: 9000, FioP50Micros: 45, FioP99Micros: 180, StealShare: share(0.02), FioStealShare: share(0.001)},
 		{Row: row, Share: 0.5, OfferedOpsPerSec: 50000, Depth: 8, P50Micros: 150, P99Micros: 9000, FioP50Micros: 45, FioP99Micros: 180, StealShare: share(0.02), FioStealShare: share(0.03)},
 		{Row: row, Share: 0.75, OfferedOpsPerSec: 75000, Depth: 8, P50Micros: 150, P99Micros: 9000, FioP50Micros: 45, FioP99Micros: 180},
+		{Row: row, Share: 0.9, OfferedOpsPerSec: 90000, Depth: 8, P50Micros: 150, P99Micros: 900, FioP50Micros: 45, FioP99Micros: 180, StealShare: share(0.001), FioStealShare: share(0.04)},
 	}
 	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps}})
 	for _, want := range []string{
 		"| fio p99 | steal (step / fio) | within target |",
 		"| Uring no pin | 10 K (10 %) | 8 | 180 µs | 40 µs | 1.2 ms | 150 µs | 0.1 % / 0.0 % | p50 yes, p99 yes |",
+		"| Uring no pin | 90 K (90 %) | 8 | 150 µs | 45 µs | 900 µs | 180 µs | 0.1 % / 4.0 % | p50 yes, p99 yes (fio's run not quiet) |",
 		"| Uring no pin | 25 K (25 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | 2.0 % / 0.1 % | p50 yes, p99 no (host steal) |",
-		"| Uring no pin | 50 K (50 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | 2.0 % / 3.0 % | p50 yes, p99 no |",
+		"| Uring no pin | 50 K (50 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | 2.0 % / 3.0 % | p50 yes, p99 no (fio's run not quiet) |",
 		"| Uring no pin | 75 K (75 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | — / — | p50 yes, p99 no |",
 	} {
 		if !strings.Contains(text, want) {

@@ -78,7 +78,7 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 	}
 	cols := []string{"row", "offered>", "depth>", "p50>", "fio p50>", "p99>", "fio p99>", "within target"}
 	if steal {
-		b.WriteString("Steal is the share of the host's CPU time the hypervisor took during the step, and during fio's run beside it (/proc/stat): a step that misses its p99 target with steal in its own window and less in fio's lost part of its tail to the host, which fio did not see.\n\n")
+		fmt.Fprintf(b, "Steal is the share of the host's CPU time the hypervisor took during the step, and during fio's run beside it (/proc/stat): a step that misses its p99 target with steal in its own window and less in fio's lost part of its tail to the host, which fio did not see (host steal); a fio run with %.1f %% or more, and more than its step, carries the host's stalls in its own latencies, and the target taken from them is looser than the disk's (fio's run not quiet).\n\n", 100*results.NoticeableSteal)
 		cols = slices.Insert(cols, len(cols)-1, "steal (step / fio)>")
 	}
 	writeHead(b, cols...)
@@ -88,8 +88,11 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 			fioP50, fioP99 = plots.FormatMicros(s.FioP50Micros), plots.FormatMicros(s.FioP99Micros)
 			p50, p99 := s.MeetsTargets()
 			verdict = map[bool]string{true: "p50 yes", false: "p50 no"}[p50] + ", " + map[bool]string{true: "p99 yes", false: "p99 no"}[p99]
-			if !p99 && stealExplains(s) {
+			switch {
+			case !p99 && stealExplains(s):
 				verdict += " (host steal)"
+			case fioNotQuiet(s):
+				verdict += " (fio's run not quiet)"
 			}
 		}
 		fmt.Fprintf(b, "| %s %s | %s (%.0f %%) | %d | %s | %s | %s | %s |", human.Title(s.Row.Backend), s.Row.Label, human.Ops(s.OfferedOpsPerSec), 100*s.Share,
@@ -100,6 +103,16 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 		fmt.Fprintf(b, " %s |\n", verdict)
 	}
 	b.WriteString("\n")
+}
+
+// fioNotQuiet reports whether fio's run beside a step had noticeable steal
+// and more than the step: its latencies then carry the host's stalls, and
+// a target taken from them is looser than the disk's.
+func fioNotQuiet(s results.LadderLatency) bool {
+	if s.FioStealShare == nil || *s.FioStealShare < results.NoticeableSteal {
+		return false
+	}
+	return s.StealShare == nil || *s.FioStealShare > *s.StealShare
 }
 
 // stealExplains reports whether a step's window had noticeable steal and
