@@ -18,6 +18,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
 )
 
@@ -202,6 +203,7 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 	var runs []BenchResult
 	var fios []FioResult
 	runFio := func() (FioResult, error) {
+		stolen := cpustat.StartWatch("/")
 		f, err := fio.Run(ctx, fio.Job{Filenames: names, FileBytes: cfg.FileBytes, BlockBytes: cfg.BlockBytes,
 			Jobs: cfg.Threads, IODepth: cfg.QueueDepth, Engine: engine, RuntimeSeconds: cfg.RuntimeSeconds})
 		if err != nil {
@@ -212,7 +214,7 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 			ClatP50Us: f.ClatUs.P50, ClatP99Us: f.ClatUs.P99, ClatP999Us: f.ClatUs.P999, UsrCPU: f.UsrCPU, SysCPU: f.SysCPU,
 			// fio's group-reported CPU is the average per job (its times
 			// and runtimes are both summed over the jobs).
-			CPUMicrosPerOp: cpuMicrosPerOp((f.UsrCPU+f.SysCPU)*float64(cfg.Threads), f.IOPS)}, nil
+			CPUMicrosPerOp: cpuMicrosPerOp((f.UsrCPU+f.SysCPU)*float64(cfg.Threads), f.IOPS), StealShare: stolen.StealShare()}, nil
 	}
 	if cfg.CPUProfile != nil {
 		if err := pprof.StartCPUProfile(cfg.CPUProfile); err != nil {
@@ -243,7 +245,9 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 				alongside <- fioOutcome{r, err}
 			}()
 		}
+		stolen := cpustat.StartWatch("/")
 		res, err := b.run(ctx)
+		res.StealShare = stolen.StealShare()
 		if alongside != nil {
 			o := <-alongside
 			if err == nil && o.err != nil {
@@ -263,7 +267,7 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 				return b.summary(runs, fios), err
 			}
 		}
-		line := fmt.Sprintf("pass %d/%d: tierbench %s %s IOPS", p+1, cfg.Passes, cfg.Backend, groupThousands(res.IOPS))
+		line := fmt.Sprintf("pass %d/%d: tierbench %s %s IOPS%s", p+1, cfg.Passes, cfg.Backend, groupThousands(res.IOPS), stealNote(res.StealShare))
 		if cfg.CompareFio {
 			fios = append(fios, f)
 			order := "tierbench first"
@@ -273,7 +277,7 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 			case fioFirst:
 				order = "fio first"
 			}
-			line += fmt.Sprintf(", fio %s %s IOPS (%s)", engine, groupThousands(f.IOPS), order)
+			line += fmt.Sprintf(", fio %s %s IOPS%s (%s)", engine, groupThousands(f.IOPS), stealNote(f.StealShare), order)
 		}
 		fmt.Fprintln(progress, line)
 	}
@@ -290,9 +294,9 @@ func (b *bench) summary(runs []BenchResult, fios []FioResult) BenchResult {
 	res.Device = b.dev.(Describer).Describe()
 	res.FioAlongside = b.cfg.FioAlongside && len(fios) > 0
 	for i, r := range runs {
-		pr := PassResult{IOPS: r.IOPS}
+		pr := PassResult{IOPS: r.IOPS, StealShare: r.StealShare}
 		if i < len(fios) {
-			pr.FioIOPS = fios[i].IOPS
+			pr.FioIOPS, pr.FioStealShare = fios[i].IOPS, fios[i].StealShare
 			if pr.FioIOPS > 0 {
 				pr.Ratio = r.IOPS / pr.FioIOPS
 			}

@@ -70,6 +70,8 @@ type FioResult struct {
 	// CPUMicrosPerOp is fio's (usr_cpu + sys_cpu) × jobs per op,
 	// comparable to BenchResult.CPUMicrosPerOp.
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
+	// StealShare is BenchResult's, over fio's run.
+	StealShare *float64 `json:"steal_share,omitempty"`
 }
 
 // BenchResult is what Bench measured. Only successful (and, with Verify,
@@ -96,11 +98,15 @@ type BenchResult struct {
 	SysCPU         float64       `json:"sys_cpu"`
 	// CPUMicrosPerOp is CPU time (user + system) per completed op: unlike
 	// IOPS it hardly depends on what else shares the disk.
-	CPUMicrosPerOp float64      `json:"cpu_us_per_op"`
-	Passes         []PassResult `json:"passes"` // every pass; the fields above are the median pass
-	Fio            *FioResult   `json:"fio,omitempty"`
-	FioAlongside   bool         `json:"fio_alongside,omitempty"` // fio ran at the same time, sharing the disk
-	RatioToFio     float64      `json:"ratio_to_fio,omitempty"`
+	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
+	// StealShare is the share of the host's CPU time the hypervisor took
+	// during the timed window (/proc/stat steal); nil where not counted.
+	// Passes that ran while the host was not quiet read low.
+	StealShare   *float64     `json:"steal_share,omitempty"`
+	Passes       []PassResult `json:"passes"` // every pass; the fields above are the median pass
+	Fio          *FioResult   `json:"fio,omitempty"`
+	FioAlongside bool         `json:"fio_alongside,omitempty"` // fio ran at the same time, sharing the disk
+	RatioToFio   float64      `json:"ratio_to_fio,omitempty"`
 }
 
 // ErrBenchConfig wraps every refusal of a BenchConfig (a usage error).
@@ -142,4 +148,9 @@ type PassResult struct {
 	IOPS    float64 `json:"iops"`
 	FioIOPS float64 `json:"fio_iops,omitempty"`
 	Ratio   float64 `json:"ratio_to_fio,omitempty"`
+	// StealShare and FioStealShare are the host's steal during the pass's
+	// two runs: a ratio from a pass where one side ran on a host that was
+	// not quiet says more about the host than about the device layer.
+	StealShare    *float64 `json:"steal_share,omitempty"`
+	FioStealShare *float64 `json:"fio_steal_share,omitempty"`
 }

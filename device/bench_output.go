@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tierbench/tierbench/internal/cpustat"
 )
 
 // How a benchmark result is printed: one JSON document, or the human
@@ -55,6 +57,13 @@ func (r BenchResult) WriteText(w io.Writer) {
 			if p.FioIOPS > 0 {
 				fmt.Fprintf(w, " (fio %s, %.3f)", groupThousands(p.FioIOPS), p.Ratio)
 			}
+			if p.StealShare != nil || p.FioStealShare != nil {
+				fmt.Fprintf(w, " [steal %s", stealPercent(p.StealShare))
+				if p.FioIOPS > 0 {
+					fmt.Fprintf(w, " / fio %s", stealPercent(p.FioStealShare))
+				}
+				fmt.Fprint(w, "]")
+			}
 		}
 		fmt.Fprintln(w)
 	}
@@ -81,4 +90,21 @@ func groupThousands(f float64) string {
 		out.WriteRune(c)
 	}
 	return out.String()
+}
+
+// stealPercent is a steal share as the output shows it; "—" when not read.
+func stealPercent(s *float64) string {
+	if s == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f %%", 100**s)
+}
+
+// stealNote is a progress line's steal, said only from
+// cpustat.NoticeableSteal on: a pass the host did not leave alone.
+func stealNote(s *float64) string {
+	if s == nil || *s < cpustat.NoticeableSteal {
+		return ""
+	}
+	return fmt.Sprintf(" (host steal %s)", stealPercent(s))
 }

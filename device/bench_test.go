@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -188,6 +189,40 @@ func TestBenchCompareFio(t *testing.T) {
 	}
 	if r, _ := doc["ratio_to_fio"].(float64); r <= 0 {
 		t.Errorf("ratio_to_fio: got %v, want > 0", doc["ratio_to_fio"])
+	}
+	// Each pass keeps the host's steal while each side ran.
+	if s, err := cpustat.Read("/"); err == nil && s.HasSteal {
+		var res BenchResult
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range res.Passes {
+			if p.StealShare == nil || p.FioStealShare == nil || *p.StealShare < 0 || *p.StealShare > 1 || *p.FioStealShare < 0 || *p.FioStealShare > 1 {
+				t.Errorf("pass %d: got steal %v, fio's %v, want two shares", i+1, p.StealShare, p.FioStealShare)
+			}
+		}
+		if res.StealShare == nil || res.Fio == nil || res.Fio.StealShare == nil {
+			t.Errorf("median pass: got steal %v, fio %+v, want both read", res.StealShare, res.Fio)
+		}
+	}
+}
+
+func TestStealNote(t *testing.T) {
+	share := func(v float64) *float64 { return &v }
+	for _, tt := range []struct {
+		s          *float64
+		note, text string
+	}{
+		{nil, "", "—"},
+		{share(0.001), "", "0.1 %"},
+		{share(0.03), " (host steal 3.0 %)", "3.0 %"},
+	} {
+		if got := stealNote(tt.s); got != tt.note {
+			t.Errorf("stealNote(%v): got %q, want %q", tt.s, got, tt.note)
+		}
+		if got := stealPercent(tt.s); got != tt.text {
+			t.Errorf("stealPercent(%v): got %q, want %q", tt.s, got, tt.text)
+		}
 	}
 }
 

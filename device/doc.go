@@ -91,5 +91,7 @@
 // per-512-byte pattern derived from each unit's offset, then keeps Threads
 // × QueueDepth random reads in flight for RuntimeSeconds and reports IOPS,
 // MB/s, HdrHistogram latency and CPU per op, beside the real fio at the
-// same shape with CompareFio, alternating the two over Passes.
+// same shape with CompareFio, alternating the two over Passes. Each pass
+// keeps the host's steal (/proc/stat) while each side ran, so that a pass
+// the hypervisor did not leave alone is seen as the host's.
 package device
