@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )
@@ -144,7 +145,7 @@ func respLayer(c results.Cell, ok bool, runBatch int) results.LadderLayer {
 	if c.Row.Batch == 0 {
 		batch = fmt.Sprintf(" -b %d", runBatch)
 	}
-	l := results.LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp,
+	l := results.LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp, StealShare: c.Steal(),
 		Detail: fmt.Sprintf("the best cell: %s t=%d%s (CPU of server + client)", c.Row.Label, c.Threads, batch)}
 	if c.Median > 0 {
 		l.Spread = (c.Max - c.Min) / c.Median
@@ -242,17 +243,25 @@ func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlac
 				continue
 			}
 			r.printf("ladder %s: %s layer, round %d/%d, %d s\n", backend, name, i+1, ladderRounds, r.ladderSeconds())
+			// The rungs run on this machine: its steal over the round is
+			// theirs.
+			stolen := cpustat.StartWatch("/")
 			switch name {
 			case layerDevice:
-				devs = append(devs, r.deviceLayer(ctx, backend, strconv.Itoa(i+1), place, shape))
+				d := r.deviceLayer(ctx, backend, strconv.Itoa(i+1), place, shape)
+				d.StealShare = stolen.StealShare()
+				devs = append(devs, d)
 			case layerFio:
 				f := r.fioAgain(ctx, base, place, filepath.Join(devDir, "segment.0"))
+				f.StealShare = stolen.StealShare()
 				if f.Error == "" {
 					fioOps = f.OpsPerSec
 				}
 				fios = append(fios, f)
 			case layerKV:
-				kvs = append(kvs, r.kvLayer(ctx, backend, i+1, place, fioOps))
+				k := r.kvLayer(ctx, backend, i+1, place, fioOps)
+				k.StealShare = stolen.StealShare()
+				kvs = append(kvs, k)
 			}
 		}
 	}
@@ -280,11 +289,14 @@ func medianRound(rounds []results.LadderLayer) results.LadderLayer {
 	}
 	med, _, _ := results.Median(ops)
 	var m results.LadderLayer
+	var steal *float64
 	for _, x := range rounds {
 		if x.OpsPerSec == med {
 			m = x
 		}
+		steal = results.MaxShare(steal, x.StealShare)
 	}
+	m.StealShare = steal
 	m.RoundsOpsPerSec, m.RoundsRaw, m.Spread = ops, raws, spreadOf(ops)
 	m.Detail += fmt.Sprintf(", median of %d rounds alternated with the other layer", len(rounds))
 	return m

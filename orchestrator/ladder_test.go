@@ -333,3 +333,32 @@ func TestLadderLatencySteal(t *testing.T) {
 		}
 	}
 }
+
+// TestLadderStealColumn: a ladder whose rungs read steal shows the most
+// of each rung's rounds; one without keeps its table as it was; the median
+// round of a layer carries the most steal of all its rounds.
+func TestLadderStealColumn(t *testing.T) {
+	share := func(v float64) *float64 { return &v }
+	dev := medianRound([]results.LadderLayer{
+		{Layer: layerDevice, OpsPerSec: 70e3, StealShare: share(0.001)},
+		{Layer: layerDevice, OpsPerSec: 75e3, StealShare: share(0.031)},
+		{Layer: layerDevice, OpsPerSec: 72e3},
+	})
+	if dev.OpsPerSec != 72e3 || dev.StealShare == nil || *dev.StealShare != 0.031 {
+		t.Fatalf("medianRound: got %v ops/s, steal %v; want the median round with the rounds' most steal, 0.031", dev.OpsPerSec, dev.StealShare)
+	}
+	layers := []results.LadderLayer{{Layer: layerFio, OpsPerSec: 80e3, StealShare: share(0.002)}, dev, {Layer: layerRESP, OpsPerSec: 70e3}}
+	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: layers}})
+	for _, want := range []string{"| layer | ops/s | share of the layer below | CPU µs per op | steal | what ran |",
+		"| Device | 72 K | — | — | 3.1 % |", "| fio | 80 K | — | — | 0.2 % |", "| RESP | 70 K | — | — | — |"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ladder text lacks %q:\n%s", want, text)
+		}
+	}
+	for i := range layers {
+		layers[i].StealShare = nil
+	}
+	if text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: layers}}); !strings.Contains(text, "| layer | ops/s | share of the layer below | CPU µs per op | what ran |") {
+		t.Errorf("a ladder without steal changed its table:\n%s", text)
+	}
+}

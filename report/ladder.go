@@ -18,7 +18,13 @@ func Ladders(ls []results.Ladder) string {
 	var b strings.Builder
 	b.WriteString("## Where the time goes\n\n")
 	for _, l := range ls {
-		fmt.Fprintf(&b, "### %s\n\n| layer | ops/s | share of the layer below | CPU µs per op | what ran |\n|:--|--:|--:|--:|:--|\n", human.Title(l.Backend))
+		fmt.Fprintf(&b, "### %s\n\n", human.Title(l.Backend))
+		steal := slices.ContainsFunc(l.Layers, func(x results.LadderLayer) bool { return x.StealShare != nil })
+		cols := []string{"layer", "ops/s>", "share of the layer below>", "CPU µs per op>", "what ran"}
+		if steal {
+			cols = slices.Insert(cols, 4, "steal>")
+		}
+		writeHead(&b, cols...)
 		for i := len(l.Layers) - 1; i >= 0; i-- {
 			x := l.Layers[i]
 			ops, share, cpu := "—", "—", "—"
@@ -35,7 +41,11 @@ func Ladders(ls []results.Ladder) string {
 			if x.Error != "" {
 				detail = strings.TrimSpace(detail + " — " + x.Error)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", x.Layer, ops, share, cpu, detail)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |", x.Layer, ops, share, cpu)
+			if steal {
+				fmt.Fprintf(&b, " %s |", stealText(x.StealShare))
+			}
+			fmt.Fprintf(&b, " %s |\n", detail)
 		}
 		if l.Gap != "" {
 			fmt.Fprintf(&b, "\n%s.\n", human.Title(l.Gap))

@@ -223,6 +223,10 @@ type LadderLayer struct {
 	// Spread is (max − min) ÷ median of its rounds or passes, the noise
 	// its share is read against.
 	Spread float64 `json:"spread,omitempty"`
+	// StealShare is the most steal of its rounds (the RESP layer: its
+	// cell's): a rung that lost CPU time to the hypervisor reads low, and
+	// its share of the rung below with it. nil where not read.
+	StealShare *float64 `json:"steal_share,omitempty"`
 	// Flag says the layer is above the one below it by more than the
 	// noise: the lower one bounds nothing, and is no gap.
 	Flag  string `json:"flag,omitempty"`
