@@ -259,8 +259,12 @@ func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlac
 				}
 				fios = append(fios, f)
 			case layerKV:
+				// kv reports the steal of its reads' window; the round's,
+				// its load and wait included, only stands in without it.
 				k := r.kvLayer(ctx, backend, i+1, place, fioOps)
-				k.StealShare = stolen.StealShare()
+				if k.StealShare == nil {
+					k.StealShare = stolen.StealShare()
+				}
 				kvs = append(kvs, k)
 			}
 		}
@@ -365,12 +369,13 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int, place r
 			Why            string    `json:"why"`
 		} `json:"settle"`
 		Runs []struct {
-			Threads     int     `json:"threads"`
-			OpsPerSec   float64 `json:"ops_per_sec"`
-			CPUPerOp    float64 `json:"cpu_us_per_op"`
-			NotFound    int64   `json:"not_found"`
-			DeviceReads int64   `json:"device_reads"`
-			Ops         int64   `json:"ops"`
+			Threads     int      `json:"threads"`
+			OpsPerSec   float64  `json:"ops_per_sec"`
+			CPUPerOp    float64  `json:"cpu_us_per_op"`
+			NotFound    int64    `json:"not_found"`
+			DeviceReads int64    `json:"device_reads"`
+			Ops         int64    `json:"ops"`
+			StealShare  *float64 `json:"steal_share"`
 		} `json:"runs"`
 	}
 	layer.Raw, layer.Error = r.runLayer(ctx, fmt.Sprintf("ladder/%s-kv-%d.json", backend, round), args, place.env(), &out)
@@ -381,7 +386,7 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int, place r
 				run = x
 			}
 		}
-		layer.OpsPerSec, layer.CPUMicrosPerOp = run.OpsPerSec, run.CPUPerOp
+		layer.OpsPerSec, layer.CPUMicrosPerOp, layer.StealShare = run.OpsPerSec, run.CPUPerOp, run.StealShare
 		if len(threads) > 1 {
 			layer.Detail += fmt.Sprintf(", the better run: t=%d", run.Threads)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/server/store"
@@ -56,6 +57,9 @@ type RunResult struct {
 	// window per op: beside the rate, the figure that hardly depends on
 	// what else shares the machine.
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op"`
+	// StealShare is the share of the host's CPU time the hypervisor took
+	// during the window (/proc/stat steal); nil where not counted.
+	StealShare *float64 `json:"steal_share,omitempty"`
 	// PassesOpsPerSec lists every pass; the fields above are the median one.
 	PassesOpsPerSec []float64 `json:"passes_ops_per_sec"`
 	// FioIOPS is the median of the fio passes alternated with this run's
@@ -132,6 +136,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			fmt.Fprintf(human, "-t %d: [Total time]: %.2f ms for %d ops\n", r.Threads, r.Seconds*1e3, r.Ops)
 			fmt.Fprintf(human, "-t %d: [Throughput]: %.0f ops/sec (%d device reads, %.2f per op; %d reads missed; %.3f CPU µs per op)\n",
 				r.Threads, r.OpsPerSec, r.DeviceReads, float64(r.DeviceReads)/max(float64(r.Ops), 1), r.NotFound, r.CPUMicrosPerOp)
+			if s := r.StealShare; s != nil && *s >= cpustat.NoticeableSteal {
+				fmt.Fprintf(human, "-t %d: [Host]: the hypervisor took %.1f %% of this host's CPU time (steal) during the window\n", r.Threads, 100**s)
+			}
 			if cfg.CompareFio {
 				fmt.Fprintf(human, "-t %d: [fio]: %.0f IOPS (io_uring, %d B, 1 job, iodepth %d; median of %d); kv/fio %.3f\n",
 					r.Threads, r.FioIOPS, cfg.FioBlockBytes, cfg.FioDepth, len(r.FioPasses), r.FioRatio)
@@ -419,6 +426,7 @@ func runMix(ctx context.Context, st *store.Store, cfg Config, threads int) (RunR
 	}
 	before := st.Stats()
 	cpu0 := processCPUSeconds()
+	stolen := cpustat.StartWatch("/")
 	var wg sync.WaitGroup
 	start := time.Now()
 	for _, w := range workers {
@@ -438,9 +446,10 @@ func runMix(ctx context.Context, st *store.Store, cfg Config, threads int) (RunR
 	// The window closes here: the workers see stop within one op.
 	secs := time.Since(start).Seconds()
 	cpu := processCPUSeconds() - cpu0
+	steal := stolen.StealShare()
 	after := st.Stats()
 	wg.Wait()
-	res := RunResult{Threads: threads, Seconds: secs, DeviceReads: after.CompletedReads - before.CompletedReads}
+	res := RunResult{Threads: threads, Seconds: secs, DeviceReads: after.CompletedReads - before.CompletedReads, StealShare: steal}
 	var firstErr error
 	for _, w := range workers {
 		// Reads still in flight finish uncounted.

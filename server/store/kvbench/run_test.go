@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/settle"
 	"github.com/tierbench/tierbench/internal/testenv"
@@ -53,6 +54,9 @@ func mixKeepsKeyCountExact(t *testing.T, zipf bool) {
 	}
 	if r.Ops != r.Reads+r.Upserts+r.RMWs+r.Deletes {
 		t.Errorf("run %+v: ops are not the sum of the kinds", r)
+	}
+	if s, err := cpustat.Read("/"); err == nil && s.HasSteal && (r.StealShare == nil || *r.StealShare < 0 || *r.StealShare > 1) {
+		t.Errorf("run steal: got %v, want the host's share over the window", r.StealShare)
 	}
 	sess := st.NewSession()
 	defer sess.Close()
