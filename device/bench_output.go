@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/internal/human"
 )
 
 // How a benchmark result is printed: one JSON document, or the human
@@ -58,9 +59,9 @@ func (r BenchResult) WriteText(w io.Writer) {
 				fmt.Fprintf(w, " (fio %s, %.3f)", groupThousands(p.FioIOPS), p.Ratio)
 			}
 			if p.StealShare != nil || p.FioStealShare != nil {
-				fmt.Fprintf(w, " [steal %s", stealPercent(p.StealShare))
+				fmt.Fprintf(w, " [steal %s", human.SharePercent(p.StealShare))
 				if p.FioIOPS > 0 {
-					fmt.Fprintf(w, " / fio %s", stealPercent(p.FioStealShare))
+					fmt.Fprintf(w, " / fio %s", human.SharePercent(p.FioStealShare))
 				}
 				fmt.Fprint(w, "]")
 			}
@@ -92,19 +93,11 @@ func groupThousands(f float64) string {
 	return out.String()
 }
 
-// stealPercent is a steal share as the output shows it; "—" when not read.
-func stealPercent(s *float64) string {
-	if s == nil {
-		return "—"
-	}
-	return fmt.Sprintf("%.1f %%", 100**s)
-}
-
 // stealNote is a progress line's steal, said only from
 // cpustat.NoticeableSteal on: a pass the host did not leave alone.
 func stealNote(s *float64) string {
 	if s == nil || *s < cpustat.NoticeableSteal {
 		return ""
 	}
-	return fmt.Sprintf(" (host steal %s)", stealPercent(s))
+	return fmt.Sprintf(" (host steal %s)", human.SharePercent(s))
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -220,8 +221,8 @@ func TestStealNote(t *testing.T) {
 		if got := stealNote(tt.s); got != tt.note {
 			t.Errorf("stealNote(%v): got %q, want %q", tt.s, got, tt.note)
 		}
-		if got := stealPercent(tt.s); got != tt.text {
-			t.Errorf("stealPercent(%v): got %q, want %q", tt.s, got, tt.text)
+		if got := human.SharePercent(tt.s); got != tt.text {
+			t.Errorf("human.SharePercent(%v): got %q, want %q", tt.s, got, tt.text)
 		}
 	}
 }

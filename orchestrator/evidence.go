@@ -41,23 +41,14 @@ func (r *runner) diskBefore(ctx context.Context) diskReading {
 // of its host; nil when it cannot be told, which leaves the pass without
 // it rather than failing it.
 func serverSteal(before, after cpustat.Sample, cpus string) *float64 {
-	if cpus != "" {
-		set, err := cpulist.Parse(cpus)
-		if err != nil {
-			return nil
-		}
-		if before, err = before.Over(set); err != nil {
-			return nil
-		}
-		if after, err = after.Over(set); err != nil {
-			return nil
-		}
+	if cpus == "" {
+		return cpustat.Between(before, after, nil)
 	}
-	s, err := after.StealShare(before)
+	set, err := cpulist.Parse(cpus)
 	if err != nil {
 		return nil
 	}
-	return &s
+	return cpustat.Between(before, after, set)
 }
 
 // recordDisks reads the disks' counters again after the phase and puts

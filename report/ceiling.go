@@ -87,7 +87,7 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workloa
 		fmt.Fprintf(b, "**The sweep ended at %d reads in flight, below the server's %d.**\n\n", last, f.MaxDepth)
 	}
 	if s := f.StealShare; s != nil {
-		fmt.Fprintf(b, "While the sweep ran, the hypervisor took %s of the host's CPU time (steal, /proc/stat).", stealText(s))
+		fmt.Fprintf(b, "While the sweep ran, the hypervisor took %s of the host's CPU time (steal, /proc/stat).", human.SharePercent(s))
 		if *s >= results.NoticeableSteal {
 			b.WriteString(" **The host was not quiet**: points measured while it took CPU time read low, and the ceiling with them.")
 		}

@@ -66,7 +66,7 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 		fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% |", rowName(c.Row), c.Row.Label, c.Threads,
 			human.Ops(c.Median), ceiling, share, rps, rpsShare, ratio, depth, 100*c.ServerCPUShare, 100*c.ClientCPUShare)
 		if steal {
-			fmt.Fprintf(b, " %s |", stealText(c.Steal()))
+			fmt.Fprintf(b, " %s |", human.SharePercent(c.Steal()))
 		}
 		fmt.Fprintf(b, " %s |\n", marks)
 	}
@@ -112,14 +112,6 @@ func writeHead(b *strings.Builder, cols ...string) {
 		align.WriteString(map[bool]string{true: "|--:", false: "|:--"}[right])
 	}
 	b.WriteString("|\n" + align.String() + "|\n")
-}
-
-// stealText is a steal share as a table shows it; "—" when not read.
-func stealText(share *float64) string {
-	if share == nil {
-		return "—"
-	}
-	return fmt.Sprintf("%.1f %%", 100**share)
 }
 
 // evidenceDisks are the disks the passes sampled.

@@ -43,7 +43,7 @@ func Ladders(ls []results.Ladder) string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |", x.Layer, ops, share, cpu)
 			if steal {
-				fmt.Fprintf(&b, " %s |", stealText(x.StealShare))
+				fmt.Fprintf(&b, " %s |", human.SharePercent(x.StealShare))
 			}
 			fmt.Fprintf(&b, " %s |\n", detail)
 		}
@@ -108,7 +108,7 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 		fmt.Fprintf(b, "| %s %s | %s (%.0f %%) | %d | %s | %s | %s | %s |", human.Title(s.Row.Backend), s.Row.Label, human.Ops(s.OfferedOpsPerSec), 100*s.Share,
 			s.Depth, plots.FormatMicros(s.P50Micros), fioP50, plots.FormatMicros(s.P99Micros), fioP99)
 		if steal {
-			fmt.Fprintf(b, " %s / %s |", stealText(s.StealShare), stealText(s.FioStealShare))
+			fmt.Fprintf(b, " %s / %s |", human.SharePercent(s.StealShare), human.SharePercent(s.FioStealShare))
 		}
 		fmt.Fprintf(b, " %s |\n", verdict)
 	}

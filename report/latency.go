@@ -67,7 +67,7 @@ func latencyMarkdown(res results.Results) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", rowName(l.Row), l.Row.Label, offered, ach,
 			plots.FormatMicros(l.P50Micros), above, plots.FormatMicros(l.P99Micros), plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros), late)
 		if steal {
-			st := stealText(l.HostStealShare)
+			st := human.SharePercent(l.HostStealShare)
 			if l.HostStealShare != nil && *l.HostStealShare >= results.NoticeableSteal {
 				st += " ‡"
 				stolen = true

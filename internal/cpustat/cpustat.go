@@ -166,9 +166,8 @@ func StartWatch(root string) Watch {
 	return Watch{root, s, err}
 }
 
-// StealShare is the steal share since StartWatch, nil when it cannot be
-// told (no /proc/stat, no steal column, a phase under one tick): a
-// measurement goes on without it.
+// StealShare is the steal share since StartWatch, every CPU's; nil when
+// it cannot be told (see Between).
 func (w Watch) StealShare() *float64 {
 	if w.err != nil {
 		return nil
@@ -177,7 +176,24 @@ func (w Watch) StealShare() *float64 {
 	if err != nil {
 		return nil
 	}
-	s, err := after.StealShare(w.before)
+	return Between(w.before, after, nil)
+}
+
+// Between is the steal share of the CPUs in cpus (every CPU's when cpus
+// is nil) from before to after; nil when it cannot be told (no steal
+// column, a CPU without a line, a phase under one tick): a measurement
+// goes on without it.
+func Between(before, after Sample, cpus []int) *float64 {
+	if cpus != nil {
+		var err error
+		if before, err = before.Over(cpus); err != nil {
+			return nil
+		}
+		if after, err = after.Over(cpus); err != nil {
+			return nil
+		}
+	}
+	s, err := after.StealShare(before)
 	if err != nil {
 		return nil
 	}

@@ -79,3 +79,12 @@ func Share(n, of int64) float64 {
 	}
 	return float64(n) / float64(of)
 }
+
+// SharePercent is a share that may not have been read, as tables and
+// output lines show it: "12.3 %", or "—" when nil.
+func SharePercent(share *float64) string {
+	if share == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f %%", 100**share)
+}
