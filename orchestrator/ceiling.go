@@ -145,15 +145,11 @@ func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row
 	if rec.Depth < 1 {
 		rec.Depth, rec.DepthSource = device.DefaultThrottleLimit, "throttle"
 	}
-	cpus := min(runtime.NumCPU(), 32)
-	if base.CPUCount > 0 {
-		cpus = base.CPUCount
-	}
-	step := fio.StepFor(rec.Depth, cpus)
-	rec.Jobs, rec.IODepth = step.Jobs, step.IODepth
 	var files []string
 	files, rec.Footprint, rec.FootprintBytes = serverFiles(r.cfg.DataDir)
 	rec.Files = len(files)
+	step := depthStep(base, rec.Depth)
+	rec.Jobs, rec.IODepth = step.Jobs, step.IODepth
 	r.printf("%s %s t=%d: %s ops/s is %.1f %% of the %s IOPS ceiling; fio again at its depth (%d in flight, %s: %d jobs × %d) on the server's %d files (%s), read-only\n",
 		titleCase(row.Backend), row.Label, threads, FormatOps(cellOps), 100*cellOps/ceiling, FormatOps(ceiling), rec.Depth, rec.DepthSource,
 		rec.Jobs, rec.IODepth, rec.Files, humanBytes(rec.FootprintBytes))
@@ -162,20 +158,46 @@ func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row
 		r.printf("  fio not run: %s\n", rec.Error)
 		return rec
 	}
-	stolen := cpustat.StartWatch("/")
-	res, err := fio.Run(ctx, fio.Job{Filenames: files, ReadOnly: true, BlockBytes: rec.BlockBytes, Jobs: rec.Jobs, IODepth: rec.IODepth,
-		Engine: rec.Engine, RuntimeSeconds: rec.RuntimeSeconds, CPUs: base.CPUs, Mems: base.Mems, Registered: base.Registered})
-	rec.StealShare = stolen.StealShare()
+	res, cpu, steal, err := fioAtDepth(ctx, base, rec.Engine, step, files)
+	rec.StealShare = steal
 	if err != nil {
 		rec.Error = err.Error()
 		r.printf("  fio failed: %v\n", err)
 		return rec
 	}
 	rec.IOPS, rec.ClatP50Us, rec.ClatP99Us = res.IOPS, res.ClatUs.P50, res.ClatUs.P99
-	cpu := res.CPU(cpus)
 	rec.CPUMicrosPerRead, rec.CPUShare, rec.CPUBound = cpu.MicrosPerRead, cpu.Share, cpu.Bound
 	r.printf("  fio: %s IOPS at %d in flight; the cell is %.1f %% of it\n", FormatOps(res.IOPS), rec.Depth, 100*cellOps/max(res.IOPS, ceiling))
 	return rec
+}
+
+// depthStep splits depth reads in flight over fio jobs as the curve of
+// base does, one job a CPU it could run on.
+func depthStep(base *hostcheck.FIOBaseline, depth int) fio.Step {
+	return fio.StepFor(depth, baseCPUs(base))
+}
+
+// baseCPUs is how many CPUs the jobs of base could run on.
+func baseCPUs(base *hostcheck.FIOBaseline) int {
+	if base.CPUCount > 0 {
+		return base.CPUCount
+	}
+	return min(runtime.NumCPU(), 32)
+}
+
+// fioAtDepth runs fio once, read-only over files, at step through engine,
+// on the CPUs and memory node of base (registered files and buffers where
+// base had them and the engine has them), and says what it cost: its CPU
+// and the hypervisor's steal while it ran.
+func fioAtDepth(ctx context.Context, base *hostcheck.FIOBaseline, engine string, step fio.Step, files []string) (fio.Result, fio.CPU, *float64, error) {
+	stolen := cpustat.StartWatch("/")
+	res, err := fio.Run(ctx, fio.Job{Filenames: files, ReadOnly: true, BlockBytes: 512, Jobs: step.Jobs, IODepth: step.IODepth,
+		Engine: engine, RuntimeSeconds: base.RuntimeSeconds, CPUs: base.CPUs, Mems: base.Mems, Registered: base.Registered})
+	steal := stolen.StealShare()
+	if err != nil {
+		return res, fio.CPU{}, steal, err
+	}
+	return res, res.CPU(baseCPUs(base)), steal, nil
 }
 
 // FootprintServerFiles: fio read the files of an external server's data

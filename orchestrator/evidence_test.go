@@ -109,7 +109,8 @@ func TestCPUTicksReal(t *testing.T) {
 // TestRecheckCeilingReal runs the re-measurement with the real fio over
 // real segment files: a cell above a (deliberately tiny) ceiling gets one
 // fio run at its observed depth, read-only, recorded in ceilings.jsonl; a
-// cell below it gets none, and a second call measures nothing again.
+// cell below it gets none, and a second call measures nothing again. A
+// libaio row's cells also get fio through libaio for the CPU comparison.
 func TestRecheckCeilingReal(t *testing.T) {
 	testenv.MustLookPath(t, "fio")
 	base := testenv.MustDiskDir(t)
@@ -186,6 +187,48 @@ func TestRecheckCeilingReal(t *testing.T) {
 	}
 	if again, _ := results.ReadCeilings(out); len(again) != 2 {
 		t.Errorf("a second recheck measured again: got %d records, want 2", len(again))
+	}
+
+	// A libaio row is not the io_uring curve's interface: fio runs once
+	// more for each cell with a disk depth, through libaio, for the CPU
+	// comparison; a row with no disk depth gets none, and nothing is
+	// measured twice.
+	if err := r.measureFioCPU(t.Context(), row); err != nil {
+		t.Fatal(err)
+	}
+	uringRow := results.Row{Backend: "uring", Pin: PinNone, Label: "no pin"}
+	if err := r.measureFioCPU(t.Context(), uringRow); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.measureFioCPU(t.Context(), row); err != nil {
+		t.Fatal(err)
+	}
+	eng, err := results.ReadFioCPU(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eng) != 1 || eng[0].Row != row || eng[0].Threads != 4 || eng[0].Engine != "libaio" || eng[0].Depth != 8 || eng[0].IOPS <= 0 ||
+		eng[0].CPUMicrosPerRead <= 0 || eng[0].Error != "" || eng[0].Files != 2 {
+		t.Errorf("got %+v, want one libaio run for t=4 at depth 8 over 2 files, with fio's CPU per read", eng)
+	}
+	if !strings.Contains(log.String(), "fio libaio at the cell's disk depth") {
+		t.Errorf("progress does not say fio ran through libaio:\n%s", log.String())
+	}
+}
+
+func TestCurveHasDepth(t *testing.T) {
+	base := &hostcheck.FIOBaseline{Engine: "io_uring", Sweep: []hostcheck.FIOPoint{
+		{Jobs: 1, IODepth: 64, Depth: 64, FIOResult: hostcheck.FIOResult{IOPS: 80_000, UsrCPU: 10, SysCPU: 30}},
+		{Jobs: 1, IODepth: 128, Depth: 128, FIOResult: hostcheck.FIOResult{IOPS: 83_000, UsrCPU: 10, SysCPU: 39}},
+		{Jobs: 1, IODepth: 512, Depth: 512, FIOResult: hostcheck.FIOResult{IOPS: 78_000}}, // no CPU figure
+	}}
+	for _, tc := range []struct {
+		depth float64
+		want  bool
+	}{{128, true}, {139, true}, {117, true}, {142, false}, {230, false}, {512, false}, {60, true}, {1, false}} {
+		if got := curveHasDepth(base, tc.depth); got != tc.want {
+			t.Errorf("depth %.0f: got %v, want %v", tc.depth, got, tc.want)
+		}
 	}
 }
 

@@ -501,5 +501,8 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 	if err := r.sloSearch(ctx, row, tgt); err != nil {
 		return err
 	}
+	if err := r.measureFioCPU(ctx, row); err != nil {
+		return err
+	}
 	return r.recheckCeiling(ctx, row)
 }

@@ -115,6 +115,28 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	if text, want := cpuAgainstFio(res, preRaw), "11.0 µs (fio 9.7 at 128): 1.13 × **over** |"; !strings.Contains(text, want) {
 		t.Errorf("CPU against fio lacks %q:\n%s", want, text)
 	}
+	// A cell measured again at its own depth through its row's interface
+	// is held against that, the curve's figure beside it when the
+	// interfaces differ; the bar applies to its own.
+	res.FioCPU = []results.FioCPURecord{{Row: freeRow, Threads: 8, Engine: "libaio", Depth: 100, CPUMicrosPerRead: 10.5}}
+	text = cpuAgainstFio(res, preRaw)
+	for _, want := range []string{
+		"| Uring | no pin | 11.0 µs (fio libaio 10.5 at 100): 1.05 × · io_uring fio 9.7 at 128: 1.13 × |",
+		"through the row's interface, on its CPUs, and the cell is held against that",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("CPU against fio on the row's own interface lacks %q:\n%s", want, text)
+		}
+	}
+	res.FioCPU[0].CPUMicrosPerRead = 9.0
+	if text, want := cpuAgainstFio(res, preRaw), "11.0 µs (fio libaio 9.0 at 100): 1.22 × **over** · io_uring"; !strings.Contains(text, want) {
+		t.Errorf("CPU against fio on the row's own interface lacks %q:\n%s", want, text)
+	}
+	res.FioCPU[0].Engine = "io_uring"
+	if text, want := cpuAgainstFio(res, preRaw), "11.0 µs (fio io_uring 9.0 at 100): 1.22 × **over** |"; !strings.Contains(text, want) {
+		t.Errorf("CPU against fio at the cell's own depth lacks %q:\n%s", want, text)
+	}
+	res.FioCPU = nil
 	res.Cells[0].ServerCPUMicrosPerGet, res.Cells[1].ServerCPUMicrosPerGet = 0, 0
 	if text := cpuAgainstFio(res, preRaw); text != "" {
 		t.Errorf("CPU against fio without server CPU figures: got %q, want nothing", text)

@@ -65,21 +65,32 @@ func cpuAgainstFio(res results.Results, preRaw []byte) string {
 				continue
 			}
 			fioMicros, depth, again, ok := fioAtDepth(res, curve, c)
-			if !ok {
+			own, ownOK := results.FioCPUFor(res.FioCPU, row, t)
+			if !ok && !ownOK {
 				fmt.Fprintf(&line, " %.1f µs |", c.ServerCPUMicrosPerGet)
 				continue
 			}
 			filled = true
-			ratio := c.ServerCPUMicrosPerGet / fioMicros
-			mark := ""
-			if ratio > CPUAgainstFioBar {
-				mark = " **over**"
-			}
 			at := fmt.Sprintf("fio %.1f at %d", fioMicros, depth)
 			if again {
 				at += ", measured again"
 			}
-			fmt.Fprintf(&line, " %.1f µs (%s): %.2f ×%s |", c.ServerCPUMicrosPerGet, at, ratio, mark)
+			ref, beside := fioMicros, ""
+			if ownOK {
+				// Held against fio at the cell's own depth through the
+				// row's own interface; the curve's figure stands beside
+				// it when the interfaces differ.
+				if ok && curve != nil && curve.Engine != own.Engine {
+					beside = fmt.Sprintf(" · %s %s: %.2f ×", curve.Engine, at, c.ServerCPUMicrosPerGet/fioMicros)
+				}
+				ref, at = own.CPUMicrosPerRead, fmt.Sprintf("fio %s %.1f at %d", own.Engine, own.CPUMicrosPerRead, own.Depth)
+			}
+			ratio := c.ServerCPUMicrosPerGet / ref
+			mark := ""
+			if ratio > CPUAgainstFioBar {
+				mark = " **over**"
+			}
+			fmt.Fprintf(&line, " %.1f µs (%s): %.2f ×%s%s |", c.ServerCPUMicrosPerGet, at, ratio, mark, beside)
 		}
 		if filled {
 			some = true
@@ -89,8 +100,12 @@ func cpuAgainstFio(res results.Results, preRaw []byte) string {
 	if !some {
 		return ""
 	}
+	ownDepth := ""
+	if len(res.FioCPU) > 0 {
+		ownDepth = " Where the curve has no point within 10 % of a cell's depth, or the row's server drives the disk through another interface (libaio beside the curve's io_uring), fio ran again right after the row at the cell's depth, through the row's interface, on its CPUs, and the cell is held against that: the kernel spends more per read behind io_submit and io_getevents than behind a ring with registered buffers, whoever calls them. The curve's figure stands beside a cell held against another interface."
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Server CPU per GET (its utime + stime over each GET phase ÷ the GETs answered, the median over the passes; the client's CPU apart) against fio's CPU per read on the same CPUs (a pinned row: the curve on its server's cpuset) at the reads in flight nearest the cell's disk depth, or fio measured again at that depth. The seed's bar is %.1f ×: past it a cell is marked **over**, the server paying more than the disk path fio drives.\n\n", CPUAgainstFioBar)
+	fmt.Fprintf(&b, "Server CPU per GET (its utime + stime over each GET phase ÷ the GETs answered, the median over the passes; the client's CPU apart) against fio's CPU per read on the same CPUs (a pinned row: the curve on its server's cpuset) at the reads in flight nearest the cell's disk depth, or fio measured again at that depth. The seed's bar is %.1f ×: past it a cell is marked **over**, the server paying more than the disk path fio drives.%s\n\n", CPUAgainstFioBar, ownDepth)
 	b.WriteString("| backend | NUMA |")
 	for _, t := range threads {
 		fmt.Fprintf(&b, " t=%d |", t)

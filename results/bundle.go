@@ -295,6 +295,9 @@ type Results struct {
 	Latency []LatencyRecord `json:"latency,omitempty"`
 	// Rechecks are the load checks repeated after a mix that writes.
 	Rechecks []RecheckRecord `json:"rechecks,omitempty"`
+	// FioCPU is fio's CPU per read at cells' own depths through their
+	// rows' interfaces (fio-cpu.jsonl).
+	FioCPU []FioCPURecord `json:"fio_cpu,omitempty"`
 	// Files are the sha256 sums of every other file of the bundle, taken
 	// as results.json was written (checksum.go).
 	Files []FileSum `json:"files,omitempty"`

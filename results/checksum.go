@@ -159,6 +159,7 @@ func diffDerived(rec, derived Results) []string {
 		{"failures", rec.Failures, derived.Failures},
 		{"fio_iops_512", rec.FioIOPS512, derived.FioIOPS512},
 		{"ceilings", rec.Ceilings, derived.Ceilings},
+		{"engine CPU", rec.FioCPU, derived.FioCPU},
 		{"latency steps", rec.Latency, derived.Latency},
 	} {
 		if !sameJSON(p.got, p.want) {

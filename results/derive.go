@@ -56,6 +56,9 @@ func Derive(dir string, hostParagraph func(preflight []byte) string) (Results, e
 	if res.Rechecks, err = ReadRechecks(dir); err != nil {
 		return res, err
 	}
+	if res.FioCPU, err = ReadFioCPU(dir); err != nil {
+		return res, err
+	}
 	ApplyCeilings(res.Cells, res.Ceilings, ceilings)
 	res.Hosts, res.LinkWarnings = readHosts(dir, plan, passes, hostParagraph)
 	return res, nil

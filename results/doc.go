@@ -14,7 +14,8 @@
 //   - cells.jsonl: one line per load (LoadRecord), per measured pass
 //     (PassRecord) and per failed or refused row (FailRecord), appended
 //     and fsynced one by one (CellsLog), so a crash loses no finished cell.
-//   - ceilings.jsonl (CeilingRecord), latency.jsonl (LatencyRecord) and
+//   - ceilings.jsonl (CeilingRecord), fio-cpu.jsonl (FioCPURecord),
+//     latency.jsonl (LatencyRecord) and
 //     hosts/ (HostsPlan, NetworkCheck, HostsLatencyRecord): appended alike.
 //   - ladder.json (Ladder), scenarios.json (ScenarioIndex, the top of a
 //     --scenario all bundle, whose scenarios are bundles below it).
