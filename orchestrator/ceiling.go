@@ -141,7 +141,7 @@ func (r *runner) recheckCeiling(ctx context.Context, row results.Row) error {
 func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row results.Row, threads int, cellOps, ceiling, depth float64) results.CeilingRecord {
 	rec := results.CeilingRecord{Kind: "ceiling", Schema: results.SchemaVersion, Row: row, Threads: threads, CellOpsPerSec: cellOps, BaseIOPS: ceiling,
 		Depth: int(math.Ceil(depth)), DepthSource: "disk", BlockBytes: 512, Engine: base.Engine, RuntimeSeconds: base.RuntimeSeconds,
-		CPUs: base.CPUs, Time: time.Now().UTC()}
+		CPUs: base.CPUs, FioCost: results.FioCost{Time: time.Now().UTC()}}
 	if rec.Depth < 1 {
 		rec.Depth, rec.DepthSource = device.DefaultThrottleLimit, "throttle"
 	}

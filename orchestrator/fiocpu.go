@@ -69,7 +69,7 @@ func (r *runner) measureFioCPU(ctx context.Context, row results.Row) error {
 		step := depthStep(base, int(math.Ceil(d)))
 		rec := results.FioCPURecord{Kind: "fio-cpu", Schema: results.SchemaVersion, Row: row, Threads: t, Engine: engine,
 			Depth: int(math.Ceil(d)), Jobs: step.Jobs, IODepth: step.IODepth, RuntimeSeconds: base.RuntimeSeconds, Files: len(files),
-			CPUs: base.CPUs, Time: time.Now().UTC()}
+			CPUs: base.CPUs, FioCost: results.FioCost{Time: time.Now().UTC()}}
 		r.printf("%s %s t=%d: fio %s at the cell's disk depth (%d in flight: %d jobs × %d) on the server's %d files, read-only, for its CPU per read\n",
 			titleCase(row.Backend), row.Label, t, engine, rec.Depth, rec.Jobs, rec.IODepth, rec.Files)
 		res, cpu, steal, err := fioAtDepth(ctx, base, engine, step, files)

@@ -90,7 +90,7 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	// A re-measurement on the server's CPUs says where fio ran and what
 	// its CPU said.
 	res.Ceilings = []results.CeilingRecord{{Row: pinRow, Threads: 8, CellOpsPerSec: 130_000, BaseIOPS: 120_000, Engine: "io_uring", Depth: 90, DepthSource: "disk",
-		Jobs: 1, IODepth: 90, BlockBytes: 512, RuntimeSeconds: 2, Files: 1, Footprint: "segment-files", IOPS: 125_000, CPUs: "0", CPUMicrosPerRead: 7.6, CPUShare: 0.95, CPUBound: true}}
+		Jobs: 1, IODepth: 90, BlockBytes: 512, RuntimeSeconds: 2, Files: 1, Footprint: "segment-files", IOPS: 125_000, CPUs: "0", FioCost: results.FioCost{CPUMicrosPerRead: 7.6, CPUShare: 0.95, CPUBound: true}}}
 	b.Reset()
 	renderRemeasures(&b, res)
 	if want := "fio io_uring on the server's CPUs 0 at 90 reads in flight"; !strings.Contains(b.String(), want) || !strings.Contains(b.String(), "fio 7.6 CPU µs per read (95 % of its CPUs, cpu-bound)") {
@@ -118,7 +118,7 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	// A cell measured again at its own depth through its row's interface
 	// is held against that, the curve's figure beside it when the
 	// interfaces differ; the bar applies to its own.
-	res.FioCPU = []results.FioCPURecord{{Row: freeRow, Threads: 8, Engine: "libaio", Depth: 100, CPUMicrosPerRead: 10.5}}
+	res.FioCPU = []results.FioCPURecord{{Row: freeRow, Threads: 8, Engine: "libaio", Depth: 100, FioCost: results.FioCost{CPUMicrosPerRead: 10.5}}}
 	text = cpuAgainstFio(res, preRaw)
 	for _, want := range []string{
 		"| Uring | no pin | 11.0 µs (fio libaio 10.5 at 100): 1.05 × · io_uring fio 9.7 at 128: 1.13 × |",

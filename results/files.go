@@ -36,6 +36,12 @@ type CeilingRecord struct {
 	FootprintBytes int64   `json:"footprint_bytes"`
 	// CPUs is the cpuset fio ran pinned to, the pinned server's; "" free.
 	CPUs string `json:"cpus,omitempty"`
+	FioCost
+}
+
+// FioCost is what one fio run of a bundle's own (at a cell's depth) cost
+// and under what host, flat in its record's JSON line.
+type FioCost struct {
 	// CPUMicrosPerRead, CPUShare and CPUBound are fio's CPU (fio.CPU).
 	CPUMicrosPerRead float64 `json:"cpu_us_per_read,omitempty"`
 	CPUShare         float64 `json:"cpu_share,omitempty"`

@@ -1,7 +1,5 @@
 package results
 
-import "time"
-
 // FileFioCPU holds fio's CPU per read at cells' own depths, one JSON line
 // a cell, appended like ceilings.jsonl.
 const FileFioCPU = "fio-cpu.jsonl"
@@ -32,15 +30,7 @@ type FioCPURecord struct {
 	Files          int     `json:"files"`
 	CPUs           string  `json:"cpus,omitempty"` // "" free
 	IOPS           float64 `json:"iops"`
-	// CPUMicrosPerRead, CPUShare and CPUBound are fio's CPU (fio.CPU).
-	CPUMicrosPerRead float64 `json:"cpu_us_per_read,omitempty"`
-	CPUShare         float64 `json:"cpu_share,omitempty"`
-	CPUBound         bool    `json:"cpu_bound,omitempty"`
-	// StealShare is the hypervisor's share of the host's CPU time while
-	// fio ran; nil where not counted.
-	StealShare *float64  `json:"steal_share,omitempty"`
-	Error      string    `json:"error,omitempty"`
-	Time       time.Time `json:"time"`
+	FioCost
 }
 
 // ReadFioCPU reads fio-cpu.jsonl; none when the bundle has no such file

@@ -28,9 +28,9 @@ func TestFioCPUFor(t *testing.T) {
 	row := results.Row{Backend: "libaio", Pin: "pinned", Label: "x"}
 	other := results.Row{Backend: "libaio", Pin: "none", Label: "y"}
 	recs := []results.FioCPURecord{
-		{Row: row, Threads: 8, Error: "fio: boom"},
-		{Row: row, Threads: 8, CPUMicrosPerRead: 6.2},
-		{Row: other, Threads: 32, CPUMicrosPerRead: 7},
+		{Row: row, Threads: 8, FioCost: results.FioCost{Error: "fio: boom"}},
+		{Row: row, Threads: 8, FioCost: results.FioCost{CPUMicrosPerRead: 6.2}},
+		{Row: other, Threads: 32, FioCost: results.FioCost{CPUMicrosPerRead: 7}},
 		{Row: row, Threads: 48},
 	}
 	for _, tc := range []struct {

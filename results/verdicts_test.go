@@ -152,8 +152,8 @@ func TestApplyCeilings(t *testing.T) {
 		{"above, fio at its depth is higher", 110_000, 110_000, &results.CeilingRecord{IOPS: 115_000, Depth: 3000, DepthSource: "disk", Files: 1}, 115_000, false, ""},
 		{"above, fio at its depth is lower, disk agrees", 110_000, 111_000, &results.CeilingRecord{IOPS: 95_000, Depth: 3000, DepthSource: "disk", Files: 1}, base, true, "the reads were real"},
 		{"above, the disk saw fewer reads", 110_000, 40_000, &results.CeilingRecord{IOPS: 104_000, Depth: 900, DepthSource: "disk", Files: 1}, 104_000, true, "some GETs did not reach it"},
-		{"above, fio failed", 110_000, 110_000, &results.CeilingRecord{Error: "fio: boom"}, base, true, "fio at its depth failed: fio: boom"},
-		{"above, fio at its depth was cpu-bound", 110_000, 111_000, &results.CeilingRecord{IOPS: 95_000, Depth: 3000, DepthSource: "disk", Files: 1, CPUBound: true, CPUShare: 0.95, CPUMicrosPerRead: 9}, base, true, "fio CPU-bound there too (95 % of its CPUs, 9.0 µs per read); the disk completed 111 K reads/s (1.01 per GET) at depth 3000: the reads were real."},
+		{"above, fio failed", 110_000, 110_000, &results.CeilingRecord{FioCost: results.FioCost{Error: "fio: boom"}}, base, true, "fio at its depth failed: fio: boom"},
+		{"above, fio at its depth was cpu-bound", 110_000, 111_000, &results.CeilingRecord{IOPS: 95_000, Depth: 3000, DepthSource: "disk", Files: 1, FioCost: results.FioCost{CPUBound: true, CPUShare: 0.95, CPUMicrosPerRead: 9}}, base, true, "fio CPU-bound there too (95 % of its CPUs, 9.0 µs per read); the disk completed 111 K reads/s (1.01 per GET) at depth 3000: the reads were real."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -418,8 +418,8 @@ func TestAboveCeilingNamesSteal(t *testing.T) {
 		{"sweep not quiet, cell not read", busy, nil, nil, "the hypervisor took 5.3 % of its CPU time (steal); or the disk"},
 		{"quiet sweep", quiet, nil, quiet, ""},
 		{"the cell had more", busy, nil, share(0.08), ""},
-		{"re-measured on a quiet host", busy, &results.CeilingRecord{Row: row, Threads: 8, IOPS: 95_000, StealShare: quiet}, quiet, ""},
-		{"re-measured on a busy host", quiet, &results.CeilingRecord{Row: row, Threads: 8, IOPS: 95_000, StealShare: share(0.02)}, quiet, "took 2.0 % of its CPU time"},
+		{"re-measured on a quiet host", busy, &results.CeilingRecord{Row: row, Threads: 8, IOPS: 95_000, FioCost: results.FioCost{StealShare: quiet}}, quiet, ""},
+		{"re-measured on a busy host", quiet, &results.CeilingRecord{Row: row, Threads: 8, IOPS: 95_000, FioCost: results.FioCost{StealShare: share(0.02)}}, quiet, "took 2.0 % of its CPU time"},
 	}
 	for _, tt := range tests {
 		cells := []results.Cell{{Row: row, Threads: 8, Passes: 2, Median: 110_000,
