@@ -446,7 +446,8 @@ loop:
 	res.Seconds = max(now.Sub(warmEnd).Seconds(), 0)
 	res.ClientCPUSeconds = cpuSeconds() - cpu0
 	if warmed == nil {
-		res.HostStealShare = stolen.StealShare()
+		win := stolen.End()
+		res.HostStealShare, res.HostBusyShare = win.Steal, win.Busy
 	}
 	var spunNs int64
 	for _, l := range loops {

@@ -145,9 +145,14 @@ type OnlineResult struct {
 	ClientSaturated  bool            `json:"client_saturated"`
 	// HostStealShare is CellResult's, over the recorded window (after
 	// the warm-up).
-	HostStealShare *float64       `json:"host_steal_share,omitempty"`
-	Incomplete     bool           `json:"incomplete"`
-	LatencyMicros  LatencySummary `json:"latency_us"`
+	HostStealShare *float64 `json:"host_steal_share,omitempty"`
+	// HostBusyShare is the share of this host's CPU time, every CPU's,
+	// that something ran in over the same window (the client, the server
+	// when it is here, anything else): a virtual disk may be slower while
+	// the guest's CPUs are busy, and the ladder holds fio to this load.
+	HostBusyShare *float64       `json:"host_busy_share,omitempty"`
+	Incomplete    bool           `json:"incomplete"`
+	LatencyMicros LatencySummary `json:"latency_us"`
 	// Histogram is the whole run's latency HdrHistogram (nanoseconds) in
 	// the library's compressed V2 encoding, base64: merging those of
 	// several clients gives the percentiles of all their ops.

@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // goldenReport fills every field, so the golden file pins every name.
 func goldenReport() *Report {
-	steal := 0.012
+	steal, busy := 0.012, 0.43
 	return &Report{
 		Load: &LoadResult{Keys: 100000, Acknowledged: 100000, Seconds: 0.5, OpsPerSec: 200000, Threads: 4, Batch: 1024},
 		Cells: []CellResult{{
@@ -36,7 +36,7 @@ func goldenReport() *Report {
 		Online: &OnlineResult{
 			Workload: []WorkloadShare{{Op: "GET", Percent: 50}, {Op: "SET", Percent: 50}},
 			Threads:  2, InFlight: 4, RateOpsPerSec: 10000, Ops: 20000, Seconds: 2, OpsPerSec: 10000,
-			Hits: 20000, ClientCPUSeconds: 0.5, HostStealShare: &steal, Verified: true,
+			Hits: 20000, ClientCPUSeconds: 0.5, HostStealShare: &steal, HostBusyShare: &busy, Verified: true,
 			LatencyMicros: LatencySummary{Min: 10, P5: 12, P50: 20, Avg: 22.5, P95: 40, P99: 60, P999: 90, Max: 120},
 			Warmup:        WarmupResult{Seconds: 1, Ops: 10000, Hits: 10000},
 		},

@@ -6,8 +6,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/cpuload"
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/results"
@@ -22,7 +24,10 @@ import (
 // size of the dataset, with the step's backend as fio's engine. The
 // report shows each step's p50 and p99 beside fio's total latency
 // (submission and completion), so a reader sees what the server adds to
-// the disk at the same load.
+// the disk at the same load. Where the step kept the host's CPUs busier
+// than fio did (results.LoadWorthHolding), fio runs once more with the
+// CPUs held as busy (cpuload): a virtual disk may slow under the guest's
+// CPU load, and a step is then held against that disk too.
 
 // fioEngine is fio's engine for a backend.
 func fioEngine(backend string) string {
@@ -83,7 +88,7 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 	var out []results.LadderLatency
 	for _, rec := range steps {
 		l := results.LadderLatency{Row: rec.Row, Share: rec.Share, OfferedOpsPerSec: rec.OfferedOpsPerSec,
-			Depth: fioStepDepth(rec), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros, StealShare: rec.HostStealShare}
+			Depth: fioStepDepth(rec), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros, StealShare: rec.HostStealShare, BusyShare: rec.HostBusyShare}
 		if r.cfg.NoFio {
 			l.Error = "--no-fio"
 			out = append(out, l)
@@ -91,17 +96,56 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 		}
 		r.printf("ladder %s: fio at %s IOPS, depth %d, %d s, beside the %s step at %.0f %%\n", backend, FormatOps(rec.OfferedOpsPerSec), l.Depth,
 			r.ladderSeconds(), rec.Row.Label, 100*rec.Share)
-		stolen := cpustat.StartWatch("/")
-		res, err := fio.Run(ctx, fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: 1, IODepth: l.Depth,
-			Engine: fioEngine(backend), RuntimeSeconds: r.ladderSeconds(), RateIOPS: int(math.Round(rec.OfferedOpsPerSec))})
-		l.FioStealShare = stolen.StealShare()
+		job := fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: 1, IODepth: l.Depth,
+			Engine: fioEngine(backend), RuntimeSeconds: r.ladderSeconds(), RateIOPS: int(math.Round(rec.OfferedOpsPerSec))}
+		watch := cpustat.StartWatch("/")
+		res, err := fio.Run(ctx, job)
+		win := watch.End()
+		l.FioStealShare, l.FioBusyShare = win.Steal, win.Busy
 		if err != nil {
 			l.Error = err.Error()
-		} else {
-			l.FioIOPS, l.FioP50Micros, l.FioP99Micros = res.IOPS, res.LatUs.P50, res.LatUs.P99
-			r.printf("  server p50 %.0f µs p99 %.0f µs; fio p50 %.0f µs p99 %.0f µs\n", l.P50Micros, l.P99Micros, l.FioP50Micros, l.FioP99Micros)
+			out = append(out, l)
+			continue
+		}
+		l.FioIOPS, l.FioP50Micros, l.FioP99Micros = res.IOPS, res.LatUs.P50, res.LatUs.P99
+		r.printf("  server p50 %.0f µs p99 %.0f µs; fio p50 %.0f µs p99 %.0f µs\n", l.P50Micros, l.P99Micros, l.FioP50Micros, l.FioP99Micros)
+		if held, ok := loadToHold(l); ok {
+			r.printf("  fio again with every CPU held %.0f %% busy, as the step kept them\n", 100*held)
+			l.UnderLoad = fioUnderLoad(ctx, job, held)
+			if u := l.UnderLoad; u.Error == "" {
+				r.printf("  under load: fio p50 %.0f µs p99 %.0f µs\n", u.P50Micros, u.P99Micros)
+			}
 		}
 		out = append(out, l)
 	}
 	return out, settled
+}
+
+// loadToHold is the busy share to hold every CPU at while fio runs again
+// beside step l: how much busier than fio alone the step kept the host.
+// False when that is under results.LoadWorthHolding or was not read.
+func loadToHold(l results.LadderLatency) (float64, bool) {
+	if l.BusyShare == nil || l.FioBusyShare == nil {
+		return 0, false
+	}
+	held := *l.BusyShare - *l.FioBusyShare
+	return held, held >= results.LoadWorthHolding
+}
+
+// fioUnderLoad runs job with every CPU held held busy by spinning threads
+// (cpuload), reading the host's busy and steal shares over it.
+func fioUnderLoad(ctx context.Context, job fio.Job, held float64) *results.FioUnderLoad {
+	u := &results.FioUnderLoad{HeldShare: held}
+	watch := cpustat.StartWatch("/")
+	stop := cpuload.Hold(held, runtime.NumCPU())
+	res, err := fio.Run(ctx, job)
+	stop()
+	win := watch.End()
+	u.BusyShare, u.StealShare = win.Busy, win.Steal
+	if err != nil {
+		u.Error = err.Error()
+		return u
+	}
+	u.IOPS, u.P50Micros, u.P99Micros = res.IOPS, res.LatUs.P50, res.LatUs.P99
+	return u
 }

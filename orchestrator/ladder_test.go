@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
@@ -360,5 +364,91 @@ func TestLadderStealColumn(t *testing.T) {
 	}
 	if text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: layers}}); !strings.Contains(text, "| layer | ops/s | share of the layer below | CPU µs per op | what ran |") {
 		t.Errorf("a ladder without steal changed its table:\n%s", text)
+	}
+}
+
+// TestLadderLatencyUnderLoad: a step busier than fio alone shows both
+// busy shares and fio under load, and a step that misses against fio alone
+// but not against fio under load is named the host's.
+func TestLadderLatencyUnderLoad(t *testing.T) {
+	row := results.Row{Backend: "uring", Pin: "none", Label: "no pin"}
+	share := func(v float64) *float64 { return &v }
+	loaded := func(p50, p99 float64) *results.FioUnderLoad {
+		return &results.FioUnderLoad{HeldShare: 0.4, BusyShare: share(0.8), P50Micros: p50, P99Micros: p99}
+	}
+	steps := []results.LadderLatency{
+		{Row: row, Share: 0.1, OfferedOpsPerSec: 10000, Depth: 8, P50Micros: 180, P99Micros: 2500, FioP50Micros: 40, FioP99Micros: 60,
+			BusyShare: share(0.85), FioBusyShare: share(0.45), UnderLoad: loaded(45, 1600)},
+		{Row: row, Share: 0.25, OfferedOpsPerSec: 25000, Depth: 8, P50Micros: 400, P99Micros: 20000, FioP50Micros: 45, FioP99Micros: 180,
+			BusyShare: share(0.9), FioBusyShare: share(0.5), UnderLoad: loaded(60, 2000)},
+		{Row: row, Share: 0.5, OfferedOpsPerSec: 50000, Depth: 8, P50Micros: 100, P99Micros: 300, FioP50Micros: 45, FioP99Micros: 180,
+			BusyShare: share(0.9), FioBusyShare: share(0.5), UnderLoad: loaded(50, 900)},
+		{Row: row, Share: 0.75, OfferedOpsPerSec: 75000, Depth: 8, P50Micros: 100, P99Micros: 300, FioP50Micros: 45, FioP99Micros: 180,
+			BusyShare: share(0.6), FioBusyShare: share(0.55)},
+		{Row: row, Share: 0.9, OfferedOpsPerSec: 90000, Depth: 8, P50Micros: 100, P99Micros: 300, FioP50Micros: 45, FioP99Micros: 180,
+			BusyShare: share(0.9), FioBusyShare: share(0.5), UnderLoad: &results.FioUnderLoad{HeldShare: 0.4, Error: "fio: exit status 1"}},
+	}
+	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps}})
+	for _, want := range []string{
+		"| fio p99 | busy (step / fio) | fio under load p50 / p99 | within target |",
+		"| Uring no pin | 10 K (10 %) | 8 | 180 µs | 40 µs | 2.5 ms | 60 µs | 85.0 % / 45.0 % | 45 µs / 1.6 ms (busy 80.0 %) | p50 yes, p99 no; under load p50 yes, p99 yes (the disk slows under load) |",
+		"| Uring no pin | 25 K (25 %) | 8 | 400 µs | 45 µs | 20 ms | 180 µs | 90.0 % / 50.0 % | 60 µs / 2 ms (busy 80.0 %) | p50 no, p99 no; under load p50 no, p99 no |",
+		"| Uring no pin | 50 K (50 %) | 8 | 100 µs | 45 µs | 300 µs | 180 µs | 90.0 % / 50.0 % | 50 µs / 900 µs (busy 80.0 %) | p50 yes, p99 yes; under load p50 yes, p99 yes |",
+		"| Uring no pin | 75 K (75 %) | 8 | 100 µs | 45 µs | 300 µs | 180 µs | 60.0 % / 55.0 % | — | p50 yes, p99 yes |",
+		"| 90.0 % / 50.0 % | fio: exit status 1 | p50 yes, p99 yes |",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ladder text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestLoadToHold: fio runs again under load only where the step was at
+// least results.LoadWorthHolding busier than fio alone, and both were read.
+func TestLoadToHold(t *testing.T) {
+	share := func(v float64) *float64 { return &v }
+	for _, tt := range []struct {
+		step, fio *float64
+		want      float64
+		ok        bool
+	}{
+		{share(0.85), share(0.45), 0.40, true},
+		{share(0.55), share(0.45), 0.10, true},
+		{share(0.50), share(0.45), 0.05, false},
+		{share(0.30), share(0.45), -0.15, false},
+		{nil, share(0.45), 0, false},
+		{share(0.85), nil, 0, false},
+	} {
+		got, ok := loadToHold(results.LadderLatency{BusyShare: tt.step, FioBusyShare: tt.fio})
+		if ok != tt.ok || math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("step busy %v, fio busy %v: got %.2f, %v, want %.2f, %v", tt.step, tt.fio, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+// TestFioUnderLoadReal runs fio at a low rate over a real O_DIRECT file
+// alone and with every CPU held 50 % busy: the host reads busier under
+// load, and fio still keeps its rate.
+func TestFioUnderLoadReal(t *testing.T) {
+	testenv.MustLookPath(t, "fio")
+	dir := testenv.MustDiskDir(t)
+	job := fio.Job{Dir: dir, Files: 1, FileBytes: 16 << 20, BlockBytes: 512, Jobs: 1, IODepth: 8, Engine: "libaio", RuntimeSeconds: 1, RateIOPS: 2000}
+	watch := cpustat.StartWatch("/")
+	if _, err := fio.Run(context.Background(), job); err != nil {
+		t.Fatalf("fio alone: %v", err)
+	}
+	alone := watch.End().Busy
+	u := fioUnderLoad(context.Background(), job, 0.5)
+	if u.Error != "" {
+		t.Fatalf("fio under load: %s", u.Error)
+	}
+	if alone == nil || u.BusyShare == nil {
+		t.Fatalf("busy shares not read: alone %v, under load %v", alone, u.BusyShare)
+	}
+	if want := min(*alone+0.2, 0.9); *u.BusyShare < want {
+		t.Errorf("host busy under load %.2f, alone %.2f: want at least %.2f", *u.BusyShare, *alone, want)
+	}
+	if u.HeldShare != 0.5 || u.IOPS < 0.9*2000 || u.P50Micros <= 0 || u.P99Micros < u.P50Micros {
+		t.Errorf("fio under load: got %+v, want held 0.5, about 2000 IOPS, p99 ≥ p50 > 0", *u)
 	}
 }

@@ -69,6 +69,7 @@ type onlineOutput struct {
 		Errors          int64    `json:"errors"`
 		ClientSaturated bool     `json:"client_saturated"`
 		HostStealShare  *float64 `json:"host_steal_share"`
+		HostBusyShare   *float64 `json:"host_busy_share"`
 		Latency         struct {
 			P50  float64 `json:"p50"`
 			P99  float64 `json:"p99"`
@@ -302,7 +303,7 @@ func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, r
 	on := out.Online
 	rec.Ops, rec.Seconds, rec.AchievedOpsPerSec = on.Ops, on.Seconds, on.OpsPerSec
 	rec.Misses, rec.Errors, rec.ClientSaturated = on.Misses, on.Errors, on.ClientSaturated
-	rec.HostStealShare = on.HostStealShare
+	rec.HostStealShare, rec.HostBusyShare = on.HostStealShare, on.HostBusyShare
 	rec.WarmupSeconds, rec.WarmupOps = on.Warmup.Seconds, on.Warmup.Ops
 	rec.Short = rec.AchievedOpsPerSec < results.MinAchievedShare*rec.OfferedOpsPerSec
 	rec.P50Micros, rec.P99Micros, rec.P999Micros, rec.MaxMicros = on.Latency.P50, on.Latency.P99, on.Latency.P999, on.Latency.Max

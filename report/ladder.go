@@ -82,14 +82,19 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 		fmt.Fprintf(b, "The rungs below and fio's own file had just written a dataset's worth: %s.\n\n",
 			settleSentence(*settled, "fio over its own file (laid out by the first probe", "these fio runs"))
 	}
-	steal := false
+	steal, loaded := false, false
 	for _, s := range steps {
 		steal = steal || s.StealShare != nil || s.FioStealShare != nil
+		loaded = loaded || s.UnderLoad != nil
 	}
 	cols := []string{"row", "offered>", "depth>", "p50>", "fio p50>", "p99>", "fio p99>", "within target"}
 	if steal {
 		fmt.Fprintf(b, "Steal is the share of the host's CPU time the hypervisor took during the step, and during fio's run beside it (/proc/stat): a step that misses its p99 target with steal in its own window and less in fio's lost part of its tail to the host, which fio did not see (host steal); a fio run with %.1f %% or more, and more than its step, carries the host's stalls in its own latencies, and the target taken from them is looser than the disk's (fio's run not quiet).\n\n", 100*results.NoticeableSteal)
 		cols = slices.Insert(cols, len(cols)-1, "steal (step / fio)>")
+	}
+	if loaded {
+		fmt.Fprintf(b, "Busy is the share of the host's CPU time something ran in during the step, and during fio's run alone. Where the step was at least %.0f points busier, fio ran once more at the same rate and depth with spinning threads holding every CPU that much busier (fio under load): a virtual disk whose emulation needs the CPUs the guest keeps busy is slower so, and a step that misses its targets against fio alone but meets them against fio under load lost the difference to the host (the disk slows under load).\n\n", 100*results.LoadWorthHolding)
+		cols = slices.Insert(cols, len(cols)-1, "busy (step / fio)>", "fio under load p50 / p99>")
 	}
 	writeHead(b, cols...)
 	for _, s := range steps {
@@ -104,11 +109,15 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 			case fioNotQuiet(s):
 				verdict += " (fio's run not quiet)"
 			}
+			verdict += underLoadVerdict(s, p50, p99)
 		}
 		fmt.Fprintf(b, "| %s %s | %s (%.0f %%) | %d | %s | %s | %s | %s |", human.Title(s.Row.Backend), s.Row.Label, human.Ops(s.OfferedOpsPerSec), 100*s.Share,
 			s.Depth, plots.FormatMicros(s.P50Micros), fioP50, plots.FormatMicros(s.P99Micros), fioP99)
 		if steal {
 			fmt.Fprintf(b, " %s / %s |", human.SharePercent(s.StealShare), human.SharePercent(s.FioStealShare))
+		}
+		if loaded {
+			fmt.Fprintf(b, " %s / %s | %s |", human.SharePercent(s.BusyShare), human.SharePercent(s.FioBusyShare), underLoadCell(s.UnderLoad))
 		}
 		fmt.Fprintf(b, " %s |\n", verdict)
 	}
@@ -133,4 +142,31 @@ func stealExplains(s results.LadderLatency) bool {
 		return false
 	}
 	return s.FioStealShare == nil || *s.FioStealShare < *s.StealShare
+}
+
+// underLoadCell is fio under load's p50 / p99 and the host's busy share
+// while it ran; "—" where it did not run.
+func underLoadCell(u *results.FioUnderLoad) string {
+	switch {
+	case u == nil:
+		return "—"
+	case u.Error != "":
+		return u.Error
+	}
+	return fmt.Sprintf("%s / %s (busy %s)", plots.FormatMicros(u.P50Micros), plots.FormatMicros(u.P99Micros), human.SharePercent(u.BusyShare))
+}
+
+// underLoadVerdict adds a step's verdict against fio under load to the
+// one against fio alone (p50, p99), naming the host where the load
+// explains every target the step missed.
+func underLoadVerdict(s results.LadderLatency, p50, p99 bool) string {
+	if s.UnderLoad == nil || s.UnderLoad.Error != "" {
+		return ""
+	}
+	lp50, lp99 := s.MeetsTargetsUnderLoad()
+	v := "; under load " + map[bool]string{true: "p50 yes", false: "p50 no"}[lp50] + ", " + map[bool]string{true: "p99 yes", false: "p99 no"}[lp99]
+	if (!p50 || !p99) && (p50 || lp50) && (p99 || lp99) {
+		v += " (the disk slows under load)"
+	}
+	return v
 }

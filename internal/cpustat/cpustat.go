@@ -4,7 +4,10 @@
 // its host ran something else. A run whose steal is not zero had stalls
 // that neither the server nor the client made, and a latency tail there
 // is partly the host's; tierbench samples steal around every measured
-// phase so that the report can say so.
+// phase so that the report can say so. The same two samples give the
+// share of the time this machine's CPUs were busy (neither idle nor
+// stolen), which on some hosts slows the disk itself: a virtual disk
+// whose emulation needs the CPUs the guest keeps busy.
 //
 // The first line of /proc/stat, "cpu" followed by at least four numbers,
 // is the sum over every CPU in USER_HZ ticks (proc(5)): user, nice,
@@ -43,6 +46,8 @@ type Sample struct {
 	TotalTicks uint64 `json:"total_ticks"`
 	// StealTicks is the steal column; zero without one.
 	StealTicks uint64 `json:"steal_ticks"`
+	// IdleTicks is idle + iowait: time no task of this machine ran.
+	IdleTicks uint64 `json:"idle_ticks"`
 	// HasSteal: the kernel printed a steal column (2.6.11 and later).
 	HasSteal bool `json:"has_steal"`
 	// PerCPU maps a CPU's number to its own line's counters (their
@@ -61,6 +66,7 @@ func (s Sample) Over(cpus []int) (Sample, error) {
 		}
 		sum.TotalTicks += one.TotalTicks
 		sum.StealTicks += one.StealTicks
+		sum.IdleTicks += one.IdleTicks
 		sum.HasSteal = sum.HasSteal && one.HasSteal
 	}
 	return sum, nil
@@ -119,7 +125,10 @@ func parseLine(f []string) (Sample, error) {
 		if s.TotalTicks, carry = bits.Add64(s.TotalTicks, n, 0); carry != 0 {
 			return Sample{}, fmt.Errorf("cpustat: %s line counters overflow 64 bits at counter %d", f[0], i+1)
 		}
-		if i == 7 {
+		switch i {
+		case 3, 4:
+			s.IdleTicks += n
+		case 7:
 			s.StealTicks, s.HasSteal = n, true
 		}
 	}
@@ -152,8 +161,28 @@ func (s Sample) StealShare(before Sample) (float64, error) {
 	return float64(s.StealTicks-before.StealTicks) / float64(s.TotalTicks-before.TotalTicks), nil
 }
 
+// BusyShare is the share of the CPU time between before and s in which
+// this machine ran something (user, system, interrupts: neither idle,
+// iowait nor stolen), from 0 to 1. Errors as StealShare's, but for the
+// steal column, which it does not need.
+func (s Sample) BusyShare(before Sample) (float64, error) {
+	switch {
+	case s.TotalTicks < before.TotalTicks || s.IdleTicks < before.IdleTicks || s.StealTicks < before.StealTicks:
+		return 0, fmt.Errorf("cpustat: CPU ticks went backwards (total %d then %d, idle %d then %d)", before.TotalTicks, s.TotalTicks, before.IdleTicks, s.IdleTicks)
+	case s.TotalTicks == before.TotalTicks:
+		return 0, errors.New("cpustat: no CPU tick passed between the samples")
+	}
+	total := s.TotalTicks - before.TotalTicks
+	idle := (s.IdleTicks - before.IdleTicks) + (s.StealTicks - before.StealTicks)
+	if idle > total {
+		return 0, fmt.Errorf("cpustat: idle and steal ticks (%d) exceed every tick (%d) between the samples", idle, total)
+	}
+	return float64(total-idle) / float64(total), nil
+}
+
 // Watch is a /proc/stat read as a phase begins, so that its end can say
-// how much CPU time the hypervisor took in it.
+// how much CPU time the hypervisor took in it, and how busy the machine
+// was.
 type Watch struct {
 	root   string
 	before Sample
@@ -168,15 +197,29 @@ func StartWatch(root string) Watch {
 
 // StealShare is the steal share since StartWatch, every CPU's; nil when
 // it cannot be told (see Between).
-func (w Watch) StealShare() *float64 {
+func (w Watch) StealShare() *float64 { return w.End().Steal }
+
+// Window is what a Watch saw, every CPU's; a share is nil where it cannot
+// be told.
+type Window struct {
+	Steal *float64 // the hypervisor's share (Between)
+	Busy  *float64 // this machine's own busy share (Sample.BusyShare)
+}
+
+// End reads /proc/stat once more and gives the shares since StartWatch.
+func (w Watch) End() Window {
 	if w.err != nil {
-		return nil
+		return Window{}
 	}
 	after, err := Read(w.root)
 	if err != nil {
-		return nil
+		return Window{}
 	}
-	return Between(w.before, after, nil)
+	win := Window{Steal: Between(w.before, after, nil)}
+	if b, err := after.BusyShare(w.before); err == nil {
+		win.Busy = &b
+	}
+	return win
 }
 
 // Between is the steal share of the CPUs in cpus (every CPU's when cpus

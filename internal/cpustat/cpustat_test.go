@@ -14,11 +14,11 @@ func TestRead(t *testing.T) {
 		want      Sample
 		wantError string
 	}{
-		{"testdata/vm", Sample{TotalTicks: 26651 + 39539 + 392609 + 20612 + 9119 + 11586, StealTicks: 11586, HasSteal: true, PerCPU: map[int]Sample{
-			0: {TotalTicks: 13587 + 22117 + 198341 + 11883 + 1728 + 4913, StealTicks: 4913, HasSteal: true},
-			1: {TotalTicks: 13064 + 17422 + 194268 + 8729 + 7391 + 6673, StealTicks: 6673, HasSteal: true}}}, ""},
-		{"testdata/old-kernel", Sample{TotalTicks: 4705 + 356 + 584 + 3699176 + 23060 + 10, PerCPU: map[int]Sample{
-			0: {TotalTicks: 4705 + 356 + 584 + 3699176 + 23060 + 10}}}, ""},
+		{"testdata/vm", Sample{TotalTicks: 26651 + 39539 + 392609 + 20612 + 9119 + 11586, StealTicks: 11586, IdleTicks: 392609 + 20612, HasSteal: true, PerCPU: map[int]Sample{
+			0: {TotalTicks: 13587 + 22117 + 198341 + 11883 + 1728 + 4913, StealTicks: 4913, IdleTicks: 198341 + 11883, HasSteal: true},
+			1: {TotalTicks: 13064 + 17422 + 194268 + 8729 + 7391 + 6673, StealTicks: 6673, IdleTicks: 194268 + 8729, HasSteal: true}}}, ""},
+		{"testdata/old-kernel", Sample{TotalTicks: 4705 + 356 + 584 + 3699176 + 23060 + 10, IdleTicks: 3699176 + 23060, PerCPU: map[int]Sample{
+			0: {TotalTicks: 4705 + 356 + 584 + 3699176 + 23060 + 10, IdleTicks: 3699176 + 23060}}}, ""},
 		{"testdata/no-cpu", Sample{}, ErrNoCPULine.Error()},
 		{"testdata/missing", Sample{}, "no such file"},
 	}
@@ -86,6 +86,35 @@ func TestStealShare(t *testing.T) {
 	}
 }
 
+func TestBusyShare(t *testing.T) {
+	s := func(total, idle, steal uint64) Sample { return Sample{TotalTicks: total, IdleTicks: idle, StealTicks: steal} }
+	tests := []struct {
+		name          string
+		before, after Sample
+		want          float64
+		wantError     string
+	}{
+		{"idle", s(1000, 900, 0), s(1200, 1100, 0), 0, ""},
+		{"busy", s(1000, 900, 0), s(1200, 900, 0), 1, ""},
+		{"a quarter busy, a quarter stolen", s(1000, 900, 10), s(1200, 1000, 60), 0.25, ""},
+		{"no steal column", Sample{TotalTicks: 10, IdleTicks: 5}, Sample{TotalTicks: 20, IdleTicks: 10}, 0.5, ""},
+		{"no tick passed", s(1000, 900, 0), s(1000, 900, 0), 0, "no CPU tick"},
+		{"idle backwards", s(1000, 900, 0), s(1200, 800, 0), 0, "backwards"},
+		{"more idle than ticks", s(1000, 900, 0), s(1100, 950, 60), 0, "exceed"},
+	}
+	for _, tt := range tests {
+		got, err := tt.after.BusyShare(tt.before)
+		switch {
+		case tt.wantError != "":
+			if err == nil || !strings.Contains(err.Error(), tt.wantError) {
+				t.Errorf("%s: got %v, %v, want an error containing %q", tt.name, got, err, tt.wantError)
+			}
+		case err != nil || math.Abs(got-tt.want) > 1e-12:
+			t.Errorf("%s: got %v, %v, want %v", tt.name, got, err, tt.want)
+		}
+	}
+}
+
 // TestReadLive reads this machine's /proc/stat twice: the counters move
 // forward and the share is a share.
 func TestReadLive(t *testing.T) {
@@ -116,8 +145,8 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if s.StealTicks > s.TotalTicks {
-			t.Fatalf("steal %d ticks of a total of %d", s.StealTicks, s.TotalTicks)
+		if s.StealTicks+s.IdleTicks > s.TotalTicks {
+			t.Fatalf("steal %d and idle %d ticks of a total of %d", s.StealTicks, s.IdleTicks, s.TotalTicks)
 		}
 		if _, err := s.StealShare(s); err == nil {
 			t.Fatalf("a sample against itself gave a share: %+v", s)
@@ -148,6 +177,9 @@ func TestWatch(t *testing.T) {
 	}
 	if got := w.StealShare(); got == nil || *got < 0 || *got > 1 {
 		t.Errorf("StartWatch(/): got %v, want a share in [0, 1]", got)
+	}
+	if got := w.End().Busy; got == nil || *got < 0 || *got > 1 {
+		t.Errorf("StartWatch(/).End().Busy: got %v, want a share in [0, 1]", got)
 	}
 }
 
