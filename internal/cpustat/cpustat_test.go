@@ -75,19 +75,28 @@ func TestStealShare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := tt.after.StealShare(tt.before)
-		switch {
-		case tt.wantError != "":
-			if err == nil || !strings.Contains(err.Error(), tt.wantError) {
-				t.Errorf("%s: got %v, %v, want an error containing %q", tt.name, got, err, tt.wantError)
-			}
-		case err != nil || math.Abs(got-tt.want) > 1e-12:
-			t.Errorf("%s: got %v, %v, want %v", tt.name, got, err, tt.want)
+		checkShare(t, tt.name, got, err, tt.want, tt.wantError)
+	}
+}
+
+// checkShare holds a share and its error to the case's want: an error
+// containing wantError where one is wanted, else want.
+func checkShare(t *testing.T, name string, got float64, err error, want float64, wantError string) {
+	t.Helper()
+	switch {
+	case wantError != "":
+		if err == nil || !strings.Contains(err.Error(), wantError) {
+			t.Errorf("%s: got %v, %v, want an error containing %q", name, got, err, wantError)
 		}
+	case err != nil || math.Abs(got-want) > 1e-12:
+		t.Errorf("%s: got %v, %v, want %v", name, got, err, want)
 	}
 }
 
 func TestBusyShare(t *testing.T) {
-	s := func(total, idle, steal uint64) Sample { return Sample{TotalTicks: total, IdleTicks: idle, StealTicks: steal} }
+	s := func(total, idle, steal uint64) Sample {
+		return Sample{TotalTicks: total, IdleTicks: idle, StealTicks: steal}
+	}
 	tests := []struct {
 		name          string
 		before, after Sample
@@ -104,14 +113,7 @@ func TestBusyShare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got, err := tt.after.BusyShare(tt.before)
-		switch {
-		case tt.wantError != "":
-			if err == nil || !strings.Contains(err.Error(), tt.wantError) {
-				t.Errorf("%s: got %v, %v, want an error containing %q", tt.name, got, err, tt.wantError)
-			}
-		case err != nil || math.Abs(got-tt.want) > 1e-12:
-			t.Errorf("%s: got %v, %v, want %v", tt.name, got, err, tt.want)
-		}
+		checkShare(t, tt.name, got, err, tt.want, tt.wantError)
 	}
 }
 
