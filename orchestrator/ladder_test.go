@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
@@ -404,24 +405,31 @@ func TestLadderLatencyUnderLoad(t *testing.T) {
 }
 
 // TestLoadToHold: fio runs again under load only where the step was at
-// least results.LoadWorthHolding busier than fio alone, and both were read.
+// least results.LoadWorthHolding less idle than fio alone, and both were
+// read; the threads then spin for the share that leaves the host as idle
+// as in the step.
 func TestLoadToHold(t *testing.T) {
 	share := func(v float64) *float64 { return &v }
 	for _, tt := range []struct {
-		step, fio *float64
-		want      float64
-		ok        bool
+		step, steal, fio *float64
+		want             float64
+		ok               bool
 	}{
-		{share(0.85), share(0.45), 0.40, true},
-		{share(0.55), share(0.45), 0.10, true},
-		{share(0.50), share(0.45), 0.05, false},
-		{share(0.30), share(0.45), -0.15, false},
-		{nil, share(0.45), 0, false},
-		{share(0.85), nil, 0, false},
+		{share(0.83), share(0.10), share(0.40), 0.53 / 0.60, true},
+		{share(0.85), nil, share(0.45), 0.40 / 0.55, true},
+		{share(0.55), nil, share(0.45), 0.10 / 0.55, true},
+		{share(0.50), nil, share(0.45), 0, false},
+		{share(0.48), share(0.03), share(0.45), 0, false},
+		{share(0.30), nil, share(0.45), 0, false},
+		{share(0.98), share(0.30), share(0.10), 1, true}, // more than every CPU: spin throughout
+		{nil, nil, share(0.45), 0, false},
+		{share(0.85), nil, nil, 0, false},
+		{share(1), nil, share(1), 0, false},
 	} {
-		got, ok := loadToHold(results.LadderLatency{BusyShare: tt.step, FioBusyShare: tt.fio})
+		got, ok := loadToHold(results.LadderLatency{BusyShare: tt.step, StealShare: tt.steal, FioBusyShare: tt.fio})
 		if ok != tt.ok || math.Abs(got-tt.want) > 1e-9 {
-			t.Errorf("step busy %v, fio busy %v: got %.2f, %v, want %.2f, %v", tt.step, tt.fio, got, ok, tt.want, tt.ok)
+			t.Errorf("step busy %s steal %s, fio busy %s: got %.3f, %v, want %.3f, %v",
+				human.SharePercent(tt.step), human.SharePercent(tt.steal), human.SharePercent(tt.fio), got, ok, tt.want, tt.ok)
 		}
 	}
 }
