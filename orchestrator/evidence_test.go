@@ -267,3 +267,21 @@ func TestServerFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRowEngine: fio's engine is the row's kernel interface for
+// tierbench's native backends, and none for another server or localmemory.
+func TestRowEngine(t *testing.T) {
+	for _, tt := range []struct {
+		row  results.Row
+		want string
+	}{
+		{results.Row{Backend: "uring"}, "io_uring"},
+		{results.Row{Backend: "libaio"}, "libaio"},
+		{results.Row{Backend: "localmemory"}, ""},
+		{results.Row{Backend: "uring", Server: "redis"}, ""},
+	} {
+		if got := rowEngine(tt.row); got != tt.want {
+			t.Errorf("rowEngine(%+v): got %q, want %q", tt.row, got, tt.want)
+		}
+	}
+}

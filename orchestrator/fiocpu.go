@@ -14,16 +14,10 @@ import (
 // drives the disk with; "" where that is no fio engine (another server,
 // or tierbench on localmemory).
 func rowEngine(row results.Row) string {
-	if row.Server != "" {
+	if row.Server != "" || (row.Backend != "libaio" && row.Backend != "uring") {
 		return ""
 	}
-	switch row.Backend {
-	case "libaio":
-		return "libaio"
-	case "uring":
-		return "io_uring"
-	}
-	return ""
+	return fioEngine(row.Backend)
 }
 
 // measureFioCPU runs after a row of tierbench's on a disk, with its

@@ -24,10 +24,11 @@ import (
 // size of the dataset, with the step's backend as fio's engine. The
 // report shows each step's p50 and p99 beside fio's total latency
 // (submission and completion), so a reader sees what the server adds to
-// the disk at the same load. Where the step kept the host's CPUs busier
-// than fio did (results.LoadWorthHolding), fio runs once more with the
-// CPUs held as busy (cpuload): a virtual disk may slow under the guest's
-// CPU load, and a step is then held against that disk too.
+// the disk at the same load. Where the step left the host's CPUs less
+// idle than fio did (results.LoadWorthHolding), fio runs once more with
+// the CPUs held as little idle (cpuload, loadToHold): a virtual disk may
+// slow under the guest's CPU load, and a step is then held against that
+// disk too.
 
 // fioEngine is fio's engine for a backend.
 func fioEngine(backend string) string {
@@ -110,7 +111,7 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 		l.FioIOPS, l.FioP50Micros, l.FioP99Micros = res.IOPS, res.LatUs.P50, res.LatUs.P99
 		r.printf("  server p50 %.0f µs p99 %.0f µs; fio p50 %.0f µs p99 %.0f µs\n", l.P50Micros, l.P99Micros, l.FioP50Micros, l.FioP99Micros)
 		if held, ok := loadToHold(l); ok {
-			r.printf("  fio again with every CPU held %.0f %% busy, as the step kept them\n", 100*held)
+			r.printf("  fio again with a thread on every CPU spinning %.0f %% of the time, to leave the host as little idle as the step did\n", 100*held)
 			l.UnderLoad = fioUnderLoad(ctx, job, held)
 			if u := l.UnderLoad; u.Error == "" {
 				r.printf("  under load: fio p50 %.0f µs p99 %.0f µs\n", u.P50Micros, u.P99Micros)

@@ -93,7 +93,7 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 		cols = slices.Insert(cols, len(cols)-1, "steal (step / fio)>")
 	}
 	if loaded {
-		fmt.Fprintf(b, "Busy is the share of the host's CPU time something ran in during the step, and during fio's run alone. Where the step was at least %.0f points busier, fio ran once more at the same rate and depth with spinning threads holding every CPU that much busier (fio under load): a virtual disk whose emulation needs the CPUs the guest keeps busy is slower so, and a step that misses its targets against fio alone but meets them against fio under load lost the difference to the host (the disk slows under load).\n\n", 100*results.LoadWorthHolding)
+		fmt.Fprintf(b, "Busy is the share of the host's CPU time something ran in during the step, and during fio's run alone. Where the step left the host at least %.0f points less idle (busy, or stolen because nothing was idle), fio ran once more at the same rate and depth with a thread spinning on every CPU for the share of the time that leaves the host as little idle as the step did (fio under load): a virtual disk whose emulation needs the CPUs the guest keeps busy is slower so, and a step that misses its targets against fio alone but meets them against fio under load lost the difference to the host (the disk slows under load).\n\n", 100*results.LoadWorthHolding)
 		cols = slices.Insert(cols, len(cols)-1, "busy (step / fio)>", "fio under load p50 / p99>")
 	}
 	writeHead(b, cols...)
@@ -102,7 +102,7 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 		if s.Error == "" {
 			fioP50, fioP99 = plots.FormatMicros(s.FioP50Micros), plots.FormatMicros(s.FioP99Micros)
 			p50, p99 := s.MeetsTargets()
-			verdict = map[bool]string{true: "p50 yes", false: "p50 no"}[p50] + ", " + map[bool]string{true: "p99 yes", false: "p99 no"}[p99]
+			verdict = targetsMet(p50, p99)
 			switch {
 			case !p99 && stealExplains(s):
 				verdict += " (host steal)"
@@ -164,9 +164,14 @@ func underLoadVerdict(s results.LadderLatency, p50, p99 bool) string {
 		return ""
 	}
 	lp50, lp99 := s.MeetsTargetsUnderLoad()
-	v := "; under load " + map[bool]string{true: "p50 yes", false: "p50 no"}[lp50] + ", " + map[bool]string{true: "p99 yes", false: "p99 no"}[lp99]
+	v := "; under load " + targetsMet(lp50, lp99)
 	if (!p50 || !p99) && (p50 || lp50) && (p99 || lp99) {
 		v += " (the disk slows under load)"
 	}
 	return v
+}
+
+// targetsMet says which of a step's two latency targets it met.
+func targetsMet(p50, p99 bool) string {
+	return map[bool]string{true: "p50 yes", false: "p50 no"}[p50] + ", " + map[bool]string{true: "p99 yes", false: "p99 no"}[p99]
 }

@@ -285,23 +285,25 @@ type LadderLatency struct {
 	BusyShare    *float64 `json:"busy_share,omitempty"`
 	FioBusyShare *float64 `json:"fio_busy_share,omitempty"`
 	// UnderLoad is fio run once more at the same rate and depth with the
-	// CPUs held as busy as the step kept them; nil where the step was less
-	// than LoadWorthHolding busier than fio alone, or either was not read.
+	// CPUs held as little idle as the step left them; nil where the step
+	// was not LoadWorthHolding less idle than fio alone, or a share was
+	// not read.
 	UnderLoad *FioUnderLoad `json:"fio_under_load,omitempty"`
 	Error     string        `json:"error,omitempty"`
 }
 
-// LoadWorthHolding is how much busier than fio's own run (a share of the
-// host's CPU time) a latency step must have been for the ladder to run
-// fio again under the step's load: below it the two runs had about the
-// same CPUs free.
+// LoadWorthHolding is how much less idle than fio's own run (a share of
+// the host's CPU time: busy, or stolen because nothing was idle) a
+// latency step must have been for the ladder to run fio again under the
+// step's load: below it the two runs had about the same CPUs free.
 const LoadWorthHolding = 0.10
 
 // FioUnderLoad is fio beside a latency step with spinning threads on
-// every CPU holding HeldShare of each busy: the step's busy share less
-// fio's own. On a host whose disk emulation shares the guest's CPUs the
-// disk is slower so, and a step missing its targets against fio alone
-// but not against this run lost the difference to the host.
+// every CPU, each busy for HeldShare of the time: the share that leaves
+// the host as little idle as the step did (the orchestrator's loadToHold).
+// On a host whose disk emulation shares the guest's CPUs the disk is
+// slower so, and a step missing its targets against fio alone but not
+// against this run lost the difference to the host.
 type FioUnderLoad struct {
 	HeldShare float64 `json:"held_share"`
 	// BusyShare and StealShare are the host's while this fio ran.
