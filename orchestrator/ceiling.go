@@ -166,7 +166,7 @@ func (r *runner) remeasure(ctx context.Context, base *hostcheck.FIOBaseline, row
 		return rec
 	}
 	rec.IOPS, rec.ClatP50Us, rec.ClatP99Us = res.IOPS, res.ClatUs.P50, res.ClatUs.P99
-	rec.CPUMicrosPerRead, rec.CPUShare, rec.CPUBound = cpu.MicrosPerRead, cpu.Share, cpu.Bound
+	rec.SetCPU(cpu)
 	r.printf("  fio: %s IOPS at %d in flight; the cell is %.1f %% of it\n", FormatOps(res.IOPS), rec.Depth, 100*cellOps/max(res.IOPS, ceiling))
 	return rec
 }

@@ -134,9 +134,10 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Pla
 		// GET (other processes' reads only add), at a positive depth, and
 		// the server spent CPU on the phase.
 		if len(r.DiskDevices) == 0 || float64(r.DiskReads) < 0.5*float64(r.Ops) || r.DiskQueueDepth <= 0 || r.DiskReadsPerSec <= 0 ||
-			r.ServerCPUSeconds <= 0 || r.ServerCPUs < 1 || r.ServerCPUShare <= 0 {
-			t.Errorf("pass t=%d %s: disk %v %d reads (%.0f r/s, depth %.1f; %s), server %.2f CPU s of %d CPUs (%s); want disk reads ≥ half the %d GETs, a depth and server CPU",
-				r.Threads, r.Row.ID(), r.DiskDevices, r.DiskReads, r.DiskReadsPerSec, r.DiskQueueDepth, r.DiskNote, r.ServerCPUSeconds, r.ServerCPUs, r.CPUNote, r.Ops)
+			r.ServerCPUSeconds <= 0 || r.ServerCPUs < 1 || r.ServerCPUShare <= 0 ||
+			r.ServerSystemCPUSeconds <= 0 || r.ServerSystemCPUSeconds > r.ServerCPUSeconds {
+			t.Errorf("pass t=%d %s: disk %v %d reads (%.0f r/s, depth %.1f; %s), server %.2f CPU s (%.2f s system) of %d CPUs (%s); want disk reads ≥ half the %d GETs, a depth and server CPU, part of it in the kernel",
+				r.Threads, r.Row.ID(), r.DiskDevices, r.DiskReads, r.DiskReadsPerSec, r.DiskQueueDepth, r.DiskNote, r.ServerCPUSeconds, r.ServerSystemCPUSeconds, r.ServerCPUs, r.CPUNote, r.Ops)
 		}
 		if s := r.HostStealShare; hostCountsSteal() && (s == nil || *s < 0 || *s > 1) {
 			t.Errorf("pass t=%d %s: got host steal %v, want the share the client read", r.Threads, r.Row.ID(), s)

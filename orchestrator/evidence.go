@@ -81,43 +81,53 @@ func (r *runner) recordDisks(ctx context.Context, before diskReading, rec *resul
 	}
 }
 
-// cpuTicks returns utime + stime of /proc/<pid>/stat in clock ticks.
-func (p procRoot) cpuTicks(pid int) (uint64, error) {
+// procTicks is a process's CPU time from /proc/<pid>/stat, in clock
+// ticks: user and system (kernel) apart, so that a server's time in the
+// kernel can be set beside fio's.
+type procTicks struct {
+	user, system uint64
+}
+
+// total is user + system; the parser refuses counts whose sum overflows.
+func (t procTicks) total() uint64 { return t.user + t.system }
+
+// cpuTicks returns utime and stime of /proc/<pid>/stat in clock ticks.
+func (p procRoot) cpuTicks(pid int) (procTicks, error) {
 	path := filepath.Join(string(p), strconv.Itoa(pid), "stat")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, fmt.Errorf("orchestrator: read the CPU time of pid %d: %w", pid, err)
+		return procTicks{}, fmt.Errorf("orchestrator: read the CPU time of pid %d: %w", pid, err)
 	}
 	v, err := parseProcStat(data)
 	if err != nil {
-		return 0, fmt.Errorf("orchestrator: %s: %w", path, err)
+		return procTicks{}, fmt.Errorf("orchestrator: %s: %w", path, err)
 	}
 	return v, nil
 }
 
-// parseProcStat returns utime + stime (fields 14 and 15, counting the pid
-// as 1) of a /proc/<pid>/stat line. The command name (field 2) is in
+// parseProcStat returns utime and stime (fields 14 and 15, counting the
+// pid as 1) of a /proc/<pid>/stat line. The command name (field 2) is in
 // parentheses and may itself hold spaces and parentheses, so the fields
 // are counted from after the last ')'.
-func parseProcStat(data []byte) (uint64, error) {
+func parseProcStat(data []byte) (procTicks, error) {
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("no ')' closing the command name")
+		return procTicks{}, fmt.Errorf("no ')' closing the command name")
 	}
 	f := strings.Fields(string(data[i+1:]))
 	// After the name come field 3 (state) onwards: utime is f[11].
 	if len(f) < 13 {
-		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+		return procTicks{}, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
 	}
 	u, err1 := strconv.ParseUint(f[11], 10, 64)
 	s, err2 := strconv.ParseUint(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("utime %q and stime %q are not tick counts", clip([]byte(f[11])), clip([]byte(f[12])))
+		return procTicks{}, fmt.Errorf("utime %q and stime %q are not tick counts", clip([]byte(f[11])), clip([]byte(f[12])))
 	}
 	if u+s < u {
-		return 0, fmt.Errorf("utime %d + stime %d overflow", u, s)
+		return procTicks{}, fmt.Errorf("utime %d + stime %d overflow", u, s)
 	}
-	return u + s, nil
+	return procTicks{user: u, system: s}, nil
 }
 
 // atClockTick is AT_CLKTCK, the auxiliary-vector entry from which the C

@@ -25,16 +25,16 @@ func TestParseProcStat(t *testing.T) {
 	tail := " S 1 2 3 0 -1 4194560 100 0 0 0 %s %s 0 0 20 0 9 0 12345 1000000 200\n"
 	tests := []struct {
 		name, in string
-		want     uint64
+		want     procTicks
 		wantErr  string
 	}{
-		{"plain", "4242 (tierbench)" + fmt.Sprintf(tail, "1500", "250"), 1750, ""},
-		{"name with spaces and parens", "77 (tier (bench) x)" + fmt.Sprintf(tail, "7", "3"), 10, ""},
-		{"no name", "77 tierbench S 1 2", 0, "no ')'"},
-		{"short", "77 (x) S 1 2 3", 0, "fields after the command name"},
-		{"bad utime", "77 (x)" + fmt.Sprintf(tail, "lots", "3"), 0, `utime "lots"`},
-		{"negative stime", "77 (x)" + fmt.Sprintf(tail, "1", "-3"), 0, `stime "-3"`},
-		{"overflow", "77 (x)" + fmt.Sprintf(tail, "18446744073709551615", "1"), 0, "overflow"},
+		{"plain", "4242 (tierbench)" + fmt.Sprintf(tail, "1500", "250"), procTicks{user: 1500, system: 250}, ""},
+		{"name with spaces and parens", "77 (tier (bench) x)" + fmt.Sprintf(tail, "7", "3"), procTicks{user: 7, system: 3}, ""},
+		{"no name", "77 tierbench S 1 2", procTicks{}, "no ')'"},
+		{"short", "77 (x) S 1 2 3", procTicks{}, "fields after the command name"},
+		{"bad utime", "77 (x)" + fmt.Sprintf(tail, "lots", "3"), procTicks{}, `utime "lots"`},
+		{"negative stime", "77 (x)" + fmt.Sprintf(tail, "1", "-3"), procTicks{}, `stime "-3"`},
+		{"overflow", "77 (x)" + fmt.Sprintf(tail, "18446744073709551615", "1"), procTicks{}, "overflow"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestCPUTicksReal(t *testing.T) {
 	}
 	ru := cpuSeconds(t) - ru0
 	hz, note := clockTicks()
-	if used := float64(after-before) / float64(hz); used < ru-0.1 || used > ru+0.1 {
+	if used := float64(after.total()-before.total()) / float64(hz); used < ru-0.1 || used > ru+0.1 {
 		t.Errorf("got %.2f CPU s from /proc/<pid>/stat, want getrusage's %.2f ± 0.1", used, ru)
 	}
 	if _, err := p.cpuTicks(1 << 30); err == nil || !strings.Contains(err.Error(), "pid") {
@@ -173,8 +173,9 @@ func TestRecheckCeilingReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs, _ = results.ReadCeilings(out)
-	if len(recs) != 2 || recs[1].Row != pinned || recs[1].BaseIOPS != 800 || recs[1].CPUs != "0" || recs[1].Jobs != 1 || recs[1].IOPS <= 0 || recs[1].CPUMicrosPerRead <= 0 {
-		t.Errorf("got %+v, want the pinned row measured again against 800 IOPS on CPU 0 with one job and fio's CPU per read", recs)
+	if len(recs) != 2 || recs[1].Row != pinned || recs[1].BaseIOPS != 800 || recs[1].CPUs != "0" || recs[1].Jobs != 1 || recs[1].IOPS <= 0 || recs[1].CPUMicrosPerRead <= 0 ||
+		recs[1].CPUSystemMicrosPerRead <= 0 || recs[1].CPUSystemMicrosPerRead > recs[1].CPUMicrosPerRead {
+		t.Errorf("got %+v, want the pinned row measured again against 800 IOPS on CPU 0 with one job and fio's CPU per read, its kernel part within it", recs)
 	}
 	if !strings.Contains(log.String(), "fio again at its depth") {
 		t.Errorf("progress does not say fio ran again:\n%s", log.String())
@@ -208,8 +209,9 @@ func TestRecheckCeilingReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(eng) != 1 || eng[0].Row != row || eng[0].Threads != 4 || eng[0].Engine != "libaio" || eng[0].Depth != 8 || eng[0].IOPS <= 0 ||
-		eng[0].CPUMicrosPerRead <= 0 || eng[0].Error != "" || eng[0].Files != 2 {
-		t.Errorf("got %+v, want one libaio run for t=4 at depth 8 over 2 files, with fio's CPU per read", eng)
+		eng[0].CPUMicrosPerRead <= 0 || eng[0].CPUSystemMicrosPerRead <= 0 || eng[0].CPUSystemMicrosPerRead > eng[0].CPUMicrosPerRead ||
+		eng[0].Error != "" || eng[0].Files != 2 {
+		t.Errorf("got %+v, want one libaio run for t=4 at depth 8 over 2 files, with fio's CPU per read and its kernel part", eng)
 	}
 	if !strings.Contains(log.String(), "fio libaio at the cell's disk depth") {
 		t.Errorf("progress does not say fio ran through libaio:\n%s", log.String())

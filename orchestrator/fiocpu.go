@@ -76,7 +76,7 @@ func (r *runner) measureFioCPU(ctx context.Context, row results.Row) error {
 			r.printf("  fio failed: %v\n", err)
 		} else {
 			rec.IOPS = res.IOPS
-			rec.CPUMicrosPerRead, rec.CPUShare, rec.CPUBound = cpu.MicrosPerRead, cpu.Share, cpu.Bound
+			rec.SetCPU(cpu)
 			r.printf("  fio: %s IOPS, %.1f CPU µs per read\n", FormatOps(res.IOPS), cpu.MicrosPerRead)
 		}
 		if err := results.AppendJSONL(r.out, results.FileFioCPU, rec); err != nil {

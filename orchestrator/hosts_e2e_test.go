@@ -419,6 +419,10 @@ func checkHostsPass(t *testing.T, out string, p results.PassRecord) {
 	if p.ReadBytes <= 0 || p.Server.CPUs == "" {
 		t.Errorf("server evidence read on host a: read_bytes %d placement %+v, want device reads and a cpu list", p.ReadBytes, p.Server)
 	}
+	// The server's CPU, read by hostprobe on host a, user and system apart.
+	if p.ServerCPUSeconds <= 0 || p.ServerSystemCPUSeconds <= 0 || p.ServerSystemCPUSeconds > p.ServerCPUSeconds {
+		t.Errorf("server CPU read on host a: %.2f s, %.2f s of it system (%s); want both, the system part within the whole", p.ServerCPUSeconds, p.ServerSystemCPUSeconds, p.CPUNote)
+	}
 }
 
 // readContainerFile reads one file of a container through the engine's

@@ -134,7 +134,7 @@ func keyCount(ctx context.Context, tgt rowTarget) (int64, error) {
 type nodeReading struct {
 	readBytes int64 // -1: its pid is unknown
 	pl        results.Placement
-	ticks     uint64
+	ticks     procTicks
 	ticksErr  error
 	// deviceReads is INFO store's Device.CompletedReads, for the
 	// scenarios that count them.
@@ -177,7 +177,7 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 		}
 	}
 	hz, note := clockTicks()
-	rec.ReadBytes, rec.ServerCPUSeconds, rec.CPUNote = 0, 0, note
+	rec.ReadBytes, rec.ServerCPUSeconds, rec.ServerSystemCPUSeconds, rec.CPUNote = 0, 0, 0, note
 	if tgt.cluster {
 		rec.ClockTicks = hz
 	}
@@ -223,8 +223,9 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 			rec.CPUNote = err.Error()
 		default:
 			rec.ClockTicks = hz
-			np.ServerCPUSeconds = float64(a.ticks-b.ticks) / float64(hz)
+			np.ServerCPUSeconds = float64(a.ticks.total()-b.ticks.total()) / float64(hz)
 			rec.ServerCPUSeconds += np.ServerCPUSeconds
+			rec.ServerSystemCPUSeconds += float64(a.ticks.system-b.ticks.system) / float64(hz)
 		}
 		if counting {
 			np.DeviceReads = a.deviceReads - b.deviceReads

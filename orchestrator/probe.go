@@ -70,9 +70,11 @@ type ProbeAnswer struct {
 	Witness   *ServerWitness       `json:"witness,omitempty"`
 	Sample    *results.SampleCheck `json:"sample,omitempty"`
 	CPUTicks  *uint64              `json:"cpu_ticks,omitempty"` // of --pid: utime + stime
-	DataDisks []string             `json:"data_disks,omitempty"`
-	DiskStats *diskstats.Sample    `json:"diskstats,omitempty"`
-	CPUStat   *cpustat.Sample      `json:"cpustat,omitempty"`
+	// CPUSystemTicks is --pid's stime, the kernel's part of CPUTicks.
+	CPUSystemTicks *uint64           `json:"cpu_system_ticks,omitempty"`
+	DataDisks      []string          `json:"data_disks,omitempty"`
+	DiskStats      *diskstats.Sample `json:"diskstats,omitempty"`
+	CPUStat        *cpustat.Sample   `json:"cpustat,omitempty"`
 }
 
 // Probe answers req on this host and prints the answer as one JSON
@@ -118,7 +120,8 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		a.ReadBytes, a.Placement, a.CPUTicks = &n, &pl, &ticks
+		total := ticks.total()
+		a.ReadBytes, a.Placement, a.CPUTicks, a.CPUSystemTicks = &n, &pl, &total, &ticks.system
 	}
 	if req.DataDisks != "" {
 		disks, err := hostcheck.DataDisks(req.DataDisks)

@@ -255,15 +255,15 @@ func (p remoteProbe) do(ctx context.Context, args ...string) (any, error) {
 
 func (p remoteProbe) counts() bool { return true }
 
-func (p remoteProbe) cpuTicks(ctx context.Context) (uint64, error) {
+func (p remoteProbe) cpuTicks(ctx context.Context) (procTicks, error) {
 	a, err := p.d.probe(ctx, p.id, ProbeRequest{PID: 1})
-	if err == nil && a.CPUTicks == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no CPU ticks", p.d.ep.Name)
+	if err == nil && (a.CPUTicks == nil || a.CPUSystemTicks == nil || *a.CPUSystemTicks > *a.CPUTicks) {
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no CPU ticks, or more system ticks than in all", p.d.ep.Name)
 	}
 	if err != nil {
-		return 0, err
+		return procTicks{}, err
 	}
-	return *a.CPUTicks, nil
+	return procTicks{user: *a.CPUTicks - *a.CPUSystemTicks, system: *a.CPUSystemTicks}, nil
 }
 
 func (p remoteProbe) evidence(ctx context.Context) (int64, results.Placement, error) {

@@ -29,8 +29,8 @@ type serverProbe interface {
 	// sample GETs keys, or, given none, a uniform sample of the whole
 	// key space drawn where the probe runs, and counts what was wrong.
 	sample(ctx context.Context, cfg Config, keys []uint64) (results.SampleCheck, error)
-	// cpuTicks is the server process's utime + stime.
-	cpuTicks(ctx context.Context) (uint64, error)
+	// cpuTicks is the server process's utime and stime.
+	cpuTicks(ctx context.Context) (procTicks, error)
 	// counts says whether evidence can be read: the process is known.
 	counts() bool
 }
@@ -74,9 +74,9 @@ func (p localProbe) sample(ctx context.Context, cfg Config, keys []uint64) (resu
 
 func (p localProbe) counts() bool { return p.pid > 0 }
 
-func (p localProbe) cpuTicks(context.Context) (uint64, error) {
+func (p localProbe) cpuTicks(context.Context) (procTicks, error) {
 	if p.pid <= 0 {
-		return 0, errPIDUnknown
+		return procTicks{}, errPIDUnknown
 	}
 	return p.proc.cpuTicks(p.pid)
 }

@@ -105,23 +105,37 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	text = cpuAgainstFio(res, preRaw)
 	for _, want := range []string{
 		"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8.0 µs (fio 7.6 at 90, measured again): 1.05 × |",
-		"| Uring | no pin | 8.0 µs (fio 9.7 at 128): 0.82 × |",
+		"| Uring | no pin | 8.0 µs (fio 9.7, kernel 8.5, at 128): 0.82 × |",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("CPU against fio lacks %q:\n%s", want, text)
 		}
 	}
 	res.Cells[1].ServerCPUMicrosPerGet = 11.0
-	if text, want := cpuAgainstFio(res, preRaw), "11.0 µs (fio 9.7 at 128): 1.13 × **over** |"; !strings.Contains(text, want) {
+	if text, want := cpuAgainstFio(res, preRaw), "11.0 µs (fio 9.7, kernel 8.5, at 128): 1.13 × **over** |"; !strings.Contains(text, want) {
 		t.Errorf("CPU against fio lacks %q:\n%s", want, text)
 	}
+	// The kernel's part of each, where it was kept: the server's stime per
+	// GET, a re-measurement's sys_cpu per read.
+	res.Cells[0].ServerSystemMicrosPerGet, res.Cells[1].ServerSystemMicrosPerGet = 5.5, 8.6
+	res.Ceilings[0].CPUSystemMicrosPerRead = 6.8
+	text = cpuAgainstFio(res, preRaw)
+	for _, want := range []string{
+		"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8.0 µs, kernel 5.5 (fio 7.6, kernel 6.8, at 90, measured again): 1.05 × |",
+		"| Uring | no pin | 11.0 µs, kernel 8.6 (fio 9.7, kernel 8.5, at 128): 1.13 × **over** |",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("CPU against fio with the kernel's part lacks %q:\n%s", want, text)
+		}
+	}
+	res.Cells[0].ServerSystemMicrosPerGet, res.Cells[1].ServerSystemMicrosPerGet = 0, 0
 	// A cell measured again at its own depth through its row's interface
 	// is held against that, the curve's figure beside it when the
 	// interfaces differ; the bar applies to its own.
 	res.FioCPU = []results.FioCPURecord{{Row: freeRow, Threads: 8, Engine: "libaio", Depth: 100, FioCost: results.FioCost{CPUMicrosPerRead: 10.5}}}
 	text = cpuAgainstFio(res, preRaw)
 	for _, want := range []string{
-		"| Uring | no pin | 11.0 µs (fio libaio 10.5 at 100): 1.05 × · io_uring fio 9.7 at 128: 1.13 × |",
+		"| Uring | no pin | 11.0 µs (fio libaio 10.5 at 100): 1.05 × · io_uring fio 9.7, kernel 8.5, at 128: 1.13 × |",
 		"through the row's interface, on its CPUs, and the cell is held against that",
 	} {
 		if !strings.Contains(text, want) {

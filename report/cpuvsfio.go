@@ -14,18 +14,25 @@ import (
 // device read plus a little.
 const CPUAgainstFioBar = 1.1
 
+// fioSpent is what fio spent per read at a depth: in all and in the
+// kernel (0 when fio's system share was not kept).
+type fioSpent struct {
+	micros, systemMicros float64
+	depth                int
+}
+
 // fioAtDepth is what fio spent per read nearest a cell's disk depth: the
 // re-measurement at the cell's own depth when there is one, else the
 // point of the row's depth curve closest to it (by ratio: 240 is nearer
 // 256 than 128). ok is false when neither says.
-func fioAtDepth(res results.Results, curve *hostcheck.FIOBaseline, c results.Cell) (micros float64, depth int, remeasured, ok bool) {
+func fioAtDepth(res results.Results, curve *hostcheck.FIOBaseline, c results.Cell) (spent fioSpent, remeasured, ok bool) {
 	for _, r := range res.Ceilings {
 		if r.Row == c.Row && r.Threads == c.Threads && r.Error == "" && r.CPUMicrosPerRead > 0 {
-			return r.CPUMicrosPerRead, r.Depth, true, true
+			return fioSpent{r.CPUMicrosPerRead, r.CPUSystemMicrosPerRead, r.Depth}, true, true
 		}
 	}
 	if curve == nil || c.DiskQueueDepth <= 0 {
-		return 0, 0, false, false
+		return fioSpent{}, false, false
 	}
 	bestDist := math.Inf(1)
 	for _, p := range curve.Sweep {
@@ -34,10 +41,32 @@ func fioAtDepth(res results.Results, curve *hostcheck.FIOBaseline, c results.Cel
 			continue
 		}
 		if d := math.Abs(math.Log(float64(p.Depth) / c.DiskQueueDepth)); d < bestDist {
-			bestDist, micros, depth, ok = d, cpu.MicrosPerRead, p.Depth, true
+			bestDist, spent, ok = d, fioSpent{cpu.MicrosPerRead, cpu.SystemMicrosPerRead, p.Depth}, true
 		}
 	}
-	return micros, depth, false, ok
+	return spent, false, ok
+}
+
+// inKernel is ", kernel N" for a figure whose system part is known,
+// else "".
+func inKernel(systemMicros float64) string {
+	if systemMicros <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", kernel %.1f", systemMicros)
+}
+
+// fioAt is "fio[ ENGINE] µs[, kernel µs][,] at DEPTH", the comma before
+// "at" only where a kernel part sits between.
+func fioAt(engine string, micros, systemMicros float64, depth int) string {
+	name := "fio"
+	if engine != "" {
+		name += " " + engine
+	}
+	if k := inKernel(systemMicros); k != "" {
+		return fmt.Sprintf("%s %.1f%s, at %d", name, micros, k, depth)
+	}
+	return fmt.Sprintf("%s %.1f at %d", name, micros, depth)
 }
 
 // cpuAgainstFio is report.md's table of each cell's server CPU per GET
@@ -64,33 +93,34 @@ func cpuAgainstFio(res results.Results, preRaw []byte) string {
 				line.WriteString(" — |")
 				continue
 			}
-			fioMicros, depth, again, ok := fioAtDepth(res, curve, c)
+			spent, again, ok := fioAtDepth(res, curve, c)
 			own, ownOK := results.FioCPUFor(res.FioCPU, row, t)
+			server := fmt.Sprintf("%.1f µs%s", c.ServerCPUMicrosPerGet, inKernel(c.ServerSystemMicrosPerGet))
 			if !ok && !ownOK {
-				fmt.Fprintf(&line, " %.1f µs |", c.ServerCPUMicrosPerGet)
+				fmt.Fprintf(&line, " %s |", server)
 				continue
 			}
 			filled = true
-			at := fmt.Sprintf("fio %.1f at %d", fioMicros, depth)
+			at := fioAt("", spent.micros, spent.systemMicros, spent.depth)
 			if again {
 				at += ", measured again"
 			}
-			ref, beside := fioMicros, ""
+			ref, beside := spent.micros, ""
 			if ownOK {
 				// Held against fio at the cell's own depth through the
 				// row's own interface; the curve's figure stands beside
 				// it when the interfaces differ.
 				if ok && curve != nil && curve.Engine != own.Engine {
-					beside = fmt.Sprintf(" · %s %s: %.2f ×", curve.Engine, at, c.ServerCPUMicrosPerGet/fioMicros)
+					beside = fmt.Sprintf(" · %s %s: %.2f ×", curve.Engine, at, c.ServerCPUMicrosPerGet/spent.micros)
 				}
-				ref, at = own.CPUMicrosPerRead, fmt.Sprintf("fio %s %.1f at %d", own.Engine, own.CPUMicrosPerRead, own.Depth)
+				ref, at = own.CPUMicrosPerRead, fioAt(own.Engine, own.CPUMicrosPerRead, own.CPUSystemMicrosPerRead, own.Depth)
 			}
 			ratio := c.ServerCPUMicrosPerGet / ref
 			mark := ""
 			if ratio > CPUAgainstFioBar {
 				mark = " **over**"
 			}
-			fmt.Fprintf(&line, " %.1f µs (%s): %.2f ×%s%s |", c.ServerCPUMicrosPerGet, at, ratio, mark, beside)
+			fmt.Fprintf(&line, " %s (%s): %.2f ×%s%s |", server, at, ratio, mark, beside)
 		}
 		if filled {
 			some = true
@@ -105,7 +135,7 @@ func cpuAgainstFio(res results.Results, preRaw []byte) string {
 		ownDepth = " Where the curve has no point within 10 % of a cell's depth, or the row's server drives the disk through another interface (libaio beside the curve's io_uring), fio ran again right after the row at the cell's depth, through the row's interface, on its CPUs, and the cell is held against that: the kernel spends more per read behind io_submit and io_getevents than behind a ring with registered buffers, whoever calls them. The curve's figure stands beside a cell held against another interface."
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Server CPU per GET (its utime + stime over each GET phase ÷ the GETs answered, the median over the passes; the client's CPU apart) against fio's CPU per read on the same CPUs (a pinned row: the curve on its server's cpuset) at the reads in flight nearest the cell's disk depth, or fio measured again at that depth. The seed's bar is %.1f ×: past it a cell is marked **over**, the server paying more than the disk path fio drives.%s\n\n", CPUAgainstFioBar, ownDepth)
+	fmt.Fprintf(&b, "Server CPU per GET (its utime + stime over each GET phase ÷ the GETs answered, the median over the passes; the client's CPU apart) against fio's CPU per read on the same CPUs (a pinned row: the curve on its server's cpuset) at the reads in flight nearest the cell's disk depth, or fio measured again at that depth. The seed's bar is %.1f ×: past it a cell is marked **over**, the server paying more than the disk path fio drives. \"kernel\" is the system part of each (the server's stime, fio's sys_cpu): a GET takes a read's path through the kernel as fio's read does, and its share of the socket reads and writes besides, so where the two kernel parts are near each other the rest of the gap is the server's own code.%s\n\n", CPUAgainstFioBar, ownDepth)
 	b.WriteString("| backend | NUMA |")
 	for _, t := range threads {
 		fmt.Fprintf(&b, " t=%d |", t)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/internal/fio"
 )
 
 // CeilingRecord is one line of ceilings.jsonl: fio measured again, at the
@@ -42,15 +43,23 @@ type CeilingRecord struct {
 // FioCost is what one fio run of a bundle's own (at a cell's depth) cost
 // and under what host, flat in its record's JSON line.
 type FioCost struct {
-	// CPUMicrosPerRead, CPUShare and CPUBound are fio's CPU (fio.CPU).
-	CPUMicrosPerRead float64 `json:"cpu_us_per_read,omitempty"`
-	CPUShare         float64 `json:"cpu_share,omitempty"`
-	CPUBound         bool    `json:"cpu_bound,omitempty"`
+	// CPUMicrosPerRead, CPUSystemMicrosPerRead, CPUShare and CPUBound
+	// are fio's CPU (fio.CPU).
+	CPUMicrosPerRead       float64 `json:"cpu_us_per_read,omitempty"`
+	CPUSystemMicrosPerRead float64 `json:"cpu_sys_us_per_read,omitempty"`
+	CPUShare               float64 `json:"cpu_share,omitempty"`
+	CPUBound               bool    `json:"cpu_bound,omitempty"`
 	// StealShare is the hypervisor's share of the host's CPU time while
 	// this fio ran; nil where not counted.
 	StealShare *float64  `json:"steal_share,omitempty"`
 	Error      string    `json:"error,omitempty"`
 	Time       time.Time `json:"time"`
+}
+
+// SetCPU records what fio's own CPU said about the run.
+func (c *FioCost) SetCPU(cpu fio.CPU) {
+	c.CPUMicrosPerRead, c.CPUSystemMicrosPerRead = cpu.MicrosPerRead, cpu.SystemMicrosPerRead
+	c.CPUShare, c.CPUBound = cpu.Share, cpu.Bound
 }
 
 // LatencyRecord is one line of latency.jsonl: one fixed-rate step.

@@ -205,11 +205,14 @@ func MaxShare(a, b *float64) *float64 {
 // SummarizeEvidence is the cell's evidence over the passes it counts.
 func SummarizeEvidence(recs []PassRecord) CellEvidence {
 	var ce CellEvidence
-	var rps, depth, srv, cli, perGet []float64
+	var rps, depth, srv, cli, perGet, systemPerGet []float64
 	for _, r := range recs {
 		JudgeEvidence(&r)
 		if gets := cmp.Or(r.Gets, r.Ops); r.ServerCPUSeconds > 0 && gets > 0 {
 			perGet = append(perGet, r.ServerCPUSeconds*1e6/float64(gets))
+			if r.ServerSystemCPUSeconds > 0 {
+				systemPerGet = append(systemPerGet, r.ServerSystemCPUSeconds*1e6/float64(gets))
+			}
 		}
 		if len(r.DiskDevices) > 0 {
 			rps = append(rps, r.DiskReadsPerSec)
@@ -226,5 +229,6 @@ func SummarizeEvidence(recs []PassRecord) CellEvidence {
 	ce.ServerCPUShare, _, _ = Median(srv)
 	ce.ClientCPUShare, _, _ = Median(cli)
 	ce.ServerCPUMicrosPerGet, _, _ = Median(perGet)
+	ce.ServerSystemMicrosPerGet, _, _ = Median(systemPerGet)
 	return ce
 }

@@ -28,11 +28,14 @@ type PassEvidence struct {
 	// (/proc/<pid>/stat), ServerCPUs the CPUs its Cpus_allowed_list
 	// holds, ServerCPUShare the first over the phase × the second.
 	ServerCPUSeconds float64 `json:"server_cpu_seconds"`
-	ServerCPUs       int     `json:"server_cpus"`
-	ServerCPUShare   float64 `json:"server_cpu_share"`
-	ServerCPUBound   bool    `json:"server_cpu_bound,omitempty"`
-	ClientCPUs       int     `json:"client_cpus"`
-	ClientCPUShare   float64 `json:"client_cpu_share"`
+	// ServerSystemCPUSeconds is the stime part of ServerCPUSeconds: the
+	// server's time in the kernel (0 in bundles from before it was kept).
+	ServerSystemCPUSeconds float64 `json:"server_system_cpu_seconds,omitempty"`
+	ServerCPUs             int     `json:"server_cpus"`
+	ServerCPUShare         float64 `json:"server_cpu_share"`
+	ServerCPUBound         bool    `json:"server_cpu_bound,omitempty"`
+	ClientCPUs             int     `json:"client_cpus"`
+	ClientCPUShare         float64 `json:"client_cpu_share"`
 	// HostStealShare is the share of the client host's CPU time the
 	// hypervisor took during the phase (/proc/stat's steal, as the client
 	// read it; the most of several client hosts'). With the client and
@@ -64,6 +67,9 @@ type CellEvidence struct {
 	// ServerCPUMicrosPerGet is the median of the passes' server CPU
 	// (utime + stime) per GET answered, in µs; 0 when it was not read.
 	ServerCPUMicrosPerGet float64 `json:"server_cpu_us_per_get,omitempty"`
+	// ServerSystemMicrosPerGet is the kernel's part of it (stime), the
+	// median over the same passes; 0 when it was not read.
+	ServerSystemMicrosPerGet float64 `json:"server_system_cpu_us_per_get,omitempty"`
 	// Ceiling is the IOPS the cell is divided by: the preflight sweep's
 	// best, or a re-measurement at the cell's depth when that is higher.
 	Ceiling float64 `json:"ceiling_iops,omitempty"`

@@ -10,6 +10,10 @@ const CPUBoundShare = 0.9
 type CPU struct {
 	// MicrosPerRead is fio's user + system CPU per read completed, in µs.
 	MicrosPerRead float64 `json:"cpu_us_per_read"`
+	// SystemMicrosPerRead is the system (kernel) part of MicrosPerRead:
+	// the read's path through the kernel, which a server driving the
+	// same interface pays too.
+	SystemMicrosPerRead float64 `json:"cpu_sys_us_per_read,omitempty"`
 	// Share is the CPU fio used over the CPUs its jobs could run on
 	// (1 = every one busy all the time).
 	Share float64 `json:"cpu_share"`
@@ -32,6 +36,9 @@ func CPUOf(usrPct, sysPct float64, jobs int, iops float64, cpus int) CPU {
 	c := CPU{Share: busy / float64(cpus)}
 	if iops > 0 && !bad(busy) {
 		c.MicrosPerRead = busy * 1e6 / iops
+		if !bad(sysPct) {
+			c.SystemMicrosPerRead = sysPct / 100 * float64(jobs) * 1e6 / iops
+		}
 	}
 	c.Bound = c.Share >= CPUBoundShare
 	return c

@@ -80,23 +80,26 @@ func TestCPUOf(t *testing.T) {
 		cpus       int
 		wantShare  float64
 		wantMicros float64
+		wantSystem float64 // µs per read in the kernel
 		wantBound  bool
 	}{
 		// The figure: two jobs saturating both CPUs at 200 K IOPS.
-		{"both CPUs saturated", 12, 85, 2, 200_000, 2, 0.97, 9.7, true},
-		{"at the threshold", 10, 80, 1, 100_000, 1, 0.9, 9, true},
-		{"just below", 10, 79.9, 1, 100_000, 1, 0.899, 8.99, false},
+		{"both CPUs saturated", 12, 85, 2, 200_000, 2, 0.97, 9.7, 8.5, true},
+		{"at the threshold", 10, 80, 1, 100_000, 1, 0.9, 9, 8, true},
+		{"just below", 10, 79.9, 1, 100_000, 1, 0.899, 8.99, 7.99, false},
 		// Two jobs on one CPU (pinned): each can have half of it.
-		{"two jobs on one CPU", 5, 40, 2, 100_000, 1, 0.9, 9, true},
-		{"cpus 0: one CPU per job", 5, 40, 2, 100_000, 0, 0.45, 9, false},
-		{"no reads: no CPU per read", 50, 50, 1, 0, 1, 1, 0, true},
-		{"NaN usr", math.NaN(), 1, 1, 100, 1, math.NaN(), 0, false},
+		{"two jobs on one CPU", 5, 40, 2, 100_000, 1, 0.9, 9, 8, true},
+		{"cpus 0: one CPU per job", 5, 40, 2, 100_000, 0, 0.45, 9, 8, false},
+		{"no reads: no CPU per read", 50, 50, 1, 0, 1, 1, 0, 0, true},
+		{"NaN usr", math.NaN(), 1, 1, 100, 1, math.NaN(), 0, 0, false},
+		{"NaN sys", 1, math.NaN(), 1, 100, 1, math.NaN(), 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := CPUOf(tt.usr, tt.sys, tt.jobs, tt.iops, tt.cpus)
-			if !near(got.Share, tt.wantShare) || math.Abs(got.MicrosPerRead-tt.wantMicros) > 1e-9 || got.Bound != tt.wantBound {
-				t.Errorf("got %+v, want share %v, %v µs per read, bound %v", got, tt.wantShare, tt.wantMicros, tt.wantBound)
+			if !near(got.Share, tt.wantShare) || math.Abs(got.MicrosPerRead-tt.wantMicros) > 1e-9 ||
+				math.Abs(got.SystemMicrosPerRead-tt.wantSystem) > 1e-9 || got.Bound != tt.wantBound {
+				t.Errorf("got %+v, want share %v, %v µs per read (%v in the kernel), bound %v", got, tt.wantShare, tt.wantMicros, tt.wantSystem, tt.wantBound)
 			}
 		})
 	}
