@@ -46,6 +46,13 @@ type schedule struct {
 	// while it is awake, so that every add wakes it again then.
 	sleepUntil atomic.Int64
 	entries    atomic.Int64
+	// popping is read-held by every expireDue from its first pop until
+	// the keys it popped are reclaimed, and taken by ExpireDue once its
+	// own are: popped entries are no longer in the heap, so a count must
+	// wait for whoever holds them (the sweeper's reclaim of a record on
+	// the device takes a device read) or it counts keys whose time has
+	// passed.
+	popping sync.RWMutex
 }
 
 type scheduleShard struct {
@@ -192,19 +199,27 @@ func (st *Store) sweeper() {
 }
 
 // ExpireDue reclaims at most max keys whose expiry time has passed, from the
-// active sweep's schedule, and returns how many schedule entries it handled.
-// A server calls it before answering DBSIZE, so that the count does not wait
-// for the sweeper's next tick.
+// active sweep's schedule, and returns how many schedule entries it handled;
+// it returns once the entries other sessions and the sweeper had popped are
+// reclaimed too. A server calls it before answering DBSIZE, so that the
+// count does not wait for the sweeper's next tick, nor count a key the
+// sweeper is reclaiming.
 func (s *Session) ExpireDue(max int) (int, error) {
 	if s.closed || s.st.closed.Load() {
 		return 0, ErrClosed
 	}
 	s.pumpChecks()
-	return s.expireDue(s.st.now(), max)
+	n, err := s.expireDue(s.st.now(), max)
+	sc := &s.st.sched
+	sc.popping.Lock()
+	sc.popping.Unlock() // a barrier: it waits for the holders and keeps nothing
+	return n, err
 }
 
 func (s *Session) expireDue(now int64, max int) (int, error) {
 	sc := &s.st.sched
+	sc.popping.RLock()
+	defer sc.popping.RUnlock()
 	handled := 0
 	var firstErr error
 	for i := 0; i < scheduleShards && handled < max; i++ {
