@@ -21,11 +21,14 @@ type slot struct {
 	buf []byte
 	op  Op
 	// published is stored after the fields above are filled and loaded
-	// before the completion reads them. The kernel already orders the two
-	// sides (the syscall that submits happens before the one that reaps),
-	// but the race detector cannot see through the kernel: this atomic pair
-	// states the same ordering in terms it understands, for one uncontended
-	// atomic per request.
+	// before the completion reads them, in race-detector builds only. The
+	// kernel already orders the two sides (the syscall that submits
+	// happens before the one that reaps), but the race detector cannot see
+	// through the kernel: this atomic pair states the same ordering in
+	// terms it understands. Elsewhere it is left out: its store is an
+	// XCHG, which waits for the slot's cache line the plain stores before
+	// it would have left to the store buffer (2.5 % of a tiered server's
+	// CPU samples at 80 K GET/s on one CPU).
 	published atomic.Uint32
 }
 
@@ -176,14 +179,18 @@ func (c *core) noteInFlight(n int64) {
 func (c *core) fill(idx uint32, r *Request) {
 	s := &c.slots[idx]
 	s.userData, s.offset, s.buf, s.op = r.UserData, r.Offset, r.Buf, r.Op
-	s.published.Store(1)
+	if raceEnabled {
+		s.published.Store(1)
+	}
 }
 
 // complete turns a kernel result for slot idx into the caller's completion
 // and releases the slot. res is bytes transferred, or a negative errno.
 func (c *core) complete(idx uint32, res int64) {
 	s := &c.slots[idx]
-	s.published.Load()
+	if raceEnabled {
+		s.published.Load()
+	}
 	n, err := outcome(s.op, s.offset, len(s.buf), res)
 	ud := s.userData
 	c.release(idx)

@@ -23,7 +23,7 @@ func (s *Session) pumpChecks() {
 	for top != 0 {
 		i := uint32(top - 1)
 		pr := s.slot(i)
-		top = uint64(pr.next.Load())
+		top = uint64(pr.next)
 		s.settle(i, pr)
 	}
 	if len(s.checkQueued) == 0 {
@@ -32,7 +32,7 @@ func (s *Session) pumpChecks() {
 	s.checkReqs = s.checkReqs[:0]
 	for _, i := range s.checkQueued {
 		pr := s.slot(i)
-		pr.err.Store(nil)
+		pr.err = nil
 		pr.settled.Store(false)
 		pr.armed.Add(1)
 		s.checkReqs = append(s.checkReqs, device.Request{Op: device.OpRead, Fixed: s.fixedOf(i, pr), Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i) | checkFlag})
@@ -131,7 +131,7 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		s.releaseSlot(i)
 		return
 	}
-	if pr.err.Load() != nil || pr.n.Load() != int64(len(pr.window)) {
+	if pr.err != nil || pr.n != int64(len(pr.window)) {
 		finish(true, false) // unknown: assume an overwrite of a key without expiry
 		return
 	}

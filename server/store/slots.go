@@ -79,16 +79,10 @@ func (s *Session) completed(i uint32, n int, err error) {
 		}
 	}
 	pr := s.slot(i)
-	if err != nil {
-		e := new(error)
-		*e = err
-		pr.err.Store(e)
-	}
-	pr.n.Store(int64(n))
-	pr.completedAt.Store(loghist.Now())
+	pr.err, pr.n, pr.completedAt = err, int64(n), loghist.Now()
 	for {
 		top := stack.Load()
-		pr.next.Store(uint32(top))
+		pr.next = uint32(top)
 		if stack.CompareAndSwap(top, uint64(i)+1) {
 			break
 		}

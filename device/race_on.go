@@ -1,0 +1,7 @@
+//go:build race
+
+package device
+
+// raceEnabled: built with -race, whose detector cannot see the ordering
+// the kernel gives (see slot.published).
+const raceEnabled = true
