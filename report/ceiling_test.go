@@ -102,15 +102,9 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	// its disk depth (100 is nearer 128 than 64 by ratio).
 	res.Cells[0].ServerCPUMicrosPerGet, res.Cells[0].DiskQueueDepth = 8.0, 90
 	res.Cells[1].ServerCPUMicrosPerGet, res.Cells[1].DiskQueueDepth = 8.0, 100
-	text = cpuAgainstFio(res, preRaw)
-	for _, want := range []string{
+	containsAll(t, "CPU against fio", cpuAgainstFio(res, preRaw),
 		"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8.0 µs (fio 7.6 at 90, measured again): 1.05 × |",
-		"| Uring | no pin | 8.0 µs (fio 9.7, kernel 8.5, at 128): 0.82 × |",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("CPU against fio lacks %q:\n%s", want, text)
-		}
-	}
+		"| Uring | no pin | 8.0 µs (fio 9.7, kernel 8.5, at 128): 0.82 × |")
 	res.Cells[1].ServerCPUMicrosPerGet = 11.0
 	if text, want := cpuAgainstFio(res, preRaw), "11.0 µs (fio 9.7, kernel 8.5, at 128): 1.13 × **over** |"; !strings.Contains(text, want) {
 		t.Errorf("CPU against fio lacks %q:\n%s", want, text)
@@ -119,15 +113,9 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	// GET, a re-measurement's sys_cpu per read.
 	res.Cells[0].ServerSystemMicrosPerGet, res.Cells[1].ServerSystemMicrosPerGet = 5.5, 8.6
 	res.Ceilings[0].CPUSystemMicrosPerRead = 6.8
-	text = cpuAgainstFio(res, preRaw)
-	for _, want := range []string{
+	containsAll(t, "CPU against fio with the kernel's part", cpuAgainstFio(res, preRaw),
 		"| Uring | srv cpus 0 / cli cpus 1 (1 node) | 8.0 µs, kernel 5.5 (fio 7.6, kernel 6.8, at 90, measured again): 1.05 × |",
-		"| Uring | no pin | 11.0 µs, kernel 8.6 (fio 9.7, kernel 8.5, at 128): 1.13 × **over** |",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("CPU against fio with the kernel's part lacks %q:\n%s", want, text)
-		}
-	}
+		"| Uring | no pin | 11.0 µs, kernel 8.6 (fio 9.7, kernel 8.5, at 128): 1.13 × **over** |")
 	res.Cells[0].ServerSystemMicrosPerGet, res.Cells[1].ServerSystemMicrosPerGet = 0, 0
 	// A cell measured again at its own depth through its row's interface
 	// is held against that, the curve's figure beside it when the
@@ -187,6 +175,17 @@ func TestShareTextMarksSteal(t *testing.T) {
 		c := results.Cell{Median: 80_000, FioShare: 0.8, CellEvidence: results.CellEvidence{HostStealShare: tt.steal}}
 		if got := shareText(c, 0, 0); got != tt.want {
 			t.Errorf("steal %v: got %q, want %q", tt.steal, got, tt.want)
+		}
+	}
+}
+
+// containsAll reports each of wants that text, the rendering of what,
+// lacks.
+func containsAll(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, text)
 		}
 	}
 }
