@@ -2,6 +2,6 @@
 
 package device
 
-// raceEnabled: built with -race, whose detector cannot see the ordering
-// the kernel gives (see slot.published).
+// raceEnabled says the package is built with -race, whose detector cannot
+// see the ordering the kernel gives (see slot.published).
 const raceEnabled = false

@@ -453,8 +453,15 @@ func TestFioUnderLoadReal(t *testing.T) {
 	if alone == nil || u.BusyShare == nil {
 		t.Fatalf("busy shares not read: alone %v, under load %v", alone, u.BusyShare)
 	}
-	if want := min(*alone+0.2, 0.9); *u.BusyShare < want {
-		t.Errorf("host busy under load %.2f, alone %.2f: want at least %.2f", *u.BusyShare, *alone, want)
+	// Not idle is busy or stolen: a vCPU the hypervisor took while the
+	// threads held it counts as steal, not busy (a fresh-clone CI run read
+	// busy 0.37 beside 0.27 alone), as loadToHold counts a step's.
+	notIdle := *u.BusyShare
+	if u.StealShare != nil {
+		notIdle += *u.StealShare
+	}
+	if want := min(*alone+0.2, 0.9); notIdle < want {
+		t.Errorf("host busy + steal under load %.2f (busy %.2f), alone busy %.2f: want at least %.2f", notIdle, *u.BusyShare, *alone, want)
 	}
 	if u.HeldShare != 0.5 || u.IOPS < 0.9*2000 || u.P50Micros <= 0 || u.P99Micros < u.P50Micros {
 		t.Errorf("fio under load: got %+v, want held 0.5, about 2000 IOPS, p99 ≥ p50 > 0", *u)
