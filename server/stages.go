@@ -21,8 +21,9 @@ import (
 //   - complete: from Submit's return to the device's completion goroutine
 //     taking the completion: the disk, and the reaper's wake-up; for a
 //     read completed inside Submit on an idle device, from Submit's start;
-//   - wake: from there until the connection's goroutine has the result:
-//     the hand-off between goroutines;
+//   - wake: from there until the connection's goroutine has taken the
+//     result, with the others completed by then: the hand-off between
+//     goroutines;
 //   - reply: from the batch's last reply being ready to the write that
 //     sends the replies returning;
 //   - total: from the read that brought the request returning to that
@@ -148,14 +149,13 @@ func (cs *connStages) delivered(t store.ReadTimes) {
 	if cs.lat == nil || t.SubmitEnd == 0 {
 		return
 	}
-	now := loghist.Now()
 	if t.Completed < t.SubmitEnd {
 		cs.lat.h[stageComplete].Record(t.Completed - t.SubmitBegin)
 	} else {
 		cs.lat.h[stageSubmit].Record(t.SubmitEnd - t.SubmitBegin)
 		cs.lat.h[stageComplete].Record(t.Completed - t.SubmitEnd)
 	}
-	cs.lat.h[stageWake].Record(now - t.Completed)
+	cs.lat.h[stageWake].Record(t.Taken - t.Completed)
 }
 
 // replyReady marks the batch's replies ready to write; the return is the
