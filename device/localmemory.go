@@ -38,7 +38,10 @@ type memDevice struct {
 	// inlineSink keeps the loads of warm from being optimised away
 	// (inline completion: any goroutine may submit).
 	inlineSink atomic.Uint32
-	wg         sync.WaitGroup
+	// stop tells the completion goroutines, once Close holds every slot,
+	// to return when they next wake.
+	stop atomic.Bool
+	wg   sync.WaitGroup
 }
 
 // memQueue is one completion goroutine's queue: a lock-free stack of slot
@@ -74,7 +77,7 @@ type memQueue struct {
 	top      atomic.Uint64
 	sleeping atomic.Bool   // the goroutine is parked, or about to park, on wake
 	k        int           // this queue's number, and its free-slot stack's
-	wake     chan struct{} // capacity 1; closed by Close
+	wake     chan struct{} // capacity 1; never closed (see Close)
 	warmSink uint32        // see warm; written by this queue's goroutine only
 	_        [28]byte      // keep queues' hot words off each other's cache line
 }
@@ -301,7 +304,8 @@ func (d *memDevice) serve(q *memQueue) {
 				q.sleeping.Store(false)
 				continue
 			}
-			if _, open := <-q.wake; !open && q.top.Load() == 0 {
+			<-q.wake
+			if d.stop.Load() && q.top.Load() == 0 {
 				return
 			}
 			q.sleeping.Store(false)
@@ -434,6 +438,12 @@ func (d *memDevice) transfer(op Op, offset uint64, buf []byte) (int, error) {
 // that finds none learns from popWait that the device is closed). A
 // completion function may still be running when its slot is back; the
 // goroutine that runs it is waited for before the segments are unmapped.
+//
+// The goroutines are stopped by stop and a wake-up, not by closing their
+// wake channels: a Submit's push may still be between its swap and its
+// wake-up when its request has been served and its slot taken back by
+// Close, and that wake-up on a closed channel was a panic (a fresh-clone
+// CI run of TestCloseWhileSubmitting hit it).
 func (d *memDevice) Close() error {
 	if d.closed.Swap(true) {
 		return ErrClosed
@@ -444,8 +454,12 @@ func (d *memDevice) Close() error {
 		d.free.close()
 		d.free.takeAll(len(d.slots))
 	}
+	d.stop.Store(true)
 	for _, q := range d.queues {
-		close(q.wake)
+		select {
+		case q.wake <- struct{}{}:
+		default: // a wake-up is already waiting for the goroutine
+		}
 	}
 	d.wg.Wait()
 	var first error
