@@ -77,11 +77,10 @@ type pendingRead struct {
 	err  error
 	next uint32 // next slot+1 on the completion stack
 
-	// times: when the last Submit of this read began and returned
-	// (session) and when its completion was taken (completedAt, the
-	// device's goroutine), in loghist.Now nanoseconds.
-	times       ReadTimes
-	completedAt int64
+	// When the last Submit of this read began and returned (session) and
+	// when its completion was taken (completedAt, the device's goroutine),
+	// in loghist.Now nanoseconds; see ReadTimes.
+	submitBegin, submitEnd, completedAt int64
 
 	// armed is bumped by the session after it last wrote the fields above
 	// and before it submits a check; the completion goroutine loads it
@@ -429,8 +428,8 @@ func (s *Session) submit(fn func(uint64, []byte, Status, error), idleOK bool) in
 	}
 	end := loghist.Now()
 	for _, i := range s.queued {
-		t := &s.slot(i).times
-		t.SubmitBegin, t.SubmitEnd = begin, end
+		pr := s.slot(i)
+		pr.submitBegin, pr.submitEnd = begin, end
 	}
 	failed := 0
 	if err != nil {
@@ -452,8 +451,7 @@ func (s *Session) submit(fn func(uint64, []byte, Status, error), idleOK bool) in
 func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Status, error)) bool {
 	st := s.st
 	deliver := func(v []byte, status Status, err error) bool {
-		s.lastRead = pr.times
-		s.lastRead.Completed, s.lastRead.Taken = pr.completedAt, s.takenAt
+		s.lastRead = ReadTimes{SubmitBegin: pr.submitBegin, SubmitEnd: pr.submitEnd, Completed: pr.completedAt, Taken: s.takenAt}
 		fn(pr.token, v, status, err)
 		// The caller keeps what it was given until it sets the budget
 		// again (see SetReadBudget).
