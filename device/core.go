@@ -50,6 +50,11 @@ type core struct {
 	inFlight    atomic.Int64
 	maxInFlight atomic.Int64 // instrumentation: the highest inFlight seen
 	closed      atomic.Bool
+	// submitters counts the file backends' Submits under way (enter to
+	// leave). Close waits for it to fall to zero once it has closed the
+	// device (shut), so that no Submit still reads the queues, or writes
+	// to a ring, that Close then tears down.
+	submitters atomic.Int64
 	// deferredBatches counts Submits made from a completion function whose
 	// requests were left for the reaper to send (instrumentation).
 	deferredBatches atomic.Int64
@@ -144,11 +149,44 @@ func (c *core) check(r *Request) error {
 	return nil
 }
 
+// enter begins a Submit on a file backend. It is false once the device is
+// closed; otherwise the caller calls leave when it is done with the queues.
+// The count goes up before closed is read, and shut sets closed before it
+// reads the count: either the Submit sees closed, or shut waits for it.
+func (c *core) enter() bool {
+	c.submitters.Add(1)
+	if c.closed.Load() {
+		c.submitters.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (c *core) leave() { c.submitters.Add(-1) }
+
+// shut closes a file backend to new Submits, releases those waiting for a
+// slot (they return ErrClosed) and waits for the rest to return; their
+// requests are then in flight, for drain. It is false when the device was
+// already closed.
+func (c *core) shut() bool {
+	if c.closed.Swap(true) {
+		return false
+	}
+	c.free.close()
+	for c.submitters.Load() > 0 {
+		time.Sleep(50 * time.Microsecond)
+	}
+	return true
+}
+
 // acquire takes a free slot, blocking while the throttle is full when wait
-// is set. ok is false when no slot was free and wait is unset.
+// is set. ok is false when no slot was free and wait is unset, or, with
+// wait, when the device was closed meanwhile (shut).
 func (c *core) acquire(wait bool) (idx uint32, ok bool) {
 	if wait {
-		idx, _ = c.free.popWait(0) // the file backends never close their pool
+		if idx, ok = c.free.popWait(0); !ok {
+			return 0, false
+		}
 	} else if idx, ok = c.free.pop(0); !ok {
 		return 0, false
 	}

@@ -40,13 +40,20 @@ var _ IdleSubmitter = (*uringDevice)(nil)
 
 // SubmitIdle implements IdleSubmitter.
 func (d *uringDevice) SubmitIdle(reqs []Request) (int, error) {
-	if len(reqs) != 1 || d.inFlight.Load() != 0 || d.closed.Load() || runtime.GOMAXPROCS(0) < 2 {
+	if len(reqs) != 1 || d.inFlight.Load() != 0 || runtime.GOMAXPROCS(0) < 2 {
 		return d.Submit(reqs)
 	}
+	if !d.enter() {
+		return 0, ErrClosed
+	}
+	defer d.leave()
 	if err := d.check(&reqs[0]); err != nil {
 		return 0, err
 	}
-	idx, _ := d.acquire(true)
+	idx, ok := d.acquire(true)
+	if !ok {
+		return 0, ErrClosed
+	}
 	r := pickQueue(d.rings, &d.next)
 	// The CQ lock is taken before the request reaches the kernel, so that
 	// the reaper cannot take its completion: waiting for a CQE that was

@@ -191,6 +191,10 @@ func (d *aioDevice) Describe() string {
 // io_submit per batch of up to aioBatch; none when called from a completion
 // function, whose submissions the reaper sends (see queueState).
 func (d *aioDevice) Submit(reqs []Request) (int, error) {
+	if !d.enter() {
+		return 0, ErrClosed
+	}
+	defer d.leave()
 	return submitOnQueues(d.core, d.ctxs, &d.next, reqs, d.submitBatch)
 }
 
@@ -355,7 +359,7 @@ func (d *aioDevice) sendDeferred(c *aioContext) {
 
 // Close implements Device.
 func (d *aioDevice) Close() error {
-	if d.closed.Swap(true) {
+	if !d.shut() {
 		return ErrClosed
 	}
 	d.drain()

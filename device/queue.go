@@ -61,10 +61,10 @@ type submitBatchFunc[Q kernelQueue] func(q Q, reqs []Request, deferred bool, fir
 // submitOnQueues is Submit for the file backends: requests are spread over
 // the queues in batches, or all go to the caller's own queue, deferred, when
 // the caller is a completion function on that queue's reaper.
+//
+// The caller has entered (core.enter) before it read queues, and leaves
+// after this returns.
 func submitOnQueues[Q kernelQueue](c *core, queues []Q, next *atomic.Uint32, reqs []Request, batch submitBatchFunc[Q]) (int, error) {
-	if c.closed.Load() {
-		return 0, ErrClosed
-	}
 	own, fromReaper := ownQueue(queues)
 	accepted := 0
 	for accepted < len(reqs) {
@@ -75,7 +75,10 @@ func submitOnQueues[Q kernelQueue](c *core, queues []Q, next *atomic.Uint32, req
 		if err := c.check(&reqs[accepted]); err != nil {
 			return accepted, err
 		}
-		idx, _ := c.acquire(true)
+		idx, ok := c.acquire(true)
+		if !ok {
+			return accepted, ErrClosed
+		}
 		q := own
 		if fromReaper {
 			q.state().mu.Lock()

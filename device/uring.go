@@ -299,6 +299,10 @@ func (r *uringRing) enter(toSubmit, minComplete, flags uint32) (int, unix.Errno)
 // size; none at all when called from a completion function, whose
 // submissions the reaper sends (see queueState).
 func (d *uringDevice) Submit(reqs []Request) (int, error) {
+	if !d.enter() {
+		return 0, ErrClosed
+	}
+	defer d.leave()
 	return submitOnQueues(d.core, d.rings, &d.next, reqs, d.submitBatch)
 }
 
@@ -530,7 +534,7 @@ func (d *uringDevice) sendDeferred(r *uringRing) {
 
 // Close implements Device.
 func (d *uringDevice) Close() error {
-	if d.closed.Swap(true) {
+	if !d.shut() {
 		return ErrClosed
 	}
 	d.drain()
