@@ -58,7 +58,10 @@ type Device interface {
 	// InFlight is the number of requests submitted and not yet completed.
 	InFlight() int
 	// Close waits for in-flight requests, stops the completion goroutines and
-	// closes the files. Submit after Close returns ErrClosed.
+	// closes the files. Submit after Close returns ErrClosed. A Submit that
+	// runs while Close does either has its accepted requests completed
+	// before Close returns or gets ErrClosed, as does one waiting for a
+	// slot when Close begins.
 	Close() error
 }
 
