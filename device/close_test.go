@@ -46,17 +46,7 @@ func TestCloseWhileSubmittingFiles(t *testing.T) {
 						reqs := []Request{{Op: OpRead, Offset: uint64(g) * 512, Buf: buf[g*4096 : g*4096+512]},
 							{Op: OpRead, Offset: 2048 + uint64(g)*512, Buf: buf[g*4096+512 : g*4096+1024]}}
 						<-start
-						for {
-							n, err := d.Submit(reqs)
-							accepted.Add(int64(n))
-							if errors.Is(err, ErrClosed) {
-								return
-							}
-							if err != nil {
-								t.Errorf("round %d: Submit: got %v, want nil or ErrClosed", round, err)
-								return
-							}
-						}
+						submitUntilClosed(t, d, reqs, &accepted)
 					}()
 				}
 				close(start)
@@ -76,5 +66,21 @@ func TestCloseWhileSubmittingFiles(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// submitUntilClosed submits reqs over and over, counting what d accepts,
+// until d answers ErrClosed; any other error fails the test.
+func submitUntilClosed(t *testing.T, d Device, reqs []Request, accepted *atomic.Int64) {
+	for {
+		n, err := d.Submit(reqs)
+		accepted.Add(int64(n))
+		if errors.Is(err, ErrClosed) {
+			return
+		}
+		if err != nil {
+			t.Errorf("Submit: got %v, want nil or ErrClosed", err)
+			return
+		}
 	}
 }

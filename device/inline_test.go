@@ -119,17 +119,7 @@ func TestCloseWhileSubmitting(t *testing.T) {
 					reqs := []Request{{Op: OpRead, Offset: uint64(g) * 4096, Buf: buf[g*4096 : g*4096+512], UserData: uint64(g) << 32},
 						{Op: OpRead, Offset: 512, Buf: buf[g*4096+512 : g*4096+1024], UserData: uint64(g) << 32}}
 					<-start
-					for {
-						n, err := d.Submit(reqs)
-						accepted.Add(int64(n))
-						if errors.Is(err, ErrClosed) {
-							return
-						}
-						if err != nil {
-							t.Errorf("Submit: got %v, want nil or ErrClosed", err)
-							return
-						}
-					}
+					submitUntilClosed(t, d, reqs, &accepted)
 				}()
 			}
 			close(start)
