@@ -198,6 +198,16 @@ func (st *Store) sweeper() {
 	}
 }
 
+// stopSweeper ends the active sweep and waits for it; only Close and tests
+// call it (a test that needs an expired key to stay unreclaimed until a
+// session finds it), and only the first call does anything.
+func (st *Store) stopSweeper() {
+	st.sweepOnce.Do(func() {
+		close(st.sweepStop)
+		<-st.sweepDone
+	})
+}
+
 // ExpireDue reclaims at most max keys whose expiry time has passed, from the
 // active sweep's schedule, and returns how many schedule entries it handled;
 // it returns once the entries other sessions and the sweeper had popped are

@@ -41,6 +41,7 @@ type Store struct {
 	sched       schedule
 	sweepStop   chan struct{}
 	sweepDone   chan struct{}
+	sweepOnce   sync.Once
 	expiredKeys atomic.Int64 // keys reclaimed because their time had passed
 	sweepErrors atomic.Int64 // schedule entries the sweeper could not handle
 
@@ -146,8 +147,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
-	close(s.sweepStop)
-	<-s.sweepDone
+	s.stopSweeper()
 	s.log.close()
 	var err error
 	if s.dev != nil {
