@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,4 +77,70 @@ func threadsIn(t *testing.T, nrs ...uintptr) []string {
 		}
 	}
 	return in
+}
+
+// TestDoorbellWaitUntil plays ping-pong through the bell: another
+// goroutine moves a shared count one step and rings once, then waits for
+// the waiter's acknowledgement before the next step, while the waiter
+// waits for each step with waitUntil, which never resets the counter. Each
+// step has a single ring, so one lost between the check and the wait
+// leaves the waiter parked for good, and the test fails on its deadline.
+// The first wait finds its condition already true (rung before the wait
+// began) and must return at once, and a wait must not allocate.
+func TestDoorbellWaitUntil(t *testing.T) {
+	b, err := newDoorbell()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	var count, want atomic.Int64
+	reached := func(uintptr) bool { return count.Load() >= want.Load() }
+
+	want.Store(1)
+	count.Store(1)
+	if err := b.ring(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.waitUntil(reached); err != nil {
+		t.Fatalf("waitUntil with the condition already true: %v", err)
+	}
+
+	const steps = 3000
+	acks := make(chan struct{})
+	errs := make(chan error, 2)
+	go func() {
+		for i := int64(2); i <= steps; i++ {
+			count.Store(i)
+			if err := b.ring(); err != nil {
+				errs <- err
+				return
+			}
+			if _, ok := <-acks; !ok {
+				return
+			}
+		}
+	}()
+	go func() {
+		defer close(acks)
+		for w := int64(2); w <= steps; w++ {
+			want.Store(w)
+			if err := b.waitUntil(reached); err != nil {
+				errs <- fmt.Errorf("waitUntil(count ≥ %d): %w", w, err)
+				return
+			}
+			acks <- struct{}{}
+		}
+		errs <- nil
+	}()
+	select {
+	case err := <-errs:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("waitUntil still waiting after 30 s: count %d, waiting for %d (a ring was lost)", count.Load(), want.Load())
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = b.waitUntil(reached) }); allocs != 0 {
+		t.Errorf("waitUntil with the condition true: got %.0f allocations, want 0", allocs)
+	}
 }

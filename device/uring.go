@@ -73,6 +73,9 @@ type uringRing struct {
 	coop bool      // set up with COOP_TASKRUN
 	maps [][]byte  // every mapping, for munmap
 	bell *doorbell // registered as the ring's eventfd: rung as CQEs are posted
+	// posted is the reaper's doorbell condition (doorbell.waitUntil): the
+	// CQ holds a CQE, or the device is closing.
+	posted func(uintptr) bool
 	// cq is held by whoever takes CQEs and moves the CQ head: the reaper,
 	// or an idle submitter waiting for its own completion (idle.go).
 	cq sync.Mutex
@@ -152,6 +155,9 @@ func openUring(cfg Config) (*uringDevice, error) {
 		return nil, err
 	}
 	for _, r := range d.rings {
+		r.posted = func(uintptr) bool {
+			return atomic.LoadUint32(r.cqTail) != atomic.LoadUint32(r.cqHead) || d.stop.Load()
+		}
 		d.wg.Add(1)
 		go d.reap(r)
 	}
@@ -484,9 +490,8 @@ func (d *uringDevice) reap(r *uringRing) {
 			if d.stop.Load() {
 				return
 			}
-			// io_uring_wait_cqe, but in the netpoller: a CQE posted
-			// since the load of the tail has rung the bell.
-			if err := r.bell.wait(); err != nil {
+			// io_uring_wait_cqe, but in the netpoller.
+			if err := r.bell.waitUntil(r.posted); err != nil {
 				time.Sleep(time.Millisecond) // only a bug gets here; do not spin
 			}
 			continue
