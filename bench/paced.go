@@ -62,6 +62,9 @@ type pacedConn struct {
 	keys    [1]uint64 // the key of the reply being read (the parser keeps it)
 	out     []byte
 	outWait bool // EPOLLOUT registered: out holds bytes the socket did not take
+	// freedNs is when the last reply that found every in-flight slot
+	// taken was read: an op due before it could not be sent before it.
+	freedNs int64
 	done    bool
 }
 
@@ -321,7 +324,9 @@ func (l *pacedLoop) send(c *pacedConn, dueNs int64) {
 	c.n++
 	c.k++
 	if dueNs >= c.t.warmupNs {
-		c.t.late.RecordValue(min(max(l.now()-dueNs, histLowestNs), histHighestNs))
+		now := l.now()
+		c.t.late.RecordValue(min(max(now-dueNs, histLowestNs), histHighestNs))
+		c.t.own.RecordValue(min(max(now-max(dueNs, c.freedNs), histLowestNs), histHighestNs))
 	}
 	if len(c.out) > 0 { // the socket is full: queue behind what waits
 		c.out = append(c.out, req...)
@@ -464,6 +469,9 @@ func (l *pacedLoop) readable(c *pacedConn) {
 			return
 		}
 		c.t.done(e.stampNs, nowNs)
+		if c.n == len(c.ring) {
+			c.freedNs = nowNs
+		}
 		c.head = (c.head + 1) % len(c.ring)
 		c.n--
 	}

@@ -33,7 +33,8 @@ func TestPacedLoopAllocatesNothing(t *testing.T) {
 		}
 		defer conn.conn.Close()
 		ts[i] = &onlineThread{conn: conn, rr: newReplyReader(conn, readBufferBytes, opGet, true, p.ValueLength),
-			hist: hdrhistogram.New(histLowestNs, histHighestNs, histDigits), late: hdrhistogram.New(histLowestNs, histHighestNs, histDigits)}
+			hist: hdrhistogram.New(histLowestNs, histHighestNs, histDigits), late: hdrhistogram.New(histLowestNs, histHighestNs, histDigits),
+			own: hdrhistogram.New(histLowestNs, histHighestNs, histDigits)}
 	}
 	var stop, cut atomic.Bool
 	loops, err := newPacedLoops(p, ts, 1, 1, &stop, &cut, func() { stop.Store(true) }) // 1 ns apart: every op is due

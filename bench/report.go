@@ -166,15 +166,24 @@ type OnlineResult struct {
 	Pacing *Pacing `json:"pacing,omitempty"`
 }
 
-// Pacing is the client's own lateness in a fixed-rate run: how long after
-// its intended time each recorded op was sent (the part of its latency
-// that is the client's), and the ops due in the window it never sent.
+// Pacing is how late a fixed-rate run sent: how long after its intended
+// time each recorded op was sent, the client's own part of that, and the
+// ops due in the window it never sent.
 type Pacing struct {
+	// LatenessMicros is from each op's intended time to its send: the
+	// client's own delay, and with every in-flight slot taken, the wait
+	// for the server's reply that freed one.
 	LatenessMicros LatencySummary `json:"lateness_us"`
-	Due            int64          `json:"due"`
-	Unsent         int64          `json:"unsent"`
-	// ClientBound: the lateness p99 exceeded clientBoundShare of the
-	// median latency, or that share of the due ops went unsent.
+	// OwnLatenessMicros is the client's part alone: from the time the op
+	// could be sent (its intended time, or the reply that freed a slot
+	// for it) to its send.
+	OwnLatenessMicros LatencySummary `json:"own_lateness_us"`
+	Due               int64          `json:"due"`
+	Unsent            int64          `json:"unsent"`
+	// ClientBound: the client's own lateness p99 exceeded clientBoundShare
+	// of the median latency, or that share of the due ops went unsent. A
+	// server slower than the schedule, which fills the in-flight slots,
+	// does not make a run client-bound: its delay is in the latency.
 	ClientBound bool `json:"client_bound"`
 	// Loops is how many paced event loops sent (0: Go's timers, over TLS);
 	// SpinSeconds the CPU time they spent spinning towards due times, which

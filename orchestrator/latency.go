@@ -86,6 +86,9 @@ type onlineOutput struct {
 				P99 float64 `json:"p99"`
 				Max float64 `json:"max"`
 			} `json:"lateness_us"`
+			OwnLateness *struct {
+				P99 float64 `json:"p99"`
+			} `json:"own_lateness_us"`
 			Due         int64 `json:"due"`
 			Unsent      int64 `json:"unsent"`
 			ClientBound bool  `json:"client_bound"`
@@ -311,6 +314,9 @@ func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, r
 	if pc := on.Pacing; pc != nil {
 		rec.Pacing = &results.Pacing{LatenessP50Micros: pc.Lateness.P50, LatenessP99Micros: pc.Lateness.P99, LatenessMaxMicros: pc.Lateness.Max,
 			Due: pc.Due, Unsent: pc.Unsent, ClientBound: pc.ClientBound}
+		if pc.OwnLateness != nil {
+			rec.Pacing.OwnLatenessP99Micros = &pc.OwnLateness.P99
+		}
 	}
 	if h != nil {
 		us := func(ns int64) float64 { return float64(ns) / 1e3 }

@@ -42,7 +42,7 @@ func latencyMarkdown(res results.Results) string {
 		cols = append(cols, "steal>")
 	}
 	writeHead(&b, cols...)
-	short, bound, stolen := false, false, false
+	short, bound, stolen, ownShown := false, false, false, false
 	for _, l := range steps {
 		ach := human.Ops(l.AchievedOpsPerSec)
 		if l.Short {
@@ -63,6 +63,10 @@ func latencyMarkdown(res results.Results) string {
 		late := "—" // bundles from before the client measured its pacing
 		if l.Pacing != nil {
 			late = plots.FormatMicros(l.Pacing.LatenessP99Micros)
+			if own := l.Pacing.OwnLatenessP99Micros; own != nil {
+				late += " (own " + plots.FormatMicros(*own) + ")"
+				ownShown = true
+			}
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", rowName(l.Row), l.Row.Label, offered, ach,
 			plots.FormatMicros(l.P50Micros), above, plots.FormatMicros(l.P99Micros), plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros), late)
@@ -85,6 +89,9 @@ func latencyMarkdown(res results.Results) string {
 	}
 	if bound {
 		b.WriteString("\nclient-bound†: the client sent its GETs late — at p99 by more than 10 % of the step's median latency — or left over 10 % of them unsent: that much of the step's latency is the client's, not the server's. Each step's lateness is in latency.jsonl (pacing).\n")
+	}
+	if ownShown {
+		b.WriteString("\nSends late p99 is from each GET's intended time to its send; (own) is the client's part alone, from the time the GET could be sent: a server slower than the schedule keeps every in-flight slot taken and holds the sends back, which is its delay (the latency carries it), not the client's. Only the own part makes a step client-bound.\n")
 	}
 	b.WriteString("\n")
 	return b.String()

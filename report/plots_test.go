@@ -87,19 +87,22 @@ func bundleSVGs(t *testing.T, dir string) []string {
 
 // TestLatencyReportClientBound: a step whose client sent late is marked
 // client-bound in the table and explained once below it; each step shows
-// its lateness p99, and with the row's floor measured, the floor comes
-// first and each step shows its p50 above it.
+// its lateness p99, with the client's own part beside it where the client
+// measured it apart (explained once), and with the row's floor measured,
+// the floor comes first and each step shows its p50 above it.
 func TestLatencyReportClientBound(t *testing.T) {
 	steps := bundletest.LatencySteps(referencePlan())
 	steps[0].Pacing = &results.Pacing{LatenessP50Micros: 40, LatenessP99Micros: 900, Due: 1000, ClientBound: true}
-	steps[1].Pacing = &results.Pacing{LatenessP50Micros: 2, LatenessP99Micros: 5, Due: 1000}
+	own := 12.0
+	steps[1].Pacing = &results.Pacing{LatenessP50Micros: 2, LatenessP99Micros: 1500, OwnLatenessP99Micros: &own, Due: 1000}
 	floor := steps[0]
 	floor.Floor, floor.Share, floor.P50Micros, floor.P99Micros, floor.Pacing = "PING", 0, 30, 80, &results.Pacing{LatenessP99Micros: 4, Due: 1000}
 	got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: append([]results.LatencyRecord{floor}, steps...)})
 	for _, want := range []string{
 		"| Libaio | srv node-0 / cli node-1 | floor: PING at 800 K | 800 K | 30 µs | — | 80 µs | 900 µs | 5 ms | 4 µs |",
 		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K client-bound† | 90 µs | 60 µs | 300 µs | 900 µs | 5 ms | 900 µs |",
-		"| Libaio | srv node-0 / cli node-1 | 2.00 M (25 %) | 2.00 M | 180 µs | 150 µs | 1.2 ms | 3.6 ms | 10 ms | 5 µs |",
+		"| Libaio | srv node-0 / cli node-1 | 2.00 M (25 %) | 2.00 M | 180 µs | 150 µs | 1.2 ms | 3.6 ms | 10 ms | 1.5 ms (own 12 µs) |",
+		"(own) is the client's part alone",
 		"client-bound†: the client sent its GETs late",
 		"Before its GET steps, each row's floor: PING",
 	} {

@@ -138,17 +138,25 @@ func FloorOf(recs []LatencyRecord, row Row) (LatencyRecord, bool) {
 }
 
 // Pacing is how closely a fixed-rate client kept its schedule: how long
-// after its intended time each recorded GET was sent (that part of the
-// latency is the client's), and the GETs due in the window it never sent.
+// after its intended time each recorded GET was sent, and the GETs due in
+// the window it never sent.
 type Pacing struct {
+	// Lateness is from each GET's intended time to its send: the client's
+	// own delay and, with every in-flight slot taken, the wait for the
+	// server's reply that freed one.
 	LatenessP50Micros float64 `json:"lateness_p50_us"`
 	LatenessP99Micros float64 `json:"lateness_p99_us"`
 	LatenessMaxMicros float64 `json:"lateness_max_us"`
-	Due               int64   `json:"due"`
-	Unsent            int64   `json:"unsent"`
-	// ClientBound: the lateness p99 exceeded 10 % of the step's median
-	// latency, or 10 % of the due GETs went unsent: the step measured
-	// the client as much as the server.
+	// OwnLatenessP99Micros is the client's part alone, from the time a GET
+	// could be sent (its intended time, or the reply that freed a slot
+	// for it); absent from bundles of clients that did not measure it.
+	OwnLatenessP99Micros *float64 `json:"own_lateness_p99_us,omitempty"`
+	Due                  int64    `json:"due"`
+	Unsent               int64    `json:"unsent"`
+	// ClientBound: the client's own lateness p99 (before it was measured
+	// apart, all of it) exceeded 10 % of the step's median latency, or
+	// 10 % of the due GETs went unsent: the step measured the client as
+	// much as the server.
 	ClientBound bool `json:"client_bound"`
 }
 
