@@ -61,6 +61,11 @@
 // host_steal_share. On a virtual machine it is the first suspect of a
 // latency tail or a late send, since a stolen slice stalls the client and
 // the server alike; on a kernel that does not count it, it is left out.
+// An online window also samples every CPU each millisecond with the
+// kernel's cpu-clock event where perf events are allowed (package
+// internal/freeze): gaps are time the host did not run this machine at
+// all, which steal does not count (a CPU quota running out), reported as
+// a second [Host] line and host_freezes.
 //
 // With Config.OpMix (--op-mix, --workload) an offline cell is a mix: each
 // of a batch's Batch ops is drawn from the shares (GET, SET, INCR, DEL,

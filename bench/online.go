@@ -14,6 +14,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/internal/freeze"
 )
 
 // Latencies are recorded in nanoseconds from 1 ns to a minute at three
@@ -429,12 +430,21 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	drainCut := (<-chan time.Time)(nil)
 	// The steal is read over the recorded window, as the latencies are.
 	var stolen cpustat.Watch
+	var frozen *freeze.Probe // and the host's freezes
+	defer func() {
+		if frozen != nil {
+			frozen.Stop()
+		}
+	}()
 	warmed := time.After(time.Until(warmEnd))
 loop:
 	for {
 		select {
 		case <-warmed:
 			stolen, warmed = cpustat.StartWatch("/"), nil
+			if probe, err := freeze.Start(time.Millisecond); err == nil {
+				frozen = probe
+			}
 		case now := <-ticker.C:
 			if now.After(warmEnd) {
 				collect(now)
@@ -462,6 +472,11 @@ loop:
 	if warmed == nil {
 		win := stolen.End()
 		res.HostStealShare, res.HostBusyShare = win.Steal, win.Busy
+	}
+	if frozen != nil {
+		st := frozen.Stop()
+		frozen = nil
+		res.HostFreezes = &st
 	}
 	var spunNs int64
 	for _, l := range loops {
@@ -568,6 +583,7 @@ func printOnlineSummary(w io.Writer, r *OnlineResult) {
 	}
 	fmt.Fprintln(w)
 	printSteal(w, r.HostStealShare)
+	printFreezes(w, r.HostFreezes, r.Seconds)
 	if r.Incomplete {
 		fmt.Fprintln(w, "[Incomplete]: the run stopped early; the figures cover what was done")
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -183,6 +184,13 @@ func TestPacingIsMeasured(t *testing.T) {
 		}
 		if o.Ops > 0 && pc.OwnLatenessMicros.P99 > pc.LatenessMicros.P99 {
 			t.Errorf("stall %v: own lateness p99 %.1f µs above all lateness p99 %.1f µs", stall, pc.OwnLatenessMicros.P99, pc.LatenessMicros.P99)
+		}
+		if probe, err := freeze.Start(time.Millisecond); err == nil { // perf events allowed here
+			probe.Stop()
+			if f := o.HostFreezes; f == nil || f.CPUs < 1 || f.Samples < int64(f.CPUs)*500 || !strings.Contains(human, "stood still") {
+				t.Errorf("stall %v: host freezes %+v over a %.1f s window, human lines with them: %v; want every CPU sampled about every millisecond",
+					stall, f, o.Seconds, strings.Contains(human, "stood still"))
+			}
 		}
 		if !strings.Contains(human, "[Pacing]: sends late by p50") {
 			t.Errorf("stall %v: the human lines lack the pacing:\n%s", stall, human)

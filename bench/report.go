@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/internal/freeze"
 )
 
 // Report is the --json document: the load (null when skipped), one cell per
@@ -150,7 +152,12 @@ type OnlineResult struct {
 	// that something ran in over the same window (the client, the server
 	// when it is here, anything else): a virtual disk may be slower while
 	// the guest's CPUs are busy, and the ladder holds fio to this load.
-	HostBusyShare *float64       `json:"host_busy_share,omitempty"`
+	HostBusyShare *float64 `json:"host_busy_share,omitempty"`
+	// HostFreezes are the times this machine's CPUs did not run at all
+	// over the same window (package freeze): a host's CPU quota running
+	// out, which steal does not count. Absent where perf events are not
+	// allowed (kernel.perf_event_paranoid above 0 without CAP_PERFMON).
+	HostFreezes   *freeze.Stats  `json:"host_freezes,omitempty"`
 	Incomplete    bool           `json:"incomplete"`
 	LatencyMicros LatencySummary `json:"latency_us"`
 	// Histogram is the whole run's latency HdrHistogram (nanoseconds) in

@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/results"
 )
@@ -78,6 +79,17 @@ func assertNoProcesses(t *testing.T, bin string) {
 func hostCountsSteal() bool {
 	s, err := cpustat.Read("/")
 	return err == nil && s.HasSteal
+}
+
+// perfEventsAllowed says whether the client can measure the host's
+// freezes here (package freeze).
+func perfEventsAllowed() bool {
+	p, err := freeze.Start(time.Millisecond)
+	if err != nil {
+		return false
+	}
+	p.Stop()
+	return true
 }
 
 func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Plan {

@@ -70,7 +70,11 @@ type onlineOutput struct {
 		ClientSaturated bool     `json:"client_saturated"`
 		HostStealShare  *float64 `json:"host_steal_share"`
 		HostBusyShare   *float64 `json:"host_busy_share"`
-		Latency         struct {
+		HostFreezes     *struct {
+			CPUs         int     `json:"cpus"`
+			FrozenMillis float64 `json:"frozen_ms"`
+		} `json:"host_freezes"`
+		Latency struct {
 			P50  float64 `json:"p50"`
 			P99  float64 `json:"p99"`
 			P999 float64 `json:"p99_9"`
@@ -307,6 +311,10 @@ func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, r
 	rec.Ops, rec.Seconds, rec.AchievedOpsPerSec = on.Ops, on.Seconds, on.OpsPerSec
 	rec.Misses, rec.Errors, rec.ClientSaturated = on.Misses, on.Errors, on.ClientSaturated
 	rec.HostStealShare, rec.HostBusyShare = on.HostStealShare, on.HostBusyShare
+	if f := on.HostFreezes; f != nil && f.CPUs > 0 && on.Seconds > 0 {
+		share := f.FrozenMillis / 1e3 / (on.Seconds * float64(f.CPUs))
+		rec.HostFrozenShare = &share
+	}
 	rec.WarmupSeconds, rec.WarmupOps = on.Warmup.Seconds, on.Warmup.Ops
 	rec.Short = rec.AchievedOpsPerSec < results.MinAchievedShare*rec.OfferedOpsPerSec
 	rec.P50Micros, rec.P99Micros, rec.P999Micros, rec.MaxMicros = on.Latency.P50, on.Latency.P99, on.Latency.P999, on.Latency.Max

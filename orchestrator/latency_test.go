@@ -114,6 +114,9 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 		if s := rec.HostStealShare; hostCountsSteal() && (s == nil || *s < 0 || *s > 1) {
 			t.Errorf("step %.0f %%: got host steal %v, want the share the client read", 100*rec.Share, s)
 		}
+		if s := rec.HostFrozenShare; perfEventsAllowed() && (s == nil || *s < 0 || *s > 1) {
+			t.Errorf("step %.0f %%: got host frozen share %v, want the share the client measured", 100*rec.Share, s)
+		}
 		if pc := rec.Pacing; pc == nil || pc.Due == 0 || pc.Due-pc.Unsent != rec.Ops {
 			t.Errorf("step %.0f %%: pacing %+v with %d ops recorded: want the client's lateness and due − unsent = ops", 100*rec.Share, pc, rec.Ops)
 		}

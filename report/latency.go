@@ -32,17 +32,21 @@ func latencyMarkdown(res results.Results) string {
 	if floors {
 		b.WriteString("Before its GET steps, each row's floor: PING at the lowest step's rate over the same connections, which every server answers without touching data, so its latency is the network's, the client's and the server's event loop's. A step's p50 above the floor is what reading the value cost.\n\n")
 	}
-	steal := false
+	steal, froze := false, false
 	for _, l := range steps {
 		steal = steal || l.HostStealShare != nil
+		froze = froze || l.HostFrozenShare != nil
 	}
 	cols := []string{"backend", "NUMA", "offered>", "achieved>", "p50>", "p50 above floor>", "p99>", "p99.9>", "max>", "sends late p99>"}
 	if steal {
 		b.WriteString(stealSentence)
 		cols = append(cols, "steal>")
 	}
+	if froze {
+		cols = append(cols, "frozen>")
+	}
 	writeHead(&b, cols...)
-	short, bound, stolen, ownShown := false, false, false, false
+	short, bound, stolen, ownShown, frozen := false, false, false, false, false
 	for _, l := range steps {
 		ach := human.Ops(l.AchievedOpsPerSec)
 		if l.Short {
@@ -78,6 +82,14 @@ func latencyMarkdown(res results.Results) string {
 			}
 			fmt.Fprintf(&b, " %s |", st)
 		}
+		if froze {
+			fr := human.SharePercent(l.HostFrozenShare)
+			if l.HostFrozenShare != nil && *l.HostFrozenShare >= results.NoticeableSteal {
+				fr += " §"
+				frozen = true
+			}
+			fmt.Fprintf(&b, " %s |", fr)
+		}
 		b.WriteString("\n")
 	}
 	if short {
@@ -89,6 +101,10 @@ func latencyMarkdown(res results.Results) string {
 	}
 	if bound {
 		b.WriteString("\nclient-bound†: the client sent its GETs late — at p99 by more than 10 % of the step's median latency — or left over 10 % of them unsent: that much of the step's latency is the client's, not the server's. Each step's lateness is in latency.jsonl (pacing).\n")
+	}
+	if frozen {
+		fmt.Fprintf(&b, "\n§: this machine's CPUs stood still for at least %.1f %% of their time during the step (frozen: gaps in a per-CPU sample the kernel takes every millisecond, idle included): the host did not run them at all, as when its CPU quota for the machine runs out, which steal does not count. Every GET in flight then waited, so that part of the step's tail is the host's, not the server's.\n",
+			100*results.NoticeableSteal)
 	}
 	if ownShown {
 		b.WriteString("\nSends late p99 is from each GET's intended time to its send; (own) is the client's part alone, from the time the GET could be sent: a server slower than the schedule keeps every in-flight slot taken and holds the sends back, which is its delay (the latency carries it), not the client's. Only the own part makes a step client-bound.\n")

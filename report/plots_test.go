@@ -205,3 +205,31 @@ func TestLatencyReportSteal(t *testing.T) {
 		t.Errorf("a bundle without steal has a steal column:\n%s", got)
 	}
 }
+
+// TestLatencyReportFrozen: with the client's freeze measurement, each step
+// shows the share of its CPU time the host froze; a step at the noticeable
+// share is marked and the mark explained once, naming its tail partly the
+// host's; without it, no column.
+func TestLatencyReportFrozen(t *testing.T) {
+	steps := bundletest.LatencySteps(referencePlan())
+	low, high := 0.0004, 0.045
+	steps[0].HostFrozenShare, steps[1].HostFrozenShare = &low, &high
+	got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps})
+	for _, want := range []string{
+		"| max | sends late p99 | frozen |",
+		"| 800 K (10 %) | 800 K | 90 µs | — | 300 µs | 900 µs | 5 ms | — | 0.0 % |",
+		"| 2.00 M (25 %) | 2.00 M | 180 µs | — | 1.2 ms | 3.6 ms | 10 ms | — | 4.5 % § |",
+		"§: this machine's CPUs stood still for at least 0.5 % of their time",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("latency section lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "§"); n != 2 {
+		t.Errorf("got %d freeze marks, want the one step and the note:\n%s", n, got)
+	}
+	steps[0].HostFrozenShare, steps[1].HostFrozenShare = nil, nil
+	if got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps}); strings.Contains(got, "frozen") {
+		t.Errorf("a bundle without freezes has a frozen column:\n%s", got)
+	}
+}

@@ -104,6 +104,12 @@ type LatencyRecord struct {
 	// from NoticeableSteal on the report says the step's tail is partly
 	// the host's.
 	HostStealShare *float64 `json:"host_steal_share,omitempty"`
+	// HostFrozenShare is the share of the client host's CPU time in which
+	// its CPUs did not run at all over the same window (bench's
+	// host_freezes: a CPU quota of the host running out, which steal does
+	// not count); from NoticeableSteal on the report names the step's
+	// tail partly the host's. nil where perf events were not allowed.
+	HostFrozenShare *float64 `json:"host_frozen_share,omitempty"`
 	// HostBusyShare is the share of the client host's CPU time that
 	// something ran in over the same window: the client's and, where they
 	// share a host, the server's. The ladder runs fio beside the step at
