@@ -75,20 +75,10 @@ func latencyMarkdown(res results.Results) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", rowName(l.Row), l.Row.Label, offered, ach,
 			plots.FormatMicros(l.P50Micros), above, plots.FormatMicros(l.P99Micros), plots.FormatMicros(l.P999Micros), plots.FormatMicros(l.MaxMicros), late)
 		if steal {
-			st := human.SharePercent(l.HostStealShare)
-			if l.HostStealShare != nil && *l.HostStealShare >= results.NoticeableSteal {
-				st += " ‡"
-				stolen = true
-			}
-			fmt.Fprintf(&b, " %s |", st)
+			stolen = hostCell(&b, l.HostStealShare, "‡") || stolen
 		}
 		if froze {
-			fr := human.SharePercent(l.HostFrozenShare)
-			if l.HostFrozenShare != nil && *l.HostFrozenShare >= results.NoticeableSteal {
-				fr += " §"
-				frozen = true
-			}
-			fmt.Fprintf(&b, " %s |", fr)
+			frozen = hostCell(&b, l.HostFrozenShare, "§") || frozen
 		}
 		b.WriteString("\n")
 	}
@@ -111,4 +101,16 @@ func latencyMarkdown(res results.Results) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// hostCell writes a step's share of its window lost to the host (steal,
+// freezes), marked when noticeable, and reports whether it was.
+func hostCell(b *strings.Builder, share *float64, mark string) bool {
+	cell := human.SharePercent(share)
+	marked := share != nil && *share >= results.NoticeableSteal
+	if marked {
+		cell += " " + mark
+	}
+	fmt.Fprintf(b, " %s |", cell)
+	return marked
 }

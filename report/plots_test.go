@@ -178,58 +178,48 @@ func TestLatencyReport(t *testing.T) {
 	}
 }
 
-// TestLatencyReportSteal: each step shows the steal of its window; a step
+// TestLatencyReportHostColumns: each step shows what its window lost to
+// the host, steal and, where the client measured them, freezes; a step
 // with a noticeable share is marked and the mark explained once, naming
-// its tail partly the host's.
-func TestLatencyReportSteal(t *testing.T) {
-	steps := bundletest.LatencySteps(referencePlan())
-	low, high := 0.001, 0.012
-	steps[0].HostStealShare, steps[1].HostStealShare = &low, &high
-	got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps})
-	for _, want := range []string{
-		"| max | sends late p99 | steal |",
-		"| 800 K (10 %) | 800 K | 90 µs | — | 300 µs | 900 µs | 5 ms | — | 0.1 % |",
-		"| 2.00 M (25 %) | 2.00 M | 180 µs | — | 1.2 ms | 3.6 ms | 10 ms | — | 1.2 % ‡ |",
-		"‡: the hypervisor took at least 0.5 % of the host's CPU time during the step",
-		"Steal is the share of the host's CPU time",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("latency section lacks %q:\n%s", want, got)
-		}
+// its tail partly the host's; a bundle without the measurement has no
+// column.
+func TestLatencyReportHostColumns(t *testing.T) {
+	tests := []struct {
+		column, mark string
+		low, high    float64
+		set          func(r *results.LatencyRecord, share *float64)
+		lowCell      string
+		highCell     string
+		notes        []string
+	}{
+		{"steal", "‡", 0.001, 0.012, func(r *results.LatencyRecord, s *float64) { r.HostStealShare = s }, "0.1 %", "1.2 % ‡",
+			[]string{"‡: the hypervisor took at least 0.5 % of the host's CPU time during the step", "Steal is the share of the host's CPU time"}},
+		{"frozen", "§", 0.0004, 0.045, func(r *results.LatencyRecord, s *float64) { r.HostFrozenShare = s }, "0.0 %", "4.5 % §",
+			[]string{"§: this machine's CPUs stood still for at least 0.5 % of their time"}},
 	}
-	if n := strings.Count(got, "‡"); n != 2 {
-		t.Errorf("got %d steal marks, want the one step and the note:\n%s", n, got)
-	}
-	steps[0].HostStealShare, steps[1].HostStealShare = nil, nil
-	if got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps}); strings.Contains(got, "steal") {
-		t.Errorf("a bundle without steal has a steal column:\n%s", got)
-	}
-}
-
-// TestLatencyReportFrozen: with the client's freeze measurement, each step
-// shows the share of its CPU time the host froze; a step at the noticeable
-// share is marked and the mark explained once, naming its tail partly the
-// host's; without it, no column.
-func TestLatencyReportFrozen(t *testing.T) {
-	steps := bundletest.LatencySteps(referencePlan())
-	low, high := 0.0004, 0.045
-	steps[0].HostFrozenShare, steps[1].HostFrozenShare = &low, &high
-	got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps})
-	for _, want := range []string{
-		"| max | sends late p99 | frozen |",
-		"| 800 K (10 %) | 800 K | 90 µs | — | 300 µs | 900 µs | 5 ms | — | 0.0 % |",
-		"| 2.00 M (25 %) | 2.00 M | 180 µs | — | 1.2 ms | 3.6 ms | 10 ms | — | 4.5 % § |",
-		"§: this machine's CPUs stood still for at least 0.5 % of their time",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("latency section lacks %q:\n%s", want, got)
-		}
-	}
-	if n := strings.Count(got, "§"); n != 2 {
-		t.Errorf("got %d freeze marks, want the one step and the note:\n%s", n, got)
-	}
-	steps[0].HostFrozenShare, steps[1].HostFrozenShare = nil, nil
-	if got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps}); strings.Contains(got, "frozen") {
-		t.Errorf("a bundle without freezes has a frozen column:\n%s", got)
+	for _, tc := range tests {
+		t.Run(tc.column, func(t *testing.T) {
+			steps := bundletest.LatencySteps(referencePlan())
+			tc.set(&steps[0], &tc.low)
+			tc.set(&steps[1], &tc.high)
+			got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps})
+			for _, want := range append([]string{
+				"| max | sends late p99 | " + tc.column + " |",
+				"| 800 K (10 %) | 800 K | 90 µs | — | 300 µs | 900 µs | 5 ms | — | " + tc.lowCell + " |",
+				"| 2.00 M (25 %) | 2.00 M | 180 µs | — | 1.2 ms | 3.6 ms | 10 ms | — | " + tc.highCell + " |",
+			}, tc.notes...) {
+				if !strings.Contains(got, want) {
+					t.Errorf("latency section lacks %q:\n%s", want, got)
+				}
+			}
+			if n := strings.Count(got, tc.mark); n != 2 {
+				t.Errorf("got %d %s marks, want the one step and the note:\n%s", n, tc.mark, got)
+			}
+			tc.set(&steps[0], nil)
+			tc.set(&steps[1], nil)
+			if got := latencyMarkdown(results.Results{Plan: referencePlan(), Latency: steps}); strings.Contains(got, "| "+tc.column+" |") {
+				t.Errorf("a bundle without %s has its column:\n%s", tc.column, got)
+			}
+		})
 	}
 }
