@@ -8,8 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -37,6 +40,7 @@ func goldenReport() *Report {
 			Workload: []WorkloadShare{{Op: "GET", Percent: 50}, {Op: "SET", Percent: 50}},
 			Threads:  2, InFlight: 4, RateOpsPerSec: 10000, Ops: 20000, Seconds: 2, OpsPerSec: 10000,
 			Hits: 20000, ClientCPUSeconds: 0.5, HostStealShare: &steal, HostBusyShare: &busy, Verified: true,
+			HostFreezes: &freeze.Stats{CPUs: 2, PeriodMicros: 1000, Count: 3, FrozenMillis: 14.5, LongestMillis: 6.2, Samples: 3980},
 			LatencyMicros: LatencySummary{Min: 10, P5: 12, P50: 20, Avg: 22.5, P95: 40, P99: 60, P999: 90, Max: 120},
 			Warmup:        WarmupResult{Seconds: 1, Ops: 10000, Hits: 10000},
 		},
@@ -109,6 +113,16 @@ func TestRealRunMatchesGoldenSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyPaths("", g, want)
+	if probe, err := freeze.Start(time.Millisecond); err != nil {
+		// No perf events here: the run cannot measure the host's freezes.
+		for k := range want {
+			if strings.HasPrefix(k, "online.host_freezes") {
+				delete(want, k)
+			}
+		}
+	} else {
+		probe.Stop()
+	}
 
 	r := testenv.MustRedisServer(t)
 	offline := configFor(t, r.Addr)
