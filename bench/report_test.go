@@ -40,7 +40,7 @@ func goldenReport() *Report {
 			Workload: []WorkloadShare{{Op: "GET", Percent: 50}, {Op: "SET", Percent: 50}},
 			Threads:  2, InFlight: 4, RateOpsPerSec: 10000, Ops: 20000, Seconds: 2, OpsPerSec: 10000,
 			Hits: 20000, ClientCPUSeconds: 0.5, HostStealShare: &steal, HostBusyShare: &busy, Verified: true,
-			HostFreezes: &freeze.Stats{CPUs: 2, PeriodMicros: 1000, Count: 3, FrozenMillis: 14.5, LongestMillis: 6.2, Samples: 3980},
+			HostFreezes:   &freeze.Stats{CPUs: 2, PeriodMicros: 1000, Count: 3, FrozenMillis: 14.5, LongestMillis: 6.2, Samples: 3980},
 			LatencyMicros: LatencySummary{Min: 10, P5: 12, P50: 20, Avg: 22.5, P95: 40, P99: 60, P999: 90, Max: 120},
 			Warmup:        WarmupResult{Seconds: 1, Ops: 10000, Hits: 10000},
 		},
