@@ -16,6 +16,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/results"
 )
@@ -62,19 +63,16 @@ var latencyShares = []float64{0.10, 0.25, 0.50, 0.75, 0.90}
 // onlineOutput is the part of `bench --online --json` the steps use.
 type onlineOutput struct {
 	Online *struct {
-		Ops             int64    `json:"ops"`
-		Seconds         float64  `json:"seconds"`
-		OpsPerSec       float64  `json:"ops_per_sec"`
-		Misses          int64    `json:"misses"`
-		Errors          int64    `json:"errors"`
-		ClientSaturated bool     `json:"client_saturated"`
-		HostStealShare  *float64 `json:"host_steal_share"`
-		HostBusyShare   *float64 `json:"host_busy_share"`
-		HostFreezes     *struct {
-			CPUs         int     `json:"cpus"`
-			FrozenMillis float64 `json:"frozen_ms"`
-		} `json:"host_freezes"`
-		Latency struct {
+		Ops             int64         `json:"ops"`
+		Seconds         float64       `json:"seconds"`
+		OpsPerSec       float64       `json:"ops_per_sec"`
+		Misses          int64         `json:"misses"`
+		Errors          int64         `json:"errors"`
+		ClientSaturated bool          `json:"client_saturated"`
+		HostStealShare  *float64      `json:"host_steal_share"`
+		HostBusyShare   *float64      `json:"host_busy_share"`
+		HostFreezes     *freeze.Stats `json:"host_freezes"`
+		Latency         struct {
 			P50  float64 `json:"p50"`
 			P99  float64 `json:"p99"`
 			P999 float64 `json:"p99_9"`
@@ -312,7 +310,7 @@ func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, r
 	rec.Misses, rec.Errors, rec.ClientSaturated = on.Misses, on.Errors, on.ClientSaturated
 	rec.HostStealShare, rec.HostBusyShare = on.HostStealShare, on.HostBusyShare
 	if f := on.HostFreezes; f != nil && f.CPUs > 0 && on.Seconds > 0 {
-		share := f.FrozenMillis / 1e3 / (on.Seconds * float64(f.CPUs))
+		share := f.FrozenShare(on.Seconds)
 		rec.HostFrozenShare = &share
 	}
 	rec.WarmupSeconds, rec.WarmupOps = on.Warmup.Seconds, on.Warmup.Ops
