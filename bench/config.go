@@ -58,6 +58,10 @@ type Config struct {
 	// spins without yielding; without it a spin yields its CPU at every
 	// turn (spinYields), since a server may be waiting for that CPU.
 	OwnCPUs bool
+	// NoFreezeProbe leaves an online run's host freezes unmeasured
+	// (package freeze): the probe wakes every CPU each millisecond, a cost
+	// a run that does not want the measurement need not pay.
+	NoFreezeProbe bool
 
 	// KeyDist is the distribution keys are drawn from (--key-dist); the
 	// zero value is uniform. Offline, a skewed distribution's keys are

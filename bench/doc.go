@@ -65,7 +65,9 @@
 // kernel's cpu-clock event where perf events are allowed (package
 // internal/freeze): gaps are time the host did not run this machine at
 // all, which steal does not count (a CPU quota running out), reported as
-// a second [Host] line and host_freezes.
+// a second [Host] line and host_freezes. The samples are timer
+// interrupts, 2-3 % of a busy CPU's time on the 2-CPU test machine:
+// Config.NoFreezeProbe (--no-freeze-probe) leaves them out.
 //
 // With Config.OpMix (--op-mix, --workload) an offline cell is a mix: each
 // of a batch's Batch ops is drawn from the shares (GET, SET, INCR, DEL,

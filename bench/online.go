@@ -442,8 +442,10 @@ loop:
 		select {
 		case <-warmed:
 			stolen, warmed = cpustat.StartWatch("/"), nil
-			if probe, err := freeze.Start(time.Millisecond); err == nil {
-				frozen = probe
+			if !p.NoFreezeProbe {
+				if probe, err := freeze.Start(time.Millisecond); err == nil {
+					frozen = probe
+				}
 			}
 		case now := <-ticker.C:
 			if now.After(warmEnd) {

@@ -198,7 +198,12 @@ func TestPacingIsMeasured(t *testing.T) {
 	}
 	closed := configFor(t, r.Addr)
 	closed.SkipLoad, closed.Online, closed.Runtime = true, true, 300*time.Millisecond
-	if rep, _, err := runJSON(t, context.Background(), closed); err != nil || rep.Online.Pacing != nil {
+	closed.NoFreezeProbe = true
+	rep, human, err := runJSON(t, context.Background(), closed)
+	if err != nil || rep.Online.Pacing != nil {
 		t.Errorf("closed loop: pacing %+v (%v), want none", rep.Online.Pacing, err)
+	}
+	if rep.Online.HostFreezes != nil || strings.Contains(human, "stood still") {
+		t.Errorf("--no-freeze-probe: got host freezes %+v, want none measured and none printed:\n%s", rep.Online.HostFreezes, human)
 	}
 }

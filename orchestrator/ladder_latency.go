@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/internal/cpuload"
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -89,7 +90,8 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 	var out []results.LadderLatency
 	for _, rec := range steps {
 		l := results.LadderLatency{Row: rec.Row, Share: rec.Share, OfferedOpsPerSec: rec.OfferedOpsPerSec,
-			Depth: fioStepDepth(rec), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros, StealShare: rec.HostStealShare, BusyShare: rec.HostBusyShare}
+			Depth: fioStepDepth(rec), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros, StealShare: rec.HostStealShare, BusyShare: rec.HostBusyShare,
+			FrozenShare: rec.HostFrozenShare}
 		if r.cfg.NoFio {
 			l.Error = "--no-fio"
 			out = append(out, l)
@@ -99,10 +101,10 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 			r.ladderSeconds(), rec.Row.Label, 100*rec.Share)
 		job := fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: 1, IODepth: l.Depth,
 			Engine: fioEngine(backend), RuntimeSeconds: r.ladderSeconds(), RateIOPS: int(math.Round(rec.OfferedOpsPerSec))}
-		watch := cpustat.StartWatch("/")
+		watch, frozen := cpustat.StartWatch("/"), freeze.StartWindow()
 		res, err := fio.Run(ctx, job)
 		win := watch.End()
-		l.FioStealShare, l.FioBusyShare = win.Steal, win.Busy
+		l.FioStealShare, l.FioBusyShare, l.FioFrozenShare = win.Steal, win.Busy, frozen.End()
 		if err != nil {
 			l.Error = err.Error()
 			out = append(out, l)
@@ -151,15 +153,15 @@ func loadToHold(l results.LadderLatency) (float64, bool) {
 }
 
 // fioUnderLoad runs job with every CPU held held busy by spinning threads
-// (cpuload), reading the host's busy and steal shares over it.
+// (cpuload), reading the host's busy, steal and frozen shares over it.
 func fioUnderLoad(ctx context.Context, job fio.Job, held float64) *results.FioUnderLoad {
 	u := &results.FioUnderLoad{HeldShare: held}
-	watch := cpustat.StartWatch("/")
+	watch, frozen := cpustat.StartWatch("/"), freeze.StartWindow()
 	stop := cpuload.Hold(held, runtime.NumCPU())
 	res, err := fio.Run(ctx, job)
 	stop()
 	win := watch.End()
-	u.BusyShare, u.StealShare = win.Busy, win.Steal
+	u.BusyShare, u.StealShare, u.FrozenShare = win.Busy, win.Steal, frozen.End()
 	if err != nil {
 		u.Error = err.Error()
 		return u

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/report"
@@ -339,6 +341,42 @@ func TestLadderLatencySteal(t *testing.T) {
 	}
 }
 
+// TestLadderLatencyFrozen: with freezes read, each step shows its own and
+// fio's, and reads them as steal: a p99 missed with the step frozen and
+// fio's run less is the host's, a fio run frozen more than its step is
+// not quiet, and a step frozen below the mark is judged on its own.
+func TestLadderLatencyFrozen(t *testing.T) {
+	row := results.Row{Backend: "libaio", Pin: "none", Label: "no pin"}
+	share := func(v float64) *float64 { return &v }
+	step := func(rate, p99 float64, frozen, fioFrozen *float64) results.LadderLatency {
+		return results.LadderLatency{Row: row, Share: rate / 1e5, OfferedOpsPerSec: rate, Depth: 8, P50Micros: 150, P99Micros: p99,
+			FioP50Micros: 45, FioP99Micros: 180, FrozenShare: frozen, FioFrozenShare: fioFrozen}
+	}
+	steps := []results.LadderLatency{
+		step(10000, 9000, share(0.06), share(0.002)),
+		step(25000, 9000, share(0.004), share(0.001)),
+		step(50000, 900, share(0.001), share(0.02)),
+		step(75000, 9000, share(0.02), nil),
+	}
+	steps[3].UnderLoad = &results.FioUnderLoad{HeldShare: 0.5, BusyShare: share(0.8), FrozenShare: share(0.03), P50Micros: 60, P99Micros: 4000}
+	text := report.Ladders([]results.Ladder{{Backend: "libaio", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps}})
+	for _, want := range []string{
+		"| fio p99 | frozen (step / fio) | busy (step / fio) | fio under load p50 / p99 | within target |",
+		"| Libaio no pin | 10 K (10 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | 6.0 % / 0.2 % | — / — | — | p50 yes, p99 no (host froze) |",
+		"| Libaio no pin | 25 K (25 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | 0.4 % / 0.1 % | — / — | — | p50 yes, p99 no |",
+		"| Libaio no pin | 50 K (50 %) | 8 | 150 µs | 45 µs | 900 µs | 180 µs | 0.1 % / 2.0 % | — / — | — | p50 yes, p99 yes (fio's run not quiet) |",
+		"| 2.0 % / — | — / — | 60 µs / 4 ms (busy 80.0 %, frozen 3.0 %) | p50 yes, p99 no (host froze); under load p50 yes, p99 yes (the disk slows under load) |",
+		"(host froze); a fio run frozen that much",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ladder text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "steal (step / fio)") {
+		t.Errorf("ladder text has a steal column though no step read steal:\n%s", text)
+	}
+}
+
 // TestLadderStealColumn: a ladder whose rungs read steal shows the most
 // of each rung's rounds; one without keeps its table as it was; the median
 // round of a layer carries the most steal of all its rounds.
@@ -465,5 +503,13 @@ func TestFioUnderLoadReal(t *testing.T) {
 	}
 	if u.HeldShare != 0.5 || u.IOPS < 0.9*2000 || u.P50Micros <= 0 || u.P99Micros < u.P50Micros {
 		t.Errorf("fio under load: got %+v, want held 0.5, about 2000 IOPS, p99 ≥ p50 > 0", *u)
+	}
+	// Where perf events are allowed (CI runs as root) the host's freezes
+	// are read beside fio as they are beside a step.
+	if probe, err := freeze.Start(time.Millisecond); err == nil {
+		probe.Stop()
+		if f := u.FrozenShare; f == nil || *f < 0 || *f > 1 {
+			t.Errorf("fio under load: got frozen share %v, want a share in [0, 1]", f)
+		}
 	}
 }

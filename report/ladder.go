@@ -82,15 +82,20 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 		fmt.Fprintf(b, "The rungs below and fio's own file had just written a dataset's worth: %s.\n\n",
 			settleSentence(*settled, "fio over its own file (laid out by the first probe", "these fio runs"))
 	}
-	steal, loaded := false, false
+	steal, froze, loaded := false, false, false
 	for _, s := range steps {
 		steal = steal || s.StealShare != nil || s.FioStealShare != nil
+		froze = froze || s.FrozenShare != nil || s.FioFrozenShare != nil
 		loaded = loaded || s.UnderLoad != nil
 	}
 	cols := []string{"row", "offered>", "depth>", "p50>", "fio p50>", "p99>", "fio p99>", "within target"}
 	if steal {
 		fmt.Fprintf(b, "Steal is the share of the host's CPU time the hypervisor took during the step, and during fio's run beside it (/proc/stat): a step that misses its p99 target with steal in its own window and less in fio's lost part of its tail to the host, which fio did not see (host steal); a fio run with %.1f %% or more, and more than its step, carries the host's stalls in its own latencies, and the target taken from them is looser than the disk's (fio's run not quiet).\n\n", 100*results.NoticeableSteal)
 		cols = slices.Insert(cols, len(cols)-1, "steal (step / fio)>")
+	}
+	if froze {
+		fmt.Fprintf(b, "Frozen is the share of the host's CPU time this machine's CPUs did not run at all, during the step and during fio's run beside it (gaps in a sample the kernel takes on every CPU each millisecond, idle included: the host's CPU quota for the machine running out, which steal does not count). It reads like steal: a step that misses its p99 target with %.1f %% or more frozen, and less in fio's run, lost part of its tail to the host (host froze); a fio run frozen that much, and more than its step, is not quiet.\n\n", 100*results.NoticeableSteal)
+		cols = slices.Insert(cols, len(cols)-1, "frozen (step / fio)>")
 	}
 	if loaded {
 		fmt.Fprintf(b, "Busy is the share of the host's CPU time something ran in during the step, and during fio's run alone. Where the step left the host at least %.0f points less idle (busy, or stolen because nothing was idle), fio ran once more at the same rate and depth with a thread spinning on every CPU for the share of the time that leaves the host as little idle as the step did (fio under load): a virtual disk whose emulation needs the CPUs the guest keeps busy is slower so, and a step that misses its targets against fio alone but meets them against fio under load lost the difference to the host (the disk slows under load).\n\n", 100*results.LoadWorthHolding)
@@ -104,9 +109,11 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 			p50, p99 := s.MeetsTargets()
 			verdict = targetsMet(p50, p99)
 			switch {
-			case !p99 && stealExplains(s):
+			case !p99 && hostTook(s.StealShare, s.FioStealShare):
 				verdict += " (host steal)"
-			case fioNotQuiet(s):
+			case !p99 && hostTook(s.FrozenShare, s.FioFrozenShare):
+				verdict += " (host froze)"
+			case hostTook(s.FioStealShare, s.StealShare) || hostTook(s.FioFrozenShare, s.FrozenShare):
 				verdict += " (fio's run not quiet)"
 			}
 			verdict += underLoadVerdict(s, p50, p99)
@@ -116,6 +123,9 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 		if steal {
 			fmt.Fprintf(b, " %s / %s |", human.SharePercent(s.StealShare), human.SharePercent(s.FioStealShare))
 		}
+		if froze {
+			fmt.Fprintf(b, " %s / %s |", human.SharePercent(s.FrozenShare), human.SharePercent(s.FioFrozenShare))
+		}
 		if loaded {
 			fmt.Fprintf(b, " %s / %s | %s |", human.SharePercent(s.BusyShare), human.SharePercent(s.FioBusyShare), underLoadCell(s.UnderLoad))
 		}
@@ -124,24 +134,17 @@ func ladderLatency(b *strings.Builder, steps []results.LadderLatency, settled *r
 	b.WriteString("\n")
 }
 
-// fioNotQuiet reports whether fio's run beside a step had noticeable steal
-// and more than the step: its latencies then carry the host's stalls, and
-// a target taken from them is looser than the disk's.
-func fioNotQuiet(s results.LadderLatency) bool {
-	if s.FioStealShare == nil || *s.FioStealShare < results.NoticeableSteal {
+// hostTook reports whether the host took noticeable CPU time (steal, or
+// freezes) from one run and less from the other beside it (nil: not
+// read). For a step against fio's run: the host took time from the step
+// that it did not take from fio, so a tail fio lacks is partly the host's.
+// For fio's run against its step: fio's latencies carry the host's
+// stalls, and a target taken from them is looser than the disk's.
+func hostTook(share, beside *float64) bool {
+	if share == nil || *share < results.NoticeableSteal {
 		return false
 	}
-	return s.StealShare == nil || *s.FioStealShare > *s.StealShare
-}
-
-// stealExplains reports whether a step's window had noticeable steal and
-// fio's run beside it less: the host took CPU time from the step that it
-// did not take from fio, so a tail fio lacks is partly the host's.
-func stealExplains(s results.LadderLatency) bool {
-	if s.StealShare == nil || *s.StealShare < results.NoticeableSteal {
-		return false
-	}
-	return s.FioStealShare == nil || *s.FioStealShare < *s.StealShare
+	return beside == nil || *share > *beside
 }
 
 // underLoadCell is fio under load's p50 / p99 and the host's busy share
@@ -153,7 +156,12 @@ func underLoadCell(u *results.FioUnderLoad) string {
 	case u.Error != "":
 		return u.Error
 	}
-	return fmt.Sprintf("%s / %s (busy %s)", plots.FormatMicros(u.P50Micros), plots.FormatMicros(u.P99Micros), human.SharePercent(u.BusyShare))
+	cell := fmt.Sprintf("%s / %s (busy %s", plots.FormatMicros(u.P50Micros), plots.FormatMicros(u.P99Micros), human.SharePercent(u.BusyShare))
+	if u.FrozenShare != nil {
+		cell += ", frozen " + human.SharePercent(u.FrozenShare)
+	}
+	return cell + ")"
+
 }
 
 // underLoadVerdict adds a step's verdict against fio under load to the

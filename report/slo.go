@@ -35,7 +35,7 @@ func sloMarkdown(res results.Results) string {
 		"A probe that is short (under %.0f %% of its rate achieved) or has a miss or an error does not meet the bound. A client-bound probe (the client sent late) that still meets the bound counts, since its latency includes the client's lateness; one that does not is marked client-bound, not over: the search stops below it, and the rate found is what this client could show, not the server's limit.\n\n",
 		slo, p, res.Plan.Workload.CellSeconds, results.LatencyWarmupSeconds, 100*results.MinAchievedShare)
 	fmt.Fprintf(&b, "| backend | NUMA | GET ops/s at %s | %s there | lowest probe above | %s there | probes |\n|:--|:--|--:|--:|--:|--:|--:|\n", slo.Title(), p, p)
-	bound := false
+	bound, stalled := false, false
 	for _, f := range found {
 		met, metP := "none of the probes", "–"
 		if f.Met != nil {
@@ -48,6 +48,9 @@ func sloMarkdown(res results.Results) string {
 			case f.Why == "client-bound":
 				aboveP += " client-bound†"
 				bound = true
+			case f.Why == "host-stalled":
+				aboveP += " host-stalled§"
+				stalled = true
 			case f.Why != "over":
 				aboveP += " (" + f.Why + ")"
 			}
@@ -56,6 +59,10 @@ func sloMarkdown(res results.Results) string {
 	}
 	if bound {
 		b.WriteString("\nclient-bound†: the client could not keep that probe's schedule and it missed the bound, which may be the client's doing: the row's capacity at the bound is at least the rate shown; how much more, this client could not measure.\n")
+	}
+	if stalled {
+		fmt.Fprintf(&b, "\nhost-stalled§: that probe missed the bound while the host took at least %.1f %% of this machine's CPU time (steal, or freezes: its CPUs not run at all), which delays every GET in flight: the miss may be the host's, so the row's capacity at the bound is at least the rate shown; how much more, this host could not measure. Each probe's steal and frozen shares are in latency.jsonl.\n",
+			100*results.NoticeableSteal)
 	}
 	fmt.Fprintf(&b, "\nThe probes, in the order run:\n\n| backend | NUMA | probe | offered | achieved | p50 | p99 | p99.9 | %s |\n|:--|:--|--:|--:|--:|--:|--:|--:|:--|\n", slo.Title())
 	for _, f := range found {

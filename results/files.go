@@ -166,6 +166,14 @@ type Pacing struct {
 	ClientBound bool `json:"client_bound"`
 }
 
+// HostStalled reports whether the host took NoticeableSteal or more of
+// the step's CPU time, as steal or as freezes: enough to put a stall of a
+// few ms into the p99 of a step of thousands of GETs a second.
+func (l LatencyRecord) HostStalled() bool {
+	noticeable := func(s *float64) bool { return s != nil && *s >= NoticeableSteal }
+	return noticeable(l.HostStealShare) || noticeable(l.HostFrozenShare)
+}
+
 // NoticeableSteal is the steal share from which the report names a latency
 // step's tail partly the host's (cpustat.NoticeableSteal).
 const NoticeableSteal = cpustat.NoticeableSteal
@@ -307,6 +315,13 @@ type LadderLatency struct {
 	// FioBusyShare the host's while fio ran alone beside it.
 	BusyShare    *float64 `json:"busy_share,omitempty"`
 	FioBusyShare *float64 `json:"fio_busy_share,omitempty"`
+	// FrozenShare is the step's (LatencyRecord.HostFrozenShare),
+	// FioFrozenShare the share of the host's CPU time its CPUs stood still
+	// while fio ran beside it: like steal, a tail the step has and fio has
+	// not, with freezes in the step and fewer in fio's run, is partly the
+	// host's. nil where perf events were not allowed.
+	FrozenShare    *float64 `json:"frozen_share,omitempty"`
+	FioFrozenShare *float64 `json:"fio_frozen_share,omitempty"`
 	// UnderLoad is fio run once more at the same rate and depth with the
 	// CPUs held as little idle as the step left them; nil where the step
 	// was not LoadWorthHolding less idle than fio alone, or a share was
@@ -329,13 +344,15 @@ const LoadWorthHolding = 0.10
 // against this run lost the difference to the host.
 type FioUnderLoad struct {
 	HeldShare float64 `json:"held_share"`
-	// BusyShare and StealShare are the host's while this fio ran.
-	BusyShare  *float64 `json:"busy_share,omitempty"`
-	StealShare *float64 `json:"steal_share,omitempty"`
-	IOPS       float64  `json:"iops,omitempty"`
-	P50Micros  float64  `json:"p50_us,omitempty"`
-	P99Micros  float64  `json:"p99_us,omitempty"`
-	Error      string   `json:"error,omitempty"`
+	// BusyShare, StealShare and FrozenShare are the host's while this fio
+	// ran.
+	BusyShare   *float64 `json:"busy_share,omitempty"`
+	StealShare  *float64 `json:"steal_share,omitempty"`
+	FrozenShare *float64 `json:"frozen_share,omitempty"`
+	IOPS        float64  `json:"iops,omitempty"`
+	P50Micros   float64  `json:"p50_us,omitempty"`
+	P99Micros   float64  `json:"p99_us,omitempty"`
+	Error       string   `json:"error,omitempty"`
 }
 
 // Latency targets of a step against the disk (issue 25): the server's p50

@@ -114,6 +114,12 @@ func (s SLO) Of(rec LatencyRecord) float64 {
 // "client-bound" rather than "over" or "short": the search goes no
 // higher, and the result is the most this client could show, not the
 // server's capacity.
+//
+// A probe over the bound in whose window the host took noticeable CPU
+// time (LatencyRecord.HostStalled) is "host-stalled" rather than "over",
+// for the same reason: a stall of the whole machine delays every GET in
+// flight, so the miss may be the host's, and the rate found is a lower
+// bound of the server's.
 func (s SLO) Judge(rec LatencyRecord) string {
 	short := rec.AchievedOpsPerSec < MinAchievedShare*rec.OfferedOpsPerSec
 	switch {
@@ -125,6 +131,8 @@ func (s SLO) Judge(rec LatencyRecord) string {
 		return "client-bound"
 	case short:
 		return fmt.Sprintf("short: achieved %.0f %% of offered", 100*rec.AchievedOpsPerSec/max(rec.OfferedOpsPerSec, 1))
+	case rec.HostStalled():
+		return "host-stalled"
 	}
 	return "over"
 }

@@ -67,6 +67,7 @@ func FuzzParseSLO(f *testing.F) {
 func TestJudgeSLO(t *testing.T) {
 	slo := SLO{"p99", 1000}
 	bound := &Pacing{ClientBound: true}
+	frozen, quiet := NoticeableSteal, NoticeableSteal/2
 	for _, tt := range []struct {
 		name string
 		rec  LatencyRecord
@@ -81,6 +82,12 @@ func TestJudgeSLO(t *testing.T) {
 		{"client-bound, under", LatencyRecord{OfferedOpsPerSec: 100, AchievedOpsPerSec: 100, P99Micros: 900, Pacing: bound}, ""},
 		{"client-bound, over", LatencyRecord{OfferedOpsPerSec: 100, AchievedOpsPerSec: 100, P99Micros: 1100, Pacing: bound}, "client-bound"},
 		{"client-bound, short", LatencyRecord{OfferedOpsPerSec: 100, AchievedOpsPerSec: 50, P99Micros: 100, Pacing: bound}, "client-bound"},
+		{"frozen, under", LatencyRecord{OfferedOpsPerSec: 100, AchievedOpsPerSec: 100, P99Micros: 900, HostFrozenShare: &frozen}, ""},
+		{"frozen, over", LatencyRecord{OfferedOpsPerSec: 100, AchievedOpsPerSec: 100, P99Micros: 1100, HostFrozenShare: &frozen}, "host-stalled"},
+		{"stolen, over", LatencyRecord{OfferedOpsPerSec: 100, AchievedOpsPerSec: 100, P99Micros: 1100, HostStealShare: &frozen}, "host-stalled"},
+		{"barely frozen, over", LatencyRecord{OfferedOpsPerSec: 100, AchievedOpsPerSec: 100, P99Micros: 1100, HostFrozenShare: &quiet}, "over"},
+		{"frozen, short", LatencyRecord{OfferedOpsPerSec: 100, AchievedOpsPerSec: 50, P99Micros: 1100, HostFrozenShare: &frozen}, "short: achieved 50 % of offered"},
+		{"client-bound and frozen, over", LatencyRecord{OfferedOpsPerSec: 100, AchievedOpsPerSec: 100, P99Micros: 1100, Pacing: bound, HostFrozenShare: &frozen}, "client-bound"},
 	} {
 		if got := slo.Judge(tt.rec); got != tt.want {
 			t.Errorf("%s: Judge = %q, want %q", tt.name, got, tt.want)

@@ -114,3 +114,36 @@ func parseRecords(b []byte, periodNs uint64, g *cpuGaps, s *Stats) int {
 	}
 	return off
 }
+
+// Window is a probe over a span of wall time asked one thing at its end:
+// the frozen share. Where perf events are refused it reads nil, and the
+// measurement it sits beside goes on without it.
+type Window struct {
+	probe *Probe
+	start time.Time
+}
+
+// StartWindow starts a probe sampling every millisecond, the period the
+// online client's own probe uses, so a window beside a latency step reads
+// the same way as the step's.
+func StartWindow() Window {
+	p, err := Start(time.Millisecond)
+	if err != nil {
+		return Window{}
+	}
+	return Window{probe: p, start: time.Now()}
+}
+
+// End stops the probe and returns the share of the window's CPU time the
+// CPUs stood still (Stats.FrozenShare); nil where the probe did not start.
+func (w Window) End() *float64 {
+	if w.probe == nil {
+		return nil
+	}
+	st := w.probe.Stop()
+	if st.CPUs == 0 {
+		return nil
+	}
+	share := st.FrozenShare(time.Since(w.start).Seconds())
+	return &share
+}

@@ -125,3 +125,21 @@ func FuzzParseRecords(f *testing.F) {
 		}
 	})
 }
+
+// TestWindow: a window where perf events are allowed reads a share of its
+// own time, and a window that never started reads nil.
+func TestWindow(t *testing.T) {
+	if got := (Window{}).End(); got != nil {
+		t.Errorf("a window without a probe: got %v, want nil", *got)
+	}
+	if _, err := Start(time.Millisecond); err != nil {
+		t.Skipf("no perf events here: %v", err)
+	}
+	w := StartWindow()
+	time.Sleep(200 * time.Millisecond)
+	got := w.End()
+	if got == nil || *got < 0 || *got > 1 {
+		t.Fatalf("200 ms window: got %v, want a share in [0, 1]", got)
+	}
+	t.Logf("frozen %.2f %%", 100**got)
+}
