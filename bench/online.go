@@ -59,9 +59,14 @@ type onlineThread struct {
 	// be sent (its due time, or the reply that freed an in-flight slot for
 	// it, when all were taken) it was sent. A server slower than the
 	// schedule holds the sender back and shows in late, not in own.
-	own     *hdrhistogram.Histogram
-	nextK   int64 // the first op the sender did not send
-	phaseNs int64 // op k was due at phaseNs + k×interval (paced loops spread the connections)
+	own   *hdrhistogram.Histogram
+	nextK int64 // the first op the sender did not send
+	// fullAtStop: every in-flight slot was taken when the sender saw the
+	// run stop, so the ops due and not sent were held by the server, not
+	// left by the client.
+	fullAtStop bool
+	stopSeen   bool  // the sender has looked at its slots since the stop
+	phaseNs    int64 // op k was due at phaseNs + k×interval (paced loops spread the connections)
 
 	sendErr, recvErr error
 }
@@ -173,7 +178,12 @@ func (t *onlineThread) send(p *plan, thread int, base time.Time, intervalNs int6
 		spin = spinNs
 	}
 	k := int64(0)
-	defer func() { t.nextK = k }()
+	defer func() {
+		t.nextK = k
+		// A sender let through by a reply after the stop filled its slot
+		// again, so a full channel still says the server held it.
+		t.fullAtStop, t.stopSeen = len(slots) == cap(slots), true
+	}()
 	for ; !stop.Load(); k++ {
 		stamp := k * intervalNs
 		if d := stamp - int64(time.Since(base)); d > spin {
@@ -207,9 +217,10 @@ func (t *onlineThread) send(p *plan, thread int, base time.Time, intervalNs int6
 // sleeping and spins.
 const spinNs = 30_000
 
-// clientBoundShare: a fixed-rate run whose sends were late by more than
-// this share of the measured median latency at p99, or that left more
-// than this share of its window's ops unsent, measured the client.
+// clientBoundShare: a fixed-rate run whose own sends were late by more
+// than this share of the measured median latency at p99, or that left
+// more than this share of its window's ops unsent with a slot free,
+// measured the client.
 const clientBoundShare = 0.1
 
 // receive reads the reply of each pending op in order and records its
@@ -303,9 +314,11 @@ func runOnline(ctx context.Context, p *plan, human io.Writer) (*OnlineResult, er
 	var stop, cut atomic.Bool
 	stopped := make(chan struct{})
 	var stopOnce sync.Once
-	var loops []*pacedLoop // fixed rate over plain TCP: the paced event loops
+	var loops []*pacedLoop     // fixed rate over plain TCP: the paced event loops
+	var stoppedAt atomic.Int64 // when end ran, Unix ns; 0 before
 	end := func() {
 		stopOnce.Do(func() {
+			stoppedAt.Store(time.Now().UnixNano())
 			stop.Store(true)
 			close(stopped)
 			for _, l := range loops {
@@ -518,7 +531,13 @@ loop:
 	res.Warmup.Ops = res.Warmup.Hits + res.Warmup.Misses + res.Warmup.Errors
 	res.OpsPerSec = float64(res.Ops) / max(res.Seconds, 1e-9)
 	if intervalNs > 0 {
-		res.Pacing = pacing(ts, intervalNs, int64(warmEnd.Sub(base)), int64(now.Sub(base)), res.LatencyMicros.P50)
+		// Ops stop being sent at the stop: those due while the owed
+		// replies drain are outside the schedule.
+		endNs := int64(now.Sub(base))
+		if at := stoppedAt.Load(); at != 0 {
+			endNs = min(endNs, max(at-base.UnixNano(), 0))
+		}
+		res.Pacing = pacing(ts, intervalNs, int64(warmEnd.Sub(base)), endNs, res.LatencyMicros.P50)
 		res.Pacing.Loops, res.Pacing.SpinSeconds = len(loops), float64(spunNs)/1e9
 		res.Pacing.OwnCPUs = len(loops) > 0 && p.OwnCPUs
 	}
@@ -537,21 +556,26 @@ loop:
 }
 
 // pacing sums the fixed-rate senders' lateness and counts the ops due in
-// the recorded window [warmNs, endNs) that were never sent.
+// the recorded window [warmNs, endNs) (endNs: the stop) that were never
+// sent, and of those the ones a full window held back (fullAtStop).
 func pacing(ts []*onlineThread, intervalNs, warmNs, endNs int64, p50Micros float64) *Pacing {
 	late := hdrhistogram.New(histLowestNs, histHighestNs, histDigits)
 	own := hdrhistogram.New(histLowestNs, histHighestNs, histDigits)
-	var due, unsent int64
+	var due, unsent, held int64
 	for _, t := range ts {
 		first := (warmNs - t.phaseNs + intervalNs - 1) / intervalNs // the first op due in the window
 		last := (endNs - t.phaseNs + intervalNs - 1) / intervalNs   // one past the last
 		late.Merge(t.late)
 		own.Merge(t.own)
 		due += max(last-first, 0)
-		unsent += max(last-max(t.nextK, first), 0)
+		n := max(last-max(t.nextK, first), 0)
+		unsent += n
+		if t.fullAtStop {
+			held += n
+		}
 	}
-	pc := &Pacing{LatenessMicros: latencySummary(late), OwnLatenessMicros: latencySummary(own), Due: due, Unsent: unsent}
-	pc.ClientBound = pc.OwnLatenessMicros.P99 > clientBoundShare*p50Micros || float64(unsent) > clientBoundShare*float64(due)
+	pc := &Pacing{LatenessMicros: latencySummary(late), OwnLatenessMicros: latencySummary(own), Due: due, Unsent: unsent, HeldUnsent: held}
+	pc.ClientBound = pc.OwnLatenessMicros.P99 > clientBoundShare*p50Micros || float64(unsent-held) > clientBoundShare*float64(due)
 	return pc
 }
 
@@ -564,8 +588,11 @@ func printOnlineSummary(w io.Writer, r *OnlineResult) {
 	if pc := r.Pacing; pc != nil {
 		fmt.Fprintf(w, "[Pacing]: sends late by p50 %.1f p99 %.1f max %.1f us after their intended time, the client's own part p99 %.1f max %.1f us (the rest waited for a reply to free an in-flight slot); %d of the window's %d ops never sent",
 			pc.LatenessMicros.P50, pc.LatenessMicros.P99, pc.LatenessMicros.Max, pc.OwnLatenessMicros.P99, pc.OwnLatenessMicros.Max, pc.Unsent, pc.Due)
+		if pc.HeldUnsent > 0 {
+			fmt.Fprintf(w, ", %d of them held by connections whose in-flight slots were all taken at the end", pc.HeldUnsent)
+		}
 		if pc.ClientBound {
-			fmt.Fprintf(w, " CLIENT-BOUND: the client's own lateness p99 above %.0f %% of the median latency, or that share of the ops unsent", 100*clientBoundShare)
+			fmt.Fprintf(w, " CLIENT-BOUND: the client's own lateness p99 above %.0f %% of the median latency, or that share of the ops unsent with a slot free", 100*clientBoundShare)
 		}
 		fmt.Fprintln(w)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/testenv"
 )
@@ -128,6 +130,71 @@ func TestRateChargesStallsToEveryDelayedOp(t *testing.T) {
 	l := rep.Online.LatencyMicros
 	if l.Max < 250e3 || l.P95 < 50e3 {
 		t.Errorf("after a 300 ms stall at 2000 ops/s: p95 %.0f µs, max %.0f µs; want p95 ≥ 50 ms and max ≥ 250 ms (latency from the intended send time)", l.P95, l.Max)
+	}
+}
+
+// TestHeldSendsAreNotTheClients: a server that stalls across the end of
+// a fixed-rate run holds every connection's one slot, so the ops due after
+// the stall began are never sent. They are the server's delay: counted as
+// held, they do not make the run client-bound, and ops due while the owed
+// replies drain after the stop are not counted as due at all.
+func TestHeldSendsAreNotTheClients(t *testing.T) {
+	r := testenv.MustRedisServer(t, "--enable-debug-command", "yes")
+	cfg := configFor(t, r.Addr)
+	mustLoad(t, &cfg)
+	cfg.SkipLoad, cfg.Online = true, true
+	cfg.Threads, cfg.InFlight, cfg.Rate = []int{2}, 1, 1000
+	cfg.Warmup, cfg.Runtime = 500*time.Millisecond, 1500*time.Millisecond
+	go func() {
+		time.Sleep(1600 * time.Millisecond) // 1.1 s into the 1.5 s window
+		redisSimple(t, r.Addr, "DEBUG", "SLEEP", "0.8")
+	}()
+	rep, human, err := runJSON(t, context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, human)
+	}
+	pc := rep.Online.Pacing
+	if pc == nil {
+		t.Fatalf("no pacing in a fixed-rate run's JSON:\n%s", human)
+	}
+	// 1.5 s at 1000/s is due; a stall from 1.1 s leaves about 400 unsent.
+	if pc.Due < 1300 || pc.Due > 1700 {
+		t.Errorf("due: got %d, want about 1500 (the window up to the stop, not the drain after it)", pc.Due)
+	}
+	if pc.Unsent < pc.Due/10 || pc.HeldUnsent < pc.Unsent*9/10 {
+		t.Errorf("got %d of %d due unsent, %d of them held; want over a tenth unsent, nearly all held", pc.Unsent, pc.Due, pc.HeldUnsent)
+	}
+	if !strings.Contains(human, "held by connections whose in-flight slots were all taken") {
+		t.Errorf("the [Pacing] line does not say the unsent ops were held:\n%s", human)
+	}
+}
+
+// TestPacingUnsent: ops left unsent make a run client-bound only where
+// their connection had a slot free at the stop.
+func TestPacingUnsent(t *testing.T) {
+	const intervalNs, endNs = int64(time.Millisecond), int64(100 * time.Millisecond)
+	for _, tt := range []struct {
+		name         string
+		nextK        int64 // per connection: 100 ops due in the window
+		full         bool
+		unsent, held int64
+		bound        bool
+	}{
+		{"all sent", 100, false, 0, 0, false},
+		{"a few unsent, slots free", 95, false, 10, 0, false},
+		{"many unsent, slots free", 80, false, 40, 0, true},
+		{"many unsent, windows full", 80, true, 40, 40, false},
+	} {
+		var ts []*onlineThread
+		for range 2 {
+			th := &onlineThread{nextK: tt.nextK, fullAtStop: tt.full,
+				late: hdrhistogram.New(histLowestNs, histHighestNs, histDigits), own: hdrhistogram.New(histLowestNs, histHighestNs, histDigits)}
+			ts = append(ts, th)
+		}
+		pc := pacing(ts, intervalNs, 0, endNs, 100)
+		if pc.Due != 200 || pc.Unsent != tt.unsent || pc.HeldUnsent != tt.held || pc.ClientBound != tt.bound {
+			t.Errorf("%s: got due %d, unsent %d, held %d, client-bound %v; want 200, %d, %d, %v", tt.name, pc.Due, pc.Unsent, pc.HeldUnsent, pc.ClientBound, tt.unsent, tt.held, tt.bound)
+		}
 	}
 }
 

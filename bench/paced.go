@@ -299,6 +299,9 @@ func (l *pacedLoop) sendDue(nowNs int64) int64 {
 			continue
 		}
 		if stopping {
+			if !c.t.stopSeen {
+				c.t.fullAtStop, c.t.stopSeen = c.n == len(c.ring), true
+			}
 			if c.n == 0 {
 				l.finish(c)
 			}

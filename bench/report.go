@@ -185,12 +185,18 @@ type Pacing struct {
 	// could be sent (its intended time, or the reply that freed a slot
 	// for it) to its send.
 	OwnLatenessMicros LatencySummary `json:"own_lateness_us"`
-	Due               int64          `json:"due"`
-	Unsent            int64          `json:"unsent"`
+	// Due is the ops due in the recorded window, up to the stop; Unsent
+	// those never sent, and HeldUnsent those of them that a connection
+	// with every in-flight slot taken at the stop held back: the server's
+	// delay, like the lateness a full window causes.
+	Due        int64 `json:"due"`
+	Unsent     int64 `json:"unsent"`
+	HeldUnsent int64 `json:"held_unsent"`
 	// ClientBound: the client's own lateness p99 exceeded clientBoundShare
-	// of the median latency, or that share of the due ops went unsent. A
-	// server slower than the schedule, which fills the in-flight slots,
-	// does not make a run client-bound: its delay is in the latency.
+	// of the median latency, or that share of the due ops went unsent with
+	// a slot free. A server slower than the schedule, which fills the
+	// in-flight slots, does not make a run client-bound: its delay is in
+	// the latency.
 	ClientBound bool `json:"client_bound"`
 	// Loops is how many paced event loops sent (0: Go's timers, over TLS);
 	// SpinSeconds the CPU time they spent spinning towards due times, which

@@ -93,6 +93,7 @@ type onlineOutput struct {
 			} `json:"own_lateness_us"`
 			Due         int64 `json:"due"`
 			Unsent      int64 `json:"unsent"`
+			HeldUnsent  int64 `json:"held_unsent"`
 			ClientBound bool  `json:"client_bound"`
 		} `json:"pacing"`
 	} `json:"online"`
@@ -319,7 +320,7 @@ func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, r
 	rec.Time = end.UTC()
 	if pc := on.Pacing; pc != nil {
 		rec.Pacing = &results.Pacing{LatenessP50Micros: pc.Lateness.P50, LatenessP99Micros: pc.Lateness.P99, LatenessMaxMicros: pc.Lateness.Max,
-			Due: pc.Due, Unsent: pc.Unsent, ClientBound: pc.ClientBound}
+			Due: pc.Due, Unsent: pc.Unsent, HeldUnsent: pc.HeldUnsent, ClientBound: pc.ClientBound}
 		if pc.OwnLateness != nil {
 			rec.Pacing.OwnLatenessP99Micros = &pc.OwnLateness.P99
 		}
@@ -383,6 +384,9 @@ func shortNote(rec results.LatencyRecord) string {
 		note = fmt.Sprintf("; sends late p50 %s p99 %s", plots.FormatMicros(pc.LatenessP50Micros), plots.FormatMicros(pc.LatenessP99Micros))
 		if pc.Unsent > 0 {
 			note += fmt.Sprintf(", %d of %d due never sent", pc.Unsent, pc.Due)
+			if pc.HeldUnsent > 0 {
+				note += fmt.Sprintf(" (%d held by full windows)", pc.HeldUnsent)
+			}
 		}
 		if pc.ClientBound {
 			note += "  CLIENT-BOUND"

@@ -90,7 +90,7 @@ func latencyMarkdown(res results.Results) string {
 			100*results.NoticeableSteal, 1000*results.NoticeableSteal)
 	}
 	if bound {
-		b.WriteString("\nclient-bound†: the client sent its GETs late — at p99 by more than 10 % of the step's median latency — or left over 10 % of them unsent: that much of the step's latency is the client's, not the server's. Each step's lateness is in latency.jsonl (pacing).\n")
+		b.WriteString("\nclient-bound†: the client sent its GETs late — at p99 by more than 10 % of the step's median latency — or left over 10 % of them unsent with an in-flight slot free: that much of the step's latency is the client's, not the server's. Each step's lateness is in latency.jsonl (pacing).\n")
 	}
 	if frozen {
 		fmt.Fprintf(&b, "\n§: this machine's CPUs stood still for at least %.1f %% of their time during the step (frozen: gaps in a per-CPU sample the kernel takes every millisecond, idle included): the host did not run them at all, as when its CPU quota for the machine runs out, which steal does not count. Every GET in flight then waited, so that part of the step's tail is the host's, not the server's.\n",

@@ -159,10 +159,15 @@ type Pacing struct {
 	OwnLatenessP99Micros *float64 `json:"own_lateness_p99_us,omitempty"`
 	Due                  int64    `json:"due"`
 	Unsent               int64    `json:"unsent"`
+	// HeldUnsent is how many of Unsent a connection with every in-flight
+	// slot taken at the end held back: the server's delay, not the
+	// client's.
+	HeldUnsent int64 `json:"held_unsent,omitempty"`
 	// ClientBound: the client's own lateness p99 (before it was measured
 	// apart, all of it) exceeded 10 % of the step's median latency, or
-	// 10 % of the due GETs went unsent: the step measured the client as
-	// much as the server.
+	// 10 % of the due GETs went unsent (since held ones were counted
+	// apart, with a slot free): the step measured the client as much as
+	// the server.
 	ClientBound bool `json:"client_bound"`
 }
 
