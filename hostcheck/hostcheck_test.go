@@ -33,6 +33,8 @@ func TestTrees(t *testing.T) {
 		wantVulnerable  []string
 		wantIOUringNote string
 		wantParagraph   string
+		wantIRQCPUs     string // where the data disks' completions interrupt
+		wantIRQDetail   string // in the odirect check's detail
 	}{
 		{
 			tree: "reference-host",
@@ -57,6 +59,7 @@ func TestTrees(t *testing.T) {
 			wantAIO: Pass, wantFIOJobs: 2, wantVirt: "QEMU Standard PC (Q35 + ICH9, 2009)", wantMicrocode: "0x1000065",
 			wantVulnerable:  []string{"retbleed"},
 			wantIOUringNote: "kernel.io_uring_disabled absent",
+			wantIRQCPUs:     "1", wantIRQDetail: "; vda's completions interrupt CPU 1 (IRQ 25 virtio2-req.0)",
 			wantParagraph: "Host — 1× AMD EPYC 7B13 (2 cores × 1 thread/socket, 2 logical CPUs, 1 NUMA node), ~24 GB; " +
 				"1× virtio_blk 275 GB virtio disk (/dev/vda, ext4); Debian GNU/Linux 12 (bookworm), kernel 6.1.0-18-amd64, " +
 				"virtual machine (QEMU Standard PC (Q35 + ICH9, 2009)); fs.aio-max-nr = 65536. " +
@@ -104,6 +107,16 @@ func TestTrees(t *testing.T) {
 			}
 			if c := mustCheck(t, rep, CheckODirect); c.Status != Pass {
 				t.Errorf("got odirect %v (%s), want pass", c.Status, c.Detail)
+			}
+			var irqCPUs []int
+			for _, d := range st.Disks {
+				irqCPUs = append(irqCPUs, d.InterruptCPUs()...)
+			}
+			if got := formatCPUList(irqCPUs); got != tt.wantIRQCPUs {
+				t.Errorf("got the disks' interrupts on CPUs %q (%+v), want %q", got, st.Disks, tt.wantIRQCPUs)
+			}
+			if c := mustCheck(t, rep, CheckODirect); !strings.Contains(c.Detail, tt.wantIRQDetail) || (tt.wantIRQDetail == "" && strings.Contains(c.Detail, "interrupt")) {
+				t.Errorf("odirect detail %q: want it to say %q", c.Detail, tt.wantIRQDetail)
 			}
 			if c := mustCheck(t, rep, CheckAIOMaxNr); c.Status != tt.wantAIO {
 				t.Errorf("got aio-max-nr %v (%s), want %v", c.Status, c.Detail, tt.wantAIO)

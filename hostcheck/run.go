@@ -272,6 +272,11 @@ func describeStorageLine(s Storage) string {
 		} else {
 			fmt.Fprintf(&b, ": %s", diskFacts(*d))
 		}
+		for _, disk := range s.Disks {
+			if p := interruptPhrase(disk); p != "" {
+				fmt.Fprintf(&b, "; %s's %s", disk.Name, p)
+			}
+		}
 	}
 	return b.String()
 }

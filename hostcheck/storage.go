@@ -47,6 +47,9 @@ type BlockDevice struct {
 	RAIDLevel          string `json:"raid_level,omitempty"`  // md only, e.g. raid0
 	ChunkBytes         int64  `json:"chunk_bytes,omitempty"` // md only
 	DMName             string `json:"dm_name,omitempty"`     // dm only
+	// Interrupts are the disk's queue interrupts and the CPUs they are
+	// delivered to (diskInterrupts); none for md and dm.
+	Interrupts []DiskInterrupt `json:"interrupts,omitempty"`
 }
 
 // mount is one line of /proc/self/mountinfo.
@@ -294,6 +297,7 @@ func (t tree) readBlock(dir string) (*BlockDevice, error) {
 	if t.exists(hp + "/dm") {
 		d.DMName, _ = t.string(hp + "/dm/name")
 	}
+	d.Interrupts = t.diskInterrupts(dir)
 	return d, nil
 }
 

@@ -190,6 +190,15 @@ func writeVMTree(t *testing.T, root string) {
 	f.file(vda+"/vda1/dev", "253:1")
 	f.link("sys/class/block/vda", vda)
 	f.link("sys/class/block/vda1", vda+"/vda1")
+	// The PCI function's two MSI-X vectors, as on the test VM: the config
+	// interrupt (no completions) and the one request queue's, on CPU 1.
+	for irq, name := range map[string]string{"24": "virtio2-config", "25": "virtio2-req.0"} {
+		f.file("sys/devices/pci0000_00/0000_00_04.0/msi_irqs/"+irq, "msix")
+		f.file("sys/kernel/irq/"+irq+"/actions", name)
+	}
+	f.file("proc/irq/24/effective_affinity_list", "0")
+	f.file("proc/irq/25/effective_affinity_list", "1")
+	f.file("proc/irq/25/smp_affinity_list", "0-1")
 }
 
 // TestTreesUpToDate regenerates both fake trees in a temporary directory and
