@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/cpulist"
 	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/results"
 )
@@ -94,7 +95,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 	var b strings.Builder
 	c := res.Plan.Workload
 	fmt.Fprintf(&b, "# tierbench run %s\n\n", res.Plan.RunID)
-	fmt.Fprintf(&b, "## Host\n\n%s\n\n", hostParagraph(res.Plan, pre, preRaw))
+	fmt.Fprintf(&b, "## Host\n\n%s\n\n", hostParagraph(res, pre, preRaw))
 	b.WriteString(hostsMarkdown(res))
 	fmt.Fprintf(&b, "## Workload\n\n%s", workloadParagraph(res))
 	fmt.Fprintf(&b, "## Results (GET ops/sec)\n\n%s\n", table)
@@ -246,8 +247,10 @@ func orDash(s string) string {
 
 // hostParagraph is preflight's own "Host —" paragraph (hostcheck writes
 // it in the reference's words from the fingerprint and fio baseline that
-// preflight.json holds), followed by the checks that did not pass.
-func hostParagraph(plan results.Plan, pre results.Preflight, preRaw []byte) string {
+// preflight.json holds), followed by the checks that did not pass and the
+// pinned rows whose servers the disk's completions did not interrupt.
+func hostParagraph(res results.Results, pre results.Preflight, preRaw []byte) string {
+	plan := res.Plan
 	var rep hostcheck.Report
 	if len(pre.Fingerprint) == 0 || json.Unmarshal(preRaw, &rep) != nil {
 		s := fmt.Sprintf("No host fingerprint in this bundle (%d NUMA node(s) seen by the run)", plan.Nodes)
@@ -267,7 +270,43 @@ func hostParagraph(plan results.Plan, pre results.Preflight, preRaw []byte) stri
 	if len(warn) > 0 {
 		b.WriteString(" Preflight: " + strings.Join(warn, "; ") + ".")
 	}
+	b.WriteString(interruptNote(res, rep.Fingerprint.Storage))
 	return b.String()
+}
+
+// interruptNote names the pinned rows whose server ran on none of the CPUs
+// the data disks' completions interrupt (hostcheck.DiskInterrupt): each of
+// their reads completed on another CPU and woke the server across CPUs.
+// "" where every pinned row shared one, or preflight read no interrupts,
+// or the server ran on another host than the preflight's.
+func interruptNote(res results.Results, st hostcheck.Storage) string {
+	if len(res.Hosts) > 0 {
+		return ""
+	}
+	var irqCPUs []int
+	for _, d := range st.Disks {
+		irqCPUs = append(irqCPUs, d.InterruptCPUs()...)
+	}
+	if len(irqCPUs) == 0 {
+		return ""
+	}
+	var away []string
+	for _, row := range res.Plan.Rows {
+		if row.Pin != results.PinPinned {
+			continue
+		}
+		list := strings.TrimPrefix(cpusOf(res, row), "cpus ")
+		cpus, err := cpulist.Parse(list)
+		if err != nil || slices.ContainsFunc(cpus, func(c int) bool { return slices.Contains(irqCPUs, c) }) {
+			continue
+		}
+		away = append(away, fmt.Sprintf("%s %s (CPUs %s)", rowName(row), row.Label, list))
+	}
+	if len(away) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" The data disk's completions interrupt CPU %s, none of the server's in %s: each read completed there and woke the server across CPUs, which on a 2-CPU virtual machine doubled a pinned server's own p99 at low load. Where the interrupt is delivered is the host's setting (/proc/irq/N/smp_affinity_list); tierbench does not change it.",
+		cpulist.Format(slices.Compact(slices.Sorted(slices.Values(irqCPUs)))), strings.Join(away, ", "))
 }
 
 // evidenceText writes a server's INFO evidence as "field value" pairs in
