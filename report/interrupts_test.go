@@ -27,8 +27,10 @@ func TestInterruptNote(t *testing.T) {
 		disks []hostcheck.BlockDevice
 		want  string // "" : no note
 	}{
-		{"pinned away from the interrupt", bundle("0"), []hostcheck.BlockDevice{disk}, "interrupt CPU 1, none of the server's in Uring srv node-0 / cli node-1 (CPUs 0)"},
+		{"pinned away from the interrupt", bundle("0"), []hostcheck.BlockDevice{disk}, "interrupt CPU 1, none of the server's in the Uring srv node-0 / cli node-1 row (server on CPU 0)"},
 		{"pinned on it", bundle("1"), []hostcheck.BlockDevice{disk}, ""},
+		{"pinned on a half without it", bundle("0-3"), []hostcheck.BlockDevice{{Name: "nvme0n1", Interrupts: []hostcheck.DiskInterrupt{{IRQ: 40, Name: "nvme0q1", CPUs: "4"}, {IRQ: 41, Name: "nvme0q2", CPUs: "5"}}}},
+			"interrupt CPUs 4-5, none of the server's in the Uring srv node-0 / cli node-1 row (server on CPUs 0-3)"},
 		{"no interrupts read", bundle("0"), []hostcheck.BlockDevice{{Name: "md1"}}, ""},
 		{"across hosts", func() results.Results { r := bundle("0"); r.Hosts = []results.HostSummary{{Name: "server"}}; return r }(), []hostcheck.BlockDevice{disk}, ""},
 	} {

@@ -300,13 +300,22 @@ func interruptNote(res results.Results, st hostcheck.Storage) string {
 		if err != nil || slices.ContainsFunc(cpus, func(c int) bool { return slices.Contains(irqCPUs, c) }) {
 			continue
 		}
-		away = append(away, fmt.Sprintf("%s %s (CPUs %s)", rowName(row), row.Label, list))
+		away = append(away, fmt.Sprintf("the %s %s row (server on %s)", rowName(row), row.Label, cpuWord(list)))
 	}
 	if len(away) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" The data disk's completions interrupt CPU %s, none of the server's in %s: each read completed there and woke the server across CPUs, which on a 2-CPU virtual machine doubled a pinned server's own p99 at low load. Where the interrupt is delivered is the host's setting (/proc/irq/N/smp_affinity_list); tierbench does not change it.",
-		cpulist.Format(slices.Compact(slices.Sorted(slices.Values(irqCPUs)))), strings.Join(away, ", "))
+	irq := cpulist.Format(slices.Compact(slices.Sorted(slices.Values(irqCPUs))))
+	return fmt.Sprintf(" The data disk's completions interrupt %s, none of the server's in %s: each read completed there and woke the server across CPUs, which on a 2-CPU virtual machine doubled a pinned server's own p99 at low load. Where the interrupt is delivered is the host's setting (/proc/irq/N/smp_affinity_list); tierbench does not change it.",
+		cpuWord(irq), strings.Join(away, ", "))
+}
+
+// cpuWord is a CPU list with its noun: "CPU 1", "CPUs 0-3".
+func cpuWord(list string) string {
+	if cpus, err := cpulist.Parse(list); err == nil && len(cpus) == 1 {
+		return "CPU " + list
+	}
+	return "CPUs " + list
 }
 
 // evidenceText writes a server's INFO evidence as "field value" pairs in
