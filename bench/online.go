@@ -65,7 +65,7 @@ type onlineThread struct {
 	// run stop, so the ops due and not sent were held by the server, not
 	// left by the client.
 	fullAtStop bool
-	stopSeen   bool  // the sender has looked at its slots since the stop
+	stopSeen   bool  // a paced loop has looked at its slots since the stop
 	phaseNs    int64 // op k was due at phaseNs + k×interval (paced loops spread the connections)
 
 	sendErr, recvErr error
@@ -182,7 +182,7 @@ func (t *onlineThread) send(p *plan, thread int, base time.Time, intervalNs int6
 		t.nextK = k
 		// A sender let through by a reply after the stop filled its slot
 		// again, so a full channel still says the server held it.
-		t.fullAtStop, t.stopSeen = len(slots) == cap(slots), true
+		t.fullAtStop = len(slots) == cap(slots)
 	}()
 	for ; !stop.Load(); k++ {
 		stamp := k * intervalNs

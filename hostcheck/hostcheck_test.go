@@ -108,11 +108,7 @@ func TestTrees(t *testing.T) {
 			if c := mustCheck(t, rep, CheckODirect); c.Status != Pass {
 				t.Errorf("got odirect %v (%s), want pass", c.Status, c.Detail)
 			}
-			var irqCPUs []int
-			for _, d := range st.Disks {
-				irqCPUs = append(irqCPUs, d.InterruptCPUs()...)
-			}
-			if got := formatCPUList(irqCPUs); got != tt.wantIRQCPUs {
+			if got := formatCPUList(st.InterruptCPUs()); got != tt.wantIRQCPUs {
 				t.Errorf("got the disks' interrupts on CPUs %q (%+v), want %q", got, st.Disks, tt.wantIRQCPUs)
 			}
 			if c := mustCheck(t, rep, CheckODirect); !strings.Contains(c.Detail, tt.wantIRQDetail) || (tt.wantIRQDetail == "" && strings.Contains(c.Detail, "interrupt")) {

@@ -94,6 +94,17 @@ func (d BlockDevice) InterruptCPUs() []int {
 	return slices.Compact(all)
 }
 
+// InterruptCPUs is every CPU any of the data dir's physical disks
+// interrupts on completion; nil where none was read.
+func (s Storage) InterruptCPUs() []int {
+	var all []int
+	for _, d := range s.Disks {
+		all = append(all, d.InterruptCPUs()...)
+	}
+	slices.Sort(all)
+	return slices.Compact(all)
+}
+
 // interruptPhrase says where the disk's completions interrupt: each
 // interrupt for up to three, a count and the CPUs for more; "" when
 // none were read.

@@ -134,12 +134,22 @@ func evidenceNote(res results.Results) string {
 	return ""
 }
 
-// cpusOf is the server's Cpus_allowed_list in a row's passes.
+// cpusOf is the server's Cpus_allowed_list in a row's passes, as the
+// evidence writes it.
 func cpusOf(res results.Results, row results.Row) string {
-	for _, p := range res.Passes {
-		if p.Row == row && p.Server.CPUs != "" {
-			return "cpus " + p.Server.CPUs
-		}
+	if cpus := serverCPUs(res, row); cpus != "" {
+		return "cpus " + cpus
 	}
 	return "cpus unknown"
+}
+
+// serverCPUs is the server's Cpus_allowed_list in a row's passes; "" when
+// none recorded it.
+func serverCPUs(res results.Results, row results.Row) string {
+	for _, p := range res.Passes {
+		if p.Row == row && p.Server.CPUs != "" {
+			return p.Server.CPUs
+		}
+	}
+	return ""
 }

@@ -283,10 +283,7 @@ func interruptNote(res results.Results, st hostcheck.Storage) string {
 	if len(res.Hosts) > 0 {
 		return ""
 	}
-	var irqCPUs []int
-	for _, d := range st.Disks {
-		irqCPUs = append(irqCPUs, d.InterruptCPUs()...)
-	}
+	irqCPUs := st.InterruptCPUs()
 	if len(irqCPUs) == 0 {
 		return ""
 	}
@@ -295,7 +292,7 @@ func interruptNote(res results.Results, st hostcheck.Storage) string {
 		if row.Pin != results.PinPinned {
 			continue
 		}
-		list := strings.TrimPrefix(cpusOf(res, row), "cpus ")
+		list := serverCPUs(res, row)
 		cpus, err := cpulist.Parse(list)
 		if err != nil || slices.ContainsFunc(cpus, func(c int) bool { return slices.Contains(irqCPUs, c) }) {
 			continue
@@ -305,7 +302,7 @@ func interruptNote(res results.Results, st hostcheck.Storage) string {
 	if len(away) == 0 {
 		return ""
 	}
-	irq := cpulist.Format(slices.Compact(slices.Sorted(slices.Values(irqCPUs))))
+	irq := cpulist.Format(irqCPUs)
 	return fmt.Sprintf(" The data disk's completions interrupt %s, none of the server's in %s: each read completed there and woke the server across CPUs, which on a 2-CPU virtual machine doubled a pinned server's own p99 at low load. Where the interrupt is delivered is the host's setting (/proc/irq/N/smp_affinity_list); tierbench does not change it.",
 		cpuWord(irq), strings.Join(away, ", "))
 }
