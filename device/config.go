@@ -45,6 +45,13 @@ type Config struct {
 	CompletionThreads int            // reaping goroutines (default CompletionThreadsFor(GOMAXPROCS): 4, at most one per CPU)
 	IOContexts        int            // libaio contexts / io_uring rings (uring default max(CompletionThreads, min(2*CPUs,64)); libaio default = CompletionThreads)
 	OnComplete        CompletionFunc // required
+	// Warm, when set, is called on the reaper for each request of a batch
+	// it has just taken from the kernel, before the first OnComplete of
+	// that batch, with the request's UserData. It must only start loading
+	// what OnComplete will touch (a prefetch) and return: the misses of a
+	// whole batch then overlap, where OnComplete alone would stall on each
+	// request's state in turn.
+	Warm func(userData uint64)
 	// InlineCompletion (--device-inline-completion) lets the caller take
 	// its completions: on localmemory, Submit copies each request and calls
 	// OnComplete on the submitting goroutine before it returns, with no

@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/internal/cacheline"
 )
 
 // slot is the device-side state of one request in flight. The slot index
@@ -222,13 +224,42 @@ func (c *core) fill(idx uint32, r *Request) {
 	}
 }
 
-// complete turns a kernel result for slot idx into the caller's completion
-// and releases the slot. res is bytes transferred, or a negative errno.
-func (c *core) complete(idx uint32, res int64) {
+// warm starts loading the state the completions of a reaped batch will
+// touch: every request's slot first, then, through Config.Warm, what the
+// caller keeps for it (which needs the slot's UserData, so the second pass
+// finds the first's lines arriving). idx(i) is the slot of the batch's
+// i-th completion, ok false for one that is not a request (uring's wake).
+func (c *core) warm(n int, idx func(i int) (uint32, bool)) {
+	for i := range n {
+		if x, ok := idx(i); ok {
+			cacheline.Prefetch(unsafe.Pointer(&c.slots[x]))
+		}
+	}
+	if c.cfg.Warm == nil {
+		return
+	}
+	for i := range n {
+		if x, ok := idx(i); ok {
+			c.cfg.Warm(c.reaped(x).userData)
+		}
+	}
+}
+
+// reaped is slot idx, which the kernel has returned: its fields are the
+// submitter's, ordered before by the kernel (and, for the race detector,
+// by published).
+func (c *core) reaped(idx uint32) *slot {
 	s := &c.slots[idx]
 	if raceEnabled {
 		s.published.Load()
 	}
+	return s
+}
+
+// complete turns a kernel result for slot idx into the caller's completion
+// and releases the slot. res is bytes transferred, or a negative errno.
+func (c *core) complete(idx uint32, res int64) {
+	s := c.reaped(idx)
 	n, err := outcome(s.op, s.offset, len(s.buf), res)
 	ud := s.userData
 	c.release(idx)

@@ -370,6 +370,7 @@ func (d *aioDevice) reap(c *aioContext) {
 			}
 			continue
 		}
+		d.warm(int(n), func(i int) (uint32, bool) { return uint32(events[i].data), true })
 		limit := d.reapSubmitLimit()
 		c.beginDelivery()
 		for i := range int(n) {

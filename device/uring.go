@@ -508,6 +508,9 @@ func (d *uringDevice) reap(r *uringRing) {
 		// plus unreaped CQEs never exceed the CQ size.
 		atomic.StoreUint32(r.cqHead, head)
 		r.cq.Unlock()
+		d.warm(n, func(i int) (uint32, bool) {
+			return uint32(batch[i].userData), batch[i].userData != uringWakeUserData
+		})
 		limit := d.reapSubmitLimit()
 		r.beginDelivery()
 		for _, c := range batch[:n] {

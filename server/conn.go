@@ -423,6 +423,7 @@ func appendStoreError(dst []byte, err error) []byte {
 // for the read.
 func (c *conn) get(key []byte) {
 	token := uint64(len(c.holes))
+	c.sess.TimeReads(c.stages.on)
 	v, st, err := c.sess.Read(key, c.val[:0], token)
 	c.stages.looked()
 	if errors.Is(err, store.ErrTooMany) && len(c.holes) > 0 {

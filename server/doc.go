@@ -61,7 +61,9 @@
 // index, submit, complete, wake, reply, total; stages.go), each an
 // always-on histogram that costs a few clock readings (the time-stamp
 // counter where the kernel keeps time with it, see loghist) and one atomic
-// add per stage and no allocation; CONFIG RESETSTAT empties them and CONFIG SET
+// add per stage and no allocation. A batch's first 16 GETs are timed stage
+// by stage, the rest of a deeper pipeline only in reply and total
+// (stageTimedGets); CONFIG RESETSTAT empties them and CONFIG SET
 // latency-tracking no turns them off.
 //
 // Errors are worded as Redis words them; a malformed request is answered

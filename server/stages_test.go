@@ -111,6 +111,33 @@ func TestGetStagesCounted(t *testing.T) {
 			if st["complete"].p50 <= 0 || st["total"].p50 < st["complete"].p50 || st["total"].max < st["total"].p99 {
 				t.Errorf("implausible stage figures: %+v", st)
 			}
+			// A pipeline deeper than stageTimedGets: only its first GETs
+			// are timed stage by stage, the batch as a whole in total.
+			const piped = 3 * stageTimedGets
+			var pipe []byte
+			for i := cold; i < cold+piped; i++ { // on the device, not read yet
+				pipe = append(pipe, encodeArgs("GET", tieredKey(i))...)
+			}
+			c.send(pipe)
+			for i := cold; i < cold+piped; i++ {
+				if got := c.reply(); got != bulk(tieredValue(i)) {
+					t.Fatalf("pipelined GET %s: %q", tieredKey(i), got)
+				}
+			}
+			pst := latencyStats(t, c)
+			batches := pst["total"].calls - st["total"].calls
+			timed := pst["index"].calls - st["index"].calls
+			// The server may read the pipeline in more than one batch.
+			if batches < 1 || timed < stageTimedGets || timed > batches*stageTimedGets || timed >= piped {
+				t.Errorf("%d pipelined GETs in %d batches: %d timed in index, want %d per batch", piped, batches, timed, stageTimedGets)
+			}
+			if got := pst["parse"].calls - st["parse"].calls; got != timed {
+				t.Errorf("%d pipelined GETs: %d timed in parse, want %d (as in index)", piped, got, timed)
+			}
+			if got := pst["complete"].calls - st["complete"].calls; got < 1 || got > timed {
+				t.Errorf("%d pipelined GETs, %d timed: %d device reads timed in complete, want 1 to %d", piped, timed, got, timed)
+			}
+			st = pst
 			if got := c.do("CONFIG", "SET", "latency-tracking", "no"); got != "+OK\r\n" {
 				t.Fatalf("CONFIG SET latency-tracking no: %q", got)
 			}

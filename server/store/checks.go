@@ -35,7 +35,7 @@ func (s *Session) pumpChecks() {
 		pr.err = nil
 		pr.settled.Store(false)
 		pr.armed.Add(1)
-		s.checkReqs = append(s.checkReqs, device.Request{Op: device.OpRead, Fixed: s.fixedOf(i, pr), Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i) | checkFlag})
+		s.checkReqs = append(s.checkReqs, device.Request{Op: device.OpRead, Fixed: s.fixedOf(i, pr), Offset: s.st.sectorStart(pr.addr), Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i) | checkFlag})
 	}
 	s.st.pendingReads.Add(int64(len(s.checkReqs)))
 	accepted, err := s.st.dev.Submit(s.checkReqs)
@@ -59,7 +59,7 @@ func (s *Session) pumpChecks() {
 // It only reads the slot (ordered by armed) and the window the device
 // filled.
 func (st *Store) settleNow(pr *pendingRead) bool {
-	h, k, whole, err := st.log.decodeHead(pr.window, pr.start, pr.addr)
+	h, k, whole, err := st.log.decodeHead(pr.window, st.sectorStart(pr.addr), pr.addr)
 	if err != nil || !whole {
 		return false
 	}
@@ -131,17 +131,17 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		s.releaseSlot(i)
 		return
 	}
-	if pr.err != nil || pr.n != int64(len(pr.window)) {
+	if pr.err != nil || int(pr.n) != len(pr.window) {
 		finish(true, false) // unknown: assume an overwrite of a key without expiry
 		return
 	}
-	h, k, whole, err := st.log.decodeHead(pr.window, pr.start, pr.addr)
+	h, k, whole, err := st.log.decodeHead(pr.window, st.sectorStart(pr.addr), pr.addr)
 	switch {
 	case err != nil:
 		finish(true, false)
 		return
 	case !whole:
-		if s.aim(pr, pr.addr, h.metaBytes()+h.keyBytes) != nil {
+		if s.aim(i, pr, pr.addr, h.metaBytes()+h.keyBytes) != nil {
 			finish(true, false)
 			return
 		}
@@ -155,7 +155,7 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		finish(false, false)
 		return
 	}
-	if s.aim(pr, h.prev, headBytes(uint64(len(pr.key)))) != nil {
+	if s.aim(i, pr, h.prev, headBytes(uint64(len(pr.key)))) != nil {
 		finish(true, false)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/cacheline"
 	"github.com/tierbench/tierbench/internal/loghist"
 )
 
@@ -59,44 +60,63 @@ const (
 // session reads them, and the session writes them again only once it
 // submits the slot anew. (Atomic stores here were XCHGs, each waiting for
 // the slot's cache line: 4 % of a tiered server's CPU samples.)
+//
+// Its fields are laid out by who touches them, one cache line each (the
+// struct is 192 bytes and a chunk's slots start on a line, see
+// TestSlotLayout): at thousands of reads in flight the slots are out of
+// the cache when they complete, and every line a read touches is a miss.
+//   - first line: what the completion writes, and what a GET reads back
+//     at every step (token, addr);
+//   - second: the window and key a GET aims and checks, and its submit
+//     times;
+//   - third: what only longer records, deferred reads and upserts'
+//     existence checks use.
 type pendingRead struct {
-	token  uint64
-	key    []byte // a copy of the key; reused across reads
-	addr   uint64 // address of the record being fetched
-	want   uint64 // deferred: the record bytes to fetch at addr
-	start  uint64 // device offset of window[0]: addr rounded down to a sector
-	window []byte // where the device reads to: own[:n] or big
-	own    []byte // this slot's part of its chunk's aligned buffer
-	big    []byte // a dedicated aligned buffer for a record that outgrows own
-	check  bool   // an upsert's existence check, settled inside the session
-	self   uint64 // check: the address of the upsert's own record
-	// selfExpires: check: the upsert's own record has an expiry time.
-	selfExpires bool
-
-	n    int64
-	err  error
+	n    int32  // bytes the device transferred
 	next uint32 // next slot+1 on the completion stack
-
-	// When the last Submit of this read began and returned (session) and
-	// when its completion was taken (completedAt, the device's goroutine),
-	// in loghist.Now nanoseconds; see ReadTimes.
-	submitBegin, submitEnd, completedAt int64
-
-	// armed is bumped by the session after it last wrote the fields above
-	// and before it submits a check; the completion goroutine loads it
-	// before reading them, which orders the two. settled says the
+	err  error
+	// When the completion was taken by the device's goroutine, in
+	// loghist.Now nanoseconds; see ReadTimes.
+	completedAt int64
+	// armed is bumped by the session after it last wrote the fields it
+	// reads and before it submits a check; the completion goroutine loads
+	// it before reading them, which orders the two. settled says the
 	// completion goroutine already counted the check (see settleNow).
 	armed   atomic.Uint32
 	settled atomic.Bool
+	token   uint64
+	addr    uint64 // address of the record being fetched; the window starts at its sector
+	check   bool   // an upsert's existence check, settled inside the session
+	// selfExpires: check: the upsert's own record has an expiry time.
+	selfExpires bool
+	// bigWindow: the window is big, not the slot's own part of its
+	// chunk's buffer (which is computed, not kept, see Session.own).
+	bigWindow bool
+	timed     bool // the completion takes a clock reading (TimeReads)
+
+	window []byte // where the device reads to: the slot's own buffer, or big
+	key    []byte // a copy of the key; reused across reads
+	// When the last Submit of this read began and returned.
+	submitBegin, submitEnd int64
+
+	big  []byte // a dedicated aligned buffer for a record that outgrows the slot's own
+	want uint64 // deferred: the record bytes to fetch at addr
+	self uint64 // check: the address of the upsert's own record
+	_    [24]byte
 }
 
 // slotChunk is a block of pending slots with one aligned buffer behind them.
 type slotChunk struct {
-	buf []byte
+	// The padding puts slots on a cache line: the runtime allocates a chunk in
+	// a block that starts on one (its size class is a multiple of 64
+	// bytes) behind an 8-byte type header, as it does every object with
+	// pointers over 512 bytes. TestSlotLayout checks real allocations.
+	_     [64 - 8]byte
+	slots [slotsPerChunk]pendingRead
+	buf   []byte
 	// fixed is buf's registration with the device (Request.Fixed), 0 when
 	// it has none; it is released before buf is freed.
 	fixed uint16
-	slots [slotsPerChunk]pendingRead
 }
 
 // bufferRegistrar is a device that can pin a buffer with the kernel once
@@ -119,7 +139,7 @@ func (st *Store) registerBuffer(buf []byte) uint16 {
 // fixedOf is Request.Fixed for slot i's read: its chunk's registration
 // when the window is the slot's own part of the chunk's buffer.
 func (s *Session) fixedOf(i uint32, pr *pendingRead) uint16 {
-	if pr.big != nil {
+	if pr.bigWindow {
 		return 0
 	}
 	return s.chunks[i/slotsPerChunk].Load().fixed
@@ -138,6 +158,11 @@ type Session struct {
 	queued      []uint32 // slots waiting for the next Submit
 	reqs        []device.Request
 	outstanding int // slots in use: queued, in flight or being delivered
+	// timeReads: Reads from now on record when they complete (TimeReads).
+	timeReads bool
+	// warmed: how many slots from the top of free Prefetch has started
+	// loading since CompleteAtLeast last ran.
+	warmed int
 
 	done   atomic.Uint64 // completion stack of reads: slot+1 of the top, 0 when empty
 	notify chan struct{} // capacity 1: a completion arrived while the session waited
@@ -289,7 +314,7 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 			return nil, NotFound, err
 		}
 		pr := s.slot(i)
-		pr.token = token
+		pr.token, pr.timed = token, s.timeReads
 		pr.key = append(pr.key[:0], key...)
 		if err := s.aimRead(i, pr, addr, recordBytes(uint64(len(key)), s.valueGuess, false)); err != nil {
 			s.releaseSlot(i)
@@ -311,6 +336,12 @@ type ReadTimes struct {
 	SubmitBegin, SubmitEnd, Completed, Taken int64
 }
 
+// TimeReads says whether the device reads of the Reads that follow record
+// the moment their completion is taken (ReadTimes.Completed), a clock
+// reading on the device's goroutine per read; without it Completed is 0.
+// A new session does not.
+func (s *Session) TimeReads(on bool) { s.timeReads = on }
+
 // LastRead is the ReadTimes of the read CompletePending delivered last:
 // called from its delivery function, those of the result being delivered.
 // Zero before any device read.
@@ -322,9 +353,20 @@ func (s *Session) LastRead() ReadTimes { return s.lastRead }
 // random line of a big index, a memory miss the processor otherwise takes
 // one GET at a time ((*index).find was ≈ 10 % of the server's CPU per
 // device GET, nearly all of it the load of the bucket's first word).
+//
+// It also starts loading the slot that the next Read going to the device
+// would take, the i-th call since the last CompleteAtLeast the i-th slot
+// from the top of the free stack: at many reads in flight a slot is cold
+// by the time it is taken again, and aiming it stalled on its lines.
 func (s *Session) Prefetch(key []byte) {
 	st := s.st
-	prefetch(unsafe.Pointer(&st.ix.mainBucket(st.hash(key))[0]))
+	cacheline.Prefetch(unsafe.Pointer(&st.ix.mainBucket(st.hash(key))[0]))
+	if st.dev != nil && s.warmed < len(s.free) {
+		pr := s.slot(s.free[len(s.free)-1-s.warmed])
+		cacheline.Prefetch(unsafe.Pointer(pr))
+		cacheline.Prefetch(unsafe.Pointer(&pr.window))
+		s.warmed++
+	}
 }
 
 // Pending is the number of reads issued and not yet delivered.
@@ -350,6 +392,7 @@ func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st 
 		return ErrClosed
 	}
 	delivered := 0
+	s.warmed = 0
 	for {
 		s.pumpChecks()
 		if len(s.queued) > 0 {
@@ -371,7 +414,7 @@ func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st 
 		for t := top; t != 0; taken++ {
 			pr := s.slot(uint32(t - 1))
 			if len(pr.window) > 0 {
-				prefetch(unsafe.Pointer(&pr.window[0]))
+				cacheline.Prefetch(unsafe.Pointer(&pr.window[0]))
 			}
 			t = uint64(pr.next)
 		}
@@ -413,7 +456,7 @@ func (s *Session) submit(fn func(uint64, []byte, Status, error), idleOK bool) in
 	for _, i := range s.queued {
 		pr := s.slot(i)
 		pr.err = nil
-		s.reqs = append(s.reqs, device.Request{Op: device.OpRead, Fixed: s.fixedOf(i, pr), Offset: pr.start, Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i)})
+		s.reqs = append(s.reqs, device.Request{Op: device.OpRead, Fixed: s.fixedOf(i, pr), Offset: s.st.sectorStart(pr.addr), Buf: pr.window, UserData: uint64(s.id)<<32 | uint64(i)})
 	}
 	s.st.pendingReads.Add(int64(len(s.reqs)))
 	begin := loghist.Now()
@@ -462,10 +505,10 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	if pr.err != nil {
 		return deliver(nil, NotFound, fmt.Errorf("store: read the record at address %d: %w", pr.addr, pr.err))
 	}
-	if n := pr.n; n != int64(len(pr.window)) {
+	if n := int(pr.n); n != len(pr.window) {
 		return deliver(nil, NotFound, fmt.Errorf("store: read the record at address %d: got %d bytes, want %d: %w", pr.addr, n, len(pr.window), device.ErrShortIO))
 	}
-	h, k, v, whole, err := st.log.decodeRecord(pr.window, pr.start, pr.addr)
+	h, k, v, whole, err := st.log.decodeRecord(pr.window, st.sectorStart(pr.addr), pr.addr)
 	if err != nil {
 		return deliver(nil, NotFound, err)
 	}
@@ -576,7 +619,7 @@ func (s *Session) Close() {
 		if r, ok := s.st.dev.(bufferRegistrar); ok {
 			r.UnregisterBuffer(c.fixed)
 		}
-		device.FreeBuffer(c.buf)
+		s.st.chunkBufs.put(c.buf)
 	}
 	device.FreeBuffer(s.syncBuf)
 	s.syncBuf = nil

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/internal/cacheline"
 	"github.com/tierbench/tierbench/internal/loghist"
 )
 
@@ -15,10 +17,30 @@ import (
 // slotBytes is the size of each slot's own read buffer: two sectors, at
 // least 2 KiB, so a record of up to a sector always fits whatever its
 // alignment.
-func (s *Session) slotBytes() int { return int(max(2048, 2*s.st.sector)) }
+func (st *Store) slotBytes() int { return int(max(2048, 2*st.sector)) }
+
+func (s *Session) slotBytes() int { return s.st.slotBytes() }
 
 func (s *Session) slot(i uint32) *pendingRead {
 	return &s.chunks[i/slotsPerChunk].Load().slots[i%slotsPerChunk]
+}
+
+// warm starts loading the line of slot i that its completion writes, and
+// the one its delivery reads next.
+// The sync slot (syncSlot) is past the table, and has nothing to warm.
+func (s *Session) warm(i uint32) {
+	if i/slotsPerChunk >= maxSlotChunks {
+		return
+	}
+	c := s.chunks[i/slotsPerChunk].Load()
+	if c == nil {
+		return
+	}
+	pr := &c.slots[i%slotsPerChunk]
+	cacheline.Prefetch(unsafe.Pointer(pr))
+	// The second line: the session reads the window and key from it as
+	// soon as it takes the completion.
+	cacheline.Prefetch(unsafe.Pointer(&pr.window))
 }
 
 // takeSlot returns a free slot, growing the slot table by one chunk (one
@@ -28,15 +50,11 @@ func (s *Session) takeSlot() (uint32, error) {
 		if s.nChunks == maxSlotChunks {
 			return 0, ErrTooMany
 		}
-		sb := s.slotBytes()
-		buf, err := device.AlignedBuffer(slotsPerChunk * sb)
+		buf, err := s.st.chunkBufs.get()
 		if err != nil {
 			return 0, fmt.Errorf("store: allocate read buffers: %w", err)
 		}
 		c := &slotChunk{buf: buf, fixed: s.st.registerBuffer(buf)}
-		for i := range c.slots {
-			c.slots[i].own = buf[i*sb : (i+1)*sb : (i+1)*sb]
-		}
 		base := uint32(s.nChunks * slotsPerChunk)
 		s.chunks[s.nChunks].Store(c)
 		s.nChunks++
@@ -46,6 +64,7 @@ func (s *Session) takeSlot() (uint32, error) {
 	}
 	i := s.free[len(s.free)-1]
 	s.free = s.free[:len(s.free)-1]
+	s.warmed = max(s.warmed-1, 0)
 	s.outstanding++
 	return i, nil
 }
@@ -79,7 +98,10 @@ func (s *Session) completed(i uint32, n int, err error) {
 		}
 	}
 	pr := s.slot(i)
-	pr.err, pr.n, pr.completedAt = err, int64(n), loghist.Now()
+	pr.err, pr.n, pr.completedAt = err, int32(n), 0
+	if pr.timed {
+		pr.completedAt = loghist.Now()
+	}
 	for {
 		top := stack.Load()
 		pr.next = uint32(top)
@@ -98,12 +120,16 @@ func (s *Session) completed(i uint32, n int, err error) {
 	}
 }
 
+// sectorStart is the device offset of the sector holding addr: where a
+// read of the record at addr starts.
+func (st *Store) sectorStart(addr uint64) uint64 { return addr &^ (st.sector - 1) }
+
 // window computes the sector-aligned device window [start, end) that covers
 // recordBytes from addr, clipped to addr's page (records never straddle
 // pages, and pages never straddle segments).
 func (s *Session) window(addr, recBytes uint64) (start, size uint64) {
 	sec := s.st.sector
-	start = addr &^ (sec - 1)
+	start = s.st.sectorStart(addr)
 	end := (addr + recBytes + sec - 1) &^ (sec - 1)
 	l := s.st.log
 	if pageEnd := (addr>>l.pageShift + 1) << l.pageShift; end > pageEnd {
@@ -112,32 +138,41 @@ func (s *Session) window(addr, recBytes uint64) (start, size uint64) {
 	return start, end - start
 }
 
-// aim points slot pr at the record at addr, expecting recBytes.
-func (s *Session) aim(pr *pendingRead, addr, recBytes uint64) error {
-	start, size := s.window(addr, recBytes)
+// own is slot i's part of its chunk's aligned buffer, where its reads go
+// unless the record outgrows it. It is computed rather than kept in the
+// slot, so that aiming a read touches no line of the slot beyond the first
+// two (see pendingRead).
+func (s *Session) own(i uint32) []byte {
+	sb := s.slotBytes()
+	at := int(i%slotsPerChunk) * sb
+	return s.chunks[i/slotsPerChunk].Load().buf[at : at+sb : at+sb]
+}
+
+// aim points slot i (pr) at the record at addr, expecting recBytes.
+func (s *Session) aim(i uint32, pr *pendingRead, addr, recBytes uint64) error {
+	_, size := s.window(addr, recBytes)
 	s.freeBig(pr)
-	if size <= uint64(len(pr.own)) {
-		pr.window = pr.own[:size]
+	if size <= uint64(s.slotBytes()) {
+		pr.window = s.own(i)[:size]
 	} else {
 		big, err := device.AlignedBuffer(int(size))
 		if err != nil {
 			return fmt.Errorf("store: allocate a %d B read buffer: %w", size, err)
 		}
-		pr.big = big
+		pr.big, pr.bigWindow = big, true
 		pr.window = big
 		s.bigBytes += int64(len(big))
 	}
 	pr.addr = addr
-	pr.start = start
 	return nil
 }
 
 // freeBig releases pr's own window, if it has one.
 func (s *Session) freeBig(pr *pendingRead) {
-	if pr.big != nil {
+	if pr.bigWindow {
 		s.bigBytes -= int64(len(pr.big))
 		device.FreeBuffer(pr.big)
-		pr.big = nil
+		pr.big, pr.bigWindow = nil, false
 	}
 }
 
@@ -155,7 +190,7 @@ func (s *Session) SetReadBudget(n int64) { s.readBudget = n }
 // (nothing is allocated until admitDeferred lets it go).
 func (s *Session) aimRead(i uint32, pr *pendingRead, addr, recBytes uint64) error {
 	_, size := s.window(addr, recBytes)
-	if size > uint64(len(pr.own)) && s.bigBytes > 0 && s.bigBytes+int64(size) > s.readBudget {
+	if size > uint64(s.slotBytes()) && s.bigBytes > 0 && s.bigBytes+int64(size) > s.readBudget {
 		s.freeBig(pr)
 		pr.addr, pr.want = addr, recBytes
 		// Keep deferred in token order: the caller's earliest reply is
@@ -166,7 +201,7 @@ func (s *Session) aimRead(i uint32, pr *pendingRead, addr, recBytes uint64) erro
 		s.deferred = slices.Insert(s.deferred, at, i)
 		return nil
 	}
-	if err := s.aim(pr, addr, recBytes); err != nil {
+	if err := s.aim(i, pr, addr, recBytes); err != nil {
 		return err
 	}
 	s.queued = append(s.queued, i)
@@ -187,7 +222,7 @@ func (s *Session) admitDeferred(fn func(uint64, []byte, Status, error)) int {
 			break
 		}
 		s.deferred = s.deferred[1:]
-		if err := s.aim(pr, pr.addr, pr.want); err != nil {
+		if err := s.aim(i, pr, pr.addr, pr.want); err != nil {
 			fn(pr.token, nil, NotFound, err)
 			s.releaseSlot(i)
 			failed++

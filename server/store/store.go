@@ -28,6 +28,8 @@ type Store struct {
 	// a session's reads; nil otherwise.
 	idle   device.IdleSubmitter
 	sector uint64
+	// chunkBufs holds the sessions' slot buffers (see chunkBuffers).
+	chunkBufs chunkBuffers
 
 	keys           atomic.Int64
 	expiring       atomic.Int64 // the keys of keys whose newest record has an expiry time
@@ -101,6 +103,7 @@ func Open(cfg Config) (*Store, error) {
 			IOContexts:        cfg.IOContexts,
 			InlineCompletion:  cfg.InlineCompletion,
 			OnComplete:        s.onComplete,
+			Warm:              s.warm,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("store: open the %s device in %q: %w", cfg.deviceBackend(), cfg.LogDir, err)
@@ -113,6 +116,7 @@ func Open(cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("store: device sector size %d does not divide --page %s", s.sector, size.Format(cfg.PageBytes))
 		}
 	}
+	s.chunkBufs.size = slotsPerChunk * s.slotBytes()
 	s.ix = newIndex(cfg.IndexBytes)
 	s.log, err = newLog(cfg, s.dev, s.flushDone)
 	if err != nil {
@@ -141,6 +145,22 @@ func (s *Store) onComplete(userData uint64, n int, err error) {
 	sessions[id].completed(uint32(userData), n, err)
 }
 
+// warm starts loading the fields of a read's slot that its completion
+// writes (device.Config.Warm): at many reads in flight the slots have left
+// the cache by the time they complete, and the completion's push, a locked
+// instruction, would wait for each one's line in turn.
+func (s *Store) warm(userData uint64) {
+	if userData == flushUserData {
+		return
+	}
+	sessions := *s.sessions.Load()
+	id, i := userData>>32, uint32(userData)&^checkFlag
+	if id >= uint64(len(sessions)) || sessions[id] == nil {
+		return
+	}
+	sessions[id].warm(i)
+}
+
 // Close stops the flusher and closes the device. Every Session must be
 // closed first. Nothing is made durable.
 func (s *Store) Close() error {
@@ -156,6 +176,7 @@ func (s *Store) Close() error {
 		}
 	}
 	s.log.free()
+	s.chunkBufs.release()
 	return err
 }
 

@@ -1,11 +1,11 @@
-package store
+package cacheline
 
 import "unsafe"
 
-// prefetch asks the processor to bring the cache line at p in, without
+// Prefetch asks the processor to bring the cache line at p in, without
 // waiting for it (PREFETCHT0): the misses of lines prefetched one after
 // another overlap, where plain loads would each stall in turn. It never
 // faults, whatever p is.
 //
 //go:noescape
-func prefetch(p unsafe.Pointer)
+func Prefetch(p unsafe.Pointer)
