@@ -65,7 +65,7 @@ func (st *Store) settleNow(pr *pendingRead) bool {
 	}
 	live := false
 	switch {
-	case bytes.Equal(k, pr.key):
+	case bytes.Equal(k, pr.key()):
 		live = !h.tombstone
 	case h.prev >= st.log.begin.Load():
 		return false
@@ -147,7 +147,7 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		}
 		s.checkQueued = append(s.checkQueued, i)
 		return
-	case bytes.Equal(k, pr.key):
+	case bytes.Equal(k, pr.key()):
 		finish(!h.tombstone, h.expires)
 		return
 	}
@@ -155,7 +155,7 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 		finish(false, false)
 		return
 	}
-	if s.aim(i, pr, h.prev, headBytes(uint64(len(pr.key)))) != nil {
+	if s.aim(i, pr, h.prev, headBytes(uint64(len(pr.key())))) != nil {
 		finish(true, false)
 		return
 	}

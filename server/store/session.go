@@ -69,8 +69,8 @@ const (
 //     at every step (token, addr);
 //   - second: the window and key a GET aims and checks, and its submit
 //     times;
-//   - third: what only longer records, deferred reads and upserts'
-//     existence checks use.
+//   - third: what only long keys, longer records, deferred reads and
+//     upserts' existence checks use.
 type pendingRead struct {
 	n    int32  // bytes the device transferred
 	next uint32 // next slot+1 on the completion stack
@@ -95,14 +95,40 @@ type pendingRead struct {
 	timed     bool // the completion takes a clock reading (TimeReads)
 
 	window []byte // where the device reads to: the slot's own buffer, or big
-	key    []byte // a copy of the key; reused across reads
 	// When the last Submit of this read began and returned.
 	submitBegin, submitEnd int64
+	// The key, copied: in keyIn when it fits (keyLen ≤ len(keyIn)), else
+	// in keyLong (keyLen = keyIsLong). See key and setKey.
+	keyLen uint8
+	keyIn  [23]byte
 
-	big  []byte // a dedicated aligned buffer for a record that outgrows the slot's own
-	want uint64 // deferred: the record bytes to fetch at addr
-	self uint64 // check: the address of the upsert's own record
-	_    [24]byte
+	keyLong []byte
+	big     []byte // a dedicated aligned buffer for a record that outgrows the slot's own
+	want    uint64 // deferred: the record bytes to fetch at addr
+	self    uint64 // check: the address of the upsert's own record
+}
+
+// keyIsLong is pendingRead.keyLen for a key kept in keyLong.
+const keyIsLong = 255
+
+// setKey copies key into the slot: into its second line when it fits, so
+// that checking the record read against it touches no other line (the
+// reference's 16-byte keys do), else into keyLong, reused across reads.
+func (pr *pendingRead) setKey(key []byte) {
+	if len(key) <= len(pr.keyIn) {
+		pr.keyLen = uint8(copy(pr.keyIn[:], key))
+		return
+	}
+	pr.keyLong = append(pr.keyLong[:0], key...)
+	pr.keyLen = keyIsLong
+}
+
+// key is the key setKey copied, valid until the slot is aimed anew.
+func (pr *pendingRead) key() []byte {
+	if pr.keyLen == keyIsLong {
+		return pr.keyLong
+	}
+	return pr.keyIn[:pr.keyLen]
 }
 
 // slotChunk is a block of pending slots with one aligned buffer behind them.
@@ -315,7 +341,7 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 		}
 		pr := s.slot(i)
 		pr.token, pr.timed = token, s.timeReads
-		pr.key = append(pr.key[:0], key...)
+		pr.setKey(key)
 		if err := s.aimRead(i, pr, addr, recordBytes(uint64(len(key)), s.valueGuess, false)); err != nil {
 			s.releaseSlot(i)
 			return nil, NotFound, err
@@ -520,13 +546,13 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 		}
 		return false
 	}
-	if bytes.Equal(k, pr.key) {
+	if bytes.Equal(k, pr.key()) {
 		s.valueGuess = h.valueBytes
 		if h.tombstone {
 			return deliver(nil, NotFound, nil)
 		}
 		if s.expired(&h) {
-			return deliver(nil, NotFound, s.reclaim(pr.key, st.hash(pr.key), pr.addr))
+			return deliver(nil, NotFound, s.reclaim(pr.key(), st.hash(pr.key()), pr.addr))
 		}
 		return deliver(v, Found, nil)
 	}
@@ -536,7 +562,7 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	for addr >= begin {
 		if addr >= st.log.head.Load() {
 			var hd header
-			v, out, err := s.inMemory(addr, pr.key, s.mem, &hd)
+			v, out, err := s.inMemory(addr, pr.key(), s.mem, &hd)
 			if err != nil {
 				return deliver(nil, NotFound, err)
 			}
@@ -547,7 +573,7 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 					return deliver(nil, NotFound, nil)
 				}
 				if s.expired(&hd) {
-					return deliver(nil, NotFound, s.reclaim(pr.key, st.hash(pr.key), addr))
+					return deliver(nil, NotFound, s.reclaim(pr.key(), st.hash(pr.key()), addr))
 				}
 				return deliver(v, Found, nil)
 			case memOther:
@@ -555,7 +581,7 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 				continue
 			}
 		}
-		if err := s.aimRead(i, pr, addr, recordBytes(uint64(len(pr.key)), s.valueGuess, false)); err != nil {
+		if err := s.aimRead(i, pr, addr, recordBytes(uint64(len(pr.key())), s.valueGuess, false)); err != nil {
 			return deliver(nil, NotFound, err)
 		}
 		return false

@@ -205,7 +205,7 @@ func (s *Session) write(key []byte, h uint64, wantOld, asyncCheck bool, decide f
 	}
 	if checkAt != 0 {
 		pr := s.slot(check)
-		pr.key = append(pr.key[:0], key...)
+		pr.setKey(key)
 		if err := s.aim(check, pr, checkAt, headBytes(uint64(len(key)))); err != nil {
 			s.releaseSlot(check)
 			return f, err
