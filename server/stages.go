@@ -31,9 +31,9 @@ import (
 //
 // A device GET has every stage; one answered from memory has no submit,
 // complete or wake. Of a batch, the first stageTimedGets GETs are timed
-// stage by stage and the others only in its reply and total. Each connection records into one of stageShards sets of
-// histograms, chosen by its id, with atomic adds and no allocation; INFO
-// merges the shards.
+// stage by stage and the others only in its reply and total. Each
+// connection records into one of stageShards sets of histograms, chosen by
+// its id, with atomic adds and no allocation; INFO merges the shards.
 type stage uint8
 
 const (

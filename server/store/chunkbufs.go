@@ -20,8 +20,8 @@ import (
 //
 // Invariants: a buffer is either handed out or in free, never both; the
 // regions are unmapped only by release, after every session has closed.
-// A buffer larger than a huge page gets a mapping of its own (regions hold
-// none).
+// A buffer larger than a huge page gets a mapping of its own, kept in
+// regions too so that release unmaps it.
 type chunkBuffers struct {
 	size int // bytes per buffer
 

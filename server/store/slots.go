@@ -25,10 +25,11 @@ func (s *Session) slot(i uint32) *pendingRead {
 	return &s.chunks[i/slotsPerChunk].Load().slots[i%slotsPerChunk]
 }
 
-// warm starts loading the line of slot i that its completion writes, and
-// the one its delivery reads next.
-// The sync slot (syncSlot) is past the table, and has nothing to warm.
+// warm starts loading the line of slot i (as completed takes it, with
+// checkFlag) that its completion writes, and the one its delivery reads
+// next. The sync slot is past the table, and has nothing to warm.
 func (s *Session) warm(i uint32) {
+	i &^= checkFlag
 	if i/slotsPerChunk >= maxSlotChunks {
 		return
 	}

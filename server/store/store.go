@@ -130,19 +130,16 @@ func Open(cfg Config) (*Store, error) {
 }
 
 // onComplete receives every device completion. It runs on the device's
-// completion goroutines: it only stores results into atomics of the session
-// slot named by userData and wakes the session, without allocating.
+// completion goroutines: it only stores the result into the session slot
+// named by userData and wakes the session, without allocating.
 func (s *Store) onComplete(userData uint64, n int, err error) {
 	if userData == flushUserData {
 		s.flushDone <- err
 		return
 	}
-	sessions := *s.sessions.Load()
-	id := userData >> 32
-	if id >= uint64(len(sessions)) || sessions[id] == nil {
-		return // cannot happen: a session outlives its reads
+	if sess := s.sessionOf(userData); sess != nil { // nil cannot happen: a session outlives its reads
+		sess.completed(uint32(userData), n, err)
 	}
-	sessions[id].completed(uint32(userData), n, err)
 }
 
 // warm starts loading the fields of a read's slot that its completion
@@ -153,12 +150,19 @@ func (s *Store) warm(userData uint64) {
 	if userData == flushUserData {
 		return
 	}
-	sessions := *s.sessions.Load()
-	id, i := userData>>32, uint32(userData)&^checkFlag
-	if id >= uint64(len(sessions)) || sessions[id] == nil {
-		return
+	if sess := s.sessionOf(userData); sess != nil {
+		sess.warm(uint32(userData))
 	}
-	sessions[id].warm(i)
+}
+
+// sessionOf is the session whose id is in userData's upper half, nil when
+// there is none.
+func (s *Store) sessionOf(userData uint64) *Session {
+	sessions := *s.sessions.Load()
+	if id := userData >> 32; id < uint64(len(sessions)) {
+		return sessions[id]
+	}
+	return nil
 }
 
 // Close stops the flusher and closes the device. Every Session must be

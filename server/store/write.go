@@ -210,7 +210,7 @@ func (s *Session) write(key []byte, h uint64, wantOld, asyncCheck bool, decide f
 			s.releaseSlot(check)
 			return f, err
 		}
-		pr.check, pr.self, pr.selfExpires = true, addr, expireAt != 0
+		pr.check, pr.self, pr.selfExpires, pr.timed = true, addr, expireAt != 0, false
 		s.checking++
 		s.checkQueued = append(s.checkQueued, check)
 		return f, nil
