@@ -52,6 +52,18 @@ type FIOBaseline struct {
 	// Registered: fio registered its files and buffers with the io_uring
 	// ring (fio.Job.Registered), its cheapest reads.
 	Registered bool `json:"registered,omitempty"`
+	// Batched: fio submitted and reaped its reads in batches
+	// (fio.Job.Batched), bounded both ways.
+	Batched bool `json:"batched,omitempty"`
+}
+
+// ReadJob is a fio job that reads as the sweep did: through its engine, on
+// its CPUs and memory nodes, with its files and buffers registered and its
+// reads batched where the sweep's were. The caller names the files and the
+// shape. A sweep from before Batched was recorded batched its submissions
+// whenever it registered (though without an upper bound on the reap).
+func (b *FIOBaseline) ReadJob() fio.Job {
+	return fio.Job{Engine: b.Engine, CPUs: b.CPUs, Mems: b.Mems, Registered: b.Registered, Batched: b.Batched || b.Registered}
 }
 
 // Best is the sweep's highest point, the ceiling; false without a sweep.
@@ -125,8 +137,8 @@ func runBaseline(ctx context.Context, root string, run func(context.Context, fio
 		sw.FlatSteps = sweepFlatSteps
 	}
 	sw.Job.BlockBytes = 512
-	sw.Job.Registered = true
-	job.Registered = true
+	sw.Job.Registered, sw.Job.Batched = true, true
+	job.Registered, job.Batched = true, true
 	res, err := sw.Do(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("fio %s random read at 512 B: %w", job.Engine, err)
@@ -136,7 +148,7 @@ func runBaseline(ctx context.Context, root string, run func(context.Context, fio
 		FileBytes: job.FileBytes, RuntimeSeconds: job.RuntimeSeconds, MaxDepth: maxDepth,
 		StoppedEarly: res.StoppedEarly, SweepNote: res.Note,
 		Footprint: FootprintFioFiles, FootprintBytes: int64(job.Files) * job.FileBytes,
-		CPUs: job.CPUs, Mems: job.Mems, CPUCount: maxJobs, Registered: job.Engine == "io_uring"}
+		CPUs: job.CPUs, Mems: job.Mems, CPUCount: maxJobs, Registered: job.Engine == "io_uring", Batched: true}
 	for _, p := range res.Points {
 		pt := PointOf(p, maxJobs)
 		pt.BlockBytes = 512

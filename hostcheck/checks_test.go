@@ -201,8 +201,8 @@ func TestFIOPinnedSweep(t *testing.T) {
 	}
 	var pinnedRuns int
 	for _, j := range probes.jobs {
-		if !j.Registered {
-			t.Errorf("job %+v: want fio's files and buffers registered", j)
+		if !j.Registered || !j.Batched {
+			t.Errorf("job %+v: want fio's files and buffers registered and its reads batched", j)
 		}
 		if j.CPUs == "" {
 			if pinnedRuns > 0 {

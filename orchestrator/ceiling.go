@@ -185,14 +185,23 @@ func baseCPUs(base *hostcheck.FIOBaseline) int {
 	return min(runtime.NumCPU(), 32)
 }
 
+// readJob is a read-only 512 B fio job over files at jobs × iodepth that
+// reads as base's sweep did (see hostcheck.FIOBaseline.ReadJob).
+func readJob(base *hostcheck.FIOBaseline, files []string, jobs, iodepth int) fio.Job {
+	job := base.ReadJob()
+	job.Filenames, job.ReadOnly, job.BlockBytes, job.Jobs, job.IODepth = files, true, 512, jobs, iodepth
+	return job
+}
+
 // fioAtDepth runs fio once, read-only over files, at step through engine,
 // on the CPUs and memory node of base (registered files and buffers where
 // base had them and the engine has them), and says what it cost: its CPU
 // and the hypervisor's steal while it ran.
 func fioAtDepth(ctx context.Context, base *hostcheck.FIOBaseline, engine string, step fio.Step, files []string) (fio.Result, fio.CPU, *float64, error) {
 	stolen := cpustat.StartWatch("/")
-	res, err := fio.Run(ctx, fio.Job{Filenames: files, ReadOnly: true, BlockBytes: 512, Jobs: step.Jobs, IODepth: step.IODepth,
-		Engine: engine, RuntimeSeconds: base.RuntimeSeconds, CPUs: base.CPUs, Mems: base.Mems, Registered: base.Registered})
+	job := readJob(base, files, step.Jobs, step.IODepth)
+	job.Engine, job.RuntimeSeconds = engine, base.RuntimeSeconds
+	res, err := fio.Run(ctx, job)
 	steal := stolen.StealShare()
 	if err != nil {
 		return res, fio.CPU{}, steal, err

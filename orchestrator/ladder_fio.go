@@ -29,8 +29,9 @@ func (r *runner) fioAgain(ctx context.Context, base *hostcheck.FIOBaseline, plac
 		layer.Error = "the fio curve has no points"
 		return layer
 	}
-	res, err := fio.Run(ctx, fio.Job{Filenames: []string{file}, ReadOnly: true, BlockBytes: 512, Jobs: best.Jobs, IODepth: best.IODepth,
-		Engine: base.Engine, Registered: base.Registered, CPUs: base.CPUs, Mems: base.Mems, RuntimeSeconds: r.ladderSeconds()})
+	job := readJob(base, []string{file}, best.Jobs, best.IODepth)
+	job.RuntimeSeconds = r.ladderSeconds()
+	res, err := fio.Run(ctx, job)
 	if err != nil {
 		layer.Error = err.Error()
 		return layer

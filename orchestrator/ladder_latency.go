@@ -84,7 +84,7 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 			// The first probe lays out fio's file; the steps read it after.
 			settled = r.awaitDisk(ctx, "ladder "+backend+": disk before fio beside the latency steps", best.IOPS,
 				fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: best.Jobs, IODepth: best.IODepth,
-					Engine: host.Engine, Registered: host.Registered})
+					Engine: host.Engine, Registered: host.Registered, Batched: host.ReadJob().Batched})
 		}
 	}
 	var out []results.LadderLatency

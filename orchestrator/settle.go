@@ -30,8 +30,7 @@ func (r *runner) settleDisk(ctx context.Context, row results.Row, tgt rowTarget)
 		return nil
 	}
 	return r.awaitDisk(ctx, titleCase(row.Backend)+" "+row.Label+": disk after the load", best.IOPS,
-		fio.Job{Filenames: files, ReadOnly: true, BlockBytes: 512, Jobs: best.Jobs, IODepth: best.IODepth,
-			Engine: base.Engine, CPUs: base.CPUs, Mems: base.Mems, Registered: base.Registered})
+		readJob(base, files, best.Jobs, best.IODepth))
 }
 
 // awaitDisk runs job (its runtime aside) as settle.ProbeSeconds probes until

@@ -62,7 +62,13 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workloa
 		}
 	}
 	if f.Registered {
-		where += ", files and buffers registered with the ring, up to 32 reads per submission"
+		where += ", files and buffers registered with the ring"
+	}
+	switch {
+	case f.Batched:
+		where += fmt.Sprintf(", up to %d reads submitted and reaped per call", fio.BatchReads)
+	case f.Registered:
+		where += ", up to 32 reads per submission"
 	}
 	fmt.Fprintf(b, "fio depth curve (%s, %s, 512 B random read, O_DIRECT, %d s per step%s) over %s. The ceiling is the highest IOPS of the sweep; the server keeps up to %d reads in flight. fio CPU is its jobs' user + system time over the CPUs they could run on; at ≥ %.0f %% the point is cpu-bound: fio's CPU, not the disk, set it.\n\n",
 		f.Version, f.Engine, f.RuntimeSeconds, where, footprintPhrase(f, c), f.MaxDepth, 100*fio.CPUBoundShare)

@@ -113,20 +113,30 @@ func near(a, b float64) bool {
 }
 
 func TestJobArgsPinnedRegistered(t *testing.T) {
-	job := Job{Filenames: []string{"/d/a"}, Engine: "io_uring", CPUs: "0-1", Mems: "0", Registered: true, IODepth: 8}
+	job := Job{Filenames: []string{"/d/a"}, Engine: "io_uring", CPUs: "0-1", Mems: "0", Registered: true, Batched: true, IODepth: 8}
 	args, err := job.Args()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := strings.Join(args, " ") + " "
-	for _, want := range []string{"--cpus_allowed=0-1", "--numa_mem_policy=bind:0", "--registerfiles", "--fixedbufs", "--iodepth_batch_submit=8 ", "--iodepth_batch_complete_min=1"} {
+	for _, want := range []string{"--cpus_allowed=0-1", "--numa_mem_policy=bind:0", "--registerfiles", "--fixedbufs",
+		"--iodepth_batch_submit=8 ", "--iodepth_batch_complete_min=1 ", "--iodepth_batch_complete_max=8 "} {
 		if !strings.Contains(s, want) {
 			t.Errorf("args %q lack %q", s, want)
 		}
 	}
-	job.Engine = "libaio"
-	if args, _ := job.Args(); strings.Contains(strings.Join(args, " "), "--fixedbufs") {
-		t.Errorf("libaio args %q: want no io_uring options", args)
+	job.Engine, job.IODepth = "libaio", 128
+	args, _ = job.Args()
+	s = strings.Join(args, " ") + " "
+	if strings.Contains(s, "--fixedbufs") {
+		t.Errorf("libaio args %q: want no io_uring options", s)
+	}
+	if !strings.Contains(s, "--iodepth_batch_submit=32 ") || !strings.Contains(s, "--iodepth_batch_complete_max=32 ") {
+		t.Errorf("libaio args %q: want batches of 32 both ways", s)
+	}
+	job.Batched = false
+	if args, _ := job.Args(); strings.Contains(strings.Join(args, " "), "--iodepth_batch") {
+		t.Errorf("unbatched args %q: want fio's one-at-a-time defaults", args)
 	}
 	job.CPUs = "0;rm"
 	if _, err := job.Args(); err == nil || !strings.Contains(err.Error(), "CPUs") {
