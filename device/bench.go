@@ -205,7 +205,8 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 	runFio := func() (FioResult, error) {
 		stolen := cpustat.StartWatch("/")
 		f, err := fio.Run(ctx, fio.Job{Filenames: names, FileBytes: cfg.FileBytes, BlockBytes: cfg.BlockBytes,
-			Jobs: cfg.Threads, IODepth: cfg.QueueDepth, Engine: engine, RuntimeSeconds: cfg.RuntimeSeconds})
+			Jobs: cfg.Threads, IODepth: cfg.QueueDepth, Engine: engine, RuntimeSeconds: cfg.RuntimeSeconds,
+			Registered: engine == "io_uring", Batched: true})
 		if err != nil {
 			return FioResult{}, fmt.Errorf("device bench: --compare-fio (fio %s, bs %d, %d jobs, iodepth %d): %w",
 				engine, cfg.BlockBytes, cfg.Threads, cfg.QueueDepth, err)

@@ -67,23 +67,24 @@ type core struct {
 
 // reapSubmitEvery is how many requests submitted from completion functions
 // a reaper lets pile up before it hands them to the kernel, even in the
-// middle of delivering a batch of completions.
+// middle of delivering a batch of completions: fio's own batch
+// (fio.BatchReads).
 //
 // Why not wait for the end of the batch: a device kept at a fixed queue
 // depth settles into batches as deep as the queue (the virtio disk of the
 // test host answers 64 reads at QD 64 with batches of ~64 completions), and
 // a batch submitted in one call is plugged in the block layer until its last
-// request is built, so every request then waited for the whole batch's
-// completion work and the whole batch's submission before the disk saw it:
-// min latency rose from ~280 µs to ~690 µs and IOPS fell to 0.85 × fio's,
-// which submits each request as it goes. Measured at QD 64 (median per-pass
-// ratio to fio over alternating passes): every 16 gave 0.91, every 8 0.94,
-// every 4 0.96 (CPU per op still below fio's), every request 0.97 for a
-// syscall per request. With more in flight the disk's queue stays full
-// anyway, so the group grows to a sixteenth of what is in flight
-// (reapSubmitLimit): at 256 in flight every 4 cost 0.9 CPU µs more per
-// read than one call per batch, for nothing.
-const reapSubmitEvery = 4
+// request is built, so every request waits for the whole batch's completion
+// work and submission before the disk sees it. Why not fewer: it was 4,
+// tuned against fio submitting one read per call (0.96 × that fio at QD 64,
+// against 0.85 for one call per batch); against fio submitting and reaping
+// up to 32 per call, which reads 2.5-3 × faster on this virtual machine,
+// every 4 read 0.34-0.46 × fio at 1 thread × QD 64 (84-121 K IOPS at
+// 7.3-11.7 CPU µs per read, the bench's CPU the limit) and every 32 0.73-0.80
+// × (169-211 K at 3.5-5.8 µs), uring and libaio alike (3 alternated passes
+// each). With more in flight the disk's queue stays full anyway, so the
+// group grows to a sixteenth of what is in flight (reapSubmitLimit).
+const reapSubmitEvery = 32
 
 // reapSubmitLimit is the group size for a reaper's next batch: at least
 // reapSubmitEvery, at most a sixteenth of the requests in flight held back.

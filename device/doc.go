@@ -72,11 +72,9 @@
 // the way the benchmark keeps its queue depth) are recognised by the thread
 // id of the reaper that runs them: they go to that reaper's own context or
 // ring and are sent by the reaper in one io_submit / io_uring_enter per
-// reapSubmitEvery (4) of them and after the batch it is delivering, so a
-// busy device costs one syscall per 4 requests, not per request, while no
-// request waits for the whole batch (at a fixed queue depth the batches
-// grow as deep as the queue, and the disk would idle while one was
-// prepared and plugged: 0.85 × fio at QD 64 before, ≈ 0.96–1.0 after).
+// reapSubmitEvery (32, fio's batch) of them and after the batch it is
+// delivering, so a busy device costs one syscall per 32 requests, not per
+// request, while no request waits for a whole batch as deep as the queue.
 //
 // localmemory: segments are anonymous mappings; a batch is pushed whole,
 // with one compare-and-swap and at most one wake-up, onto the lock-free

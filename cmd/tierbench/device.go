@@ -52,7 +52,9 @@ from its offset and written with O_DIRECT, then --threads workers each keep
 successful completions count; --verify also checks every read's bytes.
 It prints IOPS, MB/s and completion latency (min, p50, p99, p99.9); with
 --compare-fio it then runs the real fio with the same shape on the same files
-(engine io_uring for uring, libaio for libaio) and prints the ratio.
+(engine io_uring for uring, libaio for libaio; up to 32 reads submitted and
+reaped per call, files and buffers registered on io_uring: fio's cheapest
+reads) and prints the ratio.
 With --passes N the two alternate (odd passes run fio first, since a virtual
 disk's host cache favours whichever reads second) and medians are reported;
 use a file set much larger than the host's cache (--files 8) for less bias.

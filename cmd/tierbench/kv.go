@@ -66,7 +66,7 @@ func runKV(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.Verify, "verify", false, "check every value read against the loaded one (mixes without RMW and deletes)")
 	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document on stdout; human lines go to stderr")
 	fs.IntVar(&cfg.Passes, "passes", cfg.Passes, "timed `runs` per thread count; the median one is reported")
-	fs.BoolVar(&cfg.CompareFio, "compare-fio", false, "alternate every pass with the real fio (io_uring random reads) on a file in --logdir and print the ratio kv/fio")
+	fs.BoolVar(&cfg.CompareFio, "compare-fio", false, "alternate every pass with the real fio (io_uring random reads, registered, up to 32 submitted and reaped per call) on a file in --logdir and print the ratio kv/fio")
 	fs.IntVar(&cfg.FioDepth, "fio-depth", cfg.FioDepth, "--compare-fio: fio `iodepth` (one job)")
 	fs.IntVar(&cfg.FioBlockBytes, "fio-block", cfg.FioBlockBytes, "--compare-fio: fio block `bytes`")
 	fioFile := fs.String("fio-file-size", size.Format(cfg.FioFileBytes), "--compare-fio: `size` of the fio file")

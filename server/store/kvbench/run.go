@@ -346,7 +346,7 @@ func runPasses(ctx context.Context, st *store.Store, cfg Config, threads int, hu
 	var fios []float64
 	runFio := func() error {
 		f, err := fio.Run(ctx, fio.Job{Filenames: []string{fioFile(cfg)}, FileBytes: cfg.FioFileBytes, BlockBytes: cfg.FioBlockBytes,
-			Jobs: 1, IODepth: cfg.FioDepth, Engine: "io_uring", RuntimeSeconds: int(cfg.Runtime / time.Second)})
+			Jobs: 1, IODepth: cfg.FioDepth, Engine: "io_uring", RuntimeSeconds: int(cfg.Runtime / time.Second), Registered: true, Batched: true})
 		if err != nil {
 			return fmt.Errorf("kvbench: --compare-fio: %w", err)
 		}
