@@ -52,17 +52,31 @@ type benchWorker struct {
 	// Submit, for its loop to resubmit (InlineCompletion on localmemory
 	// only; touched by the worker's goroutine alone).
 	ready []uint32
+	// gathered holds the slots completed on a reaper and due again, until
+	// the reaper's next Config.AfterGroup sends them in one Submit from
+	// batch (its scratch).
+	gathered []uint32
+	batch    []Request
 }
 
 // bench is one run of the benchmark.
 type bench struct {
-	cfg         BenchConfig
-	dev         Device
-	workers     []*benchWorker
-	blocks      uint64 // block-sized slots in the whole file set
-	clock       time.Time
-	deadlineNs  atomic.Int64 // completions at or after it are not counted and not resubmitted
-	inline      bool         // the device completes on the submitter: workers loop (runInline)
+	cfg     BenchConfig
+	dev     Device
+	workers []*benchWorker
+	// active is workers while a pass's requests may be in flight, nil
+	// otherwise: afterGroup runs after every group a reaper delivers, the
+	// prepare phase's included, and must not read workers while run
+	// rebuilds it.
+	active     atomic.Pointer[[]*benchWorker]
+	blocks     uint64 // block-sized slots in the whole file set
+	clock      time.Time
+	deadlineNs atomic.Int64 // completions at or after it are not counted and not resubmitted
+	inline     bool         // the device completes on the submitter: workers loop (runInline)
+	// gather: completions leave their slots for afterGroup to resubmit in
+	// one Submit per group (the file backends, where a Submit from a
+	// reaper costs a gettid); otherwise each is resubmitted at once.
+	gather      bool
 	prepareDone chan prepareCompletion
 	outstanding sync.WaitGroup
 }
@@ -70,10 +84,13 @@ type bench struct {
 func (b *bench) nowNs() int64 { return int64(time.Since(b.clock)) }
 
 // onComplete is the device's completion function. For the timed phase it
-// records the read and immediately resubmits the slot from the completion
-// goroutine, as fio does from its reaping loop: no handoff to another
-// goroutine per request. The submit cannot wait on the throttle because
-// Threads × QueueDepth is checked against it.
+// records the read and resubmits the slot from the same completion
+// goroutine, no handoff to another goroutine per request: on the file
+// backends through afterGroup once the group is delivered, as fio reaps a
+// batch and then submits one; on localmemory, where a Submit from a
+// completion is a push onto a lock-free stack, at once (gathering there
+// left the completion goroutines idle while a batch was delivered: 4.7-4.8
+// M IOPS against 5.3-5.4 M at 2 threads × QD 64).
 func (b *bench) onComplete(ud uint64, n int, err error) {
 	if ud&benchPrepareBit != 0 {
 		b.prepareDone <- prepareCompletion{buf: int(ud &^ benchPrepareBit), err: err}
@@ -125,23 +142,64 @@ func (b *bench) onComplete(ud uint64, n int, err error) {
 	if resubmit {
 		r.Offset = w.rng.Uint64N(b.blocks) * uint64(b.cfg.BlockBytes)
 		w.startNs[slot] = now // the same clock read: one nanotime per completion
+		if b.gather {
+			w.gathered = append(w.gathered, uint32(slot))
+		}
 	} else {
 		w.inFlight--
 	}
 	w.mu.Unlock()
-	if !resubmit {
+	switch {
+	case !resubmit:
 		b.outstanding.Done()
+	case !b.gather:
+		if _, err := b.dev.Submit(w.reqs[slot][:]); err != nil {
+			w.mu.Lock()
+			w.errs++
+			if w.firstErr == nil {
+				w.firstErr = err
+			}
+			w.inFlight--
+			w.mu.Unlock()
+			b.outstanding.Done()
+		}
+	}
+}
+
+// afterGroup is the device's Config.AfterGroup: on the reaper that just
+// delivered a group of completions, it sends each worker's gathered slots
+// in one Submit, which the reaper then hands to the kernel with its other
+// deferred submissions. Reapers may run it at once; a worker's lock makes
+// each gathered slot go exactly once. The Submit cannot wait on the
+// throttle because Threads × QueueDepth is checked against it, and no
+// completion runs inside it, so holding the lock across it is safe.
+func (b *bench) afterGroup() {
+	workers := b.active.Load()
+	if workers == nil {
 		return
 	}
-	if _, err := b.dev.Submit(w.reqs[slot][:]); err != nil {
+	for _, w := range *workers {
 		w.mu.Lock()
-		w.errs++
-		if w.firstErr == nil {
-			w.firstErr = err
+		if len(w.gathered) == 0 {
+			w.mu.Unlock()
+			continue
 		}
-		w.inFlight--
+		w.batch = w.batch[:0]
+		for _, s := range w.gathered {
+			w.batch = append(w.batch, w.reqs[s][0])
+		}
+		w.gathered = w.gathered[:0]
+		if n, err := b.dev.Submit(w.batch); err != nil {
+			w.errs++
+			if w.firstErr == nil {
+				w.firstErr = err
+			}
+			w.inFlight -= len(w.batch) - n
+			for range len(w.batch) - n {
+				b.outstanding.Done()
+			}
+		}
 		w.mu.Unlock()
-		b.outstanding.Done()
 	}
 }
 
@@ -158,11 +216,16 @@ func Bench(ctx context.Context, cfg BenchConfig, progress io.Writer) (BenchResul
 	b := &bench{cfg: cfg, clock: time.Now(), prepareDone: make(chan prepareCompletion, 64)}
 	b.blocks = uint64(cfg.FileBytes) / uint64(cfg.BlockBytes) * uint64(cfg.Files)
 	b.deadlineNs.Store(1<<63 - 1)
-	dev, err := Open(Config{
+	b.gather = cfg.Backend != BackendLocalMemory
+	devCfg := Config{
 		Backend: cfg.Backend, Dir: cfg.Dir, SegmentBytes: uint64(cfg.FileBytes), SectorSize: cfg.SectorSize,
 		ThrottleLimit: cfg.ThrottleLimit, CompletionThreads: cfg.CompletionThreads, IOContexts: cfg.IOContexts,
 		InlineCompletion: cfg.InlineCompletion, OnComplete: b.onComplete,
-	})
+	}
+	if b.gather {
+		devCfg.AfterGroup = b.afterGroup
+	}
+	dev, err := Open(devCfg)
 	if err != nil {
 		return BenchResult{}, err
 	}
@@ -340,6 +403,7 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 		}
 		defer FreeBuffer(buf)
 		w := &benchWorker{bufs: buf, reqs: make([][1]Request, cfg.QueueDepth), startNs: make([]int64, cfg.QueueDepth),
+			gathered: make([]uint32, 0, cfg.QueueDepth), batch: make([]Request, 0, cfg.QueueDepth),
 			rng:  rand.New(rand.NewPCG(uint64(i)+1, uint64(time.Now().UnixNano()))),
 			hist: hdrhistogram.New(1, int64(time.Minute), 3)}
 		for s := range w.reqs {
@@ -347,6 +411,8 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 		}
 		b.workers = append(b.workers, w)
 	}
+	workers := b.workers
+	b.active.Store(&workers)
 	var ruBefore, ruAfter unix.Rusage
 	unix.Getrusage(unix.RUSAGE_SELF, &ruBefore)
 	startNs := b.nowNs()
@@ -409,6 +475,7 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 	endNs := b.deadlineNs.Load()
 	unix.Getrusage(unix.RUSAGE_SELF, &ruAfter)
 	b.outstanding.Wait()
+	b.active.Store(nil)
 
 	hist := hdrhistogram.New(1, int64(time.Minute), 3)
 	for _, w := range b.workers {

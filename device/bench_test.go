@@ -92,6 +92,12 @@ func TestBench(t *testing.T) {
 				t.Fatalf("got %d ops, %d errors (%d verification), first error %q; want ops and no errors",
 					res.Ops, res.Errors, res.VerifyFailures, res.FirstError)
 			}
+			// Every slot is resubmitted as it completes (from AfterGroup
+			// on the completion goroutines): a run that stopped after its
+			// first reads would count only Threads × QueueDepth.
+			if first := int64(cfg.Threads * cfg.QueueDepth); res.Ops < 10*first {
+				t.Errorf("got %d ops in %.1f s, want far more than the first %d reads: slots were not resubmitted", res.Ops, res.Seconds, first)
+			}
 			if res.MaxInFlight > int64(cfg.Threads*cfg.QueueDepth) || res.MaxInFlight < int64(cfg.QueueDepth) {
 				t.Errorf("max in flight: got %d, want between %d and %d", res.MaxInFlight, cfg.QueueDepth, cfg.Threads*cfg.QueueDepth)
 			}

@@ -65,10 +65,9 @@ type core struct {
 	maxDeferredRun atomic.Int64
 }
 
-// reapSubmitEvery is how many requests submitted from completion functions
-// a reaper lets pile up before it hands them to the kernel, even in the
-// middle of delivering a batch of completions: fio's own batch
-// (fio.BatchReads).
+// reapSubmitEvery is how many completions a reaper delivers before it
+// hands the kernel what completion functions submitted (after calling
+// Config.AfterGroup), even in the middle of a batch.
 //
 // Why not wait for the end of the batch: a device kept at a fixed queue
 // depth settles into batches as deep as the queue (the virtio disk of the
@@ -76,15 +75,16 @@ type core struct {
 // a batch submitted in one call is plugged in the block layer until its last
 // request is built, so every request waits for the whole batch's completion
 // work and submission before the disk sees it. Why not fewer: it was 4,
-// tuned against fio submitting one read per call (0.96 × that fio at QD 64,
-// against 0.85 for one call per batch); against fio submitting and reaping
-// up to 32 per call, which reads 2.5-3 × faster on this virtual machine,
-// every 4 read 0.34-0.46 × fio at 1 thread × QD 64 (84-121 K IOPS at
-// 7.3-11.7 CPU µs per read, the bench's CPU the limit) and every 32 0.73-0.80
-// × (169-211 K at 3.5-5.8 µs), uring and libaio alike (3 alternated passes
-// each). With more in flight the disk's queue stays full anyway, so the
-// group grows to a sixteenth of what is in flight (reapSubmitLimit).
-const reapSubmitEvery = 32
+// tuned against fio submitting one read per call; against fio submitting
+// and reaping up to 32 per call (2.5-3 × faster on this virtual machine)
+// the device bench at 1 thread × QD 64 read 0.34-0.46 × fio, its CPU the
+// limit at a system call per 4 requests (and a gettid per resubmit, see
+// Config.AfterGroup). With the bench resubmitting per group, 3 alternated
+// passes against fio each, uring: every 8 read 0.82 ×, every 16 1.08-1.25 ×,
+// every 32 0.83-1.08 ×. With more in flight the disk's queue stays full
+// anyway, so the group grows to a sixteenth of what is in flight
+// (reapSubmitLimit).
+const reapSubmitEvery = 16
 
 // reapSubmitLimit is the group size for a reaper's next batch: at least
 // reapSubmitEvery, at most a sixteenth of the requests in flight held back.
@@ -100,6 +100,13 @@ func (c *core) noteDeferredRun(n int) {
 		if int64(n) <= m || c.maxDeferredRun.CompareAndSwap(m, int64(n)) {
 			return
 		}
+	}
+}
+
+// afterGroup calls Config.AfterGroup, if set (see there).
+func (c *core) afterGroup() {
+	if c.cfg.AfterGroup != nil {
+		c.cfg.AfterGroup()
 	}
 }
 

@@ -72,9 +72,12 @@
 // the way the benchmark keeps its queue depth) are recognised by the thread
 // id of the reaper that runs them: they go to that reaper's own context or
 // ring and are sent by the reaper in one io_submit / io_uring_enter per
-// reapSubmitEvery (32, fio's batch) of them and after the batch it is
-// delivering, so a busy device costs one syscall per 32 requests, not per
+// group of reapSubmitEvery (16) completions and after the batch it is
+// delivering, so a busy device costs one syscall per group, not per
 // request, while no request waits for a whole batch as deep as the queue.
+// Config.AfterGroup lets a caller that resubmits from completions gather
+// a group's requests into one Submit (recognising the reaper costs a
+// gettid per Submit).
 //
 // localmemory: segments are anonymous mappings; a batch is pushed whole,
 // with one compare-and-swap and at most one wake-up, onto the lock-free

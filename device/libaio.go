@@ -373,12 +373,16 @@ func (d *aioDevice) reap(c *aioContext) {
 		d.warm(int(n), func(i int) (uint32, bool) { return uint32(events[i].data), true })
 		limit := d.reapSubmitLimit()
 		c.beginDelivery()
+		group := 0
 		for i := range int(n) {
 			d.complete(uint32(events[i].data), events[i].res)
-			if c.deferredN >= limit {
+			if group++; group >= limit || c.deferredN >= limit {
+				d.afterGroup()
 				d.sendDeferred(c)
+				group = 0
 			}
 		}
+		d.afterGroup()
 		d.sendDeferred(c)
 		c.endDelivery()
 	}

@@ -331,6 +331,7 @@ func (d *memDevice) serve(q *memQueue) {
 			oldest = uint64(d.link[i])
 			d.do(q, i)
 		}
+		d.afterGroup()
 	}
 }
 

@@ -513,15 +513,19 @@ func (d *uringDevice) reap(r *uringRing) {
 		})
 		limit := d.reapSubmitLimit()
 		r.beginDelivery()
+		group := 0
 		for _, c := range batch[:n] {
 			if c.userData == uringWakeUserData {
 				continue
 			}
 			d.complete(uint32(c.userData), int64(c.res))
-			if r.deferredN >= limit {
+			if group++; group >= limit || r.deferredN >= limit {
+				d.afterGroup()
 				d.sendDeferred(r)
+				group = 0
 			}
 		}
+		d.afterGroup()
 		d.sendDeferred(r)
 		r.endDelivery()
 	}
