@@ -378,7 +378,9 @@ func (d *aioDevice) reap(c *aioContext) {
 			d.complete(uint32(events[i].data), events[i].res)
 			if group++; group >= limit || c.deferredN >= limit {
 				d.afterGroup()
-				d.sendDeferred(c)
+				if c.deferredN > 0 { // a store never defers: no lock for it
+					d.sendDeferred(c)
+				}
 				group = 0
 			}
 		}

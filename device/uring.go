@@ -521,7 +521,9 @@ func (d *uringDevice) reap(r *uringRing) {
 			d.complete(uint32(c.userData), int64(c.res))
 			if group++; group >= limit || r.deferredN >= limit {
 				d.afterGroup()
-				d.sendDeferred(r)
+				if r.deferredN > 0 { // a store never defers: no lock for it
+					d.sendDeferred(r)
+				}
 				group = 0
 			}
 		}
