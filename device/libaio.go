@@ -376,13 +376,7 @@ func (d *aioDevice) reap(c *aioContext) {
 		group := 0
 		for i := range int(n) {
 			d.complete(uint32(events[i].data), events[i].res)
-			if group++; group >= limit || c.deferredN >= limit {
-				d.afterGroup()
-				if c.deferredN > 0 { // a store never defers: no lock for it
-					d.sendDeferred(c)
-				}
-				group = 0
-			}
+			afterCompletion(d.core, c, &group, limit, d.sendDeferred)
 		}
 		d.afterGroup()
 		d.sendDeferred(c)

@@ -95,6 +95,24 @@ func submitOnQueues[Q kernelQueue](c *core, queues []Q, next *atomic.Uint32, req
 	return accepted, nil
 }
 
+// afterCompletion is called by q's reaper after each completion it
+// delivered, group counting those delivered since the last group ended:
+// after every limit of them, or once completion functions deferred limit
+// requests, it calls Config.AfterGroup, hands the kernel what they deferred
+// (send, the backend's sendDeferred) and starts a new group. The reaper
+// still sends after its batch.
+func afterCompletion[Q kernelQueue](c *core, q Q, group *int, limit int, send func(Q)) {
+	*group++
+	if s := q.state(); *group < limit && s.deferredN < limit {
+		return
+	}
+	c.afterGroup()
+	if q.state().deferredN > 0 { // a store never defers: no lock for it
+		send(q)
+	}
+	*group = 0
+}
+
 // ownQueue is the queue whose reaper is the calling goroutine, in the middle
 // of delivering completions. gettid is a cheap syscall with no scheduler
 // involvement; a match proves we are on that locked thread, which only its

@@ -519,13 +519,7 @@ func (d *uringDevice) reap(r *uringRing) {
 				continue
 			}
 			d.complete(uint32(c.userData), int64(c.res))
-			if group++; group >= limit || r.deferredN >= limit {
-				d.afterGroup()
-				if r.deferredN > 0 { // a store never defers: no lock for it
-					d.sendDeferred(r)
-				}
-				group = 0
-			}
+			afterCompletion(d.core, r, &group, limit, d.sendDeferred)
 		}
 		d.afterGroup()
 		d.sendDeferred(r)
