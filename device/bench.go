@@ -155,14 +155,22 @@ func (b *bench) onComplete(ud uint64, n int, err error) {
 	case !b.gather:
 		if _, err := b.dev.Submit(w.reqs[slot][:]); err != nil {
 			w.mu.Lock()
-			w.errs++
-			if w.firstErr == nil {
-				w.firstErr = err
-			}
-			w.inFlight--
+			b.unsent(w, 1, err)
 			w.mu.Unlock()
-			b.outstanding.Done()
 		}
+	}
+}
+
+// unsent accounts for n requests of w that a Submit refused with err: an
+// error, and no longer in flight. The caller holds w.mu.
+func (b *bench) unsent(w *benchWorker, n int, err error) {
+	w.errs++
+	if w.firstErr == nil {
+		w.firstErr = err
+	}
+	w.inFlight -= n
+	for range n {
+		b.outstanding.Done()
 	}
 }
 
@@ -190,14 +198,7 @@ func (b *bench) afterGroup() {
 		}
 		w.gathered = w.gathered[:0]
 		if n, err := b.dev.Submit(w.batch); err != nil {
-			w.errs++
-			if w.firstErr == nil {
-				w.firstErr = err
-			}
-			w.inFlight -= len(w.batch) - n
-			for range len(w.batch) - n {
-				b.outstanding.Done()
-			}
+			b.unsent(w, len(w.batch)-n, err)
 		}
 		w.mu.Unlock()
 	}
@@ -449,15 +450,8 @@ func (b *bench) run(ctx context.Context) (BenchResult, error) {
 			}
 			if err != nil {
 				w.mu.Lock()
-				w.errs++
-				if w.firstErr == nil {
-					w.firstErr = err
-				}
-				w.inFlight -= len(reqs) - n
+				b.unsent(w, len(reqs)-n, err)
 				w.mu.Unlock()
-				for range len(reqs) - n {
-					b.outstanding.Done()
-				}
 			}
 		}()
 	}

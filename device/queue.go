@@ -103,11 +103,12 @@ func submitOnQueues[Q kernelQueue](c *core, queues []Q, next *atomic.Uint32, req
 // still sends after its batch.
 func afterCompletion[Q kernelQueue](c *core, q Q, group *int, limit int, send func(Q)) {
 	*group++
-	if s := q.state(); *group < limit && s.deferredN < limit {
+	s := q.state()
+	if *group < limit && s.deferredN < limit {
 		return
 	}
 	c.afterGroup()
-	if q.state().deferredN > 0 { // a store never defers: no lock for it
+	if s.deferredN > 0 { // a store never defers: no lock for it
 		send(q)
 	}
 	*group = 0
