@@ -398,53 +398,6 @@ func (l *clientLoop) consume(c *loopConn, n int) {
 	}
 }
 
-// makeRoom readies a pushed reader's buffer for the next read: room past
-// w for the partial reply at r and at least one byte more (all that its
-// bulk still needs), and extra bytes beyond, compacting or, for a reply
-// longer than the buffer, growing it once per size.
-func (rr *replyReader) makeRoom(extra int) {
-	if rr.r == rr.w {
-		rr.r, rr.w = 0, 0
-	}
-	need := rr.w - rr.r + max(rr.short, 1) + extra
-	if rr.r > 0 && (len(rr.buf)-rr.w < len(rr.buf)/4 || need > len(rr.buf)-rr.r) {
-		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
-		rr.r = 0
-	}
-	if need > len(rr.buf) {
-		nb := make([]byte, max(2*len(rr.buf), need))
-		rr.w = copy(nb, rr.buf[:rr.w])
-		rr.buf = nb
-	}
-}
-
-// pushedBytes counts n bytes read into a pushed reader's buffer at w; false
-// means a bulk being read is still incomplete, so parsing would not
-// progress.
-func (rr *replyReader) pushedBytes(n int) bool {
-	rr.w += n
-	rr.received += int64(n)
-	if rr.short > 0 {
-		if rr.short -= n; rr.short > 0 {
-			return false
-		}
-		rr.short = 0
-	}
-	return true
-}
-
-// tryReply consumes one reply if it is wholly in the buffer; if not, it
-// leaves the buffer and counts as they were and returns false.
-func (rr *replyReader) tryReply(keys []uint64) (bool, error) {
-	mark, counts := rr.r, rr.counts
-	err := rr.reply(keys)
-	if err == errNeedMore {
-		rr.r, rr.counts = mark, counts
-		return false, nil
-	}
-	return err == nil, err
-}
-
 // sendBatch starts batch c.batch: it marks the figures and writes it.
 func (l *clientLoop) sendBatch(c *loopConn) {
 	t, b := c.t, l.p.Batch

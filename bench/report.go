@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/internal/freeze"
@@ -312,4 +313,68 @@ func printCell(w io.Writer, c *CellResult) {
 		fmt.Fprintln(w, "[Incomplete]: the cell stopped early; the figures cover what was done")
 	}
 	printClusterLines(w, c.Cluster)
+}
+
+// latencySummary turns a histogram of nanoseconds into microseconds.
+func latencySummary(h *hdrhistogram.Histogram) LatencySummary {
+	if h.TotalCount() == 0 {
+		return LatencySummary{}
+	}
+	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	return LatencySummary{
+		Min:  us(h.Min()),
+		P5:   us(h.ValueAtQuantile(5)),
+		P50:  us(h.ValueAtQuantile(50)),
+		Avg:  h.Mean() / 1e3,
+		P95:  us(h.ValueAtQuantile(95)),
+		P99:  us(h.ValueAtQuantile(99)),
+		P999: us(h.ValueAtQuantile(99.9)),
+		Max:  us(h.Max()),
+	}
+}
+
+const onlineHeader = "min (us); 5th (us); median (us); avg (us); 95th (us); 99th (us); 99.9th (us); total_ops; iter_tops; tpt (Kops/sec)"
+
+func printOnlineRow(w io.Writer, l LatencySummary, totalOps, iterOps int64, iterSeconds float64) {
+	fmt.Fprintf(w, "%.1f; %.1f; %.1f; %.1f; %.1f; %.1f; %.1f; %d; %d; %.2f\n",
+		l.Min, l.P5, l.P50, l.Avg, l.P95, l.P99, l.P999, totalOps, iterOps, float64(iterOps)/max(iterSeconds, 1e-9)/1e3)
+}
+
+func printOnlineSummary(w io.Writer, r *OnlineResult) {
+	fmt.Fprintf(w, "[Total]: %d ops in %.2f s: %.0f ops/sec, latency us min %.1f median %.1f 99th %.1f 99.9th %.1f max %.1f\n",
+		r.Ops, r.Seconds, r.OpsPerSec, r.LatencyMicros.Min, r.LatencyMicros.P50, r.LatencyMicros.P99, r.LatencyMicros.P999, r.LatencyMicros.Max)
+	if r.RateOpsPerSec > 0 {
+		fmt.Fprintf(w, "[Rate]: offered %.0f ops/sec; latency counted from each op's intended send time\n", r.RateOpsPerSec)
+	}
+	if pc := r.Pacing; pc != nil {
+		fmt.Fprintf(w, "[Pacing]: sends late by p50 %.1f p99 %.1f max %.1f us after their intended time, the client's own part p99 %.1f max %.1f us (the rest waited for a reply to free an in-flight slot); %d of the window's %d ops never sent",
+			pc.LatenessMicros.P50, pc.LatenessMicros.P99, pc.LatenessMicros.Max, pc.OwnLatenessMicros.P99, pc.OwnLatenessMicros.Max, pc.Unsent, pc.Due)
+		if pc.HeldUnsent > 0 {
+			fmt.Fprintf(w, ", %d of them held by connections whose in-flight slots were all taken at the end", pc.HeldUnsent)
+		}
+		if pc.ClientBound {
+			fmt.Fprintf(w, " CLIENT-BOUND: the client's own lateness p99 above %.0f %% of the median latency, or that share of the ops unsent with a slot free", 100*clientBoundShare)
+		}
+		fmt.Fprintln(w)
+	}
+	if r.Warmup.Seconds > 0 {
+		fmt.Fprintf(w, "[Warm-up]: %d ops in the first %.2f s, sent alike but not recorded: the figures cover the %.2f s after\n", r.Warmup.Ops, r.Warmup.Seconds, r.Seconds)
+	}
+	fmt.Fprintf(w, "[Hits]: %d [Misses]: %d [Errors]: %d\n", r.Hits, r.Misses, r.Errors)
+	if r.Errors > 0 {
+		fmt.Fprintf(w, "[First error]: %s\n", r.FirstError)
+	}
+	if r.Verified {
+		fmt.Fprintf(w, "[Verify]: %d mismatched values, %d misses, %d errors\n", r.Mismatches, r.Misses, r.Errors)
+	}
+	fmt.Fprintf(w, "[Client CPU]: %.2f s user+sys over %.2f s wall", r.ClientCPUSeconds, r.Seconds)
+	if r.ClientSaturated {
+		fmt.Fprint(w, " SATURATED: the client may be adding latency")
+	}
+	fmt.Fprintln(w)
+	printSteal(w, r.HostStealShare)
+	printFreezes(w, r.HostFreezes, r.Seconds)
+	if r.Incomplete {
+		fmt.Fprintln(w, "[Incomplete]: the run stopped early; the figures cover what was done")
+	}
 }

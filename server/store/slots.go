@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tierbench/tierbench/device"
@@ -13,6 +14,125 @@ import (
 
 // A session's pending-read slots: taken for a device read, filled by the
 // device's completion, released once the result is delivered.
+
+// pendingRead is one device read of a session. The session goroutine owns
+// every field except n, err, next and completedAt, which the device's
+// completion goroutine writes before pushing the slot on the session's
+// completion stack. They are plain fields: the push (a CAS on the stack)
+// and the session's pop (a Swap of it) order those writes before the
+// session reads them, and the session writes them again only once it
+// submits the slot anew. (Atomic stores here were XCHGs, each waiting for
+// the slot's cache line: 4 % of a tiered server's CPU samples.)
+//
+// Its fields are laid out by who touches them, one cache line each (the
+// struct is 192 bytes and a chunk's slots start on a line, see
+// TestSlotLayout): at thousands of reads in flight the slots are out of
+// the cache when they complete, and every line a read touches is a miss.
+//   - first line: what the completion writes, and what a GET reads back
+//     at every step (token, addr);
+//   - second: the window and key a GET aims and checks, and its submit
+//     times;
+//   - third: what only long keys, longer records, deferred reads and
+//     upserts' existence checks use.
+type pendingRead struct {
+	n    int32  // bytes the device transferred
+	next uint32 // next slot+1 on the completion stack
+	err  error
+	// When the completion was taken by the device's goroutine, in
+	// loghist.Now nanoseconds; see ReadTimes.
+	completedAt int64
+	// armed is bumped by the session after it last wrote the fields it
+	// reads and before it submits a check; the completion goroutine loads
+	// it before reading them, which orders the two. settled says the
+	// completion goroutine already counted the check (see settleNow).
+	armed   atomic.Uint32
+	settled atomic.Bool
+	token   uint64
+	addr    uint64 // address of the record being fetched; the window starts at its sector
+	check   bool   // an upsert's existence check, settled inside the session
+	// selfExpires: check: the upsert's own record has an expiry time.
+	selfExpires bool
+	// bigWindow: the window is big, not the slot's own part of its
+	// chunk's buffer (which is computed, not kept, see Session.own).
+	bigWindow bool
+	timed     bool // the completion takes a clock reading (TimeReads)
+
+	window []byte // where the device reads to: the slot's own buffer, or big
+	// When the last Submit of this read began and returned.
+	submitBegin, submitEnd int64
+	// The key, copied: in keyIn when it fits (keyLen ≤ len(keyIn)), else
+	// in keyLong (keyLen = keyIsLong). See key and setKey.
+	keyLen uint8
+	keyIn  [23]byte
+
+	keyLong []byte
+	big     []byte // a dedicated aligned buffer for a record that outgrows the slot's own
+	want    uint64 // deferred: the record bytes to fetch at addr
+	self    uint64 // check: the address of the upsert's own record
+}
+
+// keyIsLong is pendingRead.keyLen for a key kept in keyLong.
+const keyIsLong = 255
+
+// setKey copies key into the slot: into its second line when it fits, so
+// that checking the record read against it touches no other line (the
+// reference's 16-byte keys do), else into keyLong, reused across reads.
+func (pr *pendingRead) setKey(key []byte) {
+	if len(key) <= len(pr.keyIn) {
+		pr.keyLen = uint8(copy(pr.keyIn[:], key))
+		return
+	}
+	pr.keyLong = append(pr.keyLong[:0], key...)
+	pr.keyLen = keyIsLong
+}
+
+// key is the key setKey copied, valid until the slot is aimed anew.
+func (pr *pendingRead) key() []byte {
+	if pr.keyLen == keyIsLong {
+		return pr.keyLong
+	}
+	return pr.keyIn[:pr.keyLen]
+}
+
+// slotChunk is a block of pending slots with one aligned buffer behind them.
+type slotChunk struct {
+	// The padding puts slots on a cache line: the runtime allocates a chunk in
+	// a block that starts on one (its size class is a multiple of 64
+	// bytes) behind an 8-byte type header, as it does every object with
+	// pointers over 512 bytes. TestSlotLayout checks real allocations.
+	_     [64 - 8]byte
+	slots [slotsPerChunk]pendingRead
+	buf   []byte
+	// fixed is buf's registration with the device (Request.Fixed), 0 when
+	// it has none; it is released before buf is freed.
+	fixed uint16
+}
+
+// bufferRegistrar is a device that can pin a buffer with the kernel once
+// (the uring backend's registered buffers), so that reads into it skip
+// pinning its pages per request.
+type bufferRegistrar interface {
+	RegisterBuffer(buf []byte) uint16
+	UnregisterBuffer(fixed uint16)
+}
+
+// registerBuffer registers a session's slot buffer with the device if it
+// can, returning Request.Fixed for reads into it (0: none).
+func (st *Store) registerBuffer(buf []byte) uint16 {
+	if r, ok := st.dev.(bufferRegistrar); ok {
+		return r.RegisterBuffer(buf)
+	}
+	return 0
+}
+
+// fixedOf is Request.Fixed for slot i's read: its chunk's registration
+// when the window is the slot's own part of the chunk's buffer.
+func (s *Session) fixedOf(i uint32, pr *pendingRead) uint16 {
+	if pr.bigWindow {
+		return 0
+	}
+	return s.chunks[i/slotsPerChunk].Load().fixed
+}
 
 // slotBytes is the size of each slot's own read buffer: two sectors, at
 // least 2 KiB, so a record of up to a sector always fits whatever its
