@@ -428,6 +428,14 @@ func (c Config) validate() error {
 			break
 		}
 	}
+	// A list item given twice names a row or a column the run would
+	// measure once and show twice: cells are keyed by what they measure.
+	if t, ok := repeated(c.Threads); ok {
+		bad("--threads names %d twice: each thread count is one column, measured once", t)
+	}
+	if n, ok := repeated(c.Shards); ok {
+		bad("--shards names %d twice: each shard count is one row, measured once", n)
+	}
 	if !(c.MaxMissRatio >= 0 && c.MaxMissRatio < 1) {
 		bad("--max-miss-ratio %g: want a share from 0 (no miss tolerated, the default) up to below 1", c.MaxMissRatio)
 	}
@@ -513,6 +521,12 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 			bad("--pin: unknown pin mode %q (want pinned, none)", p)
 		}
 	}
+	if b, ok := repeated(c.Backends); ok {
+		bad("--backends names %s twice: each backend is one row, measured once", b)
+	}
+	if p, ok := repeated(c.Pins); ok {
+		bad("--pin names %s twice: each pin mode is one row, measured once", p)
+	}
 	mem, err1 := size.Parse(c.Memory)
 	sweep := c.memorySweep() != nil
 	for _, s := range []string{c.Memory, c.Page, c.Segment, c.Index} {
@@ -532,6 +546,17 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 				c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), results.MinDeviceToMemory, c.Memory)
 		}
 	}
+}
+
+// repeated returns the first item of items that an earlier one equals.
+func repeated[T comparable](items []T) (T, bool) {
+	for i, x := range items {
+		if slices.Contains(items[:i], x) {
+			return x, true
+		}
+	}
+	var zero T
+	return zero, false
 }
 
 // ErrConfig wraps every error of a configuration that cannot run: the

@@ -146,6 +146,11 @@ func TestResolve(t *testing.T) {
 		{Config{}, map[string]string{"PASSES": "0"}, "PASSES"},
 		{Config{Backends: []string{"spdk"}}, nil, `unknown backend "spdk"`},
 		{Config{Pins: []string{"half"}}, nil, `unknown pin mode "half"`},
+		// A repeated row or column was measured once and shown twice.
+		{Config{Backends: []string{"uring", "libaio", "uring"}}, nil, "--backends names uring twice"},
+		{Config{Pins: []string{"none", "none"}}, nil, "--pin names none twice"},
+		{Config{}, map[string]string{"THREADS": "8 32 8"}, "--threads names 8 twice"},
+		{Config{Shards: []int{1, 2, 2}}, nil, "--shards names 2 twice"},
 		{Config{Runtime: "vm"}, nil, `--runtime "vm"`},
 		{Config{DBSize: 1000}, nil, "less than 20 × --memory"},
 		{Config{Memory: "lots"}, nil, `size "lots"`},
