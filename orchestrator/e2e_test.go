@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -491,6 +492,46 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	if recs, _, _ := results.ReadCells(out); len(recs) < 1 {
 		t.Errorf("the finished pass is gone from cells.jsonl")
 	}
+}
+
+// TestRunSIGTERMDuringPreflight stops a run while its preflight's fio
+// sweep runs: the run exits 143 and says it was stopped, not that its
+// preflight failed (the child it killed, its command line, a --force hint
+// that would not help), and leaves no process behind.
+func TestRunSIGTERMDuringPreflight(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
+	args := slices.DeleteFunc(tinyArgs(t, data, out), func(a string) bool { return a == "--no-fio" })
+	args = append(args, "--runtime", "process", "--backends", "libaio", "--pin", "none")
+	run := startBackground(t, bin, args...)
+	run.waitUntil(t, "a preflight running", 60*time.Second, func() bool {
+		for _, p := range processesOf(bin) {
+			if strings.Contains(p, " preflight ") {
+				return true
+			}
+		}
+		return false
+	})
+	run.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-run.done:
+		if code := exitCode(err); code != ExitSIGTERM {
+			t.Errorf("run stopped by SIGTERM in its preflight exited %d (%v), want %d", code, err, ExitSIGTERM)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run did not stop within 60 s of SIGTERM:\n%s", run.stderr.String())
+	}
+	stderr := run.stderr.String()
+	if !strings.Contains(stderr, "stopped by SIGTERM") {
+		t.Errorf("stderr %q: want it to say the run was stopped by SIGTERM", stderr)
+	}
+	for _, noise := range []string{"--force", "preflight --data-dir", "signal: killed"} {
+		if strings.Contains(stderr, noise) {
+			t.Errorf("stderr %q: got %q in it, want only that the run was stopped", stderr, noise)
+		}
+	}
+	assertNoProcesses(t, bin)
 }
 
 // TestProcessDriverPinsEveryChild starts pinned servers back to back: each

@@ -39,6 +39,9 @@ func (r *runner) preflightLocal(ctx context.Context) error {
 		p, err = results.ParsePreflight(out)
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return err // stopped, not failed: --force would not help
+		}
 		if !r.cfg.Force {
 			return fmt.Errorf("%w (--force measures without a preflight)", err)
 		}
@@ -203,6 +206,9 @@ func (r *runner) preflightHosts(ctx context.Context, h *hostsDriver) error {
 		}
 		if err != nil {
 			err = fmt.Errorf("orchestrator: host %s: preflight: %w", d.ep.Name, err)
+			if ctx.Err() != nil {
+				return err // stopped, not failed: --force would not help
+			}
 			if !r.cfg.Force {
 				return fmt.Errorf("%w (--force measures without a preflight)", err)
 			}

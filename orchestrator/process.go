@@ -322,9 +322,16 @@ func runPreflight(ctx context.Context, binary, dataDir string, extra []string) (
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		// Killed because the run is stopping: its exit says nothing more.
+		return stdout.Bytes(), context.Cause(ctx)
+	}
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1 && stdout.Len() > 0) {
-		return stdout.Bytes(), fmt.Errorf("orchestrator: %s: %w: %s", strings.Join(cmd.Args, " "), err, clip(stderr.Bytes()))
+		if msg := strings.TrimSpace(clip(stderr.Bytes())); msg != "" {
+			err = fmt.Errorf("%w: %s", err, msg)
+		}
+		return stdout.Bytes(), fmt.Errorf("orchestrator: %s: %w", strings.Join(cmd.Args, " "), err)
 	}
 	return stdout.Bytes(), nil
 }
