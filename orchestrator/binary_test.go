@@ -98,14 +98,22 @@ func (b *background) waitUntil(t *testing.T, what string, limit time.Duration, r
 // stopped so exits.
 func (b *background) interrupt(t *testing.T) {
 	t.Helper()
-	b.cmd.Process.Signal(syscall.SIGINT)
+	b.stop(t, syscall.SIGINT)
+}
+
+// stop sends the run sig (SIGINT or SIGTERM) and waits for it to exit with
+// the status of a run stopped by it.
+func (b *background) stop(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	want := map[syscall.Signal]int{syscall.SIGINT: ExitSIGINT, syscall.SIGTERM: ExitSIGTERM}[sig]
+	b.cmd.Process.Signal(sig)
 	select {
 	case err := <-b.done:
-		if code := exitCode(err); code != ExitSIGINT {
-			t.Fatalf("interrupted run exited %d (%v), want %d:\n%s", code, err, ExitSIGINT, b.stderr.String())
+		if code := exitCode(err); code != want {
+			t.Errorf("run stopped by %s exited %d (%v), want %d:\n%s", signalName(sig), code, err, want, b.stderr.String())
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("run did not stop within 30 s of SIGINT:\n%s", b.stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("run did not stop within 60 s of %s:\n%s", signalName(sig), b.stderr.String())
 	}
 }
 

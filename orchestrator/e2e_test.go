@@ -477,15 +477,7 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	if n := len(containersLabelled(t, cli, labelRun+"="+plan.RunID)); n == 0 {
 		t.Errorf("no container of run %s running mid-cell", plan.RunID)
 	}
-	run.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-run.done:
-		if code := exitCode(err); code != ExitSIGTERM {
-			t.Errorf("run stopped by SIGTERM exited %d (%v), want %d", code, err, ExitSIGTERM)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("run did not stop within 60 s of SIGTERM:\n%s", run.stderr.String())
-	}
+	run.stop(t, syscall.SIGTERM)
 	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
 		t.Errorf("%d containers of run %s left after SIGTERM", len(left), plan.RunID)
 	}
@@ -513,15 +505,7 @@ func TestRunSIGTERMDuringPreflight(t *testing.T) {
 		}
 		return false
 	})
-	run.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-run.done:
-		if code := exitCode(err); code != ExitSIGTERM {
-			t.Errorf("run stopped by SIGTERM in its preflight exited %d (%v), want %d", code, err, ExitSIGTERM)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("run did not stop within 60 s of SIGTERM:\n%s", run.stderr.String())
-	}
+	run.stop(t, syscall.SIGTERM)
 	stderr := run.stderr.String()
 	if !strings.Contains(stderr, "stopped by SIGTERM") {
 		t.Errorf("stderr %q: want it to say the run was stopped by SIGTERM", stderr)
