@@ -139,16 +139,20 @@ func renderCeilings(b *strings.Builder, res results.Results, preRaw []byte) {
 }
 
 // shareText is a cell's share of its ceiling with its marks; host is
-// the host ceiling, shown beside a share taken against another, and
-// diskThen what the disk read right before the row's passes when it had
-// not come back to its ceiling (0: it had, or was not probed).
-func shareText(c results.Cell, host, diskThen float64) string {
+// the host ceiling, shown beside a share taken against another, diskThen
+// what the disk read right before the row's passes when it had not come
+// back to its ceiling (0: it had, or was not probed), and after fio at the
+// cell's own depth right after the row (fioAfter; IOPS 0: not measured).
+func shareText(c results.Cell, host, diskThen float64, after results.FioCPURecord) string {
 	s := fmt.Sprintf("%.1f %%", 100*c.FioShare)
 	if c.CeilingPinned && host > 0 {
 		s += fmt.Sprintf(" (host: %.1f %%)", 100*c.Median/host)
 	}
 	if diskThen > 0 {
 		s += fmt.Sprintf(" (disk then: %.1f %%)", 100*c.Median/diskThen)
+	}
+	if after.IOPS > 0 {
+		s += fmt.Sprintf(" (fio %s at %d after: %.1f %%)", after.Engine, after.Depth, 100*c.Median/after.IOPS)
 	}
 	if m := evidenceMarks(c); m != "" {
 		s += " (" + m + ")"
@@ -216,6 +220,21 @@ func heldAgainst(res results.Results, row results.Row) string {
 		s += fmt.Sprintf("; the disk read at most %s right before the passes", human.Ops(then))
 	}
 	return s
+}
+
+// fioAfter is fio run right after c's row, its server idle, on the row's
+// CPUs, through the row's interface, at the cell's own disk depth (the
+// run measures it for the CPU per read, fio-cpu.jsonl): the same disk at
+// the same depth minutes later. The ceiling is fio's best depth, on the
+// day of the preflight; a cell that reads a larger share of this than of
+// the ceiling lost the difference to the depth it kept the disk at, or to
+// a disk slower by then (here the host's disk swings between 200 K and
+// 300 K reads a second in phases of tens of seconds), not to its own path.
+func fioAfter(res results.Results, c results.Cell) results.FioCPURecord {
+	if r, ok := results.FioCPUFor(res.FioCPU, c.Row, c.Threads); ok && r.IOPS > 0 {
+		return r
+	}
+	return results.FioCPURecord{}
 }
 
 // diskThen is the fastest fio probe over the row's files after its load

@@ -65,10 +65,10 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	if got, want := heldAgainst(res, freeRow), "host, 200 K (fio cpu-bound)"; got != want {
 		t.Errorf("unpinned row held against %q, want %q", got, want)
 	}
-	if got, want := shareText(res.Cells[0], res.FioIOPS512, 0), "90.0 % (host: 54.0 %)"; got != want {
+	if got, want := shareText(res.Cells[0], res.FioIOPS512, 0, results.FioCPURecord{}), "90.0 % (host: 54.0 %)"; got != want {
 		t.Errorf("pinned cell share %q, want %q", got, want)
 	}
-	if got, want := shareText(res.Cells[1], res.FioIOPS512, 0), "75.0 %"; got != want {
+	if got, want := shareText(res.Cells[1], res.FioIOPS512, 0, results.FioCPURecord{}), "75.0 %"; got != want {
 		t.Errorf("unpinned cell share %q, want %q", got, want)
 	}
 	// A row whose disk had not come back before its passes is also held
@@ -83,9 +83,29 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	if got, want := heldAgainst(res, freeRow), "host, 200 K (fio cpu-bound)"; got != want {
 		t.Errorf("settled row held against %q, want %q", got, want)
 	}
-	if got, want := shareText(res.Cells[0], res.FioIOPS512, diskThen(res, pinRow)), "90.0 % (host: 54.0 %) (disk then: 100.0 %)"; got != want {
+	if got, want := shareText(res.Cells[0], res.FioIOPS512, diskThen(res, pinRow), results.FioCPURecord{}), "90.0 % (host: 54.0 %) (disk then: 100.0 %)"; got != want {
 		t.Errorf("unsettled pinned cell share %q, want %q", got, want)
 	}
+
+	// fio at the cell's own depth right after its row: the share of it
+	// stands beside the share of the ceiling; a failed fio, another row's
+	// or another cell's stays out.
+	res.FioCPU = []results.FioCPURecord{
+		{Row: freeRow, Threads: 8, Engine: "libaio", Depth: 200, IOPS: 100_000, FioCost: results.FioCost{CPUMicrosPerRead: 2}},
+		{Row: pinRow, Threads: 32, Engine: "io_uring", Depth: 400, IOPS: 100_000, FioCost: results.FioCost{CPUMicrosPerRead: 2}},
+		{Row: pinRow, Threads: 8, Engine: "io_uring", Depth: 230, IOPS: 0, FioCost: results.FioCost{Error: "fio: exit status 1"}},
+	}
+	if got := fioAfter(res, res.Cells[0]); got.IOPS != 0 {
+		t.Errorf("fioAfter without the cell's own record: got %+v, want none", got)
+	}
+	res.FioCPU = append(res.FioCPU, results.FioCPURecord{Row: pinRow, Threads: 8, Engine: "io_uring", Depth: 230, IOPS: 120_000, FioCost: results.FioCost{CPUMicrosPerRead: 2.8}})
+	if got, want := shareText(res.Cells[0], res.FioIOPS512, 0, fioAfter(res, res.Cells[0])), "90.0 % (host: 54.0 %) (fio io_uring at 230 after: 90.0 %)"; got != want {
+		t.Errorf("pinned cell share beside fio after its row: got %q, want %q", got, want)
+	}
+	if got, want := shareText(res.Cells[1], res.FioIOPS512, 0, fioAfter(res, res.Cells[1])), "75.0 % (fio libaio at 200 after: 150.0 %)"; got != want {
+		t.Errorf("unpinned cell share beside fio after its row: got %q, want %q", got, want)
+	}
+	res.FioCPU = nil
 
 	// A re-measurement on the server's CPUs says where fio ran and what
 	// its CPU said.
@@ -173,7 +193,7 @@ func TestShareTextMarksSteal(t *testing.T) {
 		{share(0.251), "80.0 % (steal 25.1 %)"},
 	} {
 		c := results.Cell{Median: 80_000, FioShare: 0.8, CellEvidence: results.CellEvidence{HostStealShare: tt.steal}}
-		if got := shareText(c, 0, 0); got != tt.want {
+		if got := shareText(c, 0, 0, results.FioCPURecord{}); got != tt.want {
 			t.Errorf("steal %v: got %q, want %q", tt.steal, got, tt.want)
 		}
 	}

@@ -118,6 +118,7 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 			fmt.Fprintf(&b, " t=%d |", t)
 		}
 		b.WriteString("\n|:--|:--|:--|" + strings.Repeat(":--|", len(c.Threads)) + "\n")
+		shownAfter := false
 		for _, row := range res.Plan.Rows {
 			fmt.Fprintf(&b, "| %s | %s | %s |", rowName(row), row.Label, heldAgainst(res, row))
 			then := diskThen(res, row)
@@ -129,12 +130,17 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 				case cell.Excluded != "":
 					b.WriteString(" " + excludedMark[cell.Excluded] + " |")
 				default:
-					b.WriteString(" " + shareText(cell, res.FioIOPS512, then) + " |")
+					after := fioAfter(res, cell)
+					shownAfter = shownAfter || after.IOPS > 0
+					b.WriteString(" " + shareText(cell, res.FioIOPS512, then, after) + " |")
 				}
 			}
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
+		if shownAfter {
+			b.WriteString("(fio ENGINE at D after: X %): the cell's median as a share of fio run right after its row, with the server idle, on the row's CPUs, through the row's interface, at D reads in flight, the cell's own disk depth (the fio of the CPU table below): the same disk at the same depth, minutes later. The ceiling is fio's best depth, measured at the preflight; where a cell reads a larger share of this than of its ceiling, the difference went to the depth the disk was kept at or to a disk that was slower by then, not to the server's path. The share of the ceiling stays the cell's figure.\n\n")
+		}
 		for _, cell := range res.Cells {
 			if cell.Passes > 0 && cell.Excluded == "" && stealMarked(cell) {
 				fmt.Fprintf(&b, "(steal X %%): in at least one of the cell's passes the hypervisor took X %% of the server's CPU time (%.0f %% or more: the steal of the Disk and CPU evidence table): the server had fewer cycles than the CPUs it was given, and a low share there may be the host's. The steal of fio's sweep is under its depth curve above.\n\n",

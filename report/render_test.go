@@ -269,11 +269,11 @@ func TestRenderEvidenceCPUBound(t *testing.T) {
 
 func TestShareTextMarksAboveCeiling(t *testing.T) {
 	c := results.Cell{Median: 110_000, FioShare: 1.1, CellEvidence: results.CellEvidence{AboveCeiling: true}}
-	if got, want := shareText(c, 0, 0), "110.0 % (above-ceiling)"; got != want {
+	if got, want := shareText(c, 0, 0, results.FioCPURecord{}), "110.0 % (above-ceiling)"; got != want {
 		t.Errorf("shareText: got %q, want %q", got, want)
 	}
 	c.AboveCeiling = false
-	if got, want := shareText(c, 0, 0), "110.0 %"; got != want {
+	if got, want := shareText(c, 0, 0, results.FioCPURecord{}), "110.0 %"; got != want {
 		t.Errorf("shareText: got %q, want %q", got, want)
 	}
 }
