@@ -79,21 +79,13 @@ func (d *uringDevice) SubmitIdle(reqs []Request) (int, error) {
 // (more than fit, or the caller's posted after another's) is the reaper's:
 // the doorbell rang for it.
 func (d *uringDevice) reapOwn(r *uringRing) {
-	var batch [8]uringCQE
-	head := *r.cqHead
-	tail := atomic.LoadUint32(r.cqTail)
-	for head == tail {
+	var batch [8]uringDone
+	for atomic.LoadUint32(r.cqTail) == *r.cqHead {
 		if e := r.wait(); e != 0 && e != unix.EINTR && e != unix.EAGAIN && e != unix.EBUSY {
 			break // the reaper delivers it; the doorbell rings all the same
 		}
-		tail = atomic.LoadUint32(r.cqTail)
 	}
-	n := 0
-	for ; head != tail && n < len(batch); head++ {
-		batch[n] = r.cqes[head&r.cqMask]
-		n++
-	}
-	atomic.StoreUint32(r.cqHead, head)
+	n := r.take(batch[:])
 	r.cq.Unlock()
 	for _, c := range batch[:n] {
 		if c.userData != uringWakeUserData {

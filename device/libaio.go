@@ -344,16 +344,11 @@ func (d *aioDevice) flush(c *aioContext, mine int) (int, error) {
 func (d *aioDevice) reap(c *aioContext) {
 	defer d.wg.Done()
 	var events [aioBatch]ioEvent
-	var now unix.Timespec // a zero timeout: io_getevents does not wait
 	for {
-		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, c.id, 0, aioBatch,
-			uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&now)), 0)
-		if e != 0 {
-			if e != unix.EINTR {
-				// Only a bug (EFAULT, EINVAL) gets here; do not spin.
-				time.Sleep(time.Millisecond)
-			}
-			n = 0
+		n, e := c.take(events[:])
+		if e != 0 && e != unix.EINTR {
+			// Only a bug (EFAULT, EINVAL) gets here; do not spin.
+			time.Sleep(time.Millisecond)
 		}
 		if n == 0 {
 			if d.stop.Load() {
@@ -370,11 +365,11 @@ func (d *aioDevice) reap(c *aioContext) {
 			}
 			continue
 		}
-		d.warm(int(n), func(i int) (uint32, bool) { return uint32(events[i].data), true })
+		d.warm(n, func(i int) (uint32, bool) { return uint32(events[i].data), true })
 		limit := d.reapSubmitLimit()
 		c.beginDelivery()
 		group := 0
-		for i := range int(n) {
+		for i := range n {
 			d.complete(uint32(events[i].data), events[i].res)
 			afterCompletion(d.core, c, &group, limit, d.sendDeferred)
 		}
@@ -382,6 +377,19 @@ func (d *aioDevice) reap(c *aioContext) {
 		d.sendDeferred(c)
 		c.endDelivery()
 	}
+}
+
+// take moves up to len(events) completed events of c into events
+// without waiting (io_getevents with a zero timeout; the kernel hands each
+// event to one caller only, so a poller may take them beside the reaper).
+func (c *aioContext) take(events []ioEvent) (int, unix.Errno) {
+	var now unix.Timespec
+	n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, c.id, 0, uintptr(len(events)),
+		uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(&now)), 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), 0
 }
 
 // sendDeferred hands the kernel, in one io_submit, what completion

@@ -474,19 +474,12 @@ func (d *uringDevice) wake(r *uringRing) error {
 // none waits on the ring's doorbell.
 func (d *uringDevice) reap(r *uringRing) {
 	defer d.wg.Done()
-	type done struct {
-		userData uint64
-		res      int32
-	}
-	var batch [uringReapBatch]done
+	var batch [uringReapBatch]uringDone
 	for {
-		// io_uring_peek_batch_cqe: acquire load of the kernel's CQ tail,
-		// so the CQEs before it are fully written when we read them.
 		r.cq.Lock()
-		head := *r.cqHead
-		tail := atomic.LoadUint32(r.cqTail)
-		if head == tail {
-			r.cq.Unlock()
+		n := r.take(batch[:])
+		r.cq.Unlock()
+		if n == 0 {
 			if d.stop.Load() {
 				return
 			}
@@ -496,21 +489,7 @@ func (d *uringDevice) reap(r *uringRing) {
 			}
 			continue
 		}
-		n := 0
-		for ; head != tail && n < len(batch); head++ {
-			c := &r.cqes[head&r.cqMask]
-			batch[n] = done{c.userData, c.res}
-			n++
-		}
-		// io_uring_cq_advance (io_uring_cqe_seen for a batch): release
-		// store of the CQ head hands the CQEs back to the kernel. It comes
-		// before the completions free their slots, so in-flight requests
-		// plus unreaped CQEs never exceed the CQ size.
-		atomic.StoreUint32(r.cqHead, head)
-		r.cq.Unlock()
-		d.warm(n, func(i int) (uint32, bool) {
-			return uint32(batch[i].userData), batch[i].userData != uringWakeUserData
-		})
+		d.warmDone(batch[:n])
 		limit := d.reapSubmitLimit()
 		r.beginDelivery()
 		group := 0
@@ -525,6 +504,40 @@ func (d *uringDevice) reap(r *uringRing) {
 		d.sendDeferred(r)
 		r.endDelivery()
 	}
+}
+
+// uringDone is a CQE as a reaper keeps it, copied out of the CQ.
+type uringDone struct {
+	userData uint64
+	res      int32
+}
+
+// take copies up to len(batch) CQEs out of r's CQ and hands their space
+// back to the kernel, mirroring io_uring_peek_batch_cqe and
+// io_uring_cq_advance. The caller holds r.cq.
+func (r *uringRing) take(batch []uringDone) int {
+	// Acquire load of the kernel's CQ tail: the CQEs before it are fully
+	// written when we read them.
+	head := *r.cqHead
+	tail := atomic.LoadUint32(r.cqTail)
+	n := 0
+	for ; head != tail && n < len(batch); head++ {
+		c := &r.cqes[head&r.cqMask]
+		batch[n] = uringDone{c.userData, c.res}
+		n++
+	}
+	// Release store of the CQ head. It comes before the completions free
+	// their slots, so in-flight requests plus unreaped CQEs never exceed
+	// the CQ size.
+	atomic.StoreUint32(r.cqHead, head)
+	return n
+}
+
+// warmDone starts loading the slots of a taken batch (core.warm).
+func (d *uringDevice) warmDone(batch []uringDone) {
+	d.warm(len(batch), func(i int) (uint32, bool) {
+		return uint32(batch[i].userData), batch[i].userData != uringWakeUserData
+	})
 }
 
 // sendDeferred hands the kernel, in one io_uring_enter, what completion

@@ -81,8 +81,18 @@ func (st *Store) settleNow(pr *pendingRead) bool {
 
 // waitNotify blocks until a completion arrives, unless one is already on
 // a stack. It may return without one (a token left by a completion that
-// raced with the last wait): callers look again and wait again.
+// raced with the last wait, or completions it took from the device for
+// other sessions): callers look again and wait again.
+//
+// Before it blocks it takes what the device has completed and no reaper
+// has taken yet (device.Poller, every session's): a busy server's reapers
+// wake through the netpoller, which the runtime looks at only when it
+// runs out of goroutines to run, so the completed reads would wait behind
+// the connections.
 func (s *Session) waitNotify() {
+	if s.st.poll != nil && s.st.poll.Poll() > 0 {
+		return
+	}
 	s.waiting.Store(true)
 	if s.done.Load() == 0 && s.checks.Load() == 0 {
 		<-s.notify

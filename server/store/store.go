@@ -26,7 +26,10 @@ type Store struct {
 	// idle is dev when it can complete a lone read on the submitter's
 	// thread while nothing else is in flight (device.IdleSubmitter), for
 	// a session's reads; nil otherwise.
-	idle   device.IdleSubmitter
+	idle device.IdleSubmitter
+	// poll is dev when a session about to wait for its reads can take
+	// what the kernel has completed itself (device.Poller); nil otherwise.
+	poll   device.Poller
 	sector uint64
 	// chunkBufs holds the sessions' slot buffers (see chunkBuffers).
 	chunkBufs chunkBuffers
@@ -110,6 +113,7 @@ func Open(cfg Config) (*Store, error) {
 		}
 		s.dev = dev
 		s.idle, _ = dev.(device.IdleSubmitter)
+		s.poll, _ = dev.(device.Poller)
 		s.sector = uint64(dev.SectorSize())
 		if s.sector == 0 || s.sector&(s.sector-1) != 0 || s.sector > uint64(cfg.PageBytes) {
 			dev.Close()

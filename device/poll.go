@@ -1,0 +1,84 @@
+package device
+
+import "sync/atomic"
+
+// Poller is a Device whose completions a waiting caller can take itself:
+// Poll delivers, on the caller's goroutine, what the kernel has completed
+// and no completion goroutine has taken yet, without waiting, and returns
+// how many requests it completed (OnComplete calls made). It never waits,
+// for the kernel or for a completion goroutine (a uring ring one of them
+// is reaping is skipped; libaio's kernel hands each event to one taker).
+//
+// Why: a completion goroutine waits for its queue's doorbell in Go's
+// netpoller, and a busy process looks at the netpoller only when a P runs
+// out of goroutines to run (or when the runtime's monitor does, every 10
+// ms). On a server pinned to one CPU with 64 connections, the reapers took
+// full batches (256 CQEs) in two of three turns: completed reads waited in
+// the CQ behind runnable connections while the disk's queue ran low. A
+// goroutine about to wait for its own completions polls first, and takes
+// everyone's: measured on the 2-CPU virtio test host (uring, server on
+// CPU 0, 2.7 M keys, `bench -s -t 64 -b 256` from CPU 1, polling switched
+// on and off every 2 s cell on one server, 20 cells), 8.2 % more GET/s at
+// 64 connections (17 of 19 adjacent pairs) at 7.8 % less server CPU per
+// GET, and 2.3 % more at 8 (15 of 19).
+//
+// Poll must not be called from a completion function, nor while holding
+// anything a completion function takes. After Close it returns 0.
+type Poller interface {
+	Poll() int
+}
+
+var (
+	_ Poller = (*uringDevice)(nil)
+	_ Poller = (*aioDevice)(nil)
+)
+
+// Poll implements Poller: one batch from each ring whose CQ holds CQEs
+// and whose CQ lock is free.
+func (d *uringDevice) Poll() int {
+	if !d.enter() { // the rings stay mapped until we leave
+		return 0
+	}
+	defer d.leave()
+	var batch [uringReapBatch]uringDone
+	completed := 0
+	for _, r := range d.rings {
+		if atomic.LoadUint32(r.cqTail) == atomic.LoadUint32(r.cqHead) || !r.cq.TryLock() {
+			continue
+		}
+		n := r.take(batch[:])
+		r.cq.Unlock()
+		d.warmDone(batch[:n])
+		for _, c := range batch[:n] {
+			if c.userData != uringWakeUserData {
+				d.complete(uint32(c.userData), int64(c.res))
+				completed++
+			}
+		}
+	}
+	return completed
+}
+
+// Poll implements Poller: one batch from each context whose completion
+// ring holds events. A context whose ring header is not the one we know
+// is skipped: finding out would cost a syscall per call.
+func (d *aioDevice) Poll() int {
+	if !d.enter() { // the contexts stay set up until we leave
+		return 0
+	}
+	defer d.leave()
+	var events [aioBatch]ioEvent
+	completed := 0
+	for _, c := range d.ctxs {
+		if c.posted == nil || !c.posted(0) {
+			continue
+		}
+		n, _ := c.take(events[:])
+		d.warm(n, func(i int) (uint32, bool) { return uint32(events[i].data), true })
+		for i := range n {
+			d.complete(uint32(events[i].data), events[i].res)
+		}
+		completed += n
+	}
+	return completed
+}

@@ -1,0 +1,157 @@
+package device
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// pollUntil calls Poll until it completes something, entering the kernel
+// between calls: with COOP_TASKRUN a read's CQE is posted only when the
+// thread that submitted it next makes a syscall.
+func pollUntil(t *testing.T, p Poller) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if n := p.Poll(); n > 0 {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Poll completed nothing within 10 s")
+		}
+		unix.Getppid()
+	}
+}
+
+// TestPoll: on each backend that polls, a goroutine that polls takes its
+// own read's completion with the right bytes, on its own goroutine, while
+// the reapers cannot run; it allocates nothing doing so; polling beside
+// the reapers completes every request exactly once; after Close, Poll
+// does nothing.
+func TestPoll(t *testing.T) {
+	for _, backend := range []string{BackendUring, BackendLibaio} {
+		t.Run(backend, func(t *testing.T) { testPoll(t, backend) })
+	}
+}
+
+func testPoll(t *testing.T, backend string) {
+	c := newCollector(16)
+	d := openTest(t, Config{Backend: backend, IOContexts: 2, SegmentBytes: 256 << 10, SectorSize: 512, OnComplete: c.onComplete})
+	u, ok := d.(Poller)
+	if !ok {
+		t.Fatalf("the %s device is not a Poller", backend)
+	}
+	data := mustBuffer(t, 64<<10)
+	stamp(data, 0)
+	if r := submitWait(t, d, c, Request{Op: OpWrite, Offset: 0, Buf: data}); r.err != nil {
+		t.Fatalf("write: %v", r.err)
+	}
+	buf := mustBuffer(t, 4096)
+
+	// One P, held by this goroutine while it polls: the reapers, parked
+	// in the netpoller, cannot take the CQE first.
+	runtime.LockOSThread()
+	prev := runtime.GOMAXPROCS(1)
+	for i := range 16 {
+		off := uint64(i) * 4096
+		if n, err := d.Submit([]Request{{Op: OpRead, Offset: off, Buf: buf, UserData: uint64(i)}}); n != 1 || err != nil {
+			t.Fatalf("Submit: %d, %v", n, err)
+		}
+		if got := pollUntil(t, u); got != 1 {
+			t.Fatalf("read %d: Poll completed %d, want 1", i, got)
+		}
+		select {
+		case r := <-c.ch:
+			if r.err != nil || r.n != len(buf) || r.userData != uint64(i) {
+				t.Fatalf("read %d: got %+v", i, r)
+			}
+			if at := firstMismatch(buf, off); at >= 0 {
+				t.Fatalf("read %d at %d: wrong bytes at %d", i, off, at)
+			}
+		default:
+			t.Fatalf("read %d: Poll returned 1 but OnComplete had not run", i)
+		}
+	}
+	req := []Request{{Op: OpRead, Offset: 0, Buf: buf}}
+	allocs := testing.AllocsPerRun(50, func() {
+		d.Submit(req)
+		pollUntil(t, u)
+		<-c.ch
+	})
+	runtime.GOMAXPROCS(prev)
+	runtime.UnlockOSThread()
+	if allocs != 0 {
+		t.Errorf("Submit and Poll of one read: %.1f allocations, want 0", allocs)
+	}
+	if n := u.Poll(); n != 0 {
+		t.Errorf("Poll with nothing in flight: completed %d, want 0", n)
+	}
+
+	// Beside the reapers: every read completes once, whoever takes it.
+	const reads = 4000
+	counts := make([]atomic.Int32, reads)
+	var failed atomic.Int32
+	var outstanding sync.WaitGroup
+	busy := openTest(t, Config{Backend: backend, IOContexts: 2, SegmentBytes: 256 << 10, SectorSize: 512, Dir: dirOf(d),
+		OnComplete: func(ud uint64, n int, err error) {
+			if err != nil || n != 512 {
+				failed.Add(1)
+			}
+			counts[ud].Add(1)
+			outstanding.Done()
+		}})
+	stop := make(chan struct{})
+	var polled atomic.Int64
+	var poller sync.WaitGroup
+	poller.Add(1)
+	go func() {
+		defer poller.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			polled.Add(int64(busy.(Poller).Poll()))
+			unix.Getppid()
+		}
+	}()
+	one := mustBuffer(t, 512)
+	batch := make([]Request, 32)
+	for first := 0; first < reads; first += len(batch) {
+		for i := range batch {
+			// Reads only: they may share a buffer.
+			batch[i] = Request{Op: OpRead, Offset: uint64((first+i)%128) * 512, Buf: one, UserData: uint64(first + i)}
+		}
+		outstanding.Add(len(batch))
+		if n, err := busy.Submit(batch); n != len(batch) || err != nil {
+			t.Fatalf("Submit: %d, %v", n, err)
+		}
+	}
+	outstanding.Wait()
+	close(stop)
+	poller.Wait()
+	for ud := range counts {
+		if got := counts[ud].Load(); got != 1 {
+			t.Fatalf("read %d completed %d times, want once", ud, got)
+		}
+	}
+	if failed.Load() != 0 {
+		t.Errorf("%d reads failed or came back short", failed.Load())
+	}
+	if polled.Load() == 0 {
+		t.Errorf("the poller completed none of %d reads, want some", reads)
+	}
+	t.Logf("the poller completed %d of %d reads, the reapers the rest", polled.Load(), reads)
+
+	if err := busy.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := busy.(Poller).Poll(); n != 0 {
+		t.Errorf("Poll after Close: completed %d, want 0", n)
+	}
+}
