@@ -287,3 +287,54 @@ func TestRowEngine(t *testing.T) {
 		}
 	}
 }
+
+// TestFioBesideReal: after a pass, fio runs for results.BesideSeconds at
+// the ceiling's best point over the server's own files, read-only, and
+// says what it read; a cluster's row, --no-fio and a bundle without a
+// curve get none, and no fio runs for them.
+func TestFioBesideReal(t *testing.T) {
+	testenv.MustLookPath(t, "fio")
+	base := testenv.MustDiskDir(t)
+	out, data := filepath.Join(base, "out"), filepath.Join(base, "data")
+	os.MkdirAll(out, 0o755)
+	os.MkdirAll(data, 0o755)
+	seg := make([]byte, 4<<20)
+	rand.Read(seg)
+	if err := os.WriteFile(filepath.Join(data, "segment.0"), seg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	row := results.Row{Backend: "uring", Pin: PinNone, Label: "no pin"}
+	var log strings.Builder
+	r := &runner{cfg: Config{DataDir: data}, out: out, stderr: &log}
+	if got := r.fioBeside(t.Context(), row, rowTarget{}); got != 0 {
+		t.Errorf("no preflight curve: got %v IOPS, want none", got)
+	}
+	pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 1,
+		Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}},
+		Sweep:   []hostcheck.FIOPoint{{Depth: 4, Jobs: 1, IODepth: 4, FIOResult: hostcheck.FIOResult{BlockBytes: 512, IOPS: 900}}, {Depth: 8, Jobs: 1, IODepth: 8, FIOResult: hostcheck.FIOResult{BlockBytes: 512, IOPS: 1000}}}}}
+	raw, _ := json.Marshal(pre)
+	if err := results.WriteFile(out, results.FilePreflight, raw); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got := r.fioBeside(t.Context(), row, rowTarget{})
+	if took := time.Since(start); got <= 0 || took < time.Duration(results.BesideSeconds)*time.Second {
+		t.Errorf("beside a pass: got %v IOPS after %v, want fio's positive IOPS after at least %d s:\n%s", got, took, results.BesideSeconds, log.String())
+	}
+	if back, _ := os.ReadFile(filepath.Join(data, "segment.0")); string(back) != string(seg) {
+		t.Errorf("the read-only fio changed segment.0")
+	}
+	for _, tt := range []struct {
+		name string
+		r    *runner
+		tgt  rowTarget
+	}{
+		{"a cluster", r, rowTarget{cluster: true}},
+		{"--no-fio", &runner{cfg: Config{DataDir: data, NoFio: true}, out: out, stderr: &log}, rowTarget{}},
+	} {
+		start := time.Now()
+		if got := tt.r.fioBeside(t.Context(), row, tt.tgt); got != 0 || time.Since(start) > 500*time.Millisecond {
+			t.Errorf("%s: got %v IOPS after %v, want none and no fio run", tt.name, got, time.Since(start))
+		}
+	}
+}

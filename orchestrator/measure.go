@@ -110,6 +110,7 @@ func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, th
 	if err != nil {
 		return err
 	}
+	rec.FioBesideIOPS = r.fioBeside(ctx, row, tgt)
 	if err := r.cells.Append(rec); err != nil {
 		return err
 	}
@@ -132,6 +133,9 @@ func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, th
 	}
 	if rowSpec(row).deviceReads {
 		note = fmt.Sprintf(", %.2f device reads per GET (INFO store%s)", rec.DeviceReadsPerGet, shardReadsNote(rec.Nodes)) + note
+	}
+	if rec.FioBesideIOPS > 0 {
+		note += fmt.Sprintf("; fio right after: %s IOPS (%.1f %% of it)", FormatOps(rec.FioBesideIOPS), 100*rec.OpsPerSec/rec.FioBesideIOPS)
 	}
 	r.printf("  %s ops/s, %.0f device bytes per GET%s%s\n%s", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet, evidenceLine(rec), note, mixLine(rec))
 	return nil

@@ -143,6 +143,7 @@ func renderCeilings(b *strings.Builder, res results.Results, preRaw []byte) {
 // what the disk read right before the row's passes when it had not come
 // back to its ceiling (0: it had, or was not probed), and after fio at the
 // cell's own depth right after the row (fioAfter; IOPS 0: not measured).
+// The cell's share of fio side by side (Cell.BesideShare) comes first.
 func shareText(c results.Cell, host, diskThen float64, after results.FioCPURecord) string {
 	s := fmt.Sprintf("%.1f %%", 100*c.FioShare)
 	if c.CeilingPinned && host > 0 {
@@ -150,6 +151,9 @@ func shareText(c results.Cell, host, diskThen float64, after results.FioCPURecor
 	}
 	if diskThen > 0 {
 		s += fmt.Sprintf(" (disk then: %.1f %%)", 100*c.Median/diskThen)
+	}
+	if c.BesideShare > 0 {
+		s += fmt.Sprintf(" (beside: %.1f %%)", 100*c.BesideShare)
 	}
 	if after.IOPS > 0 {
 		s += fmt.Sprintf(" (fio %s at %d after: %.1f %%)", after.Engine, after.Depth, 100*c.Median/after.IOPS)

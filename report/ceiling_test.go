@@ -102,6 +102,13 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	if got, want := shareText(res.Cells[0], res.FioIOPS512, 0, fioAfter(res, res.Cells[0])), "90.0 % (host: 54.0 %) (fio io_uring at 230 after: 90.0 %)"; got != want {
 		t.Errorf("pinned cell share beside fio after its row: got %q, want %q", got, want)
 	}
+	// The share of fio side by side with the passes comes before the
+	// figure of fio at the cell's depth.
+	beside := res.Cells[0]
+	beside.BesideShare = 0.934
+	if got, want := shareText(beside, res.FioIOPS512, 0, fioAfter(res, beside)), "90.0 % (host: 54.0 %) (beside: 93.4 %) (fio io_uring at 230 after: 90.0 %)"; got != want {
+		t.Errorf("pinned cell share beside fio after each pass: got %q, want %q", got, want)
+	}
 	if got, want := shareText(res.Cells[1], res.FioIOPS512, 0, fioAfter(res, res.Cells[1])), "75.0 % (fio libaio at 200 after: 150.0 %)"; got != want {
 		t.Errorf("unpinned cell share beside fio after its row: got %q, want %q", got, want)
 	}

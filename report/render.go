@@ -138,6 +138,9 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
+		if slices.ContainsFunc(res.Cells, func(c results.Cell) bool { return c.BesideShare > 0 && c.Excluded == "" }) {
+			fmt.Fprintf(&b, "(beside: X %%): the median over the cell's passes of each pass's ops/s as a share of fio at the ceiling's best point (its jobs × iodepth, on its CPUs) over the server's own files, read-only, for %d s right after that pass with the server idle: the ceiling measured side by side with the server, seconds apart, where the ceiling above was measured before any row ran. On a host whose disk changes speed within minutes the two differ, and this is the share the disk of the moment allowed.\n\n", results.BesideSeconds)
+		}
 		if shownAfter {
 			b.WriteString("(fio ENGINE at D after: X %): the cell's median as a share of fio run right after its row, with the server idle, on the row's CPUs, through the row's interface, at D reads in flight, the cell's own disk depth (the fio of the CPU table below): the same disk at the same depth, minutes later. The ceiling is fio's best depth, measured at the preflight; where a cell reads a larger share of this than of its ceiling, the difference went to the depth the disk was kept at or to a disk that was slower by then, not to the server's path. The share of the ceiling stays the cell's figure.\n\n")
 		}

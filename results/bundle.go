@@ -162,6 +162,11 @@ type PassRecord struct {
 	// CPUMicrosPerOp is the server's CPU over the phase (PassEvidence,
 	// summed over a cluster's nodes) plus the client's, per GET answered.
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
+	// FioBesideIOPS is what fio read right after the phase, the server
+	// idle: the ceiling's best point (its jobs × iodepth, on its CPUs)
+	// over the server's files, read-only, for BesideSeconds. 0 where it
+	// was not measured (no ceiling, a cluster, --no-fio, fio failed).
+	FioBesideIOPS float64 `json:"fio_beside_iops,omitempty"`
 	// Nodes is each master's share when the row's server is a cluster.
 	Nodes []NodePass `json:"nodes,omitempty"`
 	// MixEvidence is what a mixed cell's operations did (results/mix.go).
@@ -242,6 +247,11 @@ type DiskSettle struct {
 // SettleShare is the share of its ceiling a probe must read for the disk
 // to count as settled after a load.
 const SettleShare = settle.Share
+
+// BesideSeconds is how long the fio after each pass runs
+// (PassRecord.FioBesideIOPS): the shortest fio run, since it runs after
+// every pass of every cell; the disk's phases last tens of seconds.
+const BesideSeconds = 1
 
 // FailRecord is a cells.jsonl line saying a row could not be finished.
 type FailRecord struct {
@@ -325,6 +335,12 @@ type Cell struct {
 	Excluded string `json:"excluded,omitempty"`
 	// FioShare is Median / the cell's ceiling; 0 when unknown.
 	FioShare float64 `json:"fio_share,omitempty"`
+	// BesideShare is the median over the passes of each pass's ops/s ÷
+	// the fio that ran right after it (PassRecord.FioBesideIOPS): the
+	// share of the ceiling with server and fio side by side, minutes
+	// apart at most, where the ceiling's own fio ran before any row. 0
+	// where no pass had one.
+	BesideShare float64 `json:"fio_beside_share,omitempty"`
 	CellEvidence
 	// CPUMicrosPerOp is the median of the passes' server + client CPU
 	// per GET; 0 when the server's CPU was not read.

@@ -174,6 +174,13 @@ func CellExtras(c *Cell, passes []PassRecord) {
 		}
 	}
 	c.CPUMicrosPerOp, _, _ = Median(cpu)
+	var beside []float64
+	for _, p := range passes {
+		if p.FioBesideIOPS > 0 {
+			beside = append(beside, p.OpsPerSec/p.FioBesideIOPS)
+		}
+	}
+	c.BesideShare, _, _ = Median(beside)
 	c.CellMix = mixCell(passes)
 	byAddr := map[string][]NodePass{}
 	var order []string

@@ -64,3 +64,25 @@ func TestMaxShare(t *testing.T) {
 		}
 	}
 }
+
+// TestBesideShare: a cell's share of fio side by side is the median of
+// its passes' ops/s ÷ the fio right after each; a pass without one stays
+// out, and a cell with none has none.
+func TestBesideShare(t *testing.T) {
+	tests := []struct {
+		name   string
+		passes []PassRecord
+		want   float64
+	}{
+		{"every pass beside fio", []PassRecord{{OpsPerSec: 90, FioBesideIOPS: 100}, {OpsPerSec: 80, FioBesideIOPS: 100}, {OpsPerSec: 120, FioBesideIOPS: 100}}, 0.9},
+		{"a pass without fio stays out", []PassRecord{{OpsPerSec: 90, FioBesideIOPS: 100}, {OpsPerSec: 10}, {OpsPerSec: 80, FioBesideIOPS: 80}}, 0.95},
+		{"none", []PassRecord{{OpsPerSec: 90}, {OpsPerSec: 80}}, 0},
+	}
+	for _, tt := range tests {
+		var c Cell
+		CellExtras(&c, tt.passes)
+		if diff := c.BesideShare - tt.want; diff > 1e-9 || diff < -1e-9 {
+			t.Errorf("%s: got %v, want %v", tt.name, c.BesideShare, tt.want)
+		}
+	}
+}
