@@ -96,6 +96,18 @@ func mustBuffer(t testing.TB, n int) []byte {
 	return b
 }
 
+// checkRead fails t unless r is read i, whole and without error, and buf
+// holds the test pattern of offset off.
+func checkRead(t *testing.T, r result, i int, buf []byte, off uint64) {
+	t.Helper()
+	if r.err != nil || r.n != len(buf) || r.userData != uint64(i) {
+		t.Fatalf("read %d: got %+v, want %d bytes", i, r, len(buf))
+	}
+	if at := firstMismatch(buf, off); at >= 0 {
+		t.Fatalf("read %d at %d: wrong bytes at %d", i, off, at)
+	}
+}
+
 // submitWait submits one request and waits for its completion.
 func submitWait(t *testing.T, d Device, c *collector, r Request) result {
 	t.Helper()

@@ -25,12 +25,7 @@ func TestUringSubmitIdle(t *testing.T) {
 		}
 		select {
 		case r := <-c.ch:
-			if r.err != nil || r.n != len(buf) || r.userData != uint64(i) {
-				t.Fatalf("read %d: %+v", i, r)
-			}
-			if at := firstMismatch(buf, off); at >= 0 {
-				t.Fatalf("read %d at %d: wrong bytes at %d", i, off, at)
-			}
+			checkRead(t, r, i, buf, off)
 			inline++
 		default:
 			// The reaper held the CQ lock at that moment: the plain path.

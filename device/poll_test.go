@@ -66,12 +66,7 @@ func testPoll(t *testing.T, backend string) {
 		}
 		select {
 		case r := <-c.ch:
-			if r.err != nil || r.n != len(buf) || r.userData != uint64(i) {
-				t.Fatalf("read %d: got %+v", i, r)
-			}
-			if at := firstMismatch(buf, off); at >= 0 {
-				t.Fatalf("read %d at %d: wrong bytes at %d", i, off, at)
-			}
+			checkRead(t, r, i, buf, off)
 		default:
 			t.Fatalf("read %d: Poll returned 1 but OnComplete had not run", i)
 		}

@@ -111,19 +111,27 @@ func TestCPUTicksReal(t *testing.T) {
 // fio run at its observed depth, read-only, recorded in ceilings.jsonl; a
 // cell below it gets none, and a second call measures nothing again. A
 // libaio row's cells also get fio through libaio for the CPU comparison.
-func TestRecheckCeilingReal(t *testing.T) {
+// segmentFixture makes a bundle dir out and a data dir holding segments
+// segment files of 4 MiB of random bytes (seg), for fio to read.
+func segmentFixture(t *testing.T, segments int) (out, data string, seg []byte) {
+	t.Helper()
 	testenv.MustLookPath(t, "fio")
 	base := testenv.MustDiskDir(t)
-	out, data := filepath.Join(base, "out"), filepath.Join(base, "data")
+	out, data = filepath.Join(base, "out"), filepath.Join(base, "data")
 	os.MkdirAll(out, 0o755)
 	os.MkdirAll(data, 0o755)
-	seg := make([]byte, 4<<20)
+	seg = make([]byte, 4<<20)
 	rand.Read(seg)
-	for i := range 2 {
+	for i := range segments {
 		if err := os.WriteFile(filepath.Join(data, fmt.Sprintf("segment.%d", i)), seg, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return out, data, seg
+}
+
+func TestRecheckCeilingReal(t *testing.T) {
+	out, data, seg := segmentFixture(t, 2)
 	pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 1, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}},
 		FIOPinned: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 1, CPUs: "0", CPUCount: 1, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 800}}}}
 	raw, _ := json.Marshal(pre)
@@ -293,16 +301,7 @@ func TestRowEngine(t *testing.T) {
 // says what it read; a cluster's row, --no-fio and a bundle without a
 // curve get none, and no fio runs for them.
 func TestFioBesideReal(t *testing.T) {
-	testenv.MustLookPath(t, "fio")
-	base := testenv.MustDiskDir(t)
-	out, data := filepath.Join(base, "out"), filepath.Join(base, "data")
-	os.MkdirAll(out, 0o755)
-	os.MkdirAll(data, 0o755)
-	seg := make([]byte, 4<<20)
-	rand.Read(seg)
-	if err := os.WriteFile(filepath.Join(data, "segment.0"), seg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	out, data, seg := segmentFixture(t, 1)
 	row := results.Row{Backend: "uring", Pin: PinNone, Label: "no pin"}
 	var log strings.Builder
 	r := &runner{cfg: Config{DataDir: data}, out: out, stderr: &log}
