@@ -16,9 +16,10 @@
 // ErrPastEnd (nothing was written there), ErrShortIO (part of it was), or
 // the errno of the kernel wrapped with the op and offset.
 //
-// The exceptions: Poll (Poller, poll.go, uring and libaio) delivers on
-// its caller's goroutine what the kernel has completed and no completion
-// goroutine has taken yet, without waiting; the store's sessions call it
+// The exceptions: Poll (Poller, poll.go, every backend) delivers on its
+// caller's goroutine what the kernel has completed and no completion
+// goroutine has taken yet (localmemory: what waits for one), without
+// waiting; the store's sessions call it
 // before they wait for their reads, since on a busy process the reapers,
 // woken through the netpoller, run late. And uring's SubmitIdle
 // (IdleSubmitter, idle.go): a lone
