@@ -66,7 +66,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Workload, "workload", "", "the measured cells' operations: a `mix` such as GET:95,SET:5 (GET, SET, MGET, RMW; as tierbench bench --op-mix) or a preset: ycsb-a (GET:50,SET:50), ycsb-b (GET:95,SET:5), ycsb-c (GET:100), ycsb-f (GET:50,RMW:50);\n"+
 		"SET writes each key's loaded value, so the load check holds after; device bytes per GET divide by the ops that read a key; the latency steps and the ladder stay GETs (default: GETs alone)")
 	fs.BoolVar(&cfg.Force, "force", false, "measure even when a preflight check failed")
-	fs.BoolVar(&cfg.NoFio, "no-fio", false, "skip the fio baseline (the report then has no ceiling)")
+	fs.BoolVar(&cfg.NoFio, "no-fio", false, "skip fio: the baseline (the report then has no ceiling), the disk-settle probes after a load and the 1 s fio after every pass that each cell is also held against (beside)")
 	fs.BoolVar(&cfg.Silent, "silent", false, "no progress lines on stderr")
 	fs.StringVar(&servers, "server", "", "servers to measure side by side, comma-separated, one set of rows each: tierbench, garnet, redis, valkey, keydb, dragonfly (the catalogue, README's \"Measure Garnet, Redis and others\"); each started as tierbench's own is: pinned, on a wiped data dir, its pid proven to own the socket (the real server behind a launcher), its whole process tree stopped (default tierbench)")
 	fs.StringVar(&cfg.ServerCmd, "server-cmd", "", "a server of your own to measure beside --server's, as a command `template` with {port} {bind} {data} {memory} {page} {segment} {index} {backend}, split into words as a shell does; its rows are named cmd")
