@@ -19,10 +19,9 @@
 // The exceptions: Poll (Poller, poll.go, every backend) delivers on its
 // caller's goroutine what the kernel has completed and no completion
 // goroutine has taken yet (localmemory: what waits for one), without
-// waiting; the store's sessions call it
-// before they wait for their reads, since on a busy process the reapers,
-// woken through the netpoller, run late. And uring's SubmitIdle
-// (IdleSubmitter, idle.go): a lone
+// waiting; the store's sessions call it before they wait for their reads,
+// since on a busy process the reapers, woken through the netpoller, run
+// late. And uring's SubmitIdle (IdleSubmitter, idle.go): a lone
 // request on a device with nothing else in flight is waited for in the
 // kernel by the submitter, as fio waits at queue depth 1, and its
 // OnComplete runs on the submitter's goroutine before SubmitIdle returns.

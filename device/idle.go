@@ -87,11 +87,7 @@ func (d *uringDevice) reapOwn(r *uringRing) {
 	}
 	n := r.take(batch[:])
 	r.cq.Unlock()
-	for _, c := range batch[:n] {
-		if c.userData != uringWakeUserData {
-			d.complete(uint32(c.userData), int64(c.res))
-		}
-	}
+	d.completeTaken(batch[:n])
 }
 
 // wait is io_uring_enter waiting for one completion, made as an ordinary

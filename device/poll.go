@@ -57,12 +57,7 @@ func (d *uringDevice) Poll() int {
 		n := r.take(batch[:])
 		r.cq.Unlock()
 		d.warmDone(batch[:n])
-		for _, c := range batch[:n] {
-			if c.userData != uringWakeUserData {
-				d.complete(uint32(c.userData), int64(c.res))
-				completed++
-			}
-		}
+		completed += d.completeTaken(batch[:n])
 	}
 	return completed
 }

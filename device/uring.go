@@ -533,6 +533,20 @@ func (r *uringRing) take(batch []uringDone) int {
 	return n
 }
 
+// completeTaken delivers a taken batch outside the reaper (no deferred
+// submissions: see Poller and IdleSubmitter) and returns how many requests
+// it completed; the wake-up NOP is no request.
+func (d *uringDevice) completeTaken(batch []uringDone) int {
+	n := 0
+	for _, c := range batch {
+		if c.userData != uringWakeUserData {
+			d.complete(uint32(c.userData), int64(c.res))
+			n++
+		}
+	}
+	return n
+}
+
 // warmDone starts loading the slots of a taken batch (core.warm).
 func (d *uringDevice) warmDone(batch []uringDone) {
 	d.warm(len(batch), func(i int) (uint32, bool) {
