@@ -38,7 +38,7 @@ const maxDrawFactor = 64
 // requests and, with --zipf, the keys a master gets follow the skew
 // restricted to its own keys.
 func (t *clusterThread) draw(threads, thread, perNode int) {
-	rng := keyRNG(t.p.Seed, uint64(threads)<<32|uint64(thread))
+	rng := keyRNG(t.p.Seed, cellStream(t.p.op, threads, thread))
 	want := perNode * len(t.m.nodes)
 	got := make([]int, len(t.m.nodes))
 	served := 0

@@ -69,7 +69,7 @@ type Config struct {
 	KeyDist   keyspace.Dist
 	Zipf      bool    // the older spelling of KeyDist zipf:ZipfTheta (--zipf); not with a KeyDist
 	ZipfTheta float64 // skew, 0 < theta < 1
-	Seed      uint64  // seed of the key draws; equal seeds draw equal keys
+	Seed      uint64  // seed of the key draws; equal seeds draw equal keys (see writeStream)
 
 	// Cluster drives a Redis Cluster (--cluster-bench): the slot map is read
 	// from Host:Port and every key goes to the master serving its slot.

@@ -85,3 +85,71 @@ func TestBuildBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteCellsDrawOtherKeys pins writeStream: a cell that only writes
+// draws other keys than a read cell of the same seed and connections
+// (offline and online), while read cells keep the keys a seed always gave.
+func TestWriteCellsDrawOtherKeys(t *testing.T) {
+	const threads, thread, n = 4, 1, 2000
+	offline := func(op string) []uint64 {
+		cfg := DefaultConfig()
+		cfg.DBSize, cfg.Op, cfg.Batch, cfg.PrebuiltOpsPerThread = 1_000_000, op, 100, n
+		p, err := cfg.plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return buildBatches(p, threads, thread).keys
+	}
+	online := func(op string) []uint64 {
+		cfg := DefaultConfig()
+		cfg.DBSize, cfg.Online, cfg.Runtime = 1_000_000, true, 1
+		cfg.OpWorkload, cfg.OpPercent = []string{op}, []int{100}
+		p, err := cfg.plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := newOpSource(p, thread)
+		keys := make([]uint64, n)
+		for i := range keys {
+			_, keys[i], _ = src.next()
+		}
+		return keys
+	}
+	agree := func(a, b []uint64) int {
+		same := 0
+		for i := range min(len(a), len(b)) {
+			if a[i] == b[i] {
+				same++
+			}
+		}
+		return same
+	}
+	for _, tt := range []struct {
+		name     string
+		a, b     []uint64
+		wantSame bool
+	}{
+		{"offline GET and MGET", offline("GET"), offline("MGET"), true},
+		{"offline GET and SET", offline("GET"), offline("SET"), false},
+		{"offline GET and MSET", offline("GET"), offline("MSET"), false},
+		{"offline SET and MSET", offline("SET"), offline("MSET"), true},
+		{"online GET and SET", online("GET"), online("SET"), false},
+		{"online SET and INCR", online("SET"), online("INCR"), true},
+	} {
+		same := agree(tt.a, tt.b)
+		if tt.wantSame && same != len(tt.a) {
+			t.Errorf("%s: %d of %d draws agree, want all", tt.name, same, len(tt.a))
+		}
+		if !tt.wantSame && same > 2 {
+			t.Errorf("%s: %d of %d draws agree, want independent keys", tt.name, same, len(tt.a))
+		}
+	}
+	// A GET cell's keys are those of the stream it has always used.
+	s := keyspace.NewSampler(1_000_000, 0)
+	rng := keyRNG(DefaultConfig().Seed, uint64(threads)<<32|thread)
+	for i, k := range offline("GET") {
+		if want := s.Next(rng); k != want {
+			t.Fatalf("GET cell key %d is %d, want %d: a seed's read keys changed", i, k, want)
+		}
+	}
+}

@@ -160,7 +160,7 @@ func buildBatches(p *plan, threads, thread int) *threadBatches {
 	b := p.Batch
 	nb := max((prebuiltOps(p, threads)+b-1)/b, 1)
 	tb := &threadBatches{offsets: make([]int, 1, nb+1), keys: make([]uint64, 0, nb*b),
-		rng: keyRNG(p.Seed, uint64(threads)<<32|uint64(thread))}
+		rng: keyRNG(p.Seed, cellStream(p.op, threads, thread))}
 	// Single-key requests all have the layout of the first one: copy it
 	// and write only the key digits (and SET's value) in place.
 	var tmpl []byte

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,9 +101,13 @@ type opSource struct {
 }
 
 func newOpSource(p *plan, thread int) *opSource {
+	stream := uint64(1)<<62 | uint64(thread)
+	if !slices.ContainsFunc(p.workload[:], func(o opcode) bool { return !o.writes() }) {
+		stream ^= writeStream // see writeStream
+	}
 	return &opSource{
 		p:      p,
-		keyRNG: keyRNG(p.Seed, uint64(1)<<62|uint64(thread)),
+		keyRNG: keyRNG(p.Seed, stream),
 		mix:    rand.New(rand.NewPCG(p.Seed, mix64(uint64(thread)^0x5eed))),
 		buf:    make([]byte, 0, 256+p.keyLength+p.ValueLength),
 	}

@@ -110,7 +110,7 @@ the whole distribution, at the client CPU of a draw per op (--cluster-bench cycl
 		"(YCSB draws their keys zipfian: add --key-dist zipf:0.99 for that)")
 	fs.BoolVar(&cfg.Zipf, "zipf", false, "same as --key-dist zipf:THETA with --zipf-theta's THETA")
 	fs.Float64Var(&cfg.ZipfTheta, "zipf-theta", cfg.ZipfTheta, "zipf skew `theta`, between 0 and 1")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "`seed` of the key draws: equal seeds draw equal keys")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "`seed` of the key draws: equal seeds draw equal keys at equal -t, except that a cell of writes only (SET, MSET, INCR, DEL) draws other keys than a read cell, so a GET cell never reads back the keys a SET cell just wrote, in the order written")
 	fs.BoolVar(&cfg.Cluster, "cluster-bench", false, "drive a Redis Cluster: read the slot map from --host:--port (CLUSTER SHARDS, else CLUSTER SLOTS), route every key to the master of its slot, one connection per thread to every master; -MOVED and -ASK are followed and counted apart; the load sends MSETs of one slot each; output gains a per-node breakdown")
 	fs.BoolVar(&cfg.JSON, "json", false, "print one JSON document on stdout; human lines go to stderr")
 	fs.BoolVar(&cfg.Verify, "verify", false, "check every GET/MGET value against the loaded one; mismatches, misses and errors fail the run")
