@@ -4,3 +4,7 @@
 // index buckets, a reaped batch's request slots) pays for their misses
 // together instead of one after another.
 package cacheline
+
+// Bytes is the cache line size the hot paths lay their data out for and
+// step their prefetches by: 64 on every processor we run on.
+const Bytes = 64

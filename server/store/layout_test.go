@@ -55,3 +55,42 @@ func TestSlotKey(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchRecordStaysInWindow runs prefetchRecord over records at
+// every kind of offset in their sector, windows shorter than the record
+// guessed and long keys: it must touch only the window (an index past it
+// panics) and allocate nothing.
+func TestPrefetchRecordStaysInWindow(t *testing.T) {
+	st := openTest(t, smallConfig(t, "localmemory"))
+	sess := newTestSession(t, st)
+	sector := st.sector
+	tests := []struct {
+		name       string
+		addr       uint64 // the record's address; the window starts at its sector
+		window     int
+		keyLen     uint8
+		valueGuess uint64
+	}{
+		{"at the sector's start", 10 * sector, 512, 16, 96},
+		{"mid-sector", 10*sector + 200, 512, 16, 96},
+		{"last byte of the sector", 11*sector - 8, 512, 16, 96},
+		{"record longer than the window", 10*sector + 448, 512, 16, 1 << 20},
+		{"long key", 10*sector + 64, 1024, keyIsLong, 96},
+		{"window shorter than the offset", 10*sector + 300, 256, 16, 96},
+		{"empty window", 10*sector + 300, 0, 16, 96},
+	}
+	for _, tt := range tests {
+		pr := &pendingRead{addr: tt.addr, window: make([]byte, tt.window), keyLen: tt.keyLen}
+		sess.valueGuess = tt.valueGuess
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: prefetchRecord panicked: %v", tt.name, r)
+				}
+			}()
+			if allocs := testing.AllocsPerRun(10, func() { sess.prefetchRecord(pr) }); allocs != 0 {
+				t.Errorf("%s: %v allocations, want 0", tt.name, allocs)
+			}
+		}()
+	}
+}

@@ -29,8 +29,13 @@ type Store struct {
 	idle device.IdleSubmitter
 	// poll is dev when a session about to wait for its reads can take
 	// what the kernel has completed itself (device.Poller); nil otherwise.
-	poll   device.Poller
-	sector uint64
+	poll device.Poller
+	// coldReads says the device's reads land out of every cache (the
+	// native backends: the disk writes the buffer by DMA), so a session
+	// prefetches each record before decoding it (prefetchRecord);
+	// localmemory's are a copy a CPU just made.
+	coldReads bool
+	sector    uint64
 	// chunkBufs holds the sessions' slot buffers (see chunkBuffers).
 	chunkBufs chunkBuffers
 
@@ -114,6 +119,7 @@ func Open(cfg Config) (*Store, error) {
 		s.dev = dev
 		s.idle, _ = dev.(device.IdleSubmitter)
 		s.poll, _ = dev.(device.Poller)
+		s.coldReads = cfg.deviceBackend() != "localmemory"
 		s.sector = uint64(dev.SectorSize())
 		if s.sector == 0 || s.sector&(s.sector-1) != 0 || s.sector > uint64(cfg.PageBytes) {
 			dev.Close()
