@@ -25,9 +25,10 @@ import "sync/atomic"
 // GET, and 2.8 % more at 8 (14 of 19); libaio 8.5 % more at 64 (18 of
 // 19) at 12 % less CPU per GET, and as much as before at 8. On
 // localmemory (the tiered server with the seed's 4 completion goroutines,
-// unpinned, 700 000 keys, t=4 -b 256), 2.9 % more (15 of 19) at 3 % less
-// server CPU per GET: a session that would park takes its queue instead
-// of handing the copies to another goroutine and waiting to be woken.
+// unpinned, 700 000 keys, t=4), 0.8 % more at -b 256 and 2.5 % more at
+// -b 1024 (8 of 12 alternated cells each) at 1.7-2.1 % less server CPU
+// per GET: a session that would park takes its queue instead of handing
+// the copies to another goroutine and waiting to be woken.
 //
 // Poll must not be called from a completion function, nor while holding
 // anything a completion function takes. After Close it returns 0.
