@@ -7,6 +7,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // redisCompatVersion is the Redis version the server reports in INFO and
@@ -273,14 +274,20 @@ func (c *conn) incr(old []byte, exists bool, dst []byte) ([]byte, error) {
 // dbsizeReclaim bounds the keys DBSIZE reclaims before counting.
 const dbsizeReclaim = 4096
 
+// dbsizeSettleWait bounds DBSIZE's wait for other connections' existence
+// checks (store.Session.SettleAll).
+const dbsizeSettleWait = 250 * time.Millisecond
+
 // cmdDBSize counts the live keys. It first reclaims (a bounded number of)
 // the keys whose expiry time has passed and that the active sweep has not
-// reached yet, so that a key is not counted after its time.
+// reached yet, so that a key is not counted after its time, and waits for
+// the existence checks of writes already acknowledged, on any connection.
 func cmdDBSize(c *conn, _ [][]byte) {
 	if _, err := c.sess.ExpireDue(dbsizeReclaim); err != nil {
 		c.storeError(err)
 		return
 	}
+	c.sess.SettleAll(dbsizeSettleWait)
 	c.out = appendInt(c.out, c.srv.keys())
 }
 

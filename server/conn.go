@@ -330,6 +330,9 @@ func (c *conn) writeIfDue() bool {
 // returns false when the connection is broken.
 func (c *conn) flush() bool {
 	c.fillHoles()
+	// The writes answered below must count in DBSIZE on every connection
+	// (store.Session.SettleAll), even if this one sends nothing more.
+	c.sess.SubmitChecks()
 	ready := c.stages.replyReady()
 	defer c.stages.written(ready)
 	c.publish()

@@ -249,3 +249,63 @@ func TestTieredGetAllocs(t *testing.T) {
 		t.Errorf("device reads = %d, want at least %d: the cold GETs did not reach the device", reads, 51*64)
 	}
 }
+
+// TestDBSizeCountsOtherConnectionsWrites: a SET on one connection that
+// brings back a key deleted earlier (its tombstone on the device, so the
+// store must read it to know the key was not live) counts in DBSIZE asked
+// on another connection right after the SET's reply, with the first
+// connection idle: the existence check used to wait, unsubmitted, for
+// that connection's next command, and DBSIZE answered one key short.
+func TestDBSizeCountsOtherConnectionsWrites(t *testing.T) {
+	devices := []struct{ deviceType, backend string }{
+		{"localmemory", ""},
+		{"native", "libaio"},
+		{"native", "uring"},
+	}
+	for _, d := range devices {
+		t.Run(d.deviceType+"-"+d.backend, func(t *testing.T) {
+			s := startTiered(t, Config{Store: tieredStore(t, d.deviceType, d.backend)})
+			writer, asker := dial(t, s), dial(t, s)
+			loadTiered(t, s, writer)
+			if got := writer.do("DEL", tieredKey(0)); got != ":1\r\n" {
+				t.Fatalf("DEL: got %q", got)
+			}
+			// Push the tombstone out of memory with as many new keys again.
+			for i := tieredKeys; i < 2*tieredKeys; i += 100 {
+				args := []string{"MSET"}
+				for j := i; j < i+100; j++ {
+					args = append(args, tieredKey(j), tieredValue(j))
+				}
+				if got := writer.do(args...); got != "+OK\r\n" {
+					t.Fatalf("MSET: got %q", got)
+				}
+			}
+			want := fmt.Sprintf(":%d\r\n", 2*tieredKeys-1)
+			if got := asker.do("DBSIZE"); got != want {
+				t.Fatalf("DBSIZE after the DEL: got %q, want %q", got, want)
+			}
+			for round := range 3 {
+				if got := writer.do("SET", tieredKey(0), tieredValue(0)); got != "+OK\r\n" {
+					t.Fatalf("SET: got %q", got)
+				}
+				want := fmt.Sprintf(":%d\r\n", 2*tieredKeys)
+				if got := asker.do("DBSIZE"); got != want {
+					t.Fatalf("round %d: DBSIZE on another connection right after the SET: got %q, want %q", round, got, want)
+				}
+				// Delete it again, and push the tombstone out, for the next round.
+				if got := writer.do("DEL", tieredKey(0)); got != ":1\r\n" {
+					t.Fatalf("DEL: got %q", got)
+				}
+				for i := 0; i < tieredKeys; i += 100 {
+					args := []string{"MSET"}
+					for j := tieredKeys + i; j < tieredKeys+i+100; j++ {
+						args = append(args, tieredKey(j), tieredValue(j))
+					}
+					if got := writer.do(args...); got != "+OK\r\n" {
+						t.Fatalf("MSET: got %q", got)
+					}
+				}
+			}
+		})
+	}
+}

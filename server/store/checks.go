@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"time"
 
 	"github.com/tierbench/tierbench/device"
 )
@@ -45,6 +46,7 @@ func (s *Session) pumpChecks() {
 		s.st.pendingReads.Add(-int64(len(s.checkReqs) - accepted))
 		for _, i := range s.checkQueued[accepted:] {
 			s.checking--
+			s.st.checksSettled.Add(1)
 			s.releaseSlot(i)
 		}
 	}
@@ -76,6 +78,7 @@ func (st *Store) settleNow(pr *pendingRead) bool {
 		}
 		st.countExpiring(live && h.expires, pr.selfExpires)
 	}
+	st.checksSettled.Add(1)
 	return true
 }
 
@@ -113,6 +116,40 @@ func (s *Session) Settle() {
 	}
 }
 
+// SubmitChecks hands the device the existence checks this session's
+// writes queued, and settles those already back, without waiting. A
+// connection calls it before its replies go out: a check decided by one
+// read is then settled by the device's completion goroutine (settleNow)
+// even if the session makes no further call, and SettleAll on another
+// session can wait for it.
+func (s *Session) SubmitChecks() { s.pumpChecks() }
+
+// SettleAll is Settle, and then a wait of up to maxWait for the other
+// sessions' existence checks to settle, so that DBSIZE from one connection
+// counts the keys another connection's acknowledged writes made new. Those
+// checks settle on the device's completion goroutine, or at their session's
+// next call or Close: a load's connections are closing when a client asks
+// DBSIZE right after it (a run's load check read 199 999 of 200 000 keys
+// once, in a fresh clone's CI), and a connection that wrote and went idle
+// had its checks queued until its next command. An idle session with a
+// check that must follow a chain (another key under the same index tag)
+// settles it only at its next call, hence the bound.
+//
+// It waits until as many checks have settled as had been made when it was
+// called, not until none is in flight: under other connections' steady
+// writes there always are some, and DBSIZE would wait the whole bound each
+// time. Checks settle out of order, so with writes going on it may return
+// while an older one is still out; DBSIZE is a moment's count then anyway.
+func (s *Session) SettleAll(maxWait time.Duration) {
+	s.Settle()
+	st := s.st
+	made := st.checksMade.Load()
+	deadline := time.Now().Add(maxWait)
+	for nap := 20 * time.Microsecond; st.checksSettled.Load() < made && time.Now().Before(deadline); nap = min(2*nap, time.Millisecond) {
+		time.Sleep(nap)
+	}
+}
+
 // settle takes one completed existence check: when the chain below the
 // upsert's record did not hold the key live, the key was new and is
 // counted. Each write's effect on the counter depends only on the chain
@@ -131,6 +168,7 @@ func (s *Session) settle(i uint32, pr *pendingRead) {
 			}
 			st.countExpiring(live && expires, pr.selfExpires)
 		}
+		st.checksSettled.Add(1)
 		pr.check = false
 		s.checking--
 		s.releaseSlot(i)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // settleWatching settles sess's existence checks, as Settle does, and
@@ -92,6 +93,48 @@ func TestExistenceCheckReadsHeadOnly(t *testing.T) {
 			}
 			if n := len(del.syncBuf); n > max(4096, 2*sector) {
 				t.Errorf("Delete of a key with a %d B value on the device read into a %d B buffer, want a sector or two", valueBytes, n)
+			}
+		})
+	}
+}
+
+// TestChecksAllSettle: every existence check a session makes is counted
+// settled exactly once, whichever way it ends (on the completion
+// goroutine, by the session, after following a chain), so that SettleAll
+// on another session waits for the writes made before it and no longer.
+func TestChecksAllSettle(t *testing.T) {
+	for _, backend := range tieredBackends {
+		t.Run(backend, func(t *testing.T) {
+			s := openTest(t, smallConfig(t, backend))
+			writer, asker := newTestSession(t, s), newTestSession(t, s)
+			for i := range 3000 {
+				mustUpsert(t, writer, testKey(i), testValue(i, 0, 100))
+			}
+			for i := 0; i < 300; i += 3 {
+				if _, err := writer.Delete(testKey(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 3000 { // overwrites, and keys brought back
+				mustUpsert(t, writer, testKey(i), testValue(i, 1, 100))
+			}
+			writer.SubmitChecks()
+			start := time.Now()
+			asker.SettleAll(5 * time.Second)
+			waited := time.Since(start)
+			made, settled := s.checksMade.Load(), s.checksSettled.Load()
+			if made == 0 {
+				t.Fatalf("no existence checks made: the test wrote nothing over the device")
+			}
+			if settled != made {
+				t.Errorf("SettleAll returned after %v with %d of %d checks settled", waited, settled, made)
+			}
+			if got := s.Stats().Keys; got != 3000 {
+				t.Errorf("keys after SettleAll: got %d, want 3000", got)
+			}
+			writer.Settle()
+			if made, settled := s.checksMade.Load(), s.checksSettled.Load(); settled != made {
+				t.Errorf("after the writer settled: %d of %d checks settled", settled, made)
 			}
 		})
 	}

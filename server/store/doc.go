@@ -68,7 +68,10 @@
 // goroutine settles as it lands (or, when the chain must be followed
 // further, the session at its next call: any operation, CompletePending,
 // Settle or Close); until then the counter may lag for a key that was new
-// or deleted. Each write's effect on the counter depends only on the
+// or deleted. A server submits its connection's checks before answering
+// (SubmitChecks), and DBSIZE waits for those made before it on every
+// session (SettleAll), so that a write acknowledged on one connection
+// counts on another. Each write's effect on the counter depends only on the
 // immutable chain below its own record, which keeps it exact under
 // concurrent writers. Loading new keys costs no read. Records are never updated in place, so without a storage tier every
 // write grows the log; FlushAll drops every key at once by moving

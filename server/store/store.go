@@ -43,6 +43,10 @@ type Store struct {
 	expiring       atomic.Int64 // the keys of keys whose newest record has an expiry time
 	pendingReads   atomic.Int64
 	completedReads atomic.Int64
+	// The upserts' existence checks of every session, made and settled
+	// (their effect on keys in) since Open: see SettleAll.
+	checksMade    atomic.Int64
+	checksSettled atomic.Int64
 
 	// Expiry (see expiry.go): the clock's offset (tests move time with
 	// it), the active sweep's schedule and its goroutine, and what it has

@@ -212,6 +212,7 @@ func (s *Session) write(key []byte, h uint64, wantOld, asyncCheck bool, decide f
 		}
 		pr.check, pr.self, pr.selfExpires, pr.timed = true, addr, expireAt != 0, false
 		s.checking++
+		st.checksMade.Add(1)
 		s.checkQueued = append(s.checkQueued, check)
 		return f, nil
 	}
