@@ -108,7 +108,12 @@ func TestGetStagesCounted(t *testing.T) {
 			if got := st["submit"].calls; got > reads {
 				t.Errorf("stage submit: %d calls, want at most %d", got, reads)
 			}
-			if st["complete"].p50 <= 0 || st["total"].p50 < st["complete"].p50 || st["total"].max < st["total"].p99 {
+			// Each cold GET's total holds its complete stage, so the
+			// slowest total is at least the slowest completion. Not the
+			// medians: total's is over the warm GETs too, and a quick
+			// ten of them put it below the cold GETs' completions under
+			// load (a full package run here: 69.6 µs against 77.8).
+			if st["complete"].p50 <= 0 || st["total"].max < st["complete"].max || st["total"].max < st["total"].p99 {
 				t.Errorf("implausible stage figures: %+v", st)
 			}
 			// A pipeline deeper than stageTimedGets: only its first GETs
