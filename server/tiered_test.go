@@ -31,6 +31,13 @@ func tieredStore(t testing.TB, deviceType, backend string) store.Config {
 
 const tieredKeys = 3000
 
+// tieredDevices are the device types and backends the tiered tests run on.
+var tieredDevices = []struct{ deviceType, backend string }{
+	{"localmemory", ""},
+	{"native", "libaio"},
+	{"native", "uring"},
+}
+
 func tieredKey(i int) string { return fmt.Sprintf("key:%012d", i) }
 
 // tieredValue is 96 bytes that name their key, so a reply carrying another
@@ -52,15 +59,7 @@ func startTiered(t *testing.T, cfg Config) *Server {
 func loadTiered(t *testing.T, s *Server, c *client) {
 	t.Helper()
 	keysBefore := s.Store().Stats().Keys
-	for i := 0; i < tieredKeys; i += 100 {
-		args := []string{"MSET"}
-		for j := i; j < i+100; j++ {
-			args = append(args, tieredKey(j), tieredValue(j))
-		}
-		if got := c.do(args...); got != "+OK\r\n" {
-			t.Fatalf("MSET: got %q", got)
-		}
-	}
+	msetRange(t, c, 0, tieredKeys)
 	st := s.Store().Stats()
 	if st.Keys != keysBefore+tieredKeys {
 		t.Fatalf("store holds %d keys after the load, want %d", st.Keys, keysBefore+tieredKeys)
@@ -75,12 +74,7 @@ func loadTiered(t *testing.T, s *Server, c *client) {
 // reply is the right one in the right place, on every device backend,
 // with and without scatter-gather GETs.
 func TestTieredPipelineOrder(t *testing.T) {
-	devices := []struct{ deviceType, backend string }{
-		{"localmemory", ""},
-		{"native", "libaio"},
-		{"native", "uring"},
-	}
-	for _, d := range devices {
+	for _, d := range tieredDevices {
 		for _, sg := range []bool{true, false} {
 			name := fmt.Sprintf("%s-%s/sg-get=%v", d.deviceType, d.backend, sg)
 			t.Run(name, func(t *testing.T) {
@@ -257,12 +251,7 @@ func TestTieredGetAllocs(t *testing.T) {
 // connection idle: the existence check used to wait, unsubmitted, for
 // that connection's next command, and DBSIZE answered one key short.
 func TestDBSizeCountsOtherConnectionsWrites(t *testing.T) {
-	devices := []struct{ deviceType, backend string }{
-		{"localmemory", ""},
-		{"native", "libaio"},
-		{"native", "uring"},
-	}
-	for _, d := range devices {
+	for _, d := range tieredDevices {
 		t.Run(d.deviceType+"-"+d.backend, func(t *testing.T) {
 			s := startTiered(t, Config{Store: tieredStore(t, d.deviceType, d.backend)})
 			writer, asker := dial(t, s), dial(t, s)
@@ -271,15 +260,7 @@ func TestDBSizeCountsOtherConnectionsWrites(t *testing.T) {
 				t.Fatalf("DEL: got %q", got)
 			}
 			// Push the tombstone out of memory with as many new keys again.
-			for i := tieredKeys; i < 2*tieredKeys; i += 100 {
-				args := []string{"MSET"}
-				for j := i; j < i+100; j++ {
-					args = append(args, tieredKey(j), tieredValue(j))
-				}
-				if got := writer.do(args...); got != "+OK\r\n" {
-					t.Fatalf("MSET: got %q", got)
-				}
-			}
+			msetRange(t, writer, tieredKeys, 2*tieredKeys)
 			want := fmt.Sprintf(":%d\r\n", 2*tieredKeys-1)
 			if got := asker.do("DBSIZE"); got != want {
 				t.Fatalf("DBSIZE after the DEL: got %q, want %q", got, want)
@@ -296,16 +277,22 @@ func TestDBSizeCountsOtherConnectionsWrites(t *testing.T) {
 				if got := writer.do("DEL", tieredKey(0)); got != ":1\r\n" {
 					t.Fatalf("DEL: got %q", got)
 				}
-				for i := 0; i < tieredKeys; i += 100 {
-					args := []string{"MSET"}
-					for j := tieredKeys + i; j < tieredKeys+i+100; j++ {
-						args = append(args, tieredKey(j), tieredValue(j))
-					}
-					if got := writer.do(args...); got != "+OK\r\n" {
-						t.Fatalf("MSET: got %q", got)
-					}
-				}
+				msetRange(t, writer, tieredKeys, 2*tieredKeys)
 			}
 		})
+	}
+}
+
+// msetRange writes keys [from, to) with MSETs of 100.
+func msetRange(t *testing.T, c *client, from, to int) {
+	t.Helper()
+	for i := from; i < to; i += 100 {
+		args := []string{"MSET"}
+		for j := i; j < min(i+100, to); j++ {
+			args = append(args, tieredKey(j), tieredValue(j))
+		}
+		if got := c.do(args...); got != "+OK\r\n" {
+			t.Fatalf("MSET: got %q", got)
+		}
 	}
 }
