@@ -123,7 +123,7 @@ func Open(cfg Config) (*Store, error) {
 		s.dev = dev
 		s.idle, _ = dev.(device.IdleSubmitter)
 		s.poll, _ = dev.(device.Poller)
-		s.coldReads = cfg.deviceBackend() != "localmemory"
+		s.coldReads = cfg.deviceBackend() != device.BackendLocalMemory
 		s.sector = uint64(dev.SectorSize())
 		if s.sector == 0 || s.sector&(s.sector-1) != 0 || s.sector > uint64(cfg.PageBytes) {
 			dev.Close()
