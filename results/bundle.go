@@ -337,9 +337,9 @@ type Cell struct {
 	FioShare float64 `json:"fio_share,omitempty"`
 	// BesideShare is the median over the passes of each pass's ops/s ÷
 	// the fio that ran right after it (PassRecord.FioBesideIOPS): the
-	// share of the ceiling with server and fio side by side, minutes
-	// apart at most, where the ceiling's own fio ran before any row. 0
-	// where no pass had one.
+	// share of the ceiling with server and fio side by side, seconds
+	// apart, where the ceiling's own fio ran before any row. 0 where no
+	// pass had one.
 	BesideShare float64 `json:"fio_beside_share,omitempty"`
 	CellEvidence
 	// CPUMicrosPerOp is the median of the passes' server + client CPU
