@@ -338,6 +338,39 @@ func TestLoadNeedsTwoBundles(t *testing.T) {
 	if bundles[0].Name != "base" || bundles[1].Name != "base#2" {
 		t.Errorf("got names %q, %q, want base, base#2", bundles[0].Name, bundles[1].Name)
 	}
+	// Two runs written to out/ in different folders are told apart by
+	// their folders.
+	top := t.TempDir()
+	for _, d := range []string{"q1/out", "q2/out"} {
+		if err := os.CopyFS(filepath.Join(top, d), os.DirFS(base)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bundles, err = Load([]string{filepath.Join(top, "q1/out"), filepath.Join(top, "q2/out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bundles[0].Name != "q1/out" || bundles[1].Name != "q2/out" {
+		t.Errorf("got names %q, %q, want q1/out, q2/out", bundles[0].Name, bundles[1].Name)
+	}
+}
+
+func TestDistinctNames(t *testing.T) {
+	for _, tc := range []struct {
+		dirs []string
+		want []string
+	}{
+		{[]string{"/r/a", "/r/b"}, []string{"a", "b"}},
+		{[]string{"/q1/out", "/q3/out"}, []string{"q1/out", "q3/out"}},
+		{[]string{"/x/q1/out", "/y/q1/out", "/z/q2/out"}, []string{"x/q1/out", "y/q1/out", "q2/out"}},
+		{[]string{"/a/out", "/b/a/out"}, []string{"a/out", "b/a/out"}},
+		{[]string{"/r/out", "/r/out/", "/r/other"}, []string{"out", "out#2", "other"}},
+		{[]string{"/out", "/out"}, []string{"out", "out#2"}},
+	} {
+		if got := distinctNames(tc.dirs); !slices.Equal(got, tc.want) {
+			t.Errorf("distinctNames(%q): got %q, want %q", tc.dirs, got, tc.want)
+		}
+	}
 }
 
 func mustCompare(t *testing.T, opts Options, paths ...string) *Comparison {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -69,7 +70,8 @@ func scenarioOf(o results.Opened) string {
 
 // Load opens each path (a bundle directory, its results.json, or the top
 // of a --scenario all bundle) and names the bundles by their directory,
-// adding "#N" where two names collide. It checks every bundle against
+// with as many of its parents as it takes to tell them apart (q1/out and
+// q3/out, not out and out#2), and "#N" after a bundle given again. It checks every bundle against
 // its checksums as `tierbench report --verify` does and keeps what it
 // found for Compare; the medians it reads are derived again from
 // cells.jsonl, as the tests are, so both always come from the same passes.
@@ -78,30 +80,78 @@ func Load(paths []string) ([]Bundle, error) {
 		return nil, fmt.Errorf("%w: want at least two bundles, got %d", ErrUsage, len(paths))
 	}
 	bundles := make([]Bundle, 0, len(paths))
-	seen := map[string]int{}
+	dirs := make([]string, 0, len(paths))
 	for _, p := range paths {
-		b, err := load(p)
+		b, dir, err := load(p)
 		if err != nil {
 			return nil, fmt.Errorf("compare: %s: %w", p, err)
 		}
-		seen[b.Name]++
-		if n := seen[b.Name]; n > 1 {
-			b.Name = fmt.Sprintf("%s#%d", b.Name, n)
-		}
 		bundles = append(bundles, b)
+		dirs = append(dirs, dir)
+	}
+	for i, name := range distinctNames(dirs) {
+		bundles[i].Name = name
 	}
 	return bundles, nil
 }
 
-func load(path string) (Bundle, error) {
+// distinctNames names each directory by its last path elements, the
+// fewest that no other directory shares, so that a column heading says
+// which run it is. The same directory given twice gets "#N" from its
+// second time on.
+func distinctNames(dirs []string) []string {
+	elems := make([][]string, len(dirs))
+	for i, d := range dirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		elems[i] = strings.Split(strings.Trim(filepath.ToSlash(filepath.Clean(d)), "/"), "/")
+	}
+	tail := func(i, k int) string {
+		e := elems[i]
+		return strings.Join(e[max(0, len(e)-k):], "/")
+	}
+	names := make([]string, len(dirs))
+	for i := range dirs {
+		for k := 1; ; k++ {
+			names[i] = tail(i, k)
+			if k >= len(elems[i]) {
+				break
+			}
+			clash := false
+			for j := range dirs {
+				if j != i && tail(j, k) == names[i] && tail(j, len(elems[j])) != tail(i, len(elems[i])) {
+					clash = true
+					break
+				}
+			}
+			if !clash {
+				break
+			}
+		}
+	}
+	seen := map[string]int{}
+	for i, n := range names {
+		seen[n]++
+		if c := seen[n]; c > 1 {
+			names[i] = fmt.Sprintf("%s#%d", n, c)
+		}
+	}
+	return names
+}
+
+// load opens the bundle at path and returns it with its directory.
+func load(path string) (Bundle, string, error) {
 	if st, err := os.Stat(filepath.Join(path, results.FileScenarios)); err == nil && !st.IsDir() {
-		return loadAll(path)
+		b, err := loadAll(path)
+		return b, path, err
 	}
 	part, err := openPart(path)
 	if err != nil {
-		return Bundle{}, err
+		return Bundle{}, "", err
 	}
-	return Bundle{Name: filepath.Base(filepath.Clean(part.Opened.Dir)), Opened: part.Opened, Parts: []Part{part}}, nil
+	dir := part.Opened.Dir
+	return Bundle{Name: filepath.Base(filepath.Clean(dir)), Opened: part.Opened, Parts: []Part{part}}, dir, nil
 }
 
 // loadAll opens a --scenario all bundle scenario by scenario.
