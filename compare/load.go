@@ -84,7 +84,7 @@ func Load(paths []string) ([]Bundle, error) {
 	for _, p := range paths {
 		b, dir, err := load(p)
 		if err != nil {
-			return nil, fmt.Errorf("compare: %s: %w", p, err)
+			return nil, err // results' errors name the bundle's path
 		}
 		bundles = append(bundles, b)
 		dirs = append(dirs, dir)

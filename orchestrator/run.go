@@ -243,7 +243,7 @@ func (r *runner) setup(cfg Config) error {
 	if cfg.Resume != "" {
 		var plan results.Plan
 		if err := results.ReadJSON(cfg.Resume, results.FilePlan, &plan); err != nil {
-			return fmt.Errorf("orchestrator: --resume %s: %w", cfg.Resume, err)
+			return fmt.Errorf("orchestrator: --resume: %w", err)
 		}
 		if plan.Schema > results.SchemaVersion {
 			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, plan.Schema, results.SchemaVersion)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,10 +167,21 @@ func WriteFile(dir, name string, data []byte) error {
 	return nil
 }
 
-// ReadJSON decodes dir/name into v; errors name the file.
+// ReadJSON decodes dir/name into v; errors name the file. A missing
+// directory or file gets an error that says which, wrapping the one
+// that found it (fs.ErrNotExist for a missing file).
 func ReadJSON(dir, name string, v any) error {
 	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
+		st, serr := os.Stat(dir)
+		switch {
+		case errors.Is(serr, fs.ErrNotExist):
+			return missingError{fmt.Sprintf("results: no results bundle at %s: no such directory", dir), err}
+		case serr == nil && !st.IsDir():
+			return missingError{fmt.Sprintf("results: no results bundle at %s: not a directory", dir), err}
+		case errors.Is(err, fs.ErrNotExist):
+			return missingError{fmt.Sprintf("results: %s has no %s: not a results bundle, or not a finished one", dir, name), err}
+		}
 		return fmt.Errorf("results: read bundle: %w", err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
@@ -177,6 +189,16 @@ func ReadJSON(dir, name string, v any) error {
 	}
 	return nil
 }
+
+// missingError says what of a bundle is missing in words of its own,
+// and unwraps to the error that found it (fs.ErrNotExist).
+type missingError struct {
+	msg string
+	err error
+}
+
+func (e missingError) Error() string { return e.msg }
+func (e missingError) Unwrap() error { return e.err }
 
 // AppendJSONL appends rec as one fsynced line to dir/name, as cells.jsonl
 // is written, so a record finished before a crash is never lost.

@@ -30,7 +30,9 @@ type Opened struct {
 // versions, and never writes to the bundle.
 func Open(path string) (Opened, error) {
 	dir := path
-	if st, err := os.Stat(path); err != nil {
+	if st, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return Opened{}, missingError{fmt.Sprintf("results: no results bundle at %s: no such file or directory", path), err}
+	} else if err != nil {
 		return Opened{}, fmt.Errorf("results: open bundle: %w", err)
 	} else if !st.IsDir() {
 		dir = filepath.Dir(path)
