@@ -16,20 +16,27 @@ import (
 // the reason and the usage to stderr and ends it with status 2. ok reports
 // whether the command goes on.
 func parseArgs(fs *flag.FlagSet, args []string, positional int, stdout, stderr io.Writer) (status int, ok bool) {
-	fs.SetOutput(stderr)
+	name := "tierbench " + strings.TrimPrefix(fs.Name(), "tierbench ")
 	if asksForHelp(args) {
 		fs.SetOutput(stdout)
+	} else {
+		// The flag package's own report lacks the command's name; ours
+		// below has it, and a guess at the flag that was meant.
+		fs.SetOutput(io.Discard)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false
 		}
+		fmt.Fprintf(stderr, "%s: %v%s\n\n", name, err, didYouMean(fs, err))
+		fs.SetOutput(stderr)
+		fs.Usage()
 		return 2, false
 	}
+	fs.SetOutput(stderr)
 	if positional < 0 || fs.NArg() == positional {
 		return 0, true
 	}
-	name := "tierbench " + strings.TrimPrefix(fs.Name(), "tierbench ")
 	if fs.NArg() > positional {
 		fmt.Fprintf(stderr, "%s: unexpected argument %q\n\n", name, fs.Arg(positional))
 	} else {
@@ -37,6 +44,54 @@ func parseArgs(fs *flag.FlagSet, args []string, positional int, stdout, stderr i
 	}
 	fs.Usage()
 	return 2, false
+}
+
+// didYouMean names the flag of fs closest to the one err says is not
+// defined (" (did you mean --data-dir?)"), or is "" when none is close: a
+// defined name that contains the given one or is contained in it (both
+// at least 3 letters), or is within two edits of it.
+func didYouMean(fs *flag.FlagSet, err error) string {
+	const undefined = "flag provided but not defined: "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, undefined) {
+		return ""
+	}
+	given := strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-")
+	best, bestDistance := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(given, f.Name)
+		if len(given) >= 3 && len(f.Name) >= 3 && (strings.Contains(f.Name, given) || strings.Contains(given, f.Name)) {
+			d = min(d, 2)
+		}
+		if d < bestDistance {
+			best, bestDistance = f.Name, d
+		}
+	})
+	if best == "" {
+		return ""
+	}
+	return " (did you mean --" + best + "?)"
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(sub, prev[j]+1, cur[j-1]+1)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // asksForHelp reports whether args hold -h or --help before a "--".
