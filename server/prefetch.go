@@ -7,18 +7,19 @@ const maxPrefetchGets = 512
 
 // prefetchGets has the session start loading the index buckets of the GETs
 // at the front of buf, before process answers the first of them, so that
-// the buckets' memory misses overlap (see store.Session.Prefetch). It is
+// the buckets' memory misses overlap (see store.Session.PrefetchKey). It is
 // only a hint: it stops at the first request that is not a GET in the form
 // clients send it, or is not complete yet.
 func (c *conn) prefetchGets(buf []byte) {
 	for range maxPrefetchGets {
 		key, n := nextGetKey(buf)
 		if n == 0 {
-			return
+			break
 		}
-		c.sess.Prefetch(key)
+		c.sess.PrefetchKey(key)
 		buf = buf[n:]
 	}
+	c.sess.Prefetch()
 }
 
 // nextGetKey recognises a GET at the start of buf in the array form every

@@ -9,3 +9,18 @@ import "unsafe"
 //
 //go:noescape
 func Prefetch(p unsafe.Pointer)
+
+// PrefetchAll starts loading the line at each of addrs, in a loop of a
+// few instructions per line, and returns at once.
+//
+// Why a loop of its own: on the processor we measured (the 2-CPU AMD EPYC
+// guest of the README) a prefetch whose address misses the TLB holds up
+// retirement until its page walk is done, so a prefetch issued among a
+// GET's parsing and hashing stalled everything behind it and the misses
+// hardly overlapped: 170 ns per index bucket prefetched that way against a
+// random read's 240-330 ns, where prefetches issued back to back took 10
+// ns each. The addresses are plain numbers: nothing keeps their memory
+// alive, and a stale one costs a wasted line, never a fault.
+//
+//go:noescape
+func PrefetchAll(addrs []uintptr)

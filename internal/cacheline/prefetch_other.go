@@ -6,3 +6,6 @@ import "unsafe"
 
 // Prefetch is a hint that other architectures go without.
 func Prefetch(unsafe.Pointer) {}
+
+// PrefetchAll is a hint that other architectures go without.
+func PrefetchAll([]uintptr) {}

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"slices"
 	"testing"
 	"unsafe"
+
+	"github.com/tierbench/tierbench/internal/cacheline"
 )
 
 // TestSlotLayout: a pending read is three cache lines, each holding the
@@ -56,11 +59,12 @@ func TestSlotKey(t *testing.T) {
 	}
 }
 
-// TestPrefetchRecordStaysInWindow runs prefetchRecord over records at
-// every kind of offset in their sector, windows shorter than the record
-// guessed and long keys: it must touch only the window (an index past it
-// panics) and allocate nothing.
-func TestPrefetchRecordStaysInWindow(t *testing.T) {
+// TestNoteRecordStaysInWindow runs noteRecord over records at every kind
+// of offset in their sector, windows shorter than the record guessed and
+// long keys: it must note only lines of the window, from the record's
+// own, touch nothing past the window (an index past it panics) and, with
+// the Prefetch that follows, allocate nothing.
+func TestNoteRecordStaysInWindow(t *testing.T) {
 	st := openTest(t, smallConfig(t, "localmemory"))
 	sess := newTestSession(t, st)
 	sector := st.sector
@@ -85,12 +89,57 @@ func TestPrefetchRecordStaysInWindow(t *testing.T) {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
-					t.Errorf("%s: prefetchRecord panicked: %v", tt.name, r)
+					t.Errorf("%s: noteRecord panicked: %v", tt.name, r)
 				}
 			}()
-			if allocs := testing.AllocsPerRun(10, func() { sess.prefetchRecord(pr) }); allocs != 0 {
+			sess.noteRecord(pr)
+			lines := slices.Clone(sess.prefetch)
+			sess.Prefetch()
+			if len(pr.window) > 0 {
+				first := uintptr(unsafe.Pointer(&pr.window[0]))
+				own := first + uintptr(tt.addr%sector)&^(cacheline.Bytes-1)
+				for _, l := range lines {
+					if l < own || l >= first+uintptr(len(pr.window)) || (l-first)%cacheline.Bytes != 0 {
+						t.Errorf("%s: noted %#x, want a line of the window from its record's, [%#x, %#x)", tt.name, l, own, first+uintptr(len(pr.window)))
+					}
+				}
+			}
+			if len(sess.prefetch) != 0 {
+				t.Errorf("%s: %d lines still noted after Prefetch, want 0", tt.name, len(sess.prefetch))
+			}
+			if allocs := testing.AllocsPerRun(10, func() { sess.noteRecord(pr); sess.Prefetch() }); allocs != 0 {
 				t.Errorf("%s: %v allocations, want 0", tt.name, allocs)
 			}
 		}()
+	}
+}
+
+// TestPrefetchKeyNotesTheBucket: PrefetchKey notes the line of the key's
+// index bucket (and, once the session has free slots, the slot its next
+// device read takes), Prefetch issues and forgets them, and neither
+// allocates once the list has grown.
+func TestPrefetchKeyNotesTheBucket(t *testing.T) {
+	st := openTest(t, smallConfig(t, "localmemory"))
+	sess := newTestSession(t, st)
+	key := []byte("key:000000000042")
+	sess.PrefetchKey(key)
+	bucket := uintptr(unsafe.Pointer(&st.ix.mainBucket(st.hash(key))[0]))
+	if len(sess.prefetch) == 0 || sess.prefetch[0] != bucket {
+		t.Fatalf("got lines %#x, want the bucket's %#x first", sess.prefetch, bucket)
+	}
+	if want := 1 + 2*min(1, len(sess.free)); len(sess.prefetch) != want {
+		t.Errorf("got %d lines noted with %d free slots, want %d", len(sess.prefetch), len(sess.free), want)
+	}
+	sess.Prefetch()
+	if len(sess.prefetch) != 0 {
+		t.Errorf("got %d lines noted after Prefetch, want 0", len(sess.prefetch))
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		for range 8 {
+			sess.PrefetchKey(key)
+		}
+		sess.Prefetch()
+	}); allocs != 0 {
+		t.Errorf("got %v allocations per batch, want 0", allocs)
 	}
 }

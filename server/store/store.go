@@ -32,7 +32,7 @@ type Store struct {
 	poll device.Poller
 	// coldReads says the device's reads land out of every cache (the
 	// native backends: the disk writes the buffer by DMA), so a session
-	// prefetches each record before decoding it (prefetchRecord);
+	// prefetches each record before decoding it (noteRecord);
 	// localmemory's are a copy a CPU just made.
 	coldReads bool
 	sector    uint64
