@@ -146,8 +146,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		if cfg.Backend == BackendLocalMemory && cfg.Dir == "" {
 			cfg.SectorSize = 512
 		} else {
-			if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
-				return cfg, fmt.Errorf("device: create directory %s: %w", cfg.Dir, err)
+			if err := mkdirAll(cfg.Dir); err != nil {
+				return cfg, err
 			}
 			cfg.SectorSize = SectorSizeOf(cfg.Dir)
 		}

@@ -3,7 +3,9 @@ package device
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,11 +65,26 @@ func (f *segmentFiles) fd(n uint64, create bool) (int32, error) {
 	return int32(fd), nil
 }
 
+// mkdirAll creates dir and its parents; its error names dir once (the
+// *fs.PathError of os.MkdirAll names it again, or the parent that could
+// not be made, which it keeps).
+func mkdirAll(dir string) error {
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && filepath.Clean(pe.Path) == filepath.Clean(dir) {
+		err = pe.Err
+	}
+	return fmt.Errorf("device: create directory %s: %w", dir, err)
+}
+
 // openExisting opens the segment files already in dir, so that a device
 // reopened on a prepared file set finds them.
 func (f *segmentFiles) openExisting() error {
-	if err := os.MkdirAll(f.dir, 0o755); err != nil {
-		return fmt.Errorf("device: create directory %s: %w", f.dir, err)
+	if err := mkdirAll(f.dir); err != nil {
+		return err
 	}
 	entries, err := os.ReadDir(f.dir)
 	if err != nil {

@@ -219,7 +219,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	st, err := store.Open(cfg.Store)
 	if err != nil {
 		closeListeners(ln, tlsLn)
-		return nil, fmt.Errorf("server: open store: %w", err)
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	s := &Server{
 		cfg:      cfg,

@@ -91,6 +91,18 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("store: negative device setting (throttle %d, completion threads %d, io contexts %d, sector size %d)",
 			c.ThrottleLimit, c.CompletionThreads, c.IOContexts, c.SectorSize)
 	}
+	// The device's names are checked even for an untiered store, which
+	// does not use them: a misspelt one is a mistake either way.
+	switch c.DeviceType {
+	case "native", "localmemory":
+	default:
+		return c, fmt.Errorf("store: --device-type %q: want native or localmemory", c.DeviceType)
+	}
+	switch c.Backend {
+	case "libaio", "uring":
+	default:
+		return c, fmt.Errorf("store: --device-io-backend %q: want libaio or uring", c.Backend)
+	}
 	if !c.StorageTier {
 		return c, nil
 	}
@@ -98,19 +110,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("store: --memory %s holds fewer than two --page %s pages; the tiered log needs at least two",
 			size.Format(c.MemoryBytes), size.Format(c.PageBytes))
 	}
-	switch c.DeviceType {
-	case "native":
-		switch c.Backend {
-		case "libaio", "uring":
-		default:
-			return c, fmt.Errorf("store: --device-io-backend %q: want libaio or uring", c.Backend)
-		}
-		if c.LogDir == "" {
-			return c, errors.New("store: --storage-tier with the native device needs --logdir (a directory on a disk that accepts O_DIRECT)")
-		}
-	case "localmemory":
-	default:
-		return c, fmt.Errorf("store: --device-type %q: want native or localmemory", c.DeviceType)
+	if c.DeviceType == "native" && c.LogDir == "" {
+		return c, errors.New("store: --storage-tier with the native device needs --logdir (a directory on a disk that accepts O_DIRECT)")
 	}
 	return c, nil
 }

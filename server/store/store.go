@@ -118,7 +118,7 @@ func Open(cfg Config) (*Store, error) {
 			Warm:              s.warm,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("store: open the %s device in %q: %w", cfg.deviceBackend(), cfg.LogDir, err)
+			return nil, fmt.Errorf("store: open the %s device: %w", cfg.deviceBackend(), err)
 		}
 		s.dev = dev
 		s.idle, _ = dev.(device.IdleSubmitter)

@@ -23,6 +23,8 @@ func TestConfigErrors(t *testing.T) {
 		{"native without logdir", Config{StorageTier: true}, "--logdir"},
 		{"unknown backend", Config{StorageTier: true, LogDir: "/var/tmp", Backend: "spdk"}, `--device-io-backend "spdk"`},
 		{"unknown device type", Config{StorageTier: true, DeviceType: "nvme"}, `--device-type "nvme"`},
+		{"unknown device type, untiered", Config{DeviceType: "foo"}, `--device-type "foo"`},
+		{"unknown backend, untiered", Config{Backend: "urng"}, `--device-io-backend "urng"`},
 		{"negative throttle", Config{ThrottleLimit: -1}, "negative device setting"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
