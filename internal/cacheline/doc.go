@@ -4,7 +4,7 @@
 // index buckets, a reaped batch's request slots) pays for their misses
 // together instead of one after another. PrefetchAll does it for a list
 // of addresses gathered first, for lines far apart in a big table, whose
-// prefetches each hold up the processor until their page walk is done.
+// prefetches, issued one by one among other work, stalled it.
 package cacheline
 
 // Bytes is the cache line size the hot paths lay their data out for and

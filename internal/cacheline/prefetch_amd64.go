@@ -14,12 +14,13 @@ func Prefetch(p unsafe.Pointer)
 // few instructions per line, and returns at once.
 //
 // Why a loop of its own: on the processor we measured (the 2-CPU AMD EPYC
-// guest of the README) a prefetch whose address misses the TLB holds up
-// retirement until its page walk is done, so a prefetch issued among a
-// GET's parsing and hashing stalled everything behind it and the misses
-// hardly overlapped: 170 ns per index bucket prefetched that way against a
-// random read's 240-330 ns, where prefetches issued back to back took 10
-// ns each. The addresses are plain numbers: nothing keeps their memory
+// guest of the README) a prefetch issued among a GET's parsing and
+// hashing stalled what came after it and the misses hardly overlapped:
+// 170 ns per index bucket prefetched that way, against a random read's
+// 240-330 ns, where prefetches issued back to back took 10 ns each. Our
+// reading, which the guest's lack of counters leaves unproven: a prefetch
+// whose address misses the TLB holds up retirement until its page walk is
+// done. The addresses are plain numbers: nothing keeps their memory
 // alive, and a stale one costs a wasted line, never a fault.
 //
 //go:noescape
