@@ -71,9 +71,9 @@ func scenarioOf(o results.Opened) string {
 // Load opens each path (a bundle directory, its results.json, or the top
 // of a --scenario all bundle) and names the bundles by their directory,
 // with as many of its parents as it takes to tell them apart (q1/out and
-// q3/out, not out and out#2), and "#N" after a bundle given again. It checks every bundle against
-// its checksums as `tierbench report --verify` does and keeps what it
-// found for Compare; the medians it reads are derived again from
+// q3/out, not out and out#2), and "#N" after a bundle given again. It
+// checks every bundle against its checksums as `tierbench report
+// --verify` does and keeps what it found for Compare; the medians it reads are derived again from
 // cells.jsonl, as the tests are, so both always come from the same passes.
 func Load(paths []string) ([]Bundle, error) {
 	if len(paths) < 2 {
@@ -100,35 +100,35 @@ func Load(paths []string) ([]Bundle, error) {
 // which run it is. The same directory given twice gets "#N" from its
 // second time on.
 func distinctNames(dirs []string) []string {
+	full := make([]string, len(dirs))
 	elems := make([][]string, len(dirs))
 	for i, d := range dirs {
 		if abs, err := filepath.Abs(d); err == nil {
 			d = abs
 		}
-		elems[i] = strings.Split(strings.Trim(filepath.ToSlash(filepath.Clean(d)), "/"), "/")
+		full[i] = filepath.ToSlash(filepath.Clean(d))
+		elems[i] = strings.Split(strings.Trim(full[i], "/"), "/")
 	}
 	tail := func(i, k int) string {
 		e := elems[i]
 		return strings.Join(e[max(0, len(e)-k):], "/")
 	}
-	names := make([]string, len(dirs))
-	for i := range dirs {
-		for k := 1; ; k++ {
-			names[i] = tail(i, k)
-			if k >= len(elems[i]) {
-				break
-			}
-			clash := false
-			for j := range dirs {
-				if j != i && tail(j, k) == names[i] && tail(j, len(elems[j])) != tail(i, len(elems[i])) {
-					clash = true
-					break
-				}
-			}
-			if !clash {
-				break
+	// clashes says another directory ends in the same k elements as i.
+	clashes := func(i, k int) bool {
+		for j := range dirs {
+			if full[j] != full[i] && tail(j, k) == tail(i, k) {
+				return true
 			}
 		}
+		return false
+	}
+	names := make([]string, len(dirs))
+	for i := range dirs {
+		k := 1
+		for k < len(elems[i]) && clashes(i, k) {
+			k++
+		}
+		names[i] = tail(i, k)
 	}
 	seen := map[string]int{}
 	for i, n := range names {
