@@ -84,17 +84,20 @@
 // a group's requests into one Submit (recognising the reaper costs a
 // gettid per Submit).
 //
-// localmemory: segments are anonymous mappings; a batch is pushed whole,
-// with one compare-and-swap and at most one wake-up, onto the lock-free
-// queue of one of CompletionThreads goroutines: the submitter's, picked by
-// the upper half of UserData, where callers keep their own id. The
-// goroutine takes its queue whole, copies and completes, and parks when it
-// is empty. Each queue has its own stack of free slots, so that a request
-// crosses between CPUs only as the hand-off itself (see memQueue). With
-// Config.InlineCompletion Submit copies and completes each request itself,
-// on the caller's goroutine, so OnComplete must not call Submit. Either way
-// the source lines of a batch are loaded before the first copy (warm), so
-// the memory misses of a batch overlap instead of queueing one by one.
+// localmemory: segments are anonymous mappings; a batch takes its slots
+// and is pushed whole, a compare-and-swap each and at most one wake-up,
+// onto the lock-free queue of one of CompletionThreads goroutines: the
+// submitter's, picked by the upper half of UserData, where callers keep
+// their own id. The goroutine takes its queue whole and works through it
+// in groups of memGroup: it prefetches a group's source lines, copies the
+// group, returns its slots with one compare-and-swap, then delivers its
+// completions; it parks when the queue is empty. Each queue has its own
+// stack of free slots, so that a request crosses between CPUs only as the
+// hand-off itself (see memQueue). With Config.InlineCompletion Submit
+// copies and completes each request itself, on the caller's goroutine, so
+// OnComplete must not call Submit; it prefetches in the same groups.
+// Either way the memory misses of a group overlap instead of queueing one
+// by one.
 //
 // # The benchmark
 //

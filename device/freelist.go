@@ -80,6 +80,18 @@ func (p *slotPool) pop(k int) (idx uint32, ok bool) {
 	return 0, false
 }
 
+// popUpTo takes up to len(dst) free indexes into dst with one swap, from
+// stack k or, when k is empty, from the first other stack that is not, and
+// returns how many it took.
+func (p *slotPool) popUpTo(k int, dst []uint32) int {
+	for j := range len(p.stacks) {
+		if n := p.stacks[(k+j)%len(p.stacks)].popUpTo(p.next, dst); n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
 // popWait is pop that waits for a free index while none is free. ok is
 // false only once the pool is closed and none is free.
 func (p *slotPool) popWait(k int) (idx uint32, ok bool) {
@@ -138,6 +150,33 @@ func (p *slotPool) push(k int, i uint32) {
 	}
 }
 
+// pushAll returns the indexes idxs to stack k with one swap and wakes
+// blocked submitters, if any.
+func (p *slotPool) pushAll(k int, idxs []uint32) {
+	if len(idxs) == 0 {
+		return
+	}
+	p.stacks[k].pushAll(p.next, idxs)
+	if p.waiters.Load() > 0 {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+}
+
+func (s *freeStack) pushAll(next []atomic.Uint32, idxs []uint32) {
+	for j := 1; j < len(idxs); j++ {
+		next[idxs[j]].Store(idxs[j-1] + 1)
+	}
+	for {
+		h := s.head.Load()
+		next[idxs[0]].Store(uint32(h))
+		if s.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(idxs[len(idxs)-1]+1)) {
+			return
+		}
+	}
+}
+
 func (s *freeStack) pop(next []atomic.Uint32) (idx uint32, ok bool) {
 	for {
 		h := s.head.Load()
@@ -148,6 +187,27 @@ func (s *freeStack) pop(next []atomic.Uint32) (idx uint32, ok bool) {
 		below := next[top-1].Load()
 		if s.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(below)) {
 			return top - 1, true
+		}
+	}
+}
+
+// popUpTo reads the top len(dst) entries at most, then swaps the head past
+// them. A head unchanged since it was read, version included, means no
+// index was pushed or popped in between, so the entries read were the
+// stack's and their next words were not rewritten.
+func (s *freeStack) popUpTo(next []atomic.Uint32, dst []uint32) int {
+	for {
+		h := s.head.Load()
+		top, n := uint32(h), 0
+		for ; top != 0 && n < len(dst); n++ {
+			dst[n] = top - 1
+			top = next[top-1].Load()
+		}
+		if n == 0 {
+			return 0
+		}
+		if s.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(top)) {
+			return n
 		}
 	}
 }

@@ -168,8 +168,9 @@ func TestBenchInline(t *testing.T) {
 	}
 }
 
-// TestSlotPool takes and returns slots from several goroutines at once, on
-// one stack and on several (each taker returning its slots to a stack
+// TestSlotPool takes and returns slots from several goroutines at once,
+// one at a time and several with one swap (popUpTo, pushAll), on one stack
+// and on several (each taker returning its slots to a stack
 // other than the one it took them from, so that slots move between them):
 // no index may be held by two takers at a time, every index comes back,
 // a taker blocked on an empty pool is woken by a return to any stack, and
@@ -186,28 +187,42 @@ func TestSlotPool(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for r := range rounds {
-						var idx uint32
-						if (g+r)%2 == 0 {
+						var got [3]uint32
+						taken := 1
+						switch (g + r) % 3 {
+						case 0:
 							var ok bool
-							if idx, ok = p.popWait(g % stacks); !ok {
+							if got[0], ok = p.popWait(g % stacks); !ok {
 								t.Errorf("popWait on an open pool gave up")
 								return
 							}
-						} else {
+						case 1:
 							var ok bool
-							if idx, ok = p.pop(g % stacks); !ok {
+							if got[0], ok = p.pop(g % stacks); !ok {
+								continue
+							}
+						default:
+							if taken = p.popUpTo(g%stacks, got[:1+r%3]); taken == 0 {
 								continue
 							}
 						}
-						if idx >= n {
-							t.Errorf("popped index %d, want below %d", idx, n)
-							return
+						for _, idx := range got[:taken] {
+							if idx >= n {
+								t.Errorf("popped index %d, want below %d", idx, n)
+								return
+							}
+							if c := held[idx].Add(1); c != 1 {
+								t.Errorf("index %d held by %d takers at once, want 1", idx, c)
+							}
 						}
-						if c := held[idx].Add(1); c != 1 {
-							t.Errorf("index %d held by %d takers at once, want 1", idx, c)
+						for _, idx := range got[:taken] {
+							held[idx].Add(-1)
 						}
-						held[idx].Add(-1)
-						p.push((g+r)%stacks, idx)
+						if taken == 1 {
+							p.push((g+r)%stacks, got[0])
+						} else {
+							p.pushAll((g+r)%stacks, got[:taken])
+						}
 					}
 				}()
 			}
@@ -293,12 +308,15 @@ func TestCloseReleasesWaitingSubmitter(t *testing.T) {
 	write := func(i int) Request {
 		return Request{Op: OpWrite, Offset: uint64(i) * 512, Buf: buf[i*512 : (i+1)*512], UserData: uint64(i + 1)}
 	}
-	if n, err := d.Submit([]Request{write(0), write(1)}); n != 2 || err != nil {
-		t.Fatalf("Submit of 2 writes: got (%d, %v)", n, err)
+	if n, err := d.Submit([]Request{write(0)}); n != 1 || err != nil {
+		t.Fatalf("Submit of 1 write: got (%d, %v)", n, err)
 	}
-	// The first completion blocks its goroutine with the first slot back
-	// in the pool and the second still held.
+	// The first completion blocks its goroutine with its slot back in the
+	// pool; the second write then waits in the queue, holding a slot.
 	<-entered
+	if n, err := d.Submit([]Request{write(1)}); n != 1 || err != nil {
+		t.Fatalf("Submit of the second write: got (%d, %v)", n, err)
+	}
 	type result struct {
 		n   int
 		err error
