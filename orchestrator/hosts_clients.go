@@ -106,7 +106,7 @@ func (r *runner) runClientsOnce(ctx context.Context, h *hostsDriver, row results
 			"--start-at", strconv.FormatInt(start.UnixMilli(), 10))
 		args = append(args, extra...)
 		spec := clientSpec{Name: name + "-" + d.ep.Name, Host: i, Args: args,
-			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s-%s.log", row.Backend, row.Pin, name, d.ep.Name))}
+			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", rowFileName(row), name, d.ep.Name))}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

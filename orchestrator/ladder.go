@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -166,7 +167,7 @@ func finishLadder(l *results.Ladder) {
 		}
 		cur.Share = cur.OpsPerSec / below.OpsPerSec
 		if cur.Layer == layerInMemory {
-			cur.Share = below.OpsPerSec / cur.OpsPerSec // the ceiling is on top
+			cur.Share = cmp.Or(cur.PairOpsPerSec, below.OpsPerSec) / cur.OpsPerSec // the ceiling is on top
 		}
 	}
 	suspect := aboveBelow(l)

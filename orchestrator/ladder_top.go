@@ -14,9 +14,16 @@ import (
 // (scenario 1's: `tierbench server --index` alone) on the same dataset and
 // shape, measured by the same client at the thread count and -b of the
 // best localmemory RESP cell. It is the ceiling the tiered server on the
-// in-RAM device is held against, so its share reads the other way:
-// localmemory RESP ÷ in-memory RESP, the tiered server's share of the
-// untiered one. A drop there is what the device tier itself costs.
+// in-RAM device is held against, so its share reads the other way: the
+// tiered server's ops/s ÷ the untiered one's. A drop there is what the
+// device tier itself costs.
+//
+// Both sides of that share are measured in the same minutes: the tiered
+// server of the best cell's row is started again beside the untiered one
+// and their passes alternate, the order swapped each round. Against the
+// best cell of the matrix, taken minutes before on a host whose speed
+// moves by tens of percent between minutes, the share read 0.68 to 1.13
+// over runs of one code.
 
 // layerInMemory is the untiered server's RESP layer, the LocalMemory
 // ladder's top.
@@ -25,12 +32,19 @@ const layerInMemory = "RESP in-memory"
 // fileInMemoryLayer is the in-memory layer's raw JSON in the bundle.
 const fileInMemoryLayer = "ladder/localmemory-inmemory.json"
 
-// inMemoryRaw is the in-memory layer's raw JSON: the server's flags, the
-// load's counts and every pass as cells.jsonl would hold it.
-type inMemoryRaw struct {
+// topServerRaw is one server of the ladder's top: its flags, the load's
+// counts and every pass as cells.jsonl would hold it.
+type topServerRaw struct {
 	ServerArgs []string             `json:"server_args"`
 	Load       results.LoadRecord   `json:"load"`
 	Passes     []results.PassRecord `json:"passes"`
+}
+
+// inMemoryRaw is the in-memory layer's raw JSON: the untiered server's,
+// and the tiered server's whose passes alternated with it.
+type inMemoryRaw struct {
+	topServerRaw
+	Tiered topServerRaw `json:"tiered"`
 }
 
 // bestRESPCell is the highest median RESP cell of backend the table shows.
@@ -47,19 +61,21 @@ func bestRESPCell(res results.Results, backend string) (results.Cell, bool) {
 	return best, best.Median > 0
 }
 
-// inMemoryLayer starts the untiered server on a wiped data dir, loads the
-// run's dataset, checks it and measures --passes passes (ladderRounds at
-// least) at best's thread count and -b; the layer is their median.
+// inMemoryLayer starts the untiered server and the tiered server of
+// best's row again, each on the run's dataset, and measures --passes
+// passes of each (ladderRounds at least) at best's thread count and -b,
+// alternated; the layer is the untiered server's median, its share the
+// tiered server's median ÷ that.
 func (r *runner) inMemoryLayer(ctx context.Context, best results.Cell, ok bool) results.LadderLayer {
-	layer := results.LadderLayer{Layer: layerInMemory, ShareIs: "RESP ÷ " + layerInMemory}
+	layer := results.LadderLayer{Layer: layerInMemory, ShareIs: "RESP ÷ " + layerInMemory + ", the tiered server measured again in passes alternated with it"}
 	if !ok {
 		layer.Error = "no localmemory RESP cell to match"
 		return layer
 	}
-	row := results.Row{Backend: results.ScenarioMemory, Pin: best.Row.Pin, Label: "ladder top, " + best.Row.Label, Batch: r.batchOf(best.Row)}
-	layer.Detail = fmt.Sprintf("the untiered server (tierbench server --index %s), the same %d keys, t=%d -b %d as the best localmemory cell (CPU of server + client); share read as localmemory RESP ÷ this",
-		r.cfg.Index, r.cfg.DBSize, best.Threads, row.Batch)
-	raw, err := r.measureInMemory(ctx, row, best.Threads)
+	tiered := best.Row
+	tiered.Label, tiered.Ladder = "ladder top, "+best.Row.Label, true
+	untiered := results.Row{Backend: results.ScenarioMemory, Pin: best.Row.Pin, Label: tiered.Label, Batch: r.batchOf(best.Row), Ladder: true}
+	raw, err := r.measureTop(ctx, tiered, untiered, best.Threads)
 	if werr := results.WriteJSON(r.out, fileInMemoryLayer, raw); werr == nil {
 		layer.Raw = fileInMemoryLayer
 	}
@@ -67,21 +83,34 @@ func (r *runner) inMemoryLayer(ctx context.Context, best results.Cell, ok bool) 
 		layer.Error = err.Error()
 		return layer
 	}
-	var ops, cpu []float64
-	for _, p := range raw.Passes {
-		if why := passExclusion(p); why != "" {
-			layer.Error = fmt.Sprintf("pass %d kept out: %s", p.Pass, why)
-			return layer
+	var ops, cpu, tieredOps []float64
+	for _, side := range []struct {
+		raw  *topServerRaw
+		what string
+		ops  *[]float64
+	}{{&raw.topServerRaw, "untiered", &ops}, {&raw.Tiered, "tiered", &tieredOps}} {
+		for _, p := range side.raw.Passes {
+			if why := passExclusion(p); why != "" {
+				layer.Error = fmt.Sprintf("the %s server's pass %d kept out: %s", side.what, p.Pass, why)
+				return layer
+			}
+			*side.ops = append(*side.ops, p.OpsPerSec)
 		}
-		ops, cpu = append(ops, p.OpsPerSec), append(cpu, p.CPUMicrosPerOp)
+	}
+	for _, p := range raw.Passes {
+		cpu = append(cpu, p.CPUMicrosPerOp)
 	}
 	layer.OpsPerSec, _, _ = results.Median(ops)
 	layer.CPUMicrosPerOp, _, _ = results.Median(cpu)
+	layer.PairOpsPerSec, _, _ = results.Median(tieredOps)
+	layer.Detail = fmt.Sprintf("the untiered server (tierbench server --index %s), the same %d keys, t=%d -b %d as the best localmemory cell (CPU of server + client), its passes alternated with the tiered server's, started again at that cell's shape: %s ops/s (median of %d), the share's numerator",
+		r.cfg.Index, r.cfg.DBSize, best.Threads, untiered.Batch, FormatOps(layer.PairOpsPerSec), len(tieredOps))
 	return layer
 }
 
-// passExclusion says why a pass of the in-memory layer cannot stand:
-// misses, or device reads under the untiered store.
+// passExclusion says why a pass of the ladder's top cannot stand: misses,
+// or device reads through the kernel (the untiered store reads none, the
+// tiered one reads the in-RAM device).
 func passExclusion(p results.PassRecord) string {
 	switch {
 	case p.TooManyMiss:
@@ -92,50 +121,75 @@ func passExclusion(p results.PassRecord) string {
 	return ""
 }
 
-// measureInMemory runs the in-memory layer's server, load, warm-up and
-// passes; the server is stopped before it returns.
-func (r *runner) measureInMemory(ctx context.Context, row results.Row, threads int) (inMemoryRaw, error) {
+// measureTop starts the two servers of the ladder's top, loads and warms
+// each, then takes their passes alternately, the order swapped each
+// round; the servers are stopped before it returns.
+func (r *runner) measureTop(ctx context.Context, tiered, untiered results.Row, threads int) (inMemoryRaw, error) {
 	var raw inMemoryRaw
-	r.printf("ladder localmemory: %s layer, the untiered server at t=%d -b %d\n", layerInMemory, threads, row.Batch)
-	tgt, err := r.startServer(ctx, row)
-	if err != nil {
-		return raw, err
-	}
-	if tgt.srv != nil {
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			tgt.srv.stop(cctx)
-		}()
-	}
-	port, _ := strconv.Atoi(tgt.addr[strings.LastIndexByte(tgt.addr, ':')+1:])
-	if raw.ServerArgs, err = r.serverArgs(row, port, r.cfg.DataDir); err != nil {
-		return raw, err
-	}
-	raw.Load = results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
-	if err := r.load(ctx, row, tgt, &raw.Load); err != nil {
-		return raw, err
-	}
-	w, err := tgt.first().probe.witness(ctx)
-	if err != nil {
-		return raw, err
-	}
-	raw.Load.ServerKeys = w.Keys
-	if raw.Load.Acknowledged != r.cfg.DBSize || w.Keys != r.cfg.DBSize {
-		return raw, fmt.Errorf("orchestrator: ladder: the untiered server acknowledged %d and holds %d keys, want %d", raw.Load.Acknowledged, w.Keys, r.cfg.DBSize)
-	}
-	if r.cfg.WarmupSeconds > 0 {
-		if _, _, err := r.bench(ctx, row, tgt, "warmup", threads, r.cfg.WarmupSeconds); err != nil {
-			return raw, fmt.Errorf("orchestrator: ladder: warm-up of the untiered server: %w", err)
+	r.printf("ladder localmemory: %s layer, the untiered server at t=%d -b %d, its passes alternated with the tiered server's\n", layerInMemory, threads, untiered.Batch)
+	sides := []struct {
+		what string
+		row  results.Row
+		raw  *topServerRaw
+		tgt  rowTarget
+	}{{what: "tiered", row: tiered, raw: &raw.Tiered}, {what: "untiered", row: untiered, raw: &raw.topServerRaw}}
+	for i := range sides {
+		tgt, err := r.startTopServer(ctx, sides[i].row, threads, sides[i].raw)
+		if tgt.srv != nil {
+			defer func() {
+				cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				tgt.srv.stop(cctx)
+			}()
 		}
-	}
-	for p := 1; p <= max(r.cfg.Passes, ladderRounds); p++ {
-		rec, err := r.takePass(ctx, row, tgt, threads, p)
 		if err != nil {
 			return raw, err
 		}
-		r.printf("  %s ops/s, %.1f device bytes per GET\n", FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet)
-		raw.Passes = append(raw.Passes, rec)
+		sides[i].tgt = tgt
+	}
+	for p := 1; p <= max(r.cfg.Passes, ladderRounds); p++ {
+		for j := range sides {
+			side := &sides[(p+j)%len(sides)]
+			rec, err := r.takePass(ctx, side.row, side.tgt, threads, p)
+			if err != nil {
+				return raw, err
+			}
+			r.printf("  %s: %s ops/s, %.1f device bytes per GET\n", side.what, FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet)
+			side.raw.Passes = append(side.raw.Passes, rec)
+		}
 	}
 	return raw, nil
+}
+
+// startTopServer starts one server of the ladder's top on the run's data
+// dir, loads the run's dataset, requires every key and warms it up. A
+// target with a server is returned even with an error, for the caller to
+// stop.
+func (r *runner) startTopServer(ctx context.Context, row results.Row, threads int, raw *topServerRaw) (rowTarget, error) {
+	tgt, err := r.startServer(ctx, row)
+	if err != nil {
+		return tgt, err
+	}
+	port, _ := strconv.Atoi(tgt.addr[strings.LastIndexByte(tgt.addr, ':')+1:])
+	if raw.ServerArgs, err = r.serverArgs(row, port, r.cfg.DataDir); err != nil {
+		return tgt, err
+	}
+	raw.Load = results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
+	if err := r.load(ctx, row, tgt, &raw.Load); err != nil {
+		return tgt, err
+	}
+	w, err := tgt.first().probe.witness(ctx)
+	if err != nil {
+		return tgt, err
+	}
+	raw.Load.ServerKeys = w.Keys
+	if raw.Load.Acknowledged != r.cfg.DBSize || w.Keys != r.cfg.DBSize {
+		return tgt, fmt.Errorf("orchestrator: ladder: the server of %s acknowledged %d and holds %d keys, want %d", row.ID(), raw.Load.Acknowledged, w.Keys, r.cfg.DBSize)
+	}
+	if r.cfg.WarmupSeconds > 0 {
+		if _, _, err := r.bench(ctx, row, tgt, "warmup", threads, r.cfg.WarmupSeconds); err != nil {
+			return tgt, fmt.Errorf("orchestrator: ladder: warm-up of the server of %s: %w", row.ID(), err)
+		}
+	}
+	return tgt, nil
 }

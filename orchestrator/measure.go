@@ -71,7 +71,7 @@ func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []
 		args = append(args, "--cluster-bench")
 	}
 	spec := clientSpec{Name: name, Args: args,
-		LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", row.Backend, row.Pin, name))}
+		LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s.log", rowFileName(row), name))}
 	if row.Pin == PinPinned {
 		// The client's CPUs are apart from the server's: a paced step's
 		// loops may spin to send on time without taking the server's CPU.

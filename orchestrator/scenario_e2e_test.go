@@ -80,6 +80,12 @@ func TestRunScenarioLocalMemory(t *testing.T) {
 	if !batches[1024] || !batches[256] {
 		t.Errorf("passes ran at -b %v, want 1024 and 256", batches)
 	}
+	// Each -b row keeps its own logs: the second once wrote over the first's.
+	for _, name := range []string{"server-localmemory-none-b1024.log", "server-localmemory-none-b256.log", "client-localmemory-none-b1024-load.log", "client-localmemory-none-b256-load.log"} {
+		if _, err := os.Stat(filepath.Join(base, "out", results.DirLogs, name)); err != nil {
+			t.Errorf("logs: %v, want each row's own", err)
+		}
+	}
 	var ls []results.Ladder
 	results.ReadJSON(filepath.Join(base, "out"), results.FileLadder, &ls)
 	var names []string
@@ -98,12 +104,22 @@ func TestRunScenarioLocalMemory(t *testing.T) {
 		}
 	}
 	resp, top := ls[0].Layers[2], ls[0].Layers[3]
-	if want := resp.OpsPerSec / top.OpsPerSec; top.Share < want-1e-9 || top.Share > want+1e-9 {
-		t.Errorf("in-memory top: share %.3f, want localmemory RESP ÷ in-memory RESP = %.3f", top.Share, want)
+	if want := top.PairOpsPerSec / top.OpsPerSec; top.PairOpsPerSec <= 0 || top.Share < want-1e-9 || top.Share > want+1e-9 {
+		t.Errorf("in-memory top: share %.3f, tiered beside it %.0f ops/s; want the tiered server's median ÷ the untiered one's = %.3f", top.Share, top.PairOpsPerSec, want)
 	}
 	var raw inMemoryRaw
 	if err := results.ReadJSON(filepath.Join(base, "out"), top.Raw, &raw); err != nil || len(raw.Passes) != ladderRounds || raw.Load.ServerKeys != 200000 || slices.Contains(raw.ServerArgs, "--storage-tier") {
 		t.Errorf("in-memory raw JSON %q: %+v, %v; want %d passes on the untiered server holding 200000 keys", top.Raw, raw, err, ladderRounds)
+	}
+	if tr := raw.Tiered; len(tr.Passes) != ladderRounds || tr.Load.ServerKeys != 200000 || !slices.Contains(tr.ServerArgs, "--storage-tier") {
+		t.Errorf("in-memory raw JSON's tiered server: %+v; want %d passes on the tiered server holding 200000 keys", tr, ladderRounds)
+	} else {
+		// Alternated: each round's two passes ran before the next round's.
+		for p := 1; p < ladderRounds; p++ {
+			if last := raw.Passes[p-1].Time; !tr.Passes[p-1].Time.Before(raw.Passes[p].Time) || !last.Before(tr.Passes[p].Time) {
+				t.Errorf("round %d: the two servers' passes did not alternate (untiered %v, tiered %v)", p, raw.Passes[p-1].Time, tr.Passes[p-1].Time)
+			}
+		}
 	}
 	if p := raw.Passes; len(p) > 0 && !strings.Contains(resp.Detail, fmt.Sprintf("-b %d, no pin t=%d ", p[0].Batch, p[0].Threads)) {
 		t.Errorf("in-memory pass at -b %d t=%d, want the best localmemory cell's (%s)", p[0].Batch, p[0].Threads, resp.Detail)

@@ -289,16 +289,31 @@ func (c Config) foreignServers() bool {
 	return err == nil && len(foreign(servers)) > 0
 }
 
-// serverFileName names a row's server in its container and log file
-// names: backend and pin, after the server's name when the run names
-// servers.
-func serverFileName(row results.Row) string {
+// rowFileName names a row's files, its server's log and container and its
+// clients' logs, by every part of its ID (results.Row.ID), after the
+// server's name when the run names servers: two rows of one run never
+// write the same file. Backend and pin alone were not enough: scenario 3's
+// -b 1024 and -b 256 rows, a sweep's --memory rows and --tls both's
+// plain and TLS rows wrote over each other's client logs.
+func rowFileName(row results.Row) string {
 	name := row.Backend + "-" + row.Pin
 	if row.Server != "" {
 		name = row.Server + "-" + name
 	}
+	if row.Batch > 0 {
+		name += fmt.Sprintf("-b%d", row.Batch)
+	}
+	if row.Shards > 1 {
+		name += fmt.Sprintf("-%dshards", row.Shards)
+	}
+	if row.Memory != "" {
+		name += "-memory" + row.Memory
+	}
 	if row.TLS {
 		name += "-tls"
+	}
+	if row.Ladder {
+		name += "-ladder"
 	}
 	return name
 }

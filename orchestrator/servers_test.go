@@ -113,3 +113,43 @@ func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRowFileNamesApart: rows a run tells apart (results.Row.ID) write
+// apart files; scenario 3's two -b rows once shared their client logs.
+func TestRowFileNamesApart(t *testing.T) {
+	rows := []results.Row{
+		{Backend: "uring", Pin: "none"},
+		{Backend: "uring", Pin: "pinned"},
+		{Backend: "libaio", Pin: "none"},
+		{Backend: "localmemory", Pin: "none", Batch: 1024},
+		{Backend: "localmemory", Pin: "none", Batch: 256},
+		{Backend: "localmemory", Pin: "none", Batch: 256, Shards: 2},
+		{Backend: "memory", Pin: "none", Server: "redis"},
+		{Backend: "memory", Pin: "none", Server: "valkey"},
+		{Backend: "uring", Pin: "none", Memory: "16m"},
+		{Backend: "uring", Pin: "none", Memory: "128m"},
+		{Backend: "uring", Pin: "none", TLS: true},
+		{Backend: "uring", Pin: "none", Ladder: true},
+	}
+	seen := map[string]results.Row{}
+	for _, row := range rows {
+		name := rowFileName(row)
+		if other, ok := seen[name]; ok {
+			t.Errorf("rows %s and %s: both named %q, want apart", other.ID(), row.ID(), name)
+		}
+		seen[name] = row
+	}
+	for _, tc := range []struct {
+		row  results.Row
+		want string
+	}{
+		{results.Row{Backend: "uring", Pin: "none"}, "uring-none"},
+		{results.Row{Backend: "uring", Pin: "none", TLS: true}, "uring-none-tls"},
+		{results.Row{Backend: "localmemory", Pin: "none", Batch: 256, Shards: 2}, "localmemory-none-b256-2shards"},
+		{results.Row{Backend: "memory", Pin: "pinned", Server: "redis", Memory: "16m"}, "redis-memory-pinned-memory16m"},
+	} {
+		if got := rowFileName(tc.row); got != tc.want {
+			t.Errorf("rowFileName(%s): got %q, want %q", tc.row.ID(), got, tc.want)
+		}
+	}
+}

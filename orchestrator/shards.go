@@ -198,7 +198,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 		file = append(file, node)
 		group.nodes = append(group.nodes, &targetNode{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, dir: r.cfg.shardDir(i, n)})
 	}
-	name := fmt.Sprintf("%s-%s-%dshards", row.Backend, row.Pin, n)
+	name := rowFileName(row)
 	nodeFile := filepath.Join(r.out, results.DirLogs, "cluster-nodes-"+name+".txt")
 	f, err := os.Create(nodeFile)
 	if err != nil {

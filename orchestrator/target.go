@@ -166,9 +166,9 @@ func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, e
 		return rowTarget{}, err
 	}
 	spec := serverSpec{
-		Name:    serverFileName(row),
+		Name:    rowFileName(row),
 		Args:    l.args,
-		LogPath: filepath.Join(r.out, results.DirLogs, "server-"+serverFileName(row)+".log"),
+		LogPath: filepath.Join(r.out, results.DirLogs, "server-"+rowFileName(row)+".log"),
 		DataDir: r.cfg.DataDir,
 		Program: l.prog,
 		Image:   l.img,

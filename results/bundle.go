@@ -79,6 +79,10 @@ type Row struct {
 	// --tls on or both, across hosts by default, --server-addr
 	// rediss://); false, as in every bundle from before TLS, is plain TCP.
 	TLS bool `json:"tls,omitempty"`
+	// Ladder marks a server the ladder started for a rung of its own (the
+	// localmemory ladder's top: the untiered server and the tiered one
+	// measured again beside it), not a row of the plan.
+	Ladder bool `json:"ladder,omitempty"`
 }
 
 // OwnServer is the name of tierbench's own server, the one a row whose
@@ -112,6 +116,9 @@ func (r Row) ID() string {
 	}
 	if r.TLS {
 		k += "/tls"
+	}
+	if r.Ladder {
+		k += "/ladder"
 	}
 	return k
 }

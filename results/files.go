@@ -259,7 +259,13 @@ type LadderLayer struct {
 	// OpsPerSec over its own, as ShareIs says.
 	Share float64 `json:"share_of_layer_below,omitempty"`
 	// ShareIs names the quotient when it is not this layer ÷ the one below.
-	ShareIs        string  `json:"share_is,omitempty"`
+	ShareIs string `json:"share_is,omitempty"`
+	// PairOpsPerSec is, for the in-memory top, the tiered server measured
+	// again in passes alternated with this layer's (their median): the
+	// numerator of its Share, so that both sides of that quotient come from
+	// the same minutes. 0 in bundles from before, whose top's Share took
+	// the layer below's OpsPerSec.
+	PairOpsPerSec  float64 `json:"pair_ops_per_sec,omitempty"`
 	CPUMicrosPerOp float64 `json:"cpu_us_per_op,omitempty"`
 	Detail         string  `json:"detail"`
 	// Raw is the layer's file in the bundle (ladder/…json), when it ran;
