@@ -290,33 +290,16 @@ func (c Config) foreignServers() bool {
 }
 
 // rowFileName names a row's files, its server's log and container and its
-// clients' logs, by every part of its ID (results.Row.ID), after the
-// server's name when the run names servers: two rows of one run never
-// write the same file. Backend and pin alone were not enough: scenario 3's
-// -b 1024 and -b 256 rows, a sweep's --memory rows and --tls both's
-// plain and TLS rows wrote over each other's client logs.
+// clients' logs, after its ID (results.Row.ID), which tells the rows of a
+// run apart: "uring/none/b=256/server=redis/tls" is
+// "uring-none-b256-redis-tls". Backend and pin alone were not enough:
+// scenario 3's -b 1024 and -b 256 rows, a sweep's --memory rows and
+// --tls both's plain and TLS rows wrote over each other's client logs.
 func rowFileName(row results.Row) string {
-	name := row.Backend + "-" + row.Pin
-	if row.Server != "" {
-		name = row.Server + "-" + name
-	}
-	if row.Batch > 0 {
-		name += fmt.Sprintf("-b%d", row.Batch)
-	}
-	if row.Shards > 1 {
-		name += fmt.Sprintf("-%dshards", row.Shards)
-	}
-	if row.Memory != "" {
-		name += "-memory" + row.Memory
-	}
-	if row.TLS {
-		name += "-tls"
-	}
-	if row.Ladder {
-		name += "-ladder"
-	}
-	return name
+	return fileNameOfID.Replace(row.ID())
 }
+
+var fileNameOfID = strings.NewReplacer("/", "-", "server=", "", "=", "")
 
 // rowTitle names a row's server set-up in progress lines.
 func rowTitle(row results.Row) string {

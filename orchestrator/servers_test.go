@@ -145,8 +145,9 @@ func TestRowFileNamesApart(t *testing.T) {
 	}{
 		{results.Row{Backend: "uring", Pin: "none"}, "uring-none"},
 		{results.Row{Backend: "uring", Pin: "none", TLS: true}, "uring-none-tls"},
-		{results.Row{Backend: "localmemory", Pin: "none", Batch: 256, Shards: 2}, "localmemory-none-b256-2shards"},
-		{results.Row{Backend: "memory", Pin: "pinned", Server: "redis", Memory: "16m"}, "redis-memory-pinned-memory16m"},
+		{results.Row{Backend: "localmemory", Pin: "none", Batch: 256, Shards: 2}, "localmemory-none-b256-shards2"},
+		{results.Row{Backend: "memory", Pin: "pinned", Server: "redis", Memory: "16m"}, "memory-pinned-redis-memory16m"},
+		{results.Row{Backend: "memory", Pin: "none", Batch: 1024, Ladder: true}, "memory-none-b1024-ladder"},
 	} {
 		if got := rowFileName(tc.row); got != tc.want {
 			t.Errorf("rowFileName(%s): got %q, want %q", tc.row.ID(), got, tc.want)
