@@ -35,6 +35,7 @@ func TestTrees(t *testing.T) {
 		wantParagraph   string
 		wantIRQCPUs     string // where the data disks' completions interrupt
 		wantIRQDetail   string // in the odirect check's detail
+		wantQueue       string // in each disk's facts: its queues and tags
 	}{
 		{
 			tree: "reference-host",
@@ -60,6 +61,7 @@ func TestTrees(t *testing.T) {
 			wantVulnerable:  []string{"retbleed"},
 			wantIOUringNote: "kernel.io_uring_disabled absent",
 			wantIRQCPUs:     "1", wantIRQDetail: "; vda's completions interrupt CPU 1 (IRQ 25 virtio2-req.0)",
+			wantQueue: ", 1 hardware queue(s) taking 128 requests at once",
 			wantParagraph: "Host — 1× AMD EPYC 7B13 (2 cores × 1 thread/socket, 2 logical CPUs, 1 NUMA node), ~24 GB; " +
 				"1× virtio_blk 275 GB virtio disk (/dev/vda, ext4); Debian GNU/Linux 12 (bookworm), kernel 6.1.0-18-amd64, " +
 				"virtual machine (QEMU Standard PC (Q35 + ICH9, 2009)); fs.aio-max-nr = 65536. " +
@@ -103,6 +105,9 @@ func TestTrees(t *testing.T) {
 			for _, d := range st.Disks {
 				if d.Model != tt.wantModel || d.FirmwareRev != tt.wantFirmware {
 					t.Errorf("got disk %s model %q firmware %q, want %q %q", d.Name, d.Model, d.FirmwareRev, tt.wantModel, tt.wantFirmware)
+				}
+				if facts := diskFacts(d); tt.wantQueue != "" && !strings.HasSuffix(facts, tt.wantQueue) || tt.wantQueue == "" && strings.Contains(facts, "queue") {
+					t.Errorf("disk %s facts %q: want its queues said as %q", d.Name, facts, tt.wantQueue)
 				}
 			}
 			if c := mustCheck(t, rep, CheckODirect); c.Status != Pass {
@@ -229,5 +234,28 @@ func TestGarbageFingerprint(t *testing.T) {
 	}
 	if !strings.Contains(out, "Not recorded: ") {
 		t.Errorf("got output\n%s\nwant the gaps listed", out)
+	}
+}
+
+// TestDiskFactsQueue: a disk's facts say how many requests it takes at
+// once, and how many more its scheduler holds, only where sysfs said so.
+func TestDiskFactsQueue(t *testing.T) {
+	base := BlockDevice{Name: "vda", LogicalBlockBytes: 512, PhysicalBlockBytes: 512, Model: "virtio_blk"}
+	for _, tc := range []struct {
+		name                   string
+		scheduler              string
+		queues, tags, requests int
+		want                   string
+	}{
+		{"none read", "none", 0, 0, 0, "scheduler none"},
+		{"no scheduler", "none", 1, 128, 256, "scheduler none, 1 hardware queue(s) taking 128 requests at once"},
+		{"mq-deadline", "mq-deadline", 1, 128, 256, "scheduler mq-deadline, 1 hardware queue(s) taking 128 requests at once (256 a queue with the scheduler)"},
+		{"nvme", "none", 64, 64 * 1023, 1023, "scheduler none, 64 hardware queue(s) taking 65472 requests at once"},
+	} {
+		d := base
+		d.Scheduler, d.HWQueues, d.QueueTags, d.QueueRequests = tc.scheduler, tc.queues, tc.tags, tc.requests
+		if got := diskFacts(d); !strings.HasSuffix(got, tc.want) {
+			t.Errorf("%s: got %q, want it to end %q", tc.name, got, tc.want)
+		}
 	}
 }

@@ -294,8 +294,15 @@ func diskFacts(d BlockDevice) string {
 	if d.FirmwareRev != "" {
 		fw = " firmware " + d.FirmwareRev
 	}
-	return fmt.Sprintf("%s%s, %d/%d B logical/physical blocks, %s, scheduler %s", model, fw,
-		d.LogicalBlockBytes, d.PhysicalBlockBytes, rot, d.Scheduler)
+	queue := ""
+	if d.HWQueues > 0 {
+		queue = fmt.Sprintf(", %d hardware queue(s) taking %d requests at once", d.HWQueues, d.QueueTags)
+		if d.QueueRequests > 0 && d.Scheduler != "" && d.Scheduler != "none" {
+			queue += fmt.Sprintf(" (%d a queue with the scheduler)", d.QueueRequests)
+		}
+	}
+	return fmt.Sprintf("%s%s, %d/%d B logical/physical blocks, %s, scheduler %s%s", model, fw,
+		d.LogicalBlockBytes, d.PhysicalBlockBytes, rot, d.Scheduler, queue)
 }
 
 // diskGroups collapses identical disks: "8× nvme0n1…nvme7n1 KIOXIA … ".

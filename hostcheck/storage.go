@@ -47,6 +47,14 @@ type BlockDevice struct {
 	RAIDLevel          string `json:"raid_level,omitempty"`  // md only, e.g. raid0
 	ChunkBytes         int64  `json:"chunk_bytes,omitempty"` // md only
 	DMName             string `json:"dm_name,omitempty"`     // dm only
+	// HWQueues and QueueTags are the device's blk-mq hardware queues and
+	// their tags in all (mq/N/nr_tags): how many requests it takes at
+	// once. QueueRequests is queue/nr_requests, what each queue holds with
+	// a scheduler: requests past the tags wait there, in the kernel, and
+	// keep the device busy as others complete. 0 where not read (md, dm).
+	HWQueues      int `json:"hw_queues,omitempty"`
+	QueueTags     int `json:"queue_tags,omitempty"`
+	QueueRequests int `json:"queue_requests,omitempty"`
 	// Interrupts are the disk's queue interrupts and the CPUs they are
 	// delivered to (diskInterrupts); none for md and dm.
 	Interrupts []DiskInterrupt `json:"interrupts,omitempty"`
@@ -277,6 +285,17 @@ func (t tree) readBlock(dir string) (*BlockDevice, error) {
 	d.Rotational = rot != 0
 	if sched, err := t.string(hp + "/queue/scheduler"); err == nil {
 		d.Scheduler = activeScheduler(sched)
+	}
+	if entries, err := os.ReadDir(filepath.Join(dir, "mq")); err == nil {
+		for _, e := range entries {
+			if n, err := t.int64(hp + "/mq/" + e.Name() + "/nr_tags"); err == nil && n > 0 {
+				d.HWQueues++
+				d.QueueTags += int(n)
+			}
+		}
+	}
+	if n, err := t.int64(hp + "/queue/nr_requests"); err == nil && n > 0 {
+		d.QueueRequests = int(n)
 	}
 	d.Model, _ = t.string(hp + "/device/model")
 	if d.Model == "" {

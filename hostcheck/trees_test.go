@@ -180,6 +180,9 @@ func writeVMTree(t *testing.T, root string) {
 	})
 	vda := "sys/devices/pci0000_00/0000_00_04.0/virtio2/block/vda"
 	f.queue(vda, 536870912, 512, 512, 1, "[none] mq-deadline")
+	// One blk-mq hardware queue of 128 tags, as on the test VM.
+	f.file(vda+"/mq/0/nr_tags", "128")
+	f.file(vda+"/queue/nr_requests", "256")
 	f.file(vda+"/vda1/partition", "1")
 	f.file(vda+"/vda1/size", "536868864")
 	f.link(vda+"/device", "sys/devices/pci0000_00/0000_00_04.0/virtio2")

@@ -216,3 +216,43 @@ func containsAll(t *testing.T, what, text string, wants ...string) {
 		}
 	}
 }
+
+// TestDepthNote: cells deeper at the disk than its tags get a paragraph
+// with fio's own share at their depths; none without tags or depth.
+func TestDepthNote(t *testing.T) {
+	row := results.Row{Backend: "uring", Pin: results.PinPinned}
+	cell := func(threads int, depth float64) results.Cell {
+		c := results.Cell{Row: row, Threads: threads, Median: 300e3, FioShare: 300.0 / 350}
+		c.DiskQueueDepth = depth
+		return c
+	}
+	res := results.Results{
+		Cells: []results.Cell{cell(8, 240), cell(32, 250), cell(48, 100)},
+		FioCPU: []results.FioCPURecord{
+			{Row: row, Threads: 8, IOPS: 315e3, Depth: 240, Engine: "io_uring", FioCost: results.FioCost{CPUMicrosPerRead: 2.3}},
+			{Row: row, Threads: 32, IOPS: 329e3, Depth: 250, Engine: "io_uring", FioCost: results.FioCost{CPUMicrosPerRead: 2.4}},
+		},
+	}
+	disk := hostcheck.Storage{Disks: []hostcheck.BlockDevice{{Name: "vda", HWQueues: 1, QueueTags: 128}}}
+	for _, tc := range []struct {
+		name string
+		res  results.Results
+		st   hostcheck.Storage
+		want []string // "" alone: no paragraph
+	}{
+		{"deeper than the tags", res, disk, []string{"takes 128 requests at once", "2 of the cells", "disk depth 240-250", "read 90-94 % of the ceiling"}},
+		{"tags not read", res, hostcheck.Storage{Disks: []hostcheck.BlockDevice{{Name: "vda"}}}, []string{""}},
+		{"within the tags", results.Results{Cells: []results.Cell{cell(48, 100)}}, disk, []string{""}},
+		{"no fio at the depth", results.Results{Cells: res.Cells}, disk, []string{"disk depth 240-250", "wait in the kernel's queue."}},
+	} {
+		got := depthNote(tc.res, tc.st)
+		for _, w := range tc.want {
+			if w == "" && got != "" || !strings.Contains(got, w) {
+				t.Errorf("%s: got %q, want it to say %q", tc.name, got, w)
+			}
+		}
+		if tc.name == "no fio at the depth" && strings.Contains(got, "fio run") {
+			t.Errorf("%s: got %q, want no fio sentence", tc.name, got)
+		}
+	}
+}
