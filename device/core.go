@@ -81,10 +81,17 @@ type core struct {
 // limit at a system call per 4 requests (and a gettid per resubmit, see
 // Config.AfterGroup). With the bench resubmitting per group, 3 alternated
 // passes against fio each, uring: every 8 read 0.82 ×, every 16 1.08-1.25 ×,
-// every 32 0.83-1.08 ×. With more in flight the disk's queue stays full
-// anyway, so the group grows to a sixteenth of what is in flight
-// (reapSubmitLimit).
-const reapSubmitEvery = 16
+// every 32 0.83-1.08 ×. Measured again once the disk read 300-340 K IOPS
+// (`tierbench device --compare-fio --passes 3`, each ratio the median of
+// three passes side by side with fio, 16 then 32): uring 1 × QD 64 0.865
+// then 1.047, 2 × QD 64 0.820 then 0.989, pinned to one CPU 1 × QD 128
+// 0.854 and 0.915 then 0.965 and 0.865, libaio pinned 1 × QD 128 0.950 then
+// 1.024; uring pinned at 1 × QD 128 made 57 774 io_uring_enter calls in
+// 3 s for 850 000 reads, a call per 15. At a faster disk a call costs
+// more of the CPU than the few microseconds a request waits for its
+// group. With more in flight the disk's queue stays full anyway, so the
+// group grows to a sixteenth of what is in flight (reapSubmitLimit).
+const reapSubmitEvery = 32
 
 // reapSubmitLimit is the group size for a reaper's next batch: at least
 // reapSubmitEvery, at most a sixteenth of the requests in flight held back.

@@ -77,7 +77,7 @@
 // the way the benchmark keeps its queue depth) are recognised by the thread
 // id of the reaper that runs them: they go to that reaper's own context or
 // ring and are sent by the reaper in one io_submit / io_uring_enter per
-// group of reapSubmitEvery (16) completions and after the batch it is
+// group of reapSubmitEvery (32) completions and after the batch it is
 // delivering, so a busy device costs one syscall per group, not per
 // request, while no request waits for a whole batch as deep as the queue.
 // Config.AfterGroup lets a caller that resubmits from completions gather
