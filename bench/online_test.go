@@ -249,8 +249,12 @@ func TestPacingIsMeasured(t *testing.T) {
 		if stall && pc.LatenessMicros.Max < 100e3 {
 			t.Errorf("a 200 ms stall with one op in flight per connection: sends at most %.0f µs late, want ≥ 100 ms (the sender waits for a slot)", pc.LatenessMicros.Max)
 		}
-		if stall && pc.OwnLatenessMicros.Max > pc.LatenessMicros.Max/4 {
-			t.Errorf("a 200 ms stall of the server: the client's own lateness max %.0f µs, all %.0f µs; want the stall left out of the own part (under a quarter)",
+		// Under half: counted in the own part, the stall would make its max
+		// the whole lateness's; left out, the own max is the client's worst
+		// hiccup, which under -race beside other packages' tests reached
+		// 52 ms of a 202 ms whole once (a fresh clone's CI).
+		if stall && pc.OwnLatenessMicros.Max > pc.LatenessMicros.Max/2 {
+			t.Errorf("a 200 ms stall of the server: the client's own lateness max %.0f µs, all %.0f µs; want the stall left out of the own part (under half)",
 				pc.OwnLatenessMicros.Max, pc.LatenessMicros.Max)
 		}
 		if o.Ops > 0 && pc.OwnLatenessMicros.P99 > pc.LatenessMicros.P99 {
