@@ -143,6 +143,12 @@ func (p *slotPool) takeAll(n int) {
 // push returns index i to stack k and wakes blocked submitters, if any.
 func (p *slotPool) push(k int, i uint32) {
 	p.stacks[k].push(p.next, i)
+	p.wakeWaiters()
+}
+
+// wakeWaiters wakes the submitters blocked in popWait, if any, after a
+// push: popWait raises waiters before its last look (see there).
+func (p *slotPool) wakeWaiters() {
 	if p.waiters.Load() > 0 {
 		p.mu.Lock()
 		p.cond.Broadcast()
@@ -157,11 +163,7 @@ func (p *slotPool) pushAll(k int, idxs []uint32) {
 		return
 	}
 	p.stacks[k].pushAll(p.next, idxs)
-	if p.waiters.Load() > 0 {
-		p.mu.Lock()
-		p.cond.Broadcast()
-		p.mu.Unlock()
-	}
+	p.wakeWaiters()
 }
 
 func (s *freeStack) pushAll(next []atomic.Uint32, idxs []uint32) {

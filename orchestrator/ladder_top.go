@@ -83,22 +83,23 @@ func (r *runner) inMemoryLayer(ctx context.Context, best results.Cell, ok bool) 
 		layer.Error = err.Error()
 		return layer
 	}
-	var ops, cpu, tieredOps []float64
 	for _, side := range []struct {
-		raw  *topServerRaw
 		what string
-		ops  *[]float64
-	}{{&raw.topServerRaw, "untiered", &ops}, {&raw.Tiered, "tiered", &tieredOps}} {
+		raw  topServerRaw
+	}{{"untiered", raw.topServerRaw}, {"tiered", raw.Tiered}} {
 		for _, p := range side.raw.Passes {
 			if why := passExclusion(p); why != "" {
 				layer.Error = fmt.Sprintf("the %s server's pass %d kept out: %s", side.what, p.Pass, why)
 				return layer
 			}
-			*side.ops = append(*side.ops, p.OpsPerSec)
 		}
 	}
+	var ops, cpu, tieredOps []float64
 	for _, p := range raw.Passes {
-		cpu = append(cpu, p.CPUMicrosPerOp)
+		ops, cpu = append(ops, p.OpsPerSec), append(cpu, p.CPUMicrosPerOp)
+	}
+	for _, p := range raw.Tiered.Passes {
+		tieredOps = append(tieredOps, p.OpsPerSec)
 	}
 	layer.OpsPerSec, _, _ = results.Median(ops)
 	layer.CPUMicrosPerOp, _, _ = results.Median(cpu)
