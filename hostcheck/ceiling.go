@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/cpulist"
 	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/internal/diskstats"
 	"github.com/tierbench/tierbench/internal/fio"
 )
 
@@ -92,6 +94,11 @@ type FIOPoint struct {
 	Jobs    int `json:"jobs"`
 	IODepth int `json:"iodepth"`
 	FIOResult
+	// DriverDepth is the requests the data disks' drivers held while the
+	// step ran (/sys/block/<disk>/inflight every driverSampleEvery, nine
+	// samples of ten at or below it: diskstats.DriverWatch): below Depth,
+	// the rest waited in the kernel's queue. 0 where not read.
+	DriverDepth int `json:"driver_depth,omitempty"`
 }
 
 // FootprintFioFiles: the baseline read fio's own files, sized by
@@ -117,6 +124,71 @@ func resultOf(r fio.Result, cpus int) FIOResult {
 	fr := FIOResult{BlockBytes: r.BlockBytes, IOPS: r.IOPS, BandwidthKiBps: r.BandwidthKiBps, UsrCPU: r.UsrCPU, SysCPU: r.SysCPU, CPU: r.CPU(cpus)}
 	fr.ClatUs.P50, fr.ClatUs.P99, fr.ClatUs.P999 = r.ClatUs.P50, r.ClatUs.P99, r.ClatUs.P999
 	return fr
+}
+
+// driverSampleEvery is how often a sweep step samples the disks' drivers:
+// a read of one small sysfs file per disk, 200 of them in a 2 s step.
+const driverSampleEvery = 10 * time.Millisecond
+
+// driverSampler runs fio jobs through run while sampling the data disks'
+// drivers (diskstats.WatchDriver), and keeps what each 512 B step saw for
+// annotate. One sampler serves one sweep at a time.
+//
+// Why: a disk may take fewer requests at once than its tags say. The test
+// VM's virtio disk has 128 tags, but its ring of 256 descriptors, without
+// indirect ones, holds 85 reads of three descriptors each; fio's best depth
+// there is 100-128, and deeper steps read less.
+type driverSampler struct {
+	root  string
+	disks []string
+	run   func(context.Context, fio.Job) (fio.Result, error)
+	depth map[[2]int]int // jobs, iodepth of a 512 B step → DriverDepth
+}
+
+func newDriverSampler(root string, st Storage, run func(context.Context, fio.Job) (fio.Result, error)) *driverSampler {
+	s := &driverSampler{root: root, run: run, depth: map[[2]int]int{}}
+	for _, d := range st.Disks {
+		s.disks = append(s.disks, d.Name)
+	}
+	return s
+}
+
+// Run runs job, sampling the drivers while it runs when it is a 512 B
+// step and the disks are known.
+func (s *driverSampler) Run(ctx context.Context, job fio.Job) (fio.Result, error) {
+	if len(s.disks) == 0 || job.BlockBytes != 512 {
+		return s.run(ctx, job)
+	}
+	w := diskstats.WatchDriver(s.root, s.disks, driverSampleEvery)
+	r, err := s.run(ctx, job)
+	if depth, ok := w.Stop(); ok && err == nil {
+		s.depth[[2]int{job.Jobs, job.IODepth}] = depth
+	}
+	return r, err
+}
+
+// annotate records in b's points what their steps saw, and forgets it
+// for the next sweep.
+func (s *driverSampler) annotate(b *FIOBaseline) {
+	if b != nil {
+		for i := range b.Sweep {
+			b.Sweep[i].DriverDepth = s.depth[[2]int{b.Sweep[i].Jobs, b.Sweep[i].IODepth}]
+		}
+	}
+	clear(s.depth)
+}
+
+// DriverDepth is the most requests the disks' drivers held in any step
+// of the sweep (each step's FIOPoint.DriverDepth): what the disk takes at
+// once, where the sweep went deeper than that. 0 where not read.
+func (b *FIOBaseline) DriverDepth() int {
+	depth := 0
+	if b != nil {
+		for _, p := range b.Sweep {
+			depth = max(depth, p.DriverDepth)
+		}
+	}
+	return depth
 }
 
 // removeFioFiles removes the files fio laid out for job.

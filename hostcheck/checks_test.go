@@ -186,7 +186,8 @@ func TestDocker(t *testing.T) {
 
 // TestFIOPinnedSweep: with FIOCPUs the sweep runs again with every job
 // pinned there, one job per CPU at most, after the host sweep and on its
-// files; the report keeps both and the check says where fio ran.
+// files; the report keeps both, with what the disk's driver held at each
+// step, and the check says where fio ran.
 func TestFIOPinnedSweep(t *testing.T) {
 	probes := &fakeProbes{}
 	rep, _ := runTree(t, filepath.Join("testdata", "vm-host"), func(c *Config) {
@@ -217,6 +218,14 @@ func TestFIOPinnedSweep(t *testing.T) {
 	}
 	if pinnedRuns < 2 {
 		t.Errorf("got %d pinned fio runs, want a sweep and its 4 KiB run", pinnedRuns)
+	}
+	// Each step sampled the disk's driver (the tree's vda/inflight).
+	for _, b := range []*FIOBaseline{rep.FIO, rep.FIOPinned} {
+		for _, p := range b.Sweep {
+			if p.DriverDepth != 85 {
+				t.Errorf("sweep on CPUs %q, %d in flight: got driver depth %d, want 85", b.CPUs, p.Depth, p.DriverDepth)
+			}
+		}
 	}
 	if c := mustCheck(t, rep, CheckFIOPinned); c.Status != Pass || !strings.Contains(c.Detail, "pinned to CPUs 1 and memory node(s) 0") {
 		t.Errorf("got %s %v %q, want pass naming the CPUs", CheckFIOPinned, c.Status, c.Detail)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,8 +64,9 @@ func TestRealHost(t *testing.T) {
 		FIO         *struct {
 			Engine string `json:"engine"`
 			Sweep  []struct {
-				Depth int     `json:"depth"`
-				IOPS  float64 `json:"iops"`
+				Depth       int     `json:"depth"`
+				IOPS        float64 `json:"iops"`
+				DriverDepth int     `json:"driver_depth"`
 			} `json:"sweep"`
 			Results []struct {
 				BlockBytes int                `json:"block_bytes"`
@@ -96,6 +98,18 @@ func TestRealHost(t *testing.T) {
 	}
 	if len(doc.FIO.Sweep) < 3 || doc.FIO.Sweep[0].Depth != 64 || doc.FIO.Sweep[0].IOPS <= 0 {
 		t.Errorf("got sweep %+v, want at least 3 depths from 64 reads in flight", doc.FIO.Sweep)
+	}
+	// Each step sampled the data disk's driver, where the kernel says it.
+	readable := len(rep.Fingerprint.Storage.Disks) > 0
+	for _, d := range rep.Fingerprint.Storage.Disks {
+		if _, err := os.Stat(filepath.Join("/sys/block", d.Name, "inflight")); err != nil {
+			readable = false
+		}
+	}
+	for _, p := range doc.FIO.Sweep {
+		if readable && p.DriverDepth <= 0 {
+			t.Errorf("step at %d in flight: got driver depth %d, want what /sys/block/*/inflight held under fio", p.Depth, p.DriverDepth)
+		}
 	}
 	fioBlockSizes := []int{512, 4096}
 	for i, r := range doc.FIO.Results {

@@ -72,7 +72,14 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workloa
 	}
 	fmt.Fprintf(b, "fio depth curve (%s, %s, 512 B random read, O_DIRECT, %d s per step%s) over %s. The ceiling is the highest IOPS of the sweep; the server keeps up to %d reads in flight. fio CPU is its jobs' user + system time over the CPUs they could run on; at ≥ %.0f %% the point is cpu-bound: fio's CPU, not the disk, set it.\n\n",
 		f.Version, f.Engine, f.RuntimeSeconds, where, footprintPhrase(f, c), f.MaxDepth, 100*fio.CPUBoundShare)
-	b.WriteString("| reads in flight | jobs × iodepth | IOPS | MiB/s | clat p50 µs | clat p99 µs | fio CPU µs/read | fio CPU | |\n|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	// The driver's column only where the sweep sampled it (bundles from
+	// before it, and hosts without /sys/block/*/inflight, have none).
+	driver := f.DriverDepth() > 0
+	if driver {
+		b.WriteString("| reads in flight | at the disk's driver | jobs × iodepth | IOPS | MiB/s | clat p50 µs | clat p99 µs | fio CPU µs/read | fio CPU | |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	} else {
+		b.WriteString("| reads in flight | jobs × iodepth | IOPS | MiB/s | clat p50 µs | clat p99 µs | fio CPU µs/read | fio CPU | |\n|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+	}
 	best, _ := f.Best()
 	for _, p := range f.Sweep {
 		var marks []string
@@ -83,7 +90,11 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workloa
 		if cpu.Bound {
 			marks = append(marks, "cpu-bound")
 		}
-		fmt.Fprintf(b, "| %d | %d × %d | %s | %.1f | %.0f | %.0f | %s | %s | %s |\n", p.Depth, p.Jobs, p.IODepth, human.Ops(p.IOPS),
+		fmt.Fprintf(b, "| %d |", p.Depth)
+		if driver {
+			fmt.Fprintf(b, " %s |", driverCell(p.DriverDepth))
+		}
+		fmt.Fprintf(b, " %d × %d | %s | %.1f | %.0f | %.0f | %s | %s | %s |\n", p.Jobs, p.IODepth, human.Ops(p.IOPS),
 			p.BandwidthKiBps/1024, p.ClatUs.P50, p.ClatUs.P99, cpuPerRead(cpu), cpuShare(cpu), strings.Join(marks, ", "))
 	}
 	b.WriteString("\n")
@@ -103,6 +114,14 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workloa
 		fmt.Fprintf(b, "**This ceiling is fio's CPU, not the disk's**: at its best point fio's %d job(s) used %.0f %% of the CPUs they could run on, %.1f µs of CPU per read. The disk may do more, and a server that spends less CPU per read than fio can pass it.\n\n",
 			best.Jobs, 100*cpu.Share, cpu.MicrosPerRead)
 	}
+}
+
+// driverCell is a step's FIOPoint.DriverDepth, "—" where not read.
+func driverCell(n int) string {
+	if n <= 0 {
+		return "—"
+	}
+	return fmt.Sprint(n)
 }
 
 func cpuPerRead(c fio.CPU) string {
@@ -138,7 +157,7 @@ func renderCeilings(b *strings.Builder, res results.Results, preRaw []byte) {
 	}
 	var rep hostcheck.Report
 	if json.Unmarshal(preRaw, &rep) == nil {
-		b.WriteString(depthNote(res, rep.Fingerprint.Storage))
+		b.WriteString(depthNote(res, rep.Fingerprint.Storage, driverLimit(host, pinned)))
 	}
 }
 
@@ -156,17 +175,19 @@ func span(xs []float64, scale float64, format string) string {
 }
 
 // depthNote is a paragraph for cells that kept the data disks deeper than
-// they take requests at once (hostcheck.BlockDevice.QueueTags): the reads
-// past the tags wait in the kernel's queue, and fio run at the cells' own
-// depths after their rows (fioAfter) says what the disk reads there, as a
-// share of the ceiling the cells are held against. "" where the tags were
-// not read, or no cell's depth passed them.
+// they take requests at once: their tags (hostcheck.BlockDevice.QueueTags),
+// or what their drivers held under fio's sweep (driver, from driverLimit)
+// where that is fewer. The reads past it wait in the kernel's queue, and
+// fio run at the cells' own depths after their rows (fioAfter) says what
+// the disk reads there, as a share of the ceiling the cells are held
+// against. "" where the tags were not read, or no cell's depth passed
+// what the disk takes.
 //
 // Why: on the test VM (one queue of 128 tags) the ceiling is fio's best
 // depth, 128, where the pinned server's pipelined batches keep 236-255 in
 // flight; fio at those depths read 0.89-0.90 of the ceiling, and the
 // cells 0.89-0.97 of that fio, so a share of 82-87 % was mostly the depth.
-func depthNote(res results.Results, st hostcheck.Storage) string {
+func depthNote(res results.Results, st hostcheck.Storage, driver int) string {
 	tags := 0
 	for _, d := range st.Disks {
 		tags += d.QueueTags
@@ -174,13 +195,17 @@ func depthNote(res results.Results, st hostcheck.Storage) string {
 	if tags == 0 {
 		return ""
 	}
+	takes := tags
+	if driver > 0 && driver < tags {
+		takes = driver
+	}
 	var depths, fioShares []float64
 	for _, c := range res.Cells {
-		if c.Excluded != "" || c.DiskQueueDepth <= float64(tags) || c.FioShare <= 0 {
+		if c.Excluded != "" || c.DiskQueueDepth <= float64(takes) || c.FioShare <= 0 {
 			continue
 		}
 		depths = append(depths, c.DiskQueueDepth)
-		if after := fioAfter(res, c); after.IOPS > 0 && after.Depth > tags {
+		if after := fioAfter(res, c); after.IOPS > 0 && after.Depth > takes {
 			fioShares = append(fioShares, after.IOPS*c.FioShare/c.Median)
 		}
 	}
@@ -189,11 +214,38 @@ func depthNote(res results.Results, st hostcheck.Storage) string {
 	}
 	s := fmt.Sprintf("The data disk takes %d requests at once (its hardware queues' tags, /sys/block/*/mq/*/nr_tags), and %d of the cells kept more in flight at it (disk depth %s): the reads past its tags wait in the kernel's queue.",
 		tags, len(depths), span(depths, 1, "%.0f"))
+	if takes < tags {
+		s = fmt.Sprintf("The data disk has %d tags (/sys/block/*/mq/*/nr_tags), but its driver held no more than %d requests at once while fio's sweep kept more in flight (/sys/block/*/inflight, the column above): that is what the disk takes at once. %d of the cells kept more in flight at it (disk depth %s): the reads past %d wait in the kernel's queue.",
+			tags, takes, len(depths), span(depths, 1, "%.0f"), takes)
+	}
 	if len(fioShares) > 0 {
 		s += fmt.Sprintf(" fio run at those cells' own depths right after their rows read %s of the ceiling they are held against (fio's best depth): at those depths fio itself scores that share, and the rest of the way to the ceiling is the depth the server's batches keep the disk at, which fio pays as well, not the server's path.",
 			span(fioShares, 100, "%.0f %%"))
 	}
 	return s + "\n\n"
+}
+
+// driverLimit is what the disk's driver takes at once, as the sweeps saw
+// it: the most a step's driver held (FIOPoint.DriverDepth), where a step
+// kept at least a quarter more in flight and the driver held no more
+// than that. 0 where the sweeps sampled no driver, or never went deeper
+// than it held: then nothing limited it that they could see.
+func driverLimit(sweeps ...*hostcheck.FIOBaseline) int {
+	most, deepest := 0, 0
+	for _, f := range sweeps {
+		if f == nil {
+			continue
+		}
+		for _, p := range f.Sweep {
+			if p.DriverDepth > 0 {
+				most, deepest = max(most, p.DriverDepth), max(deepest, p.Depth)
+			}
+		}
+	}
+	if most == 0 || 4*deepest < 5*most {
+		return 0
+	}
+	return most
 }
 
 // shareText is a cell's share of its ceiling with its marks; host is

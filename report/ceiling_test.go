@@ -235,24 +235,55 @@ func TestDepthNote(t *testing.T) {
 	}
 	disk := hostcheck.Storage{Disks: []hostcheck.BlockDevice{{Name: "vda", HWQueues: 1, QueueTags: 128}}}
 	for _, tc := range []struct {
-		name string
-		res  results.Results
-		st   hostcheck.Storage
-		want []string // "" alone: no paragraph
+		name   string
+		res    results.Results
+		st     hostcheck.Storage
+		driver int
+		want   []string // "" alone: no paragraph
 	}{
-		{"deeper than the tags", res, disk, []string{"takes 128 requests at once", "2 of the cells", "disk depth 240-250", "read 90-94 % of the ceiling"}},
-		{"tags not read", res, hostcheck.Storage{Disks: []hostcheck.BlockDevice{{Name: "vda"}}}, []string{""}},
-		{"within the tags", results.Results{Cells: []results.Cell{cell(48, 100)}}, disk, []string{""}},
-		{"no fio at the depth", results.Results{Cells: res.Cells}, disk, []string{"disk depth 240-250", "wait in the kernel's queue."}},
+		{"deeper than the tags", res, disk, 0, []string{"takes 128 requests at once", "2 of the cells", "disk depth 240-250", "read 90-94 % of the ceiling"}},
+		{"tags not read", res, hostcheck.Storage{Disks: []hostcheck.BlockDevice{{Name: "vda"}}}, 85, []string{""}},
+		{"within the tags", results.Results{Cells: []results.Cell{cell(48, 100)}}, disk, 0, []string{""}},
+		{"past the driver, within the tags", results.Results{Cells: []results.Cell{cell(48, 100)}}, disk, 85,
+			[]string{"has 128 tags", "driver held no more than 85 requests at once", "1 of the cells", "disk depth 100", "the reads past 85 wait"}},
+		{"driver at the tags", res, disk, 128, []string{"takes 128 requests at once", "2 of the cells"}},
+		{"no fio at the depth", results.Results{Cells: res.Cells}, disk, 0, []string{"disk depth 240-250", "wait in the kernel's queue."}},
 	} {
-		got := depthNote(tc.res, tc.st)
+		got := depthNote(tc.res, tc.st, tc.driver)
 		for _, w := range tc.want {
 			if w == "" && got != "" || !strings.Contains(got, w) {
 				t.Errorf("%s: got %q, want it to say %q", tc.name, got, w)
 			}
 		}
+		if tc.name == "past the driver, within the tags" && strings.Contains(got, "fio run") {
+			t.Errorf("%s: got %q, want no fio sentence (none ran at that depth)", tc.name, got)
+		}
 		if tc.name == "no fio at the depth" && strings.Contains(got, "fio run") {
 			t.Errorf("%s: got %q, want no fio sentence", tc.name, got)
+		}
+	}
+}
+
+// TestDriverLimit: the driver's figure is a limit only where a sweep kept
+// clearly more in flight than the driver held.
+func TestDriverLimit(t *testing.T) {
+	pt := func(depth, driver int) hostcheck.FIOPoint {
+		return hostcheck.FIOPoint{Depth: depth, DriverDepth: driver}
+	}
+	sweep := func(pts ...hostcheck.FIOPoint) *hostcheck.FIOBaseline { return &hostcheck.FIOBaseline{Sweep: pts} }
+	for _, tt := range []struct {
+		name   string
+		sweeps []*hostcheck.FIOBaseline
+		want   int
+	}{
+		{"virtio ring full", []*hostcheck.FIOBaseline{sweep(pt(64, 64), pt(128, 86), pt(512, 85), pt(2048, 85))}, 86},
+		{"both sweeps", []*hostcheck.FIOBaseline{sweep(pt(64, 64), pt(128, 85)), sweep(pt(128, 84), pt(512, 90))}, 90},
+		{"never deeper than it held", []*hostcheck.FIOBaseline{sweep(pt(64, 63), pt(128, 120))}, 0},
+		{"not sampled", []*hostcheck.FIOBaseline{sweep(pt(64, 0), pt(512, 0)), nil}, 0},
+		{"no sweep", nil, 0},
+	} {
+		if got := driverLimit(tt.sweeps...); got != tt.want {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
 		}
 	}
 }

@@ -203,6 +203,10 @@ func TestRenderCurveNotes(t *testing.T) {
 		p.IOPS = iops
 		return p
 	}
+	drv := func(p hostcheck.FIOPoint, driver int) hostcheck.FIOPoint {
+		p.DriverDepth = driver
+		return p
+	}
 	tests := []struct {
 		name string
 		f    hostcheck.FIOBaseline
@@ -213,6 +217,8 @@ func TestRenderCurveNotes(t *testing.T) {
 			[]string{"The sweep stopped after 512 reads in flight", "| 128 | 1 × 128 | 30 | 0.0 | 0 | 0 | — | — | ceiling |", "as large as the dataset"}},
 		{"short of the server's depth", hostcheck.FIOBaseline{MaxDepth: 4096, Files: 1, FileBytes: 4096, Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30)}},
 			[]string{"**The sweep ended at 128 reads in flight, below the server's 4096.**", "**smaller than the dataset**"}},
+		{"driver sampled", hostcheck.FIOBaseline{MaxDepth: 512, Files: 8, FileBytes: 1 << 20, Sweep: []hostcheck.FIOPoint{drv(pt(64, 10), 64), drv(pt(128, 30), 85), pt(512, 29)}},
+			[]string{"| reads in flight | at the disk's driver | jobs × iodepth |", "| 128 | 85 | 1 × 128 | 30 |", "| 512 | — | 1 × 512 | 29 |"}},
 		{"quiet host", hostcheck.FIOBaseline{MaxDepth: 128, Files: 1, FileBytes: 4096, StealShare: &quiet, Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30)}},
 			[]string{"While the sweep ran, the hypervisor took 0.2 % of the host's CPU time (steal, /proc/stat).\n"}},
 		{"busy host", hostcheck.FIOBaseline{MaxDepth: 128, Files: 1, FileBytes: 4096, StealShare: &busy, Sweep: []hostcheck.FIOPoint{pt(64, 10), pt(128, 30)}},
