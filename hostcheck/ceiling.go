@@ -94,10 +94,10 @@ type FIOPoint struct {
 	Jobs    int `json:"jobs"`
 	IODepth int `json:"iodepth"`
 	FIOResult
-	// DriverDepth is the requests the data disks' drivers held while the
-	// step ran (/sys/block/<disk>/inflight every driverSampleEvery, nine
-	// samples of ten at or below it: diskstats.DriverWatch): below Depth,
-	// the rest waited in the kernel's queue. 0 where not read.
+	// DriverDepth is the reads the data disks' drivers held while the
+	// step read (/sys/block/<disk>/inflight every driverSampleEvery, nine
+	// samples of ten that found any at or below it: diskstats.DriverWatch):
+	// below Depth, the rest waited in the kernel's queue. 0 where not read.
 	DriverDepth int `json:"driver_depth,omitempty"`
 }
 
