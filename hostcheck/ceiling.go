@@ -132,7 +132,7 @@ const driverSampleEvery = 10 * time.Millisecond
 
 // driverSampler runs fio jobs through run while sampling the data disks'
 // drivers (diskstats.WatchDriver), and keeps what each 512 B step saw for
-// annotate. One sampler serves one sweep at a time.
+// runBaseline's points. One sampler serves one sweep at a time.
 //
 // Why: a disk may take fewer requests at once than its tags say. The test
 // VM's virtio disk has 128 tags, but its ring of 256 descriptors, without
@@ -167,17 +167,6 @@ func (s *driverSampler) Run(ctx context.Context, job fio.Job) (fio.Result, error
 	return r, err
 }
 
-// annotate records in b's points what their steps saw, and forgets it
-// for the next sweep.
-func (s *driverSampler) annotate(b *FIOBaseline) {
-	if b != nil {
-		for i := range b.Sweep {
-			b.Sweep[i].DriverDepth = s.depth[[2]int{b.Sweep[i].Jobs, b.Sweep[i].IODepth}]
-		}
-	}
-	clear(s.depth)
-}
-
 // DriverDepth is the most requests the disks' drivers held in any step
 // of the sweep (each step's FIOPoint.DriverDepth): what the disk takes at
 // once, where the sweep went deeper than that. 0 where not read.
@@ -200,11 +189,13 @@ func removeFioFiles(job fio.Job) {
 
 // runBaseline sweeps depth at 512 B over job's files and measures 4 KiB at
 // the best depth, with at most maxJobs jobs, each on a CPU of its own
-// (job.CPUs, when set, holds maxJobs CPUs). It leaves fio's files for a
-// second sweep: the caller removes them.
-func runBaseline(ctx context.Context, root string, run func(context.Context, fio.Job) (fio.Result, error), job fio.Job, maxDepth, maxJobs int, full bool) (*FIOBaseline, error) {
+// (job.CPUs, when set, holds maxJobs CPUs), each step's disk driver
+// sampled by run. It leaves fio's files for a second sweep: the caller
+// removes them.
+func runBaseline(ctx context.Context, root string, run *driverSampler, job fio.Job, maxDepth, maxJobs int, full bool) (*FIOBaseline, error) {
 	stolen := cpustat.StartWatch(root)
-	sw := fio.Sweep{Job: job, Steps: fio.DepthLadder(maxDepth, maxJobs), MinGrowth: sweepMinGrowth, Run: run}
+	defer clear(run.depth)
+	sw := fio.Sweep{Job: job, Steps: fio.DepthLadder(maxDepth, maxJobs), MinGrowth: sweepMinGrowth, Run: run.Run}
 	if !full {
 		sw.FlatSteps = sweepFlatSteps
 	}
@@ -224,12 +215,13 @@ func runBaseline(ctx context.Context, root string, run func(context.Context, fio
 	for _, p := range res.Points {
 		pt := PointOf(p, maxJobs)
 		pt.BlockBytes = 512
+		pt.DriverDepth = run.depth[[2]int{p.Jobs, p.IODepth}]
 		base.Sweep = append(base.Sweep, pt)
 	}
 	r512 := resultOf(best.Result, maxJobs)
 	r512.BlockBytes = 512
 	job.BlockBytes, job.Jobs, job.IODepth = 4096, best.Jobs, best.IODepth
-	r4k, err := run(ctx, job)
+	r4k, err := run.Run(ctx, job)
 	if err != nil {
 		return nil, fmt.Errorf("fio %s random read at 4096 B: %w", job.Engine, err)
 	}
@@ -245,7 +237,7 @@ func runBaseline(ctx context.Context, root string, run func(context.Context, fio
 // most: the ceiling of a server pinned there. A failure is a warning,
 // not a failed preflight: the pinned rows are then held against the host
 // ceiling, and the report says so.
-func pinnedBaseline(ctx context.Context, run func(context.Context, fio.Job) (fio.Result, error), job fio.Job, cfg Config) (*FIOBaseline, Check) {
+func pinnedBaseline(ctx context.Context, run *driverSampler, job fio.Job, cfg Config) (*FIOBaseline, Check) {
 	cpus, err := cpulist.Parse(cfg.FIOCPUs)
 	if err == nil && len(cpus) == 0 {
 		err = errors.New("the list is empty")
@@ -277,6 +269,9 @@ func baselineCheck(base *FIOBaseline, err error) Check {
 	var curve []string
 	for _, p := range base.Sweep {
 		pt := fmt.Sprintf("%d: %s", p.Depth, countLabel(p.IOPS))
+		if p.DriverDepth > 0 && p.DriverDepth < p.Depth {
+			pt += fmt.Sprintf(" (%d at the disk's driver)", p.DriverDepth)
+		}
 		if c := base.PointCPU(p); c.MicrosPerRead > 0 {
 			pt += fmt.Sprintf(" at %.1f CPU µs/read", c.MicrosPerRead)
 			if c.Bound {

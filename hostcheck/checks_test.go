@@ -219,12 +219,18 @@ func TestFIOPinnedSweep(t *testing.T) {
 	if pinnedRuns < 2 {
 		t.Errorf("got %d pinned fio runs, want a sweep and its 4 KiB run", pinnedRuns)
 	}
-	// Each step sampled the disk's driver (the tree's vda/inflight).
+	// Each step sampled the disk's driver (the tree's vda/inflight), and
+	// both checks say it where fio kept more in flight.
 	for _, b := range []*FIOBaseline{rep.FIO, rep.FIOPinned} {
 		for _, p := range b.Sweep {
 			if p.DriverDepth != 85 {
 				t.Errorf("sweep on CPUs %q, %d in flight: got driver depth %d, want 85", b.CPUs, p.Depth, p.DriverDepth)
 			}
+		}
+	}
+	for _, name := range []string{CheckFIO, CheckFIOPinned} {
+		if c := mustCheck(t, rep, name); !strings.Contains(c.Detail, "128: ") || !strings.Contains(c.Detail, "(85 at the disk's driver)") {
+			t.Errorf("%s: got %q, want the 128 step with 85 at the disk's driver", name, c.Detail)
 		}
 	}
 	if c := mustCheck(t, rep, CheckFIOPinned); c.Status != Pass || !strings.Contains(c.Detail, "pinned to CPUs 1 and memory node(s) 0") {

@@ -165,16 +165,14 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 			job := fio.Job{Dir: dir, Files: cfg.FIOFiles, FileBytes: cfg.FIOFileBytes, Engine: engine, RuntimeSeconds: cfg.FIORuntimeSeconds}
 			defer removeFioFiles(job)
 			sampler := newDriverSampler(cfg.Root, fp.Storage, probes.FIO)
-			base, err := runBaseline(ctx, cfg.Root, sampler.Run, job, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep)
-			sampler.annotate(base)
+			base, err := runBaseline(ctx, cfg.Root, sampler, job, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep)
 			fioCheck = baselineCheck(base, err)
 			if err == nil {
 				rep.FIO = base
 			}
 			if cfg.FIOCPUs != "" && err == nil {
 				var c Check
-				rep.FIOPinned, c = pinnedBaseline(ctx, sampler.Run, job, cfg)
-				sampler.annotate(rep.FIOPinned)
+				rep.FIOPinned, c = pinnedBaseline(ctx, sampler, job, cfg)
 				pinnedCheck = &c
 			}
 		}
