@@ -167,19 +167,6 @@ func (s *driverSampler) Run(ctx context.Context, job fio.Job) (fio.Result, error
 	return r, err
 }
 
-// DriverDepth is the most requests the disks' drivers held in any step
-// of the sweep (each step's FIOPoint.DriverDepth): what the disk takes at
-// once, where the sweep went deeper than that. 0 where not read.
-func (b *FIOBaseline) DriverDepth() int {
-	depth := 0
-	if b != nil {
-		for _, p := range b.Sweep {
-			depth = max(depth, p.DriverDepth)
-		}
-	}
-	return depth
-}
-
 // removeFioFiles removes the files fio laid out for job.
 func removeFioFiles(job fio.Job) {
 	for i := range job.Files {
@@ -189,13 +176,13 @@ func removeFioFiles(job fio.Job) {
 
 // runBaseline sweeps depth at 512 B over job's files and measures 4 KiB at
 // the best depth, with at most maxJobs jobs, each on a CPU of its own
-// (job.CPUs, when set, holds maxJobs CPUs), each step's disk driver
-// sampled by run. It leaves fio's files for a second sweep: the caller
-// removes them.
-func runBaseline(ctx context.Context, root string, run *driverSampler, job fio.Job, maxDepth, maxJobs int, full bool) (*FIOBaseline, error) {
+// (job.CPUs, when set, holds maxJobs CPUs), fio run through sampler, which
+// samples each step's disk driver. It leaves fio's files for a second
+// sweep: the caller removes them.
+func runBaseline(ctx context.Context, root string, sampler *driverSampler, job fio.Job, maxDepth, maxJobs int, full bool) (*FIOBaseline, error) {
 	stolen := cpustat.StartWatch(root)
-	defer clear(run.depth)
-	sw := fio.Sweep{Job: job, Steps: fio.DepthLadder(maxDepth, maxJobs), MinGrowth: sweepMinGrowth, Run: run.Run}
+	defer clear(sampler.depth)
+	sw := fio.Sweep{Job: job, Steps: fio.DepthLadder(maxDepth, maxJobs), MinGrowth: sweepMinGrowth, Run: sampler.Run}
 	if !full {
 		sw.FlatSteps = sweepFlatSteps
 	}
@@ -215,13 +202,13 @@ func runBaseline(ctx context.Context, root string, run *driverSampler, job fio.J
 	for _, p := range res.Points {
 		pt := PointOf(p, maxJobs)
 		pt.BlockBytes = 512
-		pt.DriverDepth = run.depth[[2]int{p.Jobs, p.IODepth}]
+		pt.DriverDepth = sampler.depth[[2]int{p.Jobs, p.IODepth}]
 		base.Sweep = append(base.Sweep, pt)
 	}
 	r512 := resultOf(best.Result, maxJobs)
 	r512.BlockBytes = 512
 	job.BlockBytes, job.Jobs, job.IODepth = 4096, best.Jobs, best.IODepth
-	r4k, err := run.Run(ctx, job)
+	r4k, err := sampler.Run(ctx, job)
 	if err != nil {
 		return nil, fmt.Errorf("fio %s random read at 4096 B: %w", job.Engine, err)
 	}
@@ -237,7 +224,7 @@ func runBaseline(ctx context.Context, root string, run *driverSampler, job fio.J
 // most: the ceiling of a server pinned there. A failure is a warning,
 // not a failed preflight: the pinned rows are then held against the host
 // ceiling, and the report says so.
-func pinnedBaseline(ctx context.Context, run *driverSampler, job fio.Job, cfg Config) (*FIOBaseline, Check) {
+func pinnedBaseline(ctx context.Context, sampler *driverSampler, job fio.Job, cfg Config) (*FIOBaseline, Check) {
 	cpus, err := cpulist.Parse(cfg.FIOCPUs)
 	if err == nil && len(cpus) == 0 {
 		err = errors.New("the list is empty")
@@ -246,7 +233,7 @@ func pinnedBaseline(ctx context.Context, run *driverSampler, job fio.Job, cfg Co
 		return nil, Check{Name: CheckFIOPinned, Status: Warn, Detail: fmt.Sprintf("not run: --fio-cpus %q: %v", cfg.FIOCPUs, err)}
 	}
 	job.CPUs, job.Mems = cfg.FIOCPUs, cfg.FIOMems
-	base, err := runBaseline(ctx, cfg.Root, run, job, cfg.FIOMaxDepth, min(maxFIOJobs, len(cpus)), cfg.FIOFullSweep)
+	base, err := runBaseline(ctx, cfg.Root, sampler, job, cfg.FIOMaxDepth, min(maxFIOJobs, len(cpus)), cfg.FIOFullSweep)
 	c := baselineCheck(base, err)
 	c.Name = CheckFIOPinned
 	if err != nil {

@@ -74,12 +74,12 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workloa
 		f.Version, f.Engine, f.RuntimeSeconds, where, footprintPhrase(f, c), f.MaxDepth, 100*fio.CPUBoundShare)
 	// The driver's column only where the sweep sampled it (bundles from
 	// before it, and hosts without /sys/block/*/inflight, have none).
-	driver := f.DriverDepth() > 0
+	driver := slices.ContainsFunc(f.Sweep, func(p hostcheck.FIOPoint) bool { return p.DriverDepth > 0 })
+	head, align := "| reads in flight |", "|--:|"
 	if driver {
-		b.WriteString("| reads in flight | at the disk's driver | jobs × iodepth | IOPS | MiB/s | clat p50 µs | clat p99 µs | fio CPU µs/read | fio CPU | |\n|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
-	} else {
-		b.WriteString("| reads in flight | jobs × iodepth | IOPS | MiB/s | clat p50 µs | clat p99 µs | fio CPU µs/read | fio CPU | |\n|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
+		head, align = head+" at the disk's driver |", align+"--:|"
 	}
+	b.WriteString(head + " jobs × iodepth | IOPS | MiB/s | clat p50 µs | clat p99 µs | fio CPU µs/read | fio CPU | |\n" + align + "--:|--:|--:|--:|--:|--:|--:|:--|\n")
 	best, _ := f.Best()
 	for _, p := range f.Sweep {
 		var marks []string
@@ -144,7 +144,11 @@ func cpuShare(c fio.CPU) string {
 func renderCeilings(b *strings.Builder, res results.Results, preRaw []byte) {
 	c := res.Plan.Workload
 	fmt.Fprintf(b, "fio random-read ceiling at 512 B on the data dir's mount: %s IOPS. ", human.Ops(res.FioIOPS512))
-	host, pinned := FIOBaseline(preRaw), FIOPinned(preRaw)
+	var rep hostcheck.Report // read once for the curves and the depth note
+	if json.Unmarshal(preRaw, &rep) != nil {
+		rep = hostcheck.Report{}
+	}
+	host, pinned := rep.FIO, rep.FIOPinned
 	renderCurve(b, host, c)
 	hasPinned := slices.ContainsFunc(res.Plan.Rows, func(r results.Row) bool { return r.Pin == results.PinPinned })
 	switch {
@@ -155,10 +159,7 @@ func renderCeilings(b *strings.Builder, res results.Results, preRaw []byte) {
 	case hasPinned:
 		b.WriteString("There is no fio ceiling on the pinned server's own CPUs (not measured, or a bundle from before it): pinned rows are held against the host's, a larger CPU budget than their server had.\n\n")
 	}
-	var rep hostcheck.Report
-	if json.Unmarshal(preRaw, &rep) == nil {
-		b.WriteString(depthNote(res, rep.Fingerprint.Storage, driverLimit(host, pinned)))
-	}
+	b.WriteString(depthNote(res, rep.Fingerprint.Storage, driverLimit(host, pinned)))
 }
 
 // span is the range of xs scaled by scale, "lo-hi" or one figure when
@@ -212,9 +213,11 @@ func depthNote(res results.Results, st hostcheck.Storage, driver int) string {
 	if len(depths) == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("The data disk takes %d requests at once (its hardware queues' tags, /sys/block/*/mq/*/nr_tags), and %d of the cells kept more in flight at it (disk depth %s): the reads past its tags wait in the kernel's queue.",
-		tags, len(depths), span(depths, 1, "%.0f"))
-	if takes < tags {
+	var s string
+	if takes == tags {
+		s = fmt.Sprintf("The data disk takes %d requests at once (its hardware queues' tags, /sys/block/*/mq/*/nr_tags), and %d of the cells kept more in flight at it (disk depth %s): the reads past its tags wait in the kernel's queue.",
+			tags, len(depths), span(depths, 1, "%.0f"))
+	} else {
 		s = fmt.Sprintf("The data disk has %d tags (/sys/block/*/mq/*/nr_tags), but its driver held no more than %d requests at once while fio's sweep kept more in flight (/sys/block/*/inflight, the column above): that is what the disk takes at once. %d of the cells kept more in flight at it (disk depth %s): the reads past %d wait in the kernel's queue.",
 			tags, takes, len(depths), span(depths, 1, "%.0f"), takes)
 	}

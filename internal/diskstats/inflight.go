@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -55,11 +54,11 @@ func DriverInFlight(root string, devices []string) (reads, writes int, err error
 }
 
 // DriverWatch samples the reads of DriverInFlight on its own goroutine,
-// from WatchDriver until Stop.
+// from WatchDriver until Stop. Only that goroutine touches samples and
+// failed until it closes done, after which only Stop reads them.
 type DriverWatch struct {
 	stop    chan struct{}
 	done    chan struct{}
-	mu      sync.Mutex
 	samples []int
 	failed  bool
 }
@@ -75,16 +74,13 @@ func WatchDriver(root string, devices []string, every time.Duration) *DriverWatc
 		defer t.Stop()
 		for {
 			n, _, err := DriverInFlight(root, devices)
-			w.mu.Lock()
 			if err != nil {
 				w.failed = true
-				w.mu.Unlock()
 				return
 			}
 			if n > 0 {
 				w.samples = append(w.samples, n)
 			}
-			w.mu.Unlock()
 			select {
 			case <-w.stop:
 				return
@@ -109,8 +105,6 @@ func WatchDriver(root string, devices []string, every time.Duration) *DriverWatc
 func (w *DriverWatch) Stop() (depth int, ok bool) {
 	close(w.stop)
 	<-w.done
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.failed || len(w.samples) == 0 {
 		return 0, false
 	}
