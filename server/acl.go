@@ -21,7 +21,10 @@ import (
 //	#<sha256 hex>    a password given by its SHA-256, as ACL LIST shows it
 //	~*, allkeys      every key (required: users have no key restrictions)
 //	&*, allchannels  every channel (accepted; there is no pub/sub)
-//	+@all, allcommands  every command (required)
+//	+@all, allcommands  every command (required of a user that is on)
+//	sanitize-payload, skip-sanitize-payload, resetchannels
+//	                 accepted as no-ops (there is no RESTORE and no
+//	                 pub/sub), so that a file ACL SAVE wrote loads
 //
 // Other rules (key patterns, single commands, selectors, reset...) are
 // refused with an error that names the rule: a benchmark that meant to
@@ -110,11 +113,14 @@ func parseUser(spec string) (*aclUser, error) {
 		case lw == "&*" || lw == "allchannels":
 		case lw == "+@all" || lw == "allcommands":
 			allCommands = true
+		case lw == "sanitize-payload" || lw == "skip-sanitize-payload" || lw == "resetchannels":
 		default:
 			return nil, fmt.Errorf("server: user %s: rule %q is not supported: tierbench takes on, off, nopass, >password, #sha256, ~* (allkeys), &* (allchannels) and +@all (allcommands)", u.name, w)
 		}
 	}
-	if !allKeys || !allCommands {
+	// A user that is off can never log in, so what it may run does not
+	// matter: "user default off" is a common line of an ACL file.
+	if u.enabled && (!allKeys || !allCommands) {
 		return nil, fmt.Errorf("server: user %s: tierbench users run every command on every key: add ~* and +@all", u.name)
 	}
 	if u.enabled && !u.nopass && len(u.hashes) == 0 {

@@ -30,12 +30,14 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&tc.KeyFile, "tls-key-file", "", "the server's private key `file` (PEM)")
 	fs.StringVar(&tc.CAFile, "tls-ca-cert-file", "", "CA certificates `file` (PEM) that client certificates must be signed by (needed unless --tls-auth-clients no)")
 	fs.StringVar(&tc.AuthClients, "tls-auth-clients", "yes", "client certificates: yes (required), optional (checked when given) or no (Redis's tls-auth-clients)")
-	fs.Func("user", "an ACL `user` in Redis's rule spelling, e.g. \"alice on >secret ~* &* +@all\" (repeatable; rules taken:\non, off, nopass, >password, #sha256-hex, ~*, &*, +@all); the default user's password is --auth", func(v string) error {
+	fs.Func("user", "an ACL `user` in Redis's rule spelling, e.g. \"alice on >secret ~* &* +@all\" (repeatable);\nits password is on the command line, where ps shows it: prefer --aclfile", func(v string) error {
 		cfg.Users = append(cfg.Users, v)
 		return nil
 	})
+	aclFile := fs.String("aclfile", "", "ACL users from this `file`, in Redis's aclfile format: one \"user alice on >secret ~* &* +@all\" a line\n(rules: on, off, nopass, >password, #sha256-hex, ~*, &*, +@all; the file must be private: chmod 600)")
 	fs.StringVar(&cfg.Bind, "bind", "127.0.0.1", "`address` to listen on")
-	readAuthFile := passwordFlags(fs, &cfg.Auth, "`password` clients must give with AUTH before other commands (empty: no authentication)")
+	readAuthFile := passwordFlags(fs, &cfg.Auth, "`password` clients must give with AUTH before other commands (empty: no authentication);\non the command line, where ps shows it: prefer --requirepass-file")
+	requirepassFile := fs.String("requirepass-file", "", "the default user's password, the first line of this `file` (Redis's requirepass), kept off\nthe command line; the file must be a regular file that group and others cannot read (chmod 600)")
 	fs.BoolVar(&cfg.ScatterGatherGet, "sg-get", true, "submit the device reads of all GETs of a pipelined batch together and wait once;\nfalse waits for each GET's read on its own")
 	fs.IntVar(&cfg.MaxClients, "maxclients", server.DefaultMaxClients, "most `connections` served at once; one more is answered \"-ERR max number of clients reached\" and closed (Redis's maxclients)")
 	queryLimit := fs.String("client-query-buffer-limit", size.Format(server.DefaultMaxQueryBytes), "largest `size` one connection may buffer of requests not yet answered (k, m, g suffixes; Redis's\nclient-query-buffer-limit): a request that needs more is refused with an error and the connection closed;\na single bulk may be up to 512m (proto-max-bulk-len)")
@@ -66,8 +68,10 @@ redis-cli -c and cluster clients follow. tierbench run --shards starts
 such clusters itself.
 
 With --tls-port it serves TLS as well, as redis-server does with the same
-flags (--port 0 leaves TLS alone); with --user, named ACL users log in
-with AUTH user password or HELLO 2 AUTH user password.
+flags (--port 0 leaves TLS alone); with --aclfile (or --user), named ACL
+users log in with AUTH user password or HELLO 2 AUTH user password.
+Passwords belong in files (--requirepass-file, --aclfile), not on the
+command line: see docs/security-server.md.
 `+wrapWords("Commands: ", server.CommandNames(), 72)+`
 Example (100 M x 128 B records tiered onto a disk, as the reference runs):
   tierbench server --port 6379 --bind 127.0.0.1 --memory 16m --page 4m \
@@ -82,6 +86,10 @@ Flags:
 		return status
 	}
 	if err := readAuthFile(); err != nil {
+		fmt.Fprintf(stderr, "tierbench server: %v\n", err)
+		return 2
+	}
+	if err := readServerSecrets(&cfg, *requirepassFile, *aclFile); err != nil {
 		fmt.Fprintf(stderr, "tierbench server: %v\n", err)
 		return 2
 	}
@@ -121,7 +129,7 @@ Flags:
 		return 2
 	}
 	if err := server.CheckUsers(cfg.Auth, cfg.Users); err != nil {
-		fmt.Fprintf(stderr, "tierbench server: --user: %v\n\n", strings.TrimPrefix(err.Error(), "server: "))
+		fmt.Fprintf(stderr, "tierbench server: %s: %v\n\n", usersFlag(*aclFile), strings.TrimPrefix(err.Error(), "server: "))
 		fs.Usage()
 		return 2
 	}
@@ -165,6 +173,41 @@ Flags:
 		return 1
 	}
 	return 0
+}
+
+// readServerSecrets sets the default user's password from
+// requirepassFile and the ACL users from aclFile, when given: each must be
+// the only source of what it sets.
+func readServerSecrets(cfg *server.Config, requirepassFile, aclFile string) error {
+	if requirepassFile != "" {
+		if cfg.Auth != "" {
+			return fmt.Errorf("--requirepass-file and --auth (or --auth-file) both give the default user's password: give one")
+		}
+		pw, err := server.ReadPasswordFile(requirepassFile)
+		if err != nil {
+			return fmt.Errorf("--requirepass-file: %w", err)
+		}
+		cfg.Auth = pw
+	}
+	if aclFile != "" {
+		if len(cfg.Users) > 0 {
+			return fmt.Errorf("--aclfile and --user both give ACL users: put them all in the file")
+		}
+		users, err := server.LoadACLFile(aclFile)
+		if err != nil {
+			return fmt.Errorf("--aclfile: %w", err)
+		}
+		cfg.Users = users
+	}
+	return nil
+}
+
+// usersFlag names the flag the ACL users came from, for errors.
+func usersFlag(aclFile string) string {
+	if aclFile != "" {
+		return "--aclfile " + aclFile
+	}
+	return "--user"
 }
 
 // wrapWords joins words after prefix into lines of at most width bytes.
