@@ -325,8 +325,15 @@ func (c *Config) dropProfileExtras() {
 	}
 }
 
-// DefaultDataDir is the data dir when neither --data nor DATA names one.
-const DefaultDataDir = "/var/tmp/tierbench-data"
+// DefaultOutParent is the directory, below the current one, of the
+// bundles of runs not given --out: not results/, which in the source
+// tree is a Go package.
+const DefaultOutParent = "tierbench-results"
+
+// DefaultDataDir is the data dir when neither --data nor DATA names one:
+// in a directory of this user's (made 0700), on the disk below /var/tmp
+// rather than a tmpfs, for O_DIRECT.
+var DefaultDataDir = filepath.Join("/var/tmp", "tierbench-"+strconv.Itoa(os.Geteuid()), "data")
 
 // setRunDefaults fills the fields every run has, whatever its server.
 func (c *Config) setRunDefaults() {

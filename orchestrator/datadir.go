@@ -63,7 +63,7 @@ func serverDir(dataDir, name string) (string, error) {
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return "", fmt.Errorf("orchestrator: data dir of server %s: %w", name, err)
 	}
-	if err := os.WriteFile(filepath.Join(d, serverDirMarker), []byte(name+"\n"), 0o644); err != nil {
+	if err := writeNewFile(filepath.Join(d, serverDirMarker), []byte(name+"\n"), 0o644); err != nil {
 		return "", fmt.Errorf("orchestrator: data dir of server %s: %w", name, err)
 	}
 	return d, nil
@@ -261,12 +261,19 @@ func lockDataDir(dir string, marker markerRecord) (*dataClaim, error) {
 		return nil, fmt.Errorf("%w: --data %s is not a directory", ErrConfig, dir)
 	}
 	c := &dataClaim{dir: dir, fd: -1}
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("orchestrator: create data dir %s: %w", dir, err)
-		}
-		c.created = true
+	// Directories made above it are the user's alone (0700): nobody else
+	// can reach a link into the data dir's place.
+	if err := checkPrivateDir("--data", dir); err != nil {
+		return nil, err
 	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, fmt.Errorf("orchestrator: create data dir %s: %w", dir, err)
+	}
+	created, err := makePrivateDir("--data", dir, 0o755)
+	if err != nil {
+		return nil, err
+	}
+	c.created = created
 	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		c.release()
@@ -287,7 +294,7 @@ func lockDataDir(dir string, marker markerRecord) (*dataClaim, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	rec, _ := json.Marshal(marker)
-	if err := os.WriteFile(filepath.Join(dir, dataMarker), append(rec, '\n'), 0o644); err != nil {
+	if err := writeNewFile(filepath.Join(dir, dataMarker), append(rec, '\n'), 0o644); err != nil {
 		c.release()
 		return nil, fmt.Errorf("orchestrator: write the data dir's marker: %w", err)
 	}

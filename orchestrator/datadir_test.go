@@ -200,7 +200,7 @@ func TestEnsureStateDir(t *testing.T) {
 	open := filepath.Join(base, "open")
 	os.Mkdir(open, 0o755)
 	os.Chmod(open, 0o777)
-	if err := ensureStateDir(open); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "writable by others") {
+	if err := ensureStateDir(open); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "may be written by group or others") {
 		t.Errorf("a world-writable state dir: got %v, want a refusal", err)
 	}
 	link := filepath.Join(base, "link")

@@ -451,7 +451,7 @@ func (d *dockerDriver) saveLogs(ctx context.Context, id, path string) ([]byte, e
 		var all bytes.Buffer
 		all.Write(stderr.Bytes())
 		all.Write(stdout.Bytes())
-		os.WriteFile(path, all.Bytes(), 0o644)
+		writeFileNoFollow(path, all.Bytes(), 0o644)
 	}
 	return stdout.Bytes(), nil
 }

@@ -424,7 +424,7 @@ func (r *runner) runLayer(ctx context.Context, name string, args, env []string, 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.cfg.Binary, args...)
 	var stdout bytes.Buffer
-	logf, err := os.Create(filepath.Join(r.out, results.DirLogs, strings.ReplaceAll(strings.TrimPrefix(name, "ladder/"), ".json", ".log")))
+	logf, err := createOrTruncate(filepath.Join(r.out, results.DirLogs, strings.ReplaceAll(strings.TrimPrefix(name, "ladder/"), ".json", ".log")), 0o644)
 	if err != nil {
 		return "", err.Error()
 	}

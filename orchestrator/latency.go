@@ -343,7 +343,7 @@ func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("orchestrator: latency dir: %w", err)
 	}
-	f, err := os.Create(path)
+	f, err := createOrTruncate(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("orchestrator: write %s: %w", path, err)
 	}

@@ -182,7 +182,7 @@ func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHa
 // startProgram starts the server s as prog (nil: the tierbench binary)
 // with s.Args, pinned as s asks.
 func (d *processDriver) startProgram(ctx context.Context, prog []string, s serverSpec) (*processServer, error) {
-	logf, err := os.Create(s.LogPath)
+	logf, err := createOrTruncate(s.LogPath, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: server log: %w", err)
 	}
@@ -276,7 +276,7 @@ func killGroup(cmd *exec.Cmd) {
 }
 
 func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error) {
-	logf, err := os.Create(s.LogPath)
+	logf, err := createOrTruncate(s.LogPath, 0o644)
 	if err != nil {
 		return nil, results.Placement{}, fmt.Errorf("orchestrator: client log: %w", err)
 	}

@@ -38,6 +38,15 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 	defer r.removeSecrets()
+	// The state dir and the bundle are checked before anything reads or
+	// writes them: what the state dir lists decides which processes the
+	// sweep kills, and the password file goes there.
+	if err := ensureStateDir(r.cfg.StateDir); err != nil {
+		return err
+	}
+	if err := checkPrivateDir("--out", r.out); err != nil {
+		return err
+	}
 	if err := r.cfg.checkFreeMemory("/proc/meminfo"); err != nil {
 		return err
 	}
@@ -287,7 +296,7 @@ func (r *runner) setup(cfg Config) error {
 		r.plan = results.Plan{Schema: results.SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: resolved.MaxMissRatio}
 		r.out = resolved.OutDir
 		if r.out == "" {
-			r.out = filepath.Join("results", r.plan.RunID)
+			r.out = filepath.Join(DefaultOutParent, r.plan.RunID)
 		}
 		r.cfg.OutDir = r.out
 		r.resumed.passes = map[string]bool{}
@@ -333,6 +342,9 @@ func (r *runner) pickTargets(ctx context.Context) (targetSource, error) {
 // createBundle creates the bundle's directories, after every check that
 // can refuse the run: a refused run leaves nothing behind.
 func (r *runner) createBundle() error {
+	if _, err := makePrivateDir("--out", r.out, 0o755); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(r.out, results.DirLogs), 0o755); err != nil {
 		return fmt.Errorf("orchestrator: create the bundle: %w", err)
 	}

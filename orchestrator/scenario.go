@@ -297,7 +297,7 @@ func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]b
 			return fmt.Errorf("scenario %s: %w", s, err)
 		}
 	}
-	out := cmp.Or(cfg.OutDir, filepath.Join("results", newRunID()))
+	out := cmp.Or(cfg.OutDir, filepath.Join(DefaultOutParent, newRunID()))
 	var errs []error
 	index := results.ScenarioIndex{Schema: results.SchemaVersion, Scenario: results.ScenarioAll}
 	for _, s := range results.Scenarios {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -200,7 +199,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 	}
 	name := rowFileName(row)
 	nodeFile := filepath.Join(r.out, results.DirLogs, "cluster-nodes-"+name+".txt")
-	f, err := os.Create(nodeFile)
+	f, err := createOrTruncate(nodeFile, 0o644)
 	if err != nil {
 		return rowTarget{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
 	}

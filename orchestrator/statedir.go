@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,27 +47,16 @@ func defaultStateDir(getenv func(string) string) string {
 }
 
 // ensureStateDir creates dir (0700) or checks that the existing one is a
-// directory of this user's that nobody else may write.
+// directory of this user's that nobody else may write, under directories
+// nobody else may write (checkPrivateDir). It runs before anything reads
+// the state dir or writes in it: the sweep of stale runs, the password
+// and TLS files.
 func ensureStateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("orchestrator: state dir %s: %w", dir, err)
-	}
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("orchestrator: state dir %s: %w", dir, err)
-	}
-	sys, _ := st.Sys().(*syscall.Stat_t)
-	switch {
-	case st.Mode()&os.ModeSymlink != 0:
+	if st, err := os.Lstat(dir); err == nil && st.Mode()&os.ModeSymlink != 0 {
 		return fmt.Errorf("%w: --state-dir %s is a symbolic link: give the directory itself", ErrConfig, dir)
-	case !st.IsDir():
-		return fmt.Errorf("%w: --state-dir %s is not a directory", ErrConfig, dir)
-	case sys != nil && int(sys.Uid) != os.Geteuid():
-		return fmt.Errorf("%w: --state-dir %s belongs to uid %d, not to you (uid %d): what it lists decides which processes a run kills; give a directory of your own", ErrConfig, dir, sys.Uid, os.Geteuid())
-	case st.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("%w: --state-dir %s is writable by others (mode %04o): what it lists decides which processes a run kills; chmod go-w it or give a directory of your own", ErrConfig, dir, st.Mode().Perm())
 	}
-	return nil
+	_, err := makePrivateDir("--state-dir", dir, 0o700)
+	return err
 }
 
 // pidFile lists the children of one run: its first line is the owner
@@ -138,6 +129,9 @@ func (p *pidFile) close() {
 // returns what it did. A file whose lock is held belongs to a run in
 // progress, here or in another session on this host, and is left alone.
 func removeStaleProcesses(stateDir string) []string {
+	if checkPrivateDir("--state-dir", stateDir) != nil {
+		return nil // what others may write decides nothing (ensureStateDir refuses it)
+	}
 	files, _ := filepath.Glob(filepath.Join(stateDir, "*.pids"))
 	var did []string
 	for _, path := range files {
@@ -147,9 +141,12 @@ func removeStaleProcesses(stateDir string) []string {
 }
 
 func removeStaleRun(path string) []string {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openRegular(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // its run ended since
+	}
 	if err != nil {
-		return nil
+		return []string{fmt.Sprintf("left %s alone: %v", path, err)}
 	}
 	defer f.Close()
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {

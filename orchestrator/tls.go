@@ -170,7 +170,7 @@ func newRunTLS(runID, stateDir, bundle, bind string) (*runTLS, error) {
 	}
 	t.dir = t.local
 	for name, b := range t.files() {
-		if err := os.WriteFile(filepath.Join(t.local, name), b, 0o600); err != nil {
+		if err := writeNewFile(filepath.Join(t.local, name), b, 0o600); err != nil {
 			t.close()
 			return nil, fmt.Errorf("orchestrator: the run's TLS files: %w", err)
 		}
@@ -355,7 +355,7 @@ func (r *runner) externalAccess() (access, []string, string, error) {
 		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
 	}
 	file := filepath.Join(dir, "password")
-	if err := os.WriteFile(file, []byte(a.auth+"\n"), 0o600); err != nil {
+	if err := writeNewFile(file, []byte(a.auth+"\n"), 0o600); err != nil {
 		os.RemoveAll(dir)
 		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
 	}

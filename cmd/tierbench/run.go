@@ -41,9 +41,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Index, "index", "", "server --index (default quick 256m, reference 8g)")
 	fs.StringVar(&backends, "backends", "", "device backends, one pair of rows each (default libaio,uring)")
 	fs.StringVar(&pins, "pin", "", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none (default pinned,none; across hosts none)")
-	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test: new, empty, or holding only tierbench's own files (never /, your home, the current directory or a parent of them, or --out); locked for the run, its segment files wiped before each row and at the end (default "+orchestrator.DefaultDataDir+"; env DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
+	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test: yours, in directories nobody else may write; new, empty, or holding only tierbench's own files (never /, your home, the current directory or a parent of them, or --out); locked for the run, its segment files wiped before each row and at the end (default "+orchestrator.DefaultDataDir+"; env DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
 	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the last row's segment files in --data when the run ends")
-	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory (default results/<run id>)")
+	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory, checked like --data: yours, nobody else may write it (default "+orchestrator.DefaultOutParent+"/<run id>)")
 	fs.StringVar(&cfg.Resume, "resume", "", "complete the bundle in this directory: the passes it holds are skipped")
 	fs.StringVar(&cfg.Runtime, "runtime", "", "docker, process, or auto: Docker when the engine answers (default auto; with --resume, the runtime the run began with)")
 	fs.StringVar(&cfg.Binary, "binary", "", "the static tierbench binary to run as server and client (default this one)")
@@ -73,7 +73,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.ServerBin, "server-bin", "", "the `file` that starts the one --server besides tierbench (e.g. …/GarnetServer, or …/GarnetServer.dll run by dotnet; default: its program on PATH)")
 	fs.StringVar(&cfg.ServerImage, "server-image", "", "under --runtime docker, the `image` that runs the one --server besides tierbench, from the catalogue's entrypoint; never pulled unless --pull")
 	fs.BoolVar(&cfg.Pull, "pull", false, "pull --server-image when the Docker engine lacks it (without it, the run refuses and prints the docker pull line)")
-	fs.StringVar(&cfg.StateDir, "state-dir", "", "where pid files of running children are kept: a directory of yours nobody else may write (default /run/tierbench for root, else $XDG_RUNTIME_DIR/tierbench)")
+	fs.StringVar(&cfg.StateDir, "state-dir", "", "where pid files of running children and the run's password and TLS files are kept: a directory of yours nobody else may write, made 0700 (default /run/tierbench for root, else $XDG_RUNTIME_DIR/tierbench or /tmp/tierbench-UID)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench run [flags]
 
