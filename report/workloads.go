@@ -1,11 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/results"
@@ -33,7 +36,7 @@ func cellText(c results.Cell) string {
 		}
 		extra = append(extra, strings.Join(parts, " + "))
 	}
-	if c.Row.Memory != "" {
+	if sweepRow(c.Row) {
 		extra = append(extra, deviceShareText(c))
 	}
 	if len(extra) > 0 {
@@ -118,20 +121,61 @@ func setsPerSec(c results.Cell) float64 {
 // isSweep says whether the plan's rows are a memory-tier sweep.
 func isSweep(plan results.Plan) bool {
 	for _, r := range plan.Rows {
-		if r.Memory != "" {
+		if sweepRow(r) {
 			return true
 		}
 	}
 	return false
 }
 
-// memoryShare is a sweep row's in-memory log ÷ the dataset; 0 unknown.
+// sweepRow says whether row is a size of a memory-tier sweep: of the
+// in-memory log (--memory) or of the read cache (--readcache-memory).
+func sweepRow(row results.Row) bool { return row.Memory != "" || row.ReadCache != "" }
+
+// memoryShare is a sweep row's memory tier ÷ the dataset: the in-memory
+// log and the read cache together; 0 unknown.
 func memoryShare(row results.Row, w results.Workload) float64 {
-	mem, err := size.Parse(row.Memory)
+	mem, err := size.Parse(cmp.Or(row.Memory, w.Memory))
 	if err != nil || w.DatasetBytes() <= 0 {
 		return 0
 	}
+	if row.ReadCache != "" {
+		rc, err := size.Parse(row.ReadCache)
+		if err != nil {
+			return 0
+		}
+		mem += rc
+	}
 	return float64(mem) / float64(w.DatasetBytes())
+}
+
+// idealDeviceShare is the share of GETs that the best cache holding the
+// given share of the dataset must still send to the device: 1 − the mass
+// of the hottest share × dbsize keys of the run's key distribution
+// (keyspace.Sampler.TopMass). ok is false when the distribution or sizes
+// are unknown.
+func idealDeviceShare(w results.Workload, share float64) (float64, bool) {
+	if w.DBSize <= 0 || share <= 0 {
+		return 0, false
+	}
+	d := keyspace.Dist{} // uniform, as before --key-dist
+	if w.KeyDist != "" {
+		var err error
+		if d, err = keyspace.ParseDist(w.KeyDist); err != nil {
+			return 0, false
+		}
+	}
+	c := uint64(min(share, 1) * float64(w.DBSize))
+	return 1 - d.Sampler(uint64(w.DBSize)).TopMass(c), true
+}
+
+// measuredDeviceShare is a sweep cell's share of GETs from the device:
+// the store's count, else device bytes per GET over a sector.
+func measuredDeviceShare(c results.Cell) float64 {
+	if c.StoreCounted {
+		return c.DeviceGetShare
+	}
+	return min(1, c.ReadBytesPerGet/results.SectorBytes)
 }
 
 // sweepMarkdown is report.md's section of a memory-tier sweep: per row
@@ -144,20 +188,34 @@ func sweepMarkdown(res results.Results) string {
 	w := res.Plan.Workload
 	var b strings.Builder
 	b.WriteString("## Memory-tier sweep\n\n")
-	fmt.Fprintf(&b, "One dataset (%d keys, %s), %s keys, loaded afresh for each --memory size (the store does not recover its index from the log, so a restart would start empty). "+
-		"No cell is kept out for being partly served from memory: each shows the share of its GETs the store served from the device (Δ INFO stats device_gets ÷ GETs) and the device bytes per GET (/proc/<pid>/io) beside its ops/sec.\n\n",
-		w.DBSize, human.Bytes(w.DatasetBytes()), orDash(w.KeyDist))
-	b.WriteString("| backend | NUMA | memory ÷ dataset | threads | ops/sec | GETs from device | device B/GET |\n|:--|:--|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "One dataset (%d keys, %s), %s keys, loaded afresh for each size of the memory tier (--memory, the in-memory log, and --readcache-memory, the read cache; the store does not recover its index from the log, so a restart would start empty). "+
+		"No cell is kept out for being partly served from memory: each shows the share of its GETs the store served from the device (Δ INFO stats device_gets ÷ GETs) and the device bytes per GET (/proc/<pid>/io) beside its ops/sec. "+
+		"A read-cache cell its cache serves (under 1 %% of a sector per GET) is memory-served, marked so in the main table and never counted as device-bound. "+
+		"The best cache is the least share any cache of the same memory (log and cache together, ÷ %d B per record) must send to the device: 1 − the probability mass of the hottest keys it can hold (docs/read-cache.md).\n\n",
+		w.DBSize, human.Bytes(w.DatasetBytes()), orDash(w.KeyDist), results.RecordBytes(w.KeyLength, w.ValueLength))
+	b.WriteString("| backend | NUMA | memory ÷ dataset | threads | ops/sec | GETs from device | best cache | measured ÷ best | device B/GET |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range res.Cells {
-		if c.Passes == 0 || c.Row.Memory == "" {
+		if c.Passes == 0 || !sweepRow(c.Row) {
 			continue
 		}
 		shown := human.Ops(c.Median)
-		if c.Excluded != "" {
+		switch c.Excluded {
+		case "":
+		case results.ExcludedMemoryServed:
+			shown += " (memory-served)"
+		default:
 			shown = excludedMark[c.Excluded]
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %.0f |\n", rowName(c.Row), c.Row.Label, percentText(memoryShare(c.Row, w)),
-			c.Threads, shown, strings.TrimPrefix(deviceShareText(c), "dev "), c.ReadBytesPerGet)
+		x := memoryShare(c.Row, w)
+		best, ratio := "—", "—"
+		if ideal, ok := idealDeviceShare(w, x); ok {
+			best = fmt.Sprintf("%.1f %%", 100*ideal)
+			if ideal > 0 {
+				ratio = fmt.Sprintf("%.2f", measuredDeviceShare(c)/ideal)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %s | %s | %.0f |\n", rowName(c.Row), c.Row.Label, percentText(x),
+			c.Threads, shown, strings.TrimPrefix(deviceShareText(c), "dev "), best, ratio, c.ReadBytesPerGet)
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -185,13 +243,15 @@ func sweepCharts(res results.Results) (throughput, device plots.Chart, ok bool) 
 	var lines []*line
 	byName := map[string]*line{}
 	w := res.Plan.Workload
+	var xs []float64 // the memory shares of the drawn cells
 	for _, c := range res.Cells {
 		x := memoryShare(c.Row, w)
-		if c.Passes == 0 || c.Excluded != "" || c.Row.Memory == "" || x <= 0 {
+		if c.Passes == 0 || (c.Excluded != "" && c.Excluded != results.ExcludedMemoryServed) || !sweepRow(c.Row) || x <= 0 {
 			continue
 		}
+		xs = append(xs, x)
 		base := c.Row
-		base.Memory, base.Label = "", ""
+		base.Memory, base.ReadCache, base.Label = "", "", ""
 		name := fmt.Sprintf("%s %s t=%d", rowName(base), base.Pin, c.Threads)
 		l, found := byName[name]
 		if !found {
@@ -203,11 +263,7 @@ func sweepCharts(res results.Results) (throughput, device plots.Chart, ok bool) 
 		// percentage, each point's tick labelled with the percentage.
 		lx := math.Log10(100 * x)
 		l.ops = append(l.ops, plots.Point{X: lx, Y: c.Median})
-		share := c.DeviceGetShare
-		if !c.StoreCounted {
-			share = min(1, c.ReadBytesPerGet/results.SectorBytes)
-		}
-		l.dev = append(l.dev, plots.Point{X: lx, Y: 100 * share})
+		l.dev = append(l.dev, plots.Point{X: lx, Y: 100 * measuredDeviceShare(c)})
 	}
 	if len(lines) == 0 {
 		return plots.Chart{}, plots.Chart{}, false
@@ -216,6 +272,9 @@ func sweepCharts(res results.Results) (throughput, device plots.Chart, ok bool) 
 	for _, l := range lines {
 		opsSeries = append(opsSeries, plots.Series{Name: l.name, Points: l.ops})
 		devSeries = append(devSeries, plots.Series{Name: l.name, Points: l.dev})
+	}
+	if ideal := idealCurve(w, xs); len(ideal) > 0 {
+		devSeries = append(devSeries, plots.Series{Name: "best cache of that memory", Points: ideal, Dashed: true})
 	}
 	pctX := func(v float64) string {
 		pct := math.Pow(10, v)
@@ -226,12 +285,12 @@ func sweepCharts(res results.Results) (throughput, device plots.Chart, ok bool) 
 	}
 	throughput = plots.Chart{
 		Title:  fmt.Sprintf("Throughput against the memory tier (run %s)", res.Plan.RunID),
-		XLabel: "in-memory log ÷ dataset (%, log scale)", YLabel: "ops/sec (median of passes)",
+		XLabel: "memory tier (log + read cache) ÷ dataset (%, log scale)", YLabel: "ops/sec (median of passes)",
 		Series: opsSeries, XTicksAtPoints: true, XFormat: pctX,
 	}
 	device = plots.Chart{
 		Title:  fmt.Sprintf("Share of GETs read from the device against the memory tier (run %s)", res.Plan.RunID),
-		XLabel: "in-memory log ÷ dataset (%, log scale)", YLabel: "GETs served from the device (%)",
+		XLabel: "memory tier (log + read cache) ÷ dataset (%, log scale)", YLabel: "GETs served from the device (%)",
 		Series: devSeries, XTicksAtPoints: true, XFormat: pctX,
 	}
 	return throughput, device, true
@@ -251,7 +310,38 @@ func writeSweepPlots(dir string, res results.Results) ([]results.Plot, error) {
 		return nil, err
 	}
 	return []results.Plot{
-		{File: FileSweepThroughputSVG, Caption: "ops/sec against the in-memory log ÷ dataset, one line per row and thread count"},
-		{File: FileSweepDeviceSVG, Caption: "share of GETs the store served from the device against the in-memory log ÷ dataset"},
+		{File: FileSweepThroughputSVG, Caption: "ops/sec against the memory tier (log + read cache) ÷ dataset, one line per row and thread count"},
+		{File: FileSweepDeviceSVG, Caption: "share of GETs the store served from the device against the memory tier ÷ dataset, beside the best cache of that memory (dashed)"},
 	}, nil
+}
+
+// idealCurvePoints is how many points the best cache's curve has between
+// the sweep's smallest and largest memory, on the chart's log scale.
+const idealCurvePoints = 12
+
+// idealCurve is the best cache's device share, in percent, from the
+// smallest to the largest of the memory shares xs, at log-spaced points
+// and at each x itself; nil when it is unknown.
+func idealCurve(w results.Workload, xs []float64) []plots.Point {
+	if len(xs) == 0 {
+		return nil
+	}
+	lo, hi := slices.Min(xs), slices.Max(xs)
+	at := slices.Clone(xs)
+	if hi > lo {
+		for i := range idealCurvePoints {
+			at = append(at, lo*math.Pow(hi/lo, float64(i)/float64(idealCurvePoints-1)))
+		}
+	}
+	slices.Sort(at)
+	at = slices.Compact(at)
+	var pts []plots.Point
+	for _, x := range at {
+		ideal, ok := idealDeviceShare(w, x)
+		if !ok {
+			return nil
+		}
+		pts = append(pts, plots.Point{X: math.Log10(100 * x), Y: 100 * ideal})
+	}
+	return pts
 }

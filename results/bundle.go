@@ -75,6 +75,10 @@ type Row struct {
 	// (run --memory 16m,128m,…), spelled as given; "" takes the run's
 	// one --memory, as every bundle from before sweeps.
 	Memory string `json:"memory,omitempty"`
+	// ReadCache is the server's --readcache-memory of a read-cache sweep's
+	// row (run --readcache-memory 32m,128m,…), spelled as given; "" is
+	// the cache off, as in every bundle from before it.
+	ReadCache string `json:"readcache,omitempty"`
 	// TLS says the row's clients and probes spoke TLS to its server (run
 	// --tls on or both, across hosts by default, --server-addr
 	// rediss://); false, as in every bundle from before TLS, is plain TCP.
@@ -113,6 +117,9 @@ func (r Row) ID() string {
 	}
 	if r.Memory != "" {
 		k += "/memory=" + r.Memory
+	}
+	if r.ReadCache != "" {
+		k += "/readcache=" + r.ReadCache
 	}
 	if r.TLS {
 		k += "/tls"

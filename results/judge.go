@@ -89,8 +89,10 @@ func JudgePass(rec *PassRecord, maxMiss float64) {
 		rec.ReadBytesPerGet = float64(rec.ReadBytes) / float64(gets)
 	}
 	// A memory-tier sweep's row is partly served from memory by design:
-	// its device share is measured and shown, never a reason to keep it out.
-	rec.MemoryServed = rec.ReadBytesPerGet < MinSectorShare*SectorBytes && rec.Row.Memory == ""
+	// its device share is measured and shown, never a reason to keep it
+	// out. A read cache's row is judged as any other: a cell its cache
+	// serves is memory-served, never shown as device-bound.
+	rec.MemoryServed = rec.ReadBytesPerGet < MinSectorShare*SectorBytes && (rec.Row.Memory == "" || rec.Row.ReadCache != "")
 }
 
 // gets is how many of the pass's ops read a key: Gets in a mixed cell,

@@ -32,6 +32,8 @@ type RowKey struct {
 	Server string `json:"server,omitempty"`
 	// Memory is the --memory of a memory-tier sweep's row; "" otherwise.
 	Memory string `json:"memory,omitempty"`
+	// ReadCache is the --readcache-memory of a read-cache sweep's row.
+	ReadCache string `json:"readcache,omitempty"`
 	// TLS is a row over TLS; false is plain TCP.
 	TLS bool `json:"tls,omitempty"`
 }
@@ -54,6 +56,9 @@ func (k RowKey) String() string {
 	if k.Memory != "" {
 		s += "/memory=" + k.Memory
 	}
+	if k.ReadCache != "" {
+		s += "/readcache=" + k.ReadCache
+	}
 	if k.TLS {
 		s += "/tls"
 	}
@@ -62,7 +67,7 @@ func (k RowKey) String() string {
 
 // RowKey is row's RowKey in the run plan describes.
 func (p Plan) RowKey(row Row) RowKey {
-	k := RowKey{Scenario: p.Workload.ScenarioName(), Backend: row.Backend, Pin: row.Pin, Batch: row.Batch, Memory: row.Memory, TLS: row.TLS}
+	k := RowKey{Scenario: p.Workload.ScenarioName(), Backend: row.Backend, Pin: row.Pin, Batch: row.Batch, Memory: row.Memory, ReadCache: row.ReadCache, TLS: row.TLS}
 	if row.Shards > 1 {
 		k.Shards = row.Shards
 	}

@@ -135,6 +135,17 @@ func (s *Server) writeInfoSection(b *strings.Builder, section string) {
 		line("Store.Tiered", boolInt(s.cfg.Store.StorageTier))
 		line("Store.Keys", st.Keys)
 		line("Store.Collections", s.colls.n.Load())
+		rc := st.ReadCache
+		line("ReadCache.Memory", s.st.Config().ReadCacheBytes)
+		line("ReadCache.Bytes", rc.Bytes)
+		line("ReadCache.RecordBytes", rc.RecordBytes)
+		line("ReadCache.Records", rc.Records)
+		line("ReadCache.Hits", rc.Hits)
+		line("ReadCache.Misses", rc.Misses)
+		line("ReadCache.Admissions", rc.Admissions)
+		line("ReadCache.Evictions", rc.Evictions)
+		line("ReadCache.Invalidations", rc.Invalidations)
+		line("ReadCache.Refusals", rc.Refusals)
 	case "latencystats":
 		s.writeLatencyStats(b)
 	case "keyspace":

@@ -27,6 +27,7 @@ func bindStoreFlags(fs *flag.FlagSet) func() (store.Config, error) {
 	page := fs.String("page", size.Format(store.DefaultPageBytes), "log page size, a power of two")
 	segment := fs.String("segment", size.Format(store.DefaultSegmentBytes), "size of one segment file on the device, a power of two")
 	index := fs.String("index", size.Format(store.DefaultIndexBytes), "hash index size: 64-byte buckets of 7 entries (about 9-15 bytes per key); 8g for 100 M keys")
+	readCache := fs.String("readcache-memory", "0", "read cache for records read from the device (k, m, g suffixes; with --storage-tier); 0: off. See docs/read-cache.md")
 	tier := fs.Bool("storage-tier", false, "keep only --memory of the log in memory and the rest on the device")
 	logDir := fs.String("logdir", "", "directory for the segment files (needed with --storage-tier and the native device; must accept O_DIRECT)")
 	devType := fs.String("device-type", store.DefaultDeviceType, "device under the log: native (O_DIRECT files) or localmemory (RAM, the software ceiling)")
@@ -67,6 +68,14 @@ func bindStoreFlags(fs *flag.FlagSet) func() (store.Config, error) {
 			}
 			*f.out = n
 		}
+		n, err := size.Parse(*readCache)
+		if err != nil {
+			return cfg, fmt.Errorf("--readcache-memory: %w", err)
+		}
+		if n < 0 {
+			return cfg, fmt.Errorf("--readcache-memory %q: want 0 (off) or a size", *readCache)
+		}
+		cfg.ReadCacheBytes = n
 		return cfg, nil
 	}
 }

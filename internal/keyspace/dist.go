@@ -321,3 +321,63 @@ func (s Sampler) MassKeys(q float64) uint64 {
 	}
 	return min(n, uint64(math.Ceil(target*float64(n))))
 }
+
+// TopMass is the share of s's draws that fall on its c hottest keys: the
+// hit share of the best cache that holds c keys of s's distribution (one
+// that knows each key's probability and keeps the likeliest), so 1 −
+// TopMass(c) is the least share of draws any cache of c keys must miss.
+// It is an exact sum: O(n) for the zipfian kinds (their normaliser),
+// O(c) for gaussian, O(1) otherwise.
+func (s Sampler) TopMass(c uint64) float64 {
+	n := s.n
+	if c >= n {
+		return 1
+	}
+	if c == 0 {
+		return 0
+	}
+	switch s.kind {
+	case Zipfian, Latest:
+		theta := s.zipf.theta
+		var zeta, top float64
+		for i := n; i >= 1; i-- { // smallest first, for accuracy
+			p := math.Exp(-theta * math.Log(float64(i)))
+			zeta += p
+			if i <= c {
+				top += p
+			}
+		}
+		return top / zeta
+	case Hotspot:
+		hot, cold := s.hot, n-s.hot
+		pHot, pCold := s.hotOps/float64(hot), (1-s.hotOps)/float64(cold)
+		first, pFirst, pSecond := hot, pHot, pCold
+		if pCold > pHot {
+			first, pFirst, pSecond = cold, pCold, pHot
+		}
+		if c <= first {
+			return float64(c) * pFirst
+		}
+		return float64(first)*pFirst + float64(c-first)*pSecond
+	case Gaussian:
+		cdf := func(x float64) float64 { return 0.5 * math.Erfc(-(x-s.mu)/(s.sigma*math.Sqrt2)) }
+		inside := cdf(float64(n)-0.5) - cdf(-0.5)
+		// The likeliest keys are a window around the mode; grow it to c
+		// keys a neighbour at a time, as MassKeys does, and take its mass.
+		p := func(k uint64) float64 { return cdf(float64(k)+0.5) - cdf(float64(k)-0.5) }
+		top := uint64(math.Min(math.Max(math.Floor(s.mu+0.5), 0), float64(n-1)))
+		lo, hi := top, top
+		for hi-lo+1 < c {
+			switch {
+			case lo == 0:
+				hi++
+			case hi == n-1 || p(lo-1) >= p(hi+1):
+				lo--
+			default:
+				hi++
+			}
+		}
+		return (cdf(float64(hi)+0.5) - cdf(float64(lo)-0.5)) / inside
+	}
+	return float64(c) / float64(n)
+}

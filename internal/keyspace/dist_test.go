@@ -381,3 +381,74 @@ func FuzzParseDist(f *testing.F) {
 		}
 	})
 }
+
+// TestTopMass checks each distribution's top-C mass against the share of
+// draws that land on its C most-drawn keys, and its ends.
+func TestTopMass(t *testing.T) {
+	const n = 2000
+	draws := 400_000
+	if raceEnabled {
+		draws = 100_000
+	}
+	for _, spec := range []string{"uniform", "zipf:0.99", "zipf:0.5", "hotspot:0.2,0.8", "hotspot:0.9,0.05", "latest:0.99", "gaussian:0.5,0.1", "gaussian:0.05,0.3"} {
+		d, err := ParseDist(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := d.Sampler(n)
+		// Rank the keys by one half of the draws and count the C first
+		// in both halves: in the ranking half the C most drawn keys are
+		// lucky as well as likely, which biases their share up; in the
+		// other half they are just some C keys, biased down if the
+		// ranking erred. The exact mass lies between, near the second.
+		type key struct{ rank, held int }
+		keys := make([]key, n)
+		rng := rand.New(rand.NewPCG(7, 9))
+		for range draws {
+			keys[s.Next(rng)].rank++
+		}
+		for range draws {
+			keys[s.Next(rng)].held++
+		}
+		slices.SortFunc(keys, func(a, b key) int { return b.rank - a.rank })
+		for _, c := range []uint64{1, 20, 200, 800} {
+			var ranked, held int
+			for _, k := range keys[:c] {
+				ranked += k.rank
+				held += k.held
+			}
+			got := s.TopMass(c)
+			hi, lo := float64(ranked)/float64(draws), float64(held)/float64(draws)
+			noise := 4 * math.Sqrt(max(lo, 1e-3)*(1-lo)/float64(draws))
+			if got < lo-noise || got > hi+noise || got-lo > 0.02 {
+				t.Errorf("%s: TopMass(%d) = %.4f, want between the held-out share %.4f and the ranking share %.4f, within 0.02 of the first", spec, c, got, lo, hi)
+			}
+		}
+		if got := s.TopMass(0); got != 0 {
+			t.Errorf("%s: TopMass(0) = %v, want 0", spec, got)
+		}
+		if got := s.TopMass(n); got != 1 {
+			t.Errorf("%s: TopMass(n) = %v, want 1", spec, got)
+		}
+		if a, b := s.TopMass(100), s.TopMass(101); b < a {
+			t.Errorf("%s: TopMass(101) = %v < TopMass(100) = %v, want it not to fall", spec, b, a)
+		}
+	}
+}
+
+// TestTopMassZipfClosedForm checks the zipf sum against 1 − H(C,θ)/H(N,θ)'s
+// complement at θ = 1, where H is the harmonic number.
+func TestTopMassZipfClosedForm(t *testing.T) {
+	const n, c = 100_000, 1000
+	var hc, hn float64
+	for i := 1; i <= n; i++ {
+		hn += 1 / float64(i)
+		if i <= c {
+			hc += 1 / float64(i)
+		}
+	}
+	got := NewSampler(n, 1).TopMass(c)
+	if want := hc / hn; math.Abs(got-want) > 1e-9 {
+		t.Errorf("TopMass(%d) of zipf θ 1 over %d keys: got %.12f, want H(C)/H(N) = %.12f", c, n, got, want)
+	}
+}

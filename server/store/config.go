@@ -19,6 +19,9 @@ type Config struct {
 	LogDir       string // --logdir: where the segment files go (native device)
 	DeviceType   string // --device-type: "native" (default) | "localmemory"
 	Backend      string // --device-io-backend: "libaio" (default) | "uring"
+	// ReadCacheBytes (--readcache-memory) is the read cache's budget: copies
+	// of records read from the device (see readCache); 0 turns it off.
+	ReadCacheBytes int64
 
 	// Passed to the device; 0 is the device's default.
 	ThrottleLimit, CompletionThreads, IOContexts, SectorSize int
@@ -102,6 +105,14 @@ func (c Config) withDefaults() (Config, error) {
 	case "libaio", "uring":
 	default:
 		return c, fmt.Errorf("store: --device-io-backend %q: want libaio or uring", c.Backend)
+	}
+	if c.ReadCacheBytes != 0 {
+		switch {
+		case c.ReadCacheBytes < MinReadCacheBytes:
+			return c, fmt.Errorf("store: --readcache-memory %s: want 0 (off) or at least %s", size.Format(c.ReadCacheBytes), size.Format(MinReadCacheBytes))
+		case !c.StorageTier:
+			return c, fmt.Errorf("store: --readcache-memory %s without --storage-tier: the cache holds records read from the device, and an in-memory store reads none; drop the flag or add --storage-tier", size.Format(c.ReadCacheBytes))
+		}
 	}
 	if !c.StorageTier {
 		return c, nil

@@ -196,25 +196,29 @@ func (s *Session) Read(key, dst []byte, token uint64) ([]byte, Status, error) {
 	begin := st.log.begin.Load()
 	addr := st.ix.find(h, begin)
 	for addr >= begin {
+		var hd header
+		v, out := dst, memGone
 		if addr >= st.log.head.Load() {
-			var hd header
-			v, out, err := s.inMemory(addr, key, dst, &hd)
-			if err != nil {
+			var err error
+			if v, out, err = s.inMemory(addr, key, dst, &hd); err != nil {
 				return nil, NotFound, err
 			}
-			switch out {
-			case memMatch:
-				if hd.tombstone {
-					return nil, NotFound, nil
-				}
-				if s.expired(&hd) {
-					return nil, NotFound, s.reclaim(key, h, addr)
-				}
-				return v, Found, nil
-			case memOther:
-				addr = hd.prev
-				continue
+		}
+		if out == memGone && st.rc != nil {
+			v, out = st.rc.lookup(addr, key, dst, &hd)
+		}
+		switch out {
+		case memMatch:
+			if hd.tombstone {
+				return nil, NotFound, nil
 			}
+			if s.expired(&hd) {
+				return nil, NotFound, s.reclaim(key, h, addr)
+			}
+			return v, Found, nil
+		case memOther:
+			addr = hd.prev
+			continue
 		}
 		if st.dev == nil {
 			return nil, NotFound, fmt.Errorf("%w: address %d is not in memory and there is no storage tier", errCorrupt, addr)
@@ -472,11 +476,15 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	}
 	if bytes.Equal(k, pr.key()) {
 		s.valueGuess = h.valueBytes
-		if h.tombstone {
-			return deliver(nil, NotFound, nil)
-		}
 		if s.expired(&h) {
 			return deliver(nil, NotFound, s.reclaim(pr.key(), st.hash(pr.key()), pr.addr))
+		}
+		if st.rc != nil {
+			off := pr.addr - st.sectorStart(pr.addr)
+			st.rc.admit(pr.addr, pr.window[off:off+h.size()])
+		}
+		if h.tombstone {
+			return deliver(nil, NotFound, nil)
 		}
 		return deliver(v, Found, nil)
 	}
@@ -484,26 +492,29 @@ func (s *Session) resolve(i uint32, pr *pendingRead, fn func(uint64, []byte, Sta
 	begin := st.log.begin.Load()
 	addr := h.prev
 	for addr >= begin {
+		var hd header
+		v, out := s.mem, memGone
 		if addr >= st.log.head.Load() {
-			var hd header
-			v, out, err := s.inMemory(addr, pr.key(), s.mem, &hd)
-			if err != nil {
+			if v, out, err = s.inMemory(addr, pr.key(), s.mem, &hd); err != nil {
 				return deliver(nil, NotFound, err)
 			}
-			switch out {
-			case memMatch:
-				s.mem = v
-				if hd.tombstone {
-					return deliver(nil, NotFound, nil)
-				}
-				if s.expired(&hd) {
-					return deliver(nil, NotFound, s.reclaim(pr.key(), st.hash(pr.key()), addr))
-				}
-				return deliver(v, Found, nil)
-			case memOther:
-				addr = hd.prev
-				continue
+		}
+		if out == memGone && st.rc != nil {
+			v, out = st.rc.lookup(addr, pr.key(), s.mem, &hd)
+		}
+		switch out {
+		case memMatch:
+			s.mem = v
+			if hd.tombstone {
+				return deliver(nil, NotFound, nil)
 			}
+			if s.expired(&hd) {
+				return deliver(nil, NotFound, s.reclaim(pr.key(), st.hash(pr.key()), addr))
+			}
+			return deliver(v, Found, nil)
+		case memOther:
+			addr = hd.prev
+			continue
 		}
 		if err := s.aimRead(i, pr, addr, recordBytes(uint64(len(pr.key())), s.valueGuess, false)); err != nil {
 			return deliver(nil, NotFound, err)

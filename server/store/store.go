@@ -22,6 +22,7 @@ type Store struct {
 	seed maphash.Seed
 	ix   *index
 	log  *hlog
+	rc   *readCache    // nil when Config.ReadCacheBytes is 0
 	dev  device.Device // nil without a storage tier
 	// idle is dev when it can complete a lone read on the submitter's
 	// thread while nothing else is in flight (device.IdleSubmitter), for
@@ -90,6 +91,7 @@ type Stats struct {
 	ExpiredKeys         int64 // keys reclaimed because their time had passed
 	SectorSize          int
 	Backend, DeviceType string
+	ReadCache           ReadCacheStats
 }
 
 // Open builds a store as cfg describes: the index, the in-memory log and,
@@ -138,6 +140,9 @@ func Open(cfg Config) (*Store, error) {
 			s.dev.Close()
 		}
 		return nil, err
+	}
+	if cfg.ReadCacheBytes != 0 {
+		s.rc = newReadCache(cfg.ReadCacheBytes)
 	}
 	go s.sweeper()
 	return s, nil
@@ -216,6 +221,9 @@ func (s *Store) Stats() Stats {
 		ExpiredKeys:     s.expiredKeys.Load(),
 		SectorSize:      int(s.sector),
 	}
+	if s.rc != nil {
+		st.ReadCache = s.rc.stats()
+	}
 	st.HeadAddress = max(st.HeadAddress, st.BeginAddress)
 	st.ReadOnlyAddress = max(st.ReadOnlyAddress, st.HeadAddress)
 	if s.cfg.StorageTier {
@@ -246,6 +254,9 @@ func (s *Store) FlushAll() error {
 	s.expiring.Store(0)
 	s.log.allocMu.Unlock()
 	s.sched.clear()
+	if s.rc != nil {
+		s.rc.clear()
+	}
 	return nil
 }
 

@@ -200,6 +200,9 @@ func (s *Session) write(key []byte, h uint64, wantOld, asyncCheck bool, decide f
 	}
 	st.log.doneWriting(fr)
 	atomic.StoreUint64(slot, h>>tagShift<<tagShift|addr)
+	if st.rc != nil && cur != 0 && cur < st.log.head.Load() {
+		st.rc.invalidate(cur, key)
+	}
 	if expireAt != 0 {
 		st.sched.add(h, expireAt, addr)
 	}

@@ -85,6 +85,9 @@ type StoreResult struct {
 	SectorSize      int    `json:"sector_size"`
 	Backend         string `json:"backend"`
 	DeviceType      string `json:"device_type"`
+	// ReadCache is the read cache's counters since the store opened
+	// (zero when --readcache-memory is 0).
+	ReadCache store.ReadCacheStats `json:"read_cache"`
 }
 
 // Run opens the store, loads it, runs the mix for each thread count and
@@ -136,6 +139,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 			fmt.Fprintf(human, "-t %d: [Total time]: %.2f ms for %d ops\n", r.Threads, r.Seconds*1e3, r.Ops)
 			fmt.Fprintf(human, "-t %d: [Throughput]: %.0f ops/sec (%d device reads, %.2f per op; %d reads missed; %.3f CPU µs per op)\n",
 				r.Threads, r.OpsPerSec, r.DeviceReads, float64(r.DeviceReads)/max(float64(r.Ops), 1), r.NotFound, r.CPUMicrosPerOp)
+			if rc := st.Stats().ReadCache; rc.Bytes > 0 {
+				fmt.Fprintf(human, "-t %d: [ReadCache]: %d records (%d B of records in %d B), since open: %d hits, %d misses (%.1f %% hits), %d admissions, %d evictions, %d invalidations, %d refusals\n",
+					r.Threads, rc.Records, rc.RecordBytes, rc.Bytes, rc.Hits, rc.Misses, 100*float64(rc.Hits)/max(float64(rc.Hits+rc.Misses), 1),
+					rc.Admissions, rc.Evictions, rc.Invalidations, rc.Refusals)
+			}
 			if s := r.StealShare; s != nil && *s >= cpustat.NoticeableSteal {
 				fmt.Fprintf(human, "-t %d: [Host]: the hypervisor took %.1f %% of this host's CPU time (steal) during the window\n", r.Threads, 100**s)
 			}
@@ -152,7 +160,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) error {
 	res.Store = StoreResult{
 		BeginAddress: s.BeginAddress, HeadAddress: s.HeadAddress, TailAddress: s.TailAddress, Keys: s.Keys,
 		IndexBuckets: s.IndexBuckets, OverflowBuckets: s.OverflowBuckets, SectorSize: s.SectorSize,
-		Backend: s.Backend, DeviceType: s.DeviceType,
+		Backend: s.Backend, DeviceType: s.DeviceType, ReadCache: s.ReadCache,
 	}
 	if cfg.JSON {
 		enc := json.NewEncoder(stdout)
