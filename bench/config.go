@@ -47,9 +47,11 @@ type Config struct {
 	// connections, spread round-robin; 0: one per CPU the process may run
 	// on. Never more than the cell's threads. --cluster-bench ignores it.
 	Loops int
-	// IdleNap is how long an offline event loop with nothing to read
-	// naps on its own thread (in 20 µs sleeps) before it parks until a
-	// reply wakes it; 0 parks at once. See clientLoop.nap for why.
+	// IdleNap is how an offline event loop with nothing to read waits:
+	// IdleNapAuto (the default) sizes its naps from the waits it measures
+	// and parks when a wait runs long; a duration naps on its own thread
+	// (in 20 µs sleeps) that long before it parks until a reply wakes it;
+	// 0 parks at once. See idleWait.
 	IdleNap time.Duration
 	// OwnCPUs says no server runs on the CPUs the client may run on
 	// (tierbench run's pinned rows): a paced loop then spins through its
@@ -126,14 +128,9 @@ func DefaultConfig() Config {
 		OpPercent:      []int{100},
 		InFlight:       1,
 		ReportInterval: 2 * time.Second,
-		IdleNap:        DefaultIdleNap,
+		IdleNap:        IdleNapAuto,
 	}
 }
-
-// DefaultIdleNap is IdleNap's default: one nap, stretched by timer slack,
-// then park. One nap of 20 or 50 µs and three of 20 µs gave the server the
-// same throughput (see clientLoop.nap).
-const DefaultIdleNap = 50 * time.Microsecond
 
 // ErrUsage is wrapped by every error that Validate returns: the
 // configuration itself is wrong, not the server or the network.
@@ -241,8 +238,8 @@ func (cfg Config) plan() (*plan, error) {
 	if cfg.Loops < 0 || cfg.Loops > 4096 {
 		return nil, usagef("--loops %d is outside 0..4096", cfg.Loops)
 	}
-	if cfg.IdleNap < 0 || cfg.IdleNap > time.Second {
-		return nil, usagef("--idle-nap %v is outside 0..1s", cfg.IdleNap)
+	if cfg.IdleNap != IdleNapAuto && (cfg.IdleNap < 0 || cfg.IdleNap > time.Second) {
+		return nil, usagef("--idle-nap %v is outside 0..1s: give a duration such as 50us, 0 to park at once, or auto", cfg.IdleNap)
 	}
 	p.dist = cfg.KeyDist
 	if err := p.dist.Validate(); err != nil {

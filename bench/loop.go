@@ -18,8 +18,8 @@ import (
 // clientLoop drives a share of an offline cell's connections from one
 // goroutine with its own epoll instance: each wake-up reads every ready
 // connection once, parses all the replies that arrived, and writes that
-// connection's next requests at most once. It naps, then waits (see nap
-// and wait), only when no connection is ready. It is not locked to its OS
+// connection's next requests at most once. It naps or parks (see
+// idleWait and wait) only when no connection is ready. It is not locked to its OS
 // thread: a locked goroutine that parks hands its thread off through a
 // futex, the very cost wait avoids.
 //
@@ -49,9 +49,7 @@ type clientLoop struct {
 	ready   int   // events pollOnce found
 	pollErr error // and its error
 
-	// idleSince is when the loop last found nothing ready and began to
-	// nap (see nap); zero while it is busy.
-	idleSince time.Time
+	idle idleWait // how the loop waits when nothing is ready
 
 	stop *atomic.Bool // set when the window ends or a connection failed
 	cut  *atomic.Bool // set when the context ended: abandon owed replies
@@ -113,7 +111,7 @@ func loopCount(p *plan, threads int) int {
 func newClientLoops(p *plan, ts []*offlineThread, n int, stop, cut *atomic.Bool, end time.Time) ([]*clientLoop, error) {
 	loops := make([]*clientLoop, n)
 	for i := range loops {
-		loops[i] = &clientLoop{p: p, epfd: -1, wakefd: -1, stop: stop, cut: cut, end: end}
+		loops[i] = &clientLoop{p: p, epfd: -1, wakefd: -1, stop: stop, cut: cut, end: end, idle: newIdleWait(p.IdleNap)}
 		if p.mix != nil {
 			loops[i].mixHists = newMixHistograms()
 		}
@@ -289,53 +287,16 @@ func (l *clientLoop) pollOnce(uintptr) bool {
 		case e != 0:
 			l.ready, l.pollErr = 0, e
 		case n == 0:
-			if l.nap() {
+			if l.idle.again() {
 				continue
 			}
 			return false
 		default:
 			l.ready, l.pollErr = int(n), nil
 		}
-		l.idleSince = time.Time{}
+		l.idle.ready()
 		return true
 	}
-}
-
-// napStep is one nap's requested length; the thread's timer slack (50 µs
-// by default) may stretch it.
-const napStep = 20 * time.Microsecond
-
-// nap sleeps once on the loop's own thread when nothing is ready and the
-// loop has been idle for less than Config.IdleNap, and reports whether it
-// did; false means "park until a reply wakes the loop".
-//
-// Why nap before parking: a parked loop is woken by the kernel on the
-// CPU that delivers the reply, the server's, and on a virtual machine
-// that cross-CPU wake-up is paid for by the server. Measured here (2-CPU
-// VM, redis-server on CPU 0, the client on CPU 1, 8 connections, depth 64,
-// 5 alternated rounds): redis-server answered a median 0.88 M GET/s to a
-// loop that parked at once and 1.00-1.04 M to one that napped first, with
-// the same epoll_wait, read and write calls per GET on the server, and
-// redis-benchmark got 0.96 M. A nap is a sleep, so an idle client still
-// yields its CPU; it may read a reply up to a nap late, which offline
-// latencies include (IdleNap 0 turns naps off). The raw nanosleep keeps
-// the goroutine's P: the runtime neither hands it off nor wakes another
-// thread for the few microseconds.
-func (l *clientLoop) nap() bool {
-	budget := l.p.IdleNap
-	if budget <= 0 {
-		return false
-	}
-	now := time.Now()
-	if l.idleSince.IsZero() {
-		l.idleSince = now
-	} else if now.Sub(l.idleSince) >= budget {
-		l.idleSince = time.Time{}
-		return false
-	}
-	ts := unix.NsecToTimespec(int64(min(napStep, budget)))
-	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0) // EINTR: the nap ends early, which is harmless
-	return true
 }
 
 // start sends a connection's first requests of the run.

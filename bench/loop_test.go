@@ -88,7 +88,7 @@ func TestLoopCountsEveryReply(t *testing.T) {
 		for _, tc := range []struct {
 			loops int
 			nap   time.Duration
-		}{{1, DefaultIdleNap}, {3, DefaultIdleNap}, {1, 0}} {
+		}{{1, IdleNapAuto}, {3, IdleNapAuto}, {1, 50 * time.Microsecond}, {1, 0}} {
 			t.Run(fmt.Sprintf("%s/loops=%d/nap=%v", mode, tc.loops, tc.nap), func(t *testing.T) {
 				cfg := configFor(t, r.Addr)
 				cfg.SkipLoad, cfg.Verify, cfg.Pipeline, cfg.Loops, cfg.IdleNap = true, true, mode, tc.loops, tc.nap
@@ -97,8 +97,18 @@ func TestLoopCountsEveryReply(t *testing.T) {
 				if c.ClientLoops != tc.loops {
 					t.Errorf("%d loops ran, want %d", c.ClientLoops, tc.loops)
 				}
-				if want := float64(tc.nap) / 1e3; c.IdleNapMicros != want {
-					t.Errorf("reported idle nap %v µs, want %v", c.IdleNapMicros, want)
+				want := map[time.Duration]string{IdleNapAuto: "auto", 0: "park"}[tc.nap]
+				if want == "" {
+					want = "nap"
+				}
+				if c.IdleWait != want {
+					t.Errorf("reported idle wait %q, want %q", c.IdleWait, want)
+				}
+				if c.IdleNaps+c.IdleParks < c.IdleWaits {
+					t.Errorf("%d waits ended by %d naps and %d parks: want every wait to have napped or parked", c.IdleWaits, c.IdleNaps, c.IdleParks)
+				}
+				if tc.nap == 0 && c.IdleNaps != 0 {
+					t.Errorf("%d naps with --idle-nap 0, want none", c.IdleNaps)
 				}
 				if c.BytesSent != c.Ops*int64(request) {
 					t.Errorf("bytes sent %d for %d GETs of %d bytes: want %d", c.BytesSent, c.Ops, request, c.Ops*int64(request))
@@ -108,46 +118,6 @@ func TestLoopCountsEveryReply(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestLoopNapsThenParks checks a loop's idle budget: with nothing ready
-// it naps until IdleNap has passed since it went idle, then parks (and
-// starts afresh the next time); IdleNap 0 parks at once.
-func TestLoopNapsThenParks(t *testing.T) {
-	for _, budget := range []time.Duration{0, 300 * time.Microsecond} {
-		t.Run(budget.String(), func(t *testing.T) {
-			cfg := DefaultConfig()
-			cfg.IdleNap = budget
-			p, err := cfg.plan()
-			if err != nil {
-				t.Fatal(err)
-			}
-			l := &clientLoop{p: p}
-			for round := range 2 {
-				start := time.Now()
-				naps := 0
-				for l.nap() {
-					naps++
-					if naps > 1000 {
-						t.Fatalf("round %d: still napping after %d naps, %v: want a park once %v has passed", round, naps, time.Since(start), budget)
-					}
-				}
-				took := time.Since(start)
-				if took < budget {
-					t.Errorf("round %d: parked after %v (%d naps), want at least the budget %v", round, took, naps, budget)
-				}
-				if budget == 0 && naps != 0 {
-					t.Errorf("round %d: %d naps with IdleNap 0, want none", round, naps)
-				}
-				if budget > 0 && naps == 0 {
-					t.Errorf("round %d: no nap with IdleNap %v, want at least one", round, budget)
-				}
-				if !l.idleSince.IsZero() {
-					t.Errorf("round %d: still marked idle since %v after parking", round, l.idleSince)
-				}
-			}
-		})
 	}
 }
 

@@ -252,7 +252,6 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 	}
 	var stop, cut atomic.Bool
 	res.ClientLoops = loopCount(p, threads)
-	res.IdleNapMicros = float64(p.IdleNap) / float64(time.Microsecond)
 	loops, err := newClientLoops(p, ts, res.ClientLoops, &stop, &cut, end)
 	if err != nil {
 		return nil, err
@@ -275,6 +274,7 @@ func runCell(ctx context.Context, p *plan, threads int) (*CellResult, error) {
 		res.Seconds = res.Window.Seconds // only batches answered inside it count
 	}
 	res.ClientSaturated = saturated(res.ClientCPUSeconds, res.Seconds, len(loops))
+	reportIdle(res, p.IdleNap, loops)
 	var errs []error
 	for _, t := range ts {
 		c := t.rr.counts

@@ -90,9 +90,23 @@ type CellResult struct {
 	// ClientLoops is how many event-loop threads drove the connections;
 	// 0 for --cluster-bench, which runs a goroutine per thread.
 	ClientLoops int `json:"client_loops"`
-	// IdleNapMicros is the loops' idle nap before parking (Config.IdleNap);
-	// 0: they parked at once.
+	// IdleWait is how the loops waited with nothing to read
+	// (Config.IdleNap): "auto" (naps sized from the waits measured),
+	// "nap" (IdleNapMicros, then park) or "park" (at once).
+	IdleWait string `json:"client_idle_wait,omitempty"`
+	// IdleNapMicros is the loops' fixed idle nap before parking; 0 with
+	// "auto" and "park".
 	IdleNapMicros float64 `json:"client_idle_nap_us,omitempty"`
+	// IdleWaits counts the times a loop found nothing ready, IdleNaps
+	// and IdleParks how many naps and parks those waits took (every
+	// loop's, summed).
+	IdleWaits int64 `json:"client_idle_waits,omitempty"`
+	IdleNaps  int64 `json:"client_idle_naps,omitempty"`
+	IdleParks int64 `json:"client_idle_parks,omitempty"`
+	// FirstNapMicros ("auto") is the loops' first nap after going idle
+	// when the cell ended, the median over loops: about the wait for
+	// replies the loops measured.
+	FirstNapMicros float64 `json:"client_first_nap_us,omitempty"`
 	// Cluster is the per-node breakdown with --cluster-bench.
 	Cluster *ClusterResult `json:"cluster,omitempty"`
 	Window  *Window        `json:"window,omitempty"`

@@ -89,7 +89,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.SkipLoad, "skipload", false, "same as -s")
 	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "load `connections`; 0 means the largest of -t")
 	fs.IntVar(&cfg.Loops, "loops", 0, "offline and online --rate over TCP: event-loop `threads` driving the connections (spread round-robin, each polling its share with one epoll); 0 means one per CPU the client may run on, at most -t (--cluster-bench runs a goroutine per thread instead)")
-	fs.DurationVar(&cfg.IdleNap, "idle-nap", cfg.IdleNap, "offline: how long an event loop with nothing to read naps on its own CPU's timer (in 20µs sleeps) before it parks until a reply wakes it; 0 parks at once. Waking a parked client is work for the server's CPU on a virtual machine: naps raised redis-server's GET/s by 10-15 % here; a reply may be read up to a nap late, which offline latencies include")
+	fs.Var(idleNapFlag{&cfg.IdleNap}, "idle-nap", "offline: how an event loop with nothing to read waits: auto sizes its naps from the waits it measures and parks when one runs long;\na `duration` naps (20µs sleeps) that long before it parks until a reply wakes it; 0 parks at once (see docs/client-benchmark.md)")
 	fs.BoolVar(&cfg.OwnCPUs, "own-cpus", false, "online --rate: no server runs on the CPUs this client may run on (taskset or a cpuset apart from the server's; tierbench run sets it for pinned rows), so a paced loop spins through the gap before each send instead of sleeping on a timer that wakes it tens of µs late; without it a loop spins so only when the loops leave one of the client's CPUs spare, and yields its CPU at every turn of the spin (sched_yield) so that a server scheduled there runs at once")
 	fs.BoolVar(&cfg.NoFreezeProbe, "no-freeze-probe", false, "online: do not measure the host's freezes (the [Host] line's \"stood still\" and host_freezes). Where perf events are allowed (root, CAP_PERFMON or kernel.perf_event_paranoid ≤ 0) an online run samples every CPU each millisecond to find spans the host did not run this machine at all, as when its CPU quota runs out, which steal does not count; that wakes every CPU 1000 times a second, which cost a busy CPU 2-3 % of its time on a 2-CPU virtual machine")
 	fs.IntVar(&cfg.PrebuiltOpsPerThread, "prebuilt-ops", 0, "offline: `requests` each thread builds (keys drawn) before the timed window and cycles through; 0 sizes it automatically (up to 65536, 16 MiB)")
@@ -219,4 +219,30 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// idleNapFlag is --idle-nap: "auto" (bench.IdleNapAuto) or a duration.
+type idleNapFlag struct{ d *time.Duration }
+
+func (f idleNapFlag) String() string {
+	if f.d == nil || *f.d == bench.IdleNapAuto {
+		return "auto"
+	}
+	return f.d.String()
+}
+
+func (f idleNapFlag) Set(v string) error {
+	if v == "auto" {
+		*f.d = bench.IdleNapAuto
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("want auto or a duration such as 50us (0 parks at once)")
+	}
+	if d < 0 {
+		return fmt.Errorf("%v is negative: want auto or a duration such as 50us", d)
+	}
+	*f.d = d
+	return nil
 }
