@@ -21,8 +21,12 @@ const SchemaVersion = 1
 var ErrIncomparable = errors.New("compare: workloads cannot be compared")
 
 // ErrTampered is wrapped by the refusal of a bundle that failed the
-// check of its checksums; it also wraps results.ErrTampered's error.
-var ErrTampered = errors.New("compare: a bundle does not match its results.json")
+// check of its sums.
+var ErrTampered = errors.New("compare: a bundle does not match its sums")
+
+// ErrUnverified is wrapped by the refusal of a bundle whose sums are
+// missing or leave results.json uncovered.
+var ErrUnverified = errors.New("compare: a bundle's sums do not vouch for all of it")
 
 // ErrUsage is wrapped by errors in what was asked, not in the bundles.
 var ErrUsage = errors.New("compare: bad arguments")
@@ -32,6 +36,12 @@ type Options struct {
 	// Force compares bundles whose record size or dbsize differ; the
 	// output then says so in bold.
 	Force bool
+	// Unverified compares bundles whose sums fail, are missing or leave
+	// results.json uncovered; every figure from one is marked.
+	Unverified bool
+	// FailOnRegressionPct, when > 0, makes Gate name every cell
+	// significantly slower than the first bundle's by more than it.
+	FailOnRegressionPct float64
 }
 
 // Comparison is the result of comparing bundles, and the --json document.
@@ -42,8 +52,9 @@ type Comparison struct {
 	Bundles []BundleInfo `json:"bundles"`
 	// Forced names the differences --force let through.
 	Forced []string `json:"forced,omitempty"`
-	// Unverified names each bundle that failed the check of its
-	// checksums (compared only with --force) or could not be checked.
+	// Unverified names each bundle whose sums failed or vouch for less
+	// than all of it, compared only with --unverified; every Value from
+	// one has Unverified set.
 	Unverified []Unverified `json:"unverified,omitempty"`
 	Scenarios  []Scenario   `json:"scenarios"`
 	// Host lists the fingerprint fields that differ; Workload the flags.
@@ -52,6 +63,8 @@ type Comparison struct {
 	// Notes are the statistics' warnings, numbered from 1 in the
 	// Markdown; a Value refers to them by index.
 	Notes []string `json:"notes"`
+	// Gate is the verdict of --fail-on-regression; nil without it.
+	Gate *Gate `json:"gate,omitempty"`
 }
 
 // BundleInfo identifies one compared bundle.
@@ -104,18 +117,24 @@ type Value struct {
 	Significant bool    `json:"significant"`
 	// Delta is the table's text: "+7.3 %", "~", or "" when not compared.
 	Delta string `json:"delta,omitempty"`
+	// MinP is the smallest p the test could give for these two pass
+	// counts (minTwoSidedP): above the comparison's α no difference can
+	// be significant. 0 when not tested.
+	MinP float64 `json:"min_p,omitempty"`
 	// Stat is benchmath's "p=0.008 n=5" for the comparison.
 	Stat  string `json:"stat,omitempty"`
 	Notes []int  `json:"notes,omitempty"`
+	// Unverified: the median comes from a bundle its sums do not vouch
+	// for (--unverified); a delta is as unverified as either median.
+	Unverified bool `json:"unverified,omitempty"`
 }
 
-// Unverified is a bundle (or one scenario of it) whose files could not
-// be vouched for by its checksums.
+// Unverified is a bundle (or one scenario of it) whose files its sums do
+// not all vouch for.
 type Unverified struct {
 	Bundle string `json:"bundle"` // its name, with the scenario of an all bundle
-	// Failed: its files or medians are not the ones its results.json
-	// recorded, and only --force compared it; else it records no
-	// checksums to check.
+	// Failed: its files or medians are not the ones its sums recorded;
+	// else its sums are missing or leave results.json uncovered.
 	Failed bool   `json:"failed"`
 	Why    string `json:"why"`
 }
@@ -136,7 +155,8 @@ func Compare(bundles []Bundle, opts Options) (*Comparison, error) {
 		return nil, fmt.Errorf("%w: want at least two bundles, got %d", ErrUsage, len(bundles))
 	}
 	var unverified []Unverified
-	var tampered []string
+	var refused []string
+	var tampered bool
 	for _, b := range bundles {
 		for _, p := range b.parts() {
 			of := b.Name
@@ -146,15 +166,21 @@ func Compare(bundles []Bundle, opts Options) (*Comparison, error) {
 			switch {
 			case p.Tampered != nil:
 				why := strings.TrimPrefix(p.Tampered.Error(), results.ErrTampered.Error()+": ")
-				tampered = append(tampered, fmt.Sprintf("%s failed verification: %s", of, why))
+				refused = append(refused, fmt.Sprintf("%s failed verification: %s", of, why))
 				unverified = append(unverified, Unverified{Bundle: of, Failed: true, Why: why})
+				tampered = true
 			case p.Unverified != "":
+				refused = append(refused, fmt.Sprintf("%s is not verified: %s", of, p.Unverified))
 				unverified = append(unverified, Unverified{Bundle: of, Why: p.Unverified})
 			}
 		}
 	}
-	if len(tampered) > 0 && !opts.Force {
-		return nil, fmt.Errorf("%w: %s (--force compares anyway)", ErrTampered, strings.Join(tampered, "; "))
+	if len(refused) > 0 && !opts.Unverified {
+		kind := ErrUnverified
+		if tampered {
+			kind = ErrTampered
+		}
+		return nil, fmt.Errorf("%w: %s (--unverified compares anyway, marking every figure from it)", kind, strings.Join(refused, "; "))
 	}
 	scenarios := scenarioNames(bundles)
 	incomparable := incomparabilities(bundles, scenarios)
@@ -223,12 +249,14 @@ func (c *Comparison) cells(bundles []Bundle, s string) []CellCmp {
 	labels := map[results.RowKey]string{}
 	threads := map[results.RowKey][]int{}
 	parts := make([]*Part, len(bundles))
+	unverified := make([]bool, len(bundles))
 	for i, b := range bundles {
 		p, ok := b.part(s)
 		if !ok {
 			continue
 		}
 		parts[i] = &p
+		unverified[i] = p.Tampered != nil || p.Unverified != ""
 		plan := p.Opened.Results.Plan
 		for _, cell := range p.Opened.Results.Cells {
 			id := plan.RowKey(cell.Row)
@@ -258,7 +286,7 @@ func (c *Comparison) cells(bundles []Bundle, s string) []CellCmp {
 				v := Value{}
 				if p := parts[i]; p != nil {
 					if cell, ok := findCell(p.Opened.Results, id); ok && cell.Passes > 0 {
-						v = Value{Present: true, Median: cell.Median, Passes: passes[i][id], Excluded: cell.Excluded}
+						v = Value{Present: true, Median: cell.Median, Passes: passes[i][id], Excluded: cell.Excluded, Unverified: unverified[i]}
 					}
 				}
 				if i > 0 {
@@ -298,12 +326,20 @@ func (c *Comparison) against(v *Value, base Value, baseName, name string) {
 	v.P = cmp.P
 	v.Stat = cmp.String()
 	v.Significant = cmp.P <= cmp.Alpha
+	v.MinP = minTwoSidedP(len(base.Passes), len(v.Passes))
 	if v.Significant {
 		v.Delta = formatPct(v.DeltaPct)
 	} else {
 		v.Delta = "~"
 	}
+	tooFew := v.MinP > cmp.Alpha
+	if tooFew {
+		c.note(v, tooFewNote(len(base.Passes), len(v.Passes), cmp.Alpha))
+	}
 	for _, w := range cmp.Warnings {
+		if tooFew && strings.Contains(w.Error(), "samples to detect a difference") {
+			continue // benchmath's shorter form of the note above
+		}
 		c.note(v, w.Error())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -117,7 +119,9 @@ func TestStatistics(t *testing.T) {
 		{"same passes", []float64{100, 104, 98, 101, 103}, []float64{101, 98, 104, 103, 100}, false, ""},
 		{"separated", []float64{100, 104, 98, 101, 103}, []float64{150, 149, 155, 151, 152}, true, ""},
 		{"separated downwards", []float64{100, 104, 98, 101, 103}, []float64{50, 49, 55, 51, 52}, true, ""},
-		{"two passes a side", []float64{100, 101}, []float64{200, 201}, false, "need >= 4 samples to detect a difference at alpha level 0.05"},
+		{"two passes a side", []float64{100, 101}, []float64{200, 201}, false, "2 against 2 passes: the smallest p the Mann–Whitney U test can give is 0.333 (two-sided, no ties), above α = 0.05, so no difference can be significant however large; 4 against 4 passes can reach p = 0.029 (or 2 against 8: p = 0.044); run --passes 4 or more on both sides"},
+		{"three passes a side", []float64{100, 101, 102}, []float64{200, 201, 202}, false, "3 against 3 passes: the smallest p the Mann–Whitney U test can give is 0.100 (two-sided, no ties), above α = 0.05, so no difference can be significant however large; 4 against 4 passes can reach p = 0.029 (or 3 against 5: p = 0.036); run --passes 4 or more on both sides"},
+		{"four passes a side", []float64{100, 101, 102, 103}, []float64{200, 201, 202, 203}, true, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,12 +164,13 @@ func TestStatistics(t *testing.T) {
 // TestQuickProfilePasses keeps only two passes of each real bundle, as
 // the quick profile runs: nothing is significant and the note says why.
 func TestQuickProfilePasses(t *testing.T) {
-	a := copyBundle(t, base, func(r map[string]any) { r["plan"].(map[string]any)["config"].(map[string]any)["Passes"] = 2 }, nil)
-	b := copyBundle(t, batch4, func(r map[string]any) { r["plan"].(map[string]any)["config"].(map[string]any)["Passes"] = 2 }, nil)
+	twoPasses := func(plan map[string]any) { plan["config"].(map[string]any)["Passes"] = 2 }
+	a := copyBundle(t, base, twoPasses, nil)
+	b := copyBundle(t, batch4, twoPasses, nil)
 	c := mustCompare(t, Options{}, a, b)
 	for _, cell := range c.Scenarios[0].Cells {
 		v := cell.Values[1]
-		if len(v.Passes) != 2 || v.Delta != "~" || len(v.Notes) != 1 || c.Notes[v.Notes[0]] != "need >= 4 samples to detect a difference at alpha level 0.05" {
+		if len(v.Passes) != 2 || v.Delta != "~" || len(v.Notes) != 1 || !strings.HasPrefix(c.Notes[v.Notes[0]], "2 against 2 passes: the smallest p the Mann–Whitney U test can give is 0.333") {
 			t.Errorf("%s t=%d: got passes %v, delta %q, notes %v of %q; want 2 passes, ~ and the too-few-samples note", cell.Backend, cell.Threads, v.Passes, v.Delta, v.Notes, c.Notes)
 		}
 	}
@@ -173,7 +178,7 @@ func TestQuickProfilePasses(t *testing.T) {
 
 func TestRefusals(t *testing.T) {
 	setConfig := func(key string, v any) func(map[string]any) {
-		return func(r map[string]any) { r["plan"].(map[string]any)["config"].(map[string]any)[key] = v }
+		return func(plan map[string]any) { plan["config"].(map[string]any)[key] = v }
 	}
 	tests := []struct {
 		name    string
@@ -182,8 +187,8 @@ func TestRefusals(t *testing.T) {
 		wantIs  error
 		wantErr string
 	}{
-		{name: "newer results schema", edit: func(r map[string]any) { r["schema_version"] = results.SchemaVersion + 1 },
-			wantIs: results.ErrNewerSchema, wantErr: fmt.Sprintf("results.json has schema_version %d, this tierbench reads up to %d", results.SchemaVersion+1, results.SchemaVersion)},
+		{name: "newer plan schema", edit: func(plan map[string]any) { plan["schema_version"] = results.SchemaVersion + 1 },
+			wantIs: results.ErrNewerSchema, wantErr: fmt.Sprintf("schema_version %d is newer than this tierbench's %d", results.SchemaVersion+1, results.SchemaVersion)},
 		{name: "newer cells schema", cells: func(b []byte) []byte {
 			newer := fmt.Sprintf(`"schema_version":%d`, results.SchemaVersion+1)
 			return regexp.MustCompile(`"schema_version":\d+`).ReplaceAll(b, []byte(newer))
@@ -213,9 +218,7 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestForceNamesTheDifference(t *testing.T) {
-	other := copyBundle(t, batch4, func(r map[string]any) {
-		r["plan"].(map[string]any)["config"].(map[string]any)["DBSize"] = 800000
-	}, nil)
+	other := copyBundle(t, batch4, func(plan map[string]any) { plan["config"].(map[string]any)["DBSize"] = 800000 }, nil)
 	c := mustCompare(t, Options{Force: true}, base, other)
 	want := "--dbsize 700000 in base, 800000 in " + filepath.Base(other)
 	if !slices.Contains(c.Forced, want) {
@@ -253,6 +256,7 @@ func TestHostDifferences(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(none, "fingerprint.json"), []byte("null\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	seal(t, none)
 	c := mustCompare(t, Options{}, base, other, none)
 	var fields []string
 	for _, d := range c.Host {
@@ -301,7 +305,14 @@ func TestLoneResultsAndExcludedCells(t *testing.T) {
 		loc := re.FindSubmatchIndex(b)
 		return slices.Concat(b[:loc[3]], []byte("0"), b[loc[1]:])
 	})
-	c := mustCompare(t, Options{}, base, lone, excluded)
+	bundles, err := Load([]string{base, lone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compare(bundles, Options{}); !errors.Is(err, ErrUnverified) || !strings.Contains(err.Error(), "lone is not verified: no SHA256SUMS") {
+		t.Fatalf("got %v, want the lone results.json refused as unverified", err)
+	}
+	c := mustCompare(t, Options{Unverified: true}, base, lone, excluded)
 	first := c.Scenarios[0].Cells[0]
 	lv, ev := first.Values[1], first.Values[2]
 	if !lv.Compared || lv.Stat != "" || len(lv.Notes) != 1 || !strings.HasPrefix(c.Notes[lv.Notes[0]], "no passes to test") {
@@ -317,7 +328,7 @@ func TestLoneResultsAndExcludedCells(t *testing.T) {
 	if err := c.WriteMarkdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "(memory-served) | —") {
+	if !strings.Contains(md.String(), "(memory-served) | —") || !strings.Contains(md.String(), " K † | ") {
 		t.Errorf("got Markdown without the excluded cell's mark and dash:\n%s", md.String())
 	}
 }
@@ -386,11 +397,13 @@ func mustCompare(t *testing.T, opts Options, paths ...string) *Comparison {
 	return c
 }
 
-// copyBundle copies a testdata bundle to a temp dir, applying edit to
-// its decoded results.json and cells to its cells.jsonl.
-func copyBundle(t *testing.T, src string, edit func(map[string]any), cells func([]byte) []byte) string {
+// copyBundle copies a sealed testdata bundle, applies editPlan to its
+// decoded plan.json and cells to its cells.jsonl, and renders and seals
+// the copy as a run that measured that would have; one that no tierbench
+// can render (a newer schema) is sealed as it is.
+func copyBundle(t *testing.T, src string, editPlan func(map[string]any), cells func([]byte) []byte) string {
 	t.Helper()
-	dst := copyBundleFile(t, src, "results.json", edit)
+	dst := copyBundleFile(t, src, "plan.json", editPlan)
 	if cells != nil {
 		p := filepath.Join(dst, "cells.jsonl")
 		b, err := os.ReadFile(p)
@@ -401,11 +414,15 @@ func copyBundle(t *testing.T, src string, edit func(map[string]any), cells func(
 			t.Fatal(err)
 		}
 	}
+	if _, err := report.Render(dst); err != nil {
+		seal(t, dst)
+	}
 	return dst
 }
 
-// copyBundleFile copies a testdata bundle and applies edit to one of its
-// JSON files.
+// copyBundleFile copies a sealed testdata bundle, applies edit to one of
+// its JSON files and seals the copy as it then is, as a writer other
+// than this tierbench would.
 func copyBundleFile(t *testing.T, src, name string, edit func(map[string]any)) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), filepath.Base(src)+"-copy")
@@ -431,7 +448,15 @@ func copyBundleFile(t *testing.T, src, name string, edit func(map[string]any)) s
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	seal(t, dst)
 	return dst
+}
+
+func seal(t *testing.T, dir string) {
+	t.Helper()
+	if err := results.Seal(dir, nil); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // synthetic is a one-cell bundle with the given passes.
@@ -505,16 +530,16 @@ func FuzzLoadAll(f *testing.F) {
 	})
 }
 
-// compareLoaded compares the bundles at paths with --force when they load:
+// compareLoaded compares the bundles at paths with --force --unverified when they load:
 // Compare must not fail then, and both documents must be written.
 func compareLoaded(t *testing.T, paths ...string) {
 	bundles, err := Load(paths)
 	if err != nil {
 		return
 	}
-	c, err := Compare(bundles, Options{Force: true})
+	c, err := Compare(bundles, Options{Force: true, Unverified: true})
 	if err != nil {
-		t.Fatalf("Compare with --force: got %v, want no error once both bundles load", err)
+		t.Fatalf("Compare with --force --unverified: got %v, want no error once both bundles load", err)
 	}
 	var out bytes.Buffer
 	if err := c.WriteMarkdown(&out); err != nil {
@@ -522,5 +547,72 @@ func compareLoaded(t *testing.T, paths ...string) {
 	}
 	if err := c.WriteJSON(&out); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGate judges built passes: a cell significantly slower by more than
+// the threshold fails; one slower by less, or faster, passes; and three
+// passes a side can fail nothing, which the gate counts and says.
+func TestGate(t *testing.T) {
+	five := []float64{100, 101, 102, 103, 104}
+	scaled := func(xs []float64, f float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			out[i] = x * f
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		a, b       []float64
+		pct        float64
+		wantFailed bool
+		wantBlind  int
+		wantText   string
+	}{
+		{"20 % slower, gate 5", five, scaled(five, 0.8), 5, true, 0, "FAIL: 1 cell(s) significantly slower than `a` by more than 5 %: storage Uring no pin t=8 in `b` -20.0 % (p=0.008)."},
+		{"20 % slower, gate 25", five, scaled(five, 0.8), 25, false, 0, "pass: no cell is significantly slower than `a` by more than 25 %."},
+		{"20 % faster", five, scaled(five, 1.2), 5, false, 0, "pass: "},
+		{"half as fast, 3 passes a side", five[:3], scaled(five[:3], 0.5), 5, false, 1, "1 compared cell(s) could not fail it whatever their delta"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Compare([]Bundle{synthetic("a", tt.a), synthetic("b", tt.b)}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := c.Judge(tt.pct)
+			if g.Failed != tt.wantFailed || g.Blind != tt.wantBlind {
+				t.Errorf("got failed %v, blind %d; want %v, %d (%+v)", g.Failed, g.Blind, tt.wantFailed, tt.wantBlind, g)
+			}
+			if got := g.Summary("a"); !strings.Contains(got, tt.wantText) {
+				t.Errorf("got summary %q, want it to contain %q", got, tt.wantText)
+			}
+			var js bytes.Buffer
+			if err := c.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			var doc struct{ Gate *Gate }
+			if err := json.Unmarshal(js.Bytes(), &doc); err != nil || doc.Gate == nil || doc.Gate.Failed != tt.wantFailed || len(doc.Gate.Regressions) != len(g.Regressions) {
+				t.Errorf("got JSON gate %+v (%v), want the verdict carried", doc.Gate, err)
+			}
+		})
+	}
+}
+
+// TestMinimumP checks the smallest two-sided p of the Mann–Whitney U test
+// against the exact count 2 / C(n1+n2, n1).
+func TestMinimumP(t *testing.T) {
+	tests := []struct {
+		n1, n2 int
+		want   float64
+	}{{2, 2, 2.0 / 6}, {3, 3, 2.0 / 20}, {3, 4, 2.0 / 35}, {3, 5, 2.0 / 56}, {4, 4, 2.0 / 70}, {5, 5, 2.0 / 252}, {1, 1, 1}, {0, 3, 1}}
+	for _, tt := range tests {
+		if got := minTwoSidedP(tt.n1, tt.n2); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("minTwoSidedP(%d, %d): got %v, want %v", tt.n1, tt.n2, got, tt.want)
+		}
+	}
+	if other, both := passesNeeded(3, 0.05); other != 5 || both != 4 {
+		t.Errorf("passesNeeded(3, 0.05): got %d, %d; want 5 against 3, 4 against 4", other, both)
 	}
 }

@@ -136,17 +136,20 @@ func TestCompareRealBundles(t *testing.T) {
 		}
 		other := filepath.Join(allB, "storage")
 		stdout, stderr, code := run(t, bin, "compare", edited, other)
-		if code != 1 || !strings.Contains(stderr, "cells.jsonl was edited") || !strings.Contains(stderr, "edited failed verification") || stdout != "" {
-			t.Errorf("compare of an edited bundle: exit %d, stderr %q, stdout %q; want exit 1 naming cells.jsonl and nothing compared", code, stderr, stdout)
+		if code != 2 || !strings.Contains(stderr, "cells.jsonl was edited") || !strings.Contains(stderr, "edited failed verification") || stdout != "" {
+			t.Errorf("compare of an edited bundle: exit %d, stderr %q, stdout %q; want exit 2 naming cells.jsonl and nothing compared", code, stderr, stdout)
 		}
-		stdout, stderr, code = run(t, bin, "compare", "--force", edited, other)
-		if code != 0 || !strings.Contains(stdout, "**`edited` failed verification and was compared only because of --force: ") || !strings.Contains(stdout, "cells.jsonl was edited") {
-			t.Errorf("compare --force of an edited bundle: exit %d (%s), want 0 and the table saying it failed verification:\n%s", code, stderr, stdout)
+		stdout, stderr, code = run(t, bin, "compare", "--unverified", edited, other)
+		if code != 0 || !strings.Contains(stdout, "**`edited` failed verification and was compared only because of --unverified: ") || !strings.Contains(stdout, "cells.jsonl was edited") || !strings.Contains(stdout, " † |") {
+			t.Errorf("compare --unverified of an edited bundle: exit %d (%s), want 0, the table saying it failed verification and its figures marked:\n%s", code, stderr, stdout)
 		}
 		// The medians shown are those of the edited passes the test ran on.
-		c := compareJSON(t, bin, "--force", edited, filepath.Join(allA, "storage"))
+		c := compareJSON(t, bin, "--unverified", edited, filepath.Join(allA, "storage"))
 		for _, cell := range c.Scenarios[0].Cells {
 			e, o := cell.Values[0], cell.Values[1]
+			if !e.Unverified || o.Unverified {
+				t.Errorf("%s t=%d: got unverified %v and %v, want only the edited bundle's value marked", cell.Label, cell.Threads, e.Unverified, o.Unverified)
+			}
 			if len(e.Passes) != 1 || e.Median != e.Passes[0] || o.Median == 0 || e.Median/o.Median < 0.969 || e.Median/o.Median > 0.971 {
 				t.Errorf("%s t=%d: edited median %v from passes %v, original %v; want the edited pass, 0.97 × the original", cell.Label, cell.Threads, e.Median, e.Passes, o.Median)
 			}

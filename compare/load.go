@@ -30,11 +30,12 @@ type Part struct {
 	Scenario string
 	Opened   results.Opened
 	// Tampered is the error of a bundle whose files or medians are not
-	// the ones its results.json recorded (results.ErrTampered); Compare
-	// refuses it unless Options.Force.
+	// the ones its sums recorded (results.ErrTampered); Compare refuses
+	// it unless Options.Unverified.
 	Tampered error
-	// Unverified says why the part could not be checked (a bundle written
-	// before checksums were recorded); "" when it was.
+	// Unverified says why the part's sums vouch for less than all of it
+	// (none, or results.json uncovered); "" when they vouch for it all.
+	// Compare refuses it unless Options.Unverified.
 	Unverified string
 	// Missing is why a scenario of an all bundle has no bundle to read
 	// (the run failed before it wrote one); Opened is then empty.
@@ -72,9 +73,10 @@ func scenarioOf(o results.Opened) string {
 // of a --scenario all bundle) and names the bundles by their directory,
 // with as many of its parents as it takes to tell them apart (q1/out and
 // q3/out, not out and out#2), and "#N" after a bundle given again. It
-// checks every bundle against its checksums as `tierbench report
-// --verify` does and keeps what it found for Compare; the medians it reads are derived again from
-// cells.jsonl, as the tests are, so both always come from the same passes.
+// checks every bundle against its sums as `tierbench report --verify`
+// does, before reading it, and keeps what it found for Compare; the
+// medians it reads are derived again from cells.jsonl, as the tests are,
+// so both always come from the same passes.
 func Load(paths []string) ([]Bundle, error) {
 	if len(paths) < 2 {
 		return nil, fmt.Errorf("%w: want at least two bundles, got %d", ErrUsage, len(paths))
@@ -182,25 +184,34 @@ func loadAll(dir string) (Bundle, error) {
 	return b, nil
 }
 
-// openPart opens one scenario's bundle, checks it against its checksums
-// and takes its cells from its passes.
+// openPart checks one scenario's bundle against its sums, then opens it
+// and takes its cells from its passes. The check comes first and opens
+// no file but regular ones, so a bundle whose cells.jsonl is a link or a
+// pipe is refused before anything reads it.
 func openPart(path string) (Part, error) {
+	dir := path
+	if filepath.Base(path) == results.FileResults {
+		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+			dir = filepath.Dir(path)
+		}
+	}
+	var p Part
+	switch err := results.Verify(dir, io.Discard); {
+	case err == nil:
+	case errors.Is(err, results.ErrTampered):
+		p.Tampered = err
+	case errors.Is(err, results.ErrLegacySums):
+		p.Unverified = fmt.Sprintf("sealed before %s covered %s: its other files match the sums in %s, but nothing vouches for %s itself", results.FileSums, results.FileResults, results.FileResults, results.FileResults)
+	case errors.Is(err, results.ErrNoChecksums):
+		p.Unverified = fmt.Sprintf("no %s, and its %s records no sums: nothing vouches for any of its files", results.FileSums, results.FileResults)
+	default:
+		return Part{}, err
+	}
 	o, err := results.Open(path)
 	if err != nil {
 		return Part{}, err
 	}
-	p := Part{Scenario: scenarioOf(o), Opened: o}
-	switch err := results.Verify(o.Dir, io.Discard); {
-	case err == nil:
-	case errors.Is(err, results.ErrTampered):
-		p.Tampered = err
-	case errors.Is(err, results.ErrNoChecksums):
-		p.Unverified = fmt.Sprintf("%s records no checksums: written before tierbench recorded them", results.FileResults)
-	case errors.Is(err, os.ErrNotExist):
-		p.Unverified = fmt.Sprintf("the bundle lacks what its checksums cover (%v)", err)
-	default:
-		return Part{}, err
-	}
+	p.Scenario, p.Opened = scenarioOf(o), o
 	if len(o.Passes) > 0 {
 		// Medians, exclusions and the tests' passes from the same records:
 		// cells.jsonl, judged as the run judged them.

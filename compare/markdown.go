@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/human"
@@ -37,6 +38,9 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "**Compared with --force although the workloads differ: %s.**\n\n", f)
 	}
 	c.unverifiedLines(&b)
+	if c.Gate != nil {
+		fmt.Fprintf(&b, "## Gate: --fail-on-regression %s\n\n%s\n\n", strconv.FormatFloat(c.Gate.ThresholdPct, 'g', -1, 64), c.Gate.Summary(base))
+	}
 	for _, s := range c.Scenarios {
 		c.scenarioTable(&b, s)
 	}
@@ -64,15 +68,16 @@ func (c *Comparison) WriteMarkdown(w io.Writer) error {
 	return nil
 }
 
-// unverifiedLines says which bundles failed the check of their checksums
-// (one bold line each: only --force compared them) and which could not be
-// checked (one line per reason).
+// unverifiedLines says, in bold, which bundles only --unverified let
+// through: those whose sums failed (one line each, naming what differs)
+// and those whose sums vouch for less than all of them (one line per
+// reason); every figure from them is marked.
 func (c *Comparison) unverifiedLines(b *strings.Builder) {
 	var order []string
 	byWhy := map[string][]string{}
 	for _, u := range c.Unverified {
 		if u.Failed {
-			fmt.Fprintf(b, "**`%s` failed verification and was compared only because of --force: %s.**\n\n", u.Bundle, strings.TrimSuffix(u.Why, "."))
+			fmt.Fprintf(b, "**`%s` failed verification and was compared only because of --unverified: %s.**\n\n", u.Bundle, strings.TrimSuffix(u.Why, "."))
 			continue
 		}
 		if byWhy[u.Why] == nil {
@@ -81,7 +86,10 @@ func (c *Comparison) unverifiedLines(b *strings.Builder) {
 		byWhy[u.Why] = append(byWhy[u.Why], "`"+u.Bundle+"`")
 	}
 	for _, why := range order {
-		fmt.Fprintf(b, "Not verified against checksums: %s (%s).\n\n", strings.Join(byWhy[why], ", "), why)
+		fmt.Fprintf(b, "**Not verified, compared only because of --unverified: %s (%s).**\n\n", strings.Join(byWhy[why], ", "), why)
+	}
+	if len(c.Unverified) > 0 {
+		fmt.Fprintf(b, "%s marks every figure from those bundles: nothing vouches that it is what was measured.\n\n", strings.TrimSpace(unverifiedMark))
 	}
 }
 
@@ -117,7 +125,7 @@ func (c *Comparison) scenarioTable(b *strings.Builder, s Scenario) {
 		for i, v := range cell.Values {
 			b.WriteString(" " + medianText(v) + " |")
 			if i > 0 {
-				b.WriteString(" " + c.deltaText(v) + " |")
+				b.WriteString(" " + c.deltaText(v, cell.Values[0]) + " |")
 			}
 		}
 		b.WriteString("\n")
@@ -125,17 +133,25 @@ func (c *Comparison) scenarioTable(b *strings.Builder, s Scenario) {
 	b.WriteString("\n")
 }
 
+// unverifiedMark follows every figure from a bundle compared with
+// --unverified.
+const unverifiedMark = " †"
+
 func medianText(v Value) string {
+	mark := ""
+	if v.Unverified {
+		mark = unverifiedMark
+	}
 	switch {
 	case !v.Present:
 		return "—"
 	case v.Excluded != "":
-		return human.Ops(v.Median) + " (" + v.Excluded + ")"
+		return human.Ops(v.Median) + " (" + v.Excluded + ")" + mark
 	}
-	return human.Ops(v.Median)
+	return human.Ops(v.Median) + mark
 }
 
-func (c *Comparison) deltaText(v Value) string {
+func (c *Comparison) deltaText(v, base Value) string {
 	var s string
 	switch {
 	case v.Compared && v.Stat != "":
@@ -144,6 +160,9 @@ func (c *Comparison) deltaText(v Value) string {
 		s = v.Delta
 	default:
 		s = "—"
+	}
+	if v.Compared && (v.Unverified || base.Unverified) {
+		s += unverifiedMark
 	}
 	for _, n := range v.Notes {
 		s += superscript(n + 1)

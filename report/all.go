@@ -20,14 +20,14 @@ func IsAll(dir string) bool {
 
 // renderAll renders every scenario bundle of a --scenario all bundle and
 // the report.md at its top, and returns the tables under their headings.
-func renderAll(dir string) (string, error) {
+func renderAll(dir string, signing func(sub string) *results.Signing) (string, error) {
 	index, err := results.ReadScenarioIndex(dir)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	for _, e := range index.Scenarios {
-		table, err := render(filepath.Join(dir, e.Dir))
+		table, err := render(filepath.Join(dir, e.Dir), signing(e.Dir))
 		if err != nil {
 			return "", fmt.Errorf("scenario %s: %w", e.Scenario, err)
 		}

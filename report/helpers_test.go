@@ -41,7 +41,7 @@ func runReport(dir string, verify bool, w io.Writer) error {
 func renderedBundle(t *testing.T) (string, results.Results) {
 	t.Helper()
 	dir := writeBundle(t, true)
-	if _, err := render(dir); err != nil {
+	if _, err := render(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	var res results.Results

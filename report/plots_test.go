@@ -125,7 +125,7 @@ func TestLatencyReport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := render(dir); err != nil {
+	if _, err := render(dir, nil); err != nil {
 		t.Fatal(err)
 	}
 	report, err := os.ReadFile(filepath.Join(dir, results.FileReport))

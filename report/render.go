@@ -17,8 +17,10 @@ import (
 )
 
 // Render writes results.json, table.md, report.md and the charts of the
-// bundle at dir again from its raw records (results.Derive), results.json
-// last, and returns the table. A --scenario all bundle is rendered
+// bundle at dir from its raw records (results.Derive), then seals it
+// (results.Seal: SHA256SUMS last), and returns the table. It is the
+// run's: it checks no old sums, since the run wrote the records; a reader
+// renders again through Rerender. A --scenario all bundle is rendered
 // scenario by scenario, with a report.md at its top (WriteIndex); the
 // table returned is then each scenario's under its heading.
 func Render(dir string) (string, error) {
@@ -26,9 +28,9 @@ func Render(dir string) (string, error) {
 		return "", fmt.Errorf("report: no bundle directory")
 	}
 	if IsAll(dir) {
-		return renderAll(dir)
+		return renderAll(dir, func(string) *results.Signing { return nil })
 	}
-	return render(dir)
+	return render(dir, nil)
 }
 
 // Verify checks the bundle at dir against the checksums and medians its
@@ -55,8 +57,9 @@ func Verify(dir string, w io.Writer) error {
 }
 
 // render derives results.json, table.md and report.md from the bundle's
-// raw records, so a report can always be re-rendered, and returns the table.
-func render(dir string) (string, error) {
+// raw records, so a report can always be re-rendered, seals the bundle
+// (recording signing first, when not nil) and returns the table.
+func render(dir string, signing *results.Signing) (string, error) {
 	res, err := results.Derive(dir, hostPreflightParagraph)
 	if err != nil {
 		return "", err
@@ -78,11 +81,11 @@ func render(dir string) (string, error) {
 	if err := results.WriteFile(dir, results.FileReport, []byte(renderReport(res, pre, preRaw, table))); err != nil {
 		return "", err
 	}
-	// results.json comes last: it records the checksum of every other file.
-	if res.Files, err = results.ChecksumFiles(dir); err != nil {
+	if err := results.WriteJSON(dir, results.FileResults, res); err != nil {
 		return "", err
 	}
-	if err := results.WriteJSON(dir, results.FileResults, res); err != nil {
+	// The seal comes last: SHA256SUMS covers every other file.
+	if err := results.Seal(dir, signing); err != nil {
 		return "", err
 	}
 	return table, nil

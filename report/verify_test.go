@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestVerify(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, results.DirLogs, "extra.log"), []byte("x"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"logs/extra.log was added after results.json was written"}},
+		}, []string{"logs/extra.log is not covered by SHA256SUMS: added after it was written"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,7 +56,7 @@ func TestVerify(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, results.DirLogs, "server-libaio-pinned.log"), []byte("listening\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := render(dir); err != nil {
+			if _, err := render(dir, nil); err != nil {
 				t.Fatal(err)
 			}
 			tt.change(t, dir)
@@ -82,41 +83,47 @@ func TestVerify(t *testing.T) {
 	}
 }
 
-func TestChecksumsCoverEveryOtherFile(t *testing.T) {
-	dir, res := renderedBundle(t)
+// TestSumsCoverEveryOtherFile: SHA256SUMS lists every file of the
+// bundle but itself, results.json included, and coreutils' sha256sum
+// checks it as it is.
+func TestSumsCoverEveryOtherFile(t *testing.T) {
+	dir, _ := renderedBundle(t)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var want []string
 	for _, e := range entries {
-		if !e.IsDir() && e.Name() != results.FileResults {
+		if !e.IsDir() && e.Name() != results.FileSums {
 			want = append(want, e.Name())
 		}
 	}
+	b, err := os.ReadFile(filepath.Join(dir, results.FileSums))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums, problems := results.ParseSums(b)
+	if len(problems) > 0 {
+		t.Fatalf("got problems %q in the sums as written", problems)
+	}
 	var got []string
-	for _, f := range res.Files {
+	for _, f := range sums {
 		got = append(got, f.Path)
 		data, err := os.ReadFile(filepath.Join(dir, f.Path))
-		sum, n := fmt.Sprintf("%x", sha256.Sum256(data)), int64(len(data))
-		if err != nil || sum != f.SHA256 || n != f.Bytes {
-			t.Errorf("%s: recorded sha256 %s (%d B), file has %s (%d B), err %v", f.Path, f.SHA256, f.Bytes, sum, n, err)
+		if sum := fmt.Sprintf("%x", sha256.Sum256(data)); err != nil || sum != f.SHA256 {
+			t.Errorf("%s: recorded sha256 %s, file has %s, err %v", f.Path, f.SHA256, sum, err)
 		}
 	}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Errorf("got checksums of %q, want every file but results.json: %q", got, want)
+		t.Errorf("got sums of %q, want every file but SHA256SUMS: %q", got, want)
 	}
-}
-
-func TestVerifyOlderBundle(t *testing.T) {
-	dir := writeBundle(t, true)
-	if _, err := render(dir); err != nil {
-		t.Fatal(err)
+	if _, err := exec.LookPath("sha256sum"); err != nil {
+		t.Fatalf("sha256sum (coreutils) not on PATH: %v", err)
 	}
-	editResults(t, dir, func(r *results.Results) { r.Files = nil })
-	err := runReport(dir, true, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), "records no checksums") {
-		t.Errorf("got %v, want an error saying results.json records no checksums", err)
+	cmd := exec.Command("sha256sum", "--check", "--strict", results.FileSums)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("sha256sum --check: got %v, want the bundle to pass:\n%s", err, out)
 	}
 }
 

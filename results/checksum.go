@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -18,52 +16,19 @@ import (
 )
 
 // ErrTampered is wrapped by the error of a bundle whose files or medians
-// are not the ones its results.json recorded.
-var ErrTampered = errors.New("results: bundle does not match its results.json")
+// are not the ones its sums recorded.
+var ErrTampered = errors.New("results: bundle does not match its sums")
 
-// ErrNoChecksums is wrapped by Verify's error for a bundle whose
-// results.json records no checksums: one written before tierbench
-// recorded them, which nothing can vouch for.
+// ErrNoChecksums is wrapped by Verify's error for a bundle with no sums
+// at all: no SHA256SUMS and no sums in results.json (one written before
+// tierbench recorded them, or whose sums were deleted).
 var ErrNoChecksums = errors.New("results: bundle records no checksums")
 
 // FileSum is one file of a bundle and its content's sha256.
 type FileSum struct {
-	Path   string `json:"path"` // relative to the bundle, with forward slashes
-	Bytes  int64  `json:"bytes"`
+	Path   string `json:"path"`   // relative to the bundle, with forward slashes
+	Bytes  int64  `json:"bytes"`  // -1 when read from SHA256SUMS, which has no sizes
 	SHA256 string `json:"sha256"` // lowercase hex
-}
-
-// ChecksumFiles hashes every regular file under dir except results.json
-// (which holds the sums), sorted by path.
-func ChecksumFiles(dir string) ([]FileSum, error) {
-	var sums []FileSum
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, path)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		if rel == FileResults {
-			return nil
-		}
-		sum, n, err := hashFile(path)
-		if err != nil {
-			return err
-		}
-		sums = append(sums, FileSum{Path: rel, Bytes: n, SHA256: sum})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("results: checksum bundle %s: %w", dir, err)
-	}
-	slices.SortFunc(sums, func(a, b FileSum) int { return strings.Compare(a.Path, b.Path) })
-	return sums, nil
 }
 
 func hashFile(path string) (string, int64, error) {
@@ -80,45 +45,35 @@ func hashFile(path string) (string, int64, error) {
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-// Verify checks a bundle against its results.json: every file it
-// lists is present with the recorded sha256, no file was added, and the
-// medians, loads and ceiling it states are what plan.json, cells.jsonl
-// and preflight.json give (results.json cannot hold its own checksum, so
-// its numbers are checked by deriving them again). It prints one line per
-// finding and returns an error wrapping ErrTampered that names them.
+// Verify checks a bundle against its sums (Check) and prints one line
+// per finding, or one ok line. Its error wraps ErrTampered when a file or
+// median differs, ErrNoChecksums when the bundle has no sums at all, and
+// ErrLegacySums when its sums hold but leave results.json uncovered.
 func Verify(dir string, w io.Writer) error {
-	var rec Results
-	if err := ReadJSON(dir, FileResults, &rec); err != nil {
-		return err
-	}
-	if len(rec.Files) == 0 {
-		return fmt.Errorf("%w: %s (its %s was written by a tierbench before they were recorded; `tierbench report %s` records them, but cannot vouch for what happened before)",
-			ErrNoChecksums, dir, FileResults, dir)
-	}
-	now, err := ChecksumFiles(dir)
+	in, err := Check(dir)
 	if err != nil {
 		return err
 	}
-	found := diffSums(rec.Files, now)
-	derived, err := Derive(dir, nil)
-	if err != nil {
-		found = append(found, fmt.Sprintf("cannot derive the results again from the bundle's records: %v", err))
-	} else {
-		found = append(found, diffDerived(rec, derived)...)
-	}
-	for _, f := range found {
+	for _, f := range in.Findings {
 		fmt.Fprintf(w, "FAIL %s\n", f)
 	}
-	if len(found) > 0 {
-		return fmt.Errorf("%w: %s: %s", ErrTampered, dir, strings.Join(found, "; "))
+	switch {
+	case len(in.Findings) > 0:
+		return fmt.Errorf("%w: %s: %s", ErrTampered, dir, strings.Join(in.Findings, "; "))
+	case in.Legacy:
+		fmt.Fprintf(w, "UNCOVERED %s: %d files match the sums in %s, but %s\n", dir, in.Files, FileResults, in.Uncovered())
+		return fmt.Errorf("%w: %s: %s; `tierbench report %s` seals it whole", ErrLegacySums, dir, in.Uncovered(), dir)
+	case !in.Sealed:
+		fmt.Fprintf(w, "UNCOVERED %s: %s\n", dir, in.Uncovered())
+		return fmt.Errorf("%w: %s: %s; `tierbench report --resign WHY %s` seals it as it is, recording why", ErrNoChecksums, dir, in.Uncovered(), dir)
 	}
-	fmt.Fprintf(w, "ok %s: %d files match the sha256 sums in %s, and its medians are what cells.jsonl gives\n", dir, len(now), FileResults)
+	fmt.Fprintf(w, "ok %s: %d files match %s, %s included, and its medians are what cells.jsonl gives\n", dir, in.Files, FileSums, FileResults)
 	return nil
 }
 
-// diffSums names each file edited, missing or added since the sums
-// were recorded.
-func diffSums(recorded, now []FileSum) []string {
+// diffSums names each file edited, missing or added since the sums in
+// the file named from were recorded.
+func diffSums(recorded, now []FileSum, from string) []string {
 	byPath := map[string]FileSum{}
 	for _, s := range now {
 		byPath[s.Path] = s
@@ -129,8 +84,10 @@ func diffSums(recorded, now []FileSum) []string {
 		switch {
 		case !ok:
 			found = append(found, fmt.Sprintf("%s is missing (recorded with sha256 %s)", r.Path, r.SHA256))
-		case n.SHA256 != r.SHA256:
+		case n.SHA256 != r.SHA256 && r.Bytes >= 0:
 			found = append(found, fmt.Sprintf("%s was edited: sha256 %s (%d B), recorded %s (%d B)", r.Path, n.SHA256, n.Bytes, r.SHA256, r.Bytes))
+		case n.SHA256 != r.SHA256:
+			found = append(found, fmt.Sprintf("%s was edited: sha256 %s (%d B), recorded %s", r.Path, n.SHA256, n.Bytes, r.SHA256))
 		}
 		delete(byPath, r.Path)
 	}
@@ -140,7 +97,7 @@ func diffSums(recorded, now []FileSum) []string {
 	}
 	slices.Sort(added)
 	for _, p := range added {
-		found = append(found, fmt.Sprintf("%s was added after %s was written", p, FileResults))
+		found = append(found, fmt.Sprintf("%s is not covered by %s: added after it was written", p, from))
 	}
 	return found
 }

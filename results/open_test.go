@@ -39,3 +39,28 @@ func TestMissingBundleErrors(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseSums feeds arbitrary bytes as SHA256SUMS: every line either
+// parses into a plain path inside the bundle and a sha256, or is named as
+// a problem; nothing panics.
+func FuzzParseSums(f *testing.F) {
+	f.Add([]byte("0de2c2293cdfbc09c6ad60d74ac3771a49a493167ae77ae3b78a7ffb5dfefa1f  cells.jsonl\n"))
+	f.Add([]byte("0de2c2293cdfbc09c6ad60d74ac3771a49a493167ae77ae3b78a7ffb5dfefa1f  ../etc/passwd\n"))
+	f.Add([]byte("0de2c2293cdfbc09c6ad60d74ac3771a49a493167ae77ae3b78a7ffb5dfefa1f  cells"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sums, problems := ParseSums(b)
+		lines := strings.Count(string(b), "\n") + 1
+		if len(sums) > lines {
+			t.Fatalf("got %d sums from %d lines", len(sums), lines)
+		}
+		for _, s := range sums {
+			if !filepath.IsLocal(s.Path) || len(s.SHA256) != 64 {
+				t.Fatalf("got sum %+v, want a 64-hex sum of a path inside the bundle", s)
+			}
+		}
+		if len(b) > 0 && b[len(b)-1] != '\n' && len(problems) == 0 {
+			t.Fatalf("got no problem for bytes without a final newline")
+		}
+	})
+}

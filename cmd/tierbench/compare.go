@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,17 +10,20 @@ import (
 )
 
 func init() {
-	register(command{name: "compare", summary: "set results bundles side by side: medians, significant deltas, host and workload differences", run: runCompare})
+	register(command{name: "compare", summary: "set results bundles side by side: medians, significant deltas, host and workload differences; a regression gate for CI", run: runCompare})
 }
 
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	var opts compare.Options
 	var asJSON bool
-	var svgDir string
+	var svgDir, htmlPath string
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.BoolVar(&asJSON, "json", false, "write one JSON document instead of Markdown")
+	fs.BoolVar(&asJSON, "json", false, "write one JSON document instead of Markdown (with the gate's verdict under \"gate\")")
 	fs.StringVar(&svgDir, "svg", "", "also write one throughput chart per row (one line per bundle) as SVG into this directory; the Markdown embeds them")
-	fs.BoolVar(&opts.Force, "force", false, "compare bundles whose record size or dbsize differ, or that fail the check of their checksums (the output says so in bold)")
+	fs.StringVar(&htmlPath, "html", "", "also write the comparison as one self-contained HTML page (charts inline) to this `FILE`")
+	fs.BoolVar(&opts.Force, "force", false, "compare bundles whose record size or dbsize differ (the output says so in bold)")
+	fs.BoolVar(&opts.Unverified, "unverified", false, "compare bundles whose sums fail, are missing or leave results.json uncovered; every figure from them is marked †")
+	fs.Float64Var(&opts.FailOnRegressionPct, "fail-on-regression", 0, "exit 1 when a cell is significantly slower than the first bundle's by more than `PCT` percent, naming it")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench compare [flags] A B [C …]
 
@@ -30,25 +32,22 @@ directory or its results.json). Per scenario it prints one table with every
 cell's median in each bundle and the delta against the first bundle, such
 as "+7.3 % (p=0.008 n=5)". A delta is written "~" when the Mann–Whitney U
 test over the cells' passes (benchstat's statistics, α = 0.05) cannot tell
-it from noise; its notes say when there are too few passes to ever be
-significant (2 against 2 never is: use --passes 4 or more on both sides).
-Then it lists the host fingerprint fields (CPU, microcode, kernel,
-mitigations, disks, fs.aio-max-nr, THP, governor, Docker, tierbench build)
-and the run flags that differ, and nothing that agrees.
+it from noise; a note says when the passes are too few for any difference
+to be significant (3 against 3 never is: the smallest p is 0.1) and how
+many would be. Then the host fingerprint fields and run flags that differ.
 
-A --scenario all bundle is compared scenario by scenario; rows are told
-apart by backend, pin, -b, shard count and hosts. Each bundle is first
-checked as 'tierbench report --verify' checks it: one whose files or medians
-are not those its results.json recorded is refused, naming what differs.
-Bundles of a newer schema are refused; so are bundles whose record size
-(--keylength, --valuelength) or --dbsize differ, since their cells measure
-different things. --force compares both kinds anyway and says so in bold.
-Exit 0: compared; 1: refused or unreadable; 2: usage.
+Each bundle is first checked as 'tierbench report --verify' checks it; one
+whose sums fail or are missing, or leave results.json uncovered, is refused
+unless --unverified. Bundles whose record size or --dbsize differ are refused
+unless --force. See docs/compare.md.
+
+Exit 0: compared (and no cell failed --fail-on-regression); 1: a cell failed
+--fail-on-regression; 2: refused, unreadable, or bad usage.
 
 Examples:
   tierbench compare results/before results/after
-  tierbench compare --json results/host-a/results.json results/host-b
-  tierbench compare --svg plots results/before results/after > compare.md
+  tierbench compare --fail-on-regression 5 --json published/ mine/ > verdict.json
+  tierbench compare --svg plots --html compare.html results/before results/after > compare.md
 
 Flags:
 `)
@@ -69,31 +68,45 @@ Flags:
 		fs.Usage()
 		return 2
 	}
+	if opts.FailOnRegressionPct < 0 {
+		fmt.Fprintf(stderr, "tierbench compare: --fail-on-regression %g: want a percentage above 0, such as 5\n", opts.FailOnRegressionPct)
+		return 2
+	}
 	bundles, err := compare.Load(fs.Args())
+	var c *compare.Comparison
 	if err == nil {
-		var c *compare.Comparison
-		if c, err = compare.Compare(bundles, opts); err == nil {
-			err = writeComparison(c, asJSON, svgDir, stdout)
+		c, err = compare.Compare(bundles, opts)
+	}
+	if err == nil {
+		if opts.FailOnRegressionPct > 0 {
+			c.Judge(opts.FailOnRegressionPct)
 		}
+		err = writeComparison(c, asJSON, svgDir, htmlPath, stdout)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "tierbench compare: %v\n", err)
-		if errors.Is(err, compare.ErrUsage) {
-			return 2
+		return 2
+	}
+	if c.Gate != nil {
+		fmt.Fprintf(stderr, "tierbench compare: %s\n", c.Gate.Summary(c.Bundles[0].Name))
+		if c.Gate.Failed {
+			return 1
 		}
-		return 1
 	}
 	return 0
 }
 
-// writeComparison prints the comparison and writes its charts.
-func writeComparison(c *compare.Comparison, asJSON bool, svgDir string, stdout io.Writer) error {
+// writeComparison prints the comparison and writes its charts and page.
+func writeComparison(c *compare.Comparison, asJSON bool, svgDir, htmlPath string, stdout io.Writer) error {
 	var embed string
 	if svgDir != "" {
 		var err error
 		if embed, err = c.WritePlots(svgDir); err != nil {
 			return err
 		}
+	}
+	if htmlPath != "" {
+		return fmt.Errorf("--html %s: not built yet", htmlPath)
 	}
 	if asJSON {
 		return c.WriteJSON(stdout)

@@ -1,41 +1,47 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/user"
 
 	"github.com/tierbench/tierbench/report"
 )
 
 func init() {
-	register(command{name: "report", summary: "render table.md and report.md again from a results bundle", run: runReport})
+	register(command{name: "report", summary: "render a results bundle again (table.md, report.md, report.html), check its sums, or export it", run: runReport})
 }
 
 func runReport(args []string, stdout, stderr io.Writer) int {
 	var verify bool
+	var resign string
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.BoolVar(&verify, "verify", false, "check the bundle instead of rendering it: every file against the sha256 results.json records, no file added, and results.json's medians against cells.jsonl")
+	fs.BoolVar(&verify, "verify", false, "check the bundle instead of rendering it: every file against SHA256SUMS, no file added, and results.json's medians against cells.jsonl")
+	fs.StringVar(&resign, "resign", "", "render and seal a bundle whose sums fail or are missing, recording `WHY` (with who and when) in signings.jsonl")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: tierbench report [--verify] DIR
+		fmt.Fprint(fs.Output(), `Usage: tierbench report [--verify | --resign WHY] DIR
 
-Renders results.json, table.md, report.md and the SVG charts of the results
-bundle in DIR again from its plan.json, cells.jsonl and preflight.json (for
-example after an interrupted run, or with a newer tierbench), and prints
-the table. results.json records the sha256 of every other file. A
---scenario all bundle is rendered scenario by scenario, and gets a report.md
-at its top with each scenario's table and links to its report and ladder.
+Renders results.json, table.md, report.md, report.html and the SVG charts of
+the results bundle in DIR again from its plan.json, cells.jsonl and
+preflight.json (for example with a newer tierbench), then seals it:
+SHA256SUMS lists the sha256 of every other file, results.json included
+('sha256sum -c SHA256SUMS' checks it without tierbench). It renders only a
+bundle whose sums hold; one whose sums fail or are missing takes --resign,
+recorded in signings.jsonl. A bundle sealed before results.json was covered
+is sealed whole, and that recorded too. A --scenario all bundle is rendered
+scenario by scenario, with a report.md at its top.
 
-With --verify it changes nothing: it checks that every file is the one
-results.json recorded, that none was added, and that results.json's own
-medians are what cells.jsonl gives, so a reader can tell an edited number
-from a measured one. Exit 0: the bundle is as written; 1: a file or number
-differs (each named on stdout), or the bundle cannot be read. A --scenario
-all bundle is checked scenario by scenario.
+With --verify it changes nothing. Exit 0: the bundle is as sealed; 1: a file
+or number differs, the bundle has no sums or leaves results.json uncovered
+(each named on stdout), or it cannot be read. See docs/bundle-integrity.md.
 
 Examples:
-  tierbench report results/20261130T120000Z-1a2b3c
   tierbench report --verify results/20261130T120000Z-1a2b3c
+  tierbench report results/20261130T120000Z-1a2b3c
+  tierbench report --resign "cells.jsonl's pass 3 restored from the client log" results/X
 
 Flags:
 `)
@@ -46,17 +52,31 @@ Flags:
 	}
 	dir := fs.Arg(0)
 	if verify {
+		if resign != "" {
+			fmt.Fprintf(stderr, "tierbench report: --verify changes nothing and --resign seals: give one\n")
+			return 2
+		}
 		if err := report.Verify(dir, stdout); err != nil {
 			fmt.Fprintf(stderr, "tierbench report: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	table, err := report.Render(dir)
+	table, err := report.Rerender(dir, signer(), resign)
 	if err != nil {
 		fmt.Fprintf(stderr, "tierbench report: %v\n", err)
 		return 1
 	}
 	fmt.Fprint(stdout, table)
 	return 0
+}
+
+// signer is who runs this tierbench, as a re-signed bundle records it.
+func signer() report.Signer {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil {
+		name = cmp.Or(u.Username, name)
+	}
+	host, _ := os.Hostname()
+	return report.Signer{By: cmp.Or(name, "unknown") + "@" + cmp.Or(host, "unknown"), Version: versionString()}
 }

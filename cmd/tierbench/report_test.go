@@ -12,8 +12,8 @@ func TestReportVerifyExitCodes(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		// The compare fixtures were written before results.json recorded sums.
-		{[]string{"--verify", "../../compare/testdata/bundles/base"}, 1, "records no checksums"},
+		{[]string{"--verify", "../../compare/testdata/bundles/base"}, 0, ""},
+		{[]string{"--verify", "--resign", "why", "../../compare/testdata/bundles/base"}, 2, "give one"},
 		{[]string{"--verify", "no-such-bundle"}, 1, "no-such-bundle"},
 		{[]string{"--verify"}, 2, "missing argument"},
 	}
