@@ -286,3 +286,65 @@ func TestReadmeTableIsRendered(t *testing.T) {
 		t.Errorf("README's table is not what tierbench report %s prints:\ngot (report):\n%s\nwant (README):\n%s", bundle, stdout.String(), want)
 	}
 }
+
+// TestReadmeQuickstart runs the README's quickstart block as written, in
+// a directory holding the bundle its report line names, in its layout
+// (./tierbench-results/<id>, the default --out): preflight runs for real
+// (it takes about a second: no --fio), and report renders the bundle. The
+// run line is parsed with run's own FlagSet and not run: the quick profile
+// takes minutes (a fio sweep, then 2.7 M keys loaded and read in 64 cells),
+// past what one test may take; the orchestrator's end-to-end tests run it
+// at smaller sizes.
+func TestReadmeQuickstart(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "## Quickstart\n")
+	if !ok {
+		t.Fatal("README.md: got no ## Quickstart section")
+	}
+	block, _, _ := strings.Cut(after, "\n## ")
+	cmds := docCommands("README.md", block)
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.args[0])
+	}
+	if strings.Join(names, " ") != "preflight run report" {
+		t.Fatalf("README quickstart: got commands %q, want preflight, run, report", names)
+	}
+	src, err := filepath.Abs("../../compare/testdata/bundles/base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	bundle := filepath.Join(work, cmds[2].args[1])
+	if filepath.Dir(filepath.Dir(bundle)) != work || filepath.Base(filepath.Dir(bundle)) != "tierbench-results" {
+		t.Fatalf("README quickstart: report %s, want a bundle under ./tierbench-results/", cmds[2].args[1])
+	}
+	if err := os.CopyFS(bundle, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	for _, c := range cmds {
+		if c.args[0] == "run" {
+			if msg := checkDocCommand(c.args); msg != "" {
+				t.Errorf("%s: tierbench %s: %s", c.where, strings.Join(c.args, " "), msg)
+			}
+			continue
+		}
+		var stdout, stderr bytes.Buffer
+		code := dispatch(c.args, &stdout, &stderr)
+		switch c.args[0] {
+		case "preflight":
+			// 1 is a failed check of this host, which is an answer too.
+			if code > 1 || !strings.Contains(stdout.String(), "Host —") {
+				t.Errorf("%s: tierbench %s: got exit %d and no host paragraph:\n%s%s", c.where, strings.Join(c.args, " "), code, stdout.String(), stderr.String())
+			}
+		case "report":
+			if code != 0 || !strings.Contains(stdout.String(), "| Libaio  | no pin |") {
+				t.Errorf("%s: tierbench %s: got exit %d:\n%s%s", c.where, strings.Join(c.args, " "), code, stdout.String(), stderr.String())
+			}
+		}
+	}
+}
