@@ -34,8 +34,9 @@ const (
 )
 
 // Config is everything one `tierbench run` needs. Zero fields take the
-// profile's value, then the environment overrides (DATA, THREADS, PASSES,
-// RUNTIME, as the reference generator accepts them), then explicit fields.
+// profile's value, then the environment overrides (EnvVars:
+// TIERBENCH_DATA, TIERBENCH_THREADS, TIERBENCH_PASSES,
+// TIERBENCH_CELL_SECONDS), then explicit fields.
 // A field whose flag name is in Given was set on purpose: its zero is kept
 // (--warmup-seconds 0 means no warm-up) or refused with the flag's name
 // (--passes 0), never replaced by the profile's value.
@@ -153,10 +154,11 @@ type Config struct {
 	// ("passes", "warmup-seconds", "data"); see the type's comment.
 	Given []string
 
-	// dataFromEnv says DataDir came from the environment's DATA, which
-	// the run then says, since a variable set long ago names the
-	// directory the run empties.
-	dataFromEnv bool
+	// fromEnv lists the environment variables resolve used, as
+	// "TIERBENCH_DATA=/mnt/x (--data)": the run says each, since a
+	// variable set long ago changes what it measures (and names the
+	// directory it empties).
+	fromEnv []string
 	// notes are what resolve decided that the user did not ask for (a
 	// profile's default turned off for a combination that cannot have
 	// it); the run prints them first.
@@ -220,33 +222,8 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	if !ok {
 		return c, fmt.Errorf("%w: unknown --profile %q (want quick or reference)", ErrConfig, c.Profile)
 	}
-	if v := getenv("DATA"); v != "" && c.DataDir == "" && !c.given("data") {
-		c.DataDir = v
-		c.Given = append(c.Given, "data") // named by the user, as --data would be
-		c.dataFromEnv = true
-	}
-	if v := getenv("THREADS"); v != "" && len(c.Threads) == 0 && !c.given("threads") {
-		t, err := ParseInts(v)
-		if err != nil {
-			return c, fmt.Errorf("%w: environment THREADS=%q: %w", ErrConfig, v, err)
-		}
-		c.Threads = t
-	}
-	if v := getenv("PASSES"); v != "" && c.Passes == 0 && !c.given("passes") {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 {
-			return c, fmt.Errorf("%w: environment PASSES=%q: want a positive integer", ErrConfig, v)
-		}
-		c.Passes = n
-	}
-	// RUNTIME is the reference generator's seconds per cell (its
-	// Resp.benchmark --runtime), not this tool's --runtime.
-	if v := getenv("RUNTIME"); v != "" && c.CellSeconds == 0 && !c.given("cell-seconds") {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 {
-			return c, fmt.Errorf("%w: environment RUNTIME=%q: want seconds per cell, a positive integer", ErrConfig, v)
-		}
-		c.CellSeconds = n
+	if err := c.resolveEnv(getenv); err != nil {
+		return c, err
 	}
 	orProfile := func(dst *int, flagName string, v int) {
 		if *dst == 0 && !c.given(flagName) {
@@ -330,7 +307,7 @@ func (c *Config) dropProfileExtras() {
 // tree is a Go package.
 const DefaultOutParent = "tierbench-results"
 
-// DefaultDataDir is the data dir when neither --data nor DATA names one:
+// DefaultDataDir is the data dir when neither --data nor TIERBENCH_DATA names one:
 // in a directory of this user's (made 0700), on the disk below /var/tmp
 // rather than a tmpfs, for O_DIRECT.
 var DefaultDataDir = filepath.Join("/var/tmp", "tierbench-"+strconv.Itoa(os.Geteuid()), "data")
@@ -384,7 +361,7 @@ func setString(dst *string, v string) {
 }
 
 // ParseInts parses a list like "8,32,48,64" or "8 32 48 64" (the
-// reference generator's THREADS). An empty item ("8,,32", a trailing
+// reference generator's THREADS, and TIERBENCH_THREADS). An empty item ("8,,32", a trailing
 // comma) is refused rather than dropped; errors name the bad item.
 func ParseInts(s string) ([]int, error) {
 	items, err := SplitList(s)
@@ -419,4 +396,69 @@ func SplitList(s string) ([]string, error) {
 		out = append(out, fields...)
 	}
 	return out, nil
+}
+
+// EnvVar is an environment variable `tierbench run` reads in place of a
+// flag that was not given. Old is the reference generator's name for it,
+// which run refuses: unprefixed, it is too often set for something else
+// (a shell's THREADS would change a run unseen).
+type EnvVar struct{ Name, Old, Flag string }
+
+// EnvVars are the environment variables `tierbench run` reads; every
+// other setting is a flag.
+var EnvVars = []EnvVar{
+	{Name: "TIERBENCH_DATA", Old: "DATA", Flag: "data"},
+	{Name: "TIERBENCH_THREADS", Old: "THREADS", Flag: "threads"},
+	{Name: "TIERBENCH_PASSES", Old: "PASSES", Flag: "passes"},
+	{Name: "TIERBENCH_CELL_SECONDS", Old: "RUNTIME", Flag: "cell-seconds"},
+}
+
+// resolveEnv refuses the old unprefixed names, then takes each EnvVars
+// variable that is set and whose flag was not given, noting it in
+// fromEnv for the run to say.
+func (c *Config) resolveEnv(getenv func(string) string) error {
+	for _, e := range EnvVars {
+		if v := getenv(e.Old); v != "" {
+			return fmt.Errorf("%w: the environment sets %s=%q, which tierbench no longer reads: set %s (or give --%s) instead, and unset %s if it is there for something else",
+				ErrConfig, e.Old, v, e.Name, e.Flag, e.Old)
+		}
+	}
+	for _, e := range EnvVars {
+		v := strings.TrimSpace(getenv(e.Name))
+		if v == "" || c.given(e.Flag) {
+			continue
+		}
+		switch e.Flag {
+		case "data":
+			if c.DataDir != "" {
+				continue
+			}
+			c.DataDir = v
+			c.Given = append(c.Given, "data") // named by the user, as --data would be
+		case "threads":
+			if len(c.Threads) != 0 {
+				continue
+			}
+			t, err := ParseInts(v)
+			if err != nil {
+				return fmt.Errorf("%w: environment %s=%q: %w", ErrConfig, e.Name, v, err)
+			}
+			c.Threads = t
+		case "passes", "cell-seconds":
+			dst := &c.Passes
+			if e.Flag == "cell-seconds" {
+				dst = &c.CellSeconds
+			}
+			if *dst != 0 {
+				continue
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("%w: environment %s=%q: want a positive integer, as --%s takes", ErrConfig, e.Name, v, e.Flag)
+			}
+			*dst = n
+		}
+		c.fromEnv = append(c.fromEnv, fmt.Sprintf("%s=%s (--%s)", e.Name, v, e.Flag))
+	}
+	return nil
 }

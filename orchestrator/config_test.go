@@ -62,10 +62,10 @@ func TestExternalConfigHoldsOnlyWhatRuns(t *testing.T) {
 		t.Errorf("external server without --data: ceilingApplies = true, want false")
 	}
 	named, _ := Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.resolve(func(k string) string {
-		return map[string]string{"DATA": "/mnt/redis"}[k]
+		return map[string]string{"TIERBENCH_DATA": "/mnt/redis"}[k]
 	})
 	if !ceilingApplies(named) || named.DataDir != "/mnt/redis" {
-		t.Errorf("external server with DATA: ceilingApplies %v, data %q; want true, /mnt/redis", ceilingApplies(named), named.DataDir)
+		t.Errorf("external server with TIERBENCH_DATA: ceilingApplies %v, data %q; want true, /mnt/redis", ceilingApplies(named), named.DataDir)
 	}
 	own, _ := Config{}.resolve(func(string) string { return "" })
 	if !ceilingApplies(own) {
@@ -128,7 +128,7 @@ func TestResolve(t *testing.T) {
 		!slices.Equal(quick.Threads, []int{8, 32, 48, 64}) {
 		t.Errorf("quick profile: got %+v; want the reference's columns with the dataset ≥ 20 × memory", quick)
 	}
-	got, err := Config{Passes: 5}.resolve(env(map[string]string{"DATA": "/mnt/x", "THREADS": "8 16", "PASSES": "2", "RUNTIME": "7"}))
+	got, err := Config{Passes: 5}.resolve(env(map[string]string{"TIERBENCH_DATA": "/mnt/x", "TIERBENCH_THREADS": "8 16", "TIERBENCH_PASSES": "2", "TIERBENCH_CELL_SECONDS": "7"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,20 +136,32 @@ func TestResolve(t *testing.T) {
 		t.Errorf("environment overrides: got data %q threads %v passes %d cell %d; want /mnt/x, [8 16], 5 (flag wins), 7",
 			got.DataDir, got.Threads, got.Passes, got.CellSeconds)
 	}
+	// Each variable used is said; the one a flag overrode is not.
+	wantEnv := []string{"TIERBENCH_DATA=/mnt/x (--data)", "TIERBENCH_THREADS=8 16 (--threads)", "TIERBENCH_CELL_SECONDS=7 (--cell-seconds)"}
+	if !slices.Equal(got.fromEnv, wantEnv) {
+		t.Errorf("environment said: got %q, want %q", got.fromEnv, wantEnv)
+	}
 	bad := []struct {
 		cfg  Config
 		env  map[string]string
 		want string
 	}{
 		{Config{Profile: "huge"}, nil, `unknown --profile "huge"`},
-		{Config{}, map[string]string{"THREADS": "8,x"}, "THREADS"},
-		{Config{}, map[string]string{"PASSES": "0"}, "PASSES"},
+		{Config{}, map[string]string{"TIERBENCH_THREADS": "8,x"}, "TIERBENCH_THREADS"},
+		{Config{}, map[string]string{"TIERBENCH_PASSES": "0"}, "TIERBENCH_PASSES"},
+		{Config{}, map[string]string{"TIERBENCH_CELL_SECONDS": "x"}, "TIERBENCH_CELL_SECONDS"},
+		// The reference generator's unprefixed names are refused, naming
+		// the new one, even when the flag is given.
+		{Config{}, map[string]string{"DATA": "/mnt/x"}, "set TIERBENCH_DATA"},
+		{Config{}, map[string]string{"THREADS": "8"}, "set TIERBENCH_THREADS"},
+		{Config{Passes: 2, Given: []string{"passes"}}, map[string]string{"PASSES": "2"}, "set TIERBENCH_PASSES"},
+		{Config{}, map[string]string{"RUNTIME": "7"}, "set TIERBENCH_CELL_SECONDS"},
 		{Config{Backends: []string{"spdk"}}, nil, `unknown backend "spdk"`},
 		{Config{Pins: []string{"half"}}, nil, `unknown pin mode "half"`},
 		// A repeated row or column was measured once and shown twice.
 		{Config{Backends: []string{"uring", "libaio", "uring"}}, nil, "--backends names uring twice"},
 		{Config{Pins: []string{"none", "none"}}, nil, "--pin names none twice"},
-		{Config{}, map[string]string{"THREADS": "8 32 8"}, "--threads names 8 twice"},
+		{Config{}, map[string]string{"TIERBENCH_THREADS": "8 32 8"}, "--threads names 8 twice"},
 		{Config{Shards: []int{1, 2, 2}}, nil, "--shards names 2 twice"},
 		{Config{Runtime: "vm"}, nil, `--runtime "vm"`},
 		{Config{DBSize: 1000}, nil, "less than 20 × --memory"},

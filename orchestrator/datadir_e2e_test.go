@@ -94,11 +94,15 @@ func TestRunRefusesDataItDidNotMake(t *testing.T) {
 		})
 	}
 
-	// DATA from the environment is said when adopted, and held to the
-	// same rules.
-	r := runBinaryIn(t, project, []string{"HOME=" + home, "DATA=" + home}, bin, "run", "--runtime", "process", "--no-fio", "--out", filepath.Join(base, "out"))
+	// TIERBENCH_DATA from the environment is held to the same rules, and
+	// the old unprefixed DATA is refused naming the new name.
+	r := runBinaryIn(t, project, []string{"HOME=" + home, "TIERBENCH_DATA=" + home}, bin, "run", "--runtime", "process", "--no-fio", "--out", filepath.Join(base, "out"))
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "is your home directory") {
-		t.Errorf("DATA=$HOME: exit %d, want %d refusing it:\n%s", r.code, ExitUsage, r.stderr)
+		t.Errorf("TIERBENCH_DATA=$HOME: exit %d, want %d refusing it:\n%s", r.code, ExitUsage, r.stderr)
+	}
+	r = runBinaryIn(t, project, []string{"HOME=" + home, "DATA=" + filepath.Join(base, "old-name")}, bin, "run", "--runtime", "process", "--no-fio", "--out", filepath.Join(base, "out"))
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "set TIERBENCH_DATA") {
+		t.Errorf("DATA=…: exit %d, want %d naming TIERBENCH_DATA:\n%s", r.code, ExitUsage, r.stderr)
 	}
 }
 

@@ -10,8 +10,8 @@
 //
 // # A run
 //
-// Run resolves a Config (a profile, then the environment's DATA, THREADS,
-// PASSES and RUNTIME as the reference generator takes them, then flags; a
+// Run resolves a Config (a profile, then the environment's TIERBENCH_DATA,
+// TIERBENCH_THREADS, TIERBENCH_PASSES and TIERBENCH_CELL_SECONDS, then flags; a
 // flag named in Config.Given keeps its explicit zero or is refused), and
 // for a server at --server-addr proves its pid owns the listening socket,
 // all before it creates any directory. It takes its data dirs

@@ -61,8 +61,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	for _, n := range r.cfg.notes {
 		r.printf("%s\n", n)
 	}
-	if r.cfg.dataFromEnv {
-		r.printf("data dir: %s, from the environment's DATA\n", r.cfg.DataDir)
+	for _, e := range r.cfg.fromEnv {
+		r.printf("from the environment: %s\n", e)
 	}
 	if err := r.claimData(); err != nil {
 		return err

@@ -136,7 +136,7 @@ func (w Workload) GivenFlag(name string) bool { return slices.Contains(w.Given, 
 // CeilingApplies reports whether the fio ceiling of the data dir bounds
 // the run's cells: always for the tiered servers the run starts on it, and
 // for a server at --server-addr only when the user named where its data
-// lives (--data or DATA). Without that, the report says there is no ceiling
+// lives (--data or TIERBENCH_DATA). Without that, the report says there is no ceiling
 // rather than divide by a disk the server may never touch.
 func (w Workload) CeilingApplies() bool {
 	if s := w.ScenarioName(); s == ScenarioMemory || s == ScenarioLocalMemory {

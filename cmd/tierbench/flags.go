@@ -9,14 +9,43 @@ import (
 	"strings"
 )
 
+// flagSetSink, when set, receives the FlagSet and positional count of
+// the next parseArgs call instead of parsing: flagSetOf uses it to build a
+// subcommand's FlagSet without running the subcommand.
+var flagSetSink func(fs *flag.FlagSet, positional int)
+
+// flagSetOf builds the FlagSet of the subcommand name, with the number of
+// positional arguments it takes (< 0: any), by running it with parseArgs
+// handing the FlagSet over at once. Every subcommand builds its FlagSet
+// and calls parseArgs before it does anything else, so nothing runs.
+func flagSetOf(name string) (*flag.FlagSet, int, bool) {
+	c, ok := lookup(name)
+	if !ok {
+		return nil, 0, false
+	}
+	var got *flag.FlagSet
+	positional := 0
+	flagSetSink = func(fs *flag.FlagSet, n int) { got, positional = fs, n }
+	defer func() { flagSetSink = nil }()
+	c.run(nil, io.Discard, io.Discard)
+	return got, positional, got != nil
+}
+
 // parseArgs parses a subcommand's flags the same way for every subcommand.
-// Asked-for help goes to stdout, since it is output rather than an error,
-// and ends the command with status 0. A bad flag, or a number of positional
-// arguments other than positional (any number when positional < 0), prints
-// the reason and the usage to stderr and ends it with status 2. ok reports
-// whether the command goes on.
+// Flags may come before, between and after positional arguments; "--"
+// ends the flags. Asked-for help goes to stdout, since it is output rather
+// than an error, and ends the command with status 0; the flags are listed
+// as --name (a one-letter name as -x), aliases beside. A bad flag, or a
+// number of positional arguments other than positional (any number when
+// positional < 0), prints the reason and the usage to stderr and ends it
+// with status 2. ok reports whether the command goes on.
 func parseArgs(fs *flag.FlagSet, args []string, positional int, stdout, stderr io.Writer) (status int, ok bool) {
+	if flagSetSink != nil {
+		flagSetSink(fs, positional)
+		return 0, false
+	}
 	name := "tierbench " + strings.TrimPrefix(fs.Name(), "tierbench ")
+	useDashDashUsage(fs)
 	if asksForHelp(args) {
 		fs.SetOutput(stdout)
 	} else {
@@ -24,7 +53,7 @@ func parseArgs(fs *flag.FlagSet, args []string, positional int, stdout, stderr i
 		// below has it, and a guess at the flag that was meant.
 		fs.SetOutput(io.Discard)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseInterspersed(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, false
 		}
@@ -44,6 +73,34 @@ func parseArgs(fs *flag.FlagSet, args []string, positional int, stdout, stderr i
 	}
 	fs.Usage()
 	return 2, false
+}
+
+// parseInterspersed parses args with fs, taking flags after positional
+// arguments too (`report DIR --verify`), as most command-line tools do;
+// after "--" everything is positional. Once it returns, fs.Args() holds
+// the positional arguments in their order.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var positionals []string
+	rest := args
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		left := fs.Args()
+		if len(left) == 0 {
+			break
+		}
+		// The flag package stops at "--" (consumed) or at the first
+		// positional argument (not consumed).
+		if consumed := len(rest) - len(left); consumed > 0 && rest[consumed-1] == "--" {
+			positionals = append(positionals, left...)
+			break
+		}
+		positionals = append(positionals, left[0])
+		rest = left[1:]
+	}
+	// A parse of "--" alone leaves every flag as it is and sets Args.
+	return fs.Parse(append([]string{"--"}, positionals...))
 }
 
 // didYouMean names the flag of fs closest to the one err says is not

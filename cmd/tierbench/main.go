@@ -28,7 +28,7 @@ var commands []command
 
 // usageOrder is the order the usage text lists the commands in: from the
 // host check up the stack to the reproduction.
-var usageOrder = []string{"preflight", "device", "kv", "server", "bench", "run", "report", "compare"}
+var usageOrder = []string{"preflight", "device", "kv", "server", "bench", "run", "report", "compare", "completion"}
 
 func register(c command) { commands = append(commands, c) }
 
@@ -43,21 +43,45 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	}
 	name := args[0]
 	switch name {
-	case "-h", "-help", "--help", "help":
+	case "-h", "-help", "--help":
 		usage(stdout)
 		return 0
+	case "help":
+		// tierbench help CMD is CMD --help, word for word.
+		if len(args) == 1 {
+			usage(stdout)
+			return 0
+		}
+		if args[1] == "help" {
+			usage(stdout)
+			return 0
+		}
+		if _, ok := lookup(args[1]); !ok {
+			fmt.Fprintf(stderr, "tierbench help: unknown command %q\n\n", args[1])
+			usage(stderr)
+			return 2
+		}
+		return dispatch([]string{args[1], "--help"}, stdout, stderr)
 	case "version", "-version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
 	}
-	for _, c := range commands {
-		if c.name == name {
-			return c.run(args[1:], stdout, stderr)
-		}
+	if c, ok := lookup(name); ok {
+		return c.run(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "tierbench: unknown command %q\n\n", name)
 	usage(stderr)
 	return 2
+}
+
+// lookup finds the subcommand called name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 func usage(w io.Writer) {
@@ -82,7 +106,8 @@ Commands:
 	}
 	fmt.Fprint(w, `  version    print the version and VCS revision of this binary
 
-Run 'tierbench <command> --help' for the flags of a command.
+Run 'tierbench help <command>' (or 'tierbench <command> --help') for its flags.
+Flags may follow positional arguments; -- ends the flags.
 The stack measured is RESP <= KV <= Device <= fio: each layer is reported as
 a share of the layer below it.
 `)

@@ -28,10 +28,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&cfg.DBSize, "dbsize", 0, "keys to load and read (default from the profile: quick 2700000, reference 100000000)")
 	fs.IntVar(&cfg.KeyLength, "keylength", 0, "key bytes (default 16)")
 	fs.IntVar(&cfg.ValueLength, "valuelength", 0, "value bytes (default 96)")
-	fs.StringVar(&threads, "threads", "", "client connections per cell, one column each, e.g. 8,32,48,64 (the default; env THREADS); an empty item is refused")
+	fs.StringVar(&threads, "threads", "", "client connections per cell, one column each, e.g. 8,32,48,64 (the default; env TIERBENCH_THREADS); an empty item is refused")
 	fs.IntVar(&cfg.Batch, "batch", 0, "GETs per pipelined batch, Resp.benchmark's -b (default quick 256, reference 1024)")
-	fs.IntVar(&cfg.CellSeconds, "cell-seconds", 0, "seconds per measured cell (default quick 2, reference 12; env RUNTIME)")
-	fs.IntVar(&cfg.Passes, "passes", 0, "passes per cell, at least 1; the table shows the median (default quick 2, reference 3; env PASSES)")
+	fs.IntVar(&cfg.CellSeconds, "cell-seconds", 0, "seconds per measured cell (default quick 2, reference 12; env TIERBENCH_CELL_SECONDS)")
+	fs.IntVar(&cfg.Passes, "passes", 0, "passes per cell, at least 1; the table shows the median (default quick 2, reference 3; env TIERBENCH_PASSES)")
 	fs.IntVar(&cfg.WarmupSeconds, "warmup-seconds", 0, "seconds of the unrecorded warm-up GET phase per row; 0 = no warm-up (default quick 1, reference 12)")
 	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "loader connections (default quick 8, reference 32)")
 	fs.IntVar(&cfg.LoadBatch, "load-batch", 0, "keys per loader MSET (default 4096, as the reference loads)")
@@ -41,7 +41,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Index, "index", "", "server --index (default quick 256m, reference 8g)")
 	fs.StringVar(&backends, "backends", "", "device backends, one pair of rows each (default libaio,uring)")
 	fs.StringVar(&pins, "pin", "", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none (default pinned,none; across hosts none)")
-	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test: yours, in directories nobody else may write; new, empty, or holding only tierbench's own files (never /, your home, the current directory or a parent of them, or --out); locked for the run, its segment files wiped before each row and at the end (default "+orchestrator.DefaultDataDir+"; env DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
+	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test: yours, in directories nobody else may write; new, empty, or holding only tierbench's own files (never /, your home, the current directory or a parent of them, or --out); locked for the run, its segment files wiped before each row and at the end (default "+orchestrator.DefaultDataDir+"; env TIERBENCH_DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
 	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the last row's segment files in --data when the run ends")
 	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory, checked like --data: yours, nobody else may write it (default "+orchestrator.DefaultOutParent+"/<run id>)")
 	fs.StringVar(&cfg.Resume, "resume", "", "complete the bundle in this directory: the passes it holds are skipped")
@@ -93,8 +93,9 @@ from memory or with misses are kept out of the table. It prints the
 bundle (fingerprint.json, preflight.json, cells.jsonl, ceilings.jsonl,
 results.json, table.md, report.md, logs/). Interrupted runs continue with --resume.
 
-Environment overrides, as the reference generator takes them: DATA (data
-dir), THREADS, PASSES, RUNTIME (seconds per cell); flags win over them. A
+Environment: TIERBENCH_DATA, TIERBENCH_THREADS, TIERBENCH_PASSES and
+TIERBENCH_CELL_SECONDS stand for the flags not given, each said on stderr;
+the reference generator's DATA, THREADS, PASSES and RUNTIME are refused. A
 flag given explicitly means what it says: --warmup-seconds 0 is no warm-up,
 --passes 0 is refused.
 
