@@ -81,8 +81,8 @@ type conn struct {
 	// authDeadline: a connection that has not authenticated by then is
 	// closed (Config.AuthTimeout); zero when it starts authenticated.
 	authDeadline time.Time
-	user   *aclUser
-	name   []byte
+	user         *aclUser
+	name         []byte
 	// For CLIENT LIST and CLIENT INFO (see clients.go).
 	pub       connPublished
 	published lastPublished

@@ -88,7 +88,7 @@ const (
 	// DefaultAuthTimeout leaves a person at redis-cli time to type AUTH;
 	// a program authenticates at once.
 	DefaultAuthTimeout = 60 * time.Second
-	initialReadBytes     = 16 << 10
+	initialReadBytes   = 16 << 10
 	// maxIdleReadBytes: a read buffer grown past this for a big request
 	// goes back to initialReadBytes once that request is answered.
 	maxIdleReadBytes = 1 << 20
@@ -132,8 +132,8 @@ type Server struct {
 	// handshakes are the TLS connections whose handshake runs, oldest
 	// first (see handshake.go).
 	handshakes list.List
-	closed bool
-	wg     sync.WaitGroup
+	closed     bool
+	wg         sync.WaitGroup
 
 	stats  serverStats
 	stages stageStats // INFO latencystats (stages.go)
