@@ -3,7 +3,6 @@ package device
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -46,8 +45,8 @@ func (b *bench) prepare(ctx context.Context, progress io.Writer) error {
 		// length (O_DIRECT writes never shrink a file) and fail the reuse
 		// check forever.
 		for _, f := range todo {
-			if err := os.Truncate(segmentPath(cfg.Dir, uint64(f)), 0); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("device bench: truncate %s: %w", segmentPath(cfg.Dir, uint64(f)), err)
+			if err := truncateSegment(segmentPath(cfg.Dir, uint64(f))); err != nil {
+				return fmt.Errorf("device bench: %w", err)
 			}
 		}
 	}
@@ -116,8 +115,8 @@ func (b *bench) prepare(ctx context.Context, progress io.Writer) error {
 // fileVerifies reports whether file i has the right size and its first and
 // last blocks hold the pattern.
 func (b *bench) fileVerifies(i int, buf []byte) bool {
-	st, err := os.Stat(segmentPath(b.cfg.Dir, uint64(i)))
-	if err != nil || st.Size() != b.cfg.FileBytes {
+	st, err := os.Lstat(segmentPath(b.cfg.Dir, uint64(i)))
+	if err != nil || !st.Mode().IsRegular() || st.Size() != b.cfg.FileBytes {
 		return false
 	}
 	base := uint64(i) * uint64(b.cfg.FileBytes)

@@ -44,16 +44,16 @@ func (f *segmentFiles) fd(n uint64, create bool) (int32, error) {
 		return fds[n], nil
 	}
 	path := segmentPath(f.dir, n)
-	flags := unix.O_RDWR | unix.O_DIRECT | unix.O_CLOEXEC
+	flags := unix.O_RDWR | unix.O_DIRECT
 	if create {
 		flags |= unix.O_CREAT
 	}
-	fd, err := unix.Open(path, flags, 0o644)
+	fd, err := openSegment(path, flags)
 	if err != nil {
 		if !create && errors.Is(err, unix.ENOENT) {
 			return -1, fmt.Errorf("%w: segment file %s does not exist", ErrPastEnd, path)
 		}
-		return -1, fmt.Errorf("device: open %s with O_DIRECT: %w", path, err)
+		return -1, err
 	}
 	grown := make([]int32, max(uint64(len(fds)), n+1))
 	for i := range grown {
@@ -63,6 +63,59 @@ func (f *segmentFiles) fd(n uint64, create bool) (int32, error) {
 	grown[n] = int32(fd)
 	f.fds.Store(&grown)
 	return int32(fd), nil
+}
+
+// openSegment opens the segment file at path with flags, never through a
+// link: a symbolic link (O_NOFOLLOW), a hard link to a file elsewhere, or
+// anything but a regular file is refused, since whoever could plant one in
+// the data directory would have the device write its log into the file
+// the link names. A file it creates is the user's alone (0600).
+func openSegment(path string, flags int) (int, error) {
+	fd, err := unix.Open(path, flags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if errors.Is(err, unix.ELOOP) {
+		return -1, fmt.Errorf("device: segment file %s is a symbolic link: the device never writes through a link; remove it (and check who made it)", path)
+	}
+	if err != nil {
+		// O_DIRECT refuses a FIFO or a device node with EINVAL: say what
+		// the path is rather than that.
+		if info, lerr := os.Lstat(path); lerr == nil && !info.Mode().IsRegular() {
+			return -1, fmt.Errorf("device: segment file %s is not a regular file (%v): remove it", path, info.Mode())
+		}
+		return -1, fmt.Errorf("device: open %s with O_DIRECT: %w", path, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("device: stat %s: %w", path, err)
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		err = fmt.Errorf("device: segment file %s is not a regular file (mode %#o): remove it", path, st.Mode)
+	case st.Nlink > 1:
+		err = fmt.Errorf("device: segment file %s has %d hard links: the device never writes through a link; remove it (and check who made it)", path, st.Nlink)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// truncateSegment empties the segment file at path, if there is one,
+// without following a link (os.Truncate would truncate what it names).
+func truncateSegment(path string) error {
+	fd, err := openSegment(path, unix.O_WRONLY)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Ftruncate(fd, 0); err != nil {
+		return fmt.Errorf("device: truncate %s: %w", path, err)
+	}
+	return nil
 }
 
 // mkdirAll creates dir and its parents; its error names dir once (the

@@ -358,7 +358,7 @@ func probeODirect(dir string, blockBytes int) error {
 		return errors.New("probe buffer is not 4 KiB aligned")
 	}
 	path := filepath.Join(dir, fmt.Sprintf(".tierbench-odirect-%d", os.Getpid()))
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_DIRECT|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return fmt.Errorf("open %s with O_DIRECT: %w", path, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // CellsLog appends records to cells.jsonl, each followed by an fsync, so
@@ -20,7 +21,7 @@ type CellsLog struct {
 
 // OpenCellsLog opens dir's cells.jsonl for appending, creating it.
 func OpenCellsLog(dir string) (*CellsLog, error) {
-	f, err := os.OpenFile(filepath.Join(dir, FileCells), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, FileCells), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("results: open cells log: %w", err)
 	}
@@ -146,7 +147,7 @@ func WriteJSON(dir, name string, v any) error {
 func WriteFile(dir, name string, data []byte) error {
 	path := filepath.Join(dir, name)
 	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o666) // os.Create, not through a link
 	if err != nil {
 		return fmt.Errorf("results: write %s: %w", path, err)
 	}
@@ -203,7 +204,7 @@ func (e missingError) Unwrap() error { return e.err }
 // AppendJSONL appends rec as one fsynced line to dir/name, as cells.jsonl
 // is written, so a record finished before a crash is never lost.
 func AppendJSONL(dir, name string, rec any) error {
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("results: open %s: %w", name, err)
 	}

@@ -78,8 +78,11 @@ type conn struct {
 
 	// authed: user is set (kept apart for the per-command check).
 	authed bool
-	user   *aclUser
-	name   []byte
+	// authDeadline: a connection that has not authenticated by then is
+	// closed (Config.AuthTimeout); zero when it starts authenticated.
+	authDeadline time.Time
+	user         *aclUser
+	name         []byte
 	// For CLIENT LIST and CLIENT INFO (see clients.go).
 	pub       connPublished
 	published lastPublished
@@ -138,6 +141,8 @@ func newConn(s *Server, nc net.Conn) *conn {
 	}
 	if u := s.users.startUser(); u != nil {
 		c.login(u)
+	} else {
+		c.authDeadline = c.created.Add(s.cfg.AuthTimeout)
 	}
 	c.lim = s.batchLimits()
 	c.pub.multi.Store(-1)
@@ -175,10 +180,16 @@ func (c *conn) serve() {
 			return
 		}
 		c.lim = c.srv.batchLimits()
-		if c.lim.timeout > 0 {
+		if c.lim.timeout > 0 || !c.authed {
 			// Redis's timeout: a client that sends nothing for that
-			// long is closed.
-			c.nc.SetReadDeadline(time.Now().Add(c.lim.timeout))
+			// long is closed; so is one not authenticated by its
+			// authDeadline, whatever it sends.
+			var deadline time.Time
+			if c.lim.timeout > 0 {
+				deadline = time.Now().Add(c.lim.timeout)
+			}
+			deadline = c.boundUnauthenticated(deadline)
+			c.nc.SetReadDeadline(deadline)
 			c.readDeadline = true
 		} else if c.readDeadline {
 			c.nc.SetReadDeadline(time.Time{})
@@ -195,9 +206,21 @@ func (c *conn) serve() {
 			}
 		}
 		if err != nil {
+			if !c.authed && isTimeout(err) && !time.Now().Before(c.authDeadline) {
+				c.srv.stats.authTimeoutClosed.Add(1)
+			}
 			return
 		}
 	}
+}
+
+// boundUnauthenticated is deadline (zero: none), made no later than
+// authDeadline while c has not authenticated.
+func (c *conn) boundUnauthenticated(deadline time.Time) time.Time {
+	if !c.authed && (deadline.IsZero() || c.authDeadline.Before(deadline)) {
+		return c.authDeadline
+	}
+	return deadline
 }
 
 // lingerClose half-closes the connection and discards what the client

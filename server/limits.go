@@ -269,6 +269,13 @@ func (c *conn) write(b []byte) (int, error) {
 				deadline, soft = now.Add(timeout), false
 			}
 		}
+		if !c.authed {
+			// A client that has not authenticated and takes no
+			// replies is closed at its authDeadline too.
+			if bounded := c.boundUnauthenticated(deadline); !bounded.Equal(deadline) {
+				deadline, soft = bounded, false
+			}
+		}
 		if !deadline.IsZero() || c.writeDeadline {
 			c.nc.SetWriteDeadline(deadline)
 			c.writeDeadline = !deadline.IsZero()

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -51,6 +53,13 @@ type Config struct {
 	// TimeoutSeconds closes a client idle that long (Redis's timeout;
 	// 0, the default: never).
 	TimeoutSeconds int
+	// TLSHandshakeTimeout bounds a TLS connection's handshake, whatever
+	// TimeoutSeconds says (0: DefaultTLSHandshakeTimeout).
+	TLSHandshakeTimeout time.Duration
+	// AuthTimeout bounds the life of a connection that has not
+	// authenticated, when the server requires a password (0:
+	// DefaultAuthTimeout).
+	AuthTimeout time.Duration
 	// ClientOutputBufferLimit is Redis's client-output-buffer-limit value,
 	// "class hard soft seconds" repeated ("" for
 	// DefaultClientOutputBufferLimit); only the normal class applies.
@@ -72,7 +81,14 @@ const (
 	DefaultMaxQueryBytes = 1 << 30
 	DefaultMaxReplyBytes = 256 << 10
 	DefaultMaxClients    = 10000
-	initialReadBytes     = 16 << 10
+	// DefaultTLSHandshakeTimeout is long enough for a handshake across
+	// continents and short enough that a client that never finishes one
+	// is gone before most people would notice.
+	DefaultTLSHandshakeTimeout = 10 * time.Second
+	// DefaultAuthTimeout leaves a person at redis-cli time to type AUTH;
+	// a program authenticates at once.
+	DefaultAuthTimeout = 60 * time.Second
+	initialReadBytes   = 16 << 10
 	// maxIdleReadBytes: a read buffer grown past this for a big request
 	// goes back to initialReadBytes once that request is answered.
 	maxIdleReadBytes = 1 << 20
@@ -102,7 +118,8 @@ type Server struct {
 	log    *slog.Logger
 	st     *store.Store
 	ln     net.Listener // the plain listener; nil with Config.NoPlain
-	tlsLn  net.Listener // the TLS listener; nil without Config.TLS
+	tlsLn  net.Listener // the TLS listener (plain TCP); nil without Config.TLS
+	tlsCfg *tls.Config  // the handshakes' configuration; nil without Config.TLS
 	users  *userTable
 	start  time.Time
 	nextID atomic.Int64
@@ -110,10 +127,13 @@ type Server struct {
 	shutdown     chan struct{} // closed by SHUTDOWN
 	shutdownOnce sync.Once
 
-	mu     sync.Mutex
-	conns  map[*conn]struct{}
-	closed bool
-	wg     sync.WaitGroup
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+	// handshakes are the TLS connections whose handshake runs, oldest
+	// first (see handshake.go).
+	handshakes list.List
+	closed     bool
+	wg         sync.WaitGroup
 
 	stats  serverStats
 	stages stageStats // INFO latencystats (stages.go)
@@ -142,6 +162,9 @@ type serverStats struct {
 	outputLimitClosed   atomic.Int64 // connections closed at client-output-buffer-limit
 	queryLimitClosed    atomic.Int64 // connections closed at client-query-buffer-limit
 	refused             atomic.Int64 // connections refused at maxclients
+	handshakesFailed    atomic.Int64 // TLS handshakes that failed: refused, past their deadline, or dropped
+	handshakesDropped   atomic.Int64 // TLS handshakes closed as the oldest of too many
+	authTimeoutClosed   atomic.Int64 // connections closed unauthenticated at the auth timeout
 	readBytes           atomic.Int64
 	writtenBytes        atomic.Int64
 	// The largest read buffer and reply batch any connection has had:
@@ -188,6 +211,15 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if cfg.TimeoutSeconds < 0 {
 		return nil, fmt.Errorf("server: timeout %d seconds: want 0 (none) or more", cfg.TimeoutSeconds)
 	}
+	if cfg.TLSHandshakeTimeout < 0 || cfg.AuthTimeout < 0 {
+		return nil, fmt.Errorf("server: TLS handshake timeout %v and auth timeout %v: want more than 0 (0 for the default)", cfg.TLSHandshakeTimeout, cfg.AuthTimeout)
+	}
+	if cfg.TLSHandshakeTimeout == 0 {
+		cfg.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout
+	}
+	if cfg.AuthTimeout == 0 {
+		cfg.AuthTimeout = DefaultAuthTimeout
+	}
 	if cfg.ClientOutputBufferLimit == "" {
 		cfg.ClientOutputBufferLimit = DefaultClientOutputBufferLimit
 	}
@@ -212,7 +244,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, tlsLn, err := listen(cfg)
+	ln, tlsLn, tlsCfg, err := listen(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +259,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		st:       st,
 		ln:       ln,
 		tlsLn:    tlsLn,
+		tlsCfg:   tlsCfg,
 		users:    users,
 		start:    time.Now(),
 		shutdown: make(chan struct{}),
@@ -252,7 +285,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		"io_contexts", ec.IOContexts, "inline_completion", ec.InlineCompletion,
 		"sg_get", cfg.ScatterGatherGet, "auth", cfg.Auth != "", "users", users.names(),
 		"max_query_bytes", cfg.MaxQueryBytes, "max_clients", cfg.MaxClients,
-		"timeout", cfg.TimeoutSeconds, "client_output_buffer_limit", outLimits.String(),
+		"timeout", cfg.TimeoutSeconds, "tls_handshake_timeout", cfg.TLSHandshakeTimeout, "auth_timeout", cfg.AuthTimeout,
+		"client_output_buffer_limit", outLimits.String(),
 		"max_pending_read_bytes", cfg.MaxPendingReadBytes)
 	return s, nil
 }
@@ -332,6 +366,9 @@ func (s *Server) Serve(ctx context.Context) error {
 	for c := range s.conns {
 		c.nc.Close()
 	}
+	for e := s.handshakes.Front(); e != nil; e = e.Next() {
+		e.Value.(net.Conn).Close()
+	}
 	s.mu.Unlock()
 	s.wg.Wait()
 	if err := s.st.Close(); err != nil {
@@ -378,7 +415,11 @@ func (s *Server) accept(ln net.Listener, stopped <-chan struct{}) {
 		if tc, ok := rawConn(nc).(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
-		if !s.startConn(nc) {
+		start := s.startConn
+		if ln == s.tlsLn {
+			start = s.startHandshake
+		}
+		if !start(nc) {
 			nc.Close()
 			return
 		}
@@ -399,9 +440,10 @@ func (s *Server) startConn(nc net.Conn) bool {
 		return false
 	}
 	if len(s.conns) >= s.cfg.MaxClients {
-		// As Redis: tell the client why, then close. Over TLS the write
-		// needs a handshake first, so it runs on its own goroutine, not
-		// the accept loop's.
+		// As Redis: tell the client why, then close. A TLS connection
+		// comes here only once its handshake is done (handshake.go), so
+		// the write cannot wait for one; it is still bounded, on its own
+		// goroutine, not the accept loop's.
 		s.stats.refused.Add(1)
 		s.wg.Go(func() {
 			nc.SetWriteDeadline(time.Now().Add(time.Second))

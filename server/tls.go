@@ -79,35 +79,34 @@ func serverTLS(cfg *TLSConfig) (*tls.Config, error) {
 }
 
 // listen opens the plain listener (unless cfg.NoPlain) and the TLS one
-// (when cfg.TLS is set).
-func listen(cfg Config) (plain, secure net.Listener, err error) {
+// (when cfg.TLS is set). The TLS listener accepts plain TCP connections:
+// the server runs each handshake itself, under a deadline (handshake.go),
+// with tc.
+func listen(cfg Config) (plain, secure net.Listener, tc *tls.Config, err error) {
 	if cfg.NoPlain && cfg.TLS == nil {
-		return nil, nil, fmt.Errorf("server: no plain port and no TLS port: nothing to listen on")
+		return nil, nil, nil, fmt.Errorf("server: no plain port and no TLS port: nothing to listen on")
 	}
-	var tc *tls.Config
 	if cfg.TLS != nil {
 		if tc, err = serverTLS(cfg.TLS); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if !cfg.NoPlain {
 		addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.Port))
 		if plain, err = net.Listen("tcp", addr); err != nil {
-			return nil, nil, fmt.Errorf("server: listen on %s: %w", addr, err)
+			return nil, nil, nil, fmt.Errorf("server: listen on %s: %w", addr, err)
 		}
 	}
 	if tc != nil {
 		addr := net.JoinHostPort(cfg.Bind, strconv.Itoa(cfg.TLS.Port))
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
+		if secure, err = net.Listen("tcp", addr); err != nil {
 			if plain != nil {
 				plain.Close()
 			}
-			return nil, nil, fmt.Errorf("server: listen for TLS on %s: %w", addr, err)
+			return nil, nil, nil, fmt.Errorf("server: listen for TLS on %s: %w", addr, err)
 		}
-		secure = tls.NewListener(ln, tc)
 	}
-	return plain, secure, nil
+	return plain, secure, tc, nil
 }
 
 // tlsConfigValues are the TLS parameters CONFIG GET answers.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/server"
@@ -42,6 +43,8 @@ func runServer(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.MaxClients, "maxclients", server.DefaultMaxClients, "most `connections` served at once; one more is answered \"-ERR max number of clients reached\" and closed (Redis's maxclients)")
 	queryLimit := fs.String("client-query-buffer-limit", size.Format(server.DefaultMaxQueryBytes), "largest `size` one connection may buffer of requests not yet answered (k, m, g suffixes; Redis's\nclient-query-buffer-limit): a request that needs more is refused with an error and the connection closed;\na single bulk may be up to 512m (proto-max-bulk-len)")
 	fs.IntVar(&cfg.TimeoutSeconds, "timeout", 0, "close a client idle this many `seconds`: sending nothing, or taking no replies (Redis's timeout; 0: never)")
+	handshakeSeconds := fs.Int("tls-handshake-timeout", int(server.DefaultTLSHandshakeTimeout/time.Second), "close a TLS connection whose handshake is not done within this many `seconds`, whatever --timeout says")
+	authSeconds := fs.Int("auth-timeout", int(server.DefaultAuthTimeout/time.Second), "with a password, close a connection not authenticated within this many `seconds` of connecting")
 	fs.StringVar(&cfg.ClientOutputBufferLimit, "client-output-buffer-limit", server.DefaultClientOutputBufferLimit, "`class hard soft seconds`, as in redis.conf: close a client whose unsent replies pass hard,\nor stay at soft or more for seconds (0 disables a limit; k, kb, m, mb, g, gb units); only the normal class applies")
 	pendingReads := fs.String("max-pending-read-bytes", size.Format(server.DefaultMaxPendingReadBytes), "most `bytes` of device reads one connection has in flight, with the replies they gathered\nbefore they are written (k, m, g suffixes); reads beyond it wait, none is refused")
 	clusterNodes := fs.String("cluster-nodes", "", "static cluster: the node `file` every node of the cluster shares, one master a line: ID HOST:PORT A-B[,C-D]")
@@ -127,6 +130,21 @@ Flags:
 		fmt.Fprintf(stderr, "tierbench server: --timeout %d: want 0 (never) or more seconds\n\n", cfg.TimeoutSeconds)
 		fs.Usage()
 		return 2
+	}
+	for _, f := range []struct {
+		name    string
+		seconds int
+		set     *time.Duration
+	}{
+		{"tls-handshake-timeout", *handshakeSeconds, &cfg.TLSHandshakeTimeout},
+		{"auth-timeout", *authSeconds, &cfg.AuthTimeout},
+	} {
+		if f.seconds < 1 {
+			fmt.Fprintf(stderr, "tierbench server: --%s %d: want at least 1 second: a connection must not be held for ever\n\n", f.name, f.seconds)
+			fs.Usage()
+			return 2
+		}
+		*f.set = time.Duration(f.seconds) * time.Second
 	}
 	if err := server.CheckUsers(cfg.Auth, cfg.Users); err != nil {
 		fmt.Fprintf(stderr, "tierbench server: %s: %v\n\n", usersFlag(*aclFile), strings.TrimPrefix(err.Error(), "server: "))
