@@ -250,7 +250,7 @@ func (t Template) Uses(name string) bool {
 
 // Expand fills the placeholders from v and returns the words. A word
 // without quotes that expands to nothing is dropped, as the shell drops
-// it; "" and '' stay as empty arguments. A value is never split again:
+// it; "" and ” stay as empty arguments. A value is never split again:
 // in a word a shell parses again (sh -c '… {data} …') it is quoted for
 // that shell where it stands (shellQuote), so no value adds a word or a
 // command; a value that cannot be quoted there is refused.
@@ -386,6 +386,7 @@ func (l *shellLexer) quote(val string) (string, error) {
 	}
 	return quoteWord(val), nil
 }
+
 // Quote writes argv as one line a shell reads back into the same words:
 // a word of only safe characters as it is, any other in single quotes.
 func Quote(argv []string) string {
