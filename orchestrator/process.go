@@ -29,11 +29,11 @@ type processDriver struct {
 	pids   *pidFile
 
 	mu       sync.Mutex
-	children map[int]*exec.Cmd
+	children map[int]*child
 }
 
 func newProcessDriver(binary string, pids *pidFile) *processDriver {
-	return &processDriver{binary: binary, proc: "/proc", pids: pids, children: map[int]*exec.Cmd{}}
+	return &processDriver{binary: binary, proc: "/proc", pids: pids, children: map[int]*child{}}
 }
 
 func (d *processDriver) name() string             { return RuntimeProcess }
@@ -79,22 +79,23 @@ func (d *processDriver) commandOf(prog, args []string, cpus, mems string) *exec.
 	return cmd
 }
 
-func (d *processDriver) start(cmd *exec.Cmd) error {
+func (d *processDriver) start(cmd *exec.Cmd) (*child, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("orchestrator: start %s: %w", strings.Join(cmd.Args, " "), err)
+	c, err := startChild(cmd)
+	if err != nil {
+		return nil, err
 	}
-	d.children[cmd.Process.Pid] = cmd
+	d.children[c.pid()] = c
 	if d.pids != nil {
-		if err := d.pids.add(cmd.Process.Pid); err != nil {
-			killGroup(cmd)
-			cmd.Wait()
-			delete(d.children, cmd.Process.Pid)
-			return err
+		if err := d.pids.add(c.pid()); err != nil {
+			c.kill()
+			c.wait()
+			delete(d.children, c.pid())
+			return nil, err
 		}
 	}
-	return nil
+	return c, nil
 }
 
 func (d *processDriver) forget(pid int) {
@@ -166,13 +167,15 @@ func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline
 type processServer struct {
 	d    *processDriver
 	cmd  *exec.Cmd
-	done chan struct{}
+	proc *child
 	log  *os.File
 	pl   results.Placement
 	acc  access // how the run's probes reach it
 	// server is the process of the tree that listens (findServer): the
 	// command's own, or the real server behind a launcher; 0 until found.
-	server int
+	// serverStart is its start time, which names it with the pid.
+	server      int
+	serverStart uint64
 }
 
 func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
@@ -188,12 +191,12 @@ func (d *processDriver) startProgram(ctx context.Context, prog []string, s serve
 	}
 	cmd := d.commandOf(prog, s.Args, s.CPUs, s.Mems)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := d.start(cmd); err != nil {
+	proc, err := d.start(cmd)
+	if err != nil {
 		logf.Close()
 		return nil, err
 	}
-	ps := &processServer{d: d, cmd: cmd, done: make(chan struct{}), log: logf, acc: s.Access}
-	go func() { cmd.Wait(); close(ps.done) }()
+	ps := &processServer{d: d, cmd: cmd, proc: proc, log: logf, acc: s.Access}
 	pl, err := d.waitPlacement(cmd, s.CPUs, s.Mems, 3*time.Second)
 	ps.pl = pl
 	if err != nil {
@@ -228,7 +231,7 @@ func (p *processServer) findServer(ctx context.Context, addr string, timeout tim
 	if err != nil {
 		return fmt.Errorf("orchestrator: the server started as pid %d: %w", root, err)
 	}
-	p.server = pid
+	p.server, p.serverStart = pid, startTime(pid)
 	if pid != root && p.d.pids != nil {
 		return p.d.pids.add(pid)
 	}
@@ -258,21 +261,23 @@ func (p *processServer) stop(ctx context.Context) error {
 	if ctx.Err() != nil {
 		grace = 0
 	}
-	err := procfs.Root(p.d.proc).StopTree(root, grace)
+	// The tree by its root only while the root is unreaped (child): a
+	// reaped root's number may be another process's by now. A launcher's
+	// server outlives it in its own right, named by pid and start time.
+	var err error
+	if !p.proc.whileUnreaped(func(pid int) { err = procfs.Root(p.d.proc).StopTree(pid, grace) }) &&
+		p.server > 0 && p.server != root && alive(p.server, p.serverStart) {
+		err = procfs.Root(p.d.proc).StopTree(p.server, grace)
+	}
 	if err != nil {
 		fmt.Fprintf(p.log, "tierbench run: %v\n", err)
 	}
 	select {
-	case <-p.done:
+	case <-p.proc.done:
 	case <-time.After(10 * time.Second):
 		err = errors.Join(err, fmt.Errorf("orchestrator: server pid %d not reaped 10 s after it was stopped", root))
 	}
 	return err
-}
-
-func killGroup(cmd *exec.Cmd) {
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	cmd.Process.Kill()
 }
 
 func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error) {
@@ -285,18 +290,18 @@ func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, re
 	cmd := d.command(s.Args, s.CPUs, s.Mems)
 	cmd.Stdout = io.MultiWriter(&stdout, logf)
 	cmd.Stderr = logf
-	if err := d.start(cmd); err != nil {
+	proc, err := d.start(cmd)
+	if err != nil {
 		return nil, results.Placement{}, err
 	}
-	defer d.forget(cmd.Process.Pid)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	defer d.forget(proc.pid())
 	pl, plErr := d.waitPlacement(cmd, s.CPUs, s.Mems, 3*time.Second)
 	select {
-	case err = <-done:
+	case <-proc.done:
+		err = proc.err
 	case <-ctx.Done():
-		killGroup(cmd)
-		<-done
+		proc.kill()
+		proc.wait()
 		return nil, pl, ctx.Err()
 	}
 	if err != nil {
@@ -338,19 +343,23 @@ func runPreflight(ctx context.Context, binary, dataDir string, extra []string) (
 
 func (d *processDriver) close(ctx context.Context) error {
 	d.mu.Lock()
-	cmds := make([]*exec.Cmd, 0, len(d.children))
+	procs := make([]*child, 0, len(d.children))
 	for _, c := range d.children {
-		cmds = append(cmds, c)
+		procs = append(procs, c)
 	}
 	d.mu.Unlock()
 	var errs []error
-	for _, c := range cmds {
-		// The whole tree: a launcher's server may have left the group.
-		if err := procfs.Root(d.proc).StopTree(c.Process.Pid, 0); err != nil {
-			errs = append(errs, err)
-		}
-		killGroup(c)
-		d.forget(c.Process.Pid)
+	for _, c := range procs {
+		// The whole tree (a launcher's server may have left the group),
+		// while the child is unreaped: a reaped child's number may be
+		// another process's.
+		c.whileUnreaped(func(pid int) {
+			if err := procfs.Root(d.proc).StopTree(pid, 0); err != nil {
+				errs = append(errs, err)
+			}
+			syscall.Kill(-pid, syscall.SIGKILL)
+		})
+		d.forget(c.pid())
 	}
 	return errors.Join(errs...)
 }

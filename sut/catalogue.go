@@ -260,7 +260,7 @@ func (s Server) flags(scenario string, v Values) ([]string, error) {
 		}
 		v.Backend = b
 	}
-	return t.Expand(v), nil
+	return t.Expand(v)
 }
 
 // Program picks how the server starts on a host: with bin ("" when

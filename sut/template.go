@@ -2,6 +2,8 @@ package sut
 
 import (
 	"fmt"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -67,6 +69,10 @@ type Template struct {
 type word struct {
 	parts  []part
 	quoted bool
+	// script says a shell parses the word again: it is the argument of
+	// -c of a shell (sh -c '… {data} …'), so its placeholders are quoted
+	// for that shell (shellQuote).
+	script bool
 }
 
 // part is literal text, or a placeholder when name is set.
@@ -156,7 +162,42 @@ func ParseTemplate(s string) (Template, error) {
 	if len(t.words) == 0 {
 		return Template{}, fmt.Errorf("sut: command template %q has no program to run", s)
 	}
+	t.markScript()
 	return t, nil
+}
+
+// shells are the programs whose -c argument is a script they parse again.
+var shells = []string{"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh", "busybox"}
+
+// markScript marks the word a shell parses again: the one after the
+// first option holding c (-c, -ec, -xc) of a shell program.
+func (t *Template) markScript() {
+	prog, ok := t.words[0].literal()
+	if !ok || !slices.Contains(shells, path.Base(prog)) {
+		return
+	}
+	for i := 1; i+1 < len(t.words); i++ {
+		opt, ok := t.words[i].literal()
+		if !ok || !strings.HasPrefix(opt, "-") || opt == "--" || strings.HasPrefix(opt, "--") {
+			continue
+		}
+		if strings.Contains(opt, "c") {
+			t.words[i+1].script = true
+			return
+		}
+	}
+}
+
+// literal is the word's text when it holds no placeholder.
+func (w word) literal() (string, bool) {
+	var b strings.Builder
+	for _, p := range w.parts {
+		if p.name != "" {
+			return "", false
+		}
+		b.WriteString(p.text)
+	}
+	return b.String(), true
 }
 
 // placeholderAt reads "{name}" at the start of s: name is letters, digits
@@ -209,24 +250,141 @@ func (t Template) Uses(name string) bool {
 
 // Expand fills the placeholders from v and returns the words. A word
 // without quotes that expands to nothing is dropped, as the shell drops
-// it; "" and ” stay as empty arguments.
-func (t Template) Expand(v Values) []string {
+// it; "" and ” stay as empty arguments. A value is never split again:
+// in a word a shell parses again (sh -c '… {data} …') it is quoted for
+// that shell where it stands (shellQuote), so no value adds a word or a
+// command; a value that cannot be quoted there is refused.
+func (t Template) Expand(v Values) ([]string, error) {
 	out := make([]string, 0, len(t.words))
 	for _, w := range t.words {
 		var b strings.Builder
+		var sh shellLexer
 		for _, p := range w.parts {
-			if p.name != "" {
-				b.WriteString(v.value(p.name))
-			} else {
+			if p.name == "" {
 				b.WriteString(p.text)
+				sh.scan(p.text)
+				continue
 			}
+			val := v.value(p.name)
+			if strings.IndexByte(val, 0) >= 0 {
+				return nil, fmt.Errorf("sut: {%s} %q holds a NUL byte, which no command line can carry", p.name, val)
+			}
+			if w.script {
+				q, err := sh.quote(val)
+				if err != nil {
+					return nil, fmt.Errorf("sut: {%s} %q in the shell script %q: %w", p.name, val, t.text, err)
+				}
+				val = q
+			}
+			b.WriteString(val)
 		}
 		if b.Len() == 0 && !w.quoted {
 			continue
 		}
 		out = append(out, b.String())
 	}
-	return out
+	return out, nil
+}
+
+// shellLexer follows a POSIX shell's quoting through a script's text, so
+// a value is quoted for where it stands: outside quotes, in '…', in "…",
+// or in bash's $'…'.
+type shellLexer struct {
+	state   byte // 0, '\'', '"', '$' ($'…') or '#' (a comment)
+	escaped bool // the last character was an unquoted backslash
+	dollar  bool // the last character was an unquoted $
+	inWord  bool // outside quotes, the last character was part of a word
+}
+
+func (l *shellLexer) scan(s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if l.escaped {
+			l.escaped = false
+			continue
+		}
+		dollar, inWord := l.dollar, l.inWord
+		l.dollar, l.inWord = false, false
+		switch l.state {
+		case 0:
+			l.inWord = !strings.ContainsRune(" \t\n;&|()<>", rune(c))
+			switch c {
+			case '#':
+				if !inWord {
+					l.state = '#'
+				}
+			case '\\':
+				l.escaped = true
+			case '\'':
+				l.state = '\''
+				if dollar {
+					l.state = '$'
+				}
+			case '"':
+				l.state = '"'
+			case '$':
+				l.dollar = true
+			}
+		case '\'':
+			if c == '\'' {
+				l.state = 0
+			}
+		case '"':
+			switch c {
+			case '\\':
+				l.escaped = true
+			case '"':
+				l.state = 0
+			}
+		case '$':
+			switch c {
+			case '\\':
+				l.escaped = true
+			case '\'':
+				l.state = 0
+			}
+		case '#':
+			if c == '\n' {
+				l.state = 0
+			}
+		}
+	}
+}
+
+// quote is val as the shell reads it back as the same text where the
+// lexer stands, never ending the quotes it is in.
+func (l *shellLexer) quote(val string) (string, error) {
+	switch {
+	case l.dollar:
+		return "", fmt.Errorf("it follows a $, which would make it an expansion: put a space or quotes between them")
+	case l.escaped && (val == "" || !safeWord(val)):
+		return "", fmt.Errorf("it follows a \\, which would escape its first character: put a space or quotes between them")
+	}
+	switch l.state {
+	case '\'':
+		// Close the quotes, an escaped quote, open them again.
+		return strings.ReplaceAll(val, "'", `'\''`), nil
+	case '"':
+		var b strings.Builder
+		for i := 0; i < len(val); i++ {
+			if c := val[i]; c == '$' || c == '`' || c == '"' || c == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(val[i])
+		}
+		return b.String(), nil
+	case '#':
+		if strings.ContainsRune(val, '\n') {
+			return "", fmt.Errorf("it stands in a comment, which a newline in it would end")
+		}
+		return val, nil
+	case '$':
+		if safeWord(val) {
+			return val, nil
+		}
+		return "", fmt.Errorf("it stands in bash's $'…', where only letters, digits and _-./:,=+@ can be quoted: use '…' or \"…\"")
+	}
+	return quoteWord(val), nil
 }
 
 // Quote writes argv as one line a shell reads back into the same words:
@@ -246,12 +404,21 @@ func quoteWord(a string) string {
 	if a == "" {
 		return "''"
 	}
+	if !safeWord(a) {
+		return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return a
+}
+
+// safeWord reports whether a holds only characters no shell gives a
+// meaning: letters, digits and _-./:,=+@.
+func safeWord(a string) bool {
 	for i := 0; i < len(a); i++ {
 		c := a[i]
 		if !(c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == ',' || c == '=' || c == '+' || c == '@' ||
 			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+			return false
 		}
 	}
-	return a
+	return true
 }

@@ -36,8 +36,8 @@ func TestParseTemplate(t *testing.T) {
 			t.Errorf("ParseTemplate(%q): %v", c.in, err)
 			continue
 		}
-		if got := tpl.Expand(tplValues); !slices.Equal(got, c.want) {
-			t.Errorf("ParseTemplate(%q).Expand: got %q, want %q", c.in, got, c.want)
+		if got, err := tpl.Expand(tplValues); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("ParseTemplate(%q).Expand: got %q, %v, want %q", c.in, got, err, c.want)
 		}
 	}
 }
@@ -66,7 +66,7 @@ func TestEmptyExpansion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := tpl.Expand(Values{Port: 1})
+	got, _ := tpl.Expand(Values{Port: 1})
 	if want := []string{"srv", "", "--port", "1"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
