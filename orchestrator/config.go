@@ -64,6 +64,9 @@ type Config struct {
 
 	// Server sizing, passed to `tierbench server` as Garnet writes it.
 	Memory, Page, Segment, Index string
+	// ReadCacheMemory is the server's --readcache-memory: "" off, one
+	// size, or a list, a read-cache sweep (see memsweep.go).
+	ReadCacheMemory string
 
 	Backends []string // libaio, uring
 	Pins     []string // pinned, none

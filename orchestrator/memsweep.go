@@ -120,3 +120,85 @@ func (c Config) sweepRows(rows []results.Row) []results.Row {
 
 // rowMemory is the --memory of a row's server.
 func (c Config) rowMemory(row results.Row) string { return cmp.Or(row.Memory, c.Memory) }
+
+// The read-cache sweep: --readcache-memory with more than one size makes
+// the server's read cache a row dimension (results.Row.ReadCache), as
+// --memory's sizes are, and on its own or beside a --memory sweep (each
+// --memory row once per cache size). One size is every server's cache,
+// no row of its own. Both need --storage-tier's servers: the cache holds
+// records read from the device.
+
+// readCacheSweep is the sizes of a read-cache sweep, in the order given;
+// nil when --readcache-memory names one size or none.
+func (c Config) readCacheSweep() []string {
+	if !strings.ContainsAny(strings.TrimSpace(c.ReadCacheMemory), ", \t") {
+		return nil
+	}
+	sizes, err := SplitList(c.ReadCacheMemory)
+	if err != nil {
+		return []string{c.ReadCacheMemory}
+	}
+	return sizes
+}
+
+// validateReadCacheSweep refuses a size that does not parse or repeats,
+// and a cache where no server of the run has one.
+func (c Config) validateReadCacheSweep(bad func(string, ...any)) {
+	if strings.TrimSpace(c.ReadCacheMemory) == "" {
+		return
+	}
+	sizes, err := SplitList(c.ReadCacheMemory)
+	if err != nil {
+		bad("--readcache-memory %q: %v", c.ReadCacheMemory, err)
+		return
+	}
+	seen := map[int64]string{}
+	for _, s := range sizes {
+		n, err := size.Parse(s)
+		if err != nil || n < 0 {
+			bad("--readcache-memory %s: %q is not a size (like 32m)", c.ReadCacheMemory, s)
+			continue
+		}
+		if prev, ok := seen[n]; ok {
+			bad("--readcache-memory %s: %s and %s are the same size; give each size once", c.ReadCacheMemory, prev, s)
+		}
+		seen[n] = s
+	}
+	switch {
+	case c.scenario() != results.ScenarioStorage:
+		bad("--readcache-memory %s applies to --scenario storage: the cache holds records read from the device", c.ReadCacheMemory)
+	case c.ServerAddr != "":
+		bad("--readcache-memory %s sets the server the run starts; the server at --server-addr is not the run's", c.ReadCacheMemory)
+	case c.foreignServers():
+		bad("--readcache-memory %s is tierbench's own server's flag", c.ReadCacheMemory)
+	}
+}
+
+// readCacheRows repeats every row once per size of a read-cache sweep,
+// smallest first, each labelled with its size; without a sweep the rows
+// stay as planned.
+func (c Config) readCacheRows(rows []results.Row) []results.Row {
+	sizes := slices.Clone(c.readCacheSweep())
+	if sizes == nil {
+		return rows
+	}
+	slices.SortStableFunc(sizes, func(a, b string) int {
+		x, _ := size.Parse(a)
+		y, _ := size.Parse(b)
+		return cmp.Compare(x, y)
+	})
+	return expandRows(rows, sizes, func(r *results.Row, m string) {
+		r.ReadCache = m
+		r.Label = fmt.Sprintf("--readcache-memory %s, %s", m, r.Label)
+	})
+}
+
+// readCacheArgs are the flags that give row's server its read cache:
+// the row's size in a sweep, else the run's one size; none when off.
+func (c Config) readCacheArgs(row results.Row) []string {
+	m := cmp.Or(row.ReadCache, c.ReadCacheMemory)
+	if m == "" || c.readCacheSweep() != nil && row.ReadCache == "" {
+		return nil
+	}
+	return []string{"--readcache-memory", m}
+}

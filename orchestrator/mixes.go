@@ -24,6 +24,7 @@ type storeReading struct {
 	writeBytes          int64
 	counted             bool
 	tail, flushed, gets int64
+	cacheHits           int64 // INFO store ReadCache.Hits; 0 without a read cache
 }
 
 // readStore reads every node's write counter and store counters. A
@@ -43,36 +44,38 @@ func (r *runner) readStore(ctx context.Context, tgt rowTarget) storeReading {
 		} else {
 			s.writeBytes += wb
 		}
-		tail, flushed, gets, ok := storeCounters(ctx, n.probe)
+		tail, flushed, gets, hits, ok := storeCounters(ctx, n.probe)
 		s.counted = s.counted && ok
-		s.tail, s.flushed, s.gets = s.tail+tail, s.flushed+flushed, s.gets+gets
+		s.tail, s.flushed, s.gets, s.cacheHits = s.tail+tail, s.flushed+flushed, s.gets+gets, s.cacheHits+hits
 	}
 	return s
 }
 
 // storeCounters reads Log.TailAddress, Log.FlushedAddress (INFO store)
 // and device_gets (INFO stats) of one node; ok is false when it reports
-// any of them missing (a server that is not tierbench's own).
-func storeCounters(ctx context.Context, p serverProbe) (tail, flushed, gets int64, ok bool) {
+// any of them missing (a server that is not tierbench's own). hits is
+// INFO store's ReadCache.Hits, 0 from a server without one.
+func storeCounters(ctx context.Context, p serverProbe) (tail, flushed, gets, hits int64, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	store, err := probeInfo(ctx, p, "store")
 	if err != nil {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	stats, err := probeInfo(ctx, p, "stats")
 	if err != nil {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
 	var vals [3]int64
 	for i, f := range []string{store["Log.TailAddress"], store["Log.FlushedAddress"], stats["device_gets"]} {
 		v, err := strconv.ParseInt(f, 10, 64)
 		if err != nil || v < 0 {
-			return 0, 0, 0, false
+			return 0, 0, 0, 0, false
 		}
 		vals[i] = v
 	}
-	return vals[0], vals[1], vals[2], true
+	hits, _ = strconv.ParseInt(store["ReadCache.Hits"], 10, 64)
+	return vals[0], vals[1], vals[2], max(hits, 0), true
 }
 
 // recordMix puts a pass's per-operation figures and the change of its
@@ -92,6 +95,7 @@ func recordMix(rec *results.PassRecord, cell benchCell, before, after storeReadi
 		rec.LogGrowth = after.tail - before.tail
 		rec.LogWritten = after.flushed - before.flushed
 		rec.DeviceGets = after.gets - before.gets
+		rec.CacheHits = after.cacheHits - before.cacheHits
 	}
 }
 

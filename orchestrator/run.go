@@ -317,7 +317,7 @@ func (r *runner) setup(cfg Config) error {
 		if err != nil {
 			return err
 		}
-		r.plan.Rows = r.cfg.tlsRows(r.cfg.sweepRows(r.cfg.scenarioRows(r.expandShards(rows))))
+		r.plan.Rows = r.cfg.tlsRows(r.cfg.readCacheRows(r.cfg.sweepRows(r.cfg.scenarioRows(r.expandShards(rows)))))
 	}
 	return nil
 }

@@ -230,6 +230,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 	switch {
 	case s.Self:
 		l.args, err = s.Process(sc, nil, v)
+		l.args = append(l.args, r.cfg.readCacheArgs(row)...)
 		l.command = sut.Quote(append([]string{r.cfg.Binary}, l.args...))
 	case r.drv.name() == RuntimeDocker:
 		var ep []string

@@ -88,6 +88,7 @@ func (c Config) validate() error {
 	}
 	c.validateServers(bad)
 	c.validateSweep(bad)
+	c.validateReadCacheSweep(bad)
 	c.validateTLS(bad)
 	if c.hostsMode() {
 		if c.ServerAddr != "" {

@@ -50,7 +50,11 @@ func cellText(c results.Cell) string {
 // per GET over a sector.
 func deviceShareText(c results.Cell) string {
 	if c.StoreCounted {
-		return fmt.Sprintf("dev %.0f %%", 100*c.DeviceGetShare)
+		s := fmt.Sprintf("dev %.0f %%", 100*c.DeviceGetShare)
+		if c.Row.ReadCache != "" {
+			s += fmt.Sprintf(", cache %.0f %%", 100*c.CacheHitShare)
+		}
+		return s
 	}
 	return fmt.Sprintf("dev ≈%.0f %% by bytes", 100*min(1, c.ReadBytesPerGet/results.SectorBytes))
 }

@@ -82,7 +82,8 @@ func TestSweepCharts(t *testing.T) {
 // TestReadCacheSweep: a read cache's sizes add to the run's --memory on
 // the X axis, the best cache follows the key distribution (zipf θ 0.99
 // over 2.7 M keys: 16 % at 10 % of the data), and a cell its cache
-// serves shows its ops/sec marked memory-served.
+// serves shows its ops/sec marked memory-served; each names its cache's
+// hit share.
 func TestReadCacheSweep(t *testing.T) {
 	w := results.Workload{DBSize: 2_700_000, KeyLength: 16, ValueLength: 96, Threads: []int{4}, Passes: 1, KeyDist: "zipf:0.99", Memory: "0"}
 	plan := results.Plan{RunID: "r", Workload: w}
@@ -93,7 +94,7 @@ func TestReadCacheSweep(t *testing.T) {
 		row := results.Row{Backend: "libaio", Pin: "none", ReadCache: rc, Label: "--readcache-memory " + rc + ", no pin"}
 		plan.Rows = append(plan.Rows, row)
 		c := results.Cell{Row: row, Threads: 4, Passes: 1, Median: float64(100000 * (i + 1)),
-			CellMix: results.CellMix{StoreCounted: true, DeviceGetShare: []float64{0.18, 0.07, 0}[i]}}
+			CellMix: results.CellMix{StoreCounted: true, DeviceGetShare: []float64{0.18, 0.07, 0}[i], CacheHitShare: []float64{0.82, 0.93, 1}[i]}}
 		if i == 2 {
 			c.Excluded = results.ExcludedMemoryServed
 		}
@@ -101,7 +102,7 @@ func TestReadCacheSweep(t *testing.T) {
 	}
 	res := results.Results{Plan: plan, Cells: cells}
 	md := sweepMarkdown(res)
-	for _, want := range []string{"| 10 % | 4 | 100 K | 18 % | 16.0 % | 1.13 |", "| 40 % | 4 | 200 K | 7 % | 6.4 % | 1.09 |", "| 300 K (memory-served) | 0 % | 0.0 % | — |"} {
+	for _, want := range []string{"| 10 % | 4 | 100 K | 18 %, cache 82 % | 16.0 % | 1.13 |", "| 40 % | 4 | 200 K | 7 %, cache 93 % | 6.4 % | 1.09 |", "| 300 K (memory-served) | 0 %, cache 100 % | 0.0 % | — |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("sweep section: got\n%s\nwant a row with %q", md, want)
 		}

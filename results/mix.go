@@ -43,6 +43,10 @@ type MixEvidence struct {
 	// pass's GETs: the share of GETs that read the device.
 	DeviceGets     int64   `json:"device_gets,omitempty"`
 	DeviceGetShare float64 `json:"device_get_share,omitempty"`
+	// CacheHits is how many records the store's read cache gave (Δ INFO
+	// store ReadCache.Hits); CacheHitShare divides it by the pass's GETs.
+	CacheHits     int64   `json:"cache_hits,omitempty"`
+	CacheHitShare float64 `json:"cache_hit_share,omitempty"`
 }
 
 // CellMix is a cell's medians of its passes' MixEvidence.
@@ -56,17 +60,20 @@ type CellMix struct {
 	// DeviceGetShare is measured (and 0 means no GET read the device).
 	StoreCounted   bool    `json:"store_counted,omitempty"`
 	DeviceGetShare float64 `json:"device_get_share,omitempty"`
+	// CacheHitShare is the median share of GETs the read cache served.
+	CacheHitShare float64 `json:"cache_hit_share,omitempty"`
 }
 
 // JudgeMix derives a pass's per-SET and per-GET figures from its raw
 // counts, as JudgePass does the per-GET bytes.
 func JudgeMix(rec *PassRecord) {
-	rec.WriteBytesPerSet, rec.DeviceGetShare = 0, 0
+	rec.WriteBytesPerSet, rec.DeviceGetShare, rec.CacheHitShare = 0, 0, 0
 	if rec.Sets > 0 && rec.WriteBytes > 0 {
 		rec.WriteBytesPerSet = float64(rec.WriteBytes) / float64(rec.Sets)
 	}
 	if gets := rec.gets(); rec.StoreCounted && gets > 0 {
 		rec.DeviceGetShare = float64(rec.DeviceGets) / float64(gets)
+		rec.CacheHitShare = float64(rec.CacheHits) / float64(gets)
 	}
 }
 
@@ -79,7 +86,7 @@ func mixCell(passes []PassRecord) CellMix {
 	if len(passes) == 0 {
 		return m
 	}
-	var wb, growth, share []float64
+	var wb, growth, share, hits []float64
 	perOp := map[string][]float64{}
 	var order []string
 	m.StoreCounted = true
@@ -97,6 +104,7 @@ func mixCell(passes []PassRecord) CellMix {
 			growth = append(growth, float64(p.LogGrowth)/p.Seconds)
 		}
 		share = append(share, p.DeviceGetShare)
+		hits = append(hits, p.CacheHitShare)
 		m.StoreCounted = m.StoreCounted && p.StoreCounted
 	}
 	for _, op := range order {
@@ -107,6 +115,7 @@ func mixCell(passes []PassRecord) CellMix {
 	m.LogGrowthPerSec, _, _ = Median(growth)
 	if m.StoreCounted {
 		m.DeviceGetShare, _, _ = Median(share)
+		m.CacheHitShare, _, _ = Median(hits)
 	}
 	return m
 }

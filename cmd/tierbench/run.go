@@ -36,6 +36,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.LoadThreads, "load-threads", 0, "loader connections (default quick 8, reference 32)")
 	fs.IntVar(&cfg.LoadBatch, "load-batch", 0, "keys per loader MSET (default 4096, as the reference loads)")
 	fs.StringVar(&cfg.Memory, "memory", "", "server --memory, the in-memory log (default 16m); a list (4m,32m,128m) is a memory-tier sweep: a row per size over one dataset, reloaded per size, each cell showing the share of GETs that read the device")
+	fs.StringVar(&cfg.ReadCacheMemory, "readcache-memory", "", "server --readcache-memory, its read cache (default off); a list (32m,128m) is a read-cache sweep: a row per size, each cell showing the cache's hit share and the best cache's beside its device share (docs/read-cache.md)")
 	fs.StringVar(&cfg.Page, "page", "", "server --page (default 4m)")
 	fs.StringVar(&cfg.Segment, "segment", "", "server --segment (default 1g)")
 	fs.StringVar(&cfg.Index, "index", "", "server --index (default quick 256m, reference 8g)")
