@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -103,9 +104,9 @@ type peerBench struct {
 	plainAddr            string // the server's plain port: INFO
 	port, tlsPort        int
 	caFile               string
-	clientCPU            string // taskset list, or "" unpinned
-	nice                 string // PEER_NICE: niceness of the server and the clients, or ""
-	clientCPUs           int    // CPUs the clients may run on
+	clientCPU            string   // taskset list, or "" unpinned
+	prefix               []string // PEER_PREFIX: a command the server and the clients run under
+	clientCPUs           int      // CPUs the clients may run on
 	seconds              int
 	dbsize, keyLen, vLen int
 }
@@ -173,11 +174,9 @@ func BenchmarkPeers(b *testing.B) {
 		pb.clientCPUs = cpuListLen(b, pb.clientCPU)
 		testenv.MustLookPath(b, "taskset")
 	}
-	if pb.nice = os.Getenv("PEER_NICE"); pb.nice != "" {
-		if _, err := strconv.Atoi(pb.nice); err != nil {
-			b.Fatalf("PEER_NICE %q: want a niceness such as -10", pb.nice)
-		}
-		srvPrefix = append([]string{"nice", "-n", pb.nice}, srvPrefix...)
+	if pb.prefix = strings.Fields(os.Getenv("PEER_PREFIX")); len(pb.prefix) > 0 {
+		testenv.MustLookPath(b, pb.prefix[0])
+		srvPrefix = append(slices.Clone(pb.prefix), srvPrefix...)
 	}
 	pb.port, pb.tlsPort = testenv.FreePort(b), testenv.FreePort(b)
 	var tlsArgs []string
@@ -276,8 +275,8 @@ func (pb *peerBench) run(name string, args ...string) (out []byte, cpuSeconds fl
 	if pb.clientCPU != "" {
 		name, args = "taskset", append([]string{"-c", pb.clientCPU, name}, args...)
 	}
-	if pb.nice != "" {
-		name, args = "nice", append([]string{"-n", pb.nice, name}, args...)
+	if len(pb.prefix) > 0 {
+		name, args = pb.prefix[0], append(append(slices.Clone(pb.prefix[1:]), name), args...)
 	}
 	cmd := exec.Command(name, args...)
 	var stdout, stderr bytes.Buffer
