@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -114,6 +115,10 @@ func docCommands(name, md string) []docCommand {
 			i++
 		}
 		for _, cmd := range splitCommands(shellWords(line)) {
+			// Leading VAR=value words set the environment.
+			for len(cmd) > 0 && envAssignment.MatchString(cmd[0]) {
+				cmd = cmd[1:]
+			}
 			if len(cmd) == 0 {
 				continue
 			}
@@ -132,6 +137,9 @@ func docCommands(name, md string) []docCommand {
 	}
 	return out
 }
+
+// envAssignment is a shell word that sets a variable for the command.
+var envAssignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
 // wrappers are the commands the docs put before tierbench's.
 var wrappers = map[string]bool{"flock": true, "sudo": true, "env": true, "time": true, "nohup": true, "taskset": true, "numactl": true}
@@ -238,6 +246,8 @@ func TestDocCommandsCatchStaleFlags(t *testing.T) {
 		{"flock /tmp/l tierbench bench -s --op GET -t 8 # a comment --bogus", ""},
 		{`tierbench run --server-pid $(pidof redis-server) --server-addr 127.0.0.1:6379 --server-cmd 'my-server --port {port}'`, ""},
 		{"tierbench frobnicate", "unknown command frobnicate"},
+		{"TIERBENCH_DATA=/mnt/x ./tierbench run --profile quick", ""},
+		{"TIERBENCH_DATA=/mnt/tierbench ./tierbench run --bogus", "bogus"},
 	} {
 		cmds := docCommands("t.md", "```\n"+tc.line+"\n```\n")
 		if len(cmds) != 1 {
