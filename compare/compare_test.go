@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"html"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/report"
+	"github.com/tierbench/tierbench/report/reporttest"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -614,5 +616,46 @@ func TestMinimumP(t *testing.T) {
 	}
 	if other, both := passesNeeded(3, 0.05); other != 5 || both != 4 {
 		t.Errorf("passesNeeded(3, 0.05): got %d, %d; want 5 against 3, 4 against 4", other, both)
+	}
+}
+
+// TestHTMLInChromium opens compare's page of two real bundles, the gate
+// on, in headless Chromium behind a recording proxy: a screenshot, every
+// median and delta of the table in the page's text, a chart inline, the
+// gate's verdict, and no request.
+func TestHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	c := mustCompare(t, Options{}, base, batch4)
+	c.Judge(5)
+	page := filepath.Join(t.TempDir(), "compare.html")
+	if err := c.WriteHTMLFile(page); err != nil {
+		t.Fatal(err)
+	}
+	got := reporttest.Browse(t, page)
+	if len(got.Screenshot) < 1000 || !bytes.HasPrefix(got.Screenshot, []byte("\x89PNG")) {
+		t.Errorf("got a screenshot of %d bytes, want a PNG", len(got.Screenshot))
+	}
+	if len(got.Requests) > 0 {
+		t.Errorf("got requests %q, want none", got.Requests)
+	}
+	for _, cell := range c.Scenarios[0].Cells {
+		for i, v := range cell.Values {
+			want := []string{medianText(v)}
+			if i > 0 {
+				want = append(want, html.EscapeString(v.Delta+" ("+v.Stat+")"))
+			}
+			for _, w := range want {
+				if !regexp.MustCompile(`<td[^>]*>` + regexp.QuoteMeta(w)).MatchString(got.DOM) {
+					t.Errorf("%s t=%d: the page's table lacks %q", cell.Backend, cell.Threads, w)
+				}
+			}
+		}
+	}
+	for _, want := range []string{`src="data:image/svg+xml;base64,`, "FAIL: 4 cell(s) significantly slower than"} {
+		if !strings.Contains(got.DOM, want) {
+			t.Errorf("the page's DOM lacks %q", want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,13 @@ func WriteIndex(dir string) error {
 	if err != nil {
 		return err
 	}
+	page, err := indexHTML(text)
+	if err != nil {
+		return err
+	}
+	if err := results.WriteFile(dir, FileHTML, page); err != nil {
+		return err
+	}
 	return results.WriteFile(dir, results.FileReport, []byte(text))
 }
 
@@ -78,7 +86,7 @@ func indexText(dir string) (string, error) {
 		default:
 			fmt.Fprintf(&b, "%s\n", table)
 		}
-		links := []string{link(e.Dir, results.FileReport, "report"), link(e.Dir, results.FileTable, "table"), link(e.Dir, results.FileResults, "results")}
+		links := []string{link(e.Dir, FileHTML, "page"), link(e.Dir, results.FileReport, "report"), link(e.Dir, results.FileTable, "table"), link(e.Dir, results.FileResults, "results")}
 		if _, err := os.Stat(filepath.Join(sub, FileLadderMarkdown)); err == nil {
 			links = append(links, link(e.Dir, FileLadderMarkdown, "where the time goes (ladder)"))
 		}
@@ -104,7 +112,15 @@ func verifyIndex(dir string, w io.Writer) error {
 		fmt.Fprintf(w, "FAIL %s was edited: it is not what the scenarios' bundles give\n", results.FileReport)
 		return fmt.Errorf("%w: %s: %s was edited: it is not what the scenarios' bundles give", results.ErrTampered, dir, results.FileReport)
 	}
-	fmt.Fprintf(w, "ok %s: its %s is what the scenarios' bundles give\n", dir, results.FileReport)
+	wantPage, err := indexHTML(want)
+	if err != nil {
+		return err
+	}
+	if gotPage, err := os.ReadFile(filepath.Join(dir, FileHTML)); err != nil || !bytes.Equal(gotPage, wantPage) {
+		fmt.Fprintf(w, "FAIL %s is missing or was edited: it is not what the scenarios' bundles give\n", FileHTML)
+		return fmt.Errorf("%w: %s: %s is missing or was edited: it is not what the scenarios' bundles give", results.ErrTampered, dir, FileHTML)
+	}
+	fmt.Fprintf(w, "ok %s: its %s and %s are what the scenarios' bundles give\n", dir, results.FileReport, FileHTML)
 	return nil
 }
 

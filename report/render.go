@@ -78,14 +78,28 @@ func render(dir string, signing *results.Signing) (string, error) {
 	if err := results.WriteFile(dir, results.FileTable, []byte(table)); err != nil {
 		return "", err
 	}
-	if err := results.WriteFile(dir, results.FileReport, []byte(renderReport(res, pre, preRaw, table))); err != nil {
+	reportMD := renderReport(res, pre, preRaw, table)
+	if err := results.WriteFile(dir, results.FileReport, []byte(reportMD)); err != nil {
+		return "", err
+	}
+	if signing != nil {
+		// Recorded before the page is drawn, so that the page lists it.
+		if err := results.AppendSigning(dir, *signing); err != nil {
+			return "", err
+		}
+	}
+	page, err := bundleHTML(dir, res, reportMD)
+	if err != nil {
+		return "", err
+	}
+	if err := results.WriteFile(dir, FileHTML, page); err != nil {
 		return "", err
 	}
 	if err := results.WriteJSON(dir, results.FileResults, res); err != nil {
 		return "", err
 	}
 	// The seal comes last: SHA256SUMS covers every other file.
-	if err := results.Seal(dir, signing); err != nil {
+	if err := results.Seal(dir, nil); err != nil {
 		return "", err
 	}
 	return table, nil

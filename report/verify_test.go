@@ -202,7 +202,7 @@ func TestVerifyAll(t *testing.T) {
 				if err != nil {
 					t.Fatalf("got %v, want the untouched bundle to verify:\n%s", err, out.String())
 				}
-				if !strings.Contains(out.String(), "ok "+top+": its report.md is what the scenarios' bundles give") {
+				if !strings.Contains(out.String(), "ok "+top+": its report.md and report.html are what the scenarios' bundles give") {
 					t.Errorf("got %q, want an ok line for the top report.md", out.String())
 				}
 				return

@@ -140,7 +140,7 @@ func Check(dir string) (Integrity, error) {
 // directories, which no sum could vouch for.
 func Seal(dir string, signing *Signing) error {
 	if signing != nil {
-		if err := appendSigning(dir, *signing); err != nil {
+		if err := AppendSigning(dir, *signing); err != nil {
 			return err
 		}
 	}
@@ -180,7 +180,8 @@ func ReadSignings(dir string) ([]Signing, error) {
 	return out, nil
 }
 
-func appendSigning(dir string, s Signing) error {
+// AppendSigning adds s to signings.jsonl; Seal must follow.
+func AppendSigning(dir string, s Signing) error {
 	line, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("results: encode signing: %w", err)

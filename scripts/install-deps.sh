@@ -5,12 +5,13 @@
 # for the tests' two-host harness (a dockerd per network namespace)
 # iproute2, nsenter and fuse-overlayfs, the storage driver those engines use;
 # librsvg2-bin (rsvg-convert renders the bundle's SVG charts in the tests) and
-# fonts-liberation2 (the charts' font: the rendering keeps the layout's metrics).
+# fonts-liberation2 (the charts' font: the rendering keeps the layout's metrics);
+# chromium (the tests open report.html and compare's page in it headless).
 # Run as root (or with sudo) on Debian or Ubuntu. It is idempotent.
 set -euo pipefail
 need=()
 for pair in fio:fio redis-server:redis-server redis-benchmark:redis-tools numactl:numactl iostat:sysstat \
-	ip:iproute2 nsenter:util-linux fuse-overlayfs:fuse-overlayfs rsvg-convert:librsvg2-bin; do
+	ip:iproute2 nsenter:util-linux fuse-overlayfs:fuse-overlayfs rsvg-convert:librsvg2-bin chromium:chromium; do
 	cmd=${pair%%:*} pkg=${pair##*:}
 	command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
 done

@@ -106,7 +106,9 @@ func writeComparison(c *compare.Comparison, asJSON bool, svgDir, htmlPath string
 		}
 	}
 	if htmlPath != "" {
-		return fmt.Errorf("--html %s: not built yet", htmlPath)
+		if err := c.WriteHTMLFile(htmlPath); err != nil {
+			return err
+		}
 	}
 	if asJSON {
 		return c.WriteJSON(stdout)
