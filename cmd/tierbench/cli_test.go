@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,4 +159,31 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("bash completion of %q: got %q (%v), want %q among them", tc.words, out, err, tc.want)
 		}
 	}
+}
+
+// FuzzParseInterspersed: any command line parses or fails with an error,
+// never panics, and the positional arguments it returns are args' own, in
+// their order.
+func FuzzParseInterspersed(f *testing.F) {
+	for _, seed := range []string{"dir --verify", "a -n 3 b", "a -- --verify", "--", "-n", "--n=x y", "- --verify -"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Fields(line)
+		fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.Bool("verify", false, "")
+		fs.Int("n", 0, "")
+		if err := parseInterspersed(fs, args); err != nil {
+			return
+		}
+		rest := args
+		for _, p := range fs.Args() {
+			i := slices.Index(rest, p)
+			if i < 0 {
+				t.Fatalf("%q: positional %q is not among the arguments left %q", args, p, rest)
+			}
+			rest = rest[i+1:]
+		}
+	})
 }

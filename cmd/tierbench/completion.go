@@ -75,6 +75,33 @@ func completionSpec() []commandFlags {
 	return spec
 }
 
+// writeCases writes one shell's case for each command: help's and
+// completion's given, and flags(c) for every command with flags.
+func writeCases(w io.Writer, spec []commandFlags, help, completion string, flags func(commandFlags) string) {
+	for _, c := range spec {
+		switch {
+		case c.name == "help":
+			io.WriteString(w, help)
+		case c.name == "completion":
+			io.WriteString(w, completion)
+		case len(c.flags) > 0:
+			io.WriteString(w, flags(c))
+		}
+	}
+}
+
+// withFlags are the commands of spec that take flags: the ones help
+// explains.
+func withFlags(spec []commandFlags) []commandFlags {
+	var out []commandFlags
+	for _, c := range spec {
+		if len(c.flags) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func commandNames(spec []commandFlags) string {
 	names := make([]string, len(spec))
 	for i, c := range spec {
@@ -94,18 +121,12 @@ _tierbench() {
 	local flags=
 	case "$cmd" in
 `, commandNames(spec))
-	for _, c := range spec {
-		switch c.name {
-		case "help":
-			fmt.Fprintf(w, "\thelp) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n", commandNames(spec[:len(spec)-2]))
-		case "completion":
-			fmt.Fprint(w, "\tcompletion) COMPREPLY=($(compgen -W 'bash zsh fish' -- \"$cur\")); return ;;\n")
-		default:
-			if len(c.flags) > 0 {
-				fmt.Fprintf(w, "\t%s) flags='%s' ;;\n", c.name, strings.Join(c.flags, " "))
-			}
-		}
-	}
+	writeCases(w, spec,
+		fmt.Sprintf("\thelp) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n", commandNames(withFlags(spec))),
+		"\tcompletion) COMPREPLY=($(compgen -W 'bash zsh fish' -- \"$cur\")); return ;;\n",
+		func(c commandFlags) string {
+			return fmt.Sprintf("\t%s) flags='%s' ;;\n", c.name, strings.Join(c.flags, " "))
+		})
 	fmt.Fprint(w, `	esac
 	if [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$flags" -- "$cur"))
@@ -134,18 +155,12 @@ _tierbench() {
 	fi
 	case $words[2] in
 `)
-	for _, c := range spec {
-		switch c.name {
-		case "help":
-			fmt.Fprint(w, "\thelp) _describe 'command' cmds ;;\n")
-		case "completion":
-			fmt.Fprint(w, "\tcompletion) compadd bash zsh fish ;;\n")
-		default:
-			if len(c.flags) > 0 {
-				fmt.Fprintf(w, "\t%s) if [[ $PREFIX == -* ]]; then compadd -- %s; else _files; fi ;;\n", c.name, strings.Join(c.flags, " "))
-			}
-		}
-	}
+	writeCases(w, spec,
+		"\thelp) _describe 'command' cmds ;;\n",
+		"\tcompletion) compadd bash zsh fish ;;\n",
+		func(c commandFlags) string {
+			return fmt.Sprintf("\t%s) if [[ $PREFIX == -* ]]; then compadd -- %s; else _files; fi ;;\n", c.name, strings.Join(c.flags, " "))
+		})
 	fmt.Fprint(w, `	esac
 }
 if [ "$funcstack[1]" = "_tierbench" ]; then _tierbench "$@"; else compdef _tierbench tierbench; fi
@@ -158,22 +173,20 @@ func writeFish(w io.Writer, spec []commandFlags) {
 	for _, c := range spec {
 		fmt.Fprintf(w, "complete -c tierbench -n __fish_use_subcommand -a %s -d %s\n", c.name, fishQuote(c.summary))
 	}
-	for _, c := range spec {
-		switch c.name {
-		case "help":
-			fmt.Fprintf(w, "complete -c tierbench -n '__fish_seen_subcommand_from help' -a %s\n", fishQuote(commandNames(spec[:len(spec)-2])))
-		case "completion":
-			fmt.Fprint(w, "complete -c tierbench -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'\n")
-		default:
+	writeCases(w, spec,
+		fmt.Sprintf("complete -c tierbench -n '__fish_seen_subcommand_from help' -a %s\n", fishQuote(commandNames(withFlags(spec)))),
+		"complete -c tierbench -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'\n",
+		func(c commandFlags) string {
+			var b strings.Builder
 			for _, f := range c.flags {
 				opt := "-l " + strings.TrimPrefix(f, "--")
 				if !strings.HasPrefix(f, "--") {
 					opt = "-o " + strings.TrimPrefix(f, "-")
 				}
-				fmt.Fprintf(w, "complete -c tierbench -n '__fish_seen_subcommand_from %s' %s -F\n", c.name, opt)
+				fmt.Fprintf(&b, "complete -c tierbench -n '__fish_seen_subcommand_from %s' %s -F\n", c.name, opt)
 			}
-		}
-	}
+			return b.String()
+		})
 }
 
 func zshQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
