@@ -30,6 +30,10 @@
 // client whose unsent replies pass the hard limit is closed, as Redis
 // closes it, and so is one that takes no replies for timeout seconds. A
 // MULTI queue counts against client-query-buffer-limit, as in Redis 7.4.
+// No silent client holds the server (handshake.go): a TLS handshake has
+// its own deadline and becomes a client only once done, and with a
+// password a connection not authenticated by Config.AuthTimeout is closed
+// on its next read or write.
 // EXEC's replies, sent once it ends as Redis sends them, gather in
 // chunks of their own size (the spill, multi.go) while its device reads
 // go within the read budget, so a transaction holds its replies up to the

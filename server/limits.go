@@ -286,6 +286,10 @@ func (c *conn) write(b []byte) (int, error) {
 		if err == nil || !isTimeout(err) {
 			return written, err
 		}
+		if !c.authed && !time.Now().Before(c.authDeadline) {
+			c.srv.stats.authTimeoutClosed.Add(1)
+			return written, errOutputStalled
+		}
 		// The soft deadline passed with soft-limit bytes still waiting
 		// the whole time (they only shrink): close, as Redis does. An
 		// idle deadline with no progress: close too.

@@ -364,7 +364,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	for c := range s.conns {
-		c.nc.Close()
+		// The TCP connection, not the TLS one: closing that would
+		// first write close_notify, which a client that reads nothing
+		// could hold up for seconds, under s.mu.
+		rawConn(c.nc).Close()
 	}
 	for e := s.handshakes.Front(); e != nil; e = e.Next() {
 		e.Value.(net.Conn).Close()
@@ -448,7 +451,7 @@ func (s *Server) startConn(nc net.Conn) bool {
 		s.wg.Go(func() {
 			nc.SetWriteDeadline(time.Now().Add(time.Second))
 			nc.Write([]byte("-ERR max number of clients reached\r\n"))
-			nc.Close()
+			rawConn(nc).Close() // no close_notify to wait on
 		})
 		return true
 	}

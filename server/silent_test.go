@@ -288,3 +288,79 @@ func TestStopWithSilentClients(t *testing.T) {
 		})
 	}
 }
+
+// TestUnauthenticatedBound: with a password, a connection that has not
+// authenticated within AuthTimeout is closed however it behaves, while one
+// that authenticated stays; INFO counts the closes.
+func TestUnauthenticatedBound(t *testing.T) {
+	const bound = 500 * time.Millisecond
+	s := startServer(t, Config{Auth: "pw", AuthTimeout: bound})
+	admin := dial(t, s)
+	if got := admin.do("AUTH", "pw"); got != "+OK\r\n" {
+		t.Fatalf("AUTH: got %q", got)
+	}
+	pings := func(n int) []byte { return []byte(strings.Repeat("PING\r\n", n)) }
+	for _, tc := range []struct {
+		name string
+		// act runs on the connection until it returns or the
+		// connection is closed.
+		act        func(nc net.Conn) error
+		wantClosed bool
+	}{
+		{"silent", func(net.Conn) error { return nil }, true},
+		{"a PING every 50 ms", func(nc net.Conn) error {
+			for {
+				if _, err := nc.Write(pings(1)); err != nil {
+					return err
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}, true},
+		{"never reads its replies", func(nc net.Conn) error {
+			for {
+				if _, err := nc.Write(pings(64 << 10)); err != nil {
+					return err
+				}
+			}
+		}, true},
+		{"wrong password", func(nc net.Conn) error {
+			_, err := nc.Write([]byte("AUTH nope\r\n"))
+			return err
+		}, true},
+		{"authenticated", func(nc net.Conn) error {
+			_, err := nc.Write([]byte("AUTH pw\r\n"))
+			return err
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := infoInt(t, admin.do("INFO", "stats"), "unauthenticated_timeout_disconnections")
+			nc, err := net.Dial("tcp", s.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			go tc.act(nc)
+			// Wait well past the bound, then see whether the server
+			// closed the connection: a closed one reads EOF (or a
+			// reset) once its replies are drained.
+			time.Sleep(3 * bound)
+			wait := 10 * time.Second
+			if !tc.wantClosed {
+				wait = 4 * bound
+			}
+			nc.SetReadDeadline(time.Now().Add(wait))
+			_, err = io.Copy(io.Discard, nc)
+			closed := err == nil || !isTimeout(err)
+			if closed != tc.wantClosed {
+				t.Errorf("closed by the server: got %v (%v), want %v", closed, err, tc.wantClosed)
+			}
+			wantCount := before
+			if tc.wantClosed {
+				wantCount++
+			}
+			if got := infoInt(t, admin.do("INFO", "stats"), "unauthenticated_timeout_disconnections"); got != wantCount {
+				t.Errorf("unauthenticated_timeout_disconnections: got %d, want %d", got, wantCount)
+			}
+		})
+	}
+}
