@@ -31,21 +31,34 @@ func (r *runner) protectLocalServers() error {
 	if d, ok := r.drv.(*dockerDriver); ok {
 		d.password = auth
 		r.auth, r.authFile = auth, containerPasswordFile
+		r.printf("servers: a password made for this run, so no other user of the host can reach them (copied into each container; never in the bundle)\n")
 		return nil
 	}
-	if err := ensureStateDir(r.cfg.StateDir); err != nil {
+	file, err := r.writePasswordFile(auth)
+	if err != nil {
 		return err
+	}
+	r.auth, r.authFile = auth, file
+	r.printf("servers: a password made for this run, so no other user of the host can reach them (in %s, removed at the end; never in the bundle)\n", file)
+	return nil
+}
+
+// writePasswordFile writes auth into the run's password file, 0600 in a
+// 0700 directory of the checked state dir (removed with the run's
+// secrets), and returns the file's name.
+func (r *runner) writePasswordFile(auth string) (string, error) {
+	if err := ensureStateDir(r.cfg.StateDir); err != nil {
+		return "", err
 	}
 	dir := secretDirs(r.cfg.StateDir, r.plan.RunID)[1]
 	os.RemoveAll(dir) // a resumed run's, left when it was killed
 	if err := os.Mkdir(dir, 0o700); err != nil {
-		return fmt.Errorf("orchestrator: the servers' password file: %w", err)
+		return "", fmt.Errorf("orchestrator: the password file: %w", err)
 	}
 	r.secretDir = dir
 	file := filepath.Join(dir, "password")
 	if err := writeNewFile(file, []byte(auth+"\n"), 0o600); err != nil {
-		return fmt.Errorf("orchestrator: the servers' password file: %w", err)
+		return "", fmt.Errorf("orchestrator: the password file: %w", err)
 	}
-	r.auth, r.authFile = auth, file
-	return nil
+	return file, nil
 }

@@ -386,19 +386,11 @@ func (r *runner) externalAccess() (access, []string, string, error) {
 	if a.auth == "" {
 		return a, args, "", nil
 	}
-	dir := secretDirs(r.cfg.StateDir, r.plan.RunID)[1]
-	if err := ensureStateDir(r.cfg.StateDir); err != nil {
+	file, err := r.writePasswordFile(a.auth)
+	if err != nil {
 		return a, nil, "", err
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
-	}
-	file := filepath.Join(dir, "password")
-	if err := writeNewFile(file, []byte(a.auth+"\n"), 0o600); err != nil {
-		os.RemoveAll(dir)
-		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
-	}
-	return a, append(args, "--auth-file", file), dir, nil
+	return a, append(args, "--auth-file", file), r.secretDir, nil
 }
 
 // setupTLS makes the run's TLS material when a row of its own servers
