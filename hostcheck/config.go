@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/tierbench/tierbench/device"
@@ -74,8 +77,13 @@ const (
 	DefaultFIOFileBytes      = 64 << 20
 	DefaultFIOFiles          = 8
 	DefaultFIORuntimeSeconds = 5
-	DefaultDataDir           = "/var/tmp/tierbench"
 )
+
+// DefaultDataDir is the probes' directory when none is given: in a
+// directory of this user's (made 0700 with it), on the disk below
+// /var/tmp rather than a tmpfs, so that no other user can have made it
+// first or put a link in it.
+var DefaultDataDir = filepath.Join("/var/tmp", "tierbench-"+strconv.Itoa(os.Geteuid()), "preflight")
 
 // DefaultThreads is the reference matrix's thread sweep.
 var DefaultThreads = []int{8, 32, 48, 64}

@@ -197,7 +197,11 @@ func prepareDataDir(dir string) (abs string, created bool, st unix.Statfs_t, err
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(abs, 0o755); err != nil {
+		// Directories made above it are the user's alone.
+		if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+			return abs, false, st, fmt.Errorf("data dir %s does not exist and cannot be created: %w", abs, err)
+		}
+		if err := os.Mkdir(abs, 0o755); err != nil {
 			return abs, false, st, fmt.Errorf("data dir %s does not exist and cannot be created: %w", abs, err)
 		}
 		created = true

@@ -105,8 +105,12 @@ type Config struct {
 	ServerTLS      bool
 	ServerUser     string
 	serverPassword string
-	CACert         string
-	Insecure       bool
+	// AuthFile and AuthEnv give that server's password: the first line
+	// of a file, or an environment variable by name (never a command
+	// line, which every user of the host can read).
+	AuthFile, AuthEnv string
+	CACert            string
+	Insecure          bool
 
 	Force      bool // measure even when a preflight check failed
 	NoFio      bool // skip the fio baseline (the report then has no ceiling)
@@ -216,6 +220,9 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 		c.Profile = ProfileQuick
 	}
 	if err := c.parseServerAddr(); err != nil {
+		return c, err
+	}
+	if err := c.readServerAuth(); err != nil {
 		return c, err
 	}
 	if err := c.resolveScenario(); err != nil {

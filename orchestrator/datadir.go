@@ -40,7 +40,7 @@ var dataTolerated = []string{"lost+found"}
 
 var (
 	ownedFile = regexp.MustCompile(`^(segment\.(0|[1-9][0-9]*)|tierbench-fio\.[0-9]+|\.tierbench-odirect-[0-9]+|\.tierbench-run)$`)
-	ownedDir  = regexp.MustCompile(`^(shard-[0-9]+|ladder-device|ladder-kv)$`)
+	ownedDir  = regexp.MustCompile(`^(shard-[0-9]+|ladder-device|ladder-kv|ladder-fio)$`)
 )
 
 // serverDirName is the name of the directory a run gives a server other

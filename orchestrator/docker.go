@@ -69,6 +69,9 @@ type dockerDriver struct {
 	// the engine's API, so it is in no command line, environment,
 	// inspect output or file on any host's disk.
 	password string
+	// beforeDrop, when set, runs in close after the run's servers are
+	// removed and before its data dirs' holds are let go: the final wipe.
+	beforeDrop func()
 	// secrets are files copied into every container the same way, under
 	// containerTLSDir (0400): the run's TLS certificates and keys.
 	secrets map[string][]byte
@@ -524,19 +527,31 @@ func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDi
 
 // close removes every container of this run, keeping their logs.
 func (d *dockerDriver) close(ctx context.Context) error {
-	d.dropHolds(ctx)
-	d.dropLease(ctx)
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+d.runID))})
 	var errs []error
 	if err != nil {
 		errs = append(errs, fmt.Errorf("orchestrator: list containers of run %s: %w", d.runID, err))
 	}
-	for _, c := range list {
-		if err := d.remove(ctx, c.ID); err != nil {
-			errs = append(errs, err)
+	// The servers and clients go first; then the data dirs are wiped
+	// (beforeDrop) while this run still holds them, so no other run can
+	// have taken one in between; only then are the holds let go.
+	removeAll := func(hold bool) {
+		for _, c := range list {
+			if (c.Labels[labelRole] == roleDataHold) == hold {
+				if err := d.remove(ctx, c.ID); err != nil {
+					errs = append(errs, err)
+				}
+			}
 		}
 	}
+	removeAll(false)
+	if d.beforeDrop != nil {
+		d.beforeDrop()
+	}
+	d.dropHolds(ctx)
+	d.dropLease(ctx)
+	removeAll(true)
 	d.cli.Close()
 	return errors.Join(errs...)
 }

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -70,6 +71,7 @@ func (r *runner) pickHosts(ctx context.Context) (err error) {
 				return err
 			}
 		}
+		hd.server.beforeDrop = r.cleanData
 	}
 	r.plan.Runtime = RuntimeDocker
 	for _, did := range hd.removeStale(ctx) {
@@ -176,7 +178,7 @@ func (r *runner) authArgs() []string {
 	if r.auth == "" {
 		return nil
 	}
-	return []string{"--auth-file", containerPasswordFile}
+	return []string{"--auth-file", cmp.Or(r.authFile, containerPasswordFile)}
 }
 
 // serverPort is the port of the next row's server.

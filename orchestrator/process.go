@@ -169,8 +169,10 @@ type processServer struct {
 	cmd  *exec.Cmd
 	proc *child
 	log  *os.File
-	pl   results.Placement
-	acc  access // how the run's probes reach it
+	// logPath is the log's name, whose last lines say why it exited.
+	logPath string
+	pl      results.Placement
+	acc     access // how the run's probes reach it
 	// server is the process of the tree that listens (findServer): the
 	// command's own, or the real server behind a launcher; 0 until found.
 	// serverStart is its start time, which names it with the pid.
@@ -196,7 +198,7 @@ func (d *processDriver) startProgram(ctx context.Context, prog []string, s serve
 		logf.Close()
 		return nil, err
 	}
-	ps := &processServer{d: d, cmd: cmd, proc: proc, log: logf, acc: s.Access}
+	ps := &processServer{d: d, cmd: cmd, proc: proc, log: logf, logPath: s.LogPath, acc: s.Access}
 	pl, err := d.waitPlacement(cmd, s.CPUs, s.Mems, 3*time.Second)
 	ps.pl = pl
 	if err != nil {
@@ -237,6 +239,29 @@ func (p *processServer) findServer(ctx context.Context, addr string, timeout tim
 	}
 	return nil
 }
+func (p *processServer) exited() <-chan struct{} { return p.proc.done }
+
+// exitReport says how the server exited and what it last wrote.
+func (p *processServer) exitReport() error {
+	<-p.proc.done
+	status := "exited"
+	if st := p.cmd.ProcessState; st != nil {
+		status = st.String()
+	}
+	return fmt.Errorf("the server %s before it answered; the last lines of its log %s:\n%s", status, p.logPath, lastLines(p.logPath, 10))
+}
+
+// lastLines is the last n lines of the file at path, indented.
+func lastLines(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "  (" + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	lines = lines[max(0, len(lines)-n):]
+	return "  " + strings.Join(lines, "\n  ")
+}
+
 func (p *processServer) mode() string                 { return "process" }
 func (p *processServer) placement() results.Placement { return p.pl }
 func (p *processServer) probe(addr string) serverProbe {

@@ -41,7 +41,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	// The state dir and the bundle are checked before anything reads or
 	// writes them: what the state dir lists decides which processes the
 	// sweep kills, and the password file goes there.
-	if err := ensureStateDir(r.cfg.StateDir); err != nil {
+	if err := checkStateDir(r.cfg.StateDir); err != nil {
 		return err
 	}
 	if err := checkPrivateDir("--out", r.out); err != nil {
@@ -73,6 +73,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	r.printf("tierbench run %s: bundle %s\n", r.plan.RunID, r.out)
 
+	if err := ensureStateDir(r.cfg.StateDir); err != nil {
+		return err
+	}
 	for _, did := range sweepStale(ctx, r.cfg.StateDir) {
 		r.printf("cleanup: %s\n", did)
 	}
@@ -101,6 +104,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		}
 	}()
 
+	if err := r.protectLocalServers(); err != nil {
+		return err
+	}
 	if err := r.setupTLS(); err != nil {
 		return err
 	}
@@ -185,6 +191,12 @@ type runner struct {
 	proc   procRoot
 	drv    driver
 	auth   string // the server's per-run password; never written
+	// authFile is where the servers and clients read auth: a file of the
+	// state dir, or the containers' copy ("" across hosts: theirs).
+	authFile string
+	// dataCleaned says cleanData ran: across hosts in the server engine's
+	// close, before the data dirs' holds are let go (dockerDriver.beforeDrop).
+	dataCleaned bool
 	// tls is the TLS material of the servers the run starts (tls.go);
 	// nil without a TLS row. secretDir holds the password file of
 	// --server-addr's clients. Both are removed when the run ends.
@@ -269,6 +281,12 @@ func (r *runner) setup(cfg Config) error {
 		// bundle should not mix containers and processes by accident.
 		saved.Runtime = cmp.Or(cfg.Runtime, plan.Runtime)
 		saved.Binary, saved.Force, saved.Silent, saved.KeepData = cfg.Binary, cfg.Force, cfg.Silent, cfg.KeepData
+		// The password is read again where the run first read it (the
+		// plan records the file or variable, never the password), unless
+		// told another place.
+		if cfg.AuthFile != "" || cfg.AuthEnv != "" {
+			saved.AuthFile, saved.AuthEnv = cfg.AuthFile, cfg.AuthEnv
+		}
 		if cfg.StateDir != "" {
 			saved.StateDir = cfg.StateDir
 		}

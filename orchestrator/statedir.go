@@ -52,11 +52,21 @@ func defaultStateDir(getenv func(string) string) string {
 // the state dir or writes in it: the sweep of stale runs, the password
 // and TLS files.
 func ensureStateDir(dir string) error {
-	if st, err := os.Lstat(dir); err == nil && st.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("%w: --state-dir %s is a symbolic link: give the directory itself", ErrConfig, dir)
+	if err := checkStateDir(dir); err != nil {
+		return err
 	}
 	_, err := makePrivateDir("--state-dir", dir, 0o700)
 	return err
+}
+
+// checkStateDir is ensureStateDir's check alone, making nothing: a run
+// checks its state dir first, and makes it only once its other
+// directories passed too.
+func checkStateDir(dir string) error {
+	if st, err := os.Lstat(dir); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("%w: --state-dir %s is a symbolic link: give the directory itself", ErrConfig, dir)
+	}
+	return checkPrivateDir("--state-dir", dir)
 }
 
 // pidFile lists the children of one run: its first line is the owner

@@ -73,9 +73,10 @@ func (r *runner) releaseData() {
 // data dir the run created, once empty), unless --keep-data. A server the
 // run did not start keeps its data: the run never wrote there.
 func (r *runner) cleanData() {
-	if r.cfg.KeepData || r.host == nil {
+	if r.cfg.KeepData || r.host == nil || r.dataCleaned {
 		return
 	}
+	r.dataCleaned = true
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, dir := range r.serverDataDirs() {

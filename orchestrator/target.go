@@ -204,7 +204,26 @@ func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, e
 // proveNode waits until a node the run started answers and proves that
 // the pid whose counters are read is the one that owns its socket.
 func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, logPath string) error {
-	if err := waitProbe(ctx, n.probe, 60*time.Second); err != nil {
+	wctx := ctx
+	w, watched := n.srv.(exitWatch)
+	if watched {
+		// A server that exits before it answers is said at once, with its
+		// exit status and its last lines, not after the whole wait.
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-w.exited():
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
+	}
+	if err := waitProbe(wctx, n.probe, 60*time.Second); err != nil {
+		if watched && ctx.Err() == nil && isDone(w.exited()) {
+			return fmt.Errorf("orchestrator: %s %s: server at %s: %w", row.Backend, row.Label, n.Addr, w.exitReport())
+		}
 		return fmt.Errorf("orchestrator: %s %s: server at %s never answered: %w (log %s)", row.Backend, row.Label, n.Addr, err, logPath)
 	}
 	if n.srv != nil {
@@ -221,6 +240,22 @@ func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, 
 	}
 	n.proof = &proof
 	return nil
+}
+
+// exitWatch is a server whose exit the run sees as it happens (the process
+// runtime's children, by their pidfd).
+type exitWatch interface {
+	exited() <-chan struct{} // closed once it exited and was reaped
+	exitReport() error       // its exit status and the last lines of its log
+}
+
+func isDone(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // serverArgs are the flags of tierbench's own server of row on port, its

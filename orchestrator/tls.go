@@ -1,10 +1,13 @@
 package orchestrator
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -160,8 +163,8 @@ func newRunTLS(runID, stateDir, bundle, bind string) (*runTLS, error) {
 	}
 	t.conf = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ca.Pool(), Certificates: []tls.Certificate{cert}}
 	t.local = secretDirs(stateDir, runID)[0]
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("orchestrator: the run's TLS files: %w", err)
+	if err := ensureStateDir(stateDir); err != nil {
+		return nil, err
 	}
 	// A run resumed after it was killed finds its own files still there.
 	os.RemoveAll(t.local)
@@ -300,14 +303,50 @@ func (c *Config) parseServerAddr() error {
 		return fmt.Errorf("%w: --server-addr %s://%s: give the port", ErrConfig, u.Scheme, u.Host)
 	}
 	if u.User != nil {
-		c.ServerUser = u.User.Username()
-		if p, ok := u.User.Password(); ok {
-			c.serverPassword = p
-		} else {
-			c.serverPassword, c.ServerUser = c.ServerUser, "" // redis://password@host: the default user
+		if _, ok := u.User.Password(); ok {
+			return fmt.Errorf("%w: --server-addr %s://%s:…@%s: a password on the command line is shown to every user of the host (ps, /proc/PID/cmdline) for the whole run; give %s://%s@%s with the password in a file of yours, --auth-file FILE, or in an environment variable, --auth-env NAME",
+				ErrConfig, u.Scheme, u.User.Username(), u.Host, u.Scheme, u.User.Username(), u.Host)
 		}
+		c.ServerUser = u.User.Username()
 	}
 	c.ServerAddr = u.Host
+	return nil
+}
+
+// readServerAuth reads the password of the server at --server-addr from
+// --auth-file (its first line; a regular file only, so a FIFO cannot hang
+// the run) or from the environment variable --auth-env names.
+func (c *Config) readServerAuth() error {
+	switch {
+	case c.AuthFile == "" && c.AuthEnv == "":
+		if c.ServerUser != "" {
+			return fmt.Errorf("%w: --server-addr names user %s: give its password with --auth-file FILE or --auth-env NAME", ErrConfig, c.ServerUser)
+		}
+		return nil
+	case c.AuthFile != "" && c.AuthEnv != "":
+		return fmt.Errorf("%w: --auth-file and --auth-env both give a password: give one", ErrConfig)
+	case c.ServerAddr == "":
+		return fmt.Errorf("%w: --auth-file and --auth-env give the password of the server at --server-addr; the servers a run starts get one made for the run", ErrConfig)
+	case c.AuthEnv != "":
+		c.serverPassword = os.Getenv(c.AuthEnv)
+		if c.serverPassword == "" {
+			return fmt.Errorf("%w: --auth-env %s: the environment has no %s, or it is empty", ErrConfig, c.AuthEnv, c.AuthEnv)
+		}
+		return nil
+	}
+	f, err := openRegular(c.AuthFile)
+	if err != nil {
+		return fmt.Errorf("%w: --auth-file: %v", ErrConfig, err)
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 64<<10)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: --auth-file %s: %v", ErrConfig, c.AuthFile, err)
+	}
+	c.serverPassword = strings.TrimRight(line, "\r\n")
+	if c.serverPassword == "" {
+		return fmt.Errorf("%w: --auth-file %s: the first line is empty, want the password", ErrConfig, c.AuthFile)
+	}
 	return nil
 }
 
@@ -347,19 +386,11 @@ func (r *runner) externalAccess() (access, []string, string, error) {
 	if a.auth == "" {
 		return a, args, "", nil
 	}
-	dir := secretDirs(r.cfg.StateDir, r.plan.RunID)[1]
-	if err := os.MkdirAll(r.cfg.StateDir, 0o755); err != nil {
-		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
+	file, err := r.writePasswordFile(a.auth)
+	if err != nil {
+		return a, nil, "", err
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
-	}
-	file := filepath.Join(dir, "password")
-	if err := writeNewFile(file, []byte(a.auth+"\n"), 0o600); err != nil {
-		os.RemoveAll(dir)
-		return a, nil, "", fmt.Errorf("orchestrator: the server's password file: %w", err)
-	}
-	return a, append(args, "--auth-file", file), dir, nil
+	return a, append(args, "--auth-file", file), r.secretDir, nil
 }
 
 // setupTLS makes the run's TLS material when a row of its own servers

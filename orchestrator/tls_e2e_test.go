@@ -98,7 +98,7 @@ func TestRunTLSBoth(t *testing.T) {
 	}
 }
 
-// TestRunExternalRediss: --server-addr rediss://alice:PASSWORD@host:port
+// TestRunExternalRediss: --server-addr rediss://alice@host:port --auth-file
 // measures a real redis-server on its TLS port as the ACL user alice (the
 // default user has another password, so a client that did not log in as
 // alice is refused): the load, the checks and the cells pass, the row is
@@ -110,7 +110,16 @@ func TestRunExternalRediss(t *testing.T) {
 	redis := testenv.MustTLSRedisServer(t, testenv.TLSServerCert, "--requirepass", "not-alice", "--user", "alice", "on", ">"+password, "~*", "+@all")
 	base := testenv.MustDiskDir(t)
 	out, state := filepath.Join(base, "out"), filepath.Join(base, "state")
-	r := runBinary(t, bin, "run", "--scenario", "memory", "--server-addr", "rediss://alice:"+password+"@"+redis.TLSAddr, "--cacert", redis.CAFile,
+	pwFile := filepath.Join(base, "alice.pw")
+	if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A password in the address is refused, and not repeated.
+	r := runBinary(t, bin, "run", "--server-addr", "rediss://alice:"+password+"@"+redis.TLSAddr, "--no-fio", "--data", filepath.Join(base, "data"), "--out", out, "--state-dir", state)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--auth-file") || strings.Contains(r.stderr, password) {
+		t.Errorf("a password in --server-addr: exit %d, want %d pointing to --auth-file without the password:\n%s", r.code, ExitUsage, r.stderr)
+	}
+	r = runBinary(t, bin, "run", "--scenario", "memory", "--server-addr", "rediss://alice@"+redis.TLSAddr, "--auth-file", pwFile, "--cacert", redis.CAFile,
 		"--server-pid", strconv.Itoa(redis.Cmd.Process.Pid), "--dbsize", "20000", "--keylength", "16", "--valuelength", "96",
 		"--threads", "2", "--batch", "64", "--cell-seconds", "1", "--passes", "1", "--warmup-seconds", "1", "--no-fio",
 		"--data", filepath.Join(base, "data"), "--out", out, "--state-dir", state)
@@ -141,5 +150,13 @@ func TestRunExternalRediss(t *testing.T) {
 	})
 	if left, _ := filepath.Glob(filepath.Join(state, "auth-*")); len(left) != 0 {
 		t.Errorf("the password's file is left in the state dir: %v", left)
+	}
+	// --resume reads the password again from the file the plan names.
+	if plan.Workload.AuthFile != pwFile {
+		t.Errorf("plan: AuthFile %q, want %q", plan.Workload.AuthFile, pwFile)
+	}
+	r = runBinary(t, bin, "run", "--resume", out, "--state-dir", state)
+	if r.code != 0 || !strings.Contains(r.stderr, "as user alice with a password") {
+		t.Errorf("--resume: exit %d, want 0 reaching the server as alice with a password:\n%s", r.code, r.stderr)
 	}
 }

@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,7 +28,12 @@ func TestTLSConfig(t *testing.T) {
 		{"a foreign server", Config{TLS: TLSBoth, Servers: []string{"redis"}, Scenario: results.ScenarioMemory}, "--tls both measures tierbench's own server"},
 		{"the ladder asked for", Config{TLS: TLSOn, Ladder: true, Given: []string{"ladder"}}, "--tls on with --ladder is not supported"},
 		{"another scheme", Config{ServerAddr: "http://127.0.0.1:6379"}, "want redis:// or rediss://"},
-		{"no port", Config{ServerAddr: "rediss://alice:s3cret@cache.example.com"}, "give the port"},
+		{"no port", Config{ServerAddr: "rediss://alice@cache.example.com", AuthEnv: "PATH"}, "give the port"},
+		{"a password in the address", Config{ServerAddr: "rediss://alice:s3cret@cache.example.com:6380"}, "give rediss://alice@cache.example.com:6380 with the password in a file of yours, --auth-file FILE"},
+		{"a user without a password", Config{ServerAddr: "redis://alice@127.0.0.1:6379"}, "give its password with --auth-file FILE or --auth-env NAME"},
+		{"a password for no server", Config{AuthEnv: "PATH"}, "give the password of the server at --server-addr"},
+		{"two passwords", Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "PATH", AuthFile: "/etc/hostname"}, "both give a password"},
+		{"an empty variable", Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "TIERBENCH_NO_SUCH_VARIABLE"}, "has no TIERBENCH_NO_SUCH_VARIABLE"},
 	} {
 		_, err := tc.cfg.resolve(none)
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
@@ -37,16 +44,20 @@ func TestTLSConfig(t *testing.T) {
 		}
 	}
 
+	pwFile := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(pwFile, []byte("s3cret\nsecond line\n"), 0o600)
+	t.Setenv("TIERBENCH_TEST_PW", "s3cret")
 	for _, tc := range []struct {
-		addr, wantAddr, wantUser, wantPassword string
-		wantTLS                                bool
+		addr, authFile, authEnv          string
+		wantAddr, wantUser, wantPassword string
+		wantTLS                          bool
 	}{
-		{"127.0.0.1:6379", "127.0.0.1:6379", "", "", false},
-		{"rediss://alice:s3cret@127.0.0.1:6380", "127.0.0.1:6380", "alice", "s3cret", true},
-		{"redis://s3cret@127.0.0.1:6379", "127.0.0.1:6379", "", "s3cret", false},
-		{"rediss://127.0.0.1:6380", "127.0.0.1:6380", "", "", true},
+		{"127.0.0.1:6379", "", "", "127.0.0.1:6379", "", "", false},
+		{"rediss://alice@127.0.0.1:6380", pwFile, "", "127.0.0.1:6380", "alice", "s3cret", true},
+		{"redis://127.0.0.1:6379", "", "TIERBENCH_TEST_PW", "127.0.0.1:6379", "", "s3cret", false},
+		{"rediss://127.0.0.1:6380", "", "", "127.0.0.1:6380", "", "", true},
 	} {
-		got, err := Config{ServerAddr: tc.addr, DBSize: 1000}.resolve(none)
+		got, err := Config{ServerAddr: tc.addr, AuthFile: tc.authFile, AuthEnv: tc.authEnv, DBSize: 1000}.resolve(none)
 		if err != nil {
 			t.Errorf("--server-addr %s: %v", tc.addr, err)
 			continue

@@ -11,6 +11,8 @@ import (
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/server/store"
+	"github.com/tierbench/tierbench/sut"
 )
 
 // validate refuses a configuration that cannot run: every problem it
@@ -177,6 +179,7 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 			bad("server size: %v", err)
 		}
 	}
+	c.checkStoreSizes(bad)
 	// A memory-tier sweep is partly served from memory by design: the
 	// 20 × rule is the storage scenario's without one.
 	if err1 == nil && !c.Force && c.spec().tiered && !sweep {
@@ -187,6 +190,34 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 		} else if data < results.MinDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s is less than %d × --memory %s: reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway, and the device-hit check then marks the cells)",
 				c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), results.MinDeviceToMemory, c.Memory)
+		}
+	}
+}
+
+// checkStoreSizes refuses, before anything starts, the rows whose sizes
+// tierbench's server would refuse at start (--memory 4m with a 4m --page
+// holds fewer than two pages, …), by the server's own rule (store.Check).
+func (c Config) checkStoreSizes(bad func(string, ...any)) {
+	if !c.spec().tiered {
+		return
+	}
+	if servers, err := c.systems(); err != nil || !slices.ContainsFunc(servers, func(s sut.Server) bool { return s.Name == results.OwnServer }) {
+		return
+	}
+	page, err1 := size.Parse(c.Page)
+	segment, err2 := size.Parse(c.Segment)
+	index, err3 := size.Parse(c.Index)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return // said above
+	}
+	for _, m := range c.memorySizes() {
+		mem, err := size.Parse(m)
+		if err != nil {
+			continue // validateSweep says it
+		}
+		cfg := store.Config{MemoryBytes: mem, PageBytes: page, SegmentBytes: segment, IndexBytes: index, StorageTier: true, LogDir: "/"}
+		if err := cfg.Check(); err != nil {
+			bad("the server would refuse this row at start: %v", strings.TrimPrefix(err.Error(), "store: "))
 		}
 	}
 }

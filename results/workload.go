@@ -119,6 +119,11 @@ type Workload struct {
 	TLS        string `json:"TLS,omitempty"`
 	ServerTLS  bool   `json:"ServerTLS,omitempty"`
 	ServerUser string `json:"ServerUser,omitempty"`
+	// AuthFile and AuthEnv are where the run read that server's
+	// password (--auth-file, --auth-env), so --resume reads it again;
+	// the password itself is never recorded.
+	AuthFile string `json:"AuthFile,omitempty"`
+	AuthEnv  string `json:"AuthEnv,omitempty"`
 	CACert     string `json:"CACert,omitempty"`
 	Insecure   bool   `json:"Insecure,omitempty"`
 

@@ -134,3 +134,11 @@ func (c Config) deviceBackend() string {
 	}
 	return c.Backend
 }
+
+// Check returns the error Open would give for c's sizes and names, for a
+// caller that plans servers before it starts them (tierbench run refuses
+// a plan whose rows a server would refuse, by this same rule).
+func (c Config) Check() error {
+	_, err := c.withDefaults()
+	return err
+}

@@ -1,0 +1,73 @@
+package orchestrator
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+)
+
+// TestLadderFioIsOwned: the ladder's fio directory, left by a run killed
+// during the ladder's fio step, is tierbench's: the next run takes the
+// data dir and wipes it (before, it refused the dir as not made by
+// tierbench).
+func TestLadderFioIsOwned(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	writeTree(t, dir, "ladder-fio/tierbench-fio.0", "segment.0")
+	c, err := lockDataDir(dir, markerRecord{RunID: "next"})
+	if err != nil {
+		t.Fatalf("a data dir holding a killed run's ladder-fio/: got %v, want it taken", err)
+	}
+	defer c.release()
+	if err := wipeDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ladder-fio")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ladder-fio/ after the wipe: got %v, want it gone", err)
+	}
+	// A ladder-fio/ holding a user's file is not ours.
+	writeTree(t, dir, "ladder-fio/notes.txt")
+	if err := wipeDir(dir); !errors.Is(err, ErrForeignData) {
+		t.Errorf("ladder-fio/ holding notes.txt: got %v, want ErrForeignData", err)
+	}
+}
+
+// TestPlanRefusesRowsTheServerWould: sizes tierbench's server refuses at
+// start are refused with the plan, by the server's own rule, before
+// anything starts.
+func TestPlanRefusesRowsTheServerWould(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"one row", Config{Memory: "4m", Page: "4m", Force: true}, "--memory 4m holds fewer than two --page 4m pages"},
+		{"a memory sweep", Config{Memory: "4m,32m", Page: "4m", Force: true}, "--memory 4m holds fewer than two --page 4m pages"},
+	} {
+		_, err := tc.cfg.resolve(none)
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := (Config{Memory: "8m", Page: "4m", Force: true}).resolve(none); err != nil && strings.Contains(err.Error(), "fewer than two") {
+		t.Errorf("--memory 8m --page 4m: got %v, want no page refusal", err)
+	}
+}
+
+// TestServerExitReportedAtOnce: a server that exits at start-up is
+// reported with its exit status and its own last line, not as a server
+// that "never answered … connection refused" after the whole wait.
+func TestServerExitReportedAtOnce(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	args := append(runTinyArgs(filepath.Join(base, "data"), filepath.Join(base, "out"), filepath.Join(base, "state")),
+		"--server-cmd", "sh -c 'echo kvd: unknown flag --frobnicate {port} >&2; exit 7'")
+	r := runBinary(t, bin, args...)
+	if r.code == 0 || !strings.Contains(r.stderr, "exit status 7") || !strings.Contains(r.stderr, "kvd: unknown flag --frobnicate") || strings.Contains(r.stderr, "never answered") {
+		t.Errorf("a server that exits 7 at start: exit %d, want a failure naming exit status 7 and its last line:\n%s", r.code, r.stderr)
+	}
+}
