@@ -61,21 +61,8 @@ func (c Config) validateSweep(bad func(string, ...any)) {
 	if sizes == nil {
 		return
 	}
-	if _, err := SplitList(c.Memory); err != nil {
-		bad("--memory %q: %v", c.Memory, err)
+	if !checkSizeList("memory", c.Memory, bad) {
 		return
-	}
-	seen := map[int64]string{}
-	for _, s := range sizes {
-		n, err := size.Parse(s)
-		if err != nil {
-			bad("--memory %s: %v", c.Memory, err)
-			continue
-		}
-		if prev, ok := seen[n]; ok {
-			bad("--memory %s: %s and %s are the same size; give each size once", c.Memory, prev, s)
-		}
-		seen[n] = s
 	}
 	switch {
 	case c.scenario() != results.ScenarioStorage:
@@ -103,15 +90,10 @@ func (c *Config) dropExtrasForSweep() {
 // sweepRows repeats every row once per size of a sweep, smallest first,
 // each labelled with its size; without a sweep the rows stay as planned.
 func (c Config) sweepRows(rows []results.Row) []results.Row {
-	sizes := slices.Clone(c.memorySweep())
+	sizes := bySize(c.memorySweep())
 	if sizes == nil {
 		return rows
 	}
-	slices.SortStableFunc(sizes, func(a, b string) int {
-		x, _ := size.Parse(a)
-		y, _ := size.Parse(b)
-		return cmp.Compare(x, y)
-	})
 	return expandRows(rows, sizes, func(r *results.Row, m string) {
 		r.Memory = m
 		r.Label = fmt.Sprintf("--memory %s, %s", m, r.Label)
@@ -147,22 +129,8 @@ func (c Config) validateReadCacheSweep(bad func(string, ...any)) {
 	if strings.TrimSpace(c.ReadCacheMemory) == "" {
 		return
 	}
-	sizes, err := SplitList(c.ReadCacheMemory)
-	if err != nil {
-		bad("--readcache-memory %q: %v", c.ReadCacheMemory, err)
+	if !checkSizeList("readcache-memory", c.ReadCacheMemory, bad) {
 		return
-	}
-	seen := map[int64]string{}
-	for _, s := range sizes {
-		n, err := size.Parse(s)
-		if err != nil || n < 0 {
-			bad("--readcache-memory %s: %q is not a size (like 32m)", c.ReadCacheMemory, s)
-			continue
-		}
-		if prev, ok := seen[n]; ok {
-			bad("--readcache-memory %s: %s and %s are the same size; give each size once", c.ReadCacheMemory, prev, s)
-		}
-		seen[n] = s
 	}
 	switch {
 	case c.scenario() != results.ScenarioStorage:
@@ -178,15 +146,10 @@ func (c Config) validateReadCacheSweep(bad func(string, ...any)) {
 // smallest first, each labelled with its size; without a sweep the rows
 // stay as planned.
 func (c Config) readCacheRows(rows []results.Row) []results.Row {
-	sizes := slices.Clone(c.readCacheSweep())
+	sizes := bySize(c.readCacheSweep())
 	if sizes == nil {
 		return rows
 	}
-	slices.SortStableFunc(sizes, func(a, b string) int {
-		x, _ := size.Parse(a)
-		y, _ := size.Parse(b)
-		return cmp.Compare(x, y)
-	})
 	return expandRows(rows, sizes, func(r *results.Row, m string) {
 		r.ReadCache = m
 		r.Label = fmt.Sprintf("--readcache-memory %s, %s", m, r.Label)
@@ -201,4 +164,40 @@ func (c Config) readCacheArgs(row results.Row) []string {
 		return nil
 	}
 	return []string{"--readcache-memory", m}
+}
+
+// checkSizeList refuses a list of sizes given to --flag that does not
+// split, holds something that is not a size, or names one size twice; it
+// says whether the list split, so that the caller's checks of the flag's
+// use can follow.
+func checkSizeList(flag, list string, bad func(string, ...any)) bool {
+	sizes, err := SplitList(list)
+	if err != nil {
+		bad("--%s %q: %v", flag, list, err)
+		return false
+	}
+	seen := map[int64]string{}
+	for _, s := range sizes {
+		n, err := size.Parse(s)
+		if err != nil {
+			bad("--%s %s: %v", flag, list, err)
+			continue
+		}
+		if prev, ok := seen[n]; ok {
+			bad("--%s %s: %s and %s are the same size; give each size once", flag, list, prev, s)
+		}
+		seen[n] = s
+	}
+	return true
+}
+
+// bySize is a copy of sizes, smallest first; nil stays nil.
+func bySize(sizes []string) []string {
+	sizes = slices.Clone(sizes)
+	slices.SortStableFunc(sizes, func(a, b string) int {
+		x, _ := size.Parse(a)
+		y, _ := size.Parse(b)
+		return cmp.Compare(x, y)
+	})
+	return sizes
 }

@@ -77,6 +77,40 @@
 // write grows the log; FlushAll drops every key at once by moving
 // BeginAddress, without reclaiming memory or segment files.
 //
+// # Read cache
+//
+// With Config.ReadCacheBytes (--readcache-memory) the store keeps copies of
+// records it read from the device in a memory budget of their own (see
+// readcache.go), so that a skewed workload's hot keys stop costing a device
+// read each. A GET whose chain leaves memory asks the cache for the record
+// at that address before it queues a device read; a device read that found
+// its key offers the record to the cache.
+//
+// Tsavorite offers two ways and this store takes neither. Its read cache is
+// a second in-memory log whose records the index points to (an address bit
+// says which log), each chaining to the main log's record below it: a hit
+// costs nothing extra, but every writer and every chain walk must know the
+// second log, an update must invalidate the cached record and splice the
+// chain, and eviction from the cache log's head must unlink each record
+// from its hash chain, under the latches this store's writers use and its
+// lock-free readers do not take. CopyReadsToTail appends the record read to
+// the main log's tail instead: no new structure, but the copy takes the
+// log's own memory (pushing out the records just written), is written to
+// the device again when its page is flushed, and its eviction is the log's
+// FIFO, which keeps no hot set that a scan cannot flush.
+//
+// This store keys the cache by the record's log address, which is never
+// reused and whose bytes never change: the index and the chains stay as
+// they are, a reader reaches a cached record only through the index, which
+// names a key's newest record first, so no GET can answer an older value
+// than the index holds, and nothing needs invalidating for correctness. A
+// writer that replaces a key's record still drops its cached copy (it can
+// never be read again) to free the space at once; FlushAll clears the
+// cache; a cached record carries its expiry time and is judged by it as a
+// record in memory is. The cache is pointer-free words: sets of 8 KiB
+// behind a latch each, TinyLFU admission so a one-hit scan does not evict
+// the hot set. Its cost when off is one nil check on the device path.
+//
 // # Sessions
 //
 // A Session belongs to one goroutine. Reads of records below HeadAddress are
