@@ -162,9 +162,23 @@ func loadAll(dir string) (Bundle, error) {
 	if err != nil {
 		return Bundle{}, err
 	}
+	// The top's sums cover scenarios.json and every scenario: what they
+	// find holds against every part.
+	top, err := results.CheckFiles(dir)
+	if err != nil {
+		return Bundle{}, err
+	}
 	b := Bundle{Name: filepath.Base(filepath.Clean(dir))}
 	for _, e := range index.Scenarios {
 		part, err := openPart(filepath.Join(dir, e.Dir))
+		if err == nil && part.Tampered == nil && part.Unverified == "" {
+			switch {
+			case len(top.Findings) > 0:
+				part.Tampered = fmt.Errorf("%w: %s: %s", results.ErrTampered, dir, strings.Join(top.Findings, "; "))
+			case !top.Sealed:
+				part.Unverified = fmt.Sprintf("no %s at the top of the all bundle: nothing vouches for its %s", results.FileSums, results.FileScenarios)
+			}
+		}
 		switch {
 		case err != nil && e.Error != "" && errors.Is(err, os.ErrNotExist):
 			// The scenario failed before it wrote a bundle: nothing to read.
