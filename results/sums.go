@@ -54,6 +54,10 @@ type Integrity struct {
 	// when the sums hold.
 	Findings []string
 	Files    int // files the sums cover and that matched
+	// Irregular names the entries that are neither regular files nor
+	// directories (also among Findings): nothing may read such a bundle,
+	// since a link leads out of it and a pipe blocks its reader.
+	Irregular []string
 }
 
 // Holds reports whether the bundle's sums exist and every file matches.
@@ -92,6 +96,7 @@ func Check(dir string) (Integrity, error) {
 			return in, err
 		}
 		in.Findings = append(in.Findings, odd...)
+		in.Irregular = odd
 		if !slices.ContainsFunc(listed.sums, func(s FileSum) bool { return s.Path == FileResults }) {
 			in.Findings = append(in.Findings, fmt.Sprintf("%s does not list %s", FileSums, FileResults))
 		}
@@ -112,11 +117,15 @@ func Check(dir string) (Integrity, error) {
 			return in, err
 		}
 		in.Findings = append(in.Findings, odd...)
+		in.Irregular = odd
 		diff := diffSums(rec.Files, now, FileResults)
 		in.Findings = append(in.Findings, diff...)
 		in.Files = len(rec.Files) - len(diff)
 	default:
 		return in, err
+	}
+	if len(in.Irregular) > 0 {
+		return in, nil // deriving would read through them
 	}
 	var rec Results
 	if err := ReadJSON(dir, FileResults, &rec); err != nil {
