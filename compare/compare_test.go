@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/testenv"
@@ -657,5 +658,33 @@ func TestHTMLInChromium(t *testing.T) {
 		if !strings.Contains(got.DOM, want) {
 			t.Errorf("the page's DOM lacks %q", want)
 		}
+	}
+}
+
+// TestIrregularEntriesAreNotRead: a bundle whose cells.jsonl is a pipe
+// (a reader would block) or a link out of it is refused before anything
+// reads it, even with --unverified.
+func TestIrregularEntriesAreNotRead(t *testing.T) {
+	for _, kind := range []string{"pipe", "symlink"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := copyBundleFile(t, batch4, "", nil)
+			cells := filepath.Join(dir, "cells.jsonl")
+			if err := os.Remove(cells); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if kind == "pipe" {
+				err = syscall.Mkfifo(cells, 0o644)
+			} else {
+				err = os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), cells)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Load([]string{base, dir})
+			if !errors.Is(err, ErrTampered) || !strings.Contains(err.Error(), "cells.jsonl is") || !strings.Contains(err.Error(), "even with --unverified") {
+				t.Errorf("got %v, want a refusal naming cells.jsonl", err)
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@ package compare
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,9 +161,23 @@ func loadAll(dir string) (Bundle, error) {
 	if err != nil {
 		return Bundle{}, err
 	}
+	// The top's sums cover scenarios.json and every scenario: what they
+	// find holds against every part.
+	top, err := results.CheckFiles(dir)
+	if err != nil {
+		return Bundle{}, err
+	}
 	b := Bundle{Name: filepath.Base(filepath.Clean(dir))}
 	for _, e := range index.Scenarios {
 		part, err := openPart(filepath.Join(dir, e.Dir))
+		if err == nil && part.Tampered == nil && part.Unverified == "" {
+			switch {
+			case len(top.Findings) > 0:
+				part.Tampered = fmt.Errorf("%w: %s: %s", results.ErrTampered, dir, strings.Join(top.Findings, "; "))
+			case !top.Sealed:
+				part.Unverified = fmt.Sprintf("no %s at the top of the all bundle: nothing vouches for its %s", results.FileSums, results.FileScenarios)
+			}
+		}
 		switch {
 		case err != nil && e.Error != "" && errors.Is(err, os.ErrNotExist):
 			// The scenario failed before it wrote a bundle: nothing to read.
@@ -195,17 +208,21 @@ func openPart(path string) (Part, error) {
 			dir = filepath.Dir(path)
 		}
 	}
-	var p Part
-	switch err := results.Verify(dir, io.Discard); {
-	case err == nil:
-	case errors.Is(err, results.ErrTampered):
-		p.Tampered = err
-	case errors.Is(err, results.ErrLegacySums):
-		p.Unverified = fmt.Sprintf("sealed before %s covered %s: its other files match the sums in %s, but nothing vouches for %s itself", results.FileSums, results.FileResults, results.FileResults, results.FileResults)
-	case errors.Is(err, results.ErrNoChecksums):
-		p.Unverified = fmt.Sprintf("no %s, and its %s records no sums: nothing vouches for any of its files", results.FileSums, results.FileResults)
-	default:
+	in, err := results.Check(dir)
+	if err != nil {
 		return Part{}, err
+	}
+	if len(in.Irregular) > 0 {
+		return Part{}, fmt.Errorf("%w: %s: %s: refusing to read it even with --unverified", ErrTampered, dir, strings.Join(in.Irregular, "; "))
+	}
+	var p Part
+	switch {
+	case len(in.Findings) > 0:
+		p.Tampered = fmt.Errorf("%w: %s: %s", results.ErrTampered, dir, strings.Join(in.Findings, "; "))
+	case in.Legacy:
+		p.Unverified = fmt.Sprintf("sealed before %s covered %s: its other files match the sums in %s, but nothing vouches for %s itself", results.FileSums, results.FileResults, results.FileResults, results.FileResults)
+	case !in.Sealed:
+		p.Unverified = fmt.Sprintf("no %s, and its %s records no sums: nothing vouches for any of its files", results.FileSums, results.FileResults)
 	}
 	o, err := results.Open(path)
 	if err != nil {

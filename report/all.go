@@ -57,7 +57,12 @@ func WriteIndex(dir string) error {
 	if err := results.WriteFile(dir, FileHTML, page); err != nil {
 		return err
 	}
-	return results.WriteFile(dir, results.FileReport, []byte(text))
+	if err := results.WriteFile(dir, results.FileReport, []byte(text)); err != nil {
+		return err
+	}
+	// The top's seal covers scenarios.json, the index and every
+	// scenario's files (their own SHA256SUMS among them).
+	return results.Seal(dir, nil)
 }
 
 // indexText is the report.md at the top of a --scenario all bundle, as
@@ -93,6 +98,27 @@ func indexText(dir string) (string, error) {
 		fmt.Fprintf(&b, "Bundle %s/: %s.\n\n", e.Dir, strings.Join(links, ", "))
 	}
 	return b.String(), nil
+}
+
+// verifyTop checks the files of a --scenario all bundle against the
+// top's SHA256SUMS, which covers scenarios.json and every scenario's files.
+func verifyTop(dir string, w io.Writer) error {
+	in, err := results.CheckFiles(dir)
+	if err != nil {
+		return err
+	}
+	if !in.Sealed {
+		fmt.Fprintf(w, "UNCOVERED %s: no %s at the top: nothing vouches for its %s (written before the top was sealed; `tierbench report %s` seals it)\n", dir, results.FileSums, results.FileScenarios, dir)
+		return fmt.Errorf("%w: %s: no %s at the top: nothing vouches for its %s", results.ErrNoChecksums, dir, results.FileSums, results.FileScenarios)
+	}
+	for _, f := range in.Findings {
+		fmt.Fprintf(w, "FAIL %s\n", f)
+	}
+	if len(in.Findings) > 0 {
+		return fmt.Errorf("%w: %s: %s", results.ErrTampered, dir, strings.Join(in.Findings, "; "))
+	}
+	fmt.Fprintf(w, "ok %s: %d files match the top's %s\n", dir, in.Files, results.FileSums)
+	return nil
 }
 
 // verifyIndex checks the report.md at the top of a --scenario all bundle:

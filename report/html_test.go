@@ -21,12 +21,20 @@ var pngMagic = []byte("\x89PNG\r\n\x1a\n")
 // screenshot is a PNG, the page's text holds every shown cell's median as
 // the table prints it, the chart and the plan are in it, and the browser
 // asked the network for nothing. A control page with one remote image
-// shows the proxy sees what a page asks for.
+// shows the proxy sees what a page asks for. TIERBENCH_HTML_BUNDLE names
+// a real bundle to check instead of the reference's built one.
 func TestHTMLInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
 	dir, res := renderedBundle(t)
+	if real := os.Getenv("TIERBENCH_HTML_BUNDLE"); real != "" {
+		dir = real
+		if err := results.ReadJSON(dir, results.FileResults, &res); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("checking %s", dir)
+	}
 	got := reporttest.Browse(t, filepath.Join(dir, FileHTML))
 	if len(got.Screenshot) < 1000 || !bytes.HasPrefix(got.Screenshot, pngMagic) {
 		t.Errorf("got a screenshot of %d bytes, want a PNG", len(got.Screenshot))
@@ -34,12 +42,14 @@ func TestHTMLInChromium(t *testing.T) {
 	if len(got.Requests) > 0 {
 		t.Errorf("got requests %q, want the page to ask the network for nothing", got.Requests)
 	}
+	t.Logf("screenshot: %d bytes of PNG; DOM: %d bytes; requests through the proxy: %d", len(got.Screenshot), len(got.DOM), len(got.Requests))
 	shown := 0
 	for _, c := range res.Cells {
 		if c.Passes == 0 || c.Excluded != "" {
 			continue
 		}
 		shown++
+		t.Logf("%s %s t=%d: median %s in the page's table", c.Row.Backend, c.Row.Label, c.Threads, human.Ops(c.Median))
 		if want := human.Ops(c.Median); !regexp.MustCompile(`<td[^>]*>` + regexp.QuoteMeta(want)).MatchString(got.DOM) {
 			t.Errorf("%s %s t=%d: the page's table lacks its median %s", c.Row.Backend, c.Row.Label, c.Threads, want)
 		}

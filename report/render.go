@@ -53,6 +53,9 @@ func Verify(dir string, w io.Writer) error {
 	if err := verifyIndex(dir, w); err != nil {
 		errs = append(errs, err)
 	}
+	if err := verifyTop(dir, w); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -47,6 +47,14 @@ func Rerender(dir string, who Signer, resignWhy string) (string, error) {
 	}
 	signings := map[string]*results.Signing{}
 	var refused []error
+	top, err := results.CheckFiles(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(top.Findings) > 0 && resignWhy == "" {
+		refused = append(refused, fmt.Errorf("%w: %s: %s; refusing to render (and so seal) it: `tierbench report --resign WHY %s` renders and seals it anyway and records why in each scenario",
+			ErrUnsealed, dir, strings.Join(top.Findings, "; "), dir))
+	}
 	for _, e := range index.Scenarios {
 		s, err := signingFor(filepath.Join(dir, e.Dir), who, resignWhy)
 		if err != nil {

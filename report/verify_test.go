@@ -172,6 +172,16 @@ func TestVerifyAll(t *testing.T) {
 		{"edited top report", func(t *testing.T, top string) {
 			edit(t, top, results.FileReport, func(b []byte) []byte { return bytes.Replace(b, []byte("7.06 M"), []byte("7.60 M"), 1) })
 		}, "report.md was edited: it is not what the scenarios' bundles give"},
+		{"edited scenarios.json", func(t *testing.T, top string) {
+			edit(t, top, results.FileScenarios, func(b []byte) []byte {
+				return bytes.Replace(b, []byte(`"dir":"storage"`), []byte(`"dir":"storage","error":"x"`), 1)
+			})
+		}, "scenarios.json was edited"},
+		{"a file added below a scenario", func(t *testing.T, top string) {
+			if err := os.WriteFile(filepath.Join(top, results.ScenarioStorage, "x.md"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "storage/x.md is not covered by SHA256SUMS"},
 		{"missing top report", func(t *testing.T, top string) {
 			if err := os.Remove(filepath.Join(top, results.FileReport)); err != nil {
 				t.Fatal(err)

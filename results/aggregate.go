@@ -105,3 +105,23 @@ func DonePasses(recs []PassRecord) map[string]bool {
 func PassKey(r Row, threads, pass int) string {
 	return fmt.Sprintf("%s/p=%d", CellKey(r, threads), pass)
 }
+
+// CountedPasses are the passes a cell's median takes, by CellKey, in run
+// order: one record per pass number, at most the plan's passes, the first
+// of each, as Aggregate counts them (a resumed run's repeats are not).
+func CountedPasses(plan Plan, recs []PassRecord) map[string][]PassRecord {
+	out := map[string][]PassRecord{}
+	seen := map[string]map[int]bool{}
+	for _, r := range recs {
+		k := CellKey(r.Row, r.Threads)
+		if seen[k] == nil {
+			seen[k] = map[int]bool{}
+		}
+		if seen[k][r.Pass] || len(seen[k]) == plan.Workload.Passes {
+			continue
+		}
+		seen[k][r.Pass] = true
+		out[k] = append(out[k], r)
+	}
+	return out
+}

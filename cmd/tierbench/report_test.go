@@ -14,6 +14,10 @@ func TestReportVerifyExitCodes(t *testing.T) {
 	}{
 		{[]string{"--verify", "../../compare/testdata/bundles/base"}, 0, ""},
 		{[]string{"--verify", "--resign", "why", "../../compare/testdata/bundles/base"}, 2, "give one"},
+		{[]string{"--export", "csv", "--verify", "../../compare/testdata/bundles/base"}, 2, "give one"},
+		{[]string{"--export", "xml", "../../compare/testdata/bundles/base"}, 1, `--export "xml": want one of csv, benchfmt, hgrm`},
+		{[]string{"--export", "hgrm", "../../compare/testdata/bundles/base"}, 1, "give a directory with -o"},
+		{[]string{"-o", "x.csv", "../../compare/testdata/bundles/base"}, 2, "-o and --unverified go with --export"},
 		{[]string{"--verify", "no-such-bundle"}, 1, "no-such-bundle"},
 		{[]string{"--verify"}, 2, "missing argument"},
 	}
