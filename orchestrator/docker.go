@@ -181,7 +181,8 @@ func (d *dockerDriver) buildImage(ctx context.Context, binary string) error {
 	}
 	resp, err := d.cli.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{
 		Tags: []string{d.image}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
-		Labels: map[string]string{labelImage: "1"},
+		Labels:    map[string]string{labelImage: "1"},
+		BuildArgs: images.BuildArgs(bin),
 	})
 	if err != nil {
 		return fmt.Errorf("orchestrator: build image %s: %w", d.image, err)

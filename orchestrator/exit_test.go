@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -52,29 +51,5 @@ func TestOutcome(t *testing.T) {
 	shown := results.Aggregate(plan, referencePasses(plan), nil, 0)[:3]
 	if err := outcome(results.Results{Plan: plan, Cells: shown}); err != nil {
 		t.Errorf("all shown: got %v, want nil", err)
-	}
-}
-
-func TestEstimateCountsLoadsAhead(t *testing.T) {
-	// The reference profile at cell 10 of 48: 39 cells of ~13 s left in
-	// this row and later ones, and three 100 M-key loads still ahead.
-	e := estimate{cellsLeft: 39, perCell: 13 * time.Second, cellSeconds: 12, rowsAhead: 3, warmupSeconds: 12, loadKeys: 100_000_000}
-	secs, note := e.left()
-	assumed := 39*13 + 3*12 + 3*100_000_000.0/assumedLoadKeysPerSec
-	if secs != assumed || !strings.Contains(note, "3 load(s) of 100000000 keys ahead") || !strings.Contains(note, "assumed") {
-		t.Errorf("before a load: got %.0f s, %q; want %.0f s with the assumed rate stated", secs, note, assumed)
-	}
-	e.loadedKeys, e.loadTime = 100_000_000, 240*time.Second
-	secs, note = e.left()
-	if want := 39*13 + 3*12 + 3*240.0; secs != want || !strings.Contains(note, "as measured") {
-		t.Errorf("after a 240 s load: got %.0f s, %q; want %.0f s at the measured rate", secs, note, want)
-	}
-	e.rowsAhead = 0
-	if secs, note = e.left(); secs != 39*13 || note != "" {
-		t.Errorf("last row: got %.0f s, %q; want the cells only", secs, note)
-	}
-	first := estimate{cellsLeft: 8, cellSeconds: 1}
-	if secs, _ := first.left(); secs != 16 {
-		t.Errorf("first cell, 1 s cells: got %.0f s, want 8 × (1 + 1) s", secs)
 	}
 }

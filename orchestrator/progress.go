@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -12,41 +11,6 @@ import (
 // 100 M keys took about 4 minutes on a 2-CPU host. The estimate says when
 // it assumes it.
 const assumedLoadKeysPerSec = 400_000
-
-// estimate is what the "~Ns left" of a progress line counts: the cells
-// still to measure, and for every row still ahead its load and warm-up.
-type estimate struct {
-	cellsLeft   int           // including the one starting now
-	perCell     time.Duration // measured mean so far; 0 = none measured yet
-	cellSeconds int
-
-	rowsAhead     int   // rows after the current one with cells to measure
-	warmupSeconds int   // per row
-	loadKeys      int64 // keys each row ahead loads; 0 with --skip-load
-
-	loadedKeys int64 // keys loaded so far, and the time it took
-	loadTime   time.Duration
-}
-
-// left returns the seconds left and a note on the loads counted in it.
-func (e estimate) left() (float64, string) {
-	perCell := e.perCell
-	if perCell == 0 {
-		perCell = time.Duration(e.cellSeconds+1) * time.Second
-	}
-	secs := float64(e.cellsLeft) * perCell.Seconds()
-	secs += float64(e.rowsAhead * e.warmupSeconds)
-	if e.rowsAhead == 0 || e.loadKeys == 0 {
-		return secs, ""
-	}
-	rate, how := float64(assumedLoadKeysPerSec), "assumed until a load is measured"
-	if e.loadedKeys > 0 && e.loadTime > 0 {
-		rate, how = float64(e.loadedKeys)/e.loadTime.Seconds(), "as measured"
-	}
-	loadSecs := float64(e.rowsAhead) * float64(e.loadKeys) / rate
-	return secs + loadSecs, fmt.Sprintf(" (%d load(s) of %d keys ahead, ~%.0fs at %s keys/s, %s)",
-		e.rowsAhead, e.loadKeys, loadSecs, FormatOps(rate), how)
-}
 
 // rowTodo counts the passes of row still to measure.
 func (r *runner) rowTodo(row results.Row) int {
@@ -61,22 +25,42 @@ func (r *runner) rowTodo(row results.Row) int {
 	return todo
 }
 
-// progressLeft is the "~Ns left" of the progress line of the cell now
-// starting, counting the loads and warm-ups of the rows still ahead.
-func (r *runner) progressLeft() string {
-	e := estimate{cellsLeft: r.progress.cellTotal - r.progress.cellIndex + 1, cellSeconds: r.cfg.CellSeconds,
-		warmupSeconds: r.cfg.WarmupSeconds, loadedKeys: r.progress.loadedKeys, loadTime: r.progress.loadTime}
-	if r.progress.cellIndex > 1 {
-		e.perCell = r.progress.cellTime / time.Duration(r.progress.cellIndex-1)
+// remainingPhases is every phase still ahead when a cell of the current
+// row starts: the row's passes still to measure (the starting one
+// included) and what the row runs after them, then every later row's
+// phases and the ladder.
+func (r *runner) remainingPhases() []phase {
+	if r.progress.rowIndex >= len(r.plan.Rows) {
+		return nil
 	}
-	if !r.cfg.SkipLoad {
-		e.loadKeys = r.cfg.DBSize
-	}
-	for _, row := range r.plan.Rows[min(r.progress.rowIndex+1, len(r.plan.Rows)):] {
-		if r.rowTodo(row) > 0 {
-			e.rowsAhead++
+	row := r.plan.Rows[r.progress.rowIndex]
+	w := r.rowWorkOf(row)
+	w.load = false
+	here := rowPhases(r.cfg, w, r.rates())
+	// The warm-up is behind a row whose first cell is starting.
+	kept := here[:0]
+	for _, p := range here {
+		if p.Name != phaseWarmup {
+			kept = append(kept, p)
 		}
 	}
-	secs, note := e.left()
-	return fmt.Sprintf(", ~%.0fs left%s", secs, note)
+	return sumPhases(append(kept, r.planPhases(r.progress.rowIndex+1)...))
+}
+
+// progressLeft is the "~Ns left" of the progress line of the cell now
+// starting, naming the phases counted in it and the load rate assumed.
+func (r *runner) progressLeft() string {
+	ps := r.remainingPhases()
+	r.progress.leftSeconds = phasesSeconds(ps)
+	how := "assumed until a load is measured"
+	if r.progress.loadedKeys > 0 && r.progress.loadTime > 0 {
+		how = "as measured"
+	}
+	note := ""
+	for _, p := range ps {
+		if p.Name == phaseLoad {
+			note = fmt.Sprintf("; loads at %s keys/s, %s", FormatOps(r.rates().loadKeysPerSec), how)
+		}
+	}
+	return fmt.Sprintf(", ~%.0fs left (%s%s)", r.progress.leftSeconds, describePhases(ps), note)
 }

@@ -253,6 +253,9 @@ type progressState struct {
 	loadedKeys int64
 	loadTime   time.Duration
 	rowIndex   int // the row being run, for the estimate of what is ahead
+	// leftSeconds is the estimate of the last progress line, for
+	// status.json and the metrics.
+	leftSeconds float64
 }
 
 func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.stderr, format, a...) }

@@ -1,0 +1,153 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/results"
+)
+
+// phaseNames is the phase list's names, in order.
+func phaseNames(ps []phase) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// TestPlanPhasesCountEveryPhase plans a few run shapes and checks that
+// the estimate lists every phase the run will run, each counted from the
+// plan's own parameters: loads, warm-ups and cells per row, the latency
+// steps (a floor and one per share), the SLO search's most probes, the
+// ladder's rounds and, for a row with a fio ceiling, its fio re-runs.
+func TestPlanPhasesCountEveryPhase(t *testing.T) {
+	const cell, warm, passes, dbsize = 3, 2, 2, 800_000
+	threads := []int{2, 4}
+	cellsPerRow := passes * len(threads)
+	step := float64(results.LatencyWarmupSeconds + cell)
+	latency := float64(results.LatencyWarmupSeconds+min(cell, floorSeconds)) + float64(len(latencyShares))*step
+	load := float64(dbsize) / assumedLoadKeysPerSec
+	base := Config{Profile: ProfileQuick, Backends: []string{"uring"}, Pins: []string{PinNone}, Threads: threads,
+		CellSeconds: cell, WarmupSeconds: warm, Passes: passes, DBSize: dbsize, Runtime: RuntimeProcess, NoFio: true,
+		Memory: "1m", Page: "64k", Segment: "16m", Index: "16m"}
+	with := func(f func(*Config)) Config { c := base; c.Backends = slices.Clone(base.Backends); f(&c); return c }
+	tests := []struct {
+		name      string
+		cfg       Config
+		preflight bool // a preflight with a fio ceiling in the bundle
+		loadsDone bool // every row's load in the bundle already
+		rows      int
+		want      []string
+		wantTotal float64
+	}{
+		{name: "cells only", cfg: base, rows: 1,
+			want:      []string{phaseLoad, phaseWarmup, phaseCells},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1))},
+		{name: "two backends, loaded already (resumed)", cfg: with(func(c *Config) { c.Backends = []string{"libaio", "uring"} }), loadsDone: true, rows: 2,
+			want:      []string{phaseWarmup, phaseCells},
+			wantTotal: 2 * (warm + float64(cellsPerRow*(cell+1)))},
+		{name: "latency", cfg: with(func(c *Config) { c.Latency = true; c.Given = []string{"latency"} }), rows: 1,
+			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latency},
+		{name: "slo", cfg: with(func(c *Config) { c.SLO = "p99=1ms" }), rows: 1,
+			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseSLO},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + sloMaxProbes*step},
+		{name: "ladder", cfg: with(func(c *Config) { c.Ladder = true }), rows: 1,
+			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseLadder},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + ladderRounds*3*cell},
+		{name: "memory sweep", cfg: with(func(c *Config) { c.Memory = "1m,2m,4m"; c.DBSize = 8 * dbsize }), rows: 3,
+			want:      []string{phaseLoad, phaseWarmup, phaseCells},
+			wantTotal: 3 * (8*load + warm + float64(cellsPerRow*(cell+1)))},
+		{name: "fio re-runs with a ceiling", cfg: with(func(c *Config) { c.NoFio = false }), preflight: true, rows: 1,
+			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseFio},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + float64(len(threads)*4)},
+		{name: "everything", cfg: with(func(c *Config) {
+			c.Latency, c.Given, c.SLO, c.Ladder, c.NoFio, c.FioSeconds = true, []string{"latency"}, "p99=1ms", true, false, 0
+		}), preflight: true, rows: 1,
+			want: []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency, phaseSLO, phaseFio, phaseLadder},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latency + sloMaxProbes*step + float64(len(threads)*4) +
+				ladderRounds*3*cell},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.OutDir = t.TempDir()
+			r := &runner{stderr: os.Stderr}
+			if err := r.setup(cfg); err != nil {
+				t.Fatal(err)
+			}
+			r.targets = ownServers{r}
+			if tc.preflight {
+				pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 4, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}}}
+				raw, _ := json.Marshal(pre)
+				if err := results.WriteFile(r.out, results.FilePreflight, raw); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, row := range r.plan.Rows {
+				r.resumed.loads[row.ID()] = tc.loadsDone
+			}
+			if got := len(r.plan.Rows); got != tc.rows {
+				t.Fatalf("got %d rows, want %d", got, tc.rows)
+			}
+			ps := r.planPhases(0)
+			if got := phaseNames(ps); !slices.Equal(got, tc.want) {
+				t.Errorf("got phases %v, want %v", got, tc.want)
+			}
+			if got := phasesSeconds(ps); abs(got-tc.wantTotal) > 1e-6 {
+				t.Errorf("got %.3f s in all, want %.3f s (%s)", got, tc.wantTotal, describePhases(ps))
+			}
+		})
+	}
+}
+
+// TestRemainingPhasesAtACell checks the estimate of a cell's progress
+// line: the current row's passes left and its latency steps, then the
+// later rows' loads, warm-ups, cells and latency; no warm-up or load of
+// the current row.
+func TestRemainingPhasesAtACell(t *testing.T) {
+	cfg := Config{Profile: ProfileQuick, Backends: []string{"libaio", "uring"}, Pins: []string{PinNone}, Threads: []int{2, 4},
+		CellSeconds: 2, WarmupSeconds: 1, Passes: 1, DBSize: 400_000, Runtime: RuntimeProcess, NoFio: true,
+		Memory: "1m", Page: "64k", Segment: "16m", Index: "16m",
+		Latency: true, Given: []string{"latency"}, OutDir: t.TempDir()}
+	r := &runner{stderr: os.Stderr}
+	if err := r.setup(cfg); err != nil {
+		t.Fatal(err)
+	}
+	r.targets = ownServers{r}
+	// The first row's first pass is done and its second starting.
+	r.resumed.passes[results.PassKey(r.plan.Rows[0], 2, 1)] = true
+	r.progress.cellIndex = 2
+	ps := r.remainingPhases()
+	latency := phase{Name: phaseLatency, Count: 1 + len(latencyShares), Seconds: float64(3+len(latencyShares)*3) / float64(1+len(latencyShares))}
+	want := []phase{
+		{Name: phaseCells, Count: 1 + 2, Seconds: 3},
+		latency,
+		{Name: phaseLoad, Count: 1, Seconds: 1},
+		{Name: phaseWarmup, Count: 1, Seconds: 1},
+	}
+	want[1].Count, want[1].Seconds = 2*latency.Count, latency.Seconds
+	if got := phaseNames(ps); !slices.Equal(got, phaseNames(want)) {
+		t.Fatalf("got phases %v, want %v", got, phaseNames(want))
+	}
+	for i, p := range ps {
+		if p.Count != want[i].Count || abs(p.Total()-want[i].Total()) > 1e-6 {
+			t.Errorf("phase %s: got %d × %.2f s, want %d × %.2f s", p.Name, p.Count, p.Seconds, want[i].Count, want[i].Seconds)
+		}
+	}
+	if line := r.progressLeft(); !strings.Contains(line, "latency steps 12") || !strings.Contains(line, "assumed until a load is measured") {
+		t.Errorf("got progress %q, want the latency steps counted and the assumed load rate named", line)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
