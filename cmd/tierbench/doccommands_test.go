@@ -94,18 +94,21 @@ func checkDocCommand(args []string) string {
 
 // docCommands finds the tierbench command lines in md's fenced code
 // blocks: a line (with its backslash continuations) may hold several
-// commands joined by &&, ; or |, and a comment after #.
+// commands joined by &&, ; or |, and a comment after #. A block fenced as
+// ```text holds what a command printed (an error names its command the way
+// a command line would), so it is left out.
 func docCommands(name, md string) []docCommand {
 	var out []docCommand
 	lines := strings.Split(md, "\n")
-	inBlock := false
+	inBlock, output := false, false
 	for i := 0; i < len(lines); i++ {
 		trimmed := strings.TrimSpace(lines[i])
 		if strings.HasPrefix(trimmed, "```") {
 			inBlock = !inBlock
+			output = inBlock && strings.TrimPrefix(trimmed, "```") == "text"
 			continue
 		}
-		if !inBlock {
+		if !inBlock || output {
 			continue
 		}
 		start := i
