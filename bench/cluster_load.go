@@ -55,7 +55,7 @@ func loadCluster(ctx context.Context, p *plan, progress io.Writer) (*LoadResult,
 	var acked atomic.Int64
 	done := make(chan struct{})
 	start := time.Now()
-	go reportLoadProgress(progress, p.DBSize, &acked, start, done)
+	progressDone := goReportLoadProgress(progress, p.DBSize, &acked, start, done)
 	errs := make([]error, threads)
 	var wg sync.WaitGroup
 	for i, t := range ts {
@@ -68,6 +68,7 @@ func loadCluster(ctx context.Context, p *plan, progress io.Writer) (*LoadResult,
 	}
 	wg.Wait()
 	close(done)
+	<-progressDone
 	res.Seconds = time.Since(start).Seconds()
 	res.Cluster = clusterResult(cs, ts, res.Seconds, refreshes)
 	for _, n := range res.Cluster.Nodes {
@@ -91,6 +92,18 @@ func loadCluster(ctx context.Context, p *plan, progress io.Writer) (*LoadResult,
 		}
 	}
 	return res, err
+}
+
+// goReportLoadProgress runs reportLoadProgress on its own goroutine and
+// returns a channel closed once it has returned: the load waits for it
+// after closing done, so no progress line is written after the load's own.
+func goReportLoadProgress(w io.Writer, keys int64, acked *atomic.Int64, start time.Time, done <-chan struct{}) <-chan struct{} {
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		reportLoadProgress(w, keys, acked, start, done)
+	}()
+	return stopped
 }
 
 // reportLoadProgress prints the load's progress every progressInterval

@@ -39,8 +39,9 @@ const (
 )
 
 // idleWait decides how an offline event loop waits when a poll finds
-// nothing ready: nap on its own thread and poll again, or park in Go's
-// netpoller until a reply wakes it.
+// nothing ready: nap on its own thread and poll again, or park until a
+// reply wakes it (auto mode: blocked in the loop's own epoll_pwait, see
+// blockMillis; a fixed IdleNap: in Go's netpoller, as before auto).
 //
 // Why nap at all: a parked loop is woken by the kernel on the CPU that
 // delivers the reply, the server's, and on a virtual machine that

@@ -45,19 +45,7 @@ func load(ctx context.Context, p *plan, progress io.Writer) (*LoadResult, error)
 	var acked atomic.Int64
 	done := make(chan struct{})
 	start := time.Now()
-	go func() {
-		t := time.NewTicker(progressInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				a := acked.Load()
-				fmt.Fprintf(progress, "[Load]: %d of %d keys (%.1f%%), %.0f keys/sec\n", a, p.DBSize, 100*float64(a)/float64(p.DBSize), float64(a)/time.Since(start).Seconds())
-			}
-		}
-	}()
+	progressDone := goReportLoadProgress(progress, p.DBSize, &acked, start, done)
 
 	counts := make([]replyCounts, threads)
 	firstErrors := make([]string, threads)
@@ -76,6 +64,7 @@ func load(ctx context.Context, p *plan, progress io.Writer) (*LoadResult, error)
 	}
 	wg.Wait()
 	close(done)
+	<-progressDone
 	res.Seconds = time.Since(start).Seconds()
 	for i := range threads {
 		res.Acknowledged += counts[i].hits

@@ -31,7 +31,7 @@ func goldenReport() *Report {
 			IdleWaits: 90000, IdleNaps: 180000, IdleParks: 12, FirstNapMicros: 41.5,
 		}, {
 			Op: "GET:95,SET:5", Threads: 4, Batch: 1024, Pipeline: "batch", Ops: 4096000, Seconds: 2, OpsPerSec: 2048000,
-			Hits: 4096000, Verified: true, KeyDist: "uniform", PrebuiltOpsPerThread: 65536, ClientLoops: 2, IdleWait: "nap", IdleNapMicros: 50,
+			Hits: 4096000, Verified: true, KeyDist: "uniform", PrebuiltOpsPerThread: 65536, ClientLoops: 2, IdleWait: "park",
 			Mix: []OpResult{{Op: "GET", Percent: 95, Ops: 3891200, OpsPerSec: 1945600, Hits: 3891200,
 				LatencyMicros: LatencySummary{Min: 100, P5: 200, P50: 500, Avg: 520, P95: 900, P99: 1200, P999: 1500, Max: 2000}},
 				{Op: "SET", Percent: 5, Ops: 204800, OpsPerSec: 102400, Hits: 204800,
