@@ -106,6 +106,9 @@ func Check(dir string) (Integrity, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		var rec Results
 		if err := ReadJSON(dir, FileResults, &rec); err != nil {
+			if st, serr := os.Stat(dir); serr == nil && st.IsDir() && errors.Is(err, fs.ErrNotExist) {
+				return in, nil // a run that stopped before its render: nothing sealed it
+			}
 			return in, err
 		}
 		if len(rec.Files) == 0 {
