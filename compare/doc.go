@@ -17,10 +17,16 @@
 // results.RowKey (backend, pin, -b, shards, hosts), so rows that differ by
 // -b or shard count never collapse into one.
 //
-// Invariants: every bundle is checked against its checksums first, as
-// `tierbench report --verify` checks it, and one that fails is refused
-// (ErrTampered, naming what differs) unless Options.Force, which compares
-// it under a bold line saying it failed; medians, exclusions and the
+// Invariants: every bundle is checked against its sums before any of it
+// is read, as `tierbench report --verify` checks it; one whose sums fail
+// is refused (ErrTampered, naming what differs), one whose sums are
+// missing or leave results.json uncovered too (ErrUnverified), unless
+// Options.Unverified, which compares it under a bold line and marks every
+// figure from it (†, Value.Unverified); one holding a link or a pipe is
+// never read. Judge turns the comparison into a gate (Gate): the cells
+// significantly slower than the first bundle's by more than a threshold,
+// and how many cells no test could judge (too few passes, Value.MinP).
+// Medians, exclusions and the
 // test's passes all come from cells.jsonl (results.json's medians only
 // for a lone results.json), so they always describe the same passes.
 // A bundle of a newer schema is refused (ErrNewerSchema);

@@ -16,7 +16,10 @@ type Gate struct {
 	// Blind counts the compared cells whose passes are too few for any
 	// difference to be significant (Value.MinP > α) or that have no
 	// passes: a regression there, however large, cannot fail the gate.
-	Blind  int  `json:"blind_cells"`
+	Blind int `json:"blind_cells"`
+	// Judged counts the compared cells the test could judge. With none,
+	// the gate has no verdict (Blind says why) and the command refuses.
+	Judged int  `json:"judged_cells"`
 	Failed bool `json:"failed"`
 }
 
@@ -44,6 +47,7 @@ func (c *Comparison) Judge(thresholdPct float64) *Gate {
 					g.Blind++
 					continue
 				}
+				g.Judged++
 				if v.Significant && v.DeltaPct < -thresholdPct {
 					g.Regressions = append(g.Regressions, Regression{Scenario: s.Name, Cell: cellTitle(cell), Bundle: c.Bundles[i].Name, DeltaPct: v.DeltaPct, P: v.P})
 				}
@@ -62,14 +66,18 @@ func cellTitle(c CellCmp) string {
 // Summary is the gate's verdict in a sentence or two.
 func (g *Gate) Summary(base string) string {
 	var b strings.Builder
-	if g.Failed {
+	switch {
+	case g.Judged == 0:
+		fmt.Fprintf(&b, "no verdict: none of the %d compared cells could fail the gate whatever its delta (too few passes for any difference to be significant, or none: see the notes).", g.Blind)
+		return b.String()
+	case g.Failed:
 		fmt.Fprintf(&b, "FAIL: %d cell(s) significantly slower than `%s` by more than %s %%: ", len(g.Regressions), base, strconv.FormatFloat(g.ThresholdPct, 'g', -1, 64))
 		parts := make([]string, len(g.Regressions))
 		for i, r := range g.Regressions {
 			parts[i] = fmt.Sprintf("%s %s in `%s` %+.1f %% (p=%.3f)", r.Scenario, r.Cell, r.Bundle, r.DeltaPct, r.P)
 		}
 		b.WriteString(strings.Join(parts, "; ") + ".")
-	} else {
+	default:
 		fmt.Fprintf(&b, "pass: no cell is significantly slower than `%s` by more than %s %%.", base, strconv.FormatFloat(g.ThresholdPct, 'g', -1, 64))
 	}
 	if g.Blind > 0 {

@@ -101,30 +101,31 @@ func indexText(dir string) (string, error) {
 }
 
 // verifyTop checks the files of a --scenario all bundle against the
-// top's SHA256SUMS, which covers scenarios.json and every scenario's files.
-func verifyTop(dir string, w io.Writer) error {
+// top's SHA256SUMS, which covers scenarios.json and every scenario's
+// files, printing a line per finding; what holds is said on the index's
+// ok line (one ok line for the top), so it returns the files that matched.
+func verifyTop(dir string, w io.Writer) (int, error) {
 	in, err := results.CheckFiles(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !in.Sealed {
 		fmt.Fprintf(w, "UNCOVERED %s: no %s at the top: nothing vouches for its %s (written before the top was sealed; `tierbench report %s` seals it)\n", dir, results.FileSums, results.FileScenarios, dir)
-		return fmt.Errorf("%w: %s: no %s at the top: nothing vouches for its %s", results.ErrNoChecksums, dir, results.FileSums, results.FileScenarios)
+		return 0, fmt.Errorf("%w: %s: no %s at the top: nothing vouches for its %s", results.ErrNoChecksums, dir, results.FileSums, results.FileScenarios)
 	}
 	for _, f := range in.Findings {
 		fmt.Fprintf(w, "FAIL %s\n", f)
 	}
 	if len(in.Findings) > 0 {
-		return fmt.Errorf("%w: %s: %s", results.ErrTampered, dir, strings.Join(in.Findings, "; "))
+		return 0, fmt.Errorf("%w: %s: %s", results.ErrTampered, dir, strings.Join(in.Findings, "; "))
 	}
-	fmt.Fprintf(w, "ok %s: %d files match the top's %s\n", dir, in.Files, results.FileSums)
-	return nil
+	return in.Files, nil
 }
 
 // verifyIndex checks the report.md at the top of a --scenario all bundle:
 // it holds no number of its own, only the scenarios' tables and links, so
 // it must be what their bundles give now, byte for byte.
-func verifyIndex(dir string, w io.Writer) error {
+func verifyIndex(dir string, w io.Writer, sealed int) error {
 	want, err := indexText(dir)
 	if err != nil {
 		return err
@@ -146,7 +147,11 @@ func verifyIndex(dir string, w io.Writer) error {
 		fmt.Fprintf(w, "FAIL %s is missing or was edited: it is not what the scenarios' bundles give\n", FileHTML)
 		return fmt.Errorf("%w: %s: %s is missing or was edited: it is not what the scenarios' bundles give", results.ErrTampered, dir, FileHTML)
 	}
-	fmt.Fprintf(w, "ok %s: its %s and %s are what the scenarios' bundles give\n", dir, results.FileReport, FileHTML)
+	also := ""
+	if sealed > 0 {
+		also = fmt.Sprintf(", and %d files below it match its %s", sealed, results.FileSums)
+	}
+	fmt.Fprintf(w, "ok %s: its %s and %s are what the scenarios' bundles give%s\n", dir, results.FileReport, FileHTML, also)
 	return nil
 }
 

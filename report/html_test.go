@@ -29,7 +29,7 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	dir, res := renderedBundle(t)
 	if real := os.Getenv("TIERBENCH_HTML_BUNDLE"); real != "" {
-		dir = real
+		dir, res = real, results.Results{}
 		if err := results.ReadJSON(dir, results.FileResults, &res); err != nil {
 			t.Fatal(err)
 		}

@@ -265,3 +265,21 @@ func TestSealRefusesLinks(t *testing.T) {
 		t.Errorf("got %v, want the symlink named", err)
 	}
 }
+
+// TestInterruptedRun: a bundle whose run stopped before rendering (no
+// results.json, no sums) is rendered only with --resign, which records it.
+func TestInterruptedRun(t *testing.T) {
+	dir := writeBundle(t, true)
+	if _, err := Rerender(dir, tester, ""); !errors.Is(err, ErrUnsealed) || !strings.Contains(err.Error(), "--resign") {
+		t.Fatalf("got %v, want a refusal pointing at --resign", err)
+	}
+	if _, err := Rerender(dir, tester, "the run was interrupted before its render"); err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(dir, &bytes.Buffer{}); err != nil {
+		t.Errorf("got %v, want the rendered bundle sealed", err)
+	}
+	if err := Verify(filepath.Join(dir, "nowhere"), &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no such directory") {
+		t.Errorf("got %v, want a missing directory named as missing", err)
+	}
+}

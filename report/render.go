@@ -50,10 +50,11 @@ func Verify(dir string, w io.Writer) error {
 			errs = append(errs, fmt.Errorf("scenario %s: %w", e.Scenario, err))
 		}
 	}
-	if err := verifyIndex(dir, w); err != nil {
+	sealed, err := verifyTop(dir, w)
+	if err != nil {
 		errs = append(errs, err)
 	}
-	if err := verifyTop(dir, w); err != nil {
+	if err := verifyIndex(dir, w, sealed); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

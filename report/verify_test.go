@@ -212,8 +212,13 @@ func TestVerifyAll(t *testing.T) {
 				if err != nil {
 					t.Fatalf("got %v, want the untouched bundle to verify:\n%s", err, out.String())
 				}
-				if !strings.Contains(out.String(), "ok "+top+": its report.md and report.html are what the scenarios' bundles give") {
+				if !strings.Contains(out.String(), "ok "+top+": its report.md and report.html are what the scenarios' bundles give, and ") {
 					t.Errorf("got %q, want an ok line for the top report.md", out.String())
+				}
+				// One ok line per scenario and one for the top, as the run's
+				// end-to-end test of an all bundle counts them.
+				if n := strings.Count(out.String(), "ok "); n != 2 {
+					t.Errorf("got %d ok lines, want 2 (the scenario's and the top's):\n%s", n, out.String())
 				}
 				return
 			}

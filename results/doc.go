@@ -20,15 +20,21 @@
 //   - ladder.json (Ladder), scenarios.json (ScenarioIndex, the top of a
 //     --scenario all bundle, whose scenarios are bundles below it).
 //   - results.json (Results): derived, never measured — the plan, the
-//     loads, each cell's median with min and max and why it is kept out,
-//     and the sha256 of every other file (FileSum), written last.
+//     loads, each cell's median with min and max and why it is kept out.
+//     Bundles sealed before SHA256SUMS hold the sha256 of every other file
+//     here (Files), and nothing covers results.json itself.
+//   - signings.jsonl (Signing): each seal put over what the old sums did
+//     not vouch for (report --resign, or an upgrade), who, when and why.
+//   - SHA256SUMS (FileSums): the seal, written last, the sha256 of every
+//     other file, results.json included, as sha256sum writes them.
 //
 // # Invariants
 //
 //   - Derive computes results.json from the raw records alone and judges
 //     every pass again by this tierbench's thresholds (JudgePass,
-//     Aggregate); a bundle can always be rendered again, and Verify checks
-//     a bundle's files against its sums and its medians against its passes.
+//     Aggregate); a bundle can always be rendered again, and Check and
+//     Verify check a bundle's files against its sums (every entry a regular
+//     file, none added) and its medians against its passes.
 //   - Every reader refuses a record of a newer SchemaVersion
 //     (ErrNewerSchema); bundles of schema 1 and 2 read unchanged. A torn
 //     last line of a .jsonl file (the run died writing it) is dropped; a

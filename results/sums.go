@@ -89,23 +89,18 @@ func Check(dir string) (Integrity, error) {
 	listed, err := readSums(dir)
 	switch {
 	case err == nil:
-		in.Sealed = true
-		in.Findings = append(in.Findings, listed.problems...)
-		now, odd, err := walkBundle(dir, FileSums)
-		if err != nil {
+		if in, err = checkListed(dir, listed); err != nil {
 			return in, err
 		}
-		in.Findings = append(in.Findings, odd...)
-		in.Irregular = odd
 		if !slices.ContainsFunc(listed.sums, func(s FileSum) bool { return s.Path == FileResults }) {
 			in.Findings = append(in.Findings, fmt.Sprintf("%s does not list %s", FileSums, FileResults))
 		}
-		diff := diffSums(listed.sums, now, FileSums)
-		in.Findings = append(in.Findings, diff...)
-		in.Files = len(listed.sums) - len(diff)
 	case errors.Is(err, fs.ErrNotExist):
 		var rec Results
 		if err := ReadJSON(dir, FileResults, &rec); err != nil {
+			if st, serr := os.Stat(dir); serr == nil && st.IsDir() && errors.Is(err, fs.ErrNotExist) {
+				return in, nil // a run that stopped before its render: nothing sealed it
+			}
 			return in, err
 		}
 		if len(rec.Files) == 0 {
@@ -151,20 +146,27 @@ func CheckFiles(dir string) (Integrity, error) {
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
-	var in Integrity
 	listed, err := readSums(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return in, nil
+		return Integrity{}, nil
 	} else if err != nil {
-		return in, err
+		return Integrity{}, err
 	}
-	in.Sealed = true
+	return checkListed(dir, listed)
+}
+
+// checkListed checks the files under dir against the sums SHA256SUMS
+// listed: its bad lines, entries not regular, files edited, missing or
+// added.
+func checkListed(dir string, listed sumsFile) (Integrity, error) {
+	in := Integrity{Sealed: true}
 	in.Findings = append(in.Findings, listed.problems...)
 	now, odd, err := walkBundle(dir, FileSums)
 	if err != nil {
 		return in, err
 	}
 	in.Findings = append(in.Findings, odd...)
+	in.Irregular = odd
 	diff := diffSums(listed.sums, now, FileSums)
 	in.Findings = append(in.Findings, diff...)
 	in.Files = len(listed.sums) - len(diff)

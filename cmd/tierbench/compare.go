@@ -42,7 +42,8 @@ unless --unverified. Bundles whose record size or --dbsize differ are refused
 unless --force. See docs/compare.md.
 
 Exit 0: compared (and no cell failed --fail-on-regression); 1: a cell failed
---fail-on-regression; 2: refused, unreadable, or bad usage.
+--fail-on-regression; 2: refused, unreadable, bad usage, or a gate that could
+judge no cell (too few passes on every one).
 
 Examples:
   tierbench compare results/before results/after
@@ -89,8 +90,11 @@ Flags:
 	}
 	if c.Gate != nil {
 		fmt.Fprintf(stderr, "tierbench compare: %s\n", c.Gate.Summary(c.Bundles[0].Name))
-		if c.Gate.Failed {
+		switch {
+		case c.Gate.Failed:
 			return 1
+		case c.Gate.Judged == 0:
+			return 2 // a gate that could fail nothing is no pass
 		}
 	}
 	return 0

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/report"
 )
 
 func TestCompareExitCodes(t *testing.T) {
@@ -74,5 +77,41 @@ func TestCompareRefusesUnsealed(t *testing.T) {
 		!strings.Contains(stdout.String(), "**Not verified, compared only because of --unverified: `edited`") ||
 		!strings.Contains(stdout.String(), "| Libaio | no pin | 8 | 131 K | 52 K † | -60.1 % †") {
 		t.Errorf("--unverified: got exit %d (%s), want 0 with the bundle named in bold and its figures marked:\n%s", code, stderr.String(), stdout.String())
+	}
+}
+
+// TestGateWithNoVerdict: over bundles of two passes a cell no difference
+// can be significant, so a gate could fail nothing: it says so and exits 2
+// instead of passing.
+func TestGateWithNoVerdict(t *testing.T) {
+	var dirs []string
+	for _, src := range []string{"../../compare/testdata/bundles/base", "../../compare/testdata/bundles/batch4"} {
+		dir := filepath.Join(t.TempDir(), filepath.Base(src))
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		plan, err := os.ReadFile(filepath.Join(dir, "plan.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		two := regexp.MustCompile(`"Passes": \d+`).ReplaceAll(plan, []byte(`"Passes": 2`))
+		if bytes.Equal(two, plan) {
+			t.Fatal("plan.json has no Passes to set")
+		}
+		if err := os.WriteFile(filepath.Join(dir, "plan.json"), two, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := report.Render(dir); err != nil { // sealed as a run of two passes would be
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	var stdout, stderr bytes.Buffer
+	code := dispatch(append([]string{"compare", "--fail-on-regression", "5"}, dirs...), &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "no verdict: none of the 4 compared cells could fail the gate") {
+		t.Errorf("got exit %d, stderr %q; want 2 and no verdict", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "2 against 2 passes: the smallest p the Mann–Whitney U test can give is 0.333") {
+		t.Errorf("got Markdown without the note on too few passes:\n%s", stdout.String())
 	}
 }
