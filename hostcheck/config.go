@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/tierbench/tierbench/device"
@@ -38,6 +39,9 @@ type Config struct {
 	FIOMaxDepth int
 	// FIOFullSweep runs every depth even when IOPS stopped growing.
 	FIOFullSweep bool
+	// Progress, when set, gets one line per fio sweep step as it finishes
+	// (sweepprogress.go); the sweep is otherwise silent for minutes.
+	Progress io.Writer
 	// FIOCPUs, when set, runs the sweep a second time with fio pinned to
 	// these CPUs (a list such as 0 or 0-3) and FIOMems (NUMA nodes, ""
 	// leaves memory free): the ceiling of a server pinned there
