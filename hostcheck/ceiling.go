@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,10 +180,11 @@ func removeFioFiles(job fio.Job) {
 // (job.CPUs, when set, holds maxJobs CPUs), fio run through sampler, which
 // samples each step's disk driver. It leaves fio's files for a second
 // sweep: the caller removes them.
-func runBaseline(ctx context.Context, root string, sampler *driverSampler, job fio.Job, maxDepth, maxJobs int, full bool) (*FIOBaseline, error) {
+func runBaseline(ctx context.Context, root string, sampler *driverSampler, job fio.Job, maxDepth, maxJobs int, full bool, progress io.Writer) (*FIOBaseline, error) {
 	stolen := cpustat.StartWatch(root)
 	defer clear(sampler.depth)
 	sw := fio.Sweep{Job: job, Steps: fio.DepthLadder(maxDepth, maxJobs), MinGrowth: sweepMinGrowth, Run: sampler.Run}
+	sw.Done = stepPrinter(progress, job, sw.Steps, time.Now())
 	if !full {
 		sw.FlatSteps = sweepFlatSteps
 	}
@@ -233,7 +235,7 @@ func pinnedBaseline(ctx context.Context, sampler *driverSampler, job fio.Job, cf
 		return nil, Check{Name: CheckFIOPinned, Status: Warn, Detail: fmt.Sprintf("not run: --fio-cpus %q: %v", cfg.FIOCPUs, err)}
 	}
 	job.CPUs, job.Mems = cfg.FIOCPUs, cfg.FIOMems
-	base, err := runBaseline(ctx, cfg.Root, sampler, job, cfg.FIOMaxDepth, min(maxFIOJobs, len(cpus)), cfg.FIOFullSweep)
+	base, err := runBaseline(ctx, cfg.Root, sampler, job, cfg.FIOMaxDepth, min(maxFIOJobs, len(cpus)), cfg.FIOFullSweep, cfg.Progress)
 	c := baselineCheck(base, err)
 	c.Name = CheckFIOPinned
 	if err != nil {

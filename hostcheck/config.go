@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,6 +42,9 @@ type Config struct {
 	FIOMaxDepth int
 	// FIOFullSweep runs every depth even when IOPS stopped growing.
 	FIOFullSweep bool
+	// Progress, when set, gets one line per fio sweep step as it finishes
+	// (sweepprogress.go); the sweep is otherwise silent for minutes.
+	Progress io.Writer
 	// FIOCPUs, when set, runs the sweep a second time with fio pinned to
 	// these CPUs (a list such as 0 or 0-3) and FIOMems (NUMA nodes, ""
 	// leaves memory free): the ceiling of a server pinned there

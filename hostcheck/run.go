@@ -165,7 +165,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 			job := fio.Job{Dir: dir, Files: cfg.FIOFiles, FileBytes: cfg.FIOFileBytes, Engine: engine, RuntimeSeconds: cfg.FIORuntimeSeconds}
 			defer removeFioFiles(job)
 			sampler := newDriverSampler(cfg.Root, fp.Storage, probes.FIO)
-			base, err := runBaseline(ctx, cfg.Root, sampler, job, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep)
+			base, err := runBaseline(ctx, cfg.Root, sampler, job, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep, cfg.Progress)
 			fioCheck = baselineCheck(base, err)
 			if err == nil {
 				rep.FIO = base

@@ -116,6 +116,9 @@ type Config struct {
 	NoFio      bool // skip the fio baseline (the report then has no ceiling)
 	FioSeconds int  // seconds per step of the fio depth sweep (0 = preflight's default)
 	Silent     bool // no progress lines on stderr
+	// MetricsAddr serves the run's progress and the cell under way in
+	// the Prometheus text format (metrics.go); "" serves nothing.
+	MetricsAddr string
 
 	// StateDir keeps pid files of running children so a later run can
 	// remove what an interrupted one left; default $TMPDIR/tierbench-state.

@@ -65,6 +65,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		return fmt.Errorf("orchestrator: ladder: %w", err)
 	}
 	var ladders []results.Ladder
+	r.setPhase(phaseLadder, nil, "")
 	for _, backend := range r.ladderBackends() {
 		l := results.Ladder{Backend: backend}
 		best, ok := bestRESPCell(res, backend)

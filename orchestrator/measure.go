@@ -104,9 +104,12 @@ func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, th
 	r.progress.cellIndex++
 	left := r.progressLeft()
 	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.progress.cellIndex, r.progress.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clients.note(threads), left)
+	r.setPhase(phaseCells, &row, fmt.Sprintf("t=%d pass %d/%d", threads, pass, r.cfg.Passes))
 	start := time.Now()
 	defer func() { r.progress.cellTime += time.Since(start) }()
+	stopWatch := r.watchCell(ctx, tgt, threads)
 	rec, err := r.takePass(ctx, row, tgt, threads, pass)
+	stopWatch()
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,7 @@ func (r *runner) preflightLocal(ctx context.Context) error {
 		return fmt.Errorf("orchestrator: data dir: %w", err)
 	}
 	r.printf("preflight: %s (fio baseline: %v)\n", dataDir, r.fioPlanned())
-	out, err := runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(r.fioPlanned()))
+	out, err := runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(r.fioPlanned()), r.stderr)
 	var p results.Preflight
 	if err == nil {
 		p, err = results.ParsePreflight(out)
@@ -285,7 +286,7 @@ func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTa
 // only), on the same data dir.
 func (r *runner) preflightWhereServed(ctx context.Context, row results.Row, srv serverHandle, dataDir string) ([]byte, error) {
 	if s, err := r.rowServer(row); err == nil && !s.Self && r.drv.name() == RuntimeDocker {
-		return runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(false))
+		return runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(false), io.Discard)
 	}
 	return r.drv.preflightAt(ctx, srv, r.drv.dataPath(dataDir), r.preflightArgs(false))
 }

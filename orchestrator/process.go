@@ -339,18 +339,19 @@ func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, re
 }
 
 func (d *processDriver) preflightAt(ctx context.Context, _ serverHandle, dataDir string, args []string) ([]byte, error) {
-	return runPreflight(ctx, d.binary, dataDir, args)
+	return runPreflight(ctx, d.binary, dataDir, args, io.Discard)
 }
 
 // runPreflight runs `tierbench preflight --json` on this host. Its exit
 // status 1 (a check failed) is not an error here: the caller reads the
 // checks; any other failure is.
-func runPreflight(ctx context.Context, binary, dataDir string, extra []string) ([]byte, error) {
+func runPreflight(ctx context.Context, binary, dataDir string, extra []string, progress io.Writer) ([]byte, error) {
 	args := append([]string{"preflight", "--data-dir", dataDir, "--json"}, extra...)
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// The fio sweep's step lines reach the run's progress as they come.
+	cmd.Stdout, cmd.Stderr = &stdout, io.MultiWriter(&stderr, progress)
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		// Killed because the run is stopping: its exit says nothing more.

@@ -42,13 +42,16 @@ type rowWork struct {
 	// fioSeconds is each fio re-run's seconds; 0 when the row has none
 	// (no ceiling for it, --no-fio, or not a tierbench disk row).
 	fioSeconds int
+	// besideSeconds is the fio run after each of its passes
+	// (results.BesideSeconds) where the row has a ceiling, else 0.
+	besideSeconds int
 }
 
 // phaseRates are the per-unit rates the estimate assumes until the run
 // measured its own.
 type phaseRates struct {
 	loadKeysPerSec float64
-	perCellSeconds float64 // 0: the cell's seconds and one of set-up
+	perCellSeconds float64 // 0: the cell's seconds, one of set-up and the fio beside it
 }
 
 // rowPhases lists the phases of one row, from the run's parameters.
@@ -63,7 +66,7 @@ func rowPhases(cfg Config, w rowWork, rates phaseRates) []phase {
 	if w.cells > 0 {
 		per := rates.perCellSeconds
 		if per == 0 {
-			per = float64(cfg.CellSeconds + 1)
+			per = float64(cfg.CellSeconds + 1 + w.besideSeconds)
 		}
 		out = append(out, phase{Name: phaseCells, Count: w.cells, Seconds: per})
 	}
@@ -146,7 +149,7 @@ func describePhases(ps []phase) string {
 
 // rowWorkOf is what row still has to run in this run.
 func (r *runner) rowWorkOf(row results.Row) rowWork {
-	w := rowWork{cells: r.rowTodo(row), load: !r.cfg.SkipLoad && !r.resumed.loads[row.ID()]}
+	w := rowWork{cells: r.rowTodo(row), load: !r.cfg.SkipLoad && !r.resumed.loads[row.ID()], besideSeconds: r.besideOf(row)}
 	if rowEngine(row) == "" || r.cfg.NoFio || !ceilingApplies(r.cfg) {
 		return w
 	}
@@ -155,6 +158,15 @@ func (r *runner) rowWorkOf(row results.Row) rowWork {
 		w.fioSeconds = cmp.Or(base.RuntimeSeconds, r.cfg.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
 	}
 	return w
+}
+
+// besideOf is the seconds of the fio run after each pass of row
+// (fioBeside): where it has a ceiling, not across a cluster's shards.
+func (r *runner) besideOf(row results.Row) int {
+	if r.cfg.NoFio || row.Shards > 1 || !ceilingApplies(r.cfg) || r.rowBaseline(row) == nil {
+		return 0
+	}
+	return results.BesideSeconds
 }
 
 // rates is what the estimate assumes per load key and per cell: what the

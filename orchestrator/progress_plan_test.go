@@ -65,12 +65,12 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 			wantTotal: 3 * (8*load + warm + float64(cellsPerRow*(cell+1)))},
 		{name: "fio re-runs with a ceiling", cfg: with(func(c *Config) { c.NoFio = false }), preflight: true, rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseFio},
-			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + float64(len(threads)*4)},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + float64(len(threads)*4)},
 		{name: "everything", cfg: with(func(c *Config) {
 			c.Latency, c.Given, c.SLO, c.Ladder, c.NoFio, c.FioSeconds = true, []string{"latency"}, "p99=1ms", true, false, 0
 		}), preflight: true, rows: 1,
 			want: []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency, phaseSLO, phaseFio, phaseLadder},
-			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latency + sloMaxProbes*step + float64(len(threads)*4) +
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + latency + sloMaxProbes*step + float64(len(threads)*4) +
 				ladderRounds*3*cell},
 	}
 	for _, tc := range tests {

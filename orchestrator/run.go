@@ -72,6 +72,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		return err
 	}
 	r.printf("tierbench run %s: bundle %s\n", r.plan.RunID, r.out)
+	if err := r.startWatch(); err != nil {
+		return err
+	}
+	defer func() { r.stopWatch(ctx, err) }()
 
 	if err := ensureStateDir(r.cfg.StateDir); err != nil {
 		return err
@@ -154,6 +158,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			failed = append(failed, err)
 		}
 	}
+	r.beforeSeal(len(failed) > 0 || !r.cfg.Ladder, errors.Join(failed...))
 	table, err := report.Render(r.out)
 	if err != nil {
 		return err
@@ -164,6 +169,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 			return err
 		}
 		// Again, so that results.json's checksums cover the ladder's files.
+		r.beforeSeal(true, nil)
 		if _, err := report.Render(r.out); err != nil {
 			return err
 		}
@@ -216,6 +222,10 @@ type runner struct {
 	// resumed is what the bundle held already when the run began.
 	resumed  resumedWork
 	progress progressState
+	// watch is the run's status for status.json and --metrics-addr
+	// (status.go, metrics.go); metrics is nil without the flag.
+	watch   runWatch
+	metrics *metricsServer
 }
 
 // localMachine is what the run holds of this machine: its /proc and
@@ -290,6 +300,7 @@ func (r *runner) setup(cfg Config) error {
 		if cfg.AuthFile != "" || cfg.AuthEnv != "" {
 			saved.AuthFile, saved.AuthEnv = cfg.AuthFile, cfg.AuthEnv
 		}
+		saved.MetricsAddr = cfg.MetricsAddr
 		if cfg.StateDir != "" {
 			saved.StateDir = cfg.StateDir
 		}
@@ -501,6 +512,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 			tgt.srv.stop(cctx)
 		}()
 	}
+	r.setPhase(phaseLoad, &row, "")
 	if err := r.loadAndVerify(ctx, row, tgt); err != nil {
 		return err
 	}
@@ -508,6 +520,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		r.printf("%s %s: no warm-up (--warmup-seconds 0)\n", titleCase(row.Backend), row.Label)
 	} else {
 		r.printf("%s %s: warm-up, %d s at t=%d\n", titleCase(row.Backend), row.Label, r.cfg.WarmupSeconds, slices.Max(r.cfg.Threads))
+		r.setPhase(phaseWarmup, &row, "")
 		if _, _, err := r.bench(ctx, row, tgt, "warmup", slices.Max(r.cfg.Threads), r.cfg.WarmupSeconds); err != nil {
 			return fmt.Errorf("orchestrator: warm-up of %s %s: %w", row.Backend, row.Label, err)
 		}
@@ -528,12 +541,15 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 	if err := r.clients.online(ctx, row, tgt); err != nil {
 		return err
 	}
+	r.setPhaseIf(r.cfg.Latency, phaseLatency, &row)
 	if err := r.latencySteps(ctx, row, tgt); err != nil {
 		return err
 	}
+	r.setPhaseIf(r.cfg.SLO != "", phaseSLO, &row)
 	if err := r.sloSearch(ctx, row, tgt); err != nil {
 		return err
 	}
+	r.setPhaseIf(r.rowWorkOf(row).fioSeconds > 0, phaseFio, &row)
 	if err := r.measureFioCPU(ctx, row); err != nil {
 		return err
 	}

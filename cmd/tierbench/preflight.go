@@ -148,6 +148,7 @@ Flags:
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cfg.Progress = stderr
 	rep, err := hostcheck.Run(ctx, cfg, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "tierbench preflight: %v\n", err)

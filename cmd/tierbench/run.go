@@ -71,6 +71,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&cfg.Force, "force", false, "measure even when a preflight check failed")
 	fs.BoolVar(&cfg.NoFio, "no-fio", false, "skip fio: the baseline (the report then has no ceiling), the disk-settle probes after a load and the 1 s fio after every pass that each cell is also held against (beside)")
 	fs.BoolVar(&cfg.Silent, "silent", false, "no progress lines on stderr")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", "", "serve progress and the cell under way as Prometheus metrics at `ADDR`/metrics (:PORT is loopback; other hosts are refused, as the endpoint has no authentication, except 0.0.0.0:PORT)")
 	fs.StringVar(&servers, "server", "", "servers to measure side by side, comma-separated, one set of rows each: tierbench, garnet, redis, valkey, keydb, dragonfly (the catalogue, README's \"Measure Garnet, Redis and others\"); each started as tierbench's own is: pinned, on a wiped data dir, its pid proven to own the socket (the real server behind a launcher), its whole process tree stopped (default tierbench)")
 	fs.StringVar(&cfg.ServerCmd, "server-cmd", "", "a server of your own to measure beside --server's, as a command `template` with {port} {bind} {data} {memory} {page} {segment} {index} {backend}, split into words as a shell does; its rows are named cmd")
 	fs.StringVar(&cfg.ServerBin, "server-bin", "", "the `file` that starts the one --server besides tierbench (e.g. …/GarnetServer, or …/GarnetServer.dll run by dotnet; default: its program on PATH)")

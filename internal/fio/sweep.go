@@ -91,6 +91,9 @@ type Sweep struct {
 	MinGrowth float64
 	// Run runs one step; nil means the real fio (Run).
 	Run func(context.Context, Job) (Result, error)
+	// Done, when set, is told of each step as it finishes: its index in
+	// Steps and its point. A sweep runs for minutes; this is its progress.
+	Done func(step int, p Point)
 }
 
 // ErrNoSteps is returned by a Sweep with nothing to measure.
@@ -116,6 +119,9 @@ func (s Sweep) Do(ctx context.Context) (SweepResult, error) {
 			return res, fmt.Errorf("fio sweep at %d reads in flight (%d jobs × iodepth %d): %w", st.Depth(), st.Jobs, st.IODepth, err)
 		}
 		res.Points = append(res.Points, Point{Step: st, Result: r})
+		if s.Done != nil {
+			s.Done(i, res.Points[len(res.Points)-1])
+		}
 		best := res.Points[res.Best].Result.IOPS
 		switch {
 		case i == 0:
