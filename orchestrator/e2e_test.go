@@ -234,11 +234,20 @@ func TestRunProcess(t *testing.T) {
 	if v := runBinary(t, bin, "report", "--verify", out); v.code != 0 || !strings.HasPrefix(v.stdout, "ok ") {
 		t.Errorf("report --verify of the run's bundle exited %d:\n%s%s", v.code, v.stdout, v.stderr)
 	}
-	// tierbench report renders the same table again from the bundle.
-	os.Remove(filepath.Join(out, results.FileTable))
+	// tierbench report renders the same table again from the sealed bundle.
 	rep := runBinary(t, bin, "report", out)
 	if rep.code != 0 || rep.stdout != r.stdout {
 		t.Errorf("report exited %d with\n%s\nwant the run's table\n%s\nstderr: %s", rep.code, rep.stdout, r.stdout, rep.stderr)
+	}
+	// With a file gone the sums fail: a plain report refuses, and only
+	// --resign renders it again (and records why).
+	os.Remove(filepath.Join(out, results.FileTable))
+	if rep := runBinary(t, bin, "report", out); rep.code != 1 {
+		t.Errorf("report of a bundle missing table.md: exit %d, want 1 (refused)\n%s%s", rep.code, rep.stdout, rep.stderr)
+	}
+	rep = runBinary(t, bin, "report", "--resign", "table.md removed by the test", out)
+	if rep.code != 0 || rep.stdout != r.stdout {
+		t.Errorf("report --resign exited %d with\n%s\nwant the run's table\n%s\nstderr: %s", rep.code, rep.stdout, r.stdout, rep.stderr)
 	}
 	if rep := runBinary(t, bin, "report"); rep.code != 2 {
 		t.Errorf("report without a dir: exit %d, want 2", rep.code)
