@@ -85,16 +85,24 @@ const (
 
 // ReadCacheStats are the read cache's counters (all zero when it is off).
 type ReadCacheStats struct {
-	Bytes         int64 // the memory it allocated for its budget: records, directories and sketches
-	RecordBytes   int64 // bytes of the records it holds
-	Records       int64
-	Hits, Misses  int64 // lookups of a device address that found its record, or not
-	Admissions    int64 // records it took from device reads
-	Evictions     int64 // records it dropped for a more frequent one
-	Invalidations int64 // records it dropped because a write replaced them
+	// Bytes is the memory it allocated for its budget: records,
+	// directories and sketches.
+	Bytes       int64 `json:"bytes"`
+	RecordBytes int64 `json:"record_bytes"` // bytes of the records it holds
+	Records     int64 `json:"records"`
+	// Hits and Misses are lookups of a device address that found its
+	// record, or not.
+	Hits   int64 `json:"hits"`
+	Misses int64 `json:"misses"`
+	// Admissions are records it took from device reads; Evictions,
+	// records it dropped for a more frequent one; Invalidations, records
+	// it dropped because a write replaced them.
+	Admissions    int64 `json:"admissions"`
+	Evictions     int64 `json:"evictions"`
+	Invalidations int64 `json:"invalidations"`
 	// Refusals are device reads it did not take: the set was full of
 	// records at least as frequent.
-	Refusals int64
+	Refusals int64 `json:"refusals"`
 }
 
 func newReadCache(budget int64) *readCache {
