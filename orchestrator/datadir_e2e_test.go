@@ -163,7 +163,7 @@ func TestRunDockerRefusesRelativeForeignData(t *testing.T) {
 	}
 	beforeVolumes := volumes()
 	before := snapshot(t, base)
-	r := runBinaryIn(t, home, []string{"HOME=" + base}, bin, "run", "--runtime", "docker", "--no-fio", "--dbsize", "200000", "--memory", "1m",
+	r := runBinaryIn(t, home, []string{"HOME=" + base}, bin, "run", "--runtime", "docker", "--no-fio", "--dbsize", "200000", "--memory", "1m", "--page", "64k",
 		"--data", "project", "--out", filepath.Join(base, "out"), "--state-dir", filepath.Join(base, "state"))
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "--data "+filepath.Join(home, "project")+" holds notes.txt, results") {
 		t.Errorf("run --data project in %s: exit %d, want %d naming %s and its files:\n%s", home, r.code, ExitUsage, filepath.Join(home, "project"), r.stderr)

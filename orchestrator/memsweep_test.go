@@ -21,13 +21,13 @@ func TestMemorySweepFlags(t *testing.T) {
 		want    []string // the rows' memory
 	}{
 		{"one size", Config{Memory: "16m"}, "", []string{""}},
-		{"sweep", Config{Memory: "128m,4m 32m", DBSize: 100_000}, "", []string{"4m", "32m", "128m"}},
+		{"sweep", Config{Memory: "128m,4m 32m", Page: "1m", DBSize: 100_000}, "", []string{"4m", "32m", "128m"}},
 		{"bad size", Config{Memory: "4m,lots"}, "--memory 4m,lots", nil},
 		{"twice", Config{Memory: "4m,4096k"}, "the same size", nil},
 		{"empty item", Config{Memory: "4m,,8m"}, "is empty", nil},
 		{"memory scenario", Config{Memory: "4m,8m", Scenario: results.ScenarioMemory}, "applies to --scenario storage", nil},
 		{"ladder", Config{Memory: "4m,8m", Ladder: true, Given: []string{"ladder"}}, "with --ladder", nil},
-		{"reference profile", Config{Memory: "4m,8m", Profile: ProfileReference}, "", []string{"4m", "8m"}},
+		{"reference profile", Config{Memory: "8m,16m", Profile: ProfileReference}, "", []string{"8m", "16m"}},
 		{"one size under the 20 × rule", Config{Memory: "128m", DBSize: 100_000}, "less than 20 × --memory 128m", nil},
 		{"foreign server", Config{Memory: "4m,8m", Servers: []string{"garnet"}}, "measures tierbench's own server", nil},
 		{"shards", Config{Memory: "4m,8m", Shards: []int{2}}, "with --shards", nil},

@@ -45,14 +45,14 @@ func TestShardPlaces(t *testing.T) {
 
 func TestShardConfig(t *testing.T) {
 	none := func(string) string { return "" }
-	cfg, err := Config{Shards: []int{1, 2}, DataDir: "/var/tmp/a,/var/tmp/b", DBSize: 1000000, Memory: "1m"}.resolve(none)
+	cfg, err := Config{Shards: []int{1, 2}, DataDir: "/var/tmp/a,/var/tmp/b", DBSize: 1000000, Memory: "1m", Page: "64k"}.resolve(none)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.DataDir != "/var/tmp/a" || fmt.Sprint(cfg.DataDirs) != "[/var/tmp/a /var/tmp/b]" || cfg.shardDir(1, 2) != "/var/tmp/b" {
 		t.Errorf("--data list: DataDir %q, DataDirs %v, shard 1 in %q", cfg.DataDir, cfg.DataDirs, cfg.shardDir(1, 2))
 	}
-	cfg, _ = Config{Shards: []int{2}, DataDir: "/var/tmp/x", DBSize: 1000000, Memory: "1m"}.resolve(none)
+	cfg, _ = Config{Shards: []int{2}, DataDir: "/var/tmp/x", DBSize: 1000000, Memory: "1m", Page: "64k"}.resolve(none)
 	if got := cfg.shardDir(1, 2); got != "/var/tmp/x/shard-1" {
 		t.Errorf("shard 1 under one --data: %q, want /var/tmp/x/shard-1", got)
 	}

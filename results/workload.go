@@ -124,8 +124,8 @@ type Workload struct {
 	// the password itself is never recorded.
 	AuthFile string `json:"AuthFile,omitempty"`
 	AuthEnv  string `json:"AuthEnv,omitempty"`
-	CACert     string `json:"CACert,omitempty"`
-	Insecure   bool   `json:"Insecure,omitempty"`
+	CACert   string `json:"CACert,omitempty"`
+	Insecure bool   `json:"Insecure,omitempty"`
 
 	// Given lists the flags set explicitly, by name without dashes.
 	Given []string `json:"Given"`
