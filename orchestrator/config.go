@@ -98,9 +98,9 @@ type Config struct {
 
 	// TLS is --tls: on, off or both (a row dimension, tls.go); "" is on
 	// across hosts beyond loopback and off otherwise. ServerTLS and
-	// ServerUser come from --server-addr rediss://user:password@host:port
-	// (ServerAddr then HOST:PORT; the password only in serverPassword,
-	// never recorded); CACert and Insecure check its certificate.
+	// ServerUser come from --server-addr rediss://user@host:port
+	// (ServerAddr then HOST:PORT; the password from --auth-file or
+	// --auth-env only in serverPassword, never recorded); CACert and Insecure check its certificate.
 	TLS            string
 	ServerTLS      bool
 	ServerUser     string

@@ -203,7 +203,7 @@
 // as the password is, removed at the end); its clients take --tls and
 // the run's probes dial it over TLS, here or through hostprobe
 // --tls-dir. Across hosts beyond loopback TLS is on unless --tls off.
-// --server-addr rediss://[user:password@]host:port measures a server
+// --server-addr rediss://[user@]host:port measures a server
 // over TLS (--cacert, --insecure); its password stays in memory and in a
 // 0600 file its clients read.
 //

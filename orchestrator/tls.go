@@ -236,7 +236,7 @@ func (c Config) validateTLS(bad func(string, ...any)) {
 			bad("--tls both with --server-addr: the server at --server-addr has the one port it was started with; measure each port in a run of its own (--server-addr rediss://… and redis://…) and compare the bundles")
 		}
 		if on && !c.ServerTLS {
-			bad("--tls on with --server-addr: give the server's TLS address as rediss://[user:password@]host:port")
+			bad("--tls on with --server-addr: give the server's TLS address as rediss://[user@]host:port")
 		}
 		return
 	}

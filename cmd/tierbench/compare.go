@@ -46,7 +46,7 @@ Exit 0: compared (and no cell failed --fail-on-regression); 1: a cell failed
 judge no cell (too few passes on every one).
 
 Examples:
-  tierbench compare results/before results/after
+  tierbench compare tierbench-results/before tierbench-results/after
   tierbench compare --fail-on-regression 5 --json published/ mine/ > verdict.json
   tierbench compare --svg plots --html compare.html results/before results/after > compare.md
 

@@ -46,8 +46,8 @@ or number differs, the bundle has no sums or leaves results.json uncovered
 (each named on stdout), or it cannot be read. See docs/bundle-integrity.md.
 
 Examples:
-  tierbench report --verify results/20261130T120000Z-1a2b3c
-  tierbench report results/20261130T120000Z-1a2b3c
+  tierbench report --verify tierbench-results/20261130T120000Z-1a2b3c
+  tierbench report tierbench-results/20261130T120000Z-1a2b3c
   tierbench report --resign "cells.jsonl's pass 3 restored from the client log" results/X
   tierbench report --export benchfmt results/A > a.txt; benchstat a.txt b.txt
   tierbench report --export hgrm -o hgrm/ results/X
