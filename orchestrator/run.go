@@ -91,7 +91,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 
 	if err := r.pickDriver(ctx); err != nil {
 		// A refusal on a host (its data dir held by another run) leaves
-		// no empty bundle behind; os.Remove takes empty directories only.
+		// no bundle behind: its status goes, and os.Remove takes empty
+		// directories only.
+		r.dropBundleStatus()
 		os.Remove(filepath.Join(r.out, results.DirLogs))
 		os.Remove(r.out)
 		return err

@@ -205,6 +205,18 @@ func (r *runner) startWatch() error {
 	return nil
 }
 
+// dropBundleStatus stops writing status.json and removes it: a run
+// refused before it measured anything leaves no bundle behind.
+func (r *runner) dropBundleStatus() {
+	r.watch.mu.Lock()
+	dir := r.watch.dir
+	r.watch.dir = ""
+	r.watch.mu.Unlock()
+	if dir != "" {
+		os.Remove(filepath.Join(dir, FileStatus))
+	}
+}
+
 // beforeSeal writes the status the report's seal covers: with last, the
 // run's final one (done, or failed naming failed), else the report phase
 // before the ladder.

@@ -59,6 +59,9 @@ type Workload struct {
 	Page    string `json:"Page"`
 	Segment string `json:"Segment"`
 	Index   string `json:"Index"`
+	// ReadCacheMemory is the server's --readcache-memory (one size, or a
+	// read-cache sweep's list); absent before the read cache and when off.
+	ReadCacheMemory string `json:"ReadCacheMemory,omitempty"`
 
 	Backends []string `json:"Backends"`
 	Pins     []string `json:"Pins"`
@@ -87,6 +90,9 @@ type Workload struct {
 	Silent     bool `json:"Silent"`
 
 	StateDir string `json:"StateDir"`
+	// MetricsAddr is where --metrics-addr served the run's progress;
+	// absent when it was not given.
+	MetricsAddr string `json:"MetricsAddr,omitempty"`
 
 	MaxMissRatio float64 `json:"MaxMissRatio"`
 	KeepData     bool    `json:"KeepData"`
