@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/tierbench/tierbench/compare"
 )
@@ -56,13 +55,6 @@ Flags:
 	}
 	if status, ok := parseArgs(fs, args, -1, stdout, stderr); !ok {
 		return status
-	}
-	for _, a := range fs.Args() {
-		if strings.HasPrefix(a, "-") {
-			fmt.Fprintf(stderr, "tierbench compare: flag %q after the bundles: flags go first\n\n", a)
-			fs.Usage()
-			return 2
-		}
 	}
 	if fs.NArg() < 2 {
 		fmt.Fprintf(stderr, "tierbench compare: want at least two bundles, got %d\n\n", fs.NArg())
