@@ -22,39 +22,6 @@ import (
 // the share of its GETs the store served from the device (INFO stats
 // device_gets) beside its device bytes per GET.
 
-// memorySweep is the sizes of a sweep, in the order given; nil when
-// --memory names one size (or none).
-func (c Config) memorySweep() []string {
-	if !strings.ContainsAny(strings.TrimSpace(c.Memory), ", \t") {
-		return nil
-	}
-	sizes, err := SplitList(c.Memory)
-	if err != nil {
-		return []string{c.Memory} // validateSweep says what is wrong
-	}
-	return sizes
-}
-
-// memorySizes is every --memory size the run's servers take.
-func (c Config) memorySizes() []string {
-	if s := c.memorySweep(); s != nil {
-		return s
-	}
-	return []string{c.Memory}
-}
-
-// largestMemory is the largest --memory a server of the run takes: what
-// the preflight's memory check plans for.
-func (c Config) largestMemory() string {
-	best, bestBytes := c.Memory, int64(-1)
-	for _, s := range c.memorySizes() {
-		if n, err := size.Parse(s); err == nil && n > bestBytes {
-			best, bestBytes = s, n
-		}
-	}
-	return best
-}
-
 // validateSweep refuses what a sweep cannot measure right.
 func (c Config) validateSweep(bad func(string, ...any)) {
 	sizes := c.memorySweep()

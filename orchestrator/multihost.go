@@ -22,9 +22,6 @@ import (
 // the hosts' preflights in preflight.go and how the server is reached in
 // serverprobe.go and remote.go.
 
-// hostsMode reports whether the run drives hosts through their engines.
-func (c Config) hostsMode() bool { return c.ServerHost != "" || c.ClientHosts != "" }
-
 // pickHosts connects to every host, builds the image on each, sweeps
 // their leftovers and chooses the address the server listens on.
 func (r *runner) pickHosts(ctx context.Context) (err error) {

@@ -18,31 +18,6 @@ import (
 // an entry of package sut's catalogue, read as data. The run has no
 // branch of its own for any of them.
 
-// systems are the run's servers: --server's in order, then --server-cmd's;
-// tierbench's own alone when neither is given.
-func (c Config) systems() ([]sut.Server, error) {
-	var out []sut.Server
-	if len(c.Servers) > 0 {
-		s, err := sut.LookupList(strings.Join(c.Servers, ","))
-		if err != nil {
-			return nil, err
-		}
-		out = s
-	}
-	if c.ServerCmd != "" {
-		s, err := sut.Custom(c.ServerCmd)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	if len(out) == 0 {
-		own, _ := sut.Lookup(results.OwnServer)
-		out = []sut.Server{own}
-	}
-	return out, nil
-}
-
 // foreign are the run's servers other than tierbench's own.
 func foreign(servers []sut.Server) []sut.Server {
 	var out []sut.Server
@@ -53,10 +28,6 @@ func foreign(servers []sut.Server) []sut.Server {
 	}
 	return out
 }
-
-// namesServers says whether the run names its servers (--server or
-// --server-cmd), so its rows carry the server's name.
-func (c Config) namesServers() bool { return len(c.Servers) > 0 || c.ServerCmd != "" }
 
 // validateServers checks --server, --server-cmd, --server-bin,
 // --server-image and --pull against each other and the rest of the run.
@@ -281,13 +252,6 @@ func (r *runner) serverEvidence(ctx context.Context, row results.Row, p serverPr
 		}
 	}
 	return out
-}
-
-// foreignServers says whether the run starts a server besides tierbench's
-// own.
-func (c Config) foreignServers() bool {
-	servers, err := c.systems()
-	return err == nil && len(foreign(servers)) > 0
 }
 
 // rowFileName names a row's files, its server's log and container and its

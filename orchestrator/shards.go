@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -24,46 +23,6 @@ import (
 
 // maxShards bounds --shards: one process per shard on one host.
 const maxShards = 64
-
-// shardCounts is --shards with its default.
-func (c Config) shardCounts() []int {
-	if len(c.Shards) == 0 {
-		return []int{1}
-	}
-	return c.Shards
-}
-
-func (c Config) maxShards() int { return slices.Max(c.shardCounts()) }
-
-// resolveShards checks --shards and splits a --data list, one directory
-// per shard.
-func (c *Config) resolveShards() error {
-	for _, n := range c.Shards {
-		if n < 1 || n > maxShards {
-			return fmt.Errorf("%w: --shards %d is outside 1..%d", ErrConfig, n, maxShards)
-		}
-	}
-	if len(c.Shards) > 0 && c.ServerAddr != "" {
-		return fmt.Errorf("%w: --shards starts tierbench shards; with --server-addr the cluster the node belongs to is measured as it is", ErrConfig)
-	}
-	if strings.Contains(c.DataDir, ",") {
-		c.DataDirs = nil
-		for _, d := range strings.Split(c.DataDir, ",") {
-			if d = strings.TrimSpace(d); d == "" {
-				return fmt.Errorf("%w: --data %q has an empty directory", ErrConfig, c.DataDir)
-			}
-			c.DataDirs = append(c.DataDirs, d)
-		}
-		c.DataDir = c.DataDirs[0]
-	}
-	if len(c.DataDirs) > 1 && len(c.DataDirs) < c.maxShards() {
-		return fmt.Errorf("%w: --data lists %d directories for --shards %d: give one per shard, or one directory to hold them all", ErrConfig, len(c.DataDirs), c.maxShards())
-	}
-	if c.maxShards() > 1 && c.Runtime == RuntimeDocker {
-		return fmt.Errorf("%w: --shards above 1 runs its shards as pinned processes; --runtime docker does not start clusters (use --runtime process)", ErrConfig)
-	}
-	return nil
-}
 
 // shardDir is shard i's data dir: the i-th of a --data list, else a
 // directory of its own under --data.

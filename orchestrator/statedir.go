@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,19 +31,6 @@ import (
 // starts, as the proof, read from /proc/<pid>/environ, that the child is
 // that run's.
 const envRunID = "TIERBENCH_RUN"
-
-// defaultStateDir is /run/tierbench for root, else $XDG_RUNTIME_DIR's
-// tierbench (a directory only this user may write), else one of the
-// user's own under the temporary directory.
-func defaultStateDir(getenv func(string) string) string {
-	if os.Geteuid() == 0 {
-		return "/run/tierbench"
-	}
-	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
-		return filepath.Join(d, "tierbench")
-	}
-	return filepath.Join(os.TempDir(), "tierbench-"+strconv.Itoa(os.Geteuid()))
-}
 
 // ensureStateDir creates dir (0700) or checks that the existing one is a
 // directory of this user's that nobody else may write, under directories

@@ -1,0 +1,356 @@
+package orchestrator
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/sut"
+)
+
+// memorySweep is the sizes of a sweep, in the order given; nil when
+// --memory names one size (or none).
+func (c Config) memorySweep() []string {
+	if !strings.ContainsAny(strings.TrimSpace(c.Memory), ", \t") {
+		return nil
+	}
+	sizes, err := SplitList(c.Memory)
+	if err != nil {
+		return []string{c.Memory} // validateSweep says what is wrong
+	}
+	return sizes
+}
+
+// memorySizes is every --memory size the run's servers take.
+func (c Config) memorySizes() []string {
+	if s := c.memorySweep(); s != nil {
+		return s
+	}
+	return []string{c.Memory}
+}
+
+// largestMemory is the largest --memory a server of the run takes: what
+// the preflight's memory check plans for.
+func (c Config) largestMemory() string {
+	best, bestBytes := c.Memory, int64(-1)
+	for _, s := range c.memorySizes() {
+		if n, err := size.Parse(s); err == nil && n > bestBytes {
+			best, bestBytes = s, n
+		}
+	}
+	return best
+}
+
+// hostsMode reports whether the run drives hosts through their engines.
+func (c Config) hostsMode() bool { return c.ServerHost != "" || c.ClientHosts != "" }
+
+// scenarioSpec is one of the reference's server set-ups as data: what a
+// run of it starts, how it plans its rows, which evidence judges a pass
+// and which checks apply. A new scenario is a new entry of scenarioSpecs;
+// the run path asks the spec, never the scenario's name.
+type scenarioSpec struct {
+	// profiles are its quick and reference shapes; nil: the storage
+	// profiles.
+	profiles map[string]Config
+	// ownBackend: its rows have the one backend named after it (the
+	// server set-up), so --backends does not apply.
+	ownBackend bool
+	// pins are its default pin modes; nil: pinned and none.
+	pins []string
+	// shards says whether --shards applies.
+	shards bool
+	// batches are its rows' -b values (one row each); nil: --batch.
+	batches []int
+	// inRAM: the dataset lives in RAM, so the free-memory check applies,
+	// there are no disk counters and no fio ceiling, and both are read on
+	// the server's machine (so not across hosts, see validate).
+	inRAM bool
+	// shardMemory: each shard also holds its in-memory log and index,
+	// which the free-memory check counts.
+	shardMemory bool
+	// tiered: the server tiers its log, so the dataset must exceed
+	// results.MinDeviceToMemory × --memory and the load's HeadAddress is checked.
+	tiered bool
+	// deviceReads: each pass counts INFO store's Device.CompletedReads of
+	// every server and keeps it out below 0.9 per GET.
+	deviceReads bool
+	// ladderTop: the ladder's top is the untiered in-memory server on the
+	// same dataset (ladder_top.go), the ceiling of this scenario's RESP.
+	ladderTop bool
+}
+
+// scenarioSpecs are the reference's three set-ups.
+var scenarioSpecs = map[string]scenarioSpec{
+	results.ScenarioStorage: {
+		shards: true, tiered: true,
+	},
+	results.ScenarioMemory: {
+		ownBackend: true, inRAM: true,
+		// Sizes the untiered server does not use are kept valid so the
+		// shared validation holds.
+		profiles: map[string]Config{
+			ProfileReference: {
+				DBSize: 16_777_216, KeyLength: 16, ValueLength: 100,
+				Threads: []int{1, 2, 4, 8, 16, 32}, Batch: 1024, CellSeconds: 12, Passes: 3,
+				Memory: "16m", Page: "4m", Segment: "1g", Index: "2g",
+				LoadThreads: 32, LoadBatch: 4096,
+			},
+			ProfileQuick: {
+				DBSize: 500_000, KeyLength: 16, ValueLength: 100,
+				Threads: []int{1, 2, 4, 8, 16, 32}, Batch: 1024, CellSeconds: 1, Passes: 1,
+				Memory: "16m", Page: "4m", Segment: "1g", Index: "64m",
+				LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
+			},
+		},
+	},
+	results.ScenarioLocalMemory: {
+		ownBackend: true, inRAM: true, shards: true, shardMemory: true, tiered: true, deviceReads: true, ladderTop: true,
+		pins:    []string{PinNone},
+		batches: []int{1024, 256},
+		profiles: map[string]Config{
+			ProfileReference: {
+				DBSize: 10_000_000, KeyLength: 16, ValueLength: 100,
+				Threads: []int{1, 2, 4, 8, 16}, Batch: 1024, CellSeconds: 12, Passes: 3,
+				Memory: "16m", Page: "4m", Segment: "1g", Index: "2g",
+				LoadThreads: 32, LoadBatch: 4096,
+			},
+			ProfileQuick: {
+				DBSize: 700_000, KeyLength: 16, ValueLength: 100,
+				Threads: []int{1, 2, 4, 8, 16}, Batch: 1024, CellSeconds: 1, Passes: 1,
+				Memory: "4m", Page: "1m", Segment: "1g", Index: "64m",
+				LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 1,
+			},
+		},
+	},
+}
+
+// spec is the run's scenario's spec (storage for "all", whose parts each
+// run with their own).
+func (c Config) spec() scenarioSpec { return specOf(c.scenario()) }
+
+// specOf is a scenario's spec; storage for a name without one.
+func specOf(name string) scenarioSpec {
+	if s, ok := scenarioSpecs[name]; ok {
+		return s
+	}
+	return scenarioSpecs[results.ScenarioStorage]
+}
+
+// rowSpec is the spec a row runs under: its backend names its scenario
+// when the scenario has a backend of its own.
+func rowSpec(row results.Row) scenarioSpec {
+	if s, ok := scenarioSpecs[row.Backend]; ok && s.ownBackend {
+		return s
+	}
+	return scenarioSpecs[results.ScenarioStorage]
+}
+
+// profileFor returns the defaults of a scenario's profile.
+func profileFor(scenario, profile string) (Config, bool) {
+	if m := specOf(scenario).profiles; m != nil {
+		p, ok := m[profile]
+		return p, ok
+	}
+	p, ok := profiles[profile]
+	return p, ok
+}
+
+// scenario is the run's scenario, storage when none was named.
+func (c Config) scenario() string { return cmp.Or(c.Scenario, results.ScenarioStorage) }
+
+// resolveScenario checks --scenario and sets the backend dimension of
+// the scenarios that have none.
+func (c *Config) resolveScenario() error {
+	s := c.scenario()
+	if !slices.Contains(results.Scenarios, s) && s != results.ScenarioAll {
+		return fmt.Errorf("%w: unknown --scenario %q (want %s or %s)", ErrConfig, s, strings.Join(results.Scenarios, ", "), results.ScenarioAll)
+	}
+	spec := c.spec()
+	if s == results.ScenarioAll || !spec.ownBackend {
+		return nil
+	}
+	if c.ServerAddr != "" {
+		// An external server is judged by the scenario's check: an
+		// untiered Redis as scenario 1, a tierbench server as scenario 3.
+		return nil
+	}
+	if c.given("backends") || len(c.Backends) > 0 && !slices.Equal(c.Backends, []string{s}) {
+		return fmt.Errorf("%w: --backends applies to --scenario storage; --scenario %s has one server set-up", ErrConfig, s)
+	}
+	if !spec.shards && (c.given("shards") || len(c.Shards) > 0) {
+		return fmt.Errorf("%w: --shards applies to --scenario storage and localmemory; --scenario %s is one untiered server", ErrConfig, s)
+	}
+	c.Backends = []string{s}
+	if len(c.Pins) == 0 && spec.pins != nil {
+		c.Pins = slices.Clone(spec.pins)
+	}
+	return nil
+}
+
+// systems are the run's servers: --server's in order, then --server-cmd's;
+// tierbench's own alone when neither is given.
+func (c Config) systems() ([]sut.Server, error) {
+	var out []sut.Server
+	if len(c.Servers) > 0 {
+		s, err := sut.LookupList(strings.Join(c.Servers, ","))
+		if err != nil {
+			return nil, err
+		}
+		out = s
+	}
+	if c.ServerCmd != "" {
+		s, err := sut.Custom(c.ServerCmd)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		own, _ := sut.Lookup(results.OwnServer)
+		out = []sut.Server{own}
+	}
+	return out, nil
+}
+
+// namesServers says whether the run names its servers (--server or
+// --server-cmd), so its rows carry the server's name.
+func (c Config) namesServers() bool { return len(c.Servers) > 0 || c.ServerCmd != "" }
+
+// foreignServers says whether the run starts a server besides tierbench's
+// own.
+func (c Config) foreignServers() bool {
+	servers, err := c.systems()
+	return err == nil && len(foreign(servers)) > 0
+}
+
+// shardCounts is --shards with its default.
+func (c Config) shardCounts() []int {
+	if len(c.Shards) == 0 {
+		return []int{1}
+	}
+	return c.Shards
+}
+
+func (c Config) maxShards() int { return slices.Max(c.shardCounts()) }
+
+// resolveShards checks --shards and splits a --data list, one directory
+// per shard.
+func (c *Config) resolveShards() error {
+	for _, n := range c.Shards {
+		if n < 1 || n > maxShards {
+			return fmt.Errorf("%w: --shards %d is outside 1..%d", ErrConfig, n, maxShards)
+		}
+	}
+	if len(c.Shards) > 0 && c.ServerAddr != "" {
+		return fmt.Errorf("%w: --shards starts tierbench shards; with --server-addr the cluster the node belongs to is measured as it is", ErrConfig)
+	}
+	if strings.Contains(c.DataDir, ",") {
+		c.DataDirs = nil
+		for _, d := range strings.Split(c.DataDir, ",") {
+			if d = strings.TrimSpace(d); d == "" {
+				return fmt.Errorf("%w: --data %q has an empty directory", ErrConfig, c.DataDir)
+			}
+			c.DataDirs = append(c.DataDirs, d)
+		}
+		c.DataDir = c.DataDirs[0]
+	}
+	if len(c.DataDirs) > 1 && len(c.DataDirs) < c.maxShards() {
+		return fmt.Errorf("%w: --data lists %d directories for --shards %d: give one per shard, or one directory to hold them all", ErrConfig, len(c.DataDirs), c.maxShards())
+	}
+	if c.maxShards() > 1 && c.Runtime == RuntimeDocker {
+		return fmt.Errorf("%w: --shards above 1 runs its shards as pinned processes; --runtime docker does not start clusters (use --runtime process)", ErrConfig)
+	}
+	return nil
+}
+
+// defaultStateDir is /run/tierbench for root, else $XDG_RUNTIME_DIR's
+// tierbench (a directory only this user may write), else one of the
+// user's own under the temporary directory.
+func defaultStateDir(getenv func(string) string) string {
+	if os.Geteuid() == 0 {
+		return "/run/tierbench"
+	}
+	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		return filepath.Join(d, "tierbench")
+	}
+	return filepath.Join(os.TempDir(), "tierbench-"+strconv.Itoa(os.Geteuid()))
+}
+
+// parseServerAddr reads --server-addr: HOST:PORT, redis://[user[:password]@]HOST:PORT
+// or rediss://… (TLS). The password is taken out: it is kept in memory
+// only, and ServerAddr is left as HOST:PORT.
+func (c *Config) parseServerAddr() error {
+	if !strings.Contains(c.ServerAddr, "://") {
+		return nil
+	}
+	u, err := url.Parse(c.ServerAddr)
+	if err != nil {
+		return fmt.Errorf("%w: --server-addr: %v", ErrConfig, redactURLError(err))
+	}
+	switch u.Scheme {
+	case "redis":
+	case "rediss":
+		c.ServerTLS = true
+	default:
+		return fmt.Errorf("%w: --server-addr %s://…: want redis:// or rediss://", ErrConfig, u.Scheme)
+	}
+	if u.Port() == "" {
+		return fmt.Errorf("%w: --server-addr %s://%s: give the port", ErrConfig, u.Scheme, u.Host)
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			return fmt.Errorf("%w: --server-addr %s://%s:…@%s: a password on the command line is shown to every user of the host (ps, /proc/PID/cmdline) for the whole run; give %s://%s@%s with the password in a file of yours, --auth-file FILE, or in an environment variable, --auth-env NAME",
+				ErrConfig, u.Scheme, u.User.Username(), u.Host, u.Scheme, u.User.Username(), u.Host)
+		}
+		c.ServerUser = u.User.Username()
+	}
+	c.ServerAddr = u.Host
+	return nil
+}
+
+// readServerAuth reads the password of the server at --server-addr from
+// --auth-file (its first line; a regular file only, so a FIFO cannot hang
+// the run) or from the environment variable --auth-env names.
+func (c *Config) readServerAuth() error {
+	switch {
+	case c.AuthFile == "" && c.AuthEnv == "":
+		if c.ServerUser != "" {
+			return fmt.Errorf("%w: --server-addr names user %s: give its password with --auth-file FILE or --auth-env NAME", ErrConfig, c.ServerUser)
+		}
+		return nil
+	case c.AuthFile != "" && c.AuthEnv != "":
+		return fmt.Errorf("%w: --auth-file and --auth-env both give a password: give one", ErrConfig)
+	case c.ServerAddr == "":
+		return fmt.Errorf("%w: --auth-file and --auth-env give the password of the server at --server-addr; the servers a run starts get one made for the run", ErrConfig)
+	case c.AuthEnv != "":
+		c.serverPassword = os.Getenv(c.AuthEnv)
+		if c.serverPassword == "" {
+			return fmt.Errorf("%w: --auth-env %s: the environment has no %s, or it is empty", ErrConfig, c.AuthEnv, c.AuthEnv)
+		}
+		return nil
+	}
+	f, err := openRegular(c.AuthFile)
+	if err != nil {
+		return fmt.Errorf("%w: --auth-file: %v", ErrConfig, err)
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 64<<10)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: --auth-file %s: %v", ErrConfig, c.AuthFile, err)
+	}
+	c.serverPassword = strings.TrimRight(line, "\r\n")
+	if c.serverPassword == "" {
+		return fmt.Errorf("%w: --auth-file %s: the first line is empty, want the password", ErrConfig, c.AuthFile)
+	}
+	return nil
+}
