@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io"
 	"net/url"
 	"os"
@@ -173,7 +174,7 @@ func (c Config) scenario() string { return cmp.Or(c.Scenario, results.ScenarioSt
 func (c *Config) resolveScenario() error {
 	s := c.scenario()
 	if !slices.Contains(results.Scenarios, s) && s != results.ScenarioAll {
-		return fmt.Errorf("%w: unknown --scenario %q (want %s or %s)", ErrConfig, s, strings.Join(results.Scenarios, ", "), results.ScenarioAll)
+		return fmt.Errorf("%w: unknown --scenario %q (want %s or %s)", fault.ErrConfig, s, strings.Join(results.Scenarios, ", "), results.ScenarioAll)
 	}
 	spec := c.spec()
 	if s == results.ScenarioAll || !spec.ownBackend {
@@ -185,10 +186,10 @@ func (c *Config) resolveScenario() error {
 		return nil
 	}
 	if c.given("backends") || len(c.Backends) > 0 && !slices.Equal(c.Backends, []string{s}) {
-		return fmt.Errorf("%w: --backends applies to --scenario storage; --scenario %s has one server set-up", ErrConfig, s)
+		return fmt.Errorf("%w: --backends applies to --scenario storage; --scenario %s has one server set-up", fault.ErrConfig, s)
 	}
 	if !spec.shards && (c.given("shards") || len(c.Shards) > 0) {
-		return fmt.Errorf("%w: --shards applies to --scenario storage and localmemory; --scenario %s is one untiered server", ErrConfig, s)
+		return fmt.Errorf("%w: --shards applies to --scenario storage and localmemory; --scenario %s is one untiered server", fault.ErrConfig, s)
 	}
 	c.Backends = []string{s}
 	if len(c.Pins) == 0 && spec.pins != nil {
@@ -248,27 +249,27 @@ func (c Config) maxShards() int { return slices.Max(c.shardCounts()) }
 func (c *Config) resolveShards() error {
 	for _, n := range c.Shards {
 		if n < 1 || n > maxShards {
-			return fmt.Errorf("%w: --shards %d is outside 1..%d", ErrConfig, n, maxShards)
+			return fmt.Errorf("%w: --shards %d is outside 1..%d", fault.ErrConfig, n, maxShards)
 		}
 	}
 	if len(c.Shards) > 0 && c.ServerAddr != "" {
-		return fmt.Errorf("%w: --shards starts tierbench shards; with --server-addr the cluster the node belongs to is measured as it is", ErrConfig)
+		return fmt.Errorf("%w: --shards starts tierbench shards; with --server-addr the cluster the node belongs to is measured as it is", fault.ErrConfig)
 	}
 	if strings.Contains(c.DataDir, ",") {
 		c.DataDirs = nil
 		for _, d := range strings.Split(c.DataDir, ",") {
 			if d = strings.TrimSpace(d); d == "" {
-				return fmt.Errorf("%w: --data %q has an empty directory", ErrConfig, c.DataDir)
+				return fmt.Errorf("%w: --data %q has an empty directory", fault.ErrConfig, c.DataDir)
 			}
 			c.DataDirs = append(c.DataDirs, d)
 		}
 		c.DataDir = c.DataDirs[0]
 	}
 	if len(c.DataDirs) > 1 && len(c.DataDirs) < c.maxShards() {
-		return fmt.Errorf("%w: --data lists %d directories for --shards %d: give one per shard, or one directory to hold them all", ErrConfig, len(c.DataDirs), c.maxShards())
+		return fmt.Errorf("%w: --data lists %d directories for --shards %d: give one per shard, or one directory to hold them all", fault.ErrConfig, len(c.DataDirs), c.maxShards())
 	}
 	if c.maxShards() > 1 && c.Runtime == RuntimeDocker {
-		return fmt.Errorf("%w: --shards above 1 runs its shards as pinned processes; --runtime docker does not start clusters (use --runtime process)", ErrConfig)
+		return fmt.Errorf("%w: --shards above 1 runs its shards as pinned processes; --runtime docker does not start clusters (use --runtime process)", fault.ErrConfig)
 	}
 	return nil
 }
@@ -295,22 +296,22 @@ func (c *Config) parseServerAddr() error {
 	}
 	u, err := url.Parse(c.ServerAddr)
 	if err != nil {
-		return fmt.Errorf("%w: --server-addr: %v", ErrConfig, redactURLError(err))
+		return fmt.Errorf("%w: --server-addr: %v", fault.ErrConfig, redactURLError(err))
 	}
 	switch u.Scheme {
 	case "redis":
 	case "rediss":
 		c.ServerTLS = true
 	default:
-		return fmt.Errorf("%w: --server-addr %s://…: want redis:// or rediss://", ErrConfig, u.Scheme)
+		return fmt.Errorf("%w: --server-addr %s://…: want redis:// or rediss://", fault.ErrConfig, u.Scheme)
 	}
 	if u.Port() == "" {
-		return fmt.Errorf("%w: --server-addr %s://%s: give the port", ErrConfig, u.Scheme, u.Host)
+		return fmt.Errorf("%w: --server-addr %s://%s: give the port", fault.ErrConfig, u.Scheme, u.Host)
 	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
 			return fmt.Errorf("%w: --server-addr %s://%s:…@%s: a password on the command line is shown to every user of the host (ps, /proc/PID/cmdline) for the whole run; give %s://%s@%s with the password in a file of yours, --auth-file FILE, or in an environment variable, --auth-env NAME",
-				ErrConfig, u.Scheme, u.User.Username(), u.Host, u.Scheme, u.User.Username(), u.Host)
+				fault.ErrConfig, u.Scheme, u.User.Username(), u.Host, u.Scheme, u.User.Username(), u.Host)
 		}
 		c.ServerUser = u.User.Username()
 	}
@@ -325,32 +326,32 @@ func (c *Config) readServerAuth() error {
 	switch {
 	case c.AuthFile == "" && c.AuthEnv == "":
 		if c.ServerUser != "" {
-			return fmt.Errorf("%w: --server-addr names user %s: give its password with --auth-file FILE or --auth-env NAME", ErrConfig, c.ServerUser)
+			return fmt.Errorf("%w: --server-addr names user %s: give its password with --auth-file FILE or --auth-env NAME", fault.ErrConfig, c.ServerUser)
 		}
 		return nil
 	case c.AuthFile != "" && c.AuthEnv != "":
-		return fmt.Errorf("%w: --auth-file and --auth-env both give a password: give one", ErrConfig)
+		return fmt.Errorf("%w: --auth-file and --auth-env both give a password: give one", fault.ErrConfig)
 	case c.ServerAddr == "":
-		return fmt.Errorf("%w: --auth-file and --auth-env give the password of the server at --server-addr; the servers a run starts get one made for the run", ErrConfig)
+		return fmt.Errorf("%w: --auth-file and --auth-env give the password of the server at --server-addr; the servers a run starts get one made for the run", fault.ErrConfig)
 	case c.AuthEnv != "":
 		c.serverPassword = os.Getenv(c.AuthEnv)
 		if c.serverPassword == "" {
-			return fmt.Errorf("%w: --auth-env %s: the environment has no %s, or it is empty", ErrConfig, c.AuthEnv, c.AuthEnv)
+			return fmt.Errorf("%w: --auth-env %s: the environment has no %s, or it is empty", fault.ErrConfig, c.AuthEnv, c.AuthEnv)
 		}
 		return nil
 	}
 	f, err := openRegular(c.AuthFile)
 	if err != nil {
-		return fmt.Errorf("%w: --auth-file: %v", ErrConfig, err)
+		return fmt.Errorf("%w: --auth-file: %v", fault.ErrConfig, err)
 	}
 	defer f.Close()
 	line, err := bufio.NewReader(io.LimitReader(f, 64<<10)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: --auth-file %s: %v", ErrConfig, c.AuthFile, err)
+		return fmt.Errorf("%w: --auth-file %s: %v", fault.ErrConfig, c.AuthFile, err)
 	}
 	c.serverPassword = strings.TrimRight(line, "\r\n")
 	if c.serverPassword == "" {
-		return fmt.Errorf("%w: --auth-file %s: the first line is empty, want the password", ErrConfig, c.AuthFile)
+		return fmt.Errorf("%w: --auth-file %s: the first line is empty, want the password", fault.ErrConfig, c.AuthFile)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,7 +41,7 @@ func TestCombinations(t *testing.T) {
 		{"a server that has no tier in storage", Config{Servers: []string{"dragonfly"}}, "--server dragonfly cannot run --scenario storage"},
 	} {
 		_, err := tc.cfg.resolve(none)
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
 		}
 	}

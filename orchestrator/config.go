@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"slices"
@@ -233,7 +234,7 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 	}
 	p, ok := profileFor(c.scenario(), c.Profile)
 	if !ok {
-		return c, fmt.Errorf("%w: unknown --profile %q (want quick or reference)", ErrConfig, c.Profile)
+		return c, fmt.Errorf("%w: unknown --profile %q (want quick or reference)", fault.ErrConfig, c.Profile)
 	}
 	if err := c.resolveEnv(getenv); err != nil {
 		return c, err
@@ -345,11 +346,11 @@ func (c *Config) absDataDirs() error {
 			continue
 		}
 		if remote {
-			return fmt.Errorf("%w: --data %s: across hosts --data names a directory on the server host; give an absolute path", ErrConfig, *d)
+			return fmt.Errorf("%w: --data %s: across hosts --data names a directory on the server host; give an absolute path", fault.ErrConfig, *d)
 		}
 		abs, err := filepath.Abs(*d)
 		if err != nil {
-			return fmt.Errorf("%w: --data %s: %v", ErrConfig, *d, err)
+			return fmt.Errorf("%w: --data %s: %v", fault.ErrConfig, *d, err)
 		}
 		*d = abs
 	}
@@ -433,7 +434,7 @@ func (c *Config) resolveEnv(getenv func(string) string) error {
 	for _, e := range EnvVars {
 		if v := getenv(e.Old); v != "" {
 			return fmt.Errorf("%w: the environment sets %s=%q, which tierbench no longer reads: set %s (or give --%s) instead, and unset %s if it is there for something else",
-				ErrConfig, e.Old, v, e.Name, e.Flag, e.Old)
+				fault.ErrConfig, e.Old, v, e.Name, e.Flag, e.Old)
 		}
 	}
 	for _, e := range EnvVars {
@@ -454,7 +455,7 @@ func (c *Config) resolveEnv(getenv func(string) string) error {
 			}
 			t, err := ParseInts(v)
 			if err != nil {
-				return fmt.Errorf("%w: environment %s=%q: %w", ErrConfig, e.Name, v, err)
+				return fmt.Errorf("%w: environment %s=%q: %w", fault.ErrConfig, e.Name, v, err)
 			}
 			c.Threads = t
 		case "passes", "cell-seconds":
@@ -467,7 +468,7 @@ func (c *Config) resolveEnv(getenv func(string) string) error {
 			}
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
-				return fmt.Errorf("%w: environment %s=%q: want a positive integer, as --%s takes", ErrConfig, e.Name, v, e.Flag)
+				return fmt.Errorf("%w: environment %s=%q: want a positive integer, as --%s takes", fault.ErrConfig, e.Name, v, e.Flag)
 			}
 			*dst = n
 		}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"slices"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
 	}
 	for _, tt := range refused {
 		_, err := tt.cfg.resolve(none)
-		if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+		if err == nil || !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
 		}
 	}
@@ -170,7 +171,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range bad {
 		_, err := tt.cfg.resolve(env(tt.env))
-		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, ErrConfig) {
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, fault.ErrConfig) {
 			t.Errorf("resolve(%+v, env %v): got %v, want an ErrConfig containing %q", tt.cfg, tt.env, err, tt.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -168,7 +169,7 @@ type dataPlaces struct {
 // parent or a child of it. dir and the places are absolute and clean.
 func checkDataPath(dir string, at dataPlaces) error {
 	refuse := func(what, instead string) error {
-		return fmt.Errorf("%w: --data %s is %s: a run empties its data dir; %s", ErrConfig, dir, what, instead)
+		return fmt.Errorf("%w: --data %s is %s: a run empties its data dir; %s", fault.ErrConfig, dir, what, instead)
 	}
 	suggest := "give a new directory of its own, such as " + DefaultDataDir
 	switch {
@@ -258,7 +259,7 @@ func claimDataDir(dir string, at dataPlaces, runID string) (*dataClaim, error) {
 // make refused naming them.
 func lockDataDir(dir string, marker markerRecord) (*dataClaim, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("%w: --data %s is not a directory", ErrConfig, dir)
+		return nil, fmt.Errorf("%w: --data %s is not a directory", fault.ErrConfig, dir)
 	}
 	c := &dataClaim{dir: dir, fd: -1}
 	// Directories made above it are the user's alone (0700): nobody else
@@ -283,7 +284,7 @@ func lockDataDir(dir string, marker markerRecord) (*dataClaim, error) {
 	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		c.release()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: --data %s is in use by %s; wait for it to end or give another --data", ErrConfig, dir, holder(dir))
+			return nil, fmt.Errorf("%w: --data %s is in use by %s; wait for it to end or give another --data", fault.ErrConfig, dir, holder(dir))
 		}
 		return nil, fmt.Errorf("orchestrator: lock data dir %s: %w", dir, err)
 	}
@@ -291,7 +292,7 @@ func lockDataDir(dir string, marker markerRecord) (*dataClaim, error) {
 	// has removed its files, and only what is there now counts.
 	if err := checkDataContents(dir); err != nil {
 		c.release()
-		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		return nil, fmt.Errorf("%w: %w", fault.ErrConfig, err)
 	}
 	rec, _ := json.Marshal(marker)
 	if err := writeNewFile(filepath.Join(dir, dataMarker), append(rec, '\n'), 0o644); err != nil {

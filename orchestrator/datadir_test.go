@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestCheckDataPath(t *testing.T) {
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("checkDataPath(%s): got %v, want accepted", tc.dir, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrConfig)):
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, fault.ErrConfig)):
 			t.Errorf("checkDataPath(%s): got %v, want a configuration error saying %q", tc.dir, err, tc.want)
 		}
 	}
@@ -158,7 +159,7 @@ func TestClaimDataDir(t *testing.T) {
 	}
 	// A second claim is refused while the first holds it, naming it.
 	_, err = claimDataDir(dir, dataPlaces{}, "run-two")
-	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "run run-one (pid ") {
+	if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "run run-one (pid ") {
 		t.Fatalf("second claim: got %v, want a refusal naming run-one", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, dataMarker)); err != nil {
@@ -176,14 +177,14 @@ func TestClaimDataDir(t *testing.T) {
 	// A directory holding a user's file is refused and keeps it.
 	foreign := filepath.Join(base, "foreign")
 	writeTree(t, foreign, "notes.txt")
-	if _, err := claimDataDir(foreign, dataPlaces{}, "run-three"); !errors.Is(err, ErrConfig) || !errors.Is(err, ErrForeignData) {
+	if _, err := claimDataDir(foreign, dataPlaces{}, "run-three"); !errors.Is(err, fault.ErrConfig) || !errors.Is(err, ErrForeignData) {
 		t.Errorf("claim of a directory with notes.txt: got %v, want ErrConfig and ErrForeignData", err)
 	}
 	if got := listTree(t, foreign); !slices.Equal(got, []string{"notes.txt"}) {
 		t.Errorf("after a refused claim: got %v, want [notes.txt]", got)
 	}
 	// A file is no data dir.
-	if _, err := claimDataDir(filepath.Join(foreign, "notes.txt"), dataPlaces{}, "run-four"); !errors.Is(err, ErrConfig) {
+	if _, err := claimDataDir(filepath.Join(foreign, "notes.txt"), dataPlaces{}, "run-four"); !errors.Is(err, fault.ErrConfig) {
 		t.Errorf("claim of a file: got %v, want ErrConfig", err)
 	}
 }
@@ -200,12 +201,12 @@ func TestEnsureStateDir(t *testing.T) {
 	open := filepath.Join(base, "open")
 	os.Mkdir(open, 0o755)
 	os.Chmod(open, 0o777)
-	if err := ensureStateDir(open); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "may be written by group or others") {
+	if err := ensureStateDir(open); !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "may be written by group or others") {
 		t.Errorf("a world-writable state dir: got %v, want a refusal", err)
 	}
 	link := filepath.Join(base, "link")
 	os.Symlink(fresh, link)
-	if err := ensureStateDir(link); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "symbolic link") {
+	if err := ensureStateDir(link); !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("a state dir behind a link: got %v, want a refusal", err)
 	}
 	if os.Geteuid() == 0 {
@@ -214,7 +215,7 @@ func TestEnsureStateDir(t *testing.T) {
 		if err := os.Chown(other, 65534, 65534); err != nil {
 			t.Fatal(err)
 		}
-		if err := ensureStateDir(other); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "belongs to uid 65534") {
+		if err := ensureStateDir(other); !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "belongs to uid 65534") {
 			t.Errorf("another user's state dir: got %v, want a refusal", err)
 		}
 	}

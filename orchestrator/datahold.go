@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io"
 	"strings"
 	"time"
@@ -93,7 +94,7 @@ func (d *dockerDriver) holdData(ctx context.Context, dir string) error {
 		hijack.Close()
 		said = strings.TrimPrefix(said, "tierbench hostprobe: ")
 		if strings.Contains(said, "is in use by") || strings.Contains(said, "did not make") {
-			return fmt.Errorf("%w: %w: host %s: %s", ErrConfig, ErrDataInUse, d.ep.Name, said)
+			return fmt.Errorf("%w: %w: host %s: %s", fault.ErrConfig, ErrDataInUse, d.ep.Name, said)
 		}
 		return fmt.Errorf("orchestrator: host %s: hold the data dir %s: %s", d.ep.Name, dir, said)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"os/signal"
 	"strings"
@@ -24,12 +25,6 @@ const (
 	ExitSIGINT   = 130
 	ExitSIGTERM  = 143
 )
-
-// ErrRefused is wrapped by every refusal to measure: a --server-pid that
-// does not own the socket, nothing listening, a partial load, a sampled
-// GET that missed. A refusal is a verdict on the server, not a failure of
-// the run.
-var ErrRefused = errors.New("orchestrator: refused to measure")
 
 // ErrExcluded is returned by a finished run whose table lacks some of the
 // planned cells; ErrNothingPublishable by one whose table has none.
@@ -65,9 +60,9 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &sig):
 		return 128 + int(sig.Signal)
-	case errors.Is(err, ErrConfig):
+	case errors.Is(err, fault.ErrConfig):
 		return ExitUsage
-	case errors.Is(err, ErrNothingPublishable), errors.Is(err, ErrRefused):
+	case errors.Is(err, ErrNothingPublishable), errors.Is(err, fault.ErrRefused):
 		return ExitNothing
 	case errors.Is(err, ErrExcluded):
 		return ExitExcluded

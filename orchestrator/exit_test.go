@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,7 +18,7 @@ func TestExitCode(t *testing.T) {
 	}{
 		{nil, ExitOK},
 		{errors.New("orchestrator: docker: boom"), ExitFailed},
-		{fmt.Errorf("%w: --passes 0", ErrConfig), ExitUsage},
+		{fmt.Errorf("%w: --passes 0", fault.ErrConfig), ExitUsage},
 		{fmt.Errorf("%w: 2 of 8", ErrExcluded), ExitExcluded},
 		{fmt.Errorf("%w: all 8", ErrNothingPublishable), ExitNothing},
 		{fmt.Errorf("%w: pid 1 does not own it", ErrWrongProcess), ExitNothing},

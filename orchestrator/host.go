@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/cpustat"
@@ -60,7 +61,7 @@ func (h remoteHost) wipeData(ctx context.Context, dir string) error {
 		return fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
 	case status == ProbeRefused:
 		return fmt.Errorf("%w: %w: --data %s on host %s holds files tierbench did not make and never deletes; give an empty or new directory there",
-			ErrConfig, ErrForeignData, dir, d.ep.Name)
+			fault.ErrConfig, ErrForeignData, dir, d.ep.Name)
 	case status != 0:
 		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.ep.Name, status, clip(out))
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io"
 	"net"
 	"net/url"
@@ -56,7 +57,7 @@ func ParseEndpoint(s, contextDir string) (Endpoint, error) {
 		name, rest, named = "", s, false
 	}
 	if rest == "" {
-		return e, fmt.Errorf("%w: empty host endpoint %q", ErrConfig, s)
+		return e, fmt.Errorf("%w: empty host endpoint %q", fault.ErrConfig, s)
 	}
 	if !strings.Contains(rest, "://") {
 		ctx, err := readContext(contextDir, rest)
@@ -69,31 +70,31 @@ func ParseEndpoint(s, contextDir string) (Endpoint, error) {
 	}
 	u, err := url.Parse(e.Host)
 	if err != nil {
-		return e, fmt.Errorf("%w: host endpoint %q: %v", ErrConfig, s, err)
+		return e, fmt.Errorf("%w: host endpoint %q: %v", fault.ErrConfig, s, err)
 	}
 	switch u.Scheme {
 	case "unix":
 		if u.Path == "" {
-			return e, fmt.Errorf("%w: host endpoint %q: unix:// needs a socket path", ErrConfig, s)
+			return e, fmt.Errorf("%w: host endpoint %q: unix:// needs a socket path", fault.ErrConfig, s)
 		}
 		if !named {
 			name = filepath.Base(filepath.Dir(u.Path))
 		}
 	case "tcp", "ssh":
 		if u.Hostname() == "" {
-			return e, fmt.Errorf("%w: host endpoint %q: no host", ErrConfig, s)
+			return e, fmt.Errorf("%w: host endpoint %q: no host", fault.ErrConfig, s)
 		}
 		if !named {
 			name = u.Hostname()
 		}
 	default:
-		return e, fmt.Errorf("%w: host endpoint %q: want unix://, tcp://, ssh:// or a Docker context name", ErrConfig, s)
+		return e, fmt.Errorf("%w: host endpoint %q: want unix://, tcp://, ssh:// or a Docker context name", fault.ErrConfig, s)
 	}
 	if !named && e.Context != "" {
 		name = e.Context
 	}
 	if !hostNameRE.MatchString(name) {
-		return e, fmt.Errorf("%w: host name %q (from %q): want letters, digits, '.', '_' or '-'; name it with NAME=ENDPOINT", ErrConfig, name, s)
+		return e, fmt.Errorf("%w: host name %q (from %q): want letters, digits, '.', '_' or '-'; name it with NAME=ENDPOINT", fault.ErrConfig, name, s)
 	}
 	e.Name = name
 	return e, nil
@@ -120,7 +121,7 @@ func ParseEndpoints(list, contextDir string) ([]Endpoint, error) {
 		out = append(out, e)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: --client-hosts %q names no host", ErrConfig, list)
+		return nil, fmt.Errorf("%w: --client-hosts %q names no host", fault.ErrConfig, list)
 	}
 	return out, nil
 }
@@ -142,7 +143,7 @@ func readContext(dir, name string) (Endpoint, error) {
 	path := filepath.Join(dir, "meta", id, "meta.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Endpoint{}, fmt.Errorf("%w: host %q is neither an endpoint (unix://, tcp://, ssh://) nor a Docker context: %v", ErrConfig, name, err)
+		return Endpoint{}, fmt.Errorf("%w: host %q is neither an endpoint (unix://, tcp://, ssh://) nor a Docker context: %v", fault.ErrConfig, name, err)
 	}
 	var meta struct {
 		Name      string
@@ -152,11 +153,11 @@ func readContext(dir, name string) (Endpoint, error) {
 		}
 	}
 	if err := json.Unmarshal(data, &meta); err != nil {
-		return Endpoint{}, fmt.Errorf("%w: Docker context %q: %s: %v", ErrConfig, name, path, err)
+		return Endpoint{}, fmt.Errorf("%w: Docker context %q: %s: %v", fault.ErrConfig, name, path, err)
 	}
 	ep, ok := meta.Endpoints["docker"]
 	if !ok || ep.Host == "" {
-		return Endpoint{}, fmt.Errorf("%w: Docker context %q has no docker endpoint (%s)", ErrConfig, name, path)
+		return Endpoint{}, fmt.Errorf("%w: Docker context %q has no docker endpoint (%s)", fault.ErrConfig, name, path)
 	}
 	e := Endpoint{Host: ep.Host, Context: name, tlsVerify: !ep.SkipTLSVerify}
 	tls := filepath.Join(dir, "tls", id, "docker")
@@ -226,10 +227,10 @@ func (e Endpoint) display() string {
 func sshArgs(endpoint string) ([]string, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("%w: ssh endpoint %q: %v", ErrConfig, endpoint, err)
+		return nil, fmt.Errorf("%w: ssh endpoint %q: %v", fault.ErrConfig, endpoint, err)
 	}
 	if u.Hostname() == "" || (u.Path != "" && u.Path != "/") {
-		return nil, fmt.Errorf("%w: ssh endpoint %q: want ssh://[user@]host[:port]", ErrConfig, endpoint)
+		return nil, fmt.Errorf("%w: ssh endpoint %q: want ssh://[user@]host[:port]", fault.ErrConfig, endpoint)
 	}
 	var args []string
 	if u.User != nil {

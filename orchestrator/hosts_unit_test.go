@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,7 +42,7 @@ func TestParseEndpoint(t *testing.T) {
 	} {
 		got, err := ParseEndpoint(tc.in, dir)
 		if tc.bad {
-			if err == nil || !errors.Is(err, ErrConfig) {
+			if err == nil || !errors.Is(err, fault.ErrConfig) {
 				t.Errorf("ParseEndpoint(%q): got %+v, %v; want an ErrConfig error", tc.in, got, err)
 			}
 			continue
@@ -64,7 +65,7 @@ func TestParseEndpointsNamesApart(t *testing.T) {
 	if want := []string{"h", "h-2", "h-3"}; !slices.Equal(names, want) {
 		t.Errorf("names: got %q, want %q", names, want)
 	}
-	if _, err := ParseEndpoints(" , ", ""); !errors.Is(err, ErrConfig) {
+	if _, err := ParseEndpoints(" , ", ""); !errors.Is(err, fault.ErrConfig) {
 		t.Errorf("empty list: got %v, want ErrConfig", err)
 	}
 }

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func TestVerifyLoad(t *testing.T) {
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%s: got %v, want %q", tt.name, err, tt.want)
 		}
-		if err != nil && !errors.Is(err, ErrRefused) {
+		if err != nil && !errors.Is(err, fault.ErrRefused) {
 			t.Errorf("%s: got %v, want an ErrRefused (exit 4)", tt.name, err)
 		}
 		if err != nil && strings.Contains(tt.want, "keys") && !errors.Is(err, ErrPartialLoad) {

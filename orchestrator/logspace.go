@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 
@@ -52,7 +53,7 @@ func (c Config) checkLogSpace() error {
 			100*c.setShare(), ops, ops/assumedCellOpsPerSec, FormatOps(assumedCellOpsPerSec), results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(updates))
 	}
 	return fmt.Errorf("%w: the log would grow by %s per row (the load, %d keys × %d B = %s%s), more than the %s free on %s (for --data %s); free space, lower --dbsize, --cell-seconds or --passes, or --force",
-		ErrConfig, humanBytes(total), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(load), mix, humanBytes(free), at, c.DataDir)
+		fault.ErrConfig, humanBytes(total), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(load), mix, humanBytes(free), at, c.DataDir)
 }
 
 // freeBytes is the space free to an unprivileged writer on the file

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,7 @@ func TestPlanRefusesRowsTheServerWould(t *testing.T) {
 		{"a memory sweep", Config{Memory: "4m,32m", Page: "4m", Force: true}, "--memory 4m holds fewer than two --page 4m pages"},
 	} {
 		_, err := tc.cfg.resolve(none)
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
 		}
 	}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"slices"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestMemorySweepFlags(t *testing.T) {
 		c.NoFio, c.Backends, c.Pins = true, []string{"libaio"}, []string{PinNone}
 		got, err := resolve(c)
 		if tt.wantErr != "" {
-			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
+			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: got %v, want a config error saying %q", tt.name, err, tt.wantErr)
 			}
 			continue
@@ -82,7 +83,7 @@ func TestLogSpaceRefusal(t *testing.T) {
 	}
 	tooBig := base
 	tooBig.DBSize = free/record + 1
-	if err := tooBig.checkLogSpace(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "the log would grow by") {
+	if err := tooBig.checkLogSpace(); !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "the log would grow by") {
 		t.Errorf("%d keys on %d B free: got %v, want a refusal", tooBig.DBSize, free, err)
 	}
 	tooBig.Force = true
@@ -95,7 +96,7 @@ func TestLogSpaceRefusal(t *testing.T) {
 	mixed.DBSize, mixed.Workload = 1000, "ycsb-a"
 	mixed.CellSeconds = int(free/(assumedCellOpsPerSec/2*record)) + 1
 	err = mixed.checkLogSpace()
-	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "50 % SETs ×") || !strings.Contains(err.Error(), "assumed 1.00 M ops/s") {
+	if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "50 % SETs ×") || !strings.Contains(err.Error(), "assumed 1.00 M ops/s") {
 		t.Errorf("ycsb-a for %d s: got %v, want a refusal naming the SET share and the assumed rate", mixed.CellSeconds, err)
 	}
 	mixed.Workload = "ycsb-c"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"net"
 	"net/http"
 	"strconv"
@@ -24,10 +25,10 @@ const AnyAddrMetrics = "0.0.0.0"
 func ResolveMetricsAddr(addr string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("%w: --metrics-addr %q: want HOST:PORT or :PORT (%v)", ErrConfig, addr, err)
+		return "", fmt.Errorf("%w: --metrics-addr %q: want HOST:PORT or :PORT (%v)", fault.ErrConfig, addr, err)
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return "", fmt.Errorf("%w: --metrics-addr %q: port %q is not 0-65535", ErrConfig, addr, port)
+		return "", fmt.Errorf("%w: --metrics-addr %q: port %q is not 0-65535", fault.ErrConfig, addr, port)
 	}
 	switch {
 	case host == "" || host == "localhost":
@@ -38,7 +39,7 @@ func ResolveMetricsAddr(addr string) (string, error) {
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
 		return "", fmt.Errorf("%w: --metrics-addr %q: the endpoint has no authentication, so it listens on loopback only; give %s:%s to serve it on every interface",
-			ErrConfig, addr, AnyAddrMetrics, port)
+			fault.ErrConfig, addr, AnyAddrMetrics, port)
 	}
 	return addr, nil
 }
@@ -68,7 +69,7 @@ func startMetrics(addr string, w *runWatch) (*metricsServer, error) {
 	reg.MustRegister(watchCollector{w})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: --metrics-addr %s: %v", ErrConfig, addr, err)
+		return nil, fmt.Errorf("%w: --metrics-addr %s: %v", fault.ErrConfig, addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"net"
 	"net/url"
 	"strings"
@@ -44,7 +45,7 @@ func (r *runner) pickHosts(ctx context.Context) (err error) {
 			continue
 		}
 		if h, ok := names[c.Name]; ok && h != c.Host {
-			return fmt.Errorf("%w: two hosts are named %q (%s and %s): name them with NAME=ENDPOINT", ErrConfig, c.Name, h, c.Host)
+			return fmt.Errorf("%w: two hosts are named %q (%s and %s): name them with NAME=ENDPOINT", fault.ErrConfig, c.Name, h, c.Host)
 		}
 		names[c.Name] = c.Host
 	}

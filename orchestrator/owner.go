@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 // ErrWrongProcess is wrapped when --server-pid is not the process that
 // listens on --server-addr: its /proc/<pid>/io would count another
 // process's device reads.
-var ErrWrongProcess = fmt.Errorf("%w: the pid is not the server's", ErrRefused)
+var ErrWrongProcess = fmt.Errorf("%w: the pid is not the server's", fault.ErrRefused)
 
 // namespacePIDs returns the NSpid line of /proc/<pid>/status: the pid in
 // each pid namespace from this one inwards (a container's server reports
@@ -58,7 +59,7 @@ func (p procRoot) proveOwner(addr string, pid int) (results.OwnerProof, error) {
 	proof := results.OwnerProof{Addr: addr, PID: pid}
 	tcp, err := net.ResolveTCPAddr("tcp", addr)
 	if err != nil {
-		return proof, fmt.Errorf("%w: --server-addr %s: %w", ErrRefused, addr, err)
+		return proof, fmt.Errorf("%w: --server-addr %s: %w", fault.ErrRefused, addr, err)
 	}
 	if pid == 0 {
 		return p.findOwner(tcp, proof)
@@ -163,7 +164,7 @@ func (p procRoot) proveServer(ctx context.Context, acc access, addr string, pid 
 	defer cancel()
 	c, err := acc.dial(dctx, addr)
 	if err != nil {
-		return results.OwnerProof{Addr: addr, PID: pid}, fmt.Errorf("%w: nothing answers at --server-addr %s: %w", ErrRefused, addr, err)
+		return results.OwnerProof{Addr: addr, PID: pid}, fmt.Errorf("%w: nothing answers at --server-addr %s: %w", fault.ErrRefused, addr, err)
 	}
 	defer c.Close()
 	proof, err := p.proveOwner(addr, pid)
@@ -175,7 +176,7 @@ func (p procRoot) proveServer(ctx context.Context, acc access, addr string, pid 
 		if isRESPError(err) {
 			return proof, nil // a server without INFO: the socket proof stands alone
 		}
-		return proof, fmt.Errorf("%w: INFO server on %s: %w", ErrRefused, addr, err)
+		return proof, fmt.Errorf("%w: INFO server on %s: %w", fault.ErrRefused, addr, err)
 	}
 	return proof, p.checkInfoPID(&proof, info)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"net"
 	"os"
 	"os/exec"
@@ -61,7 +62,7 @@ func TestProveOwner(t *testing.T) {
 	defer func() { other.Process.Kill(); other.Wait() }()
 	_, err = proc.proveOwner(addr, other.Process.Pid)
 	want := fmt.Sprintf("pid %d (sleep) does not own the socket listening on %s", other.Process.Pid, addr)
-	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("): pid %d (", self)) || !errors.Is(err, ErrWrongProcess) || !errors.Is(err, ErrRefused) {
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("): pid %d (", self)) || !errors.Is(err, ErrWrongProcess) || !errors.Is(err, fault.ErrRefused) {
 		t.Errorf("unrelated pid: got %v, want ErrWrongProcess containing %q", err, want)
 	}
 
@@ -75,7 +76,7 @@ func TestProveOwner(t *testing.T) {
 	}
 
 	l.Close()
-	if _, err := proc.proveServer(context.Background(), access{}, addr, self); err == nil || !strings.Contains(err.Error(), "connection refused") || !errors.Is(err, ErrRefused) {
+	if _, err := proc.proveServer(context.Background(), access{}, addr, self); err == nil || !strings.Contains(err.Error(), "connection refused") || !errors.Is(err, fault.ErrRefused) {
 		t.Errorf("nothing listening: got %v, want a refusal saying connection refused", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,9 +20,6 @@ import (
 // baseline (across hosts, every host's in a container there, and each
 // client host's link to the server), and each row server's own checks
 // (O_DIRECT, libaio, io_uring), run where that server runs.
-
-// errPreflight marks a failed preflight: it stops the run.
-var errPreflight = errors.New("orchestrator: preflight failed")
 
 // preflightLocal runs the host's preflight with the fio baseline once per run
 // and keeps its JSON; a failed check stops the run unless --force.
@@ -100,7 +98,7 @@ func (r *runner) judgePreflight(p results.Preflight, where string) error {
 		r.printf("preflight (%s): FAIL %s; measuring anyway (--force)\n", where, strings.Join(msgs, "; "))
 		return nil
 	}
-	return fmt.Errorf("%w (%s): %s (--force measures anyway)", errPreflight, where, strings.Join(msgs, "; "))
+	return fmt.Errorf("%w (%s): %s (--force measures anyway)", fault.ErrPreflight, where, strings.Join(msgs, "; "))
 }
 
 // serverPreflight runs the preflight where the server runs: for uring it

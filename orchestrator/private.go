@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -78,18 +79,18 @@ func checkPrivateEntry(what, p string, last bool) error {
 	me := strconv.Itoa(os.Geteuid())
 	if !privateOwner(sys.Uid) {
 		return fmt.Errorf("%w: %s: %s belongs to uid %d, not to you (uid %s) or root: whoever owns it can put a link there and make the run write or kill through it; give a directory of your own (or, as root, chown %s %s)",
-			ErrConfig, what, p, sys.Uid, me, me, p)
+			fault.ErrConfig, what, p, sys.Uid, me, me, p)
 	}
 	switch {
 	case st.Mode()&fs.ModeSymlink != 0:
 		return nil // its target is checked with the links resolved
 	case !st.IsDir():
-		return fmt.Errorf("%w: %s: %s is not a directory", ErrConfig, what, p)
+		return fmt.Errorf("%w: %s: %s is not a directory", fault.ErrConfig, what, p)
 	case st.Mode().Perm()&0o022 == 0:
 		return nil
 	case st.Mode()&fs.ModeSticky == 0:
 		return fmt.Errorf("%w: %s: %s may be written by group or others (mode %04o): another user could put a link there and make the run write or kill through it; chmod go-w %s, or give a directory of your own",
-			ErrConfig, what, p, st.Mode().Perm(), p)
+			fault.ErrConfig, what, p, st.Mode().Perm(), p)
 	case !last:
 		return nil // sticky, as /tmp: others cannot replace what is ours
 	}
@@ -104,7 +105,7 @@ func checkPrivateEntry(what, p string, last bool) error {
 		}
 		if s, ok := info.Sys().(*syscall.Stat_t); ok && !privateOwner(s.Uid) {
 			return fmt.Errorf("%w: %s: %s may be written by others (mode %04o, sticky) and holds %s of uid %d: give a directory only you may write (chmod go-w %s, or a new one)",
-				ErrConfig, what, p, st.Mode().Perm()|fs.ModeSticky, e.Name(), s.Uid, p)
+				fault.ErrConfig, what, p, st.Mode().Perm()|fs.ModeSticky, e.Name(), s.Uid, p)
 		}
 	}
 	return nil

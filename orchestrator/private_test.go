@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +95,7 @@ func TestCheckPrivateDir(t *testing.T) {
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("checkPrivateDir(%s): got %v, want nil", tc.dir, err)
-			case tc.want != "" && (!errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want)):
+			case tc.want != "" && (!errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want)):
 				t.Errorf("checkPrivateDir(%s): got %v, want ErrConfig saying %q", tc.dir, err, tc.want)
 			}
 		})

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func TestReadCacheSweepFlags(t *testing.T) {
 		c.NoFio, c.Backends, c.Pins = true, []string{"libaio"}, []string{PinNone}
 		got, err := resolve(c)
 		if tt.wantErr != "" {
-			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
+			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: got %v, want a config error saying %q", tt.name, err, tt.wantErr)
 			}
 			continue

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io"
 	"os"
 	"path/filepath"
@@ -142,12 +143,12 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		if ctx.Err() != nil {
 			return fmt.Errorf("orchestrator: interrupted during %s %s: the finished passes are in %s; complete with --resume %s", row.Backend, row.Label, filepath.Join(r.out, results.FileCells), r.out)
 		}
-		if errors.Is(err, ErrConfig) || errors.Is(err, errPreflight) {
+		if errors.Is(err, fault.ErrConfig) || errors.Is(err, fault.ErrPreflight) {
 			return err
 		}
 		// A refused row (a partial load, a sampled miss, a wrong process)
 		// is recorded and its cells marked; the other rows still run.
-		refused := errors.Is(err, ErrRefused)
+		refused := errors.Is(err, fault.ErrRefused)
 		verdict := "FAILED"
 		if refused {
 			verdict = "REFUSED"

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,7 +121,7 @@ func (c Config) checkFreeMemory(meminfoPath string) error {
 	}
 	if need > avail {
 		return fmt.Errorf("%w: --scenario %s keeps the dataset in RAM: %d keys × %d B = %s%s is larger than the %s of memory available; lower --dbsize (--force measures anyway)",
-			ErrConfig, c.scenario(), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), servers, humanBytes(avail))
+			fault.ErrConfig, c.scenario(), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), servers, humanBytes(avail))
 	}
 	return nil
 }
@@ -146,7 +147,7 @@ func memAvailable(meminfo []byte) (int64, error) {
 // table per scenario under the reference's heading.
 func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]byte) (int, error) }) error {
 	if cfg.Resume != "" {
-		return fmt.Errorf("%w: --resume completes one scenario's bundle: give its directory (%s/<scenario>)", ErrConfig, cfg.Resume)
+		return fmt.Errorf("%w: --resume completes one scenario's bundle: give its directory (%s/<scenario>)", fault.ErrConfig, cfg.Resume)
 	}
 	for _, s := range results.Scenarios {
 		c := scenarioConfig(cfg, s)

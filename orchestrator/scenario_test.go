@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,7 +34,7 @@ func TestResolveScenario(t *testing.T) {
 	} {
 		got, err := tc.cfg.resolve(env)
 		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrConfig) {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, fault.ErrConfig) {
 				t.Errorf("%+v: got error %v, want ErrConfig with %q", tc.cfg, err, tc.wantErr)
 			}
 			continue

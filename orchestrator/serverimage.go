@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io"
 
 	"github.com/docker/docker/api/types/image"
@@ -23,7 +24,7 @@ func ensureServerImage(ctx context.Context, cli *client.Client, where, ref strin
 		return fmt.Errorf("orchestrator: --server-image %s: inspect it on the Docker engine%s: %w", ref, where, err)
 	}
 	if !pull {
-		return fmt.Errorf("%w: --server-image %s is not on the Docker engine%s, and a run pulls nothing unless asked: run\n\n    docker pull %s\n\nand run again, or give --pull", ErrConfig, ref, where, ref)
+		return fmt.Errorf("%w: --server-image %s is not on the Docker engine%s, and a run pulls nothing unless asked: run\n\n    docker pull %s\n\nand run again, or give --pull", fault.ErrConfig, ref, where, ref)
 	}
 	rc, err := cli.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {

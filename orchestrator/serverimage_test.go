@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestServerImageNeverPulled(t *testing.T) {
 	}
 	absent := "tierbench-test-absent:never-built"
 	err := ensureServerImage(ctx, cli, " at host b", absent, false)
-	if !errors.Is(err, ErrConfig) || ExitCode(err) != 2 {
+	if !errors.Is(err, fault.ErrConfig) || ExitCode(err) != 2 {
 		t.Errorf("absent image: got %v (exit %d), want a configuration refusal (exit 2)", err, ExitCode(err))
 	}
 	want := "--server-image " + absent + " is not on the Docker engine at host b, and a run pulls nothing unless asked: run\n\n    docker pull " + absent + "\n"

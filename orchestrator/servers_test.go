@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"slices"
 	"strings"
 	"testing"
@@ -55,7 +56,7 @@ func TestServersConfig(t *testing.T) {
 			}
 			continue
 		}
-		if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+		if err == nil || !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("resolve(%+v): got %v,\nwant an ErrConfig containing %q", c.cfg, err, c.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -211,7 +212,7 @@ func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
 	if errors.Is(err, bench.ErrNotCluster) || errors.As(err, &netErr) {
 		// One server, or nothing listening: the owner proof says which.
 		if len(r.cfg.ServerPIDs) > 1 {
-			return nil, fmt.Errorf("%w: --server-pid lists %d pids, but %s is not a cluster node (%v): give its one pid", ErrConfig, len(r.cfg.ServerPIDs), r.cfg.ServerAddr, err)
+			return nil, fmt.Errorf("%w: --server-pid lists %d pids, but %s is not a cluster node (%v): give its one pid", fault.ErrConfig, len(r.cfg.ServerPIDs), r.cfg.ServerAddr, err)
 		}
 		return nil, nil
 	}

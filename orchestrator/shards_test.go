@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"slices"
 	"strings"
 	"testing"
@@ -73,7 +74,7 @@ func TestShardConfig(t *testing.T) {
 	}
 	for _, tt := range refused {
 		_, err := tt.cfg.resolve(none)
-		if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+		if err == nil || !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
 		}
 	}

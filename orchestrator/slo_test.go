@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"math"
 	"os"
 	"path/filepath"
@@ -313,7 +314,7 @@ func TestSLOConfig(t *testing.T) {
 	} {
 		got, err := tt.cfg.resolve(func(string) string { return "" })
 		if tt.wantErr != "" {
-			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
+			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("resolve(--slo %q): got %v, want a configuration error with %q", tt.cfg.SLO, err, tt.wantErr)
 			}
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -50,7 +51,7 @@ func ensureStateDir(dir string) error {
 // directories passed too.
 func checkStateDir(dir string) error {
 	if st, err := os.Lstat(dir); err == nil && st.Mode()&os.ModeSymlink != 0 {
-		return fmt.Errorf("%w: --state-dir %s is a symbolic link: give the directory itself", ErrConfig, dir)
+		return fmt.Errorf("%w: --state-dir %s is a symbolic link: give the directory itself", fault.ErrConfig, dir)
 	}
 	return checkPrivateDir("--state-dir", dir)
 }

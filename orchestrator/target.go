@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -127,13 +128,13 @@ func (r *runner) attachExternal(ctx context.Context) (*externalTarget, error) {
 	if nodes != nil {
 		if r.cfg.Latency {
 			if r.cfg.given("latency") {
-				return nil, fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", ErrConfig, r.cfg.ServerAddr)
+				return nil, fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", fault.ErrConfig, r.cfg.ServerAddr)
 			}
 			r.cfg.Latency = false
 			r.printf("latency: off against a cluster (the fixed-rate client drives one server)\n")
 		}
 		if r.cfg.SLO != "" {
-			return nil, fmt.Errorf("%w: --slo against a cluster (%s is a cluster node) is not supported: the search's fixed-rate client drives one server; leave --slo out", ErrConfig, r.cfg.ServerAddr)
+			return nil, fmt.Errorf("%w: --slo against a cluster (%s is a cluster node) is not supported: the search's fixed-rate client drives one server; leave --slo out", fault.ErrConfig, r.cfg.ServerAddr)
 		}
 		return &externalTarget{nodes: nodes, cluster: true}, nil
 	}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,7 @@ func TestTLSConfig(t *testing.T) {
 		{"an empty variable", Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "TIERBENCH_NO_SUCH_VARIABLE"}, "has no TIERBENCH_NO_SUCH_VARIABLE"},
 	} {
 		_, err := tc.cfg.resolve(none)
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "s3cret") {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"net"
 	"path/filepath"
 	"slices"
@@ -149,7 +150,7 @@ func (c Config) validate() error {
 		}
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+		return fmt.Errorf("%w: %w", fault.ErrConfig, errors.Join(errs...))
 	}
 	return nil
 }
@@ -232,7 +233,3 @@ func repeated[T comparable](items []T) (T, bool) {
 	var zero T
 	return zero, false
 }
-
-// ErrConfig wraps every error of a configuration that cannot run: the
-// command line maps it to a usage error.
-var ErrConfig = errors.New("orchestrator: bad configuration")

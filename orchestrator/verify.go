@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -21,12 +22,12 @@ import (
 var (
 	// ErrPartialLoad: the loader or the server counts fewer keys than
 	// --dbsize (or, for a server the run loaded, more).
-	ErrPartialLoad = fmt.Errorf("%w: partial load", ErrRefused)
+	ErrPartialLoad = fmt.Errorf("%w: partial load", fault.ErrRefused)
 	// ErrSampleMiss: a sampled GET missed or returned a value of the
 	// wrong length although the key count was right.
-	ErrSampleMiss = fmt.Errorf("%w: sampled GET check failed", ErrRefused)
+	ErrSampleMiss = fmt.Errorf("%w: sampled GET check failed", fault.ErrRefused)
 	// ErrNotOnDevice: a tiered server holds its log in memory.
-	ErrNotOnDevice = fmt.Errorf("%w: the log is not on the device", ErrRefused)
+	ErrNotOnDevice = fmt.Errorf("%w: the log is not on the device", fault.ErrRefused)
 )
 
 // errShortLoad marks a loader that exited non-zero after printing its

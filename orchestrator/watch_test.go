@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"encoding/json"
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ func TestResolveMetricsAddr(t *testing.T) {
 		got, err := ResolveMetricsAddr(tc.in)
 		switch {
 		case tc.wantErr != "":
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrConfig) {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, fault.ErrConfig) {
 				t.Errorf("%q: got %q, %v; want a config error with %q", tc.in, got, err, tc.wantErr)
 			}
 		case err != nil || got != tc.want:

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,7 +34,7 @@ func TestWorkloadFlags(t *testing.T) {
 	} {
 		cfg, err := resolve(Config{KeyDist: tt.keyDist, Workload: tt.workload, NoFio: true})
 		if tt.wantErr != "" {
-			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
+			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("--key-dist %q --workload %q: got %v, want a config error saying %q", tt.keyDist, tt.workload, err, tt.wantErr)
 			}
 			continue
