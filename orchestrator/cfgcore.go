@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"net/url"
 	"os"
@@ -340,7 +341,7 @@ func (c *Config) readServerAuth() error {
 		}
 		return nil
 	}
-	f, err := openRegular(c.AuthFile)
+	f, err := safe.OpenRegular(c.AuthFile)
 	if err != nil {
 		return fmt.Errorf("%w: --auth-file: %v", fault.ErrConfig, err)
 	}

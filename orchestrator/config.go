@@ -3,12 +3,14 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
 
 	"github.com/tierbench/tierbench/bench"
 	"github.com/tierbench/tierbench/results"
@@ -321,15 +323,10 @@ func (c *Config) dropProfileExtras() {
 // tree is a Go package.
 const DefaultOutParent = "tierbench-results"
 
-// DefaultDataDir is the data dir when neither --data nor TIERBENCH_DATA names one:
-// in a directory of this user's (made 0700), on the disk below /var/tmp
-// rather than a tmpfs, for O_DIRECT.
-var DefaultDataDir = filepath.Join("/var/tmp", "tierbench-"+strconv.Itoa(os.Geteuid()), "data")
-
 // setRunDefaults fills the fields every run has, whatever its server.
 func (c *Config) setRunDefaults() {
 	setString(&c.Runtime, RuntimeAuto)
-	setString(&c.DataDir, DefaultDataDir)
+	setString(&c.DataDir, safe.DefaultDataDir)
 	setString(&c.StateDir, defaultStateDir(os.Getenv))
 }
 

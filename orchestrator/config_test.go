@@ -2,10 +2,11 @@ package orchestrator
 
 import (
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
 
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/results"

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
 	"github.com/docker/docker/api/types/volume"
 
 	"github.com/tierbench/tierbench/internal/testenv"
@@ -48,7 +50,7 @@ func snapshot(t *testing.T, root string) map[string]string {
 // project with notes and an earlier run's bundle, and photos.
 func userHome(t *testing.T, base string) string {
 	home := filepath.Join(base, "home")
-	writeTree(t, home, "thesis.tex", "project/notes.txt", "project/results/old/table.md", "photos/cat.jpg")
+	testenv.WriteTree(t, home, "thesis.tex", "project/notes.txt", "project/results/old/table.md", "photos/cat.jpg")
 	return home
 }
 
@@ -115,9 +117,9 @@ func TestTwoRunsOneDataDir(t *testing.T) {
 	data := filepath.Join(base, "data")
 	out1, out2 := filepath.Join(base, "out1"), filepath.Join(base, "out2")
 	first := startBackground(t, bin, append(tinyArgs(t, data, out1), "--runtime", "process", "--backends", "libaio", "--pin", "none")...)
-	var marker markerRecord
+	var marker safe.MarkerRecord
 	first.waitUntil(t, "the data dir's marker", 60*time.Second, func() bool {
-		b, err := os.ReadFile(filepath.Join(data, dataMarker))
+		b, err := os.ReadFile(filepath.Join(data, safe.DataMarker))
 		return err == nil && json.Unmarshal(b, &marker) == nil && marker.RunID != ""
 	})
 	second := runBinary(t, bin, append(tinyArgs(t, data, out2), "--runtime", "process", "--backends", "libaio", "--pin", "none")...)

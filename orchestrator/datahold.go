@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"strings"
 	"time"
@@ -37,11 +38,11 @@ var ErrDataInUse = errors.New("orchestrator: data dir in use")
 // removes the marker and lets go. A dir another run holds, or one holding
 // files tierbench did not make, is refused at once.
 func HoldData(dir string, runID string, pid int, stdin io.Reader, stdout io.Writer) error {
-	c, err := lockDataDir(dir, markerRecord{RunID: runID, PID: pid, Started: time.Now().UTC()})
+	c, err := safe.LockDataDir(dir, safe.MarkerRecord{RunID: runID, PID: pid, Started: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
-	defer c.release()
+	defer c.Release()
 	fmt.Fprintln(stdout, dataHeld)
 	io.Copy(io.Discard, stdin)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"maps"
 	"os"
@@ -110,7 +111,7 @@ func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*d
 	// The nonce tells apart two owners with one pid and start time on two
 	// machines driving this engine.
 	d := &dockerDriver{ep: ep, cli: cli, runID: runID, proc: "/proc", ids: map[string]string{},
-		owner: fmt.Sprintf("%d:%d:%x", os.Getpid(), startTime(os.Getpid()), nonce)}
+		owner: fmt.Sprintf("%d:%d:%x", os.Getpid(), safe.StartTime(os.Getpid()), nonce)}
 	if err := d.buildImage(ctx, binary); err != nil {
 		cli.Close()
 		return nil, err
@@ -236,7 +237,7 @@ func (d *dockerDriver) create(ctx context.Context, role, name string, args []str
 func (d *dockerDriver) createOf(ctx context.Context, img imageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
 	id, err := d.createOnce(ctx, img, role, name, args, cpus, mems, privileged && !d.unprivileged, binds, logPath)
 	if err != nil && privileged && !d.unprivileged && strings.Contains(err.Error(), "apply caps") {
-		d.remove(context.Background(), id)
+		d.Remove(context.Background(), id)
 		d.unprivileged = true
 		if d.warn != nil {
 			d.warn("docker: the engine refused a privileged container (%v); servers run with seccomp=unconfined, apparmor=unconfined and capabilities %s instead\n", err, strings.Join(serverCapabilities, ", "))
@@ -267,7 +268,7 @@ func (d *dockerDriver) createOnce(ctx context.Context, img imageRun, role, name 
 		host.CapAdd = serverCapabilities
 	}
 	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.runID, role, name)
-	d.remove(ctx, cname) // a container of the same name from a failed attempt
+	d.Remove(ctx, cname) // a container of the same name from a failed attempt
 	resp, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, cname)
 	if err != nil {
 		return "", fmt.Errorf("orchestrator: create container %s: %w", cname, err)
@@ -358,7 +359,7 @@ func (d *dockerDriver) startImage(ctx context.Context, img imageRun, s serverSpe
 		[]string{s.DataDir + ":" + containerDataDir}, s.LogPath)
 	if err != nil {
 		if id != "" {
-			d.remove(context.Background(), id)
+			d.Remove(context.Background(), id)
 		}
 		return nil, err
 	}
@@ -367,7 +368,7 @@ func (d *dockerDriver) startImage(ctx context.Context, img imageRun, s serverSpe
 	d.serverID = id
 	d.mu.Unlock()
 	if srv.p, err = d.hostPID(ctx, id); err != nil {
-		d.remove(context.Background(), id)
+		d.Remove(context.Background(), id)
 		return nil, err
 	}
 	var pl results.Placement
@@ -387,13 +388,13 @@ func (d *dockerDriver) startImage(ctx context.Context, img imageRun, s serverSpe
 	}
 	srv.pl = pl
 	if err != nil {
-		d.remove(context.Background(), id)
+		d.Remove(context.Background(), id)
 		return nil, err
 	}
 	return srv, nil
 }
 
-func (s *dockerServer) pid() int { return s.p }
+func (s *dockerServer) Pid() int { return s.p }
 
 // findServer takes the process of the container that owns the socket
 // listening on addr as the server from then on: its entrypoint, or the
@@ -437,7 +438,7 @@ func (s *dockerServer) stop(ctx context.Context) error {
 	defer cancel()
 	timeout := int(grace / time.Second)
 	err := s.d.cli.ContainerStop(sctx, s.id, container.StopOptions{Timeout: &timeout})
-	return errors.Join(err, s.d.remove(sctx, s.id))
+	return errors.Join(err, s.d.Remove(sctx, s.id))
 }
 
 // saveLogs writes a container's stdout and stderr to path and returns stdout.
@@ -455,13 +456,13 @@ func (d *dockerDriver) saveLogs(ctx context.Context, id, path string) ([]byte, e
 		var all bytes.Buffer
 		all.Write(stderr.Bytes())
 		all.Write(stdout.Bytes())
-		writeFileNoFollow(path, all.Bytes(), 0o644)
+		safe.WriteFileNoFollow(path, all.Bytes(), 0o644)
 	}
 	return stdout.Bytes(), nil
 }
 
 // remove saves the container's logs and removes it, forcibly.
-func (d *dockerDriver) remove(ctx context.Context, id string) error {
+func (d *dockerDriver) Remove(ctx context.Context, id string) error {
 	d.mu.Lock()
 	logPath, ok := d.ids[id]
 	delete(d.ids, id)
@@ -480,7 +481,7 @@ func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, res
 	pl := results.Placement{WantCPUs: s.CPUs, WantMems: s.Mems}
 	id, err := d.create(ctx, "client", s.Name, s.Args, s.CPUs, s.Mems, false, nil, "")
 	if id != "" {
-		defer d.remove(context.Background(), id)
+		defer d.Remove(context.Background(), id)
 	}
 	if err != nil {
 		return nil, pl, err
@@ -498,7 +499,7 @@ func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, res
 			pl.WantCPUs, pl.WantMems = s.CPUs, s.Mems
 		}
 	}
-	stdout, status, err := d.wait(ctx, id, "client "+s.Name, s.LogPath)
+	stdout, status, err := d.Wait(ctx, id, "client "+s.Name, s.LogPath)
 	if err != nil {
 		return nil, pl, err
 	}
@@ -527,7 +528,7 @@ func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDi
 }
 
 // close removes every container of this run, keeping their logs.
-func (d *dockerDriver) close(ctx context.Context) error {
+func (d *dockerDriver) Close(ctx context.Context) error {
 	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true,
 		Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+d.runID))})
 	var errs []error
@@ -540,7 +541,7 @@ func (d *dockerDriver) close(ctx context.Context) error {
 	removeAll := func(hold bool) {
 		for _, c := range list {
 			if (c.Labels[labelRole] == roleDataHold) == hold {
-				if err := d.remove(ctx, c.ID); err != nil {
+				if err := d.Remove(ctx, c.ID); err != nil {
 					errs = append(errs, err)
 				}
 			}

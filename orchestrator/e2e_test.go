@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
@@ -188,13 +190,13 @@ func TestRunProcess(t *testing.T) {
 	// is gone. The new run kills the one that run started (its
 	// environment names the run) and says so; a process the file names
 	// that the run did not start survives, whatever the file says.
-	child := startSleeper(t, envRunID+"=old-run")
-	planted := startSleeper(t)
+	child := testenv.StartSleeper(t, safe.EnvRunID+"=old-run")
+	planted := testenv.StartSleeper(t)
 	childDone := make(chan struct{})
 	go func() { child.Wait(); close(childDone) }()
 	os.MkdirAll(filepath.Join(base, "state"), 0o700)
 	os.WriteFile(filepath.Join(base, "state", "old-run.pids"),
-		fmt.Appendf(nil, "999999999 1\n%d %d\n%d %d\n", child.Process.Pid, startTime(child.Process.Pid), planted.Process.Pid, startTime(planted.Process.Pid)), 0o600)
+		fmt.Appendf(nil, "999999999 1\n%d %d\n%d %d\n", child.Process.Pid, safe.StartTime(child.Process.Pid), planted.Process.Pid, safe.StartTime(planted.Process.Pid)), 0o600)
 
 	r := runBinary(t, bin, append(tinyArgs(t, data, out), "--runtime", "process")...)
 	if r.code != 0 {
@@ -539,7 +541,7 @@ func TestProcessDriverPinsEveryChild(t *testing.T) {
 	}
 	want := strconv.Itoa(cpus[len(cpus)-1])
 	d := newProcessDriver(bin, nil)
-	t.Cleanup(func() { d.close(context.Background()) })
+	t.Cleanup(func() { d.Close(context.Background()) })
 	for i := range 15 {
 		srv, err := d.startServer(t.Context(), serverSpec{Name: "pin", CPUs: want, Mems: "0",
 			Args:    []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/cpustat"
@@ -33,7 +34,7 @@ type serverHost interface {
 type localHost struct{}
 
 func (localHost) where() string                                { return "" }
-func (localHost) wipeData(_ context.Context, dir string) error { return wipeDir(dir) }
+func (localHost) wipeData(_ context.Context, dir string) error { return safe.WipeDir(dir) }
 
 func (localHost) dataDisks(_ context.Context, dir string) ([]string, error) {
 	return hostcheck.DataDisks(dir)
@@ -61,7 +62,7 @@ func (h remoteHost) wipeData(ctx context.Context, dir string) error {
 		return fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
 	case status == ProbeRefused:
 		return fmt.Errorf("%w: %w: --data %s on host %s holds files tierbench did not make and never deletes; give an empty or new directory there",
-			fault.ErrConfig, ErrForeignData, dir, d.ep.Name)
+			fault.ErrConfig, safe.ErrForeignData, dir, d.ep.Name)
 	case status != 0:
 		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.ep.Name, status, clip(out))
 	}

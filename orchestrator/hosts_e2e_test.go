@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -123,7 +125,7 @@ func TestRunAcrossHosts(t *testing.T) {
 	// holds it, is refused naming the first and touches nothing.
 	second := make(chan result, 1)
 	go func() {
-		marker := filepath.Join(data, dataMarker)
+		marker := filepath.Join(data, safe.DataMarker)
 		for {
 			if ctx.Err() != nil {
 				second <- result{code: -1, stderr: "the first run never marked " + marker}
@@ -170,7 +172,7 @@ func TestRunAcrossHosts(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Errorf("the second run did not end")
 	}
-	if _, err := os.Stat(filepath.Join(data, dataMarker)); err == nil {
+	if _, err := os.Stat(filepath.Join(data, safe.DataMarker)); err == nil {
 		t.Errorf("the run left its marker in host a's data dir")
 	}
 	if plan.Hosts == nil || plan.Hosts.Bind != a.Addr || !plan.Hosts.Auth {

@@ -57,7 +57,7 @@ func TestHostsHarness(t *testing.T) {
 			if err != nil {
 				t.Fatalf("host %s: %v", h.Name, err)
 			}
-			t.Cleanup(func() { d.close(context.Background()) })
+			t.Cleanup(func() { d.Close(context.Background()) })
 			drv[h.Name] = d
 		}
 		logs := t.TempDir()
@@ -87,7 +87,7 @@ func TestHostsHarness(t *testing.T) {
 		if len(rep.Cells) != 1 || rep.Cells[0].Hits == 0 || rep.Cells[0].Misses != 0 || rep.Load == nil || rep.Load.Acknowledged != 20000 {
 			t.Errorf("bench from host b: got %+v load %+v, want one cell with hits, no misses, 20000 keys loaded", rep.Cells, rep.Load)
 		}
-		if err := drv["a"].remove(ctx, id); err != nil {
+		if err := drv["a"].Remove(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		for _, h := range hosts {
@@ -115,7 +115,7 @@ func TestHostsHarness(t *testing.T) {
 		if d.image != drv["b"].image {
 			t.Errorf("over ssh:// the image is %s, want host b's %s", d.image, drv["b"].image)
 		}
-		d.close(context.Background())
+		d.Close(context.Background())
 		if got, _ := os.ReadFile(filepath.Join(shim, "args")); strings.TrimSpace(string(got)) != "-l tester -p 2222 -T -o BatchMode=yes -- host-b docker system dial-stdio" {
 			t.Errorf("ssh was run with %q, want the dial-stdio of host-b as tester on port 2222", got)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"os"
 	"os/exec"
@@ -425,7 +426,7 @@ func (r *runner) runLayer(ctx context.Context, name string, args, env []string, 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.cfg.Binary, args...)
 	var stdout bytes.Buffer
-	logf, err := createOrTruncate(filepath.Join(r.out, results.DirLogs, strings.ReplaceAll(strings.TrimPrefix(name, "ladder/"), ".json", ".log")), 0o644)
+	logf, err := safe.CreateOrTruncate(filepath.Join(r.out, results.DirLogs, strings.ReplaceAll(strings.TrimPrefix(name, "ladder/"), ".json", ".log")), 0o644)
 	if err != nil {
 		return "", err.Error()
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"math"
 	"os"
 	"path/filepath"
@@ -343,7 +344,7 @@ func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("orchestrator: latency dir: %w", err)
 	}
-	f, err := createOrTruncate(path, 0o644)
+	f, err := safe.CreateOrTruncate(path, 0o644)
 	if err != nil {
 		return fmt.Errorf("orchestrator: write %s: %w", path, err)
 	}

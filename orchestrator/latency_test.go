@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/internal/plots"
@@ -25,11 +27,11 @@ import (
 func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, results.Row) {
 	t.Helper()
 	bin := testenv.MustBinary(t)
-	pids, err := newPidFile(t.TempDir(), "latency-test")
+	pids, err := safe.NewPidFile(t.TempDir(), "latency-test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pids.close() })
+	t.Cleanup(func() { pids.Close() })
 	out := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(out, results.DirLogs), 0o755); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"strings"
 	"time"
 
@@ -109,5 +110,5 @@ func ownerAlive(owner string) bool {
 	if _, err := fmt.Sscanf(f[0]+" "+f[1], "%d %d", &pid, &start); err != nil {
 		return false
 	}
-	return alive(pid, start)
+	return safe.Alive(pid, start)
 }

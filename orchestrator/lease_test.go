@@ -24,7 +24,7 @@ func TestSweepDecidesByLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { a.close(context.Background()) })
+	t.Cleanup(func() { a.Close(context.Background()) })
 	a.owner = "999999999:1:0ther" // no such process here: only the lease can vouch for it
 	if err := a.takeLease(ctx); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"os"
 	"path/filepath"
 
@@ -47,17 +48,17 @@ func (r *runner) protectLocalServers() error {
 // 0700 directory of the checked state dir (removed with the run's
 // secrets), and returns the file's name.
 func (r *runner) writePasswordFile(auth string) (string, error) {
-	if err := ensureStateDir(r.cfg.StateDir); err != nil {
+	if err := safe.EnsureStateDir(r.cfg.StateDir); err != nil {
 		return "", err
 	}
-	dir := secretDirs(r.cfg.StateDir, r.plan.RunID)[1]
+	dir := safe.SecretDirs(r.cfg.StateDir, r.plan.RunID)[1]
 	os.RemoveAll(dir) // a resumed run's, left when it was killed
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return "", fmt.Errorf("orchestrator: the password file: %w", err)
 	}
 	r.secretDir = dir
 	file := filepath.Join(dir, "password")
-	if err := writeNewFile(file, []byte(auth+"\n"), 0o600); err != nil {
+	if err := safe.WriteNewFile(file, []byte(auth+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("orchestrator: the password file: %w", err)
 	}
 	return file, nil

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -25,7 +27,7 @@ func runServerArgv(state string) []string {
 		for _, l := range lines[min(1, len(lines)):] {
 			var pid int
 			var st uint64
-			if !scanPid(l, &pid, &st) {
+			if !safe.ScanPid(l, &pid, &st) {
 				continue
 			}
 			cmdline, err := os.ReadFile(filepath.Join("/proc", strings.Fields(l)[0], "cmdline"))

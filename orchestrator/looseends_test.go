@@ -2,11 +2,13 @@ package orchestrator
 
 import (
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/internal/testenv"
 )
@@ -17,21 +19,21 @@ import (
 // tierbench).
 func TestLadderFioIsOwned(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	writeTree(t, dir, "ladder-fio/tierbench-fio.0", "segment.0")
-	c, err := lockDataDir(dir, markerRecord{RunID: "next"})
+	testenv.WriteTree(t, dir, "ladder-fio/tierbench-fio.0", "segment.0")
+	c, err := safe.LockDataDir(dir, safe.MarkerRecord{RunID: "next"})
 	if err != nil {
 		t.Fatalf("a data dir holding a killed run's ladder-fio/: got %v, want it taken", err)
 	}
-	defer c.release()
-	if err := wipeDir(dir); err != nil {
+	defer c.Release()
+	if err := safe.WipeDir(dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ladder-fio")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("ladder-fio/ after the wipe: got %v, want it gone", err)
 	}
 	// A ladder-fio/ holding a user's file is not ours.
-	writeTree(t, dir, "ladder-fio/notes.txt")
-	if err := wipeDir(dir); !errors.Is(err, ErrForeignData) {
+	testenv.WriteTree(t, dir, "ladder-fio/notes.txt")
+	if err := safe.WipeDir(dir); !errors.Is(err, safe.ErrForeignData) {
 		t.Errorf("ladder-fio/ holding notes.txt: got %v, want ErrForeignData", err)
 	}
 }

@@ -84,7 +84,7 @@ func startMetrics(addr string, w *runWatch) (*metricsServer, error) {
 // Addr is where the endpoint listens.
 func (m *metricsServer) Addr() string { return m.ln.Addr().String() }
 
-func (m *metricsServer) close() {
+func (m *metricsServer) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	m.srv.Shutdown(ctx)

@@ -57,7 +57,7 @@ func (r *runner) pickHosts(ctx context.Context) (err error) {
 	// what the hosts' engines were given.
 	defer func() {
 		if err != nil {
-			hd.close(context.Background())
+			hd.Close(context.Background())
 			r.drv, r.clients = nil, nil
 		}
 	}()

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
 	"github.com/tierbench/tierbench/internal/procfs"
 )
 
@@ -53,7 +55,7 @@ func TestRecycledPidIsNotSignalled(t *testing.T) {
 	}
 	old := ps.cmd.Process.Pid
 	select {
-	case <-ps.proc.done:
+	case <-ps.proc.Done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server that exits at once was not reaped within 10 s")
 	}
@@ -63,7 +65,7 @@ func TestRecycledPidIsNotSignalled(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	d.close(ctx)
+	d.Close(ctx)
 	ps.stop(ctx)
 	time.Sleep(100 * time.Millisecond)
 	if st, err := procfs.Root("/proc").ReadStat(victim.Process.Pid); err != nil || st.State == 'Z' {
@@ -76,14 +78,14 @@ func TestRecycledPidIsNotSignalled(t *testing.T) {
 func TestChildKillReachesItsGroup(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "sleep 300 & wait")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	c, err := startChild(cmd)
+	c, err := safe.StartChild(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var grandchild int
 	for end := time.Now().Add(5 * time.Second); grandchild == 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		for _, p := range procfs.Root("/proc").Tree(c.pid()) {
-			if p.PID != c.pid() {
+		for _, p := range procfs.Root("/proc").Tree(c.Pid()) {
+			if p.PID != c.Pid() {
 				grandchild = p.PID
 			}
 		}
@@ -91,15 +93,15 @@ func TestChildKillReachesItsGroup(t *testing.T) {
 	if grandchild == 0 {
 		t.Fatal("the child's sleep never started")
 	}
-	start := startTime(grandchild)
-	c.kill()
-	if err := c.wait(); err == nil {
+	start := safe.StartTime(grandchild)
+	c.Kill()
+	if err := c.Wait(); err == nil {
 		t.Errorf("Wait after kill: got nil, want the signal")
 	}
-	for end := time.Now().Add(5 * time.Second); alive(grandchild, start); time.Sleep(10 * time.Millisecond) {
+	for end := time.Now().Add(5 * time.Second); safe.Alive(grandchild, start); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("the child's group member %d survived kill", grandchild)
 		}
 	}
-	c.kill() // reaped: nothing to do, no number signalled
+	c.Kill() // reaped: nothing to do, no number signalled
 }

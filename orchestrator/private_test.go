@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/internal/procfs"
 	"github.com/tierbench/tierbench/internal/testenv"
@@ -91,7 +93,7 @@ func TestCheckPrivateDir(t *testing.T) {
 		{"sticky, another user's file in it", stickyTheirs, fmt.Sprintf("holds planted of uid %d", otherUID)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkPrivateDir("--data", tc.dir)
+			err := safe.CheckPrivateDir("--data", tc.dir)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("checkPrivateDir(%s): got %v, want nil", tc.dir, err)
@@ -109,10 +111,10 @@ func TestNewFilesRefuseLinks(t *testing.T) {
 	victim := filepath.Join(dir, "victim")
 	os.WriteFile(victim, []byte("precious\n"), 0o600)
 	for name, write := range map[string]func(string) error{
-		"writeNewFile":      func(p string) error { return writeNewFile(p, []byte("x"), 0o600) },
-		"writeFileNoFollow": func(p string) error { return writeFileNoFollow(p, []byte("x"), 0o600) },
+		"writeNewFile":      func(p string) error { return safe.WriteNewFile(p, []byte("x"), 0o600) },
+		"writeFileNoFollow": func(p string) error { return safe.WriteFileNoFollow(p, []byte("x"), 0o600) },
 		"createOrTruncate": func(p string) error {
-			f, err := createOrTruncate(p, 0o600)
+			f, err := safe.CreateOrTruncate(p, 0o600)
 			if err == nil {
 				f.Write([]byte("x"))
 				f.Close()
@@ -132,15 +134,15 @@ func TestNewFilesRefuseLinks(t *testing.T) {
 // TestDefaultDataDirIsTheUsers: the default data dir is in a directory
 // named for the user, made 0700 when the run makes it.
 func TestDefaultDataDirIsTheUsers(t *testing.T) {
-	if want := fmt.Sprintf("/var/tmp/tierbench-%d/data", os.Geteuid()); DefaultDataDir != want {
-		t.Errorf("DefaultDataDir = %s, want %s", DefaultDataDir, want)
+	if want := fmt.Sprintf("/var/tmp/tierbench-%d/data", os.Geteuid()); safe.DefaultDataDir != want {
+		t.Errorf("DefaultDataDir = %s, want %s", safe.DefaultDataDir, want)
 	}
 	parent := filepath.Join(t.TempDir(), "tierbench-u")
-	c, err := lockDataDir(filepath.Join(parent, "data"), markerRecord{RunID: "r"})
+	c, err := safe.LockDataDir(filepath.Join(parent, "data"), safe.MarkerRecord{RunID: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.release()
+	defer c.Release()
 	if st, err := os.Stat(parent); err != nil || st.Mode().Perm() != 0o700 {
 		t.Errorf("the data dir's new parent: got %v %v, want mode 0700", st.Mode().Perm(), err)
 	}
@@ -155,7 +157,7 @@ func TestRemoveStaleProcessesFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan []string, 1)
-	go func() { done <- removeStaleProcesses(state) }()
+	go func() { done <- safe.RemoveStaleProcesses(state) }()
 	select {
 	case did := <-done:
 		if len(did) != 1 || !strings.Contains(did[0], "not a regular file") {
@@ -191,8 +193,8 @@ func TestRunRefusesAnotherUsersStateDir(t *testing.T) {
 	shared := sharedDir(t, base)
 	state := filepath.Join(shared, "tierbench-0")
 	asOther(t, "mkdir", "-m", "0755", state)
-	child := startSleeper(t, envRunID+"=R")
-	planted := fmt.Sprintf("999999999 1\n%d %d\n", child.Process.Pid, startTime(child.Process.Pid))
+	child := testenv.StartSleeper(t, safe.EnvRunID+"=R")
+	planted := fmt.Sprintf("999999999 1\n%d %d\n", child.Process.Pid, safe.StartTime(child.Process.Pid))
 	asOther(t, "sh", "-c", `printf "$1" > "$2"`, "sh", planted, filepath.Join(state, "R.pids"))
 
 	r := runBinaryIn(t, base, nil, bin, runTinyArgs(filepath.Join(base, "data"), filepath.Join(base, "out"), state)...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"net"
 	"strconv"
@@ -145,7 +146,7 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 		a.CPUStat = &s
 	}
 	if req.Wipe != "" {
-		if err := wipeDir(req.Wipe); err != nil {
+		if err := safe.WipeDir(req.Wipe); err != nil {
 			return err
 		}
 		a.Wiped = req.Wipe

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"os"
 	"os/exec"
@@ -26,14 +27,14 @@ import (
 type processDriver struct {
 	binary string
 	proc   procRoot
-	pids   *pidFile
+	pids   *safe.PidFile
 
 	mu       sync.Mutex
-	children map[int]*child
+	children map[int]*safe.Child
 }
 
-func newProcessDriver(binary string, pids *pidFile) *processDriver {
-	return &processDriver{binary: binary, proc: "/proc", pids: pids, children: map[int]*child{}}
+func newProcessDriver(binary string, pids *safe.PidFile) *processDriver {
+	return &processDriver{binary: binary, proc: "/proc", pids: pids, children: map[int]*safe.Child{}}
 }
 
 func (d *processDriver) name() string             { return RuntimeProcess }
@@ -73,25 +74,25 @@ func (d *processDriver) commandOf(prog, args []string, cpus, mems string) *exec.
 		cmd.Env = append(cmd.Env, envPinMems+"="+mems)
 	}
 	if d.pids != nil {
-		cmd.Env = append(cmd.Env, envRunID+"="+d.pids.runID)
+		cmd.Env = append(cmd.Env, safe.EnvRunID+"="+d.pids.RunID)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd
 }
 
-func (d *processDriver) start(cmd *exec.Cmd) (*child, error) {
+func (d *processDriver) start(cmd *exec.Cmd) (*safe.Child, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	c, err := startChild(cmd)
+	c, err := safe.StartChild(cmd)
 	if err != nil {
 		return nil, err
 	}
-	d.children[c.pid()] = c
+	d.children[c.Pid()] = c
 	if d.pids != nil {
-		if err := d.pids.add(c.pid()); err != nil {
-			c.kill()
-			c.wait()
-			delete(d.children, c.pid())
+		if err := d.pids.Add(c.Pid()); err != nil {
+			c.Kill()
+			c.Wait()
+			delete(d.children, c.Pid())
 			return nil, err
 		}
 	}
@@ -103,7 +104,7 @@ func (d *processDriver) forget(pid int) {
 	defer d.mu.Unlock()
 	delete(d.children, pid)
 	if d.pids != nil {
-		d.pids.remove(pid)
+		d.pids.Remove(pid)
 	}
 }
 
@@ -167,7 +168,7 @@ func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline
 type processServer struct {
 	d    *processDriver
 	cmd  *exec.Cmd
-	proc *child
+	proc *safe.Child
 	log  *os.File
 	// logPath is the log's name, whose last lines say why it exited.
 	logPath string
@@ -187,7 +188,7 @@ func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHa
 // startProgram starts the server s as prog (nil: the tierbench binary)
 // with s.Args, pinned as s asks.
 func (d *processDriver) startProgram(ctx context.Context, prog []string, s serverSpec) (*processServer, error) {
-	logf, err := createOrTruncate(s.LogPath, 0o644)
+	logf, err := safe.CreateOrTruncate(s.LogPath, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: server log: %w", err)
 	}
@@ -210,7 +211,7 @@ func (d *processDriver) startProgram(ctx context.Context, prog []string, s serve
 
 // pid is the server's process: the one findServer proved listens, else
 // the command's.
-func (p *processServer) pid() int {
+func (p *processServer) Pid() int {
 	if p.server > 0 {
 		return p.server
 	}
@@ -233,17 +234,17 @@ func (p *processServer) findServer(ctx context.Context, addr string, timeout tim
 	if err != nil {
 		return fmt.Errorf("orchestrator: the server started as pid %d: %w", root, err)
 	}
-	p.server, p.serverStart = pid, startTime(pid)
+	p.server, p.serverStart = pid, safe.StartTime(pid)
 	if pid != root && p.d.pids != nil {
-		return p.d.pids.add(pid)
+		return p.d.pids.Add(pid)
 	}
 	return nil
 }
-func (p *processServer) exited() <-chan struct{} { return p.proc.done }
+func (p *processServer) exited() <-chan struct{} { return p.proc.Done }
 
 // exitReport says how the server exited and what it last wrote.
 func (p *processServer) exitReport() error {
-	<-p.proc.done
+	<-p.proc.Done
 	status := "exited"
 	if st := p.cmd.ProcessState; st != nil {
 		status = st.String()
@@ -265,7 +266,7 @@ func lastLines(path string, n int) string {
 func (p *processServer) mode() string                 { return "process" }
 func (p *processServer) placement() results.Placement { return p.pl }
 func (p *processServer) probe(addr string) serverProbe {
-	return localProbe{addr: addr, pid: p.pid(), proc: p.d.proc, acc: p.acc}
+	return localProbe{addr: addr, pid: p.Pid(), proc: p.d.proc, acc: p.acc}
 }
 
 // stop stops the server's whole tree: SIGTERM to its process group and
@@ -290,15 +291,15 @@ func (p *processServer) stop(ctx context.Context) error {
 	// reaped root's number may be another process's by now. A launcher's
 	// server outlives it in its own right, named by pid and start time.
 	var err error
-	if !p.proc.whileUnreaped(func(pid int) { err = procfs.Root(p.d.proc).StopTree(pid, grace) }) &&
-		p.server > 0 && p.server != root && alive(p.server, p.serverStart) {
+	if !p.proc.WhileUnreaped(func(pid int) { err = procfs.Root(p.d.proc).StopTree(pid, grace) }) &&
+		p.server > 0 && p.server != root && safe.Alive(p.server, p.serverStart) {
 		err = procfs.Root(p.d.proc).StopTree(p.server, grace)
 	}
 	if err != nil {
 		fmt.Fprintf(p.log, "tierbench run: %v\n", err)
 	}
 	select {
-	case <-p.proc.done:
+	case <-p.proc.Done:
 	case <-time.After(10 * time.Second):
 		err = errors.Join(err, fmt.Errorf("orchestrator: server pid %d not reaped 10 s after it was stopped", root))
 	}
@@ -306,7 +307,7 @@ func (p *processServer) stop(ctx context.Context) error {
 }
 
 func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error) {
-	logf, err := createOrTruncate(s.LogPath, 0o644)
+	logf, err := safe.CreateOrTruncate(s.LogPath, 0o644)
 	if err != nil {
 		return nil, results.Placement{}, fmt.Errorf("orchestrator: client log: %w", err)
 	}
@@ -319,14 +320,14 @@ func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, re
 	if err != nil {
 		return nil, results.Placement{}, err
 	}
-	defer d.forget(proc.pid())
+	defer d.forget(proc.Pid())
 	pl, plErr := d.waitPlacement(cmd, s.CPUs, s.Mems, 3*time.Second)
 	select {
-	case <-proc.done:
-		err = proc.err
+	case <-proc.Done:
+		err = proc.Err
 	case <-ctx.Done():
-		proc.kill()
-		proc.wait()
+		proc.Kill()
+		proc.Wait()
 		return nil, pl, ctx.Err()
 	}
 	if err != nil {
@@ -367,9 +368,9 @@ func runPreflight(ctx context.Context, binary, dataDir string, extra []string, p
 	return stdout.Bytes(), nil
 }
 
-func (d *processDriver) close(ctx context.Context) error {
+func (d *processDriver) Close(ctx context.Context) error {
 	d.mu.Lock()
-	procs := make([]*child, 0, len(d.children))
+	procs := make([]*safe.Child, 0, len(d.children))
 	for _, c := range d.children {
 		procs = append(procs, c)
 	}
@@ -379,33 +380,13 @@ func (d *processDriver) close(ctx context.Context) error {
 		// The whole tree (a launcher's server may have left the group),
 		// while the child is unreaped: a reaped child's number may be
 		// another process's.
-		c.whileUnreaped(func(pid int) {
+		c.WhileUnreaped(func(pid int) {
 			if err := procfs.Root(d.proc).StopTree(pid, 0); err != nil {
 				errs = append(errs, err)
 			}
 			syscall.Kill(-pid, syscall.SIGKILL)
 		})
-		d.forget(c.pid())
+		d.forget(c.Pid())
 	}
 	return errors.Join(errs...)
-}
-
-// startTime is field 22 of /proc/<pid>/stat (clock ticks since boot); 0
-// when the process is gone.
-func startTime(pid int) uint64 {
-	st, err := procfs.Root("/proc").ReadStat(pid)
-	if err != nil {
-		return 0
-	}
-	return st.StartTime
-}
-
-// alive reports whether pid is still the process that started at st.
-func alive(pid int, st uint64) bool {
-	return st != 0 && startTime(pid) == st
-}
-
-func scanPid(line string, pid *int, st *uint64) bool {
-	_, err := fmt.Sscanf(line, "%d %d", pid, st)
-	return err == nil && *pid > 0
 }

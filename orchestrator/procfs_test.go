@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/results"
 )
@@ -100,7 +102,7 @@ func TestTopology(t *testing.T) {
 }
 
 func TestStatStartTime(t *testing.T) {
-	if got := startTime(os.Getpid()); got == 0 || !alive(os.Getpid(), got) {
+	if got := safe.StartTime(os.Getpid()); got == 0 || !safe.Alive(os.Getpid(), got) {
 		t.Errorf("own start time %d not alive", got)
 	}
 }

@@ -44,7 +44,7 @@ func newHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, bi
 			return nil, err
 		}
 		if err := d.takeLease(ctx); err != nil {
-			d.close(context.Background())
+			d.Close(context.Background())
 			return nil, err
 		}
 		d.warn = warn
@@ -59,7 +59,7 @@ func newHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, bi
 	for _, ep := range clients {
 		d, err := connect(ep)
 		if err != nil {
-			h.close(context.Background())
+			h.Close(context.Background())
 			return nil, err
 		}
 		h.clients = append(h.clients, d)
@@ -108,10 +108,10 @@ func (h *hostsDriver) preflightAt(ctx context.Context, srv serverHandle, dataDir
 
 // close removes every container of the run on every engine, even when
 // one of them does not answer.
-func (h *hostsDriver) close(ctx context.Context) error {
+func (h *hostsDriver) Close(ctx context.Context) error {
 	var errs []error
 	for _, d := range h.engines {
-		if err := d.close(ctx); err != nil {
+		if err := d.Close(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("host %s: %w", d.ep.Name, err))
 		}
 	}
@@ -192,16 +192,16 @@ func (d *dockerDriver) probeOnce(ctx context.Context, name string, req ProbeRequ
 func (d *dockerDriver) runOnce(ctx context.Context, role, name string, args []string, privileged bool, binds []string, logPath string) ([]byte, int64, error) {
 	id, err := d.create(ctx, role, name, args, "", "", privileged, binds, logPath)
 	if id != "" {
-		defer d.remove(context.Background(), id)
+		defer d.Remove(context.Background(), id)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	return d.wait(ctx, id, name, logPath)
+	return d.Wait(ctx, id, name, logPath)
 }
 
 // wait waits for a container to stop and returns its stdout and status.
-func (d *dockerDriver) wait(ctx context.Context, id, name, logPath string) ([]byte, int64, error) {
+func (d *dockerDriver) Wait(ctx context.Context, id, name, logPath string) ([]byte, int64, error) {
 	waitC, errC := d.cli.ContainerWait(ctx, id, container.WaitConditionNotRunning)
 	var status int64
 	select {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"os"
 	"path/filepath"
@@ -42,10 +43,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	// The state dir and the bundle are checked before anything reads or
 	// writes them: what the state dir lists decides which processes the
 	// sweep kills, and the password file goes there.
-	if err := checkStateDir(r.cfg.StateDir); err != nil {
+	if err := safe.CheckStateDir(r.cfg.StateDir); err != nil {
 		return err
 	}
-	if err := checkPrivateDir("--out", r.out); err != nil {
+	if err := safe.CheckPrivateDir("--out", r.out); err != nil {
 		return err
 	}
 	if err := r.cfg.checkFreeMemory("/proc/meminfo"); err != nil {
@@ -78,16 +79,16 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	}
 	defer func() { r.stopWatch(ctx, err) }()
 
-	if err := ensureStateDir(r.cfg.StateDir); err != nil {
+	if err := safe.EnsureStateDir(r.cfg.StateDir); err != nil {
 		return err
 	}
 	for _, did := range sweepStale(ctx, r.cfg.StateDir) {
 		r.printf("cleanup: %s\n", did)
 	}
-	if r.local.pids, err = newPidFile(r.cfg.StateDir, r.plan.RunID); err != nil {
+	if r.local.pids, err = safe.NewPidFile(r.cfg.StateDir, r.plan.RunID); err != nil {
 		return err
 	}
-	defer r.local.pids.close()
+	defer r.local.pids.Close()
 	defer r.cleanData()
 
 	if err := r.pickDriver(ctx); err != nil {
@@ -105,7 +106,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 		// and cleanup must still happen.
 		cctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		if cerr := r.drv.close(cctx); cerr != nil {
+		if cerr := r.drv.Close(cctx); cerr != nil {
 			r.printf("cleanup: %v\n", cerr)
 			err = errors.Join(err, cerr)
 		}
@@ -238,8 +239,8 @@ type localMachine struct {
 	proc    procRoot
 	topo    topology
 	pinning pinning
-	pids    *pidFile
-	claims  []*dataClaim
+	pids    *safe.PidFile
+	claims  []*safe.DataClaim
 }
 
 // diskEvidence is the physical disks below the data dir whose counters
@@ -377,7 +378,7 @@ func (r *runner) pickTargets(ctx context.Context) (targetSource, error) {
 // createBundle creates the bundle's directories, after every check that
 // can refuse the run: a refused run leaves nothing behind.
 func (r *runner) createBundle() error {
-	if _, err := makePrivateDir("--out", r.out, 0o755); err != nil {
+	if _, err := safe.MakePrivateDir("--out", r.out, 0o755); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Join(r.out, results.DirLogs), 0o755); err != nil {
@@ -444,13 +445,13 @@ func (r *runner) pickDriver(ctx context.Context) error {
 		d, err := newDockerDriver(ctx, Endpoint{}, r.cfg.Binary, r.plan.RunID)
 		if err == nil && r.cfg.ServerImage != "" {
 			if err := ensureServerImage(ctx, d.cli, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
-				d.close(context.Background())
+				d.Close(context.Background())
 				return err
 			}
 		}
 		if err == nil {
 			if err := d.takeLease(ctx); err != nil {
-				d.close(context.Background())
+				d.Close(context.Background())
 				return err
 			}
 			d.warn = r.printf

@@ -27,7 +27,7 @@ type driver interface {
 	// every server and client it starts from now on: copied into each
 	// container at containerTLSDir; a process reads them where they are.
 	give(files map[string][]byte)
-	close(ctx context.Context) error
+	Close(ctx context.Context) error
 }
 
 type serverSpec struct {
@@ -54,7 +54,7 @@ type clientSpec struct {
 }
 
 type serverHandle interface {
-	pid() int // on this host, for /proc
+	Pid() int // on this host, for /proc
 	placement() results.Placement
 	mode() string // how it runs: "process", "docker, privileged", …
 	stop(ctx context.Context) error

@@ -3,10 +3,11 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
 
 	"github.com/tierbench/tierbench/internal/testenv"
 )

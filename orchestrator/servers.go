@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,7 +192,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 	l := launch{dataDir: r.cfg.DataDir}
 	data := r.drv.dataPath(r.cfg.DataDir)
 	if !s.Self {
-		if l.dataDir, err = serverDir(r.cfg.DataDir, s.Name); err != nil {
+		if l.dataDir, err = safe.ServerDir(r.cfg.DataDir, s.Name); err != nil {
 			return launch{}, err
 		}
 		data = filepath.Join(data, filepath.Base(l.dataDir))

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
@@ -33,13 +35,13 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 		cpus, mems string
 	}{{"pinned", "1", "0"}, {"not pinned", "", ""}} {
 		t.Run(c.name, func(t *testing.T) {
-			pids, err := newPidFile(t.TempDir(), "foreign-"+strings.ReplaceAll(c.name, " ", "-"))
+			pids, err := safe.NewPidFile(t.TempDir(), "foreign-"+strings.ReplaceAll(c.name, " ", "-"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer pids.close()
+			defer pids.Close()
 			d := newProcessDriver(bin, pids)
-			defer d.close(context.Background())
+			defer d.Close(context.Background())
 			port := testenv.FreePort(t)
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
 			script := fmt.Sprintf("trap '' TERM; setsid %s --port %d --bind 127.0.0.1 --save '' --appendonly no --dir %s & while :; do sleep 1; done", redis, port, t.TempDir())
@@ -53,14 +55,14 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 			if err := srv.findServer(context.Background(), addr, 10*time.Second); err != nil {
 				t.Fatal(err)
 			}
-			if got := procfs.Root(d.proc).Command(srv.pid()); srv.pid() == launcher || got != "redis-server" {
-				t.Fatalf("got server pid %d (%s), want the redis-server below launcher %d", srv.pid(), got, launcher)
+			if got := procfs.Root(d.proc).Command(srv.Pid()); srv.Pid() == launcher || got != "redis-server" {
+				t.Fatalf("got server pid %d (%s), want the redis-server below launcher %d", srv.Pid(), got, launcher)
 			}
-			if _, ok := pids.pids[srv.pid()]; !ok {
-				t.Errorf("got pid file %v, want the server %d listed", pids.pids, srv.pid())
+			if _, ok := pids.Pids[srv.Pid()]; !ok {
+				t.Errorf("got pid file %v, want the server %d listed", pids.Pids, srv.Pid())
 			}
 			if c.cpus != "" {
-				pl, err := d.proc.placement(srv.pid())
+				pl, err := d.proc.placement(srv.Pid())
 				if err != nil || pl.CPUs != c.cpus || pl.Policy != "bind:"+c.mems {
 					t.Errorf("server placement: got %+v, %v; want cpus %s, policy bind:%s", pl, err, c.cpus, c.mems)
 				}
@@ -72,7 +74,7 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, p := range tree {
-				if alive(p.PID, p.StartTime) && !zombie(p.PID) {
+				if safe.Alive(p.PID, p.StartTime) && !zombie(p.PID) {
 					t.Errorf("got %s alive after stop, want the whole tree gone", procfs.Root(d.proc).Describe(p.PID))
 				}
 			}
@@ -107,7 +109,7 @@ func TestDockerRuntimeStartsAForeignImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.close(context.Background())
+	defer d.Close(context.Background())
 	redis, err := sut.Lookup("redis")
 	if err != nil {
 		t.Fatal(err)
@@ -128,8 +130,8 @@ func TestDockerRuntimeStartsAForeignImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	proof, err := srv.probe(addr).prove(ctx)
-	if err != nil || proof.PID != srv.pid() || proof.InfoPID != 1 {
-		t.Errorf("proof: got %+v, %v; want pid %d, INFO process_id 1 (its pid in the container)", proof, err, srv.pid())
+	if err != nil || proof.PID != srv.Pid() || proof.InfoPID != 1 {
+		t.Errorf("proof: got %+v, %v; want pid %d, INFO process_id 1 (its pid in the container)", proof, err, srv.Pid())
 	}
 	if pl := srv.placement(); pl.CPUs != "1" || pl.Mems != "0" {
 		t.Errorf("placement: got %+v, want cpus 1, mems 0", pl)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -114,7 +115,7 @@ type shardGroup struct {
 	nodes []*targetNode
 }
 
-func (g *shardGroup) pid() int                     { return 0 }
+func (g *shardGroup) Pid() int                     { return 0 }
 func (g *shardGroup) placement() results.Placement { return g.nodes[0].srv.placement() }
 
 // probe reaches the cluster at addr; the group has no one process, so its
@@ -159,7 +160,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 	}
 	name := rowFileName(row)
 	nodeFile := filepath.Join(r.out, results.DirLogs, "cluster-nodes-"+name+".txt")
-	f, err := createOrTruncate(nodeFile, 0o644)
+	f, err := safe.CreateOrTruncate(nodeFile, 0o644)
 	if err != nil {
 		return rowTarget{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
 	}

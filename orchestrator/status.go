@@ -235,7 +235,7 @@ func (r *runner) beforeSeal(last bool, failed error) {
 func (r *runner) stopWatch(ctx context.Context, err error) {
 	defer func() {
 		if r.metrics != nil {
-			r.metrics.close()
+			r.metrics.Close()
 		}
 	}()
 	st := r.watch.snapshot(time.Now())

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"path/filepath"
 	"time"
 )
@@ -12,7 +13,7 @@ import (
 // owner is gone. A process or container whose owning run is still alive
 // is never touched: other runs may share the host. It returns what it did.
 func sweepStale(ctx context.Context, stateDir string) []string {
-	did := removeStaleProcesses(stateDir)
+	did := safe.RemoveStaleProcesses(stateDir)
 	return append(did, sweepContainers(ctx)...)
 }
 
@@ -49,9 +50,9 @@ func (r *runner) localDataDirs() []string {
 // claimData takes every local data dir for the run (datadir.go): checked,
 // locked and marked before the run creates or starts anything.
 func (r *runner) claimData() error {
-	at := localDataPlaces(r.out)
+	at := safe.LocalDataPlaces(r.out)
 	for _, dir := range r.localDataDirs() {
-		c, err := claimDataDir(dir, at, r.plan.RunID)
+		c, err := safe.ClaimDataDir(dir, at, r.plan.RunID)
 		if err != nil {
 			r.releaseData()
 			return err
@@ -64,7 +65,7 @@ func (r *runner) claimData() error {
 // releaseData drops the run's hold on its data dirs, after cleanData.
 func (r *runner) releaseData() {
 	for _, c := range r.local.claims {
-		c.release()
+		c.Release()
 	}
 	r.local.claims = nil
 }

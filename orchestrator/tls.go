@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"net"
 	"net/url"
 	"os"
@@ -159,8 +160,8 @@ func newRunTLS(runID, stateDir, bundle, bind string) (*runTLS, error) {
 		return nil, err
 	}
 	t.conf = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: ca.Pool(), Certificates: []tls.Certificate{cert}}
-	t.local = secretDirs(stateDir, runID)[0]
-	if err := ensureStateDir(stateDir); err != nil {
+	t.local = safe.SecretDirs(stateDir, runID)[0]
+	if err := safe.EnsureStateDir(stateDir); err != nil {
 		return nil, err
 	}
 	// A run resumed after it was killed finds its own files still there.
@@ -170,13 +171,13 @@ func newRunTLS(runID, stateDir, bundle, bind string) (*runTLS, error) {
 	}
 	t.dir = t.local
 	for name, b := range t.files() {
-		if err := writeNewFile(filepath.Join(t.local, name), b, 0o600); err != nil {
-			t.close()
+		if err := safe.WriteNewFile(filepath.Join(t.local, name), b, 0o600); err != nil {
+			t.Close()
 			return nil, fmt.Errorf("orchestrator: the run's TLS files: %w", err)
 		}
 	}
 	if err := ca.WritePEM(filepath.Join(bundle, results.FileTLSCA)); err != nil {
-		t.close()
+		t.Close()
 		return nil, err
 	}
 	return t, nil
@@ -195,7 +196,7 @@ func (t *runTLS) files() map[string][]byte {
 }
 
 // close removes the run's TLS files from this machine.
-func (t *runTLS) close() error {
+func (t *runTLS) Close() error {
 	if t == nil || t.local == "" {
 		return nil
 	}
@@ -383,18 +384,10 @@ func tlsWord(on bool) string {
 	return "plain TCP"
 }
 
-// secretDirs are the directories of a run's secrets under the state dir:
-// its TLS files, and the password file of --server-addr's clients. A run
-// removes them when it ends; the next run removes those of a run killed
-// before it could (removeStaleRun).
-func secretDirs(stateDir, runID string) []string {
-	return []string{filepath.Join(stateDir, "tls-"+runID), filepath.Join(stateDir, "auth-"+runID)}
-}
-
 // removeSecrets removes the run's TLS files and password file from this
 // machine.
 func (r *runner) removeSecrets() {
-	if err := r.tls.close(); err != nil {
+	if err := r.tls.Close(); err != nil {
 		r.printf("cleanup: %v\n", err)
 	}
 	if r.secretDir != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"net"
 	"path/filepath"
 	"slices"
@@ -113,7 +114,7 @@ func (c Config) validate() error {
 			bad("--ladder with --server-host is not supported: its fio, device and kv layers run on this machine, not the server host; leave --ladder out")
 		}
 		if !c.serverHostLocal() && c.ServerAddr == "" && filepath.Clean(c.DataDir) == "/" {
-			bad("--data /: a run empties its data dir; give a new directory of its own on the server host, such as %s", DefaultDataDir)
+			bad("--data /: a run empties its data dir; give a new directory of its own on the server host, such as %s", safe.DefaultDataDir)
 		}
 	} else if c.ServerBind != "" {
 		bad("--server-bind needs --server-host or --client-hosts: a local server listens on loopback")

@@ -3,11 +3,12 @@ package orchestrator
 import (
 	"encoding/json"
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
 )
 
 func TestResolveMetricsAddr(t *testing.T) {

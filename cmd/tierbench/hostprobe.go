@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 func init() {
@@ -82,7 +83,7 @@ Flags:
 	}
 	if err := orchestrator.Probe(context.Background(), req, stdout); err != nil {
 		fmt.Fprintf(stderr, "tierbench hostprobe: %v\n", err)
-		if errors.Is(err, orchestrator.ErrForeignData) {
+		if errors.Is(err, safe.ErrForeignData) {
 			return orchestrator.ProbeRefused
 		}
 		return 1

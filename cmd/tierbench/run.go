@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 func init() {
@@ -42,7 +43,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.Index, "index", "", "server --index (default quick 256m, reference 8g)")
 	fs.StringVar(&backends, "backends", "", "device backends, one pair of rows each (default libaio,uring)")
 	fs.StringVar(&pins, "pin", "", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none (default pinned,none; across hosts none)")
-	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test: yours, in directories nobody else may write; new, empty, or holding only tierbench's own files (never /, your home, the current directory or a parent of them, or --out); locked for the run, its segment files wiped before each row and at the end (default "+orchestrator.DefaultDataDir+"; env TIERBENCH_DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
+	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test: yours, in directories nobody else may write; new, empty, or holding only tierbench's own files (never /, your home, the current directory or a parent of them, or --out); locked for the run, its segment files wiped before each row and at the end (default "+safe.DefaultDataDir+"; env TIERBENCH_DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
 	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the last row's segment files in --data when the run ends")
 	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory, checked like --data: yours, nobody else may write it (default "+orchestrator.DefaultOutParent+"/<run id>)")
 	fs.StringVar(&cfg.Resume, "resume", "", "complete the bundle in this directory: the passes it holds are skipped")

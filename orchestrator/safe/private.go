@@ -1,4 +1,4 @@
-package orchestrator
+package safe
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func privateOwner(uid uint32) bool {
 // resolved. A part that does not exist yet is not checked: the run makes
 // it itself (makePrivateDir). A link on the way is accepted only when
 // this user or root owns it.
-func checkPrivateDir(what, dir string) error {
+func CheckPrivateDir(what, dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("orchestrator: %s %s: %w", what, dir, err)
@@ -115,8 +115,8 @@ func checkPrivateEntry(what, p string, last bool) error {
 // of it with perm, and checks it again, so that a directory another user
 // made first in between is refused; it reports whether it created dir
 // itself.
-func makePrivateDir(what, dir string, perm os.FileMode) (created bool, err error) {
-	if err := checkPrivateDir(what, dir); err != nil {
+func MakePrivateDir(what, dir string, perm os.FileMode) (created bool, err error) {
+	if err := CheckPrivateDir(what, dir); err != nil {
 		return false, err
 	}
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
@@ -125,7 +125,7 @@ func makePrivateDir(what, dir string, perm os.FileMode) (created bool, err error
 	if err := os.MkdirAll(dir, perm); err != nil {
 		return false, fmt.Errorf("orchestrator: %s %s: %w", what, dir, err)
 	}
-	return created, checkPrivateDir(what, dir)
+	return created, CheckPrivateDir(what, dir)
 }
 
 // createNew creates path for writing, refusing a link or a file already
@@ -136,13 +136,13 @@ func createNew(path string, perm os.FileMode) (*os.File, error) {
 
 // createOrTruncate opens path for writing, created or emptied, refusing
 // a link: a log a resumed run writes again.
-func createOrTruncate(path string, perm os.FileMode) (*os.File, error) {
+func CreateOrTruncate(path string, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
 }
 
 // writeNewFile replaces path with a new file holding data: what was there
 // (a file of an earlier run, a link) is removed, not written through.
-func writeNewFile(path string, data []byte, perm os.FileMode) error {
+func WriteNewFile(path string, data []byte, perm os.FileMode) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -157,7 +157,7 @@ func writeNewFile(path string, data []byte, perm os.FileMode) error {
 // openRegular opens a state file for reading: never a link (O_NOFOLLOW),
 // never blocking on a FIFO (O_NONBLOCK), and only a regular file, checked
 // on the open descriptor.
-func openRegular(path string) (*os.File, error) {
+func OpenRegular(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -175,8 +175,8 @@ func openRegular(path string) (*os.File, error) {
 }
 
 // writeFileNoFollow is os.WriteFile refusing a link at path.
-func writeFileNoFollow(path string, data []byte, perm os.FileMode) error {
-	f, err := createOrTruncate(path, perm)
+func WriteFileNoFollow(path string, data []byte, perm os.FileMode) error {
+	f, err := CreateOrTruncate(path, perm)
 	if err != nil {
 		return err
 	}

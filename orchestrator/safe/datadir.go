@@ -1,4 +1,4 @@
-package orchestrator
+package safe
 
 import (
 	"encoding/json"
@@ -33,7 +33,7 @@ import (
 // dataMarker is the file a run writes in each data dir it holds: its run
 // id and pid, for the refusal of a second run and for a reader of the
 // directory. It is the run's, and goes with the directory's other files.
-const dataMarker = ".tierbench-run"
+const DataMarker = ".tierbench-run"
 
 // dataTolerated are entries a data dir may hold that tierbench neither
 // made nor touches: a file system's own.
@@ -56,7 +56,7 @@ const serverDirMarker = ".tierbench-server"
 // server that is not tierbench writes, the run cannot tell from a user's
 // files by name, so such a server gets a directory of its own, emptied
 // with the data dir.
-func serverDir(dataDir, name string) (string, error) {
+func ServerDir(dataDir, name string) (string, error) {
 	d := filepath.Join(dataDir, "server-"+name)
 	if !serverDirName.MatchString(filepath.Base(d)) {
 		return "", fmt.Errorf("orchestrator: server name %q cannot name a directory", name)
@@ -64,7 +64,7 @@ func serverDir(dataDir, name string) (string, error) {
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return "", fmt.Errorf("orchestrator: data dir of server %s: %w", name, err)
 	}
-	if err := writeNewFile(filepath.Join(d, serverDirMarker), []byte(name+"\n"), 0o644); err != nil {
+	if err := WriteNewFile(filepath.Join(d, serverDirMarker), []byte(name+"\n"), 0o644); err != nil {
 		return "", fmt.Errorf("orchestrator: data dir of server %s: %w", name, err)
 	}
 	return d, nil
@@ -134,7 +134,7 @@ func checkDataContents(dir string) error {
 // wipeDir empties a data dir of what tierbench wrote there (the marker
 // stays: the run still holds the directory), creating it if missing. It
 // deletes nothing when the directory holds anything else.
-func wipeDir(dir string) error {
+func WipeDir(dir string) error {
 	if dir == "" || filepath.Clean(dir) == "/" {
 		return fmt.Errorf("orchestrator: refusing to wipe data dir %q", dir)
 	}
@@ -146,7 +146,7 @@ func wipeDir(dir string) error {
 		return fmt.Errorf("orchestrator: wipe data dir %s: %w", dir, err)
 	}
 	for _, e := range entries {
-		if e.Name() == dataMarker || slices.Contains(dataTolerated, e.Name()) {
+		if e.Name() == DataMarker || slices.Contains(dataTolerated, e.Name()) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
@@ -159,15 +159,15 @@ func wipeDir(dir string) error {
 	return nil
 }
 
-// dataPlaces are the directories a data dir must stay clear of.
-type dataPlaces struct {
+// DataPlaces are the directories a data dir must stay clear of.
+type DataPlaces struct {
 	cwd, home, out string // absolute; an empty one is not checked
 }
 
 // checkDataPath refuses a data dir that is "/", the home directory, the
 // current directory or a parent of either, or the bundle's directory, a
 // parent or a child of it. dir and the places are absolute and clean.
-func checkDataPath(dir string, at dataPlaces) error {
+func checkDataPath(dir string, at DataPlaces) error {
 	refuse := func(what, instead string) error {
 		return fmt.Errorf("%w: --data %s is %s: a run empties its data dir; %s", fault.ErrConfig, dir, what, instead)
 	}
@@ -212,8 +212,8 @@ func realPath(path string) string {
 
 // localDataPlaces are this process's current directory and home and the
 // bundle's directory, symbolic links resolved.
-func localDataPlaces(out string) dataPlaces {
-	var at dataPlaces
+func LocalDataPlaces(out string) DataPlaces {
+	var at DataPlaces
 	if wd, err := os.Getwd(); err == nil {
 		at.cwd = realPath(wd)
 	}
@@ -230,7 +230,7 @@ func localDataPlaces(out string) dataPlaces {
 
 // dataClaim is a run's hold on one data dir: the flock on the directory
 // and the marker naming the run.
-type dataClaim struct {
+type DataClaim struct {
 	dir     string
 	created bool // the run made the directory: it removes it at the end
 	marked  bool // the run wrote the marker: it removes it at the end
@@ -238,7 +238,7 @@ type dataClaim struct {
 }
 
 // markerRecord is the marker's content.
-type markerRecord struct {
+type MarkerRecord struct {
 	RunID   string    `json:"run_id"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
@@ -246,43 +246,43 @@ type markerRecord struct {
 
 // claimDataDir checks dir against the rules above and takes it for the
 // run: a missing one is created, a held one refused naming its holder.
-func claimDataDir(dir string, at dataPlaces, runID string) (*dataClaim, error) {
+func ClaimDataDir(dir string, at DataPlaces, runID string) (*DataClaim, error) {
 	if err := checkDataPath(realPath(dir), at); err != nil {
 		return nil, err
 	}
-	return lockDataDir(dir, markerRecord{RunID: runID, PID: os.Getpid(), Started: time.Now().UTC()})
+	return LockDataDir(dir, MarkerRecord{RunID: runID, PID: os.Getpid(), Started: time.Now().UTC()})
 }
 
 // lockDataDir takes dir for the run the marker names, whose path rules
 // were checked where the run was planned: a missing one is created, a
 // held one refused naming its holder, one holding files tierbench did not
 // make refused naming them.
-func lockDataDir(dir string, marker markerRecord) (*dataClaim, error) {
+func LockDataDir(dir string, marker MarkerRecord) (*DataClaim, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("%w: --data %s is not a directory", fault.ErrConfig, dir)
 	}
-	c := &dataClaim{dir: dir, fd: -1}
+	c := &DataClaim{dir: dir, fd: -1}
 	// Directories made above it are the user's alone (0700): nobody else
 	// can reach a link into the data dir's place.
-	if err := checkPrivateDir("--data", dir); err != nil {
+	if err := CheckPrivateDir("--data", dir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return nil, fmt.Errorf("orchestrator: create data dir %s: %w", dir, err)
 	}
-	created, err := makePrivateDir("--data", dir, 0o755)
+	created, err := MakePrivateDir("--data", dir, 0o755)
 	if err != nil {
 		return nil, err
 	}
 	c.created = created
 	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		c.release()
+		c.Release()
 		return nil, fmt.Errorf("orchestrator: open data dir %s: %w", dir, err)
 	}
 	c.fd = fd
 	if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		c.release()
+		c.Release()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%w: --data %s is in use by %s; wait for it to end or give another --data", fault.ErrConfig, dir, holder(dir))
 		}
@@ -291,12 +291,12 @@ func lockDataDir(dir string, marker markerRecord) (*dataClaim, error) {
 	// Checked under the lock: a run that held the directory until now
 	// has removed its files, and only what is there now counts.
 	if err := checkDataContents(dir); err != nil {
-		c.release()
+		c.Release()
 		return nil, fmt.Errorf("%w: %w", fault.ErrConfig, err)
 	}
 	rec, _ := json.Marshal(marker)
-	if err := writeNewFile(filepath.Join(dir, dataMarker), append(rec, '\n'), 0o644); err != nil {
-		c.release()
+	if err := WriteNewFile(filepath.Join(dir, DataMarker), append(rec, '\n'), 0o644); err != nil {
+		c.Release()
 		return nil, fmt.Errorf("orchestrator: write the data dir's marker: %w", err)
 	}
 	c.marked = true
@@ -305,22 +305,22 @@ func lockDataDir(dir string, marker markerRecord) (*dataClaim, error) {
 
 // holder names the run a data dir's marker says holds it.
 func holder(dir string) string {
-	var m markerRecord
-	data, err := os.ReadFile(filepath.Join(dir, dataMarker))
+	var m MarkerRecord
+	data, err := os.ReadFile(filepath.Join(dir, DataMarker))
 	if err != nil || json.Unmarshal(data, &m) != nil || m.RunID == "" {
-		return "another run (its marker " + dataMarker + " is not readable yet)"
+		return "another run (its marker " + DataMarker + " is not readable yet)"
 	}
 	return fmt.Sprintf("run %s (pid %d, started %s)", m.RunID, m.PID, m.Started.Format(time.RFC3339))
 }
 
 // release removes the marker (and the directory, when the run made it and
 // it is empty) and drops the lock.
-func (c *dataClaim) release() {
+func (c *DataClaim) Release() {
 	if c == nil {
 		return
 	}
 	if c.marked {
-		os.Remove(filepath.Join(c.dir, dataMarker))
+		os.Remove(filepath.Join(c.dir, DataMarker))
 	}
 	if c.created {
 		os.Remove(c.dir) // only when empty: what the run kept stays

@@ -1,4 +1,4 @@
-package orchestrator
+package safe
 
 import (
 	"errors"
@@ -20,32 +20,32 @@ import (
 // says it exited; while reaped is false under mu the leader is at worst a
 // zombie, whose number (and group id) no other process can have, and the
 // group may be signalled by it.
-type child struct {
+type Child struct {
 	cmd   *exec.Cmd
 	pidfd int // ours, -1 once reaped; Go's os.Process holds its own copy
-	done  chan struct{}
+	Done  chan struct{}
 
 	mu     sync.Mutex
 	reaped bool
-	err    error // Wait's, once done is closed
+	Err    error // Wait's, once done is closed
 }
 
 // startChild starts cmd (whose SysProcAttr is set) and tracks it by its
 // pidfd.
-func startChild(cmd *exec.Cmd) (*child, error) {
+func StartChild(cmd *exec.Cmd) (*Child, error) {
 	fd := -1
 	cmd.SysProcAttr.PidFD = &fd
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("orchestrator: start %s: %w", strings.Join(cmd.Args, " "), err)
 	}
-	c := &child{cmd: cmd, pidfd: fd, done: make(chan struct{})}
+	c := &Child{cmd: cmd, pidfd: fd, Done: make(chan struct{})}
 	go c.reap()
 	return c, nil
 }
 
 // reap waits for the child to exit without reaping it (WNOWAIT), then
 // reaps it under mu.
-func (c *child) reap() {
+func (c *Child) reap() {
 	if c.pidfd >= 0 {
 		var info unix.Siginfo
 		for {
@@ -56,42 +56,42 @@ func (c *child) reap() {
 		}
 	}
 	c.mu.Lock()
-	c.err = c.cmd.Wait()
+	c.Err = c.cmd.Wait()
 	c.reaped = true
 	if c.pidfd >= 0 {
 		unix.Close(c.pidfd)
 		c.pidfd = -1
 	}
 	c.mu.Unlock()
-	close(c.done)
+	close(c.Done)
 }
 
-func (c *child) pid() int { return c.cmd.Process.Pid }
+func (c *Child) Pid() int { return c.cmd.Process.Pid }
 
 // whileUnreaped runs f with the child not reaped, so that its pid and the
 // group it leads are still its own, and reports whether it ran.
-func (c *child) whileUnreaped(f func(pid int)) bool {
+func (c *Child) WhileUnreaped(f func(pid int)) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.reaped {
 		return false
 	}
-	f(c.pid())
+	f(c.Pid())
 	return true
 }
 
 // kill sends SIGKILL to the child's process group and, through its pidfd,
 // to the child, unless it is reaped: then there is nothing of it to kill
 // and its number may be another process's.
-func (c *child) kill() {
-	c.whileUnreaped(func(pid int) {
+func (c *Child) Kill() {
+	c.WhileUnreaped(func(pid int) {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		unix.PidfdSendSignal(c.pidfd, unix.SIGKILL, nil, 0)
 	})
 }
 
 // wait waits for the child to be reaped and returns Wait's error.
-func (c *child) wait() error {
-	<-c.done
-	return c.err
+func (c *Child) Wait() error {
+	<-c.Done
+	return c.Err
 }

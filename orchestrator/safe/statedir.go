@@ -1,4 +1,4 @@
-package orchestrator
+package safe
 
 import (
 	"bytes"
@@ -31,45 +31,45 @@ import (
 // envRunID carries the run id into every child the process runtime
 // starts, as the proof, read from /proc/<pid>/environ, that the child is
 // that run's.
-const envRunID = "TIERBENCH_RUN"
+const EnvRunID = "TIERBENCH_RUN"
 
 // ensureStateDir creates dir (0700) or checks that the existing one is a
 // directory of this user's that nobody else may write, under directories
 // nobody else may write (checkPrivateDir). It runs before anything reads
 // the state dir or writes in it: the sweep of stale runs, the password
 // and TLS files.
-func ensureStateDir(dir string) error {
-	if err := checkStateDir(dir); err != nil {
+func EnsureStateDir(dir string) error {
+	if err := CheckStateDir(dir); err != nil {
 		return err
 	}
-	_, err := makePrivateDir("--state-dir", dir, 0o700)
+	_, err := MakePrivateDir("--state-dir", dir, 0o700)
 	return err
 }
 
 // checkStateDir is ensureStateDir's check alone, making nothing: a run
 // checks its state dir first, and makes it only once its other
 // directories passed too.
-func checkStateDir(dir string) error {
+func CheckStateDir(dir string) error {
 	if st, err := os.Lstat(dir); err == nil && st.Mode()&os.ModeSymlink != 0 {
 		return fmt.Errorf("%w: --state-dir %s is a symbolic link: give the directory itself", fault.ErrConfig, dir)
 	}
-	return checkPrivateDir("--state-dir", dir)
+	return CheckPrivateDir("--state-dir", dir)
 }
 
 // pidFile lists the children of one run: its first line is the owner
 // (this process), each further line a child, as "pid starttime" so a
 // recycled pid is never mistaken for ours. The run holds an exclusive
 // flock on it while it lives.
-type pidFile struct {
+type PidFile struct {
 	path  string
-	runID string
+	RunID string
 	f     *os.File
 	mu    sync.Mutex
-	pids  map[int]uint64
+	Pids  map[int]uint64
 }
 
-func newPidFile(stateDir, runID string) (*pidFile, error) {
-	if err := ensureStateDir(stateDir); err != nil {
+func NewPidFile(stateDir, runID string) (*PidFile, error) {
+	if err := EnsureStateDir(stateDir); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(stateDir, runID+".pids")
@@ -82,15 +82,15 @@ func newPidFile(stateDir, runID string) (*pidFile, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("orchestrator: lock pid file %s: %w", path, err)
 	}
-	p := &pidFile{path: path, runID: runID, f: f, pids: map[int]uint64{}}
+	p := &PidFile{path: path, RunID: runID, f: f, Pids: map[int]uint64{}}
 	return p, p.write()
 }
 
-func (p *pidFile) write() error {
+func (p *PidFile) write() error {
 	var b strings.Builder
 	self := os.Getpid()
-	fmt.Fprintf(&b, "%d %d\n", self, startTime(self))
-	for pid, st := range p.pids {
+	fmt.Fprintf(&b, "%d %d\n", self, StartTime(self))
+	for pid, st := range p.Pids {
 		fmt.Fprintf(&b, "%d %d\n", pid, st)
 	}
 	if err := p.f.Truncate(0); err != nil {
@@ -102,21 +102,21 @@ func (p *pidFile) write() error {
 	return nil
 }
 
-func (p *pidFile) add(pid int) error {
+func (p *PidFile) Add(pid int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.pids[pid] = startTime(pid)
+	p.Pids[pid] = StartTime(pid)
 	return p.write()
 }
 
-func (p *pidFile) remove(pid int) {
+func (p *PidFile) Remove(pid int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.pids, pid)
+	delete(p.Pids, pid)
 	p.write()
 }
 
-func (p *pidFile) close() {
+func (p *PidFile) Close() {
 	os.Remove(p.path)
 	p.f.Close()
 }
@@ -125,8 +125,8 @@ func (p *pidFile) close() {
 // whose run is gone, and removes those files (and unreadable ones); it
 // returns what it did. A file whose lock is held belongs to a run in
 // progress, here or in another session on this host, and is left alone.
-func removeStaleProcesses(stateDir string) []string {
-	if checkPrivateDir("--state-dir", stateDir) != nil {
+func RemoveStaleProcesses(stateDir string) []string {
+	if CheckPrivateDir("--state-dir", stateDir) != nil {
 		return nil // what others may write decides nothing (ensureStateDir refuses it)
 	}
 	files, _ := filepath.Glob(filepath.Join(stateDir, "*.pids"))
@@ -138,7 +138,7 @@ func removeStaleProcesses(stateDir string) []string {
 }
 
 func removeStaleRun(path string) []string {
-	f, err := openRegular(path)
+	f, err := OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // its run ended since
 	}
@@ -158,23 +158,23 @@ func removeStaleRun(path string) []string {
 	var did []string
 	var owner int
 	var ownerStart uint64
-	if len(lines) == 0 || !scanPid(lines[0], &owner, &ownerStart) {
+	if len(lines) == 0 || !ScanPid(lines[0], &owner, &ownerStart) {
 		if os.Remove(path) == nil {
 			did = append(did, fmt.Sprintf("removed pid file %s (no owner line)", path))
 		}
 		return did
 	}
-	if owner == os.Getpid() || alive(owner, ownerStart) {
+	if owner == os.Getpid() || Alive(owner, ownerStart) {
 		return nil // a run of an earlier version, which took no lock, still alive
 	}
 	for _, l := range lines[1:] {
 		var pid int
 		var st uint64
-		if !scanPid(l, &pid, &st) || !alive(pid, st) {
+		if !ScanPid(l, &pid, &st) || !Alive(pid, st) {
 			continue
 		}
 		if !childOfRun(pid, runID) {
-			did = append(did, fmt.Sprintf("left process %d alone: %s lists it, but it is not a child that run started (no %s=%s in its environment)", pid, filepath.Base(path), envRunID, runID))
+			did = append(did, fmt.Sprintf("left process %d alone: %s lists it, but it is not a child that run started (no %s=%s in its environment)", pid, filepath.Base(path), EnvRunID, runID))
 			continue
 		}
 		// Children run in process groups of their own (Setpgid), so the
@@ -183,7 +183,7 @@ func removeStaleRun(path string) []string {
 		syscall.Kill(pid, syscall.SIGKILL)
 		did = append(did, fmt.Sprintf("killed process %d left by the run in %s", pid, filepath.Base(path)))
 	}
-	for _, dir := range secretDirs(filepath.Dir(path), runID) {
+	for _, dir := range SecretDirs(filepath.Dir(path), runID) {
 		if _, err := os.Lstat(dir); err == nil && os.RemoveAll(dir) == nil {
 			did = append(did, fmt.Sprintf("removed %s, the TLS keys or password file of that run", dir))
 		}
@@ -200,7 +200,7 @@ func childOfRun(pid int, runID string) bool {
 	if err != nil {
 		return false
 	}
-	want := []byte(envRunID + "=" + runID)
+	want := []byte(EnvRunID + "=" + runID)
 	for v := range bytes.SplitSeq(env, []byte{0}) {
 		if bytes.Equal(v, want) {
 			return true
