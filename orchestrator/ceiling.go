@@ -25,13 +25,13 @@ import (
 const fioFiles = 8
 
 // fioFootprintBytes is what the server reads (results.Workload.DatasetBytes).
-func (c Config) fioFootprintBytes() int64 { return c.workload().DatasetBytes() }
+func fioFootprintBytes(c Config) int64 { return c.record().DatasetBytes() }
 
 // fioArgs are preflight's fio flags for this run: files as large as the
 // dataset in total, a sweep up to the server's throttle limit, every depth
 // for the reference profile and an early stop otherwise.
 func (r *runner) fioArgs() []string {
-	per := (r.cfg.fioFootprintBytes() + fioFiles - 1) / fioFiles
+	per := (fioFootprintBytes(r.cfg) + fioFiles - 1) / fioFiles
 	per = max((per+(1<<20)-1)&^((1<<20)-1), 1<<20) // whole MiB
 	args := []string{"--fio", "--fio-files", strconv.Itoa(fioFiles), "--fio-size", strconv.FormatInt(per, 10),
 		"--fio-max-depth", strconv.Itoa(device.DefaultThrottleLimit)}

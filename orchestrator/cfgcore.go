@@ -5,8 +5,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"net/url"
 	"os"
@@ -14,6 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/results"
@@ -355,4 +356,26 @@ func (c *Config) readServerAuth() error {
 		return fmt.Errorf("%w: --auth-file %s: the first line is empty, want the password", fault.ErrConfig, c.AuthFile)
 	}
 	return nil
+}
+
+// foreign are the run's servers other than tierbench's own.
+func foreign(servers []sut.Server) []sut.Server {
+	var out []sut.Server
+	for _, s := range servers {
+		if !s.Self {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// maxShards bounds --shards: one process per shard on one host.
+const maxShards = 64
+
+// redactURLError drops the URL (and any password in it) from a parse error.
+func redactURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
 }

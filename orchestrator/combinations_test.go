@@ -41,7 +41,7 @@ func TestCombinations(t *testing.T) {
 		{"foreign server under docker without an image", Config{Scenario: results.ScenarioMemory, Servers: []string{"redis"}, Runtime: RuntimeDocker}, "give --server-image"},
 		{"a server that has no tier in storage", Config{Servers: []string{"dragonfly"}}, "--server dragonfly cannot run --scenario storage"},
 	} {
-		_, err := tc.cfg.resolve(none)
+		_, err := tc.cfg.resolve(none, parts)
 		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
 		}
@@ -57,7 +57,7 @@ func TestCombinations(t *testing.T) {
 		{"reference across hosts", with(hosts, func(c *Config) { c.Profile = ProfileReference }), "ladder: off across hosts"},
 		{"reference with shards", Config{Profile: ProfileReference, Shards: []int{1, 2}, Pins: []string{PinNone}}, "latency: off with --shards above 1"},
 	} {
-		got, err := tc.cfg.resolve(none)
+		got, err := tc.cfg.resolve(none, parts)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -66,7 +66,7 @@ func TestCombinations(t *testing.T) {
 			t.Errorf("%s: notes %q, want one saying %q", tc.name, got.notes, tc.note)
 		}
 	}
-	if got, _ := (Config{Profile: ProfileReference}).resolve(none); !got.Ladder || !got.Latency || len(got.notes) != 0 {
+	if got, _ := (Config{Profile: ProfileReference}).resolve(none, parts); !got.Ladder || !got.Latency || len(got.notes) != 0 {
 		t.Errorf("reference on one machine: ladder %v latency %v notes %q; want both on, nothing said", got.Ladder, got.Latency, got.notes)
 	}
 }

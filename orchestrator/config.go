@@ -220,8 +220,9 @@ var profiles = map[string]Config{
 }
 
 // resolve fills zero fields from the profile and the environment and
-// checks the result; getenv is os.Getenv outside tests.
-func (c Config) resolve(getenv func(string) string) (Config, error) {
+// checks the result against every part; getenv is os.Getenv outside
+// tests.
+func (c Config) resolve(getenv func(string) string, parts []Part) (Config, error) {
 	if c.Profile == "" {
 		c.Profile = ProfileQuick
 	}
@@ -272,9 +273,11 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 		c.SLO = s.String() // validate refuses what does not parse
 	}
 	c.dropProfileExtras()
-	c.dropExtrasForServers()
-	c.dropExtrasForSweep()
-	c.dropExtrasForTLS()
+	for _, p := range parts {
+		if a, ok := p.(Adjuster); ok {
+			a.Adjust(&c)
+		}
+	}
 	c.setRunDefaults()
 	if err := c.resolveShards(); err != nil {
 		return c, err
@@ -286,7 +289,7 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 		// Nothing of tierbench's own server applies to a server the run
 		// does not start: validate refuses those flags, and the plan and
 		// results.json record only the one external row that runs.
-		return c, c.validate()
+		return c, c.validate(parts)
 	}
 	setString(&c.Memory, p.Memory)
 	setString(&c.Page, p.Page)
@@ -301,7 +304,7 @@ func (c Config) resolve(getenv func(string) string) (Config, error) {
 			c.Pins = []string{PinNone}
 		}
 	}
-	return c, c.validate()
+	return c, c.validate(parts)
 }
 
 // dropProfileExtras turns off the profile's ladder and latency where the

@@ -14,11 +14,11 @@ import (
 
 func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
 	none := func(string) string { return "" }
-	cfg, err := Config{WarmupSeconds: 0, Given: []string{"warmup-seconds"}}.resolve(none)
+	cfg, err := Config{WarmupSeconds: 0, Given: []string{"warmup-seconds"}}.resolve(none, parts)
 	if err != nil || cfg.WarmupSeconds != 0 {
 		t.Errorf("--warmup-seconds 0: got %d, %v; want 0 (no warm-up)", cfg.WarmupSeconds, err)
 	}
-	cfg, _ = Config{}.resolve(none)
+	cfg, _ = Config{}.resolve(none, parts)
 	if cfg.WarmupSeconds != profiles[ProfileQuick].WarmupSeconds || cfg.Passes != profiles[ProfileQuick].Passes {
 		t.Errorf("not given: warm-up %d, passes %d; want the quick profile's", cfg.WarmupSeconds, cfg.Passes)
 	}
@@ -45,7 +45,7 @@ func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
 		{Config{ServerAddr: "127.0.0.1:6379", Given: []string{"pin"}}, "--pin applies"},
 	}
 	for _, tt := range refused {
-		_, err := tt.cfg.resolve(none)
+		_, err := tt.cfg.resolve(none, parts)
 		if err == nil || !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
 		}
@@ -53,7 +53,7 @@ func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
 }
 
 func TestExternalConfigHoldsOnlyWhatRuns(t *testing.T) {
-	cfg, err := Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.resolve(func(string) string { return "" })
+	cfg, err := Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.resolve(func(string) string { return "" }, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +65,11 @@ func TestExternalConfigHoldsOnlyWhatRuns(t *testing.T) {
 	}
 	named, _ := Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.resolve(func(k string) string {
 		return map[string]string{"TIERBENCH_DATA": "/mnt/redis"}[k]
-	})
+	}, parts)
 	if !ceilingApplies(named) || named.DataDir != "/mnt/redis" {
 		t.Errorf("external server with TIERBENCH_DATA: ceilingApplies %v, data %q; want true, /mnt/redis", ceilingApplies(named), named.DataDir)
 	}
-	own, _ := Config{}.resolve(func(string) string { return "" })
+	own, _ := Config{}.resolve(func(string) string { return "" }, parts)
 	if !ceilingApplies(own) {
 		t.Errorf("tierbench's own server: ceilingApplies = false, want true")
 	}
@@ -113,7 +113,7 @@ func TestParseIntsAndSplitList(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	ref, err := Config{Profile: ProfileReference}.resolve(env(nil))
+	ref, err := Config{Profile: ProfileReference}.resolve(env(nil), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestResolve(t *testing.T) {
 		!slices.Equal(ref.Threads, []int{8, 32, 48, 64}) || !slices.Equal(ref.Backends, []string{"libaio", "uring"}) {
 		t.Errorf("reference profile: got %+v", ref)
 	}
-	quick, err := Config{}.resolve(env(nil))
+	quick, err := Config{}.resolve(env(nil), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestResolve(t *testing.T) {
 		!slices.Equal(quick.Threads, []int{8, 32, 48, 64}) {
 		t.Errorf("quick profile: got %+v; want the reference's columns with the dataset ≥ 20 × memory", quick)
 	}
-	got, err := Config{Passes: 5}.resolve(env(map[string]string{"TIERBENCH_DATA": "/mnt/x", "TIERBENCH_THREADS": "8 16", "TIERBENCH_PASSES": "2", "TIERBENCH_CELL_SECONDS": "7"}))
+	got, err := Config{Passes: 5}.resolve(env(map[string]string{"TIERBENCH_DATA": "/mnt/x", "TIERBENCH_THREADS": "8 16", "TIERBENCH_PASSES": "2", "TIERBENCH_CELL_SECONDS": "7"}), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,12 +171,12 @@ func TestResolve(t *testing.T) {
 		{Config{SkipLoad: true}, nil, "--skip-load needs --server-addr"},
 	}
 	for _, tt := range bad {
-		_, err := tt.cfg.resolve(env(tt.env))
+		_, err := tt.cfg.resolve(env(tt.env), parts)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, fault.ErrConfig) {
 			t.Errorf("resolve(%+v, env %v): got %v, want an ErrConfig containing %q", tt.cfg, tt.env, err, tt.want)
 		}
 	}
-	if _, err := (Config{DBSize: 1000, Force: true}).resolve(env(nil)); err != nil {
+	if _, err := (Config{DBSize: 1000, Force: true}).resolve(env(nil), parts); err != nil {
 		t.Errorf("--force with a small dataset: got %v, want it accepted (the device-hit check judges)", err)
 	}
 }

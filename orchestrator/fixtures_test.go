@@ -13,8 +13,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // referencePlan is the reference's four rows with three passes, under
 // the reference profile as this run resolves it.
 func referencePlan() results.Plan {
-	cfg, _ := Config{Profile: ProfileReference}.resolve(func(string) string { return "" })
-	return bundletest.ReferencePlan(cfg.workload())
+	cfg, _ := Config{Profile: ProfileReference}.resolve(func(string) string { return "" }, parts)
+	return bundletest.ReferencePlan(cfg.record())
 }
 
 var referencePasses = bundletest.ReferencePasses

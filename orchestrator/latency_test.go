@@ -160,7 +160,7 @@ func TestBestCellAndResolve(t *testing.T) {
 		{Config{Profile: ProfileReference}, true},
 		{Config{Profile: ProfileReference, Given: []string{"latency"}}, false},
 	} {
-		got, err := tt.cfg.resolve(func(string) string { return "" })
+		got, err := tt.cfg.resolve(func(string) string { return "" }, parts)
 		if err != nil {
 			t.Fatal(err)
 		}

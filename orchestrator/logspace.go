@@ -22,12 +22,12 @@ const assumedCellOpsPerSec = 1_000_000
 // record — the SET share × the ops of the row's warm-up and cells at
 // assumedCellOpsPerSec × the record's bytes. Each row wipes the data dir
 // first, so the rows do not add up.
-func (c Config) logGrowth() (total, load, updates, ops int64) {
+func logGrowth(c Config) (total, load, updates, ops int64) {
 	record := int64(results.RecordBytes(c.KeyLength, c.ValueLength))
 	load = c.DBSize * record
 	seconds := int64(c.WarmupSeconds) + int64(c.Passes)*int64(len(c.Threads))*int64(c.CellSeconds)
 	ops = seconds * assumedCellOpsPerSec
-	updates = int64(c.setShare() * float64(ops) * float64(record))
+	updates = int64(setShare(c) * float64(ops) * float64(record))
 	return load + updates, load, updates, ops
 }
 
@@ -35,7 +35,7 @@ func (c Config) logGrowth() (total, load, updates, ops int64) {
 // (logGrowth) exceeds the free space on --data, naming the estimate. It
 // applies to a tiered server on a disk of this machine; --force runs
 // anyway.
-func (c Config) checkLogSpace() error {
+func checkLogSpace(c Config) error {
 	if c.Force || c.ServerAddr != "" || !c.spec().tiered || c.spec().inRAM || (c.hostsMode() && !c.serverHostLocal()) || c.DataDir == "" {
 		return nil
 	}
@@ -43,14 +43,14 @@ func (c Config) checkLogSpace() error {
 	if err != nil {
 		return fmt.Errorf("orchestrator: free space on --data %s: %w", c.DataDir, err)
 	}
-	total, load, updates, ops := c.logGrowth()
+	total, load, updates, ops := logGrowth(c)
 	if total <= free {
 		return nil
 	}
 	mix := ""
 	if updates > 0 {
 		mix = fmt.Sprintf(" plus %.0f %% SETs × %d ops (%d s of warm-up and cells at an assumed %s ops/s) × %d B = %s of updates",
-			100*c.setShare(), ops, ops/assumedCellOpsPerSec, FormatOps(assumedCellOpsPerSec), results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(updates))
+			100*setShare(c), ops, ops/assumedCellOpsPerSec, FormatOps(assumedCellOpsPerSec), results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(updates))
 	}
 	return fmt.Errorf("%w: the log would grow by %s per row (the load, %d keys × %d B = %s%s), more than the %s free on %s (for --data %s); free space, lower --dbsize, --cell-seconds or --passes, or --force",
 		fault.ErrConfig, humanBytes(total), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(load), mix, humanBytes(free), at, c.DataDir)

@@ -23,7 +23,7 @@ import (
 // device_gets) beside its device bytes per GET.
 
 // validateSweep refuses what a sweep cannot measure right.
-func (c Config) validateSweep(bad func(string, ...any)) {
+func validateSweep(c Config, bad func(string, ...any)) {
 	sizes := c.memorySweep()
 	if sizes == nil {
 		return
@@ -47,7 +47,7 @@ func (c Config) validateSweep(bad func(string, ...any)) {
 
 // dropExtrasForSweep turns off the profile's ladder, not asked for, in
 // a sweep (it measures one memory size), and says so.
-func (c *Config) dropExtrasForSweep() {
+func dropExtrasForSweep(c *Config) {
 	if c.Ladder && !c.given("ladder") && c.memorySweep() != nil {
 		c.Ladder = false
 		c.notes = append(c.notes, "ladder: off in a memory-tier sweep (its layers measure one --memory)")
@@ -56,7 +56,7 @@ func (c *Config) dropExtrasForSweep() {
 
 // sweepRows repeats every row once per size of a sweep, smallest first,
 // each labelled with its size; without a sweep the rows stay as planned.
-func (c Config) sweepRows(rows []results.Row) []results.Row {
+func sweepRows(c Config, rows []results.Row) []results.Row {
 	sizes := bySize(c.memorySweep())
 	if sizes == nil {
 		return rows
@@ -68,7 +68,7 @@ func (c Config) sweepRows(rows []results.Row) []results.Row {
 }
 
 // rowMemory is the --memory of a row's server.
-func (c Config) rowMemory(row results.Row) string { return cmp.Or(row.Memory, c.Memory) }
+func rowMemory(c Config, row results.Row) string { return cmp.Or(row.Memory, c.Memory) }
 
 // The read-cache sweep: --readcache-memory with more than one size makes
 // the server's read cache a row dimension (results.Row.ReadCache), as
@@ -79,7 +79,7 @@ func (c Config) rowMemory(row results.Row) string { return cmp.Or(row.Memory, c.
 
 // readCacheSweep is the sizes of a read-cache sweep, in the order given;
 // nil when --readcache-memory names one size or none.
-func (c Config) readCacheSweep() []string {
+func readCacheSweep(c Config) []string {
 	if !strings.ContainsAny(strings.TrimSpace(c.ReadCacheMemory), ", \t") {
 		return nil
 	}
@@ -92,7 +92,7 @@ func (c Config) readCacheSweep() []string {
 
 // validateReadCacheSweep refuses a size that does not parse or repeats,
 // and a cache where no server of the run has one.
-func (c Config) validateReadCacheSweep(bad func(string, ...any)) {
+func validateReadCacheSweep(c Config, bad func(string, ...any)) {
 	if strings.TrimSpace(c.ReadCacheMemory) == "" {
 		return
 	}
@@ -112,8 +112,8 @@ func (c Config) validateReadCacheSweep(bad func(string, ...any)) {
 // readCacheRows repeats every row once per size of a read-cache sweep,
 // smallest first, each labelled with its size; without a sweep the rows
 // stay as planned.
-func (c Config) readCacheRows(rows []results.Row) []results.Row {
-	sizes := bySize(c.readCacheSweep())
+func readCacheRows(c Config, rows []results.Row) []results.Row {
+	sizes := bySize(readCacheSweep(c))
 	if sizes == nil {
 		return rows
 	}
@@ -125,9 +125,9 @@ func (c Config) readCacheRows(rows []results.Row) []results.Row {
 
 // readCacheArgs are the flags that give row's server its read cache:
 // the row's size in a sweep, else the run's one size; none when off.
-func (c Config) readCacheArgs(row results.Row) []string {
+func readCacheArgs(c Config, row results.Row) []string {
 	m := cmp.Or(row.ReadCache, c.ReadCacheMemory)
-	if m == "" || c.readCacheSweep() != nil && row.ReadCache == "" {
+	if m == "" || readCacheSweep(c) != nil && row.ReadCache == "" {
 		return nil
 	}
 	return []string{"--readcache-memory", m}

@@ -15,7 +15,7 @@ import (
 // (smallest first, labelled), lifts the 20 × rule, and is refused where
 // it cannot be measured; one size plans the rows as before.
 func TestMemorySweepFlags(t *testing.T) {
-	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }) }
+	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }, parts) }
 	for _, tt := range []struct {
 		name    string
 		cfg     Config
@@ -46,7 +46,7 @@ func TestMemorySweepFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		rows := got.sweepRows([]results.Row{{Backend: "libaio", Pin: PinNone, Label: "no pin"}})
+		rows := sweepRows(got, []results.Row{{Backend: "libaio", Pin: PinNone, Label: "no pin"}})
 		var mems []string
 		for _, r := range rows {
 			mems = append(mems, r.Memory)
@@ -79,16 +79,16 @@ func TestLogSpaceRefusal(t *testing.T) {
 	base := Config{DataDir: dir + "/data", KeyLength: 16, ValueLength: 96, Threads: []int{1}, Passes: 1, CellSeconds: 1}
 	fits := base
 	fits.DBSize = 1000
-	if err := fits.checkLogSpace(); err != nil {
+	if err := checkLogSpace(fits); err != nil {
 		t.Errorf("1000 keys: got %v, want no refusal", err)
 	}
 	tooBig := base
 	tooBig.DBSize = free/record + 1
-	if err := tooBig.checkLogSpace(); !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "the log would grow by") {
+	if err := checkLogSpace(tooBig); !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "the log would grow by") {
 		t.Errorf("%d keys on %d B free: got %v, want a refusal", tooBig.DBSize, free, err)
 	}
 	tooBig.Force = true
-	if err := tooBig.checkLogSpace(); err != nil {
+	if err := checkLogSpace(tooBig); err != nil {
 		t.Errorf("--force: got %v, want none", err)
 	}
 	// A mix whose SETs would write more than the disk holds: the seconds
@@ -96,12 +96,12 @@ func TestLogSpaceRefusal(t *testing.T) {
 	mixed := base
 	mixed.DBSize, mixed.Workload = 1000, "ycsb-a"
 	mixed.CellSeconds = int(free/(assumedCellOpsPerSec/2*record)) + 1
-	err = mixed.checkLogSpace()
+	err = checkLogSpace(mixed)
 	if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "50 % SETs ×") || !strings.Contains(err.Error(), "assumed 1.00 M ops/s") {
 		t.Errorf("ycsb-a for %d s: got %v, want a refusal naming the SET share and the assumed rate", mixed.CellSeconds, err)
 	}
 	mixed.Workload = "ycsb-c"
-	if err := mixed.checkLogSpace(); err != nil {
+	if err := checkLogSpace(mixed); err != nil {
 		t.Errorf("ycsb-c (GETs alone) for %d s: got %v, want no refusal", mixed.CellSeconds, err)
 	}
 }

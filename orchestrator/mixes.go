@@ -124,7 +124,7 @@ func mixLine(rec results.PassRecord) string {
 
 // setShare is the share of the measured cells' ops that write a record
 // (SET and RMW); 0 for GETs alone.
-func (c Config) setShare() float64 {
+func setShare(c Config) float64 {
 	mix, err := c.opMix()
 	if mix == "" || err != nil {
 		return 0
@@ -149,7 +149,7 @@ func (c Config) setShare() float64 {
 // the keys must all answer values of that length. A failure refuses the
 // row as a failed load would, after its passes are recorded.
 func (r *runner) recheckAfterMix(ctx context.Context, row results.Row, tgt rowTarget) error {
-	if r.cfg.setShare() == 0 {
+	if setShare(r.cfg) == 0 {
 		return nil
 	}
 	keys, err := keyCount(ctx, tgt)

@@ -7,7 +7,7 @@ import (
 // workload is the configuration as plan.json records it. Each exported
 // field is copied by name (TestWorkloadRecordsEveryField names one left out:
 // it would not be in the bundle, and --resume would get its zero back).
-func (c Config) workload() results.Workload {
+func (c Config) record() results.Workload {
 	return results.Workload{
 		Profile:         c.Profile,
 		Scenario:        c.Scenario,
@@ -138,4 +138,4 @@ func configOf(w results.Workload) Config {
 
 // ceilingApplies reports whether the fio ceiling of the data dir bounds
 // the run's cells (results.Workload.CeilingApplies).
-func ceilingApplies(cfg Config) bool { return cfg.workload().CeilingApplies() }
+func ceilingApplies(cfg Config) bool { return cfg.record().CeilingApplies() }

@@ -49,7 +49,7 @@ func TestWorkloadRecordsEveryField(t *testing.T) {
 			t.Fatalf("Config.%s: kind %s not covered by this test", v.Type().Field(i).Name, f.Kind())
 		}
 	}
-	if back := configOf(c.workload()); !reflect.DeepEqual(back, c) {
+	if back := configOf(c.record()); !reflect.DeepEqual(back, c) {
 		t.Errorf("configOf(workload()): got %+v, want %+v", back, c)
 	}
 }

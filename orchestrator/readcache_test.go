@@ -16,7 +16,7 @@ import (
 // one size gives every server its cache and no row of its own, and a
 // size is refused where it cannot apply.
 func TestReadCacheSweepFlags(t *testing.T) {
-	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }) }
+	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }, parts) }
 	for _, tt := range []struct {
 		name     string
 		cfg      Config
@@ -45,12 +45,12 @@ func TestReadCacheSweepFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		rows := got.readCacheRows([]results.Row{{Backend: "libaio", Pin: PinNone, Label: "no pin"}})
+		rows := readCacheRows(got, []results.Row{{Backend: "libaio", Pin: PinNone, Label: "no pin"}})
 		var sizes []string
 		var args [][]string
 		for _, r := range rows {
 			sizes = append(sizes, r.ReadCache)
-			args = append(args, got.readCacheArgs(r))
+			args = append(args, readCacheArgs(got, r))
 			if r.ReadCache != "" && r.Label != "--readcache-memory "+r.ReadCache+", no pin" {
 				t.Errorf("%s: row label %q, want the size first", tt.name, r.Label)
 			}

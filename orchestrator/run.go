@@ -49,10 +49,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if err := safe.CheckPrivateDir("--out", r.out); err != nil {
 		return err
 	}
-	if err := r.cfg.checkFreeMemory("/proc/meminfo"); err != nil {
+	if err := checkFreeMemory(r.cfg, "/proc/meminfo"); err != nil {
 		return err
 	}
-	if err := r.cfg.checkLogSpace(); err != nil {
+	if err := checkLogSpace(r.cfg); err != nil {
 		return err
 	}
 	// An external server is proven before anything is created or started:
@@ -308,12 +308,12 @@ func (r *runner) setup(cfg Config) error {
 		if cfg.StateDir != "" {
 			saved.StateDir = cfg.StateDir
 		}
-		resolved, err := saved.resolve(func(string) string { return "" })
+		resolved, err := saved.resolve(func(string) string { return "" }, parts)
 		if err != nil {
 			return err
 		}
 		r.cfg, r.plan, r.out = resolved, plan, cfg.Resume
-		r.plan.Workload = resolved.workload()
+		r.plan.Workload = resolved.record()
 		passes, loads, err := results.ReadCells(r.out)
 		if err != nil {
 			return err
@@ -324,7 +324,7 @@ func (r *runner) setup(cfg Config) error {
 			r.resumed.loads[l.Row.ID()] = true
 		}
 	} else {
-		resolved, err := cfg.resolve(os.Getenv)
+		resolved, err := cfg.resolve(os.Getenv, parts)
 		if err != nil {
 			return err
 		}
@@ -353,7 +353,7 @@ func (r *runner) setup(cfg Config) error {
 		if err != nil {
 			return err
 		}
-		r.plan.Rows = r.cfg.tlsRows(r.cfg.readCacheRows(r.cfg.sweepRows(r.cfg.scenarioRows(r.expandShards(rows)))))
+		r.plan.Rows = tlsRows(r.cfg, readCacheRows(r.cfg, sweepRows(r.cfg, scenarioRows(r.cfg, r.expandShards(rows)))))
 	}
 	return nil
 }
@@ -471,7 +471,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 }
 
 func (r *runner) writePlan() error {
-	r.plan.Workload = r.cfg.workload()
+	r.plan.Workload = r.cfg.record()
 	return results.WriteJSON(r.out, results.FilePlan, r.plan)
 }
 

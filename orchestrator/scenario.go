@@ -22,7 +22,7 @@ import (
 // scenarioRows gives a scenario with a backend of its own that backend
 // (an external server's row) and expands its rows over its -b values;
 // other scenarios keep the rows as planned.
-func (c Config) scenarioRows(rows []results.Row) []results.Row {
+func scenarioRows(c Config, rows []results.Row) []results.Row {
 	spec := c.spec()
 	if !spec.ownBackend {
 		return rows
@@ -94,7 +94,7 @@ func parseDeviceReads(info map[string]string) (int64, error) {
 
 // checkFreeMemory refuses, before anything is loaded, a memory or
 // localmemory dataset larger than the host's available memory.
-func (c Config) checkFreeMemory(meminfoPath string) error {
+func checkFreeMemory(c Config, meminfoPath string) error {
 	if !c.spec().inRAM || c.Force {
 		return nil
 	}
@@ -151,7 +151,7 @@ func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]b
 	}
 	for _, s := range results.Scenarios {
 		c := scenarioConfig(cfg, s)
-		if _, err := c.resolve(func(string) string { return "" }); err != nil {
+		if _, err := c.resolve(func(string) string { return "" }, parts); err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)
 		}
 	}

@@ -33,7 +33,7 @@ func TestResolveScenario(t *testing.T) {
 		// The quick profile's 700 000 keys are 47.6 MiB a shard, under 20 × --memory 4m.
 		{cfg: Config{Scenario: results.ScenarioLocalMemory, Shards: []int{2}, Given: []string{"shards"}}, wantErr: "split over --shards 2"},
 	} {
-		got, err := tc.cfg.resolve(env)
+		got, err := tc.cfg.resolve(env, parts)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, fault.ErrConfig) {
 				t.Errorf("%+v: got error %v, want ErrConfig with %q", tc.cfg, err, tc.wantErr)
@@ -48,7 +48,7 @@ func TestResolveScenario(t *testing.T) {
 			t.Errorf("scenario %q: got threads %v backends %v valuelength %d, want %v %v %d", tc.cfg.Scenario, got.Threads, got.Backends, got.ValueLength, tc.threads, tc.backends, tc.valueLength)
 		}
 	}
-	ref, _ := Config{Scenario: results.ScenarioMemory, Profile: ProfileReference}.resolve(env)
+	ref, _ := Config{Scenario: results.ScenarioMemory, Profile: ProfileReference}.resolve(env, parts)
 	if ref.DBSize != 16_777_216 || ref.Batch != 1024 {
 		t.Errorf("memory reference: got %d keys -b %d, want 16777216 and -b 1024", ref.DBSize, ref.Batch)
 	}
@@ -56,7 +56,7 @@ func TestResolveScenario(t *testing.T) {
 
 func TestScenarioRows(t *testing.T) {
 	rows := []results.Row{{Backend: results.ScenarioLocalMemory, Pin: PinNone, Label: "no pin"}}
-	got := Config{Scenario: results.ScenarioLocalMemory}.scenarioRows(slices.Clone(rows))
+	got := scenarioRows(Config{Scenario: results.ScenarioLocalMemory}, slices.Clone(rows))
 	want := []results.Row{{Backend: results.ScenarioLocalMemory, Pin: PinNone, Label: "-b 1024, no pin", Batch: 1024}, {Backend: results.ScenarioLocalMemory, Pin: PinNone, Label: "-b 256, no pin", Batch: 256}}
 	if !slices.Equal(got, want) {
 		t.Errorf("localmemory rows: got %+v, want %+v", got, want)
@@ -64,7 +64,7 @@ func TestScenarioRows(t *testing.T) {
 	if got[0].ID() == got[1].ID() {
 		t.Errorf("rows -b 1024 and -b 256 share the key %q", got[0].ID())
 	}
-	ext := Config{Scenario: results.ScenarioMemory, ServerAddr: "127.0.0.1:1"}.scenarioRows([]results.Row{{Backend: "external", Pin: PinNone}})
+	ext := scenarioRows(Config{Scenario: results.ScenarioMemory, ServerAddr: "127.0.0.1:1"}, []results.Row{{Backend: "external", Pin: PinNone}})
 	if ext[0].Backend != results.ScenarioMemory {
 		t.Errorf("external row in scenario 1: got backend %q, want %q so the inverted check judges it", ext[0].Backend, results.ScenarioMemory)
 	}
@@ -102,13 +102,13 @@ func TestCheckFreeMemory(t *testing.T) {
 		{Config{Scenario: results.ScenarioLocalMemory, DBSize: 500_000, KeyLength: 16, ValueLength: 100, Memory: "4m", Index: "8m"}, ""},
 		{Config{Scenario: results.ScenarioLocalMemory, DBSize: 500_000, KeyLength: 16, ValueLength: 100, Memory: "4m", Index: "8m", Shards: []int{1, 2, 4}}, "plus 4 shards × (--memory 4m + --index 8m) = 112.8 MiB in all, is larger than the 100.0 MiB"},
 	} {
-		err := tc.cfg.checkFreeMemory(meminfo)
+		err := checkFreeMemory(tc.cfg, meminfo)
 		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 			t.Errorf("%s %d keys: got %v, want %q", tc.cfg.Scenario, tc.cfg.DBSize, err, tc.wantErr)
 		}
 	}
 	os.WriteFile(meminfo, []byte("MemTotal: 1 kB\n"), 0o644)
-	if err := (Config{Scenario: results.ScenarioMemory, DBSize: 1}).checkFreeMemory(meminfo); err == nil || !strings.Contains(err.Error(), "no MemAvailable") {
+	if err := checkFreeMemory((Config{Scenario: results.ScenarioMemory, DBSize: 1}), meminfo); err == nil || !strings.Contains(err.Error(), "no MemAvailable") {
 		t.Errorf("meminfo without MemAvailable: got %v, want it named", err)
 	}
 }

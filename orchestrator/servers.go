@@ -3,13 +3,14 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
@@ -19,20 +20,9 @@ import (
 // an entry of package sut's catalogue, read as data. The run has no
 // branch of its own for any of them.
 
-// foreign are the run's servers other than tierbench's own.
-func foreign(servers []sut.Server) []sut.Server {
-	var out []sut.Server
-	for _, s := range servers {
-		if !s.Self {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // validateServers checks --server, --server-cmd, --server-bin,
 // --server-image and --pull against each other and the rest of the run.
-func (c Config) validateServers(bad func(string, ...any)) {
+func validateServers(c Config, bad func(string, ...any)) {
 	if !c.namesServers() && c.ServerBin == "" && c.ServerImage == "" && !c.Pull {
 		return
 	}
@@ -98,7 +88,7 @@ func (c Config) validateServers(bad func(string, ...any)) {
 	if c.Ladder && c.given("ladder") {
 		bad("--ladder measures tierbench's own layers below RESP; with --server %s leave --ladder out", names[0])
 	}
-	c.checkPrograms(others, bad)
+	checkPrograms(c, others, bad)
 }
 
 // imageHint names the image a catalogue entry is published as.
@@ -111,7 +101,7 @@ func imageHint(s sut.Server) string {
 
 // serverNote is what resolve says when it turns a profile's extra off
 // for foreign servers.
-func (c *Config) dropExtrasForServers() {
+func dropExtrasForServers(c *Config) {
 	servers, err := c.systems()
 	if err != nil || len(foreign(servers)) == 0 {
 		return
@@ -124,7 +114,7 @@ func (c *Config) dropExtrasForServers() {
 
 // checkPrograms refuses, before anything starts, a foreign server the
 // process runtime would start whose program is not there.
-func (c Config) checkPrograms(others []sut.Server, bad func(string, ...any)) {
+func checkPrograms(c Config, others []sut.Server, bad func(string, ...any)) {
 	if c.ServerImage != "" {
 		return // it runs from the image
 	}
@@ -202,7 +192,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 	switch {
 	case s.Self:
 		l.args, err = s.Process(sc, nil, v)
-		l.args = append(l.args, r.cfg.readCacheArgs(row)...)
+		l.args = append(l.args, readCacheArgs(r.cfg, row)...)
 		l.command = sut.Quote(append([]string{r.cfg.Binary}, l.args...))
 	case r.drv.name() == RuntimeDocker:
 		var ep []string
@@ -224,7 +214,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 // serverValues are what a row's server's template is filled with: data
 // is its data dir as it sees it.
 func (r *runner) serverValues(row results.Row, port int, data string) sut.Values {
-	return sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: r.cfg.rowMemory(row), Page: r.cfg.Page,
+	return sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: rowMemory(r.cfg, row), Page: r.cfg.Page,
 		Segment: r.cfg.Segment, Index: r.cfg.Index, Backend: row.Backend}
 }
 

@@ -47,7 +47,7 @@ func TestServersConfig(t *testing.T) {
 		{Config{Servers: []string{"garnet"}, Shards: []int{2}}, "--shards starts tierbench's own servers as a cluster; --server garnet is one server"},
 		{mem(Config{Servers: []string{"redis"}, Ladder: true, Given: []string{"ladder"}}), "--ladder measures tierbench's own layers below RESP"},
 	} {
-		got, err := c.cfg.resolve(none)
+		got, err := c.cfg.resolve(none, parts)
 		if c.want == "" {
 			if err != nil {
 				t.Errorf("resolve(%+v): %v", c.cfg, err)
@@ -67,7 +67,7 @@ func TestServersConfig(t *testing.T) {
 // (tierbench's own layers) turns off with a server besides tierbench, and
 // the run says so.
 func TestReferenceLadderOffForForeignServers(t *testing.T) {
-	cfg, err := Config{Profile: ProfileReference, Scenario: "memory", Servers: []string{"tierbench", "redis"}}.resolve(func(string) string { return "" })
+	cfg, err := Config{Profile: ProfileReference, Scenario: "memory", Servers: []string{"tierbench", "redis"}}.resolve(func(string) string { return "" }, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestReferenceLadderOffForForeignServers(t *testing.T) {
 // starts tierbench's own server with the flags each scenario always gave
 // it, and shards (serverArgs) get the same.
 func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
-	cfg, err := Config{Binary: "/bin/tierbench"}.resolve(func(string) string { return "" })
+	cfg, err := Config{Binary: "/bin/tierbench"}.resolve(func(string) string { return "" }, parts)
 	if err != nil {
 		t.Fatal(err)
 	}

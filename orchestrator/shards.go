@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/bench"
 	"github.com/tierbench/tierbench/internal/slots"
@@ -23,12 +24,9 @@ import (
 // nodes: the load is checked per node and in total, device reads and CPU
 // are counted per node, and the client drives them with --cluster-bench.
 
-// maxShards bounds --shards: one process per shard on one host.
-const maxShards = 64
-
 // shardDir is shard i's data dir: the i-th of a --data list, else a
 // directory of its own under --data.
-func (c Config) shardDir(i, shards int) string {
+func shardDir(c Config, i, shards int) string {
 	if len(c.DataDirs) > 1 {
 		return c.DataDirs[i]
 	}
@@ -156,7 +154,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 		}
 		node := slots.Node{ID: fmt.Sprintf("%040x", i+1), Host: "127.0.0.1", Port: port, Ranges: []slots.Range{ranges[i]}}
 		file = append(file, node)
-		group.nodes = append(group.nodes, &targetNode{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, dir: r.cfg.shardDir(i, n)})
+		group.nodes = append(group.nodes, &targetNode{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, dir: shardDir(r.cfg, i, n)})
 	}
 	name := rowFileName(row)
 	nodeFile := filepath.Join(r.out, results.DirLogs, "cluster-nodes-"+name+".txt")

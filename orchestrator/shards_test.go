@@ -47,18 +47,18 @@ func TestShardPlaces(t *testing.T) {
 
 func TestShardConfig(t *testing.T) {
 	none := func(string) string { return "" }
-	cfg, err := Config{Shards: []int{1, 2}, DataDir: "/var/tmp/a,/var/tmp/b", DBSize: 1000000, Memory: "1m", Page: "64k"}.resolve(none)
+	cfg, err := Config{Shards: []int{1, 2}, DataDir: "/var/tmp/a,/var/tmp/b", DBSize: 1000000, Memory: "1m", Page: "64k"}.resolve(none, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DataDir != "/var/tmp/a" || fmt.Sprint(cfg.DataDirs) != "[/var/tmp/a /var/tmp/b]" || cfg.shardDir(1, 2) != "/var/tmp/b" {
-		t.Errorf("--data list: DataDir %q, DataDirs %v, shard 1 in %q", cfg.DataDir, cfg.DataDirs, cfg.shardDir(1, 2))
+	if cfg.DataDir != "/var/tmp/a" || fmt.Sprint(cfg.DataDirs) != "[/var/tmp/a /var/tmp/b]" || shardDir(cfg, 1, 2) != "/var/tmp/b" {
+		t.Errorf("--data list: DataDir %q, DataDirs %v, shard 1 in %q", cfg.DataDir, cfg.DataDirs, shardDir(cfg, 1, 2))
 	}
-	cfg, _ = Config{Shards: []int{2}, DataDir: "/var/tmp/x", DBSize: 1000000, Memory: "1m", Page: "64k"}.resolve(none)
-	if got := cfg.shardDir(1, 2); got != "/var/tmp/x/shard-1" {
+	cfg, _ = Config{Shards: []int{2}, DataDir: "/var/tmp/x", DBSize: 1000000, Memory: "1m", Page: "64k"}.resolve(none, parts)
+	if got := shardDir(cfg, 1, 2); got != "/var/tmp/x/shard-1" {
 		t.Errorf("shard 1 under one --data: %q, want /var/tmp/x/shard-1", got)
 	}
-	if got := cfg.shardDir(0, 1); got != "/var/tmp/x" {
+	if got := shardDir(cfg, 0, 1); got != "/var/tmp/x" {
 		t.Errorf("one shard: %q, want the data dir itself", got)
 	}
 	refused := []struct {
@@ -74,7 +74,7 @@ func TestShardConfig(t *testing.T) {
 		{Config{Shards: []int{4}, DBSize: 100000, Memory: "1m"}, "split over --shards 4"},
 	}
 	for _, tt := range refused {
-		_, err := tt.cfg.resolve(none)
+		_, err := tt.cfg.resolve(none, parts)
 		if err == nil || !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
 		}

@@ -213,7 +213,7 @@ func sloSentence(f results.SLOFinding, slo results.SLO) string {
 
 // validateSLO refuses an --slo that does not parse, or one the run
 // cannot search (the fixed-rate client drives one server).
-func (c Config) validateSLO(bad func(string, ...any)) {
+func validateSLO(c Config, bad func(string, ...any)) {
 	if c.SLO == "" {
 		if c.given("slo") {
 			bad("--slo is empty: want PERCENTILE=BOUND such as p99=1ms, or leave it out")

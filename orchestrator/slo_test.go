@@ -313,7 +313,7 @@ func TestSLOConfig(t *testing.T) {
 		{cfg: Config{Profile: ProfileQuick, Given: []string{"slo"}}, wantErr: "--slo is empty"},
 		{cfg: Config{Profile: ProfileQuick, SLO: "p99=1ms", Shards: []int{2}}, wantErr: "--slo with --shards above 1"},
 	} {
-		got, err := tt.cfg.resolve(func(string) string { return "" })
+		got, err := tt.cfg.resolve(func(string) string { return "" }, parts)
 		if tt.wantErr != "" {
 			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("resolve(--slo %q): got %v, want a configuration error with %q", tt.cfg.SLO, err, tt.wantErr)
@@ -324,7 +324,7 @@ func TestSLOConfig(t *testing.T) {
 			t.Errorf("resolve(--slo %q): got %q, %v; want %q", tt.cfg.SLO, got.SLO, err, tt.want)
 			continue
 		}
-		if back := configOf(got.workload()).SLO; back != tt.want {
+		if back := configOf(got.record()).SLO; back != tt.want {
 			t.Errorf("--slo %q through plan.json: got %q, want %q", tt.cfg.SLO, back, tt.want)
 		}
 	}

@@ -5,13 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/internal/pki"
 	"github.com/tierbench/tierbench/results"
@@ -221,7 +221,7 @@ func (t *runTLS) clientArgs() []string {
 func tlsPath(dir, name string) string { return strings.TrimSuffix(dir, "/") + "/" + name }
 
 // validateTLS refuses TLS where the run cannot give it.
-func (c Config) validateTLS(bad func(string, ...any)) {
+func validateTLS(c Config, bad func(string, ...any)) {
 	switch c.TLS {
 	case "", TLSOn, TLSOff, TLSBoth:
 	default:
@@ -256,7 +256,7 @@ func (c Config) validateTLS(bad func(string, ...any)) {
 
 // dropExtrasForTLS turns off the profile's ladder, not asked for, in a
 // run with TLS, and says so.
-func (c *Config) dropExtrasForTLS() {
+func dropExtrasForTLS(c *Config) {
 	if c.Ladder && !c.given("ladder") && (c.TLS == TLSOn || c.TLS == TLSBoth) && c.ServerAddr == "" {
 		c.Ladder = false
 		c.notes = append(c.notes, "ladder: off with --tls (its top server is plain TCP)")
@@ -265,7 +265,7 @@ func (c *Config) dropExtrasForTLS() {
 
 // tlsRows makes TLS a row dimension: with --tls both every row twice,
 // without TLS and then with it; with --tls on every row with it.
-func (c Config) tlsRows(rows []results.Row) []results.Row {
+func tlsRows(c Config, rows []results.Row) []results.Row {
 	switch {
 	case c.TLS == TLSBoth:
 		return expandRows(rows, []bool{false, true}, func(r *results.Row, on bool) { r.TLS = on })
@@ -277,14 +277,6 @@ func (c Config) tlsRows(rows []results.Row) []results.Row {
 		return out
 	}
 	return rows
-}
-
-// redactURLError drops the URL (and any password in it) from a parse error.
-func redactURLError(err error) error {
-	if ue, ok := err.(*url.Error); ok {
-		return ue.Err
-	}
-	return err
 }
 
 // externalAccess is how the run reaches the server at --server-addr, and
@@ -328,7 +320,7 @@ func (r *runner) externalAccess() (access, []string, string, error) {
 // loopback.
 func (r *runner) setupTLS() error {
 	if r.cfg.TLS == "" && r.plan.Hosts != nil && !isLoopback(r.plan.Hosts.Bind) && r.cfg.Resume == "" {
-		r.plan.Rows = Config{TLS: TLSOn}.tlsRows(r.plan.Rows)
+		r.plan.Rows = tlsRows(Config{TLS: TLSOn}, r.plan.Rows)
 		r.printf("tls: on (across hosts beyond loopback; --tls off to refuse it)\n")
 	}
 	if r.cfg.TLS == TLSOff && r.plan.Hosts != nil && !isLoopback(r.plan.Hosts.Bind) {

@@ -37,7 +37,7 @@ func TestTLSConfig(t *testing.T) {
 		{"two passwords", Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "PATH", AuthFile: "/etc/hostname"}, "both give a password"},
 		{"an empty variable", Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "TIERBENCH_NO_SUCH_VARIABLE"}, "has no TIERBENCH_NO_SUCH_VARIABLE"},
 	} {
-		_, err := tc.cfg.resolve(none)
+		_, err := tc.cfg.resolve(none, parts)
 		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
 		}
@@ -59,7 +59,7 @@ func TestTLSConfig(t *testing.T) {
 		{"redis://127.0.0.1:6379", "", "TIERBENCH_TEST_PW", "127.0.0.1:6379", "", "s3cret", false},
 		{"rediss://127.0.0.1:6380", "", "", "127.0.0.1:6380", "", "", true},
 	} {
-		got, err := Config{ServerAddr: tc.addr, AuthFile: tc.authFile, AuthEnv: tc.authEnv, DBSize: 1000}.resolve(none)
+		got, err := Config{ServerAddr: tc.addr, AuthFile: tc.authFile, AuthEnv: tc.authEnv, DBSize: 1000}.resolve(none, parts)
 		if err != nil {
 			t.Errorf("--server-addr %s: %v", tc.addr, err)
 			continue
@@ -67,7 +67,7 @@ func TestTLSConfig(t *testing.T) {
 		if got.ServerAddr != tc.wantAddr || got.ServerUser != tc.wantUser || got.serverPassword != tc.wantPassword || got.ServerTLS != tc.wantTLS {
 			t.Errorf("--server-addr %s: got %s, user %q, password %q, TLS %v; want %s, %q, %q, %v", tc.addr, got.ServerAddr, got.ServerUser, got.serverPassword, got.ServerTLS, tc.wantAddr, tc.wantUser, tc.wantPassword, tc.wantTLS)
 		}
-		if w := got.workload(); strings.Contains(w.ServerAddr+w.ServerUser, "s3cret") {
+		if w := got.record(); strings.Contains(w.ServerAddr+w.ServerUser, "s3cret") {
 			t.Errorf("--server-addr %s: the plan records the password: %+v", tc.addr, w)
 		}
 	}
@@ -89,7 +89,7 @@ func TestTLSRows(t *testing.T) {
 		{Config{}, "libaio/none uring/none"},
 	} {
 		var ids []string
-		for _, r := range tc.cfg.tlsRows(rows) {
+		for _, r := range tlsRows(tc.cfg, rows) {
 			ids = append(ids, r.ID())
 		}
 		if got := strings.Join(ids, " "); got != tc.want {

@@ -3,13 +3,15 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"net"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/results"
@@ -20,7 +22,7 @@ import (
 // validate refuses a configuration that cannot run: every problem it
 // finds, joined in one error that wraps ErrConfig, so that a command line
 // is put right in one go.
-func (c Config) validate() error {
+func (c Config) validate(parts []Part) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if c.KeyDist != "" {
@@ -90,10 +92,11 @@ func (c Config) validate() error {
 	default:
 		bad("--runtime %q: want docker, process or auto", c.Runtime)
 	}
-	c.validateServers(bad)
-	c.validateSweep(bad)
-	c.validateReadCacheSweep(bad)
-	c.validateTLS(bad)
+	for _, p := range parts {
+		if err := p.Supports(c); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.hostsMode() {
 		if c.ServerAddr != "" {
 			bad("--server-addr measures a server already running; --server-host and --client-hosts start one")
@@ -119,7 +122,6 @@ func (c Config) validate() error {
 	} else if c.ServerBind != "" {
 		bad("--server-bind needs --server-host or --client-hosts: a local server listens on loopback")
 	}
-	c.validateSLO(bad)
 	if c.Latency && c.maxShards() > 1 {
 		bad("--latency with --shards above 1 is not supported: the latency steps' fixed-rate client drives one server, not a cluster; leave --latency out or use --shards 1")
 	}
@@ -188,10 +190,10 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 		data := c.DBSize * int64(results.RecordBytes(c.KeyLength, c.ValueLength))
 		if n := c.maxShards(); n > 1 && data/int64(n) < results.MinDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s split over --shards %d is %s a shard, less than %d × --memory %s: each shard's reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway)",
-				c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), n, humanBytes(data/int64(n)), results.MinDeviceToMemory, c.Memory)
+				c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), human.Bytes(data), n, human.Bytes(data/int64(n)), results.MinDeviceToMemory, c.Memory)
 		} else if data < results.MinDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s is less than %d × --memory %s: reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway, and the device-hit check then marks the cells)",
-				c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), results.MinDeviceToMemory, c.Memory)
+				c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), human.Bytes(data), results.MinDeviceToMemory, c.Memory)
 		}
 	}
 }

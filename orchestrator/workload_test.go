@@ -18,7 +18,7 @@ import (
 // mixed cluster are refused, and the bench arguments carry them: the key
 // distribution to every client, the mix to the measured cells.
 func TestWorkloadFlags(t *testing.T) {
-	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }) }
+	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }, parts) }
 	for _, tt := range []struct {
 		keyDist, workload string
 		wantErr           string

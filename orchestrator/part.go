@@ -1,0 +1,34 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Part is a measurement, dimension or runtime that has a say over a
+// configuration. The facade's registry lists every part; Validate asks
+// each one, so a part's refusals live with the part, not here.
+type Part interface {
+	// Name is how the combination table and the messages name the part.
+	Name() string
+	// Supports returns every reason the part cannot run c, joined, or
+	// nil. It is asked of every configuration, whether or not c uses the
+	// part: a part not asked for says nil.
+	Supports(c Config) error
+}
+
+// Adjuster is a Part with profile defaults it may turn off: Adjust
+// drops, before Validate, what the profile set and c cannot have, noting
+// each in c's notes, so that a default never becomes a refusal.
+type Adjuster interface {
+	Part
+	Adjust(c *Config)
+}
+
+// Refusals collects refusals in the bad(format, args…) form the parts'
+// checks use and returns them joined.
+func Refusals(check func(bad func(format string, a ...any))) error {
+	var errs []error
+	check(func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) })
+	return errors.Join(errs...)
+}

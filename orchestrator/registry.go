@@ -1,0 +1,49 @@
+package orchestrator
+
+// parts is the registry: every measurement, dimension and runtime that
+// has a say over a configuration, in the order their refusals are listed.
+var parts = []Part{
+	serversDimension{},
+	memorySweepDimension{},
+	readCacheSweepDimension{},
+	tlsDimension{},
+	sloMeasurement{},
+}
+
+type serversDimension struct{}
+
+func (serversDimension) Name() string { return "servers" }
+func (serversDimension) Supports(c Config) error {
+	return Refusals(func(bad func(string, ...any)) { validateServers(c, bad) })
+}
+func (serversDimension) Adjust(c *Config) { dropExtrasForServers(c) }
+
+type memorySweepDimension struct{}
+
+func (memorySweepDimension) Name() string { return "memory sweep" }
+func (memorySweepDimension) Supports(c Config) error {
+	return Refusals(func(bad func(string, ...any)) { validateSweep(c, bad) })
+}
+func (memorySweepDimension) Adjust(c *Config) { dropExtrasForSweep(c) }
+
+type readCacheSweepDimension struct{}
+
+func (readCacheSweepDimension) Name() string { return "read-cache sweep" }
+func (readCacheSweepDimension) Supports(c Config) error {
+	return Refusals(func(bad func(string, ...any)) { validateReadCacheSweep(c, bad) })
+}
+
+type tlsDimension struct{}
+
+func (tlsDimension) Name() string { return "tls" }
+func (tlsDimension) Supports(c Config) error {
+	return Refusals(func(bad func(string, ...any)) { validateTLS(c, bad) })
+}
+func (tlsDimension) Adjust(c *Config) { dropExtrasForTLS(c) }
+
+type sloMeasurement struct{}
+
+func (sloMeasurement) Name() string { return "slo" }
+func (sloMeasurement) Supports(c Config) error {
+	return Refusals(func(bad func(string, ...any)) { validateSLO(c, bad) })
+}
