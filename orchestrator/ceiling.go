@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ import (
 const fioFiles = 8
 
 // fioFootprintBytes is what the server reads (results.Workload.DatasetBytes).
-func fioFootprintBytes(c Config) int64 { return c.record().DatasetBytes() }
+func fioFootprintBytes(c plan.Config) int64 { return c.Record().DatasetBytes() }
 
 // fioArgs are preflight's fio flags for this run: files as large as the
 // dataset in total, a sweep up to the server's throttle limit, every depth
@@ -38,7 +39,7 @@ func (r *runner) fioArgs() []string {
 	if r.cfg.FioSeconds > 0 {
 		args = append(args, "--fio-runtime", strconv.Itoa(r.cfg.FioSeconds))
 	}
-	if r.cfg.Profile == ProfileReference {
+	if r.cfg.Profile == plan.ProfileReference {
 		args = append(args, "--fio-full-sweep")
 	}
 	return args
@@ -52,7 +53,7 @@ func (r *runner) fioArgs() []string {
 // libnuma).
 func (r *runner) pinnedFioArgs() []string {
 	p := r.local.pinning
-	if !slices.Contains(r.cfg.Pins, PinPinned) || p.ServerCPUs == "" {
+	if !slices.Contains(r.cfg.Pins, plan.PinPinned) || p.ServerCPUs == "" {
 		return nil
 	}
 	args := []string{"--fio-cpus", p.ServerCPUs}
@@ -84,7 +85,7 @@ func (r *runner) rowBaseline(row results.Row) *hostcheck.FIOBaseline {
 	if host == nil || len(host.Results) == 0 {
 		return nil
 	}
-	if row.Pin == PinPinned && pinned != nil && len(pinned.Results) > 0 {
+	if row.Pin == plan.PinPinned && pinned != nil && len(pinned.Results) > 0 {
 		return pinned
 	}
 	return host
@@ -96,7 +97,7 @@ func (r *runner) rowBaseline(row results.Row) *hostcheck.FIOBaseline {
 // that fails is recorded, not fatal: the cell is then marked without it.
 func (r *runner) recheckCeiling(ctx context.Context, row results.Row) error {
 	base := r.rowBaseline(row)
-	if base == nil || !ceilingApplies(r.cfg) {
+	if base == nil || !plan.CeilingApplies(r.cfg) {
 		return nil
 	}
 	ceiling := base.Results[0].IOPS

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"slices"
 	"strings"
 	"testing"
@@ -14,38 +15,38 @@ import (
 
 func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
 	none := func(string) string { return "" }
-	cfg, err := Config{WarmupSeconds: 0, Given: []string{"warmup-seconds"}}.resolve(none, parts)
+	cfg, err := plan.Config{WarmupSeconds: 0, Given: []string{"warmup-seconds"}}.Resolve(none, parts)
 	if err != nil || cfg.WarmupSeconds != 0 {
 		t.Errorf("--warmup-seconds 0: got %d, %v; want 0 (no warm-up)", cfg.WarmupSeconds, err)
 	}
-	cfg, _ = Config{}.resolve(none, parts)
-	if cfg.WarmupSeconds != profiles[ProfileQuick].WarmupSeconds || cfg.Passes != profiles[ProfileQuick].Passes {
+	cfg, _ = plan.Config{}.Resolve(none, parts)
+	if cfg.WarmupSeconds != plan.Profiles[plan.ProfileQuick].WarmupSeconds || cfg.Passes != plan.Profiles[plan.ProfileQuick].Passes {
 		t.Errorf("not given: warm-up %d, passes %d; want the quick profile's", cfg.WarmupSeconds, cfg.Passes)
 	}
 	refused := []struct {
-		cfg  Config
+		cfg  plan.Config
 		want string
 	}{
-		{Config{Given: []string{"passes"}}, "--passes 0: want at least 1 pass"},
-		{Config{Given: []string{"cell-seconds"}}, "--cell-seconds 0"},
-		{Config{Given: []string{"dbsize"}}, "--dbsize 0"},
-		{Config{Given: []string{"batch"}}, "--batch 0"},
-		{Config{Given: []string{"load-threads"}}, "--load-threads 0"},
-		{Config{Given: []string{"load-batch"}}, "--load-batch 0"},
-		{Config{Given: []string{"keylength"}}, "--keylength 0"},
-		{Config{Given: []string{"threads"}}, "--threads: want at least one"},
-		{Config{WarmupSeconds: -1}, "--warmup-seconds -1"},
-		{Config{MaxMissRatio: 1}, "--max-miss-ratio 1"},
-		{Config{MaxMissRatio: -0.1}, "--max-miss-ratio -0.1"},
-		{Config{ServerPID: 42}, "--server-pid 42 needs --server-addr"},
-		{Config{ServerAddr: "127.0.0.1:6379", Given: []string{"server-pid"}}, "--server-pid 0: want the pid"},
-		{Config{ServerAddr: "127.0.0.1"}, `--server-addr "127.0.0.1": want HOST:PORT`},
-		{Config{ServerAddr: "127.0.0.1:6379", Memory: "16m"}, "--memory applies to the tiered server a run starts"},
-		{Config{ServerAddr: "127.0.0.1:6379", Backends: []string{"uring"}}, "--backends applies"},
-		{Config{ServerAddr: "127.0.0.1:6379", Given: []string{"pin"}}, "--pin applies"},
+		{plan.Config{Given: []string{"passes"}}, "--passes 0: want at least 1 pass"},
+		{plan.Config{Given: []string{"cell-seconds"}}, "--cell-seconds 0"},
+		{plan.Config{Given: []string{"dbsize"}}, "--dbsize 0"},
+		{plan.Config{Given: []string{"batch"}}, "--batch 0"},
+		{plan.Config{Given: []string{"load-threads"}}, "--load-threads 0"},
+		{plan.Config{Given: []string{"load-batch"}}, "--load-batch 0"},
+		{plan.Config{Given: []string{"keylength"}}, "--keylength 0"},
+		{plan.Config{Given: []string{"threads"}}, "--threads: want at least one"},
+		{plan.Config{WarmupSeconds: -1}, "--warmup-seconds -1"},
+		{plan.Config{MaxMissRatio: 1}, "--max-miss-ratio 1"},
+		{plan.Config{MaxMissRatio: -0.1}, "--max-miss-ratio -0.1"},
+		{plan.Config{ServerPID: 42}, "--server-pid 42 needs --server-addr"},
+		{plan.Config{ServerAddr: "127.0.0.1:6379", Given: []string{"server-pid"}}, "--server-pid 0: want the pid"},
+		{plan.Config{ServerAddr: "127.0.0.1"}, `--server-addr "127.0.0.1": want HOST:PORT`},
+		{plan.Config{ServerAddr: "127.0.0.1:6379", Memory: "16m"}, "--memory applies to the tiered server a run starts"},
+		{plan.Config{ServerAddr: "127.0.0.1:6379", Backends: []string{"uring"}}, "--backends applies"},
+		{plan.Config{ServerAddr: "127.0.0.1:6379", Given: []string{"pin"}}, "--pin applies"},
 	}
 	for _, tt := range refused {
-		_, err := tt.cfg.resolve(none, parts)
+		_, err := tt.cfg.Resolve(none, parts)
 		if err == nil || !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
 		}
@@ -53,24 +54,24 @@ func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
 }
 
 func TestExternalConfigHoldsOnlyWhatRuns(t *testing.T) {
-	cfg, err := Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.resolve(func(string) string { return "" }, parts)
+	cfg, err := plan.Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.Resolve(func(string) string { return "" }, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Backends != nil || cfg.Pins != nil || cfg.Memory != "" || cfg.Index != "" {
 		t.Errorf("external config: backends %v pins %v memory %q index %q; want none of tierbench's server flags", cfg.Backends, cfg.Pins, cfg.Memory, cfg.Index)
 	}
-	if ceilingApplies(cfg) {
+	if plan.CeilingApplies(cfg) {
 		t.Errorf("external server without --data: ceilingApplies = true, want false")
 	}
-	named, _ := Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.resolve(func(k string) string {
+	named, _ := plan.Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.Resolve(func(k string) string {
 		return map[string]string{"TIERBENCH_DATA": "/mnt/redis"}[k]
 	}, parts)
-	if !ceilingApplies(named) || named.DataDir != "/mnt/redis" {
-		t.Errorf("external server with TIERBENCH_DATA: ceilingApplies %v, data %q; want true, /mnt/redis", ceilingApplies(named), named.DataDir)
+	if !plan.CeilingApplies(named) || named.DataDir != "/mnt/redis" {
+		t.Errorf("external server with TIERBENCH_DATA: ceilingApplies %v, data %q; want true, /mnt/redis", plan.CeilingApplies(named), named.DataDir)
 	}
-	own, _ := Config{}.resolve(func(string) string { return "" }, parts)
-	if !ceilingApplies(own) {
+	own, _ := plan.Config{}.Resolve(func(string) string { return "" }, parts)
+	if !plan.CeilingApplies(own) {
 		t.Errorf("tierbench's own server: ceilingApplies = false, want true")
 	}
 }
@@ -85,7 +86,7 @@ func TestParseIntsAndSplitList(t *testing.T) {
 		{" 8, 32 ", []int{8, 32}},
 	}
 	for _, tt := range good {
-		got, err := ParseInts(tt.in)
+		got, err := plan.ParseInts(tt.in)
 		if err != nil || !slices.Equal(got, tt.want) {
 			t.Errorf("ParseInts(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
@@ -99,21 +100,21 @@ func TestParseIntsAndSplitList(t *testing.T) {
 		{"0", `"0" is not a positive integer`},
 	}
 	for _, tt := range bad {
-		if _, err := ParseInts(tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := plan.ParseInts(tt.in); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("ParseInts(%q): got %v, want an error containing %q", tt.in, err, tt.want)
 		}
 	}
-	if got, err := SplitList("libaio,uring"); err != nil || !slices.Equal(got, []string{"libaio", "uring"}) {
+	if got, err := plan.SplitList("libaio,uring"); err != nil || !slices.Equal(got, []string{"libaio", "uring"}) {
 		t.Errorf("SplitList(libaio,uring) = %v, %v", got, err)
 	}
-	if _, err := SplitList("libaio,,uring"); err == nil {
+	if _, err := plan.SplitList("libaio,,uring"); err == nil {
 		t.Errorf("SplitList(libaio,,uring): got nil error, want the empty item refused")
 	}
 }
 
 func TestResolve(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	ref, err := Config{Profile: ProfileReference}.resolve(env(nil), parts)
+	ref, err := plan.Config{Profile: plan.ProfileReference}.Resolve(env(nil), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,16 +122,16 @@ func TestResolve(t *testing.T) {
 		!slices.Equal(ref.Threads, []int{8, 32, 48, 64}) || !slices.Equal(ref.Backends, []string{"libaio", "uring"}) {
 		t.Errorf("reference profile: got %+v", ref)
 	}
-	quick, err := Config{}.resolve(env(nil), parts)
+	quick, err := plan.Config{}.Resolve(env(nil), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mem, _ := size.Parse(quick.Memory)
-	if quick.Profile != ProfileQuick || quick.DBSize*int64(results.RecordBytes(quick.KeyLength, quick.ValueLength)) < 20*mem ||
+	if quick.Profile != plan.ProfileQuick || quick.DBSize*int64(results.RecordBytes(quick.KeyLength, quick.ValueLength)) < 20*mem ||
 		!slices.Equal(quick.Threads, []int{8, 32, 48, 64}) {
 		t.Errorf("quick profile: got %+v; want the reference's columns with the dataset ≥ 20 × memory", quick)
 	}
-	got, err := Config{Passes: 5}.resolve(env(map[string]string{"TIERBENCH_DATA": "/mnt/x", "TIERBENCH_THREADS": "8 16", "TIERBENCH_PASSES": "2", "TIERBENCH_CELL_SECONDS": "7"}), parts)
+	got, err := plan.Config{Passes: 5}.Resolve(env(map[string]string{"TIERBENCH_DATA": "/mnt/x", "TIERBENCH_THREADS": "8 16", "TIERBENCH_PASSES": "2", "TIERBENCH_CELL_SECONDS": "7"}), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,43 +141,43 @@ func TestResolve(t *testing.T) {
 	}
 	// Each variable used is said; the one a flag overrode is not.
 	wantEnv := []string{"TIERBENCH_DATA=/mnt/x (--data)", "TIERBENCH_THREADS=8 16 (--threads)", "TIERBENCH_CELL_SECONDS=7 (--cell-seconds)"}
-	if !slices.Equal(got.fromEnv, wantEnv) {
-		t.Errorf("environment said: got %q, want %q", got.fromEnv, wantEnv)
+	if !slices.Equal(got.FromEnv, wantEnv) {
+		t.Errorf("environment said: got %q, want %q", got.FromEnv, wantEnv)
 	}
 	bad := []struct {
-		cfg  Config
+		cfg  plan.Config
 		env  map[string]string
 		want string
 	}{
-		{Config{Profile: "huge"}, nil, `unknown --profile "huge"`},
-		{Config{}, map[string]string{"TIERBENCH_THREADS": "8,x"}, "TIERBENCH_THREADS"},
-		{Config{}, map[string]string{"TIERBENCH_PASSES": "0"}, "TIERBENCH_PASSES"},
-		{Config{}, map[string]string{"TIERBENCH_CELL_SECONDS": "x"}, "TIERBENCH_CELL_SECONDS"},
+		{plan.Config{Profile: "huge"}, nil, `unknown --profile "huge"`},
+		{plan.Config{}, map[string]string{"TIERBENCH_THREADS": "8,x"}, "TIERBENCH_THREADS"},
+		{plan.Config{}, map[string]string{"TIERBENCH_PASSES": "0"}, "TIERBENCH_PASSES"},
+		{plan.Config{}, map[string]string{"TIERBENCH_CELL_SECONDS": "x"}, "TIERBENCH_CELL_SECONDS"},
 		// The reference generator's unprefixed names are refused, naming
 		// the new one, even when the flag is given.
-		{Config{}, map[string]string{"DATA": "/mnt/x"}, "set TIERBENCH_DATA"},
-		{Config{}, map[string]string{"THREADS": "8"}, "set TIERBENCH_THREADS"},
-		{Config{Passes: 2, Given: []string{"passes"}}, map[string]string{"PASSES": "2"}, "set TIERBENCH_PASSES"},
-		{Config{}, map[string]string{"RUNTIME": "7"}, "set TIERBENCH_CELL_SECONDS"},
-		{Config{Backends: []string{"spdk"}}, nil, `unknown backend "spdk"`},
-		{Config{Pins: []string{"half"}}, nil, `unknown pin mode "half"`},
+		{plan.Config{}, map[string]string{"DATA": "/mnt/x"}, "set TIERBENCH_DATA"},
+		{plan.Config{}, map[string]string{"THREADS": "8"}, "set TIERBENCH_THREADS"},
+		{plan.Config{Passes: 2, Given: []string{"passes"}}, map[string]string{"PASSES": "2"}, "set TIERBENCH_PASSES"},
+		{plan.Config{}, map[string]string{"RUNTIME": "7"}, "set TIERBENCH_CELL_SECONDS"},
+		{plan.Config{Backends: []string{"spdk"}}, nil, `unknown backend "spdk"`},
+		{plan.Config{Pins: []string{"half"}}, nil, `unknown pin mode "half"`},
 		// A repeated row or column was measured once and shown twice.
-		{Config{Backends: []string{"uring", "libaio", "uring"}}, nil, "--backends names uring twice"},
-		{Config{Pins: []string{"none", "none"}}, nil, "--pin names none twice"},
-		{Config{}, map[string]string{"TIERBENCH_THREADS": "8 32 8"}, "--threads names 8 twice"},
-		{Config{Shards: []int{1, 2, 2}}, nil, "--shards names 2 twice"},
-		{Config{Runtime: "vm"}, nil, `--runtime "vm"`},
-		{Config{DBSize: 1000}, nil, "less than 20 × --memory"},
-		{Config{Memory: "lots"}, nil, `size "lots"`},
-		{Config{SkipLoad: true}, nil, "--skip-load needs --server-addr"},
+		{plan.Config{Backends: []string{"uring", "libaio", "uring"}}, nil, "--backends names uring twice"},
+		{plan.Config{Pins: []string{"none", "none"}}, nil, "--pin names none twice"},
+		{plan.Config{}, map[string]string{"TIERBENCH_THREADS": "8 32 8"}, "--threads names 8 twice"},
+		{plan.Config{Shards: []int{1, 2, 2}}, nil, "--shards names 2 twice"},
+		{plan.Config{Runtime: "vm"}, nil, `--runtime "vm"`},
+		{plan.Config{DBSize: 1000}, nil, "less than 20 × --memory"},
+		{plan.Config{Memory: "lots"}, nil, `size "lots"`},
+		{plan.Config{SkipLoad: true}, nil, "--skip-load needs --server-addr"},
 	}
 	for _, tt := range bad {
-		_, err := tt.cfg.resolve(env(tt.env), parts)
+		_, err := tt.cfg.Resolve(env(tt.env), parts)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, fault.ErrConfig) {
 			t.Errorf("resolve(%+v, env %v): got %v, want an ErrConfig containing %q", tt.cfg, tt.env, err, tt.want)
 		}
 	}
-	if _, err := (Config{DBSize: 1000, Force: true}).resolve(env(nil), parts); err != nil {
+	if _, err := (plan.Config{DBSize: 1000, Force: true}).Resolve(env(nil), parts); err != nil {
 		t.Errorf("--force with a small dataset: got %v, want it accepted (the device-hit check judges)", err)
 	}
 }

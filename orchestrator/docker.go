@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"maps"
@@ -119,7 +120,7 @@ func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*d
 	return d, nil
 }
 
-func (d *dockerDriver) name() string           { return RuntimeDocker }
+func (d *dockerDriver) name() string           { return plan.RuntimeDocker }
 func (d *dockerDriver) dataPath(string) string { return containerDataDir }
 
 // host is this machine for the local engine; for another host's engine,

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,8 +103,8 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Pla
 			t.Errorf("bundle file %s: %v (want it, non-empty)", f, err)
 		}
 	}
-	var plan results.Plan
-	if err := results.ReadJSON(out, results.FilePlan, &plan); err != nil {
+	var bundlePlan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &bundlePlan); err != nil {
 		t.Fatal(err)
 	}
 	var res results.Results
@@ -160,7 +161,7 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Pla
 		if s := r.ServerStealShare; hostCountsSteal() && (s == nil || *s < 0 || *s > 1) {
 			t.Errorf("pass t=%d %s: got server steal %v, want the share of its CPUs %s", r.Threads, r.Row.ID(), s, r.Server.CPUs)
 		}
-		if r.Row.Pin == PinPinned && (!sameSet(r.Server.CPUs, r.Server.WantCPUs) || !sameSet(r.Client.CPUs, r.Client.WantCPUs) || r.Server.WantCPUs == r.Client.WantCPUs) {
+		if r.Row.Pin == plan.PinPinned && (!sameSet(r.Server.CPUs, r.Server.WantCPUs) || !sameSet(r.Client.CPUs, r.Client.WantCPUs) || r.Server.WantCPUs == r.Client.WantCPUs) {
 			t.Errorf("pinned pass: server %+v client %+v; want disjoint sets honoured", r.Server, r.Client)
 		}
 	}
@@ -178,7 +179,7 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Pla
 	if servers != rows {
 		t.Errorf("logs/: got %d server logs, want %d", servers, rows)
 	}
-	return plan
+	return bundlePlan
 }
 
 func TestRunProcess(t *testing.T) {
@@ -218,9 +219,9 @@ func TestRunProcess(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	plan := checkBundle(t, out, r.stdout, 4, 1)
-	if plan.Runtime != RuntimeProcess {
-		t.Errorf("plan runtime %q, want process", plan.Runtime)
+	bundlePlan := checkBundle(t, out, r.stdout, 4, 1)
+	if bundlePlan.Runtime != plan.RuntimeProcess {
+		t.Errorf("bundlePlan runtime %q, want process", bundlePlan.Runtime)
 	}
 	// The run created --data: a finished run removes it with the last
 	// row's segment files.
@@ -317,12 +318,12 @@ func TestRunDocker(t *testing.T) {
 	if _, err := cli.ContainerInspect(t.Context(), staleID); err == nil {
 		t.Errorf("stale container %s still exists", staleID[:12])
 	}
-	plan := checkBundle(t, out, r.stdout, 4, 1)
-	if plan.Runtime != RuntimeDocker {
-		t.Errorf("plan runtime %q, want docker", plan.Runtime)
+	bundlePlan := checkBundle(t, out, r.stdout, 4, 1)
+	if bundlePlan.Runtime != plan.RuntimeDocker {
+		t.Errorf("bundlePlan runtime %q, want docker", bundlePlan.Runtime)
 	}
-	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
-		t.Errorf("containers left with label %s=%s: %d", labelRun, plan.RunID, len(left))
+	if left := containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID); len(left) != 0 {
+		t.Errorf("containers left with label %s=%s: %d", labelRun, bundlePlan.RunID, len(left))
 	}
 	_, loads, _ := results.ReadCells(out)
 	for _, l := range loads {
@@ -479,18 +480,18 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	args := append(tinyArgs(t, data, out), "--runtime", "docker", "--backends", "libaio", "--pin", "none", "--passes", "3", "--cell-seconds", "3")
 	run := startBackground(t, bin, args...)
 	run.waitPasses(t, out, 1)
-	var plan results.Plan
-	if err := results.ReadJSON(out, results.FilePlan, &plan); err != nil {
+	var bundlePlan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &bundlePlan); err != nil {
 		t.Fatal(err)
 	}
 	// Mid-cell: the server and a client container are both running.
 	time.Sleep(1500 * time.Millisecond)
-	if n := len(containersLabelled(t, cli, labelRun+"="+plan.RunID)); n == 0 {
-		t.Errorf("no container of run %s running mid-cell", plan.RunID)
+	if n := len(containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID)); n == 0 {
+		t.Errorf("no container of run %s running mid-cell", bundlePlan.RunID)
 	}
 	run.stop(t, syscall.SIGTERM)
-	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
-		t.Errorf("%d containers of run %s left after SIGTERM", len(left), plan.RunID)
+	if left := containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID); len(left) != 0 {
+		t.Errorf("%d containers of run %s left after SIGTERM", len(left), bundlePlan.RunID)
 	}
 	if recs, _, _ := results.ReadCells(out); len(recs) < 1 {
 		t.Errorf("the finished pass is gone from cells.jsonl")

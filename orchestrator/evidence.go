@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -171,12 +172,12 @@ func auxvValue(auxv []byte, key uint64) (uint64, bool) {
 // For an external server they are sampled only when the user named where
 // its data lives: any other disk would be a stranger's evidence.
 func (r *runner) resolveDisks(ctx context.Context) {
-	if r.cfg.spec().inRAM {
-		r.evidence.note = "--scenario " + r.cfg.scenario() + " keeps the data in RAM"
+	if r.cfg.Spec().InRAM {
+		r.evidence.note = "--scenario " + r.cfg.ScenarioName() + " keeps the data in RAM"
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.evidence.note)
 		return
 	}
-	if !ceilingApplies(r.cfg) {
+	if !plan.CeilingApplies(r.cfg) {
 		r.evidence.note = "the external server's data dir was not named (--data)"
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.evidence.note)
 		return

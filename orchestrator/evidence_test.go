@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,7 +139,7 @@ func TestRecheckCeilingReal(t *testing.T) {
 	if err := results.WriteFile(out, results.FilePreflight, raw); err != nil {
 		t.Fatal(err)
 	}
-	row := results.Row{Backend: "libaio", Pin: PinNone, Label: "no pin"}
+	row := results.Row{Backend: "libaio", Pin: plan.PinNone, Label: "no pin"}
 	l, err := results.OpenCellsLog(out)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestRecheckCeilingReal(t *testing.T) {
 	}
 	l.Close()
 	var log strings.Builder
-	r := &runner{cfg: Config{DataDir: data, Threads: []int{2, 4}}, out: out, stderr: &log}
+	r := &runner{cfg: plan.Config{DataDir: data, Threads: []int{2, 4}}, out: out, stderr: &log}
 	if err := r.recheckCeiling(t.Context(), row); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestRecheckCeilingReal(t *testing.T) {
 	}
 	// A pinned row is held against the pinned ceiling, and fio measures
 	// again on the server's CPUs, one job per CPU.
-	pinned := results.Row{Backend: "libaio", Pin: PinPinned, Label: "srv cpus 0 / cli cpus 1 (1 node)"}
+	pinned := results.Row{Backend: "libaio", Pin: plan.PinPinned, Label: "srv cpus 0 / cli cpus 1 (1 node)"}
 	l, _ = results.OpenCellsLog(out)
 	l.Append(results.PassRecord{Kind: "pass", Schema: results.SchemaVersion, Row: pinned, Threads: 4, Pass: 1, Seconds: 1, OpsPerSec: 900,
 		PassEvidence: results.PassEvidence{DiskDevices: []string{"vda"}, DiskReads: 900, DiskWeightedMs: 16_000}})
@@ -205,7 +206,7 @@ func TestRecheckCeilingReal(t *testing.T) {
 	if err := r.measureFioCPU(t.Context(), row); err != nil {
 		t.Fatal(err)
 	}
-	uringRow := results.Row{Backend: "uring", Pin: PinNone, Label: "no pin"}
+	uringRow := results.Row{Backend: "uring", Pin: plan.PinNone, Label: "no pin"}
 	if err := r.measureFioCPU(t.Context(), uringRow); err != nil {
 		t.Fatal(err)
 	}
@@ -302,9 +303,9 @@ func TestRowEngine(t *testing.T) {
 // curve get none, and no fio runs for them.
 func TestFioBesideReal(t *testing.T) {
 	out, data, seg := segmentFixture(t, 1)
-	row := results.Row{Backend: "uring", Pin: PinNone, Label: "no pin"}
+	row := results.Row{Backend: "uring", Pin: plan.PinNone, Label: "no pin"}
 	var log strings.Builder
-	r := &runner{cfg: Config{DataDir: data}, out: out, stderr: &log}
+	r := &runner{cfg: plan.Config{DataDir: data}, out: out, stderr: &log}
 	if got := r.fioBeside(t.Context(), row, rowTarget{}); got != 0 {
 		t.Errorf("no preflight curve: got %v IOPS, want none", got)
 	}
@@ -329,7 +330,7 @@ func TestFioBesideReal(t *testing.T) {
 		tgt  rowTarget
 	}{
 		{"a cluster", r, rowTarget{cluster: true}},
-		{"--no-fio", &runner{cfg: Config{DataDir: data, NoFio: true}, out: out, stderr: &log}, rowTarget{}},
+		{"--no-fio", &runner{cfg: plan.Config{DataDir: data, NoFio: true}, out: out, stderr: &log}, rowTarget{}},
 	} {
 		start := time.Now()
 		if got := tt.r.fioBeside(t.Context(), row, tt.tgt); got != 0 || time.Since(start) > 500*time.Millisecond {

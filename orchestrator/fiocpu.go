@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math"
 	"slices"
 	"time"
@@ -30,7 +31,7 @@ func rowEngine(row results.Row) string {
 // measured (a resumed run) is not measured again.
 func (r *runner) measureFioCPU(ctx context.Context, row results.Row) error {
 	base, engine := r.rowBaseline(row), rowEngine(row)
-	if base == nil || engine == "" || !ceilingApplies(r.cfg) {
+	if base == nil || engine == "" || !plan.CeilingApplies(r.cfg) {
 		return nil
 	}
 	passes, _, err := results.ReadCells(r.out)

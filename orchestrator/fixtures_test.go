@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"flag"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"testing"
 
 	"github.com/tierbench/tierbench/results"
@@ -13,8 +14,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // referencePlan is the reference's four rows with three passes, under
 // the reference profile as this run resolves it.
 func referencePlan() results.Plan {
-	cfg, _ := Config{Profile: ProfileReference}.resolve(func(string) string { return "" }, parts)
-	return bundletest.ReferencePlan(cfg.record())
+	cfg, _ := plan.Config{Profile: plan.ProfileReference}.Resolve(func(string) string { return "" }, parts)
+	return bundletest.ReferencePlan(cfg.Record())
 }
 
 var referencePasses = bundletest.ReferencePasses

@@ -201,7 +201,7 @@ func (e Endpoint) client() (*client.Client, error) {
 }
 
 // record is the endpoint as plan.json records it.
-func (e Endpoint) record() results.HostEndpoint {
+func (e Endpoint) Record() results.HostEndpoint {
 	return results.HostEndpoint{Name: e.Name, Host: e.Host, Context: e.Context}
 }
 
@@ -209,7 +209,7 @@ func (e Endpoint) record() results.HostEndpoint {
 func endpointRecords(eps []Endpoint) []results.HostEndpoint {
 	out := make([]results.HostEndpoint, len(eps))
 	for i, e := range eps {
-		out[i] = e.record()
+		out[i] = e.Record()
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"strings"
 	"testing"
 
@@ -11,13 +12,13 @@ import (
 )
 
 func TestVerifyLoad(t *testing.T) {
-	cfg := Config{Memory: "16m", Page: "4m"}
-	skip := Config{SkipLoad: true, ServerAddr: "127.0.0.1:6379"}
+	cfg := plan.Config{Memory: "16m", Page: "4m"}
+	skip := plan.Config{SkipLoad: true, ServerAddr: "127.0.0.1:6379"}
 	mb := uint64(1 << 20)
 	const n = 100_000
 	tests := []struct {
 		name string
-		cfg  Config
+		cfg  plan.Config
 		rec  results.LoadRecord
 		want string // "" = accepted
 	}{

@@ -71,7 +71,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		l := results.Ladder{Backend: backend}
 		best, ok := bestRESPCell(res, backend)
 		place := r.rungPlaceOf(best, ok)
-		if !r.cfg.spec().inRAM {
+		if !r.cfg.Spec().InRAM {
 			fl, c := fioLayer(pre, place)
 			l.Layers = append(l.Layers, fl)
 			place.fio = fioShape(c)
@@ -85,7 +85,7 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 			l.Layers = r.lowerLayers(ctx, backend, place, l.Layers, r.rowBaseline(best.Row))
 		}
 		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Workload.Batch))
-		if r.cfg.spec().ladderTop && r.targets.started() {
+		if r.cfg.Spec().LadderTop && r.targets.started() {
 			l.Layers = append(l.Layers, r.inMemoryLayer(ctx, best, ok))
 		}
 		finishLadder(&l)
@@ -132,7 +132,7 @@ func (r *runner) ladderBackends() []string {
 	if !r.targets.started() {
 		return []string{"external"}
 	}
-	if !r.cfg.spec().tiered {
+	if !r.cfg.Spec().Tiered {
 		return nil // no device under an untiered store
 	}
 	return r.cfg.Backends

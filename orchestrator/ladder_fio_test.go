@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"crypto/rand"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func TestFioAgain(t *testing.T) {
 	if err := os.WriteFile(file, content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cfg: Config{CellSeconds: 1}, stderr: &strings.Builder{}}
+	r := &runner{cfg: plan.Config{CellSeconds: 1}, stderr: &strings.Builder{}}
 	for _, tt := range []struct {
 		name  string
 		base  *hostcheck.FIOBaseline

@@ -56,7 +56,7 @@ func fioStepDepth(rec results.LatencyRecord) int {
 // here where a quiet one gives 0.15-0.3 ms. It returns nothing without
 // --latency, for an external server or a backend with no disk under it.
 func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.LadderLatency, *results.DiskSettle) {
-	if !r.cfg.Latency || !r.targets.started() || r.cfg.spec().inRAM || backend == results.ScenarioLocalMemory {
+	if !r.cfg.Latency || !r.targets.started() || r.cfg.Spec().InRAM || backend == results.ScenarioLocalMemory {
 		return nil, nil
 	}
 	recs, err := results.ReadLatency(r.out)

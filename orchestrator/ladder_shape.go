@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"runtime"
 	"slices"
 	"strings"
@@ -40,7 +41,7 @@ func (r *runner) rungPlaceOf(best results.Cell, ok bool) rungPlace {
 		return p
 	}
 	p.threads, p.batch = best.Threads, r.batchOf(best.Row)
-	if best.Row.Pin == PinPinned && r.local.pinning.ServerCPUs != "" {
+	if best.Row.Pin == plan.PinPinned && r.local.pinning.ServerCPUs != "" {
 		p.cpus, p.mems = r.local.pinning.ServerCPUs, r.local.pinning.ServerMems
 		if list, err := cpulist.Parse(p.cpus); err == nil && len(list) > 0 {
 			p.cpuCount = len(list)

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math"
 	"os"
 	"path/filepath"
@@ -180,15 +181,15 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("run --runtime docker --ladder --latency: exit %d, want 0:\n%s", r.code, r.stderr)
 	}
-	var plan results.Plan
-	if err := results.ReadJSON(out, results.FilePlan, &plan); err != nil {
+	var bundlePlan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &bundlePlan); err != nil {
 		t.Fatal(err)
 	}
 	if table, _ := os.ReadFile(filepath.Join(out, results.FileTable)); len(table) == 0 || !strings.HasPrefix(r.stdout, string(table)) {
 		t.Errorf("stdout does not begin with table.md:\n%s", r.stdout)
 	}
-	if plan.Runtime != RuntimeDocker {
-		t.Errorf("plan runtime %q, want docker", plan.Runtime)
+	if bundlePlan.Runtime != plan.RuntimeDocker {
+		t.Errorf("bundlePlan runtime %q, want docker", bundlePlan.Runtime)
 	}
 	var ls []results.Ladder
 	if err := results.ReadJSON(out, results.FileLadder, &ls); err != nil {
@@ -213,15 +214,15 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 	// offered rate (recorded as such and marked in the report); the lowest
 	// must not.
 	for i, s := range steps {
-		if s.Row != plan.Rows[0] || s.InFlight != 64 || s.OfferedOpsPerSec <= 0 || s.Hlog == "" {
+		if s.Row != bundlePlan.Rows[0] || s.InFlight != 64 || s.OfferedOpsPerSec <= 0 || s.Hlog == "" {
 			t.Errorf("latency step %+v: want the row's step offered at -b 64 with its histogram log", s)
 		}
 		if (i == 0 || !s.Short) && (s.AchievedOpsPerSec <= 0 || s.P99Micros < s.P50Micros || s.P50Micros <= 0) {
 			t.Errorf("latency step %+v: want it achieved, p99 ≥ p50 > 0", s)
 		}
 	}
-	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
-		t.Errorf("containers left with label %s=%s: %d", labelRun, plan.RunID, len(left))
+	if left := containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID); len(left) != 0 {
+		t.Errorf("containers left with label %s=%s: %d", labelRun, bundlePlan.RunID, len(left))
 	}
 	assertNoProcesses(t, bin)
 
@@ -244,7 +245,7 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 	if passes, _, err := results.ReadCells(out); err != nil || len(passes) != 1 {
 		t.Errorf("after resume: %d passes (%v), want 1", len(passes), err)
 	}
-	if left := containersLabelled(t, cli, labelRun+"="+plan.RunID); len(left) != 0 {
+	if left := containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID); len(left) != 0 {
 		t.Errorf("containers left after resume: %d", len(left))
 	}
 }

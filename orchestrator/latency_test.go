@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bufio"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"io"
 	"net"
 	"os"
@@ -36,10 +37,10 @@ func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, results.R
 	if err := os.MkdirAll(filepath.Join(out, results.DirLogs), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cfg: Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
+	r := &runner{cfg: plan.Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
 		out: out, stderr: io.Discard, drv: newProcessDriver(bin, pids), local: localMachine{pids: pids}}
 	r.clients = localFleet{r}
-	return r, rowTarget{}, results.Row{Backend: "redis", Pin: PinNone, Label: "no pin"}
+	return r, rowTarget{}, results.Row{Backend: "redis", Pin: plan.PinNone, Label: "no pin"}
 }
 
 // debugSleep has a redis-server stop answering for seconds ("0.5").
@@ -143,24 +144,24 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 }
 
 func TestBestCellAndResolve(t *testing.T) {
-	plan := referencePlan()
-	best, ok := bestCell(plan, referencePasses(plan), plan.Rows[0])
+	bundlePlan := referencePlan()
+	best, ok := bestCell(bundlePlan, referencePasses(bundlePlan), bundlePlan.Rows[0])
 	if !ok || best.Threads != 64 {
 		t.Errorf("bestCell of the reference's first row: got %+v, %v; want t=64", best, ok)
 	}
-	if _, ok := bestCell(plan, nil, plan.Rows[0]); ok {
+	if _, ok := bestCell(bundlePlan, nil, bundlePlan.Rows[0]); ok {
 		t.Errorf("bestCell with no Passes: got a cell, want none")
 	}
 	for _, tt := range []struct {
-		cfg  Config
+		cfg  plan.Config
 		want bool
 	}{
-		{Config{Profile: ProfileQuick}, false},
-		{Config{Profile: ProfileQuick, Latency: true, Given: []string{"latency"}}, true},
-		{Config{Profile: ProfileReference}, true},
-		{Config{Profile: ProfileReference, Given: []string{"latency"}}, false},
+		{plan.Config{Profile: plan.ProfileQuick}, false},
+		{plan.Config{Profile: plan.ProfileQuick, Latency: true, Given: []string{"latency"}}, true},
+		{plan.Config{Profile: plan.ProfileReference}, true},
+		{plan.Config{Profile: plan.ProfileReference, Given: []string{"latency"}}, false},
 	} {
-		got, err := tt.cfg.resolve(func(string) string { return "" }, parts)
+		got, err := tt.cfg.Resolve(func(string) string { return "" }, parts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,17 +271,17 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 // not lose.
 func TestLatencyTodo(t *testing.T) {
 	dir := writeBundle(t, false)
-	plan := referencePlan()
-	r := &runner{cfg: configOf(plan.Workload), plan: plan, out: dir}
+	bundlePlan := referencePlan()
+	r := &runner{cfg: plan.ConfigOf(bundlePlan.Workload), plan: bundlePlan, out: dir}
 	r.clients = localFleet{r}
-	row := plan.Rows[0]
+	row := bundlePlan.Rows[0]
 	todo := func(what string, row results.Row, want bool) {
 		t.Helper()
 		if got, err := r.latencyTodo(row); err != nil || got != want {
 			t.Errorf("%s: latencyTodo(%s) = %v, %v; want %v", what, row.ID(), got, err, want)
 		}
 	}
-	steps := bundletest.LatencySteps(plan)
+	steps := bundletest.LatencySteps(bundlePlan)
 	for _, rec := range steps[:2] {
 		if err := appendLatency(dir, rec); err != nil {
 			t.Fatal(err)
@@ -293,9 +294,9 @@ func TestLatencyTodo(t *testing.T) {
 		}
 	}
 	todo("every step", row, false)
-	todo("no cell in the table", results.Row{Backend: "uring", Pin: PinNone, Label: "elsewhere"}, false)
+	todo("no cell in the table", results.Row{Backend: "uring", Pin: plan.PinNone, Label: "elsewhere"}, false)
 	r.cfg.Latency = false
-	todo("no --latency", plan.Rows[1], false)
+	todo("no --latency", bundlePlan.Rows[1], false)
 
 	r.clients = hostsFleet{r: r, h: &hostsDriver{}}
 	todo("across hosts, no merged phase", row, true)
@@ -313,7 +314,7 @@ func TestLatencyTodo(t *testing.T) {
 	f.WriteString(`{"row":{"backend":"libaio"`)
 	f.Close()
 	todo("across hosts, the phase recorded", row, false)
-	todo("across hosts, another row's phase", plan.Rows[1], true)
+	todo("across hosts, another row's phase", bundlePlan.Rows[1], true)
 }
 
 // TestHlogNamesAreTheRows: rows that differ in any dimension of their id
@@ -392,7 +393,7 @@ func readLatencySteps(out string) ([]results.LatencyRecord, error) {
 // CPUs and is told so (--own-cpus: its paced loops may spin there); an
 // unpinned row's client shares the server's CPUs and is not.
 func TestBenchSpecPinsTheClientApart(t *testing.T) {
-	r := &runner{cfg: Config{DBSize: 10, KeyLength: 16, ValueLength: 96}, out: t.TempDir(),
+	r := &runner{cfg: plan.Config{DBSize: 10, KeyLength: 16, ValueLength: 96}, out: t.TempDir(),
 		local: localMachine{pinning: pinning{ServerCPUs: "0", ClientCPUs: "1", ServerMems: "0", ClientMems: "0"}}}
 	tgt := rowTarget{addr: "127.0.0.1:6379"}
 	for _, tt := range []struct {
@@ -400,8 +401,8 @@ func TestBenchSpecPinsTheClientApart(t *testing.T) {
 		wantCPUs string
 		wantOwn  bool
 	}{
-		{PinPinned, "1", true},
-		{PinNone, "", false},
+		{plan.PinPinned, "1", true},
+		{plan.PinNone, "", false},
 	} {
 		spec := r.benchSpec(results.Row{Backend: "uring", Pin: tt.pin}, tgt, "latency", []string{"--online"})
 		if got := slices.Contains(spec.Args, "--own-cpus"); spec.CPUs != tt.wantCPUs || got != tt.wantOwn {

@@ -22,8 +22,8 @@ import (
 // Servers other than tierbench, shards and the scenarios held in RAM run
 // without one: their command lines and probes take no password yet.
 func (r *runner) protectLocalServers() error {
-	if r.auth != "" || r.cfg.hostsMode() || !r.targets.started() || r.cfg.foreignServers() ||
-		r.cfg.maxShards() > 1 || r.cfg.scenario() == results.ScenarioAll || r.cfg.spec().inRAM {
+	if r.auth != "" || r.cfg.HostsMode() || !r.targets.started() || r.cfg.ForeignServers() ||
+		r.cfg.MaxShards() > 1 || r.cfg.ScenarioName() == results.ScenarioAll || r.cfg.Spec().InRAM {
 		return nil
 	}
 	var b [16]byte

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 
@@ -22,7 +23,7 @@ const assumedCellOpsPerSec = 1_000_000
 // record — the SET share × the ops of the row's warm-up and cells at
 // assumedCellOpsPerSec × the record's bytes. Each row wipes the data dir
 // first, so the rows do not add up.
-func logGrowth(c Config) (total, load, updates, ops int64) {
+func logGrowth(c plan.Config) (total, load, updates, ops int64) {
 	record := int64(results.RecordBytes(c.KeyLength, c.ValueLength))
 	load = c.DBSize * record
 	seconds := int64(c.WarmupSeconds) + int64(c.Passes)*int64(len(c.Threads))*int64(c.CellSeconds)
@@ -35,8 +36,8 @@ func logGrowth(c Config) (total, load, updates, ops int64) {
 // (logGrowth) exceeds the free space on --data, naming the estimate. It
 // applies to a tiered server on a disk of this machine; --force runs
 // anyway.
-func checkLogSpace(c Config) error {
-	if c.Force || c.ServerAddr != "" || !c.spec().tiered || c.spec().inRAM || (c.hostsMode() && !c.serverHostLocal()) || c.DataDir == "" {
+func checkLogSpace(c plan.Config) error {
+	if c.Force || c.ServerAddr != "" || !c.Spec().Tiered || c.Spec().InRAM || (c.HostsMode() && !c.ServerHostLocal()) || c.DataDir == "" {
 		return nil
 	}
 	free, at, err := freeBytes(c.DataDir)

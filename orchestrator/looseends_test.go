@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,18 +46,18 @@ func TestPlanRefusesRowsTheServerWould(t *testing.T) {
 	none := func(string) string { return "" }
 	for _, tc := range []struct {
 		name string
-		cfg  Config
+		cfg  plan.Config
 		want string
 	}{
-		{"one row", Config{Memory: "4m", Page: "4m", Force: true}, "--memory 4m holds fewer than two --page 4m pages"},
-		{"a memory sweep", Config{Memory: "4m,32m", Page: "4m", Force: true}, "--memory 4m holds fewer than two --page 4m pages"},
+		{"one row", plan.Config{Memory: "4m", Page: "4m", Force: true}, "--memory 4m holds fewer than two --page 4m pages"},
+		{"a memory sweep", plan.Config{Memory: "4m,32m", Page: "4m", Force: true}, "--memory 4m holds fewer than two --page 4m pages"},
 	} {
-		_, err := tc.cfg.resolve(none, parts)
+		_, err := tc.cfg.Resolve(none, parts)
 		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := (Config{Memory: "8m", Page: "4m", Force: true}).resolve(none, parts); err != nil && strings.Contains(err.Error(), "fewer than two") {
+	if _, err := (plan.Config{Memory: "8m", Page: "4m", Force: true}).Resolve(none, parts); err != nil && strings.Contains(err.Error(), "fewer than two") {
 		t.Errorf("--memory 8m --page 4m: got %v, want no page refusal", err)
 	}
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -72,7 +73,7 @@ func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []
 	}
 	spec := clientSpec{Name: name, Args: args,
 		LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s.log", rowFileName(row), name))}
-	if row.Pin == PinPinned {
+	if row.Pin == plan.PinPinned {
 		// The client's CPUs are apart from the server's: a paced step's
 		// loops may spin to send on time without taking the server's CPU.
 		spec.CPUs, spec.Mems = r.local.pinning.ClientCPUs, r.local.pinning.ClientMems
@@ -134,7 +135,7 @@ func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, th
 	case rec.NoDeviceReads:
 		note = fmt.Sprintf("  [%.2f device reads per GET: reads missed the device, kept out of the table]", rec.DeviceReadsPerGet)
 	}
-	if rowSpec(row).deviceReads {
+	if plan.RowSpec(row).DeviceReads {
 		note = fmt.Sprintf(", %.2f device reads per GET (INFO store%s)", rec.DeviceReadsPerGet, shardReadsNote(rec.Nodes)) + note
 	}
 	if rec.FioBesideIOPS > 0 {
@@ -198,7 +199,7 @@ func (r *runner) benchArgs(tgt rowTarget) []string {
 // cellOps are the flags of a measured cell's operations: GETs, or the
 // --workload mix.
 func (r *runner) cellOps() []string {
-	if mix, _ := r.cfg.opMix(); mix != "" {
+	if mix, _ := r.cfg.OpMix(); mix != "" {
 		return []string{"--op-mix", mix}
 	}
 	return []string{"--op", "GET"}

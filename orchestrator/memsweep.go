@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"slices"
 	"strings"
 
@@ -23,8 +24,8 @@ import (
 // device_gets) beside its device bytes per GET.
 
 // validateSweep refuses what a sweep cannot measure right.
-func validateSweep(c Config, bad func(string, ...any)) {
-	sizes := c.memorySweep()
+func validateSweep(c plan.Config, bad func(string, ...any)) {
+	sizes := c.MemorySweep()
 	if sizes == nil {
 		return
 	}
@@ -32,32 +33,32 @@ func validateSweep(c Config, bad func(string, ...any)) {
 		return
 	}
 	switch {
-	case c.scenario() != results.ScenarioStorage:
+	case c.ScenarioName() != results.ScenarioStorage:
 		bad("--memory %s (a memory-tier sweep) applies to --scenario storage: the RAM scenarios hold their data in RAM whatever the in-memory log", c.Memory)
 	case c.ServerAddr != "":
 		bad("--memory %s (a memory-tier sweep) restarts the server per size; the server at --server-addr is not the run's to restart", c.Memory)
-	case c.maxShards() > 1:
+	case c.MaxShards() > 1:
 		bad("--memory %s (a memory-tier sweep) with --shards above 1 is not supported: sweep one server", c.Memory)
-	case c.Ladder && c.given("ladder"):
+	case c.Ladder && c.Explicit("ladder"):
 		bad("--memory %s (a memory-tier sweep) with --ladder is not supported: the ladder measures one memory size; leave --ladder out (--ladder=false with --profile reference)", c.Memory)
-	case c.foreignServers():
+	case c.ForeignServers():
 		bad("--memory %s (a memory-tier sweep) measures tierbench's own server: its store's counters give each cell's device share", c.Memory)
 	}
 }
 
 // dropExtrasForSweep turns off the profile's ladder, not asked for, in
 // a sweep (it measures one memory size), and says so.
-func dropExtrasForSweep(c *Config) {
-	if c.Ladder && !c.given("ladder") && c.memorySweep() != nil {
+func dropExtrasForSweep(c *plan.Config) {
+	if c.Ladder && !c.Explicit("ladder") && c.MemorySweep() != nil {
 		c.Ladder = false
-		c.notes = append(c.notes, "ladder: off in a memory-tier sweep (its layers measure one --memory)")
+		c.Notes = append(c.Notes, "ladder: off in a memory-tier sweep (its layers measure one --memory)")
 	}
 }
 
 // sweepRows repeats every row once per size of a sweep, smallest first,
 // each labelled with its size; without a sweep the rows stay as planned.
-func sweepRows(c Config, rows []results.Row) []results.Row {
-	sizes := bySize(c.memorySweep())
+func sweepRows(c plan.Config, rows []results.Row) []results.Row {
+	sizes := bySize(c.MemorySweep())
 	if sizes == nil {
 		return rows
 	}
@@ -68,7 +69,7 @@ func sweepRows(c Config, rows []results.Row) []results.Row {
 }
 
 // rowMemory is the --memory of a row's server.
-func rowMemory(c Config, row results.Row) string { return cmp.Or(row.Memory, c.Memory) }
+func rowMemory(c plan.Config, row results.Row) string { return cmp.Or(row.Memory, c.Memory) }
 
 // The read-cache sweep: --readcache-memory with more than one size makes
 // the server's read cache a row dimension (results.Row.ReadCache), as
@@ -79,11 +80,11 @@ func rowMemory(c Config, row results.Row) string { return cmp.Or(row.Memory, c.M
 
 // readCacheSweep is the sizes of a read-cache sweep, in the order given;
 // nil when --readcache-memory names one size or none.
-func readCacheSweep(c Config) []string {
+func readCacheSweep(c plan.Config) []string {
 	if !strings.ContainsAny(strings.TrimSpace(c.ReadCacheMemory), ", \t") {
 		return nil
 	}
-	sizes, err := SplitList(c.ReadCacheMemory)
+	sizes, err := plan.SplitList(c.ReadCacheMemory)
 	if err != nil {
 		return []string{c.ReadCacheMemory}
 	}
@@ -92,7 +93,7 @@ func readCacheSweep(c Config) []string {
 
 // validateReadCacheSweep refuses a size that does not parse or repeats,
 // and a cache where no server of the run has one.
-func validateReadCacheSweep(c Config, bad func(string, ...any)) {
+func validateReadCacheSweep(c plan.Config, bad func(string, ...any)) {
 	if strings.TrimSpace(c.ReadCacheMemory) == "" {
 		return
 	}
@@ -100,11 +101,11 @@ func validateReadCacheSweep(c Config, bad func(string, ...any)) {
 		return
 	}
 	switch {
-	case c.scenario() != results.ScenarioStorage:
+	case c.ScenarioName() != results.ScenarioStorage:
 		bad("--readcache-memory %s applies to --scenario storage: the cache holds records read from the device", c.ReadCacheMemory)
 	case c.ServerAddr != "":
 		bad("--readcache-memory %s sets the server the run starts; the server at --server-addr is not the run's", c.ReadCacheMemory)
-	case c.foreignServers():
+	case c.ForeignServers():
 		bad("--readcache-memory %s is tierbench's own server's flag", c.ReadCacheMemory)
 	}
 }
@@ -112,7 +113,7 @@ func validateReadCacheSweep(c Config, bad func(string, ...any)) {
 // readCacheRows repeats every row once per size of a read-cache sweep,
 // smallest first, each labelled with its size; without a sweep the rows
 // stay as planned.
-func readCacheRows(c Config, rows []results.Row) []results.Row {
+func readCacheRows(c plan.Config, rows []results.Row) []results.Row {
 	sizes := bySize(readCacheSweep(c))
 	if sizes == nil {
 		return rows
@@ -125,7 +126,7 @@ func readCacheRows(c Config, rows []results.Row) []results.Row {
 
 // readCacheArgs are the flags that give row's server its read cache:
 // the row's size in a sweep, else the run's one size; none when off.
-func readCacheArgs(c Config, row results.Row) []string {
+func readCacheArgs(c plan.Config, row results.Row) []string {
 	m := cmp.Or(row.ReadCache, c.ReadCacheMemory)
 	if m == "" || readCacheSweep(c) != nil && row.ReadCache == "" {
 		return nil
@@ -138,7 +139,7 @@ func readCacheArgs(c Config, row results.Row) []string {
 // says whether the list split, so that the caller's checks of the flag's
 // use can follow.
 func checkSizeList(flag, list string, bad func(string, ...any)) bool {
-	sizes, err := SplitList(list)
+	sizes, err := plan.SplitList(list)
 	if err != nil {
 		bad("--%s %q: %v", flag, list, err)
 		return false

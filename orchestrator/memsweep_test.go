@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"slices"
 	"strings"
 	"testing"
@@ -15,27 +16,27 @@ import (
 // (smallest first, labelled), lifts the 20 × rule, and is refused where
 // it cannot be measured; one size plans the rows as before.
 func TestMemorySweepFlags(t *testing.T) {
-	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }, parts) }
+	resolve := func(c plan.Config) (plan.Config, error) { return c.Resolve(func(string) string { return "" }, parts) }
 	for _, tt := range []struct {
 		name    string
-		cfg     Config
+		cfg     plan.Config
 		wantErr string
 		want    []string // the rows' memory
 	}{
-		{"one size", Config{Memory: "16m"}, "", []string{""}},
-		{"sweep", Config{Memory: "128m,4m 32m", Page: "1m", DBSize: 100_000}, "", []string{"4m", "32m", "128m"}},
-		{"bad size", Config{Memory: "4m,lots"}, "--memory 4m,lots", nil},
-		{"twice", Config{Memory: "4m,4096k"}, "the same size", nil},
-		{"empty item", Config{Memory: "4m,,8m"}, "is empty", nil},
-		{"memory scenario", Config{Memory: "4m,8m", Scenario: results.ScenarioMemory}, "applies to --scenario storage", nil},
-		{"ladder", Config{Memory: "4m,8m", Ladder: true, Given: []string{"ladder"}}, "with --ladder", nil},
-		{"reference profile", Config{Memory: "8m,16m", Profile: ProfileReference}, "", []string{"8m", "16m"}},
-		{"one size under the 20 × rule", Config{Memory: "128m", DBSize: 100_000}, "less than 20 × --memory 128m", nil},
-		{"foreign server", Config{Memory: "4m,8m", Servers: []string{"garnet"}}, "measures tierbench's own server", nil},
-		{"shards", Config{Memory: "4m,8m", Shards: []int{2}}, "with --shards", nil},
+		{"one size", plan.Config{Memory: "16m"}, "", []string{""}},
+		{"sweep", plan.Config{Memory: "128m,4m 32m", Page: "1m", DBSize: 100_000}, "", []string{"4m", "32m", "128m"}},
+		{"bad size", plan.Config{Memory: "4m,lots"}, "--memory 4m,lots", nil},
+		{"twice", plan.Config{Memory: "4m,4096k"}, "the same size", nil},
+		{"empty item", plan.Config{Memory: "4m,,8m"}, "is empty", nil},
+		{"memory scenario", plan.Config{Memory: "4m,8m", Scenario: results.ScenarioMemory}, "applies to --scenario storage", nil},
+		{"ladder", plan.Config{Memory: "4m,8m", Ladder: true, Given: []string{"ladder"}}, "with --ladder", nil},
+		{"reference profile", plan.Config{Memory: "8m,16m", Profile: plan.ProfileReference}, "", []string{"8m", "16m"}},
+		{"one size under the 20 × rule", plan.Config{Memory: "128m", DBSize: 100_000}, "less than 20 × --memory 128m", nil},
+		{"foreign server", plan.Config{Memory: "4m,8m", Servers: []string{"garnet"}}, "measures tierbench's own server", nil},
+		{"shards", plan.Config{Memory: "4m,8m", Shards: []int{2}}, "with --shards", nil},
 	} {
 		c := tt.cfg
-		c.NoFio, c.Backends, c.Pins = true, []string{"libaio"}, []string{PinNone}
+		c.NoFio, c.Backends, c.Pins = true, []string{"libaio"}, []string{plan.PinNone}
 		got, err := resolve(c)
 		if tt.wantErr != "" {
 			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
@@ -46,7 +47,7 @@ func TestMemorySweepFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		rows := sweepRows(got, []results.Row{{Backend: "libaio", Pin: PinNone, Label: "no pin"}})
+		rows := sweepRows(got, []results.Row{{Backend: "libaio", Pin: plan.PinNone, Label: "no pin"}})
 		var mems []string
 		for _, r := range rows {
 			mems = append(mems, r.Memory)
@@ -54,14 +55,14 @@ func TestMemorySweepFlags(t *testing.T) {
 				t.Errorf("%s: row label %q, want the size first", tt.name, r.Label)
 			}
 		}
-		if tt.name == "reference profile" && (got.Ladder || !slices.ContainsFunc(got.notes, func(n string) bool { return strings.HasPrefix(n, "ladder: off in a memory-tier sweep") })) {
-			t.Errorf("%s: ladder %v, notes %q: want it off and said", tt.name, got.Ladder, got.notes)
+		if tt.name == "reference profile" && (got.Ladder || !slices.ContainsFunc(got.Notes, func(n string) bool { return strings.HasPrefix(n, "ladder: off in a memory-tier sweep") })) {
+			t.Errorf("%s: ladder %v, notes %q: want it off and said", tt.name, got.Ladder, got.Notes)
 		}
 		if !slices.Equal(mems, tt.want) {
 			t.Errorf("%s: got rows with memory %q, want %q", tt.name, mems, tt.want)
 		}
-		if tt.name == "sweep" && got.largestMemory() != "128m" {
-			t.Errorf("%s: largest memory %q, want 128m", tt.name, got.largestMemory())
+		if tt.name == "sweep" && got.LargestMemory() != "128m" {
+			t.Errorf("%s: largest memory %q, want 128m", tt.name, got.LargestMemory())
 		}
 	}
 }
@@ -76,7 +77,7 @@ func TestLogSpaceRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	record := int64(results.RecordBytes(16, 96))
-	base := Config{DataDir: dir + "/data", KeyLength: 16, ValueLength: 96, Threads: []int{1}, Passes: 1, CellSeconds: 1}
+	base := plan.Config{DataDir: dir + "/data", KeyLength: 16, ValueLength: 96, Threads: []int{1}, Passes: 1, CellSeconds: 1}
 	fits := base
 	fits.DBSize = 1000
 	if err := checkLogSpace(fits); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"strconv"
 	"time"
 
@@ -124,8 +125,8 @@ func mixLine(rec results.PassRecord) string {
 
 // setShare is the share of the measured cells' ops that write a record
 // (SET and RMW); 0 for GETs alone.
-func setShare(c Config) float64 {
-	mix, err := c.opMix()
+func setShare(c plan.Config) float64 {
+	mix, err := c.OpMix()
 	if mix == "" || err != nil {
 		return 0
 	}

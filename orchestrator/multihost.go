@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"net"
 	"net/url"
 	"strings"
@@ -62,7 +63,7 @@ func (r *runner) pickHosts(ctx context.Context) (err error) {
 		}
 	}()
 	r.drv, r.clients = hd, hostsFleet{r: r, h: hd}
-	if !r.cfg.serverHostLocal() {
+	if !r.cfg.ServerHostLocal() {
 		// This machine's claims (claimData) cover its own dirs only.
 		for _, dir := range r.serverDataDirs() {
 			if err = hd.server.holdData(ctx, dir); err != nil {
@@ -71,11 +72,11 @@ func (r *runner) pickHosts(ctx context.Context) (err error) {
 		}
 		hd.server.beforeDrop = r.cleanData
 	}
-	r.plan.Runtime = RuntimeDocker
+	r.plan.Runtime = plan.RuntimeDocker
 	for _, did := range hd.removeStale(ctx) {
 		r.printf("cleanup: %s\n", did)
 	}
-	hp := &results.HostsPlan{Server: srv.record(), Clients: endpointRecords(clients)}
+	hp := &results.HostsPlan{Server: srv.Record(), Clients: endpointRecords(clients)}
 	if hp.Bind, hp.Port, err = r.chooseBind(ctx, hd); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -154,7 +155,7 @@ func (r *runner) readNodes(ctx context.Context, row results.Row, tgt rowTarget) 
 			}
 			rd.ticks, rd.ticksErr = n.probe.cpuTicks(ctx)
 		}
-		if rowSpec(row).deviceReads {
+		if plan.RowSpec(row).DeviceReads {
 			var err error
 			if rd.deviceReads, err = r.deviceReads(ctx, n); err != nil {
 				return nil, err
@@ -181,7 +182,7 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 	if tgt.cluster {
 		rec.ClockTicks = hz
 	}
-	counting := rowSpec(row).deviceReads
+	counting := plan.RowSpec(row).DeviceReads
 	if counting {
 		rec.DeviceReads = 0
 	}

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"reflect"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // its Workload field would silently not be recorded, and --resume would
 // get its zero back: this test names it.
 func TestWorkloadRecordsEveryField(t *testing.T) {
-	ct, wt := reflect.TypeFor[Config](), reflect.TypeFor[results.Workload]()
+	ct, wt := reflect.TypeFor[plan.Config](), reflect.TypeFor[results.Workload]()
 	for f := range ct.Fields() {
 		if _, ok := wt.FieldByName(f.Name); !ok && f.IsExported() {
 			t.Errorf("Config.%s has no results.Workload field: plan.json would not record it", f.Name)
@@ -20,7 +21,7 @@ func TestWorkloadRecordsEveryField(t *testing.T) {
 	}
 	// Every exported field set to something other than its zero comes
 	// back (the unexported ones are the run's own, never recorded).
-	var c Config
+	var c plan.Config
 	v := reflect.ValueOf(&c).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -49,7 +50,7 @@ func TestWorkloadRecordsEveryField(t *testing.T) {
 			t.Fatalf("Config.%s: kind %s not covered by this test", v.Type().Field(i).Name, f.Kind())
 		}
 	}
-	if back := configOf(c.record()); !reflect.DeepEqual(back, c) {
+	if back := plan.ConfigOf(c.Record()); !reflect.DeepEqual(back, c) {
 		t.Errorf("configOf(workload()): got %+v, want %+v", back, c)
 	}
 }

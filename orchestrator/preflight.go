@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"io"
 	"os"
 	"path/filepath"
@@ -71,7 +72,7 @@ func (r *runner) preflightArgs(fio bool) []string {
 	args := []string{"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
 		"--threads", strings.Join(threads, ","), "--record-bytes", strconv.Itoa(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength))}
 	if r.targets.started() {
-		args = append(args, "--memory", r.cfg.largestMemory(), "--index", r.cfg.Index)
+		args = append(args, "--memory", r.cfg.LargestMemory(), "--index", r.cfg.Index)
 	}
 	if fio {
 		args = append(args, r.fioArgs()...)
@@ -283,7 +284,7 @@ func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTa
 // the host beside the container (foreign servers run on this machine
 // only), on the same data dir.
 func (r *runner) preflightWhereServed(ctx context.Context, row results.Row, srv serverHandle, dataDir string) ([]byte, error) {
-	if s, err := r.rowServer(row); err == nil && !s.Self && r.drv.name() == RuntimeDocker {
+	if s, err := r.rowServer(row); err == nil && !s.Self && r.drv.name() == plan.RuntimeDocker {
 		return runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(false), io.Discard)
 	}
 	return r.drv.preflightAt(ctx, srv, r.drv.dataPath(dataDir), r.preflightArgs(false))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"net"
@@ -102,7 +103,7 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 		a.Witness = &w
 	}
 	if req.Sample != nil {
-		s, err := runSample(ctx, req.Addr, acc, Config{DBSize: req.Sample.DBSize, KeyLength: req.Sample.KeyLength, ValueLength: req.Sample.ValueLength})
+		s, err := runSample(ctx, req.Addr, acc, plan.Config{DBSize: req.Sample.DBSize, KeyLength: req.Sample.KeyLength, ValueLength: req.Sample.ValueLength})
 		if err != nil {
 			return err
 		}

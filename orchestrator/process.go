@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"os"
@@ -37,7 +38,7 @@ func newProcessDriver(binary string, pids *safe.PidFile) *processDriver {
 	return &processDriver{binary: binary, proc: "/proc", pids: pids, children: map[int]*safe.Child{}}
 }
 
-func (d *processDriver) name() string             { return RuntimeProcess }
+func (d *processDriver) name() string             { return plan.RuntimeProcess }
 func (d *processDriver) dataPath(h string) string { return h }
 func (d *processDriver) host() serverHost         { return localHost{} }
 

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"strings"
 
 	"github.com/tierbench/tierbench/hostcheck"
@@ -55,7 +56,7 @@ type phaseRates struct {
 }
 
 // rowPhases lists the phases of one row, from the run's parameters.
-func rowPhases(cfg Config, w rowWork, rates phaseRates) []phase {
+func rowPhases(cfg plan.Config, w rowWork, rates phaseRates) []phase {
 	var out []phase
 	if w.load && cfg.DBSize > 0 {
 		out = append(out, phase{Name: phaseLoad, Count: 1, Seconds: float64(cfg.DBSize) / rates.loadKeysPerSec})
@@ -77,7 +78,7 @@ func rowPhases(cfg Config, w rowWork, rates phaseRates) []phase {
 // postCellPhases are what a row runs after its passes: the latency steps
 // (a PING floor and one step per share), the SLO search's probes and the
 // fio re-runs at the cells' disk depths.
-func postCellPhases(cfg Config, w rowWork) []phase {
+func postCellPhases(cfg plan.Config, w rowWork) []phase {
 	var out []phase
 	step := float64(results.LatencyWarmupSeconds + cfg.CellSeconds)
 	if cfg.Latency {
@@ -95,7 +96,7 @@ func postCellPhases(cfg Config, w rowWork) []phase {
 
 // ladderPhase is the ladder's rounds after the matrix: per backend,
 // ladderRounds rounds of the Device, fio and KV layers, each a cell long.
-func ladderPhase(cfg Config, backends int) []phase {
+func ladderPhase(cfg plan.Config, backends int) []phase {
 	if !cfg.Ladder || backends == 0 {
 		return nil
 	}
@@ -150,7 +151,7 @@ func describePhases(ps []phase) string {
 // rowWorkOf is what row still has to run in this run.
 func (r *runner) rowWorkOf(row results.Row) rowWork {
 	w := rowWork{cells: r.rowTodo(row), load: !r.cfg.SkipLoad && !r.resumed.loads[row.ID()], besideSeconds: r.besideOf(row)}
-	if rowEngine(row) == "" || r.cfg.NoFio || !ceilingApplies(r.cfg) {
+	if rowEngine(row) == "" || r.cfg.NoFio || !plan.CeilingApplies(r.cfg) {
 		return w
 	}
 	// A re-run runs as long as the preflight's steps did.
@@ -163,7 +164,7 @@ func (r *runner) rowWorkOf(row results.Row) rowWork {
 // besideOf is the seconds of the fio run after each pass of row
 // (fioBeside): where it has a ceiling, not across a cluster's shards.
 func (r *runner) besideOf(row results.Row) int {
-	if r.cfg.NoFio || row.Shards > 1 || !ceilingApplies(r.cfg) || r.rowBaseline(row) == nil {
+	if r.cfg.NoFio || row.Shards > 1 || !plan.CeilingApplies(r.cfg) || r.rowBaseline(row) == nil {
 		return 0
 	}
 	return results.BesideSeconds

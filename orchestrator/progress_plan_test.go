@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"slices"
 	"strings"
@@ -32,13 +33,18 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 	step := float64(results.LatencyWarmupSeconds + cell)
 	latency := float64(results.LatencyWarmupSeconds+min(cell, floorSeconds)) + float64(len(latencyShares))*step
 	load := float64(dbsize) / assumedLoadKeysPerSec
-	base := Config{Profile: ProfileQuick, Backends: []string{"uring"}, Pins: []string{PinNone}, Threads: threads,
-		CellSeconds: cell, WarmupSeconds: warm, Passes: passes, DBSize: dbsize, Runtime: RuntimeProcess, NoFio: true,
+	base := plan.Config{Profile: plan.ProfileQuick, Backends: []string{"uring"}, Pins: []string{plan.PinNone}, Threads: threads,
+		CellSeconds: cell, WarmupSeconds: warm, Passes: passes, DBSize: dbsize, Runtime: plan.RuntimeProcess, NoFio: true,
 		Memory: "1m", Page: "64k", Segment: "16m", Index: "16m"}
-	with := func(f func(*Config)) Config { c := base; c.Backends = slices.Clone(base.Backends); f(&c); return c }
+	with := func(f func(*plan.Config)) plan.Config {
+		c := base
+		c.Backends = slices.Clone(base.Backends)
+		f(&c)
+		return c
+	}
 	tests := []struct {
 		name      string
-		cfg       Config
+		cfg       plan.Config
 		preflight bool // a preflight with a fio ceiling in the bundle
 		loadsDone bool // every row's load in the bundle already
 		rows      int
@@ -48,25 +54,25 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 		{name: "cells only", cfg: base, rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1))},
-		{name: "two backends, loaded already (resumed)", cfg: with(func(c *Config) { c.Backends = []string{"libaio", "uring"} }), loadsDone: true, rows: 2,
+		{name: "two backends, loaded already (resumed)", cfg: with(func(c *plan.Config) { c.Backends = []string{"libaio", "uring"} }), loadsDone: true, rows: 2,
 			want:      []string{phaseWarmup, phaseCells},
 			wantTotal: 2 * (warm + float64(cellsPerRow*(cell+1)))},
-		{name: "latency", cfg: with(func(c *Config) { c.Latency = true; c.Given = []string{"latency"} }), rows: 1,
+		{name: "latency", cfg: with(func(c *plan.Config) { c.Latency = true; c.Given = []string{"latency"} }), rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latency},
-		{name: "slo", cfg: with(func(c *Config) { c.SLO = "p99=1ms" }), rows: 1,
+		{name: "slo", cfg: with(func(c *plan.Config) { c.SLO = "p99=1ms" }), rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseSLO},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + sloMaxProbes*step},
-		{name: "ladder", cfg: with(func(c *Config) { c.Ladder = true }), rows: 1,
+		{name: "ladder", cfg: with(func(c *plan.Config) { c.Ladder = true }), rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseLadder},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + ladderRounds*3*cell},
-		{name: "memory sweep", cfg: with(func(c *Config) { c.Memory = "1m,2m,4m"; c.DBSize = 8 * dbsize }), rows: 3,
+		{name: "memory sweep", cfg: with(func(c *plan.Config) { c.Memory = "1m,2m,4m"; c.DBSize = 8 * dbsize }), rows: 3,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells},
 			wantTotal: 3 * (8*load + warm + float64(cellsPerRow*(cell+1)))},
-		{name: "fio re-runs with a ceiling", cfg: with(func(c *Config) { c.NoFio = false }), preflight: true, rows: 1,
+		{name: "fio re-runs with a ceiling", cfg: with(func(c *plan.Config) { c.NoFio = false }), preflight: true, rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseFio},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + float64(len(threads)*4)},
-		{name: "everything", cfg: with(func(c *Config) {
+		{name: "everything", cfg: with(func(c *plan.Config) {
 			c.Latency, c.Given, c.SLO, c.Ladder, c.NoFio, c.FioSeconds = true, []string{"latency"}, "p99=1ms", true, false, 0
 		}), preflight: true, rows: 1,
 			want: []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency, phaseSLO, phaseFio, phaseLadder},
@@ -111,8 +117,8 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 // later rows' loads, warm-ups, cells and latency; no warm-up or load of
 // the current row.
 func TestRemainingPhasesAtACell(t *testing.T) {
-	cfg := Config{Profile: ProfileQuick, Backends: []string{"libaio", "uring"}, Pins: []string{PinNone}, Threads: []int{2, 4},
-		CellSeconds: 2, WarmupSeconds: 1, Passes: 1, DBSize: 400_000, Runtime: RuntimeProcess, NoFio: true,
+	cfg := plan.Config{Profile: plan.ProfileQuick, Backends: []string{"libaio", "uring"}, Pins: []string{plan.PinNone}, Threads: []int{2, 4},
+		CellSeconds: 2, WarmupSeconds: 1, Passes: 1, DBSize: 400_000, Runtime: plan.RuntimeProcess, NoFio: true,
 		Memory: "1m", Page: "64k", Segment: "16m", Index: "16m",
 		Latency: true, Given: []string{"latency"}, OutDir: t.TempDir()}
 	r := &runner{stderr: os.Stderr}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"slices"
 	"strings"
 	"testing"
@@ -16,25 +17,25 @@ import (
 // one size gives every server its cache and no row of its own, and a
 // size is refused where it cannot apply.
 func TestReadCacheSweepFlags(t *testing.T) {
-	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }, parts) }
+	resolve := func(c plan.Config) (plan.Config, error) { return c.Resolve(func(string) string { return "" }, parts) }
 	for _, tt := range []struct {
 		name     string
-		cfg      Config
+		cfg      plan.Config
 		wantErr  string
 		want     []string   // the rows' read cache
 		wantArgs [][]string // each row's server flags for it
 	}{
-		{"off", Config{}, "", []string{""}, [][]string{nil}},
-		{"one size", Config{ReadCacheMemory: "32m"}, "", []string{""}, [][]string{{"--readcache-memory", "32m"}}},
-		{"sweep", Config{ReadCacheMemory: "128m,32m"}, "", []string{"32m", "128m"},
+		{"off", plan.Config{}, "", []string{""}, [][]string{nil}},
+		{"one size", plan.Config{ReadCacheMemory: "32m"}, "", []string{""}, [][]string{{"--readcache-memory", "32m"}}},
+		{"sweep", plan.Config{ReadCacheMemory: "128m,32m"}, "", []string{"32m", "128m"},
 			[][]string{{"--readcache-memory", "32m"}, {"--readcache-memory", "128m"}}},
-		{"bad size", Config{ReadCacheMemory: "4m,lots"}, "--readcache-memory 4m,lots", nil, nil},
-		{"twice", Config{ReadCacheMemory: "4m,4096k"}, "the same size", nil, nil},
-		{"memory scenario", Config{ReadCacheMemory: "4m,8m", Scenario: results.ScenarioMemory}, "applies to --scenario storage", nil, nil},
-		{"foreign server", Config{ReadCacheMemory: "4m", Servers: []string{"garnet"}}, "tierbench's own server's flag", nil, nil},
+		{"bad size", plan.Config{ReadCacheMemory: "4m,lots"}, "--readcache-memory 4m,lots", nil, nil},
+		{"twice", plan.Config{ReadCacheMemory: "4m,4096k"}, "the same size", nil, nil},
+		{"memory scenario", plan.Config{ReadCacheMemory: "4m,8m", Scenario: results.ScenarioMemory}, "applies to --scenario storage", nil, nil},
+		{"foreign server", plan.Config{ReadCacheMemory: "4m", Servers: []string{"garnet"}}, "tierbench's own server's flag", nil, nil},
 	} {
 		c := tt.cfg
-		c.NoFio, c.Backends, c.Pins = true, []string{"libaio"}, []string{PinNone}
+		c.NoFio, c.Backends, c.Pins = true, []string{"libaio"}, []string{plan.PinNone}
 		got, err := resolve(c)
 		if tt.wantErr != "" {
 			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
@@ -45,7 +46,7 @@ func TestReadCacheSweepFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		rows := readCacheRows(got, []results.Row{{Backend: "libaio", Pin: PinNone, Label: "no pin"}})
+		rows := readCacheRows(got, []results.Row{{Backend: "libaio", Pin: plan.PinNone, Label: "no pin"}})
 		var sizes []string
 		var args [][]string
 		for _, r := range rows {

@@ -1,8 +1,10 @@
 package orchestrator
 
+import "github.com/tierbench/tierbench/orchestrator/plan"
+
 // parts is the registry: every measurement, dimension and runtime that
 // has a say over a configuration, in the order their refusals are listed.
-var parts = []Part{
+var parts = []plan.Part{
 	serversDimension{},
 	memorySweepDimension{},
 	readCacheSweepDimension{},
@@ -13,37 +15,37 @@ var parts = []Part{
 type serversDimension struct{}
 
 func (serversDimension) Name() string { return "servers" }
-func (serversDimension) Supports(c Config) error {
-	return Refusals(func(bad func(string, ...any)) { validateServers(c, bad) })
+func (serversDimension) Supports(c plan.Config) error {
+	return plan.Refusals(func(bad func(string, ...any)) { validateServers(c, bad) })
 }
-func (serversDimension) Adjust(c *Config) { dropExtrasForServers(c) }
+func (serversDimension) Adjust(c *plan.Config) { dropExtrasForServers(c) }
 
 type memorySweepDimension struct{}
 
 func (memorySweepDimension) Name() string { return "memory sweep" }
-func (memorySweepDimension) Supports(c Config) error {
-	return Refusals(func(bad func(string, ...any)) { validateSweep(c, bad) })
+func (memorySweepDimension) Supports(c plan.Config) error {
+	return plan.Refusals(func(bad func(string, ...any)) { validateSweep(c, bad) })
 }
-func (memorySweepDimension) Adjust(c *Config) { dropExtrasForSweep(c) }
+func (memorySweepDimension) Adjust(c *plan.Config) { dropExtrasForSweep(c) }
 
 type readCacheSweepDimension struct{}
 
 func (readCacheSweepDimension) Name() string { return "read-cache sweep" }
-func (readCacheSweepDimension) Supports(c Config) error {
-	return Refusals(func(bad func(string, ...any)) { validateReadCacheSweep(c, bad) })
+func (readCacheSweepDimension) Supports(c plan.Config) error {
+	return plan.Refusals(func(bad func(string, ...any)) { validateReadCacheSweep(c, bad) })
 }
 
 type tlsDimension struct{}
 
 func (tlsDimension) Name() string { return "tls" }
-func (tlsDimension) Supports(c Config) error {
-	return Refusals(func(bad func(string, ...any)) { validateTLS(c, bad) })
+func (tlsDimension) Supports(c plan.Config) error {
+	return plan.Refusals(func(bad func(string, ...any)) { validateTLS(c, bad) })
 }
-func (tlsDimension) Adjust(c *Config) { dropExtrasForTLS(c) }
+func (tlsDimension) Adjust(c *plan.Config) { dropExtrasForTLS(c) }
 
 type sloMeasurement struct{}
 
 func (sloMeasurement) Name() string { return "slo" }
-func (sloMeasurement) Supports(c Config) error {
-	return Refusals(func(bad func(string, ...any)) { validateSLO(c, bad) })
+func (sloMeasurement) Supports(c plan.Config) error {
+	return plan.Refusals(func(bad func(string, ...any)) { validateSLO(c, bad) })
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -67,7 +68,7 @@ func newHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, bi
 	return h, nil
 }
 
-func (h *hostsDriver) name() string           { return RuntimeDocker }
+func (h *hostsDriver) name() string           { return plan.RuntimeDocker }
 func (h *hostsDriver) host() serverHost       { return h.server.host() }
 func (h *hostsDriver) dataPath(string) string { return containerDataDir }
 
@@ -309,7 +310,7 @@ func (p remoteProbe) witness(ctx context.Context) (ServerWitness, error) {
 	return *a.Witness, nil
 }
 
-func (p remoteProbe) sample(ctx context.Context, cfg Config, keys []uint64) (results.SampleCheck, error) {
+func (p remoteProbe) sample(ctx context.Context, cfg plan.Config, keys []uint64) (results.SampleCheck, error) {
 	if keys != nil {
 		// Only a cluster's nodes are given their keys, and clusters run
 		// on this machine (validate refuses --shards across hosts).

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"os"
@@ -25,7 +26,7 @@ import (
 // on stdout and progress on stderr. SIGINT and SIGTERM stop it; whatever
 // it started is removed on every way out, and the passes already measured
 // stay in cells.jsonl for --resume.
-func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) {
+func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err error) {
 	ctx, stopSignals := notifySignals(ctx)
 	defer stopSignals()
 	defer func() { err = interrupted(ctx, err) }()
@@ -60,10 +61,10 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 	if r.targets, err = r.pickTargets(ctx); err != nil {
 		return err
 	}
-	for _, n := range r.cfg.notes {
+	for _, n := range r.cfg.Notes {
 		r.printf("%s\n", n)
 	}
-	for _, e := range r.cfg.fromEnv {
+	for _, e := range r.cfg.FromEnv {
 		r.printf("from the environment: %s\n", e)
 	}
 	if err := r.claimData(); err != nil {
@@ -194,7 +195,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (err error) 
 }
 
 type runner struct {
-	cfg    Config
+	cfg    plan.Config
 	plan   results.Plan
 	out    string
 	stderr io.Writer
@@ -276,18 +277,18 @@ func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.stderr, format,
 
 // setup resolves the configuration, or reads it back from the bundle to
 // resume, and plans the rows.
-func (r *runner) setup(cfg Config) error {
+func (r *runner) setup(cfg plan.Config) error {
 	r.started = time.Now()
 	if cfg.Resume != "" {
-		var plan results.Plan
-		if err := results.ReadJSON(cfg.Resume, results.FilePlan, &plan); err != nil {
+		var bundlePlan results.Plan
+		if err := results.ReadJSON(cfg.Resume, results.FilePlan, &bundlePlan); err != nil {
 			return fmt.Errorf("orchestrator: --resume: %w", err)
 		}
-		if plan.Schema > results.SchemaVersion {
-			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, plan.Schema, results.SchemaVersion)
+		if bundlePlan.Schema > results.SchemaVersion {
+			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, bundlePlan.Schema, results.SchemaVersion)
 		}
 		// The plan decides what is measured; how it is run may change.
-		saved := configOf(plan.Workload)
+		saved := plan.ConfigOf(bundlePlan.Workload)
 		if saved.ServerAddr != "" {
 			// Bundles written before external runs recorded only what
 			// ran carry tierbench's server defaults, which validate refuses.
@@ -296,10 +297,10 @@ func (r *runner) setup(cfg Config) error {
 		saved.Resume, saved.OutDir = cfg.Resume, cfg.Resume
 		// Keep the runtime the run began with unless told otherwise: one
 		// bundle should not mix containers and processes by accident.
-		saved.Runtime = cmp.Or(cfg.Runtime, plan.Runtime)
+		saved.Runtime = cmp.Or(cfg.Runtime, bundlePlan.Runtime)
 		saved.Binary, saved.Force, saved.Silent, saved.KeepData = cfg.Binary, cfg.Force, cfg.Silent, cfg.KeepData
 		// The password is read again where the run first read it (the
-		// plan records the file or variable, never the password), unless
+		// bundlePlan records the file or variable, never the password), unless
 		// told another place.
 		if cfg.AuthFile != "" || cfg.AuthEnv != "" {
 			saved.AuthFile, saved.AuthEnv = cfg.AuthFile, cfg.AuthEnv
@@ -308,12 +309,12 @@ func (r *runner) setup(cfg Config) error {
 		if cfg.StateDir != "" {
 			saved.StateDir = cfg.StateDir
 		}
-		resolved, err := saved.resolve(func(string) string { return "" }, parts)
+		resolved, err := saved.Resolve(func(string) string { return "" }, parts)
 		if err != nil {
 			return err
 		}
-		r.cfg, r.plan, r.out = resolved, plan, cfg.Resume
-		r.plan.Workload = resolved.record()
+		r.cfg, r.plan, r.out = resolved, bundlePlan, cfg.Resume
+		r.plan.Workload = resolved.Record()
 		passes, loads, err := results.ReadCells(r.out)
 		if err != nil {
 			return err
@@ -324,7 +325,7 @@ func (r *runner) setup(cfg Config) error {
 			r.resumed.loads[l.Row.ID()] = true
 		}
 	} else {
-		resolved, err := cfg.resolve(os.Getenv, parts)
+		resolved, err := cfg.Resolve(os.Getenv, parts)
 		if err != nil {
 			return err
 		}
@@ -332,7 +333,7 @@ func (r *runner) setup(cfg Config) error {
 		r.plan = results.Plan{Schema: results.SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: resolved.MaxMissRatio}
 		r.out = resolved.OutDir
 		if r.out == "" {
-			r.out = filepath.Join(DefaultOutParent, r.plan.RunID)
+			r.out = filepath.Join(plan.DefaultOutParent, r.plan.RunID)
 		}
 		r.cfg.OutDir = r.out
 		r.resumed.passes = map[string]bool{}
@@ -365,7 +366,7 @@ func (r *runner) pickTargets(ctx context.Context) (targetSource, error) {
 	if r.cfg.ServerAddr != "" {
 		return r.attachExternal(ctx)
 	}
-	if slices.Contains(r.cfg.Pins, PinPinned) {
+	if slices.Contains(r.cfg.Pins, plan.PinPinned) {
 		p, err := r.local.topo.pinned()
 		if err != nil {
 			return nil, err
@@ -391,9 +392,9 @@ func (r *runner) createBundle() error {
 // pinned row, then the unpinned one.
 func (r *runner) planRows() ([]results.Row, error) {
 	if r.cfg.ServerAddr != "" {
-		return []results.Row{{Backend: "external", Pin: PinNone, Label: "no pin (" + r.cfg.ServerAddr + ")"}}, nil
+		return []results.Row{{Backend: "external", Pin: plan.PinNone, Label: "no pin (" + r.cfg.ServerAddr + ")"}}, nil
 	}
-	servers, err := r.cfg.systems()
+	servers, err := r.cfg.Systems()
 	if err != nil {
 		return nil, err
 	}
@@ -402,10 +403,10 @@ func (r *runner) planRows() ([]results.Row, error) {
 		for _, b := range r.cfg.Backends {
 			for _, p := range r.cfg.Pins {
 				row := results.Row{Backend: b, Pin: p, Label: "no pin"}
-				if r.cfg.namesServers() {
+				if r.cfg.NamesServers() {
 					row.Server = s.Name
 				}
-				if p == PinPinned {
+				if p == plan.PinPinned {
 					pin, err := r.local.topo.pinned()
 					if err != nil {
 						return nil, err
@@ -426,22 +427,22 @@ func newRunID() string {
 }
 
 func (r *runner) pickDriver(ctx context.Context) error {
-	if r.cfg.hostsMode() {
+	if r.cfg.HostsMode() {
 		return r.pickHosts(ctx)
 	}
 	runtimeName := r.cfg.Runtime
 	if !r.targets.started() {
-		runtimeName = RuntimeProcess // only the client runs; locally
+		runtimeName = plan.RuntimeProcess // only the client runs; locally
 	}
-	if runtimeName == RuntimeAuto && r.cfg.ServerImage == "" && r.cfg.foreignServers() {
+	if runtimeName == plan.RuntimeAuto && r.cfg.ServerImage == "" && r.cfg.ForeignServers() {
 		r.printf("runtime: process (--server starts a program of this host; --server-image runs it under Docker)\n")
-		runtimeName = RuntimeProcess
+		runtimeName = plan.RuntimeProcess
 	}
-	if r.cfg.maxShards() > 1 && runtimeName != RuntimeProcess {
-		r.printf("runtime: process (--shards %s starts its shards as pinned processes)\n", formatPIDs(r.cfg.shardCounts()))
-		runtimeName = RuntimeProcess
+	if r.cfg.MaxShards() > 1 && runtimeName != plan.RuntimeProcess {
+		r.printf("runtime: process (--shards %s starts its shards as pinned processes)\n", formatPIDs(r.cfg.ShardCounts()))
+		runtimeName = plan.RuntimeProcess
 	}
-	if runtimeName == RuntimeDocker || runtimeName == RuntimeAuto {
+	if runtimeName == plan.RuntimeDocker || runtimeName == plan.RuntimeAuto {
 		d, err := newDockerDriver(ctx, Endpoint{}, r.cfg.Binary, r.plan.RunID)
 		if err == nil && r.cfg.ServerImage != "" {
 			if err := ensureServerImage(ctx, d.cli, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
@@ -457,21 +458,21 @@ func (r *runner) pickDriver(ctx context.Context) error {
 			d.warn = r.printf
 			r.printf("runtime: docker (image %s)\n", d.image)
 			r.drv, r.clients = d, localFleet{r}
-			r.plan.Runtime = RuntimeDocker
+			r.plan.Runtime = plan.RuntimeDocker
 			return nil
 		}
-		if runtimeName == RuntimeDocker {
+		if runtimeName == plan.RuntimeDocker {
 			return err
 		}
 		r.printf("runtime: process (no Docker engine: %v)\n", err)
 	}
 	r.drv, r.clients = newProcessDriver(r.cfg.Binary, r.local.pids), localFleet{r}
-	r.plan.Runtime = RuntimeProcess
+	r.plan.Runtime = plan.RuntimeProcess
 	return nil
 }
 
 func (r *runner) writePlan() error {
-	r.plan.Workload = r.cfg.record()
+	r.plan.Workload = r.cfg.Record()
 	return results.WriteJSON(r.out, results.FilePlan, r.plan)
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,21 +23,21 @@ import (
 // scenarioRows gives a scenario with a backend of its own that backend
 // (an external server's row) and expands its rows over its -b values;
 // other scenarios keep the rows as planned.
-func scenarioRows(c Config, rows []results.Row) []results.Row {
-	spec := c.spec()
-	if !spec.ownBackend {
+func scenarioRows(c plan.Config, rows []results.Row) []results.Row {
+	spec := c.Spec()
+	if !spec.OwnBackend {
 		return rows
 	}
 	if c.ServerAddr != "" {
 		for i := range rows {
-			rows[i].Backend = c.scenario()
+			rows[i].Backend = c.ScenarioName()
 		}
 	}
-	if spec.batches == nil {
+	if spec.Batches == nil {
 		return rows
 	}
-	batches := spec.batches
-	if c.given("batch") {
+	batches := spec.Batches
+	if c.Explicit("batch") {
 		batches = []int{c.Batch}
 	}
 	return expandRows(rows, batches, func(r *results.Row, b int) {
@@ -94,16 +95,16 @@ func parseDeviceReads(info map[string]string) (int64, error) {
 
 // checkFreeMemory refuses, before anything is loaded, a memory or
 // localmemory dataset larger than the host's available memory.
-func checkFreeMemory(c Config, meminfoPath string) error {
-	if !c.spec().inRAM || c.Force {
+func checkFreeMemory(c plan.Config, meminfoPath string) error {
+	if !c.Spec().InRAM || c.Force {
 		return nil
 	}
 	data := c.DBSize * int64(results.RecordBytes(c.KeyLength, c.ValueLength))
 	need, servers := data, ""
-	if c.spec().shardMemory {
+	if c.Spec().ShardMemory {
 		// Every shard holds its own in-memory log and index besides its
 		// part of the data on the in-RAM device.
-		n := int64(c.maxShards())
+		n := int64(c.MaxShards())
 		mem, _ := size.Parse(c.Memory)
 		index, _ := size.Parse(c.Index)
 		if extra := n * (mem + index); extra > 0 {
@@ -121,7 +122,7 @@ func checkFreeMemory(c Config, meminfoPath string) error {
 	}
 	if need > avail {
 		return fmt.Errorf("%w: --scenario %s keeps the dataset in RAM: %d keys × %d B = %s%s is larger than the %s of memory available; lower --dbsize (--force measures anyway)",
-			fault.ErrConfig, c.scenario(), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), servers, humanBytes(avail))
+			fault.ErrConfig, c.ScenarioName(), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(data), servers, humanBytes(avail))
 	}
 	return nil
 }
@@ -145,17 +146,17 @@ func memAvailable(meminfo []byte) (int64, error) {
 // runAll runs every scenario in sequence, each into its own section of
 // one bundle (a sub-bundle per scenario under cfg.OutDir), and prints one
 // table per scenario under the reference's heading.
-func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]byte) (int, error) }) error {
+func runAll(ctx context.Context, cfg plan.Config, stdout, stderr interface{ Write([]byte) (int, error) }) error {
 	if cfg.Resume != "" {
 		return fmt.Errorf("%w: --resume completes one scenario's bundle: give its directory (%s/<scenario>)", fault.ErrConfig, cfg.Resume)
 	}
 	for _, s := range results.Scenarios {
 		c := scenarioConfig(cfg, s)
-		if _, err := c.resolve(func(string) string { return "" }, parts); err != nil {
+		if _, err := c.Resolve(func(string) string { return "" }, parts); err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)
 		}
 	}
-	out := cmp.Or(cfg.OutDir, filepath.Join(DefaultOutParent, newRunID()))
+	out := cmp.Or(cfg.OutDir, filepath.Join(plan.DefaultOutParent, newRunID()))
 	var errs []error
 	index := results.ScenarioIndex{Schema: results.SchemaVersion, Scenario: results.ScenarioAll}
 	for _, s := range results.Scenarios {
@@ -184,18 +185,18 @@ func runAll(ctx context.Context, cfg Config, stdout, stderr interface{ Write([]b
 // scenarioConfig is one scenario's part of a --scenario all run:
 // --backends applies only to a scenario without a backend of its own,
 // --shards only to one that has shards.
-func scenarioConfig(cfg Config, s string) Config {
+func scenarioConfig(cfg plan.Config, s string) plan.Config {
 	c := cfg
 	c.Scenario = s
-	spec := specOf(s)
-	if !spec.ownBackend {
+	spec := plan.SpecOf(s)
+	if !spec.OwnBackend {
 		return c
 	}
 	c.Backends = nil
-	if !spec.shards {
+	if !spec.Shards {
 		c.Shards = nil
 	}
-	drop := func(g string) bool { return g == "backends" || g == "shards" && !spec.shards }
+	drop := func(g string) bool { return g == "backends" || g == "shards" && !spec.Shards }
 	c.Given = slices.DeleteFunc(slices.Clone(cfg.Given), drop)
 	return c
 }

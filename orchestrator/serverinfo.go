@@ -2,19 +2,20 @@ package orchestrator
 
 import (
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"strings"
 
 	"github.com/tierbench/tierbench/results"
 )
 
 // fioPlanned says whether this run measures the fio baseline.
-func (r *runner) fioPlanned() bool { return !r.cfg.NoFio && ceilingApplies(r.cfg) }
+func (r *runner) fioPlanned() bool { return !r.cfg.NoFio && plan.CeilingApplies(r.cfg) }
 
 // preflightDir is where the host preflight probes: the data dir, or, for
 // a server at --server-addr whose data dir was not named, the bundle (the
 // run must not create a data dir nobody asked for).
 func (r *runner) preflightDir() string {
-	if !r.targets.started() && !r.cfg.given("data") {
+	if !r.targets.started() && !r.cfg.Explicit("data") {
 		return r.out
 	}
 	return r.cfg.DataDir

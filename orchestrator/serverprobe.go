@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	mathrand "math/rand/v2"
 	"time"
 
@@ -28,7 +29,7 @@ type serverProbe interface {
 	witness(ctx context.Context) (ServerWitness, error)
 	// sample GETs keys, or, given none, a uniform sample of the whole
 	// key space drawn where the probe runs, and counts what was wrong.
-	sample(ctx context.Context, cfg Config, keys []uint64) (results.SampleCheck, error)
+	sample(ctx context.Context, cfg plan.Config, keys []uint64) (results.SampleCheck, error)
 	// cpuTicks is the server process's utime and stime.
 	cpuTicks(ctx context.Context) (procTicks, error)
 	// counts says whether evidence can be read: the process is known.
@@ -60,7 +61,7 @@ func (p localProbe) witness(ctx context.Context) (ServerWitness, error) {
 	return readWitness(ctx, p.addr, p.acc)
 }
 
-func (p localProbe) sample(ctx context.Context, cfg Config, keys []uint64) (results.SampleCheck, error) {
+func (p localProbe) sample(ctx context.Context, cfg plan.Config, keys []uint64) (results.SampleCheck, error) {
 	if keys == nil {
 		return runSample(ctx, p.addr, p.acc, cfg)
 	}
@@ -160,7 +161,7 @@ func readWitness(ctx context.Context, addr string, acc access) (ServerWitness, e
 }
 
 // runSample runs the sampled GET check over a connection of its own.
-func runSample(ctx context.Context, addr string, acc access, cfg Config) (results.SampleCheck, error) {
+func runSample(ctx context.Context, addr string, acc access, cfg plan.Config) (results.SampleCheck, error) {
 	c, err := acc.dial(ctx, addr)
 	if err != nil {
 		return results.SampleCheck{}, err

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,21 +23,21 @@ import (
 
 // validateServers checks --server, --server-cmd, --server-bin,
 // --server-image and --pull against each other and the rest of the run.
-func validateServers(c Config, bad func(string, ...any)) {
-	if !c.namesServers() && c.ServerBin == "" && c.ServerImage == "" && !c.Pull {
+func validateServers(c plan.Config, bad func(string, ...any)) {
+	if !c.NamesServers() && c.ServerBin == "" && c.ServerImage == "" && !c.Pull {
 		return
 	}
 	if c.ServerAddr != "" {
 		bad("--server, --server-cmd, --server-bin, --server-image and --pull start servers; --server-addr measures one already running: give one or the other")
 		return
 	}
-	servers, err := c.systems()
+	servers, err := c.Systems()
 	if err != nil {
 		bad("%v", strings.TrimPrefix(err.Error(), "sut: "))
 		return
 	}
-	scenarios := []string{c.scenario()}
-	if c.scenario() == results.ScenarioAll {
+	scenarios := []string{c.ScenarioName()}
+	if c.ScenarioName() == results.ScenarioAll {
 		scenarios = results.Scenarios
 	}
 	for _, s := range servers {
@@ -46,7 +47,7 @@ func validateServers(c Config, bad func(string, ...any)) {
 			}
 		}
 	}
-	others := foreign(servers)
+	others := plan.Foreign(servers)
 	names := make([]string, len(others))
 	for i, s := range others {
 		names[i] = s.Name
@@ -67,10 +68,10 @@ func validateServers(c Config, bad func(string, ...any)) {
 	}
 	if c.ServerImage != "" {
 		one("--server-image")
-		if c.Runtime == RuntimeProcess {
+		if c.Runtime == plan.RuntimeProcess {
 			bad("--server-image runs the server under Docker; --runtime process starts programs (give --server-bin, or --runtime docker)")
 		}
-	} else if len(others) > 0 && c.Runtime == RuntimeDocker {
+	} else if len(others) > 0 && c.Runtime == plan.RuntimeDocker {
 		bad("--runtime docker starts %s from an image: give --server-image (%s), or --runtime process", names[0], imageHint(others[0]))
 	}
 	if c.Pull && c.ServerImage == "" {
@@ -79,13 +80,13 @@ func validateServers(c Config, bad func(string, ...any)) {
 	if len(others) == 0 {
 		return
 	}
-	if c.maxShards() > 1 {
+	if c.MaxShards() > 1 {
 		bad("--shards starts tierbench's own servers as a cluster; --server %s is one server: leave --shards out", names[0])
 	}
-	if c.hostsMode() {
+	if c.HostsMode() {
 		bad("--server %s across hosts is not supported yet: --server-host and --client-hosts start tierbench's own server", names[0])
 	}
-	if c.Ladder && c.given("ladder") {
+	if c.Ladder && c.Explicit("ladder") {
 		bad("--ladder measures tierbench's own layers below RESP; with --server %s leave --ladder out", names[0])
 	}
 	checkPrograms(c, others, bad)
@@ -101,20 +102,20 @@ func imageHint(s sut.Server) string {
 
 // serverNote is what resolve says when it turns a profile's extra off
 // for foreign servers.
-func dropExtrasForServers(c *Config) {
-	servers, err := c.systems()
-	if err != nil || len(foreign(servers)) == 0 {
+func dropExtrasForServers(c *plan.Config) {
+	servers, err := c.Systems()
+	if err != nil || len(plan.Foreign(servers)) == 0 {
 		return
 	}
-	if c.Ladder && !c.given("ladder") {
+	if c.Ladder && !c.Explicit("ladder") {
 		c.Ladder = false
-		c.notes = append(c.notes, fmt.Sprintf("ladder: off with --server %s (its layers are tierbench's own)", foreign(servers)[0].Name))
+		c.Notes = append(c.Notes, fmt.Sprintf("ladder: off with --server %s (its layers are tierbench's own)", plan.Foreign(servers)[0].Name))
 	}
 }
 
 // checkPrograms refuses, before anything starts, a foreign server the
 // process runtime would start whose program is not there.
-func checkPrograms(c Config, others []sut.Server, bad func(string, ...any)) {
+func checkPrograms(c plan.Config, others []sut.Server, bad func(string, ...any)) {
 	if c.ServerImage != "" {
 		return // it runs from the image
 	}
@@ -139,7 +140,7 @@ func checkPrograms(c Config, others []sut.Server, bad func(string, ...any)) {
 // row's backend when that names a scenario with a backend of its own
 // (memory, localmemory), else storage.
 func rowScenario(row results.Row) string {
-	if s, ok := scenarioSpecs[row.Backend]; ok && s.ownBackend {
+	if s, ok := plan.ScenarioSpecs[row.Backend]; ok && s.OwnBackend {
 		return row.Backend
 	}
 	return results.ScenarioStorage
@@ -147,7 +148,7 @@ func rowScenario(row results.Row) string {
 
 // rowServer is the catalogue entry of a row's server.
 func (r *runner) rowServer(row results.Row) (sut.Server, error) {
-	servers, err := r.cfg.systems()
+	servers, err := r.cfg.Systems()
 	if err != nil {
 		return sut.Server{}, err
 	}
@@ -194,7 +195,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 		l.args, err = s.Process(sc, nil, v)
 		l.args = append(l.args, readCacheArgs(r.cfg, row)...)
 		l.command = sut.Quote(append([]string{r.cfg.Binary}, l.args...))
-	case r.drv.name() == RuntimeDocker:
+	case r.drv.name() == plan.RuntimeDocker:
 		var ep []string
 		ep, l.args, err = s.Container(sc, v)
 		l.img = imageRun{name: r.cfg.ServerImage, entrypoint: ep}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"slices"
 	"strings"
 	"testing"
@@ -17,42 +18,42 @@ import (
 // why and what to do.
 func TestServersConfig(t *testing.T) {
 	none := func(string) string { return "" }
-	mem := func(c Config) Config { c.Scenario = "memory"; return c }
+	mem := func(c plan.Config) plan.Config { c.Scenario = "memory"; return c }
 	for _, c := range []struct {
-		cfg  Config
+		cfg  plan.Config
 		want string // "" resolves
 	}{
-		{mem(Config{Servers: []string{"tierbench", "redis"}}), ""},
-		{mem(Config{Servers: []string{"redis"}, ServerBin: "/usr/bin/redis-server", Runtime: RuntimeProcess}), ""},
-		{mem(Config{Servers: []string{"redis"}, ServerImage: "tierbench-test-redis:x", Runtime: RuntimeDocker, Pull: true}), ""},
-		{Config{Servers: []string{"garnet"}, ServerImage: "ghcr.io/microsoft/garnet", Runtime: RuntimeDocker}, ""},
-		{Config{ServerCmd: "redis-server --port {port} --dir {data}"}, ""},
+		{mem(plan.Config{Servers: []string{"tierbench", "redis"}}), ""},
+		{mem(plan.Config{Servers: []string{"redis"}, ServerBin: "/usr/bin/redis-server", Runtime: plan.RuntimeProcess}), ""},
+		{mem(plan.Config{Servers: []string{"redis"}, ServerImage: "tierbench-test-redis:x", Runtime: plan.RuntimeDocker, Pull: true}), ""},
+		{plan.Config{Servers: []string{"garnet"}, ServerImage: "ghcr.io/microsoft/garnet", Runtime: plan.RuntimeDocker}, ""},
+		{plan.Config{ServerCmd: "redis-server --port {port} --dir {data}"}, ""},
 		// Garnet cannot be installed on these machines: nothing to start.
-		{Config{Servers: []string{"garnet"}}, "--server garnet: GarnetServer is not on PATH: give --server-bin (…/GarnetServer or …/GarnetServer.dll, run by dotnet), or run it under --runtime docker --server-image ghcr.io/microsoft/garnet"},
-		{Config{Servers: []string{"garnet"}, ServerBin: "/opt/garnet/GarnetServer.dll"}, "--server garnet: dotnet is not there"},
-		{mem(Config{ServerCmd: "no-such-server --port {port}"}), `--server-cmd: its program no-such-server: exec: "no-such-server": executable file not found in $PATH`},
-		{Config{Servers: []string{"redis"}}, "--server redis cannot run --scenario storage: Redis keeps every key in RAM and has no tier"},
-		{Config{Scenario: "all", Servers: []string{"valkey"}}, "--server valkey cannot run --scenario storage"},
-		{mem(Config{Servers: []string{"memcached"}}), `unknown --server "memcached" (want one of tierbench, garnet, redis, valkey, keydb, dragonfly`},
-		{mem(Config{Servers: []string{"redis", "redis"}}), "--server names redis twice"},
-		{mem(Config{ServerCmd: "my-srv --dir {data}"}), "has no {port}"},
-		{mem(Config{ServerCmd: "my-srv --port {prot}"}), "unknown placeholder {prot}"},
-		{mem(Config{Servers: []string{"redis"}, ServerAddr: "127.0.0.1:6379"}), "--server-addr measures one already running: give one or the other"},
-		{mem(Config{Servers: []string{"redis", "valkey"}, ServerBin: "/x/redis-server"}), "--server-bin names the program of one server; this run starts redis, valkey"},
-		{mem(Config{ServerBin: "/x/tierbench"}), "--server-bin applies to a server besides tierbench's own (tierbench's binary is --binary)"},
-		{mem(Config{ServerCmd: "srv --port {port}", ServerBin: "/x/srv"}), "the template's first word is its program"},
-		{mem(Config{Servers: []string{"redis"}, ServerImage: "redis", Runtime: RuntimeProcess}), "--server-image runs the server under Docker; --runtime process starts programs"},
-		{mem(Config{Servers: []string{"redis"}, Runtime: RuntimeDocker}), "--runtime docker starts redis from an image: give --server-image (e.g. redis), or --runtime process"},
-		{mem(Config{Servers: []string{"redis"}, Pull: true}), "--pull pulls the image of --server-image: give one"},
-		{Config{Servers: []string{"garnet"}, Shards: []int{2}}, "--shards starts tierbench's own servers as a cluster; --server garnet is one server"},
-		{mem(Config{Servers: []string{"redis"}, Ladder: true, Given: []string{"ladder"}}), "--ladder measures tierbench's own layers below RESP"},
+		{plan.Config{Servers: []string{"garnet"}}, "--server garnet: GarnetServer is not on PATH: give --server-bin (…/GarnetServer or …/GarnetServer.dll, run by dotnet), or run it under --runtime docker --server-image ghcr.io/microsoft/garnet"},
+		{plan.Config{Servers: []string{"garnet"}, ServerBin: "/opt/garnet/GarnetServer.dll"}, "--server garnet: dotnet is not there"},
+		{mem(plan.Config{ServerCmd: "no-such-server --port {port}"}), `--server-cmd: its program no-such-server: exec: "no-such-server": executable file not found in $PATH`},
+		{plan.Config{Servers: []string{"redis"}}, "--server redis cannot run --scenario storage: Redis keeps every key in RAM and has no tier"},
+		{plan.Config{Scenario: "all", Servers: []string{"valkey"}}, "--server valkey cannot run --scenario storage"},
+		{mem(plan.Config{Servers: []string{"memcached"}}), `unknown --server "memcached" (want one of tierbench, garnet, redis, valkey, keydb, dragonfly`},
+		{mem(plan.Config{Servers: []string{"redis", "redis"}}), "--server names redis twice"},
+		{mem(plan.Config{ServerCmd: "my-srv --dir {data}"}), "has no {port}"},
+		{mem(plan.Config{ServerCmd: "my-srv --port {prot}"}), "unknown placeholder {prot}"},
+		{mem(plan.Config{Servers: []string{"redis"}, ServerAddr: "127.0.0.1:6379"}), "--server-addr measures one already running: give one or the other"},
+		{mem(plan.Config{Servers: []string{"redis", "valkey"}, ServerBin: "/x/redis-server"}), "--server-bin names the program of one server; this run starts redis, valkey"},
+		{mem(plan.Config{ServerBin: "/x/tierbench"}), "--server-bin applies to a server besides tierbench's own (tierbench's binary is --binary)"},
+		{mem(plan.Config{ServerCmd: "srv --port {port}", ServerBin: "/x/srv"}), "the template's first word is its program"},
+		{mem(plan.Config{Servers: []string{"redis"}, ServerImage: "redis", Runtime: plan.RuntimeProcess}), "--server-image runs the server under Docker; --runtime process starts programs"},
+		{mem(plan.Config{Servers: []string{"redis"}, Runtime: plan.RuntimeDocker}), "--runtime docker starts redis from an image: give --server-image (e.g. redis), or --runtime process"},
+		{mem(plan.Config{Servers: []string{"redis"}, Pull: true}), "--pull pulls the image of --server-image: give one"},
+		{plan.Config{Servers: []string{"garnet"}, Shards: []int{2}}, "--shards starts tierbench's own servers as a cluster; --server garnet is one server"},
+		{mem(plan.Config{Servers: []string{"redis"}, Ladder: true, Given: []string{"ladder"}}), "--ladder measures tierbench's own layers below RESP"},
 	} {
-		got, err := c.cfg.resolve(none, parts)
+		got, err := c.cfg.Resolve(none, parts)
 		if c.want == "" {
 			if err != nil {
 				t.Errorf("resolve(%+v): %v", c.cfg, err)
 			}
-			if _, serr := got.systems(); serr != nil {
+			if _, serr := got.Systems(); serr != nil {
 				t.Errorf("systems(%+v): %v", c.cfg, serr)
 			}
 			continue
@@ -67,12 +68,12 @@ func TestServersConfig(t *testing.T) {
 // (tierbench's own layers) turns off with a server besides tierbench, and
 // the run says so.
 func TestReferenceLadderOffForForeignServers(t *testing.T) {
-	cfg, err := Config{Profile: ProfileReference, Scenario: "memory", Servers: []string{"tierbench", "redis"}}.resolve(func(string) string { return "" }, parts)
+	cfg, err := plan.Config{Profile: plan.ProfileReference, Scenario: "memory", Servers: []string{"tierbench", "redis"}}.Resolve(func(string) string { return "" }, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Ladder || len(cfg.notes) == 0 || !strings.Contains(strings.Join(cfg.notes, "\n"), "ladder: off with --server redis") {
-		t.Errorf("got ladder %v, notes %q; want off, and said", cfg.Ladder, cfg.notes)
+	if cfg.Ladder || len(cfg.Notes) == 0 || !strings.Contains(strings.Join(cfg.Notes, "\n"), "ladder: off with --server redis") {
+		t.Errorf("got ladder %v, notes %q; want off, and said", cfg.Ladder, cfg.Notes)
 	}
 }
 
@@ -80,7 +81,7 @@ func TestReferenceLadderOffForForeignServers(t *testing.T) {
 // starts tierbench's own server with the flags each scenario always gave
 // it, and shards (serverArgs) get the same.
 func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
-	cfg, err := Config{Binary: "/bin/tierbench"}.resolve(func(string) string { return "" }, parts)
+	cfg, err := plan.Config{Binary: "/bin/tierbench"}.Resolve(func(string) string { return "" }, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,12 +93,12 @@ func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
 		row  results.Row
 		want []string
 	}{
-		{results.Row{Backend: "libaio", Pin: PinNone}, append(append([]string{"server", "--port", "7001", "--bind", "127.0.0.1"}, sizes...),
+		{results.Row{Backend: "libaio", Pin: plan.PinNone}, append(append([]string{"server", "--port", "7001", "--bind", "127.0.0.1"}, sizes...),
 			"--storage-tier", "--logdir", d, "--device-type", "native", "--device-io-backend", "libaio")},
-		{results.Row{Backend: "uring", Pin: PinPinned}, append(append([]string{"server", "--port", "7001", "--bind", "127.0.0.1"}, sizes...),
+		{results.Row{Backend: "uring", Pin: plan.PinPinned}, append(append([]string{"server", "--port", "7001", "--bind", "127.0.0.1"}, sizes...),
 			"--storage-tier", "--logdir", d, "--device-type", "native", "--device-io-backend", "uring")},
-		{results.Row{Backend: results.ScenarioMemory, Pin: PinNone}, []string{"server", "--port", "7001", "--bind", "127.0.0.1", "--index", "256m"}},
-		{results.Row{Backend: results.ScenarioLocalMemory, Pin: PinNone, Batch: 256}, []string{"server", "--port", "7001", "--bind", "127.0.0.1", "--index", "256m",
+		{results.Row{Backend: results.ScenarioMemory, Pin: plan.PinNone}, []string{"server", "--port", "7001", "--bind", "127.0.0.1", "--index", "256m"}},
+		{results.Row{Backend: results.ScenarioLocalMemory, Pin: plan.PinNone, Batch: 256}, []string{"server", "--port", "7001", "--bind", "127.0.0.1", "--index", "256m",
 			"--memory", "16m", "--page", "4m", "--segment", "1g", "--storage-tier", "--device-type", "localmemory", "--device-completion-threads", "4", "--device-throttle-limit", "512"}},
 	} {
 		l, err := r.serverLaunch(c.row, 7001)

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"strings"
 
 	"github.com/tierbench/tierbench/internal/fio"
@@ -23,7 +24,7 @@ import (
 // or no file to read.
 func (r *runner) ceilingProbe(row results.Row, tgt rowTarget) (job fio.Job, ceilingIOPS float64, ok bool) {
 	base := r.rowBaseline(row)
-	if base == nil || r.cfg.NoFio || tgt.cluster || !ceilingApplies(r.cfg) {
+	if base == nil || r.cfg.NoFio || tgt.cluster || !plan.CeilingApplies(r.cfg) {
 		return fio.Job{}, 0, false
 	}
 	best, ok := base.Best()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -26,7 +27,7 @@ import (
 
 // shardDir is shard i's data dir: the i-th of a --data list, else a
 // directory of its own under --data.
-func shardDir(c Config, i, shards int) string {
+func shardDir(c plan.Config, i, shards int) string {
 	if len(c.DataDirs) > 1 {
 		return c.DataDirs[i]
 	}
@@ -39,7 +40,7 @@ func shardDir(c Config, i, shards int) string {
 // expandShards gives every backend × pin row one row per --shards count;
 // a sharded row is labelled "N shards / <pin label>".
 func (r *runner) expandShards(rows []results.Row) []results.Row {
-	counts := r.cfg.shardCounts()
+	counts := r.cfg.ShardCounts()
 	if len(counts) == 1 && counts[0] == 1 {
 		return rows
 	}
@@ -77,7 +78,7 @@ func shardPlaces(n int, topo topology, pin string, pn pinning) ([]shardPlace, st
 	for _, node := range topo.Nodes {
 		all = append(all, node...)
 	}
-	if n > 1 && len(topo.Nodes) >= n && (pin != PinPinned || len(topo.Nodes) > n) {
+	if n > 1 && len(topo.Nodes) >= n && (pin != plan.PinPinned || len(topo.Nodes) > n) {
 		out := make([]shardPlace, n)
 		for i := range out {
 			out[i] = shardPlace{formatCPUList(topo.Nodes[i]), strconv.Itoa(i)}
@@ -85,7 +86,7 @@ func shardPlaces(n int, topo topology, pin string, pn pinning) ([]shardPlace, st
 		return out, fmt.Sprintf("shard i on NUMA node i (nodes 0-%d)", n-1)
 	}
 	pool, where := all, "of all CPUs"
-	if pin == PinPinned {
+	if pin == plan.PinPinned {
 		if cpus, err := parseCPUList(pn.ServerCPUs); err == nil && len(cpus) >= n {
 			pool, where = cpus, "of the server's CPUs "+pn.ServerCPUs
 		} else {
@@ -100,7 +101,7 @@ func shardPlaces(n int, topo topology, pin string, pn pinning) ([]shardPlace, st
 	for i := range out {
 		lo, hi := len(pool)*i/n, len(pool)*(i+1)/n
 		out[i] = shardPlace{CPUs: formatCPUList(pool[lo:hi])}
-		if pin == PinPinned {
+		if pin == plan.PinPinned {
 			out[i].Mems = pn.ServerMems
 		}
 		sets = append(sets, out[i].CPUs)
@@ -201,7 +202,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 // if so it returns the masters, each with the pid of --server-pid's list
 // that owns its listening socket (found in /proc when not given).
 func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
-	if r.cfg.ServerTLS || r.cfg.serverPassword != "" {
+	if r.cfg.ServerTLS || r.cfg.ServerPassword != "" {
 		// The cluster map is read over plain TCP without a password: a
 		// server at rediss:// or with a password is measured as one node.
 		return nil, nil

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"slices"
 	"strings"
 	"testing"
@@ -28,14 +29,14 @@ func TestShardPlaces(t *testing.T) {
 		want    string
 		wantHow string
 	}{
-		{2, one, PinNone, pinning{}, "[{0-1 } {2-3 }]", "disjoint slices of all CPUs"},
-		{4, one, PinNone, pinning{}, "[{0 } {1 } {2 } {3 }]", "cpus 0 | 1 | 2 | 3"},
-		{2, one, PinPinned, half, "[{0 0} {1 0}]", "of the server's CPUs 0-1"},
-		{2, topology{Nodes: [][]int{{0, 1}}}, PinPinned, tiny, "[{0 0} {1 0}]", "overlapping the client's"},
-		{2, two, PinNone, pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
-		{2, two, PinPinned, pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "1"}, "[{0 0} {1 0}]", "of the server's CPUs"},
-		{2, three, PinPinned, pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
-		{5, one, PinNone, pinning{}, "[{ } { } { } { } { }]", "unpinned: 5 shards on 4 CPUs"},
+		{2, one, plan.PinNone, pinning{}, "[{0-1 } {2-3 }]", "disjoint slices of all CPUs"},
+		{4, one, plan.PinNone, pinning{}, "[{0 } {1 } {2 } {3 }]", "cpus 0 | 1 | 2 | 3"},
+		{2, one, plan.PinPinned, half, "[{0 0} {1 0}]", "of the server's CPUs 0-1"},
+		{2, topology{Nodes: [][]int{{0, 1}}}, plan.PinPinned, tiny, "[{0 0} {1 0}]", "overlapping the client's"},
+		{2, two, plan.PinNone, pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
+		{2, two, plan.PinPinned, pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "1"}, "[{0 0} {1 0}]", "of the server's CPUs"},
+		{2, three, plan.PinPinned, pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
+		{5, one, plan.PinNone, pinning{}, "[{ } { } { } { } { }]", "unpinned: 5 shards on 4 CPUs"},
 	}
 	for _, c := range cases {
 		got, how := shardPlaces(c.n, c.topo, c.pin, c.pn)
@@ -47,14 +48,14 @@ func TestShardPlaces(t *testing.T) {
 
 func TestShardConfig(t *testing.T) {
 	none := func(string) string { return "" }
-	cfg, err := Config{Shards: []int{1, 2}, DataDir: "/var/tmp/a,/var/tmp/b", DBSize: 1000000, Memory: "1m", Page: "64k"}.resolve(none, parts)
+	cfg, err := plan.Config{Shards: []int{1, 2}, DataDir: "/var/tmp/a,/var/tmp/b", DBSize: 1000000, Memory: "1m", Page: "64k"}.Resolve(none, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.DataDir != "/var/tmp/a" || fmt.Sprint(cfg.DataDirs) != "[/var/tmp/a /var/tmp/b]" || shardDir(cfg, 1, 2) != "/var/tmp/b" {
 		t.Errorf("--data list: DataDir %q, DataDirs %v, shard 1 in %q", cfg.DataDir, cfg.DataDirs, shardDir(cfg, 1, 2))
 	}
-	cfg, _ = Config{Shards: []int{2}, DataDir: "/var/tmp/x", DBSize: 1000000, Memory: "1m", Page: "64k"}.resolve(none, parts)
+	cfg, _ = plan.Config{Shards: []int{2}, DataDir: "/var/tmp/x", DBSize: 1000000, Memory: "1m", Page: "64k"}.Resolve(none, parts)
 	if got := shardDir(cfg, 1, 2); got != "/var/tmp/x/shard-1" {
 		t.Errorf("shard 1 under one --data: %q, want /var/tmp/x/shard-1", got)
 	}
@@ -62,19 +63,19 @@ func TestShardConfig(t *testing.T) {
 		t.Errorf("one shard: %q, want the data dir itself", got)
 	}
 	refused := []struct {
-		cfg  Config
+		cfg  plan.Config
 		want string
 	}{
-		{Config{Shards: []int{0}}, "--shards 0 is outside 1..64"},
-		{Config{Shards: []int{65}}, "--shards 65"},
-		{Config{Shards: []int{3}, DataDir: "/a,/b"}, "--data lists 2 directories for --shards 3"},
-		{Config{Shards: []int{2}, DataDir: "/a,,/b"}, "has an empty directory"},
-		{Config{Shards: []int{2}, Runtime: RuntimeDocker}, "--runtime docker does not start clusters"},
-		{Config{Shards: []int{2}, ServerAddr: "127.0.0.1:7000"}, "with --server-addr"},
-		{Config{Shards: []int{4}, DBSize: 100000, Memory: "1m"}, "split over --shards 4"},
+		{plan.Config{Shards: []int{0}}, "--shards 0 is outside 1..64"},
+		{plan.Config{Shards: []int{65}}, "--shards 65"},
+		{plan.Config{Shards: []int{3}, DataDir: "/a,/b"}, "--data lists 2 directories for --shards 3"},
+		{plan.Config{Shards: []int{2}, DataDir: "/a,,/b"}, "has an empty directory"},
+		{plan.Config{Shards: []int{2}, Runtime: plan.RuntimeDocker}, "--runtime docker does not start clusters"},
+		{plan.Config{Shards: []int{2}, ServerAddr: "127.0.0.1:7000"}, "with --server-addr"},
+		{plan.Config{Shards: []int{4}, DBSize: 100000, Memory: "1m"}, "split over --shards 4"},
 	}
 	for _, tt := range refused {
-		_, err := tt.cfg.resolve(none, parts)
+		_, err := tt.cfg.Resolve(none, parts)
 		if err == nil || !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
 		}
@@ -82,12 +83,12 @@ func TestShardConfig(t *testing.T) {
 }
 
 func TestExpandShardsLabelsRows(t *testing.T) {
-	rows := []results.Row{{Backend: "uring", Pin: PinNone, Label: "no pin"}}
-	r := &runner{cfg: Config{Shards: []int{1, 2}}}
+	rows := []results.Row{{Backend: "uring", Pin: plan.PinNone, Label: "no pin"}}
+	r := &runner{cfg: plan.Config{Shards: []int{1, 2}}}
 	got := r.expandShards(rows)
 	want := []results.Row{
-		{Backend: "uring", Pin: PinNone, Label: "1 shard / no pin", Shards: 1},
-		{Backend: "uring", Pin: PinNone, Label: "2 shards / no pin", Shards: 2},
+		{Backend: "uring", Pin: plan.PinNone, Label: "1 shard / no pin", Shards: 1},
+		{Backend: "uring", Pin: plan.PinNone, Label: "2 shards / no pin", Shards: 2},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("expandShards: got %+v, want %+v", got, want)

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math"
 
 	"github.com/tierbench/tierbench/internal/plots"
@@ -213,9 +214,9 @@ func sloSentence(f results.SLOFinding, slo results.SLO) string {
 
 // validateSLO refuses an --slo that does not parse, or one the run
 // cannot search (the fixed-rate client drives one server).
-func validateSLO(c Config, bad func(string, ...any)) {
+func validateSLO(c plan.Config, bad func(string, ...any)) {
 	if c.SLO == "" {
-		if c.given("slo") {
+		if c.Explicit("slo") {
 			bad("--slo is empty: want PERCENTILE=BOUND such as p99=1ms, or leave it out")
 		}
 		return
@@ -224,7 +225,7 @@ func validateSLO(c Config, bad func(string, ...any)) {
 		bad("--slo: %v", err)
 		return
 	}
-	if c.maxShards() > 1 {
+	if c.MaxShards() > 1 {
 		bad("--slo with --shards above 1 is not supported: the search's fixed-rate client drives one server, not a cluster; leave --slo out or use --shards 1")
 	}
 }

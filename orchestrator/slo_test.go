@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,12 +72,12 @@ func TestSLONext(t *testing.T) {
 // nothing; probes of another row or SLO are not taken for this one's.
 func TestSLOReplay(t *testing.T) {
 	slo := results.SLO{Percentile: "p99", BoundMicros: 1000}
-	row := results.Row{Backend: "libaio", Pin: PinNone}
+	row := results.Row{Backend: "libaio", Pin: plan.PinNone}
 	best := results.Cell{Median: 80_000.4}
 	probes := simulateSLO(80_000, 23_456)
 	var recs []results.LatencyRecord
 	recs = append(recs, results.LatencyRecord{Row: row, SLO: "p50=1ms", OfferedOpsPerSec: 80_000, AchievedOpsPerSec: 80_000},
-		results.LatencyRecord{Row: results.Row{Backend: "uring", Pin: PinNone}, SLO: slo.String(), OfferedOpsPerSec: 80_000, AchievedOpsPerSec: 80_000})
+		results.LatencyRecord{Row: results.Row{Backend: "uring", Pin: plan.PinNone}, SLO: slo.String(), OfferedOpsPerSec: 80_000, AchievedOpsPerSec: 80_000})
 	for k, p := range probes {
 		next, n := sloReplay(recs, row, slo, best)
 		if next != p.rate || n != k {
@@ -302,18 +303,18 @@ func lowestLateness(recs []results.LatencyRecord) float64 {
 // 1, is refused with a sentence naming it.
 func TestSLOConfig(t *testing.T) {
 	for _, tt := range []struct {
-		cfg     Config
+		cfg     plan.Config
 		want    string
 		wantErr string
 	}{
-		{cfg: Config{Profile: ProfileQuick, SLO: "P99=2000us"}, want: "p99=2ms"},
-		{cfg: Config{Profile: ProfileQuick}, want: ""},
-		{cfg: Config{Profile: ProfileQuick, SLO: "p95=1ms"}, wantErr: `--slo: percentile "p95"`},
-		{cfg: Config{Profile: ProfileQuick, SLO: "p99=1sec"}, wantErr: "--slo: bound"},
-		{cfg: Config{Profile: ProfileQuick, Given: []string{"slo"}}, wantErr: "--slo is empty"},
-		{cfg: Config{Profile: ProfileQuick, SLO: "p99=1ms", Shards: []int{2}}, wantErr: "--slo with --shards above 1"},
+		{cfg: plan.Config{Profile: plan.ProfileQuick, SLO: "P99=2000us"}, want: "p99=2ms"},
+		{cfg: plan.Config{Profile: plan.ProfileQuick}, want: ""},
+		{cfg: plan.Config{Profile: plan.ProfileQuick, SLO: "p95=1ms"}, wantErr: `--slo: percentile "p95"`},
+		{cfg: plan.Config{Profile: plan.ProfileQuick, SLO: "p99=1sec"}, wantErr: "--slo: bound"},
+		{cfg: plan.Config{Profile: plan.ProfileQuick, Given: []string{"slo"}}, wantErr: "--slo is empty"},
+		{cfg: plan.Config{Profile: plan.ProfileQuick, SLO: "p99=1ms", Shards: []int{2}}, wantErr: "--slo with --shards above 1"},
 	} {
-		got, err := tt.cfg.resolve(func(string) string { return "" }, parts)
+		got, err := tt.cfg.Resolve(func(string) string { return "" }, parts)
 		if tt.wantErr != "" {
 			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("resolve(--slo %q): got %v, want a configuration error with %q", tt.cfg.SLO, err, tt.wantErr)
@@ -324,7 +325,7 @@ func TestSLOConfig(t *testing.T) {
 			t.Errorf("resolve(--slo %q): got %q, %v; want %q", tt.cfg.SLO, got.SLO, err, tt.want)
 			continue
 		}
-		if back := configOf(got.record()).SLO; back != tt.want {
+		if back := plan.ConfigOf(got.Record()).SLO; back != tt.want {
 			t.Errorf("--slo %q through plan.json: got %q, want %q", tt.cfg.SLO, back, tt.want)
 		}
 	}

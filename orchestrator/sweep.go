@@ -41,7 +41,7 @@ func (r *runner) serverDataDirs() []string { return r.targets.dataDirs() }
 
 // localDataDirs are the data dirs of serverDataDirs on this machine.
 func (r *runner) localDataDirs() []string {
-	if r.cfg.hostsMode() && !r.cfg.serverHostLocal() {
+	if r.cfg.HostsMode() && !r.cfg.ServerHostLocal() {
 		return nil
 	}
 	return r.serverDataDirs()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -127,7 +128,7 @@ func (r *runner) attachExternal(ctx context.Context) (*externalTarget, error) {
 	}
 	if nodes != nil {
 		if r.cfg.Latency {
-			if r.cfg.given("latency") {
+			if r.cfg.Explicit("latency") {
 				return nil, fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", fault.ErrConfig, r.cfg.ServerAddr)
 			}
 			r.cfg.Latency = false
@@ -176,7 +177,7 @@ func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, e
 	}
 	spec.Args = append(append(spec.Args, r.authArgs()...), r.tlsServerArgs(row, port)...)
 	spec.Access = r.rowAccess(row)
-	if row.Pin == PinPinned {
+	if row.Pin == plan.PinPinned {
 		spec.CPUs, spec.Mems = r.local.pinning.ServerCPUs, r.local.pinning.ServerMems
 	}
 	r.printf("%s %s: starting the server%s on a wiped %s, %s\n", rowTitle(row), row.Label, r.host.where(), r.cfg.DataDir, tlsWord(row.TLS))

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"net"
 	"os"
 	"path/filepath"
@@ -221,7 +222,7 @@ func (t *runTLS) clientArgs() []string {
 func tlsPath(dir, name string) string { return strings.TrimSuffix(dir, "/") + "/" + name }
 
 // validateTLS refuses TLS where the run cannot give it.
-func validateTLS(c Config, bad func(string, ...any)) {
+func validateTLS(c plan.Config, bad func(string, ...any)) {
 	switch c.TLS {
 	case "", TLSOn, TLSOff, TLSBoth:
 	default:
@@ -245,27 +246,27 @@ func validateTLS(c Config, bad func(string, ...any)) {
 		return
 	}
 	switch {
-	case c.maxShards() > 1:
+	case c.MaxShards() > 1:
 		bad("--tls %s with --shards above 1 is not supported: the shards' cluster bus and redirects are plain TCP; use --shards 1", c.TLS)
-	case c.foreignServers():
+	case c.ForeignServers():
 		bad("--tls %s measures tierbench's own server: the catalogue does not give other servers' TLS flags; run them with --tls off", c.TLS)
-	case c.Ladder && c.given("ladder"):
+	case c.Ladder && c.Explicit("ladder"):
 		bad("--tls %s with --ladder is not supported: the ladder's top server is plain TCP; leave --ladder out", c.TLS)
 	}
 }
 
 // dropExtrasForTLS turns off the profile's ladder, not asked for, in a
 // run with TLS, and says so.
-func dropExtrasForTLS(c *Config) {
-	if c.Ladder && !c.given("ladder") && (c.TLS == TLSOn || c.TLS == TLSBoth) && c.ServerAddr == "" {
+func dropExtrasForTLS(c *plan.Config) {
+	if c.Ladder && !c.Explicit("ladder") && (c.TLS == TLSOn || c.TLS == TLSBoth) && c.ServerAddr == "" {
 		c.Ladder = false
-		c.notes = append(c.notes, "ladder: off with --tls (its top server is plain TCP)")
+		c.Notes = append(c.Notes, "ladder: off with --tls (its top server is plain TCP)")
 	}
 }
 
 // tlsRows makes TLS a row dimension: with --tls both every row twice,
 // without TLS and then with it; with --tls on every row with it.
-func tlsRows(c Config, rows []results.Row) []results.Row {
+func tlsRows(c plan.Config, rows []results.Row) []results.Row {
 	switch {
 	case c.TLS == TLSBoth:
 		return expandRows(rows, []bool{false, true}, func(r *results.Row, on bool) { r.TLS = on })
@@ -283,7 +284,7 @@ func tlsRows(c Config, rows []results.Row) []results.Row {
 // the bench flags that say the same; a password goes to the clients in a
 // 0600 file of the run's under Config.StateDir, returned to be removed.
 func (r *runner) externalAccess() (access, []string, string, error) {
-	a := access{user: r.cfg.ServerUser, auth: r.cfg.serverPassword}
+	a := access{user: r.cfg.ServerUser, auth: r.cfg.ServerPassword}
 	var args []string
 	if r.cfg.ServerTLS {
 		host, _, _ := net.SplitHostPort(r.cfg.ServerAddr)
@@ -320,7 +321,7 @@ func (r *runner) externalAccess() (access, []string, string, error) {
 // loopback.
 func (r *runner) setupTLS() error {
 	if r.cfg.TLS == "" && r.plan.Hosts != nil && !isLoopback(r.plan.Hosts.Bind) && r.cfg.Resume == "" {
-		r.plan.Rows = tlsRows(Config{TLS: TLSOn}, r.plan.Rows)
+		r.plan.Rows = tlsRows(plan.Config{TLS: TLSOn}, r.plan.Rows)
 		r.printf("tls: on (across hosts beyond loopback; --tls off to refuse it)\n")
 	}
 	if r.cfg.TLS == TLSOff && r.plan.Hosts != nil && !isLoopback(r.plan.Hosts.Bind) {
@@ -333,7 +334,7 @@ func (r *runner) setupTLS() error {
 	if err != nil {
 		return err
 	}
-	if r.plan.Runtime != RuntimeProcess {
+	if r.plan.Runtime != plan.RuntimeProcess {
 		t.dir = containerTLSDir
 	}
 	r.drv.give(t.files())
@@ -389,12 +390,12 @@ func (r *runner) removeSecrets() {
 
 // externalWords says how the run reaches the server at --server-addr,
 // never its password.
-func externalWords(c Config) string {
+func externalWords(c plan.Config) string {
 	s := ", " + tlsWord(c.ServerTLS)
 	if c.ServerUser != "" {
 		s += " as user " + c.ServerUser
 	}
-	if c.serverPassword != "" {
+	if c.ServerPassword != "" {
 		s += " with a password (not kept in the bundle)"
 	}
 	return s

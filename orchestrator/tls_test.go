@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,25 +20,25 @@ func TestTLSConfig(t *testing.T) {
 	none := func(string) string { return "" }
 	for _, tc := range []struct {
 		name string
-		cfg  Config
+		cfg  plan.Config
 		want string
 	}{
-		{"a mode that is not one", Config{TLS: "yes"}, `--tls "yes": want on, off or both`},
-		{"both against one port", Config{TLS: TLSBoth, ServerAddr: "127.0.0.1:6379"}, "--tls both with --server-addr"},
-		{"on against a plain address", Config{TLS: TLSOn, ServerAddr: "127.0.0.1:6379"}, "give the server's TLS address as rediss://"},
-		{"a CA for the run's own", Config{CACert: "/ca.pem"}, "--cacert and --insecure apply to --server-addr rediss://"},
-		{"shards", Config{TLS: TLSOn, Shards: []int{2}, DBSize: 20_000_000}, "--tls on with --shards above 1 is not supported"},
-		{"a foreign server", Config{TLS: TLSBoth, Servers: []string{"redis"}, Scenario: results.ScenarioMemory}, "--tls both measures tierbench's own server"},
-		{"the ladder asked for", Config{TLS: TLSOn, Ladder: true, Given: []string{"ladder"}}, "--tls on with --ladder is not supported"},
-		{"another scheme", Config{ServerAddr: "http://127.0.0.1:6379"}, "want redis:// or rediss://"},
-		{"no port", Config{ServerAddr: "rediss://alice@cache.example.com", AuthEnv: "PATH"}, "give the port"},
-		{"a password in the address", Config{ServerAddr: "rediss://alice:s3cret@cache.example.com:6380"}, "give rediss://alice@cache.example.com:6380 with the password in a file of yours, --auth-file FILE"},
-		{"a user without a password", Config{ServerAddr: "redis://alice@127.0.0.1:6379"}, "give its password with --auth-file FILE or --auth-env NAME"},
-		{"a password for no server", Config{AuthEnv: "PATH"}, "give the password of the server at --server-addr"},
-		{"two passwords", Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "PATH", AuthFile: "/etc/hostname"}, "both give a password"},
-		{"an empty variable", Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "TIERBENCH_NO_SUCH_VARIABLE"}, "has no TIERBENCH_NO_SUCH_VARIABLE"},
+		{"a mode that is not one", plan.Config{TLS: "yes"}, `--tls "yes": want on, off or both`},
+		{"both against one port", plan.Config{TLS: TLSBoth, ServerAddr: "127.0.0.1:6379"}, "--tls both with --server-addr"},
+		{"on against a plain address", plan.Config{TLS: TLSOn, ServerAddr: "127.0.0.1:6379"}, "give the server's TLS address as rediss://"},
+		{"a CA for the run's own", plan.Config{CACert: "/ca.pem"}, "--cacert and --insecure apply to --server-addr rediss://"},
+		{"shards", plan.Config{TLS: TLSOn, Shards: []int{2}, DBSize: 20_000_000}, "--tls on with --shards above 1 is not supported"},
+		{"a foreign server", plan.Config{TLS: TLSBoth, Servers: []string{"redis"}, Scenario: results.ScenarioMemory}, "--tls both measures tierbench's own server"},
+		{"the ladder asked for", plan.Config{TLS: TLSOn, Ladder: true, Given: []string{"ladder"}}, "--tls on with --ladder is not supported"},
+		{"another scheme", plan.Config{ServerAddr: "http://127.0.0.1:6379"}, "want redis:// or rediss://"},
+		{"no port", plan.Config{ServerAddr: "rediss://alice@cache.example.com", AuthEnv: "PATH"}, "give the port"},
+		{"a password in the address", plan.Config{ServerAddr: "rediss://alice:s3cret@cache.example.com:6380"}, "give rediss://alice@cache.example.com:6380 with the password in a file of yours, --auth-file FILE"},
+		{"a user without a password", plan.Config{ServerAddr: "redis://alice@127.0.0.1:6379"}, "give its password with --auth-file FILE or --auth-env NAME"},
+		{"a password for no server", plan.Config{AuthEnv: "PATH"}, "give the password of the server at --server-addr"},
+		{"two passwords", plan.Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "PATH", AuthFile: "/etc/hostname"}, "both give a password"},
+		{"an empty variable", plan.Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "TIERBENCH_NO_SUCH_VARIABLE"}, "has no TIERBENCH_NO_SUCH_VARIABLE"},
 	} {
-		_, err := tc.cfg.resolve(none, parts)
+		_, err := tc.cfg.Resolve(none, parts)
 		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
 		}
@@ -59,15 +60,15 @@ func TestTLSConfig(t *testing.T) {
 		{"redis://127.0.0.1:6379", "", "TIERBENCH_TEST_PW", "127.0.0.1:6379", "", "s3cret", false},
 		{"rediss://127.0.0.1:6380", "", "", "127.0.0.1:6380", "", "", true},
 	} {
-		got, err := Config{ServerAddr: tc.addr, AuthFile: tc.authFile, AuthEnv: tc.authEnv, DBSize: 1000}.resolve(none, parts)
+		got, err := plan.Config{ServerAddr: tc.addr, AuthFile: tc.authFile, AuthEnv: tc.authEnv, DBSize: 1000}.Resolve(none, parts)
 		if err != nil {
 			t.Errorf("--server-addr %s: %v", tc.addr, err)
 			continue
 		}
-		if got.ServerAddr != tc.wantAddr || got.ServerUser != tc.wantUser || got.serverPassword != tc.wantPassword || got.ServerTLS != tc.wantTLS {
-			t.Errorf("--server-addr %s: got %s, user %q, password %q, TLS %v; want %s, %q, %q, %v", tc.addr, got.ServerAddr, got.ServerUser, got.serverPassword, got.ServerTLS, tc.wantAddr, tc.wantUser, tc.wantPassword, tc.wantTLS)
+		if got.ServerAddr != tc.wantAddr || got.ServerUser != tc.wantUser || got.ServerPassword != tc.wantPassword || got.ServerTLS != tc.wantTLS {
+			t.Errorf("--server-addr %s: got %s, user %q, password %q, TLS %v; want %s, %q, %q, %v", tc.addr, got.ServerAddr, got.ServerUser, got.ServerPassword, got.ServerTLS, tc.wantAddr, tc.wantUser, tc.wantPassword, tc.wantTLS)
 		}
-		if w := got.record(); strings.Contains(w.ServerAddr+w.ServerUser, "s3cret") {
+		if w := got.Record(); strings.Contains(w.ServerAddr+w.ServerUser, "s3cret") {
 			t.Errorf("--server-addr %s: the plan records the password: %+v", tc.addr, w)
 		}
 	}
@@ -77,16 +78,16 @@ func TestTLSConfig(t *testing.T) {
 // plain first; on (or a rediss:// server) turns it on in every row; off
 // and the default on one machine leave the rows plain.
 func TestTLSRows(t *testing.T) {
-	rows := []results.Row{{Backend: "libaio", Pin: PinNone}, {Backend: "uring", Pin: PinNone}}
+	rows := []results.Row{{Backend: "libaio", Pin: plan.PinNone}, {Backend: "uring", Pin: plan.PinNone}}
 	for _, tc := range []struct {
-		cfg  Config
+		cfg  plan.Config
 		want string
 	}{
-		{Config{TLS: TLSBoth}, "libaio/none libaio/none/tls uring/none uring/none/tls"},
-		{Config{TLS: TLSOn}, "libaio/none/tls uring/none/tls"},
-		{Config{ServerTLS: true}, "libaio/none/tls uring/none/tls"},
-		{Config{TLS: TLSOff}, "libaio/none uring/none"},
-		{Config{}, "libaio/none uring/none"},
+		{plan.Config{TLS: TLSBoth}, "libaio/none libaio/none/tls uring/none uring/none/tls"},
+		{plan.Config{TLS: TLSOn}, "libaio/none/tls uring/none/tls"},
+		{plan.Config{ServerTLS: true}, "libaio/none/tls uring/none/tls"},
+		{plan.Config{TLS: TLSOff}, "libaio/none uring/none"},
+		{plan.Config{}, "libaio/none uring/none"},
 	} {
 		var ids []string
 		for _, r := range tlsRows(tc.cfg, rows) {

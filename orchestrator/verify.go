@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -197,7 +198,7 @@ func isRESPError(err error) bool {
 // verifyLoad applies the load checks to one load record: for a server
 // the run loaded, the loader's acknowledgements and DBSIZE must both equal
 // dbsize; for --skip-load, DBSIZE must be at least dbsize.
-func verifyLoad(rec results.LoadRecord, cfg Config) error {
+func verifyLoad(rec results.LoadRecord, cfg plan.Config) error {
 	if rec.Acknowledged >= 0 && rec.Acknowledged != rec.DBSize {
 		return fmt.Errorf("%w: the loader saw %d of %d keys acknowledged (%s, %d missing; want every key)",
 			ErrPartialLoad, rec.Acknowledged, rec.DBSize, formatPercentBeside(share(rec.Acknowledged, rec.DBSize), 1), rec.DBSize-rec.Acknowledged)
@@ -212,7 +213,7 @@ func verifyLoad(rec results.LoadRecord, cfg Config) error {
 	}
 	// A memory-tier sweep's row holds as much in memory as its size
 	// allows, by design: its cells show the device share they measure.
-	if rec.Tiered && rec.DeviceShare < minDeviceShare && cfg.spec().tiered && rec.Row.Memory == "" {
+	if rec.Tiered && rec.DeviceShare < minDeviceShare && cfg.Spec().Tiered && rec.Row.Memory == "" {
 		mem, _ := size.Parse(cfg.Memory)
 		page, _ := size.Parse(cfg.Page)
 		inMemory := rec.TailAddress - rec.HeadAddress
@@ -258,13 +259,13 @@ func sampleKeys(dbsize int64, n int, rnd *rand.Rand) []uint64 {
 // sampledHitCheck GETs a uniform random sample of the key space,
 // pipelined, and counts misses (null bulk), values of the wrong length
 // and error replies.
-func sampledHitCheck(ctx context.Context, c *respConn, cfg Config, rnd *rand.Rand) (results.SampleCheck, error) {
+func sampledHitCheck(ctx context.Context, c *respConn, cfg plan.Config, rnd *rand.Rand) (results.SampleCheck, error) {
 	return sampleGets(ctx, c, cfg, sampleKeys(cfg.DBSize, minSampleKeys, rnd))
 }
 
 // sampleGets GETs keys on c, pipelined, and counts misses (null bulk),
 // values of the wrong length and error replies.
-func sampleGets(ctx context.Context, c *respConn, cfg Config, keys []uint64) (results.SampleCheck, error) {
+func sampleGets(ctx context.Context, c *respConn, cfg plan.Config, keys []uint64) (results.SampleCheck, error) {
 	start := time.Now()
 	res := results.SampleCheck{Keys: int64(len(keys))}
 	w := bufio.NewWriterSize(c.c, 64<<10)
@@ -317,7 +318,7 @@ func sampleGets(ctx context.Context, c *respConn, cfg Config, keys []uint64) (re
 
 // judgeSample refuses a sample with a wrong-length value, an error
 // reply, or a miss rate above --max-miss-ratio (by default, one miss).
-func judgeSample(s results.SampleCheck, serverKeys int64, cfg Config) error {
+func judgeSample(s results.SampleCheck, serverKeys int64, cfg plan.Config) error {
 	missShare := share(s.Missed, s.Keys)
 	if s.WrongLength == 0 && s.Errors == 0 && missShare <= cfg.MaxMissRatio {
 		return nil

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ func TestSampleKeys(t *testing.T) {
 }
 
 func TestJudgeSample(t *testing.T) {
-	cfg := Config{ValueLength: 96}
+	cfg := plan.Config{ValueLength: 96}
 	tests := []struct {
 		name    string
 		s       results.SampleCheck

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // mixed cluster are refused, and the bench arguments carry them: the key
 // distribution to every client, the mix to the measured cells.
 func TestWorkloadFlags(t *testing.T) {
-	resolve := func(c Config) (Config, error) { return c.resolve(func(string) string { return "" }, parts) }
+	resolve := func(c plan.Config) (plan.Config, error) { return c.Resolve(func(string) string { return "" }, parts) }
 	for _, tt := range []struct {
 		keyDist, workload string
 		wantErr           string
@@ -33,7 +34,7 @@ func TestWorkloadFlags(t *testing.T) {
 		{"", "GET:90,DEL:10", "DEL changes the dataset", nil},
 		{"", "GET:90,INCR:10", "INCR changes the dataset", nil},
 	} {
-		cfg, err := resolve(Config{KeyDist: tt.keyDist, Workload: tt.workload, NoFio: true})
+		cfg, err := resolve(plan.Config{KeyDist: tt.keyDist, Workload: tt.workload, NoFio: true})
 		if tt.wantErr != "" {
 			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("--key-dist %q --workload %q: got %v, want a config error saying %q", tt.keyDist, tt.workload, err, tt.wantErr)
@@ -52,7 +53,7 @@ func TestWorkloadFlags(t *testing.T) {
 			t.Errorf("--key-dist %q: bench arguments %q", tt.keyDist, args)
 		}
 	}
-	if _, err := resolve(Config{Workload: "ycsb-b", Shards: []int{1, 2}, NoFio: true}); err == nil || !strings.Contains(err.Error(), "--workload with --shards") {
+	if _, err := resolve(plan.Config{Workload: "ycsb-b", Shards: []int{1, 2}, NoFio: true}); err == nil || !strings.Contains(err.Error(), "--workload with --shards") {
 		t.Errorf("--workload with --shards 1,2: got %v, want a refusal", err)
 	}
 }

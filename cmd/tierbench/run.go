@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
@@ -20,7 +21,7 @@ func init() {
 }
 
 func runRun(args []string, stdout, stderr io.Writer) int {
-	var cfg orchestrator.Config
+	var cfg plan.Config
 	var threads, backends, pins, shards, serverPIDs, servers string
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&cfg.Profile, "profile", "quick", "quick (minutes on a small host, dataset ≥ 20 × --memory) or reference (the Garnet seed: 100 M keys, 12 s cells, 3 passes)")
@@ -45,7 +46,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&pins, "pin", "", "pin modes: pinned (server node 0, client node 1; CPU halves on one node) and/or none (default pinned,none; across hosts none)")
 	fs.StringVar(&cfg.DataDir, "data", "", "the server's data dir on the device under test: yours, in directories nobody else may write; new, empty, or holding only tierbench's own files (never /, your home, the current directory or a parent of them, or --out); locked for the run, its segment files wiped before each row and at the end (default "+safe.DefaultDataDir+"; env TIERBENCH_DATA); with --server-addr, where that server's data lives, which gives it a fio ceiling")
 	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the last row's segment files in --data when the run ends")
-	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory, checked like --data: yours, nobody else may write it (default "+orchestrator.DefaultOutParent+"/<run id>)")
+	fs.StringVar(&cfg.OutDir, "out", "", "the results bundle directory, checked like --data: yours, nobody else may write it (default "+plan.DefaultOutParent+"/<run id>)")
 	fs.StringVar(&cfg.Resume, "resume", "", "complete the bundle in this directory: the passes it holds are skipped")
 	fs.StringVar(&cfg.Runtime, "runtime", "", "docker, process, or auto: Docker when the engine answers (default auto; with --resume, the runtime the run began with)")
 	fs.StringVar(&cfg.Binary, "binary", "", "the static tierbench binary to run as server and client (default this one)")
@@ -136,17 +137,17 @@ Flags:
 		if !isGiven(cfg.Given, l.name) {
 			continue
 		}
-		if *l.dst, err = orchestrator.SplitList(strings.ToLower(l.value)); err != nil {
+		if *l.dst, err = plan.SplitList(strings.ToLower(l.value)); err != nil {
 			return usageError(fs, stderr, "--%s %q: %v", l.name, l.value, err)
 		}
 	}
 	if isGiven(cfg.Given, "server") {
-		if cfg.Servers, err = orchestrator.SplitList(strings.ToLower(servers)); err != nil {
+		if cfg.Servers, err = plan.SplitList(strings.ToLower(servers)); err != nil {
 			return usageError(fs, stderr, "--server %q: %v", servers, err)
 		}
 	}
 	if isGiven(cfg.Given, "shards") {
-		if cfg.Shards, err = orchestrator.ParseInts(shards); err != nil {
+		if cfg.Shards, err = plan.ParseInts(shards); err != nil {
 			return usageError(fs, stderr, "--shards %q: %v", shards, err)
 		}
 	}
@@ -162,7 +163,7 @@ Flags:
 		cfg.ServerPID = cfg.ServerPIDs[0]
 	}
 	if isGiven(cfg.Given, "threads") {
-		if cfg.Threads, err = orchestrator.ParseInts(threads); err != nil {
+		if cfg.Threads, err = plan.ParseInts(threads); err != nil {
 			return usageError(fs, stderr, "--threads %q: %v", threads, err)
 		}
 	}

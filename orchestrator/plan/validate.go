@@ -1,4 +1,4 @@
-package orchestrator
+package plan
 
 import (
 	"errors"
@@ -31,7 +31,7 @@ func (c Config) validate(parts []Part) error {
 		}
 	}
 	if c.Workload != "" {
-		mix, err := c.opMix()
+		mix, err := c.OpMix()
 		if err != nil {
 			bad("--workload: %v", err)
 		}
@@ -40,7 +40,7 @@ func (c Config) validate(parts []Part) error {
 				bad("--workload %s: %s changes the dataset the run loaded and verified, so every later cell would count misses or wrong values; mix GET, SET, MGET and RMW", c.Workload, op)
 			}
 		}
-		if c.maxShards() > 1 {
+		if c.MaxShards() > 1 {
 			bad("--workload with --shards above 1 is not supported: the cluster client runs GET cells only")
 		}
 	}
@@ -97,7 +97,7 @@ func (c Config) validate(parts []Part) error {
 			errs = append(errs, err)
 		}
 	}
-	if c.hostsMode() {
+	if c.HostsMode() {
 		if c.ServerAddr != "" {
 			bad("--server-addr measures a server already running; --server-host and --client-hosts start one")
 		}
@@ -107,29 +107,29 @@ func (c Config) validate(parts []Part) error {
 		if slices.Contains(c.Pins, PinPinned) {
 			bad("--pin pinned across hosts is not supported: each host's NUMA layout is its own; use --pin none")
 		}
-		if c.maxShards() > 1 {
+		if c.MaxShards() > 1 {
 			bad("--shards across hosts is not supported yet: shards run as local processes")
 		}
-		if s := c.scenario(); s == results.ScenarioAll || c.spec().inRAM {
+		if s := c.ScenarioName(); s == results.ScenarioAll || c.Spec().InRAM {
 			bad("--scenario %s across hosts is not supported: its device-read evidence (INFO store, with the run's password) and its free-memory check are read on this machine, not the server host's; run --scenario storage across hosts, or the RAM scenarios on one machine", s)
 		}
-		if c.Ladder && !c.serverHostLocal() {
+		if c.Ladder && !c.ServerHostLocal() {
 			bad("--ladder with --server-host is not supported: its fio, device and kv layers run on this machine, not the server host; leave --ladder out")
 		}
-		if !c.serverHostLocal() && c.ServerAddr == "" && filepath.Clean(c.DataDir) == "/" {
+		if !c.ServerHostLocal() && c.ServerAddr == "" && filepath.Clean(c.DataDir) == "/" {
 			bad("--data /: a run empties its data dir; give a new directory of its own on the server host, such as %s", safe.DefaultDataDir)
 		}
 	} else if c.ServerBind != "" {
 		bad("--server-bind needs --server-host or --client-hosts: a local server listens on loopback")
 	}
-	if c.Latency && c.maxShards() > 1 {
+	if c.Latency && c.MaxShards() > 1 {
 		bad("--latency with --shards above 1 is not supported: the latency steps' fixed-rate client drives one server, not a cluster; leave --latency out or use --shards 1")
 	}
 	if c.ServerAddr == "" {
 		if c.SkipLoad {
 			bad("--skip-load needs --server-addr: a server this run starts is always empty")
 		}
-		if c.ServerPID != 0 || c.given("server-pid") {
+		if c.ServerPID != 0 || c.Explicit("server-pid") {
 			bad("--server-pid %d needs --server-addr: the servers this run starts are found by themselves", c.ServerPID)
 		}
 		c.validateOwnServer(bad)
@@ -137,7 +137,7 @@ func (c Config) validate(parts []Part) error {
 		if _, _, err := net.SplitHostPort(c.ServerAddr); err != nil {
 			bad("--server-addr %q: want HOST:PORT: %v", c.ServerAddr, err)
 		}
-		if c.ServerPID < 0 || c.ServerPID == 0 && c.given("server-pid") {
+		if c.ServerPID < 0 || c.ServerPID == 0 && c.Explicit("server-pid") {
 			bad("--server-pid %d: want the pid of the server at --server-addr (leave it out to find the owner of its listening socket)", c.ServerPID)
 		}
 		for _, f := range []struct {
@@ -147,7 +147,7 @@ func (c Config) validate(parts []Part) error {
 			{"backends", len(c.Backends) > 0}, {"pin", len(c.Pins) > 0},
 			{"memory", c.Memory != ""}, {"page", c.Page != ""}, {"segment", c.Segment != ""}, {"index", c.Index != ""},
 		} {
-			if f.set || c.given(f.name) {
+			if f.set || c.Explicit(f.name) {
 				bad("--%s applies to the tiered server a run starts, not to the server at --server-addr", f.name)
 			}
 		}
@@ -161,7 +161,7 @@ func (c Config) validate(parts []Part) error {
 // validateOwnServer checks the flags of the tiered server a run starts.
 func (c Config) validateOwnServer(bad func(string, ...any)) {
 	for _, b := range c.Backends {
-		if b != "libaio" && b != "uring" && !(c.spec().ownBackend && b == c.scenario()) {
+		if b != "libaio" && b != "uring" && !(c.Spec().OwnBackend && b == c.ScenarioName()) {
 			bad("--backends: unknown backend %q (want libaio, uring)", b)
 		}
 	}
@@ -177,7 +177,7 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 		bad("--pin names %s twice: each pin mode is one row, measured once", p)
 	}
 	mem, err1 := size.Parse(c.Memory)
-	sweep := c.memorySweep() != nil
+	sweep := c.MemorySweep() != nil
 	for _, s := range []string{c.Memory, c.Page, c.Segment, c.Index} {
 		if _, err := size.Parse(s); err != nil && !(sweep && s == c.Memory) {
 			bad("server size: %v", err)
@@ -186,9 +186,9 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 	c.checkStoreSizes(bad)
 	// A memory-tier sweep is partly served from memory by design: the
 	// 20 × rule is the storage scenario's without one.
-	if err1 == nil && !c.Force && c.spec().tiered && !sweep {
+	if err1 == nil && !c.Force && c.Spec().Tiered && !sweep {
 		data := c.DBSize * int64(results.RecordBytes(c.KeyLength, c.ValueLength))
-		if n := c.maxShards(); n > 1 && data/int64(n) < results.MinDeviceToMemory*mem {
+		if n := c.MaxShards(); n > 1 && data/int64(n) < results.MinDeviceToMemory*mem {
 			bad("dataset %d keys × %d B = %s split over --shards %d is %s a shard, less than %d × --memory %s: each shard's reads would be served from memory; raise --dbsize or lower --memory (--force measures anyway)",
 				c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), human.Bytes(data), n, human.Bytes(data/int64(n)), results.MinDeviceToMemory, c.Memory)
 		} else if data < results.MinDeviceToMemory*mem {
@@ -202,10 +202,10 @@ func (c Config) validateOwnServer(bad func(string, ...any)) {
 // tierbench's server would refuse at start (--memory 4m with a 4m --page
 // holds fewer than two pages, …), by the server's own rule (store.Check).
 func (c Config) checkStoreSizes(bad func(string, ...any)) {
-	if !c.spec().tiered {
+	if !c.Spec().Tiered {
 		return
 	}
-	if servers, err := c.systems(); err != nil || !slices.ContainsFunc(servers, func(s sut.Server) bool { return s.Name == results.OwnServer }) {
+	if servers, err := c.Systems(); err != nil || !slices.ContainsFunc(servers, func(s sut.Server) bool { return s.Name == results.OwnServer }) {
 		return
 	}
 	page, err1 := size.Parse(c.Page)

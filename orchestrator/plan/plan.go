@@ -1,4 +1,4 @@
-package orchestrator
+package plan
 
 import (
 	"github.com/tierbench/tierbench/results"
@@ -7,7 +7,7 @@ import (
 // workload is the configuration as plan.json records it. Each exported
 // field is copied by name (TestWorkloadRecordsEveryField names one left out:
 // it would not be in the bundle, and --resume would get its zero back).
-func (c Config) record() results.Workload {
+func (c Config) Record() results.Workload {
 	return results.Workload{
 		Profile:         c.Profile,
 		Scenario:        c.Scenario,
@@ -72,7 +72,7 @@ func (c Config) record() results.Workload {
 }
 
 // configOf is the configuration a plan.json recorded, for --resume.
-func configOf(w results.Workload) Config {
+func ConfigOf(w results.Workload) Config {
 	return Config{
 		Profile:         w.Profile,
 		Scenario:        w.Scenario,
@@ -138,4 +138,4 @@ func configOf(w results.Workload) Config {
 
 // ceilingApplies reports whether the fio ceiling of the data dir bounds
 // the run's cells (results.Workload.CeilingApplies).
-func ceilingApplies(cfg Config) bool { return cfg.record().CeilingApplies() }
+func CeilingApplies(cfg Config) bool { return cfg.Record().CeilingApplies() }

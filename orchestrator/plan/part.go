@@ -1,4 +1,4 @@
-package orchestrator
+package plan
 
 import (
 	"errors"

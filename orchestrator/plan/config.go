@@ -1,4 +1,4 @@
-package orchestrator
+package plan
 
 import (
 	"cmp"
@@ -107,7 +107,7 @@ type Config struct {
 	TLS            string
 	ServerTLS      bool
 	ServerUser     string
-	serverPassword string
+	ServerPassword string
 	// AuthFile and AuthEnv give that server's password: the first line
 	// of a file, or an environment variable by name (never a command
 	// line, which every user of the host can read).
@@ -171,19 +171,19 @@ type Config struct {
 	// "TIERBENCH_DATA=/mnt/x (--data)": the run says each, since a
 	// variable set long ago changes what it measures (and names the
 	// directory it empties).
-	fromEnv []string
+	FromEnv []string
 	// notes are what resolve decided that the user did not ask for (a
 	// profile's default turned off for a combination that cannot have
 	// it); the run prints them first.
-	notes []string
+	Notes []string
 }
 
-// given reports whether the flag name was set explicitly.
-func (c Config) given(name string) bool { return slices.Contains(c.Given, name) }
+// explicit reports whether the flag name was set explicitly.
+func (c Config) Explicit(name string) bool { return slices.Contains(c.Given, name) }
 
 // opMix is the mix the measured cells run, spelled as bench --op-mix
 // takes it: Workload's preset resolved, or Workload itself; "" for GETs.
-func (c Config) opMix() (string, error) {
+func (c Config) OpMix() (string, error) {
 	if c.Workload == "" {
 		return "", nil
 	}
@@ -204,7 +204,7 @@ func (c Config) opMix() (string, error) {
 // 256, not the reference's 1024 (so since the first quick profile); on a
 // pinned CPU the two read the same share of its fio ceiling within a run's
 // noise (uring 80-89 % at 256, 80-87 % at 1024, one quick run each).
-var profiles = map[string]Config{
+var Profiles = map[string]Config{
 	ProfileReference: {
 		DBSize: 100_000_000, KeyLength: 16, ValueLength: 96,
 		Threads: []int{8, 32, 48, 64}, Batch: 1024, CellSeconds: 12, Passes: 3,
@@ -222,7 +222,7 @@ var profiles = map[string]Config{
 // resolve fills zero fields from the profile and the environment and
 // checks the result against every part; getenv is os.Getenv outside
 // tests.
-func (c Config) resolve(getenv func(string) string, parts []Part) (Config, error) {
+func (c Config) Resolve(getenv func(string) string, parts []Part) (Config, error) {
 	if c.Profile == "" {
 		c.Profile = ProfileQuick
 	}
@@ -235,7 +235,7 @@ func (c Config) resolve(getenv func(string) string, parts []Part) (Config, error
 	if err := c.resolveScenario(); err != nil {
 		return c, err
 	}
-	p, ok := profileFor(c.scenario(), c.Profile)
+	p, ok := profileFor(c.ScenarioName(), c.Profile)
 	if !ok {
 		return c, fmt.Errorf("%w: unknown --profile %q (want quick or reference)", fault.ErrConfig, c.Profile)
 	}
@@ -243,14 +243,14 @@ func (c Config) resolve(getenv func(string) string, parts []Part) (Config, error
 		return c, err
 	}
 	orProfile := func(dst *int, flagName string, v int) {
-		if *dst == 0 && !c.given(flagName) {
+		if *dst == 0 && !c.Explicit(flagName) {
 			*dst = v
 		}
 	}
-	if c.Profile == ProfileReference && !c.given("ladder") {
+	if c.Profile == ProfileReference && !c.Explicit("ladder") {
 		c.Ladder = true
 	}
-	if c.DBSize == 0 && !c.given("dbsize") {
+	if c.DBSize == 0 && !c.Explicit("dbsize") {
 		c.DBSize = p.DBSize
 	}
 	orProfile(&c.KeyLength, "keylength", p.KeyLength)
@@ -263,10 +263,10 @@ func (c Config) resolve(getenv func(string) string, parts []Part) (Config, error
 	orProfile(&c.FioSeconds, "fio-seconds", p.FioSeconds)
 	// The warm-up defaults to the profile's, else to one cell.
 	orProfile(&c.WarmupSeconds, "warmup-seconds", cmp.Or(p.WarmupSeconds, c.CellSeconds))
-	if len(c.Threads) == 0 && !c.given("threads") {
+	if len(c.Threads) == 0 && !c.Explicit("threads") {
 		c.Threads = slices.Clone(p.Threads)
 	}
-	if !c.given("latency") {
+	if !c.Explicit("latency") {
 		c.Latency = c.Latency || p.Latency
 	}
 	if s, err := results.ParseSLO(c.SLO); err == nil {
@@ -300,7 +300,7 @@ func (c Config) resolve(getenv func(string) string, parts []Part) (Config, error
 	}
 	if len(c.Pins) == 0 {
 		c.Pins = []string{PinPinned, PinNone}
-		if c.hostsMode() {
+		if c.HostsMode() {
 			c.Pins = []string{PinNone}
 		}
 	}
@@ -311,13 +311,13 @@ func (c Config) resolve(getenv func(string) string, parts []Part) (Config, error
 // run cannot measure them right (the combinations validate refuses when
 // asked for explicitly), and says so.
 func (c *Config) dropProfileExtras() {
-	if c.Ladder && !c.given("ladder") && c.hostsMode() && !c.serverHostLocal() {
+	if c.Ladder && !c.Explicit("ladder") && c.HostsMode() && !c.ServerHostLocal() {
 		c.Ladder = false
-		c.notes = append(c.notes, "ladder: off across hosts (its layers would run on this machine, not the server host)")
+		c.Notes = append(c.Notes, "ladder: off across hosts (its layers would run on this machine, not the server host)")
 	}
-	if c.Latency && !c.given("latency") && c.maxShards() > 1 {
+	if c.Latency && !c.Explicit("latency") && c.MaxShards() > 1 {
 		c.Latency = false
-		c.notes = append(c.notes, "latency: off with --shards above 1 (the fixed-rate client drives one server, not a cluster)")
+		c.Notes = append(c.Notes, "latency: off with --shards above 1 (the fixed-rate client drives one server, not a cluster)")
 	}
 }
 
@@ -338,7 +338,7 @@ func (c *Config) setRunDefaults() {
 // creating a named volume; on a server host elsewhere a relative path means
 // nothing, and is refused.
 func (c *Config) absDataDirs() error {
-	remote := c.hostsMode() && !c.serverHostLocal()
+	remote := c.HostsMode() && !c.ServerHostLocal()
 	dirs := append([]*string{&c.DataDir}, pointers(c.DataDirs)...)
 	for _, d := range dirs {
 		if *d == "" || filepath.IsAbs(*d) {
@@ -366,7 +366,7 @@ func pointers(s []string) []*string {
 }
 
 // serverHostLocal says the server runs on this machine: no --server-host.
-func (c Config) serverHostLocal() bool { return c.ServerHost == "" }
+func (c Config) ServerHostLocal() bool { return c.ServerHost == "" }
 
 func setString(dst *string, v string) {
 	if *dst == "" {
@@ -439,7 +439,7 @@ func (c *Config) resolveEnv(getenv func(string) string) error {
 	}
 	for _, e := range EnvVars {
 		v := strings.TrimSpace(getenv(e.Name))
-		if v == "" || c.given(e.Flag) {
+		if v == "" || c.Explicit(e.Flag) {
 			continue
 		}
 		switch e.Flag {
@@ -472,7 +472,7 @@ func (c *Config) resolveEnv(getenv func(string) string) error {
 			}
 			*dst = n
 		}
-		c.fromEnv = append(c.fromEnv, fmt.Sprintf("%s=%s (--%s)", e.Name, v, e.Flag))
+		c.FromEnv = append(c.FromEnv, fmt.Sprintf("%s=%s (--%s)", e.Name, v, e.Flag))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package plan
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ import (
 
 // memorySweep is the sizes of a sweep, in the order given; nil when
 // --memory names one size (or none).
-func (c Config) memorySweep() []string {
+func (c Config) MemorySweep() []string {
 	if !strings.ContainsAny(strings.TrimSpace(c.Memory), ", \t") {
 		return nil
 	}
@@ -36,7 +36,7 @@ func (c Config) memorySweep() []string {
 
 // memorySizes is every --memory size the run's servers take.
 func (c Config) memorySizes() []string {
-	if s := c.memorySweep(); s != nil {
+	if s := c.MemorySweep(); s != nil {
 		return s
 	}
 	return []string{c.Memory}
@@ -44,7 +44,7 @@ func (c Config) memorySizes() []string {
 
 // largestMemory is the largest --memory a server of the run takes: what
 // the preflight's memory check plans for.
-func (c Config) largestMemory() string {
+func (c Config) LargestMemory() string {
 	best, bestBytes := c.Memory, int64(-1)
 	for _, s := range c.memorySizes() {
 		if n, err := size.Parse(s); err == nil && n > bestBytes {
@@ -55,50 +55,50 @@ func (c Config) largestMemory() string {
 }
 
 // hostsMode reports whether the run drives hosts through their engines.
-func (c Config) hostsMode() bool { return c.ServerHost != "" || c.ClientHosts != "" }
+func (c Config) HostsMode() bool { return c.ServerHost != "" || c.ClientHosts != "" }
 
-// scenarioSpec is one of the reference's server set-ups as data: what a
+// ScenarioSpec is one of the reference's server set-ups as data: what a
 // run of it starts, how it plans its rows, which evidence judges a pass
 // and which checks apply. A new scenario is a new entry of scenarioSpecs;
 // the run path asks the spec, never the scenario's name.
-type scenarioSpec struct {
+type ScenarioSpec struct {
 	// profiles are its quick and reference shapes; nil: the storage
 	// profiles.
 	profiles map[string]Config
 	// ownBackend: its rows have the one backend named after it (the
 	// server set-up), so --backends does not apply.
-	ownBackend bool
+	OwnBackend bool
 	// pins are its default pin modes; nil: pinned and none.
 	pins []string
 	// shards says whether --shards applies.
-	shards bool
+	Shards bool
 	// batches are its rows' -b values (one row each); nil: --batch.
-	batches []int
+	Batches []int
 	// inRAM: the dataset lives in RAM, so the free-memory check applies,
 	// there are no disk counters and no fio ceiling, and both are read on
 	// the server's machine (so not across hosts, see validate).
-	inRAM bool
+	InRAM bool
 	// shardMemory: each shard also holds its in-memory log and index,
 	// which the free-memory check counts.
-	shardMemory bool
+	ShardMemory bool
 	// tiered: the server tiers its log, so the dataset must exceed
 	// results.MinDeviceToMemory × --memory and the load's HeadAddress is checked.
-	tiered bool
+	Tiered bool
 	// deviceReads: each pass counts INFO store's Device.CompletedReads of
 	// every server and keeps it out below 0.9 per GET.
-	deviceReads bool
+	DeviceReads bool
 	// ladderTop: the ladder's top is the untiered in-memory server on the
 	// same dataset (ladder_top.go), the ceiling of this scenario's RESP.
-	ladderTop bool
+	LadderTop bool
 }
 
 // scenarioSpecs are the reference's three set-ups.
-var scenarioSpecs = map[string]scenarioSpec{
+var ScenarioSpecs = map[string]ScenarioSpec{
 	results.ScenarioStorage: {
-		shards: true, tiered: true,
+		Shards: true, Tiered: true,
 	},
 	results.ScenarioMemory: {
-		ownBackend: true, inRAM: true,
+		OwnBackend: true, InRAM: true,
 		// Sizes the untiered server does not use are kept valid so the
 		// shared validation holds.
 		profiles: map[string]Config{
@@ -117,9 +117,9 @@ var scenarioSpecs = map[string]scenarioSpec{
 		},
 	},
 	results.ScenarioLocalMemory: {
-		ownBackend: true, inRAM: true, shards: true, shardMemory: true, tiered: true, deviceReads: true, ladderTop: true,
+		OwnBackend: true, InRAM: true, Shards: true, ShardMemory: true, Tiered: true, DeviceReads: true, LadderTop: true,
 		pins:    []string{PinNone},
-		batches: []int{1024, 256},
+		Batches: []int{1024, 256},
 		profiles: map[string]Config{
 			ProfileReference: {
 				DBSize: 10_000_000, KeyLength: 16, ValueLength: 100,
@@ -139,47 +139,47 @@ var scenarioSpecs = map[string]scenarioSpec{
 
 // spec is the run's scenario's spec (storage for "all", whose parts each
 // run with their own).
-func (c Config) spec() scenarioSpec { return specOf(c.scenario()) }
+func (c Config) Spec() ScenarioSpec { return SpecOf(c.ScenarioName()) }
 
 // specOf is a scenario's spec; storage for a name without one.
-func specOf(name string) scenarioSpec {
-	if s, ok := scenarioSpecs[name]; ok {
+func SpecOf(name string) ScenarioSpec {
+	if s, ok := ScenarioSpecs[name]; ok {
 		return s
 	}
-	return scenarioSpecs[results.ScenarioStorage]
+	return ScenarioSpecs[results.ScenarioStorage]
 }
 
 // rowSpec is the spec a row runs under: its backend names its scenario
 // when the scenario has a backend of its own.
-func rowSpec(row results.Row) scenarioSpec {
-	if s, ok := scenarioSpecs[row.Backend]; ok && s.ownBackend {
+func RowSpec(row results.Row) ScenarioSpec {
+	if s, ok := ScenarioSpecs[row.Backend]; ok && s.OwnBackend {
 		return s
 	}
-	return scenarioSpecs[results.ScenarioStorage]
+	return ScenarioSpecs[results.ScenarioStorage]
 }
 
 // profileFor returns the defaults of a scenario's profile.
 func profileFor(scenario, profile string) (Config, bool) {
-	if m := specOf(scenario).profiles; m != nil {
+	if m := SpecOf(scenario).profiles; m != nil {
 		p, ok := m[profile]
 		return p, ok
 	}
-	p, ok := profiles[profile]
+	p, ok := Profiles[profile]
 	return p, ok
 }
 
-// scenario is the run's scenario, storage when none was named.
-func (c Config) scenario() string { return cmp.Or(c.Scenario, results.ScenarioStorage) }
+// scenarioName is the run's scenario, storage when none was named.
+func (c Config) ScenarioName() string { return cmp.Or(c.Scenario, results.ScenarioStorage) }
 
 // resolveScenario checks --scenario and sets the backend dimension of
 // the scenarios that have none.
 func (c *Config) resolveScenario() error {
-	s := c.scenario()
+	s := c.ScenarioName()
 	if !slices.Contains(results.Scenarios, s) && s != results.ScenarioAll {
 		return fmt.Errorf("%w: unknown --scenario %q (want %s or %s)", fault.ErrConfig, s, strings.Join(results.Scenarios, ", "), results.ScenarioAll)
 	}
-	spec := c.spec()
-	if s == results.ScenarioAll || !spec.ownBackend {
+	spec := c.Spec()
+	if s == results.ScenarioAll || !spec.OwnBackend {
 		return nil
 	}
 	if c.ServerAddr != "" {
@@ -187,10 +187,10 @@ func (c *Config) resolveScenario() error {
 		// untiered Redis as scenario 1, a tierbench server as scenario 3.
 		return nil
 	}
-	if c.given("backends") || len(c.Backends) > 0 && !slices.Equal(c.Backends, []string{s}) {
+	if c.Explicit("backends") || len(c.Backends) > 0 && !slices.Equal(c.Backends, []string{s}) {
 		return fmt.Errorf("%w: --backends applies to --scenario storage; --scenario %s has one server set-up", fault.ErrConfig, s)
 	}
-	if !spec.shards && (c.given("shards") || len(c.Shards) > 0) {
+	if !spec.Shards && (c.Explicit("shards") || len(c.Shards) > 0) {
 		return fmt.Errorf("%w: --shards applies to --scenario storage and localmemory; --scenario %s is one untiered server", fault.ErrConfig, s)
 	}
 	c.Backends = []string{s}
@@ -202,7 +202,7 @@ func (c *Config) resolveScenario() error {
 
 // systems are the run's servers: --server's in order, then --server-cmd's;
 // tierbench's own alone when neither is given.
-func (c Config) systems() ([]sut.Server, error) {
+func (c Config) Systems() ([]sut.Server, error) {
 	var out []sut.Server
 	if len(c.Servers) > 0 {
 		s, err := sut.LookupList(strings.Join(c.Servers, ","))
@@ -227,24 +227,24 @@ func (c Config) systems() ([]sut.Server, error) {
 
 // namesServers says whether the run names its servers (--server or
 // --server-cmd), so its rows carry the server's name.
-func (c Config) namesServers() bool { return len(c.Servers) > 0 || c.ServerCmd != "" }
+func (c Config) NamesServers() bool { return len(c.Servers) > 0 || c.ServerCmd != "" }
 
 // foreignServers says whether the run starts a server besides tierbench's
 // own.
-func (c Config) foreignServers() bool {
-	servers, err := c.systems()
-	return err == nil && len(foreign(servers)) > 0
+func (c Config) ForeignServers() bool {
+	servers, err := c.Systems()
+	return err == nil && len(Foreign(servers)) > 0
 }
 
 // shardCounts is --shards with its default.
-func (c Config) shardCounts() []int {
+func (c Config) ShardCounts() []int {
 	if len(c.Shards) == 0 {
 		return []int{1}
 	}
 	return c.Shards
 }
 
-func (c Config) maxShards() int { return slices.Max(c.shardCounts()) }
+func (c Config) MaxShards() int { return slices.Max(c.ShardCounts()) }
 
 // resolveShards checks --shards and splits a --data list, one directory
 // per shard.
@@ -267,10 +267,10 @@ func (c *Config) resolveShards() error {
 		}
 		c.DataDir = c.DataDirs[0]
 	}
-	if len(c.DataDirs) > 1 && len(c.DataDirs) < c.maxShards() {
-		return fmt.Errorf("%w: --data lists %d directories for --shards %d: give one per shard, or one directory to hold them all", fault.ErrConfig, len(c.DataDirs), c.maxShards())
+	if len(c.DataDirs) > 1 && len(c.DataDirs) < c.MaxShards() {
+		return fmt.Errorf("%w: --data lists %d directories for --shards %d: give one per shard, or one directory to hold them all", fault.ErrConfig, len(c.DataDirs), c.MaxShards())
 	}
-	if c.maxShards() > 1 && c.Runtime == RuntimeDocker {
+	if c.MaxShards() > 1 && c.Runtime == RuntimeDocker {
 		return fmt.Errorf("%w: --shards above 1 runs its shards as pinned processes; --runtime docker does not start clusters (use --runtime process)", fault.ErrConfig)
 	}
 	return nil
@@ -336,8 +336,8 @@ func (c *Config) readServerAuth() error {
 	case c.ServerAddr == "":
 		return fmt.Errorf("%w: --auth-file and --auth-env give the password of the server at --server-addr; the servers a run starts get one made for the run", fault.ErrConfig)
 	case c.AuthEnv != "":
-		c.serverPassword = os.Getenv(c.AuthEnv)
-		if c.serverPassword == "" {
+		c.ServerPassword = os.Getenv(c.AuthEnv)
+		if c.ServerPassword == "" {
 			return fmt.Errorf("%w: --auth-env %s: the environment has no %s, or it is empty", fault.ErrConfig, c.AuthEnv, c.AuthEnv)
 		}
 		return nil
@@ -351,15 +351,15 @@ func (c *Config) readServerAuth() error {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: --auth-file %s: %v", fault.ErrConfig, c.AuthFile, err)
 	}
-	c.serverPassword = strings.TrimRight(line, "\r\n")
-	if c.serverPassword == "" {
+	c.ServerPassword = strings.TrimRight(line, "\r\n")
+	if c.ServerPassword == "" {
 		return fmt.Errorf("%w: --auth-file %s: the first line is empty, want the password", fault.ErrConfig, c.AuthFile)
 	}
 	return nil
 }
 
 // foreign are the run's servers other than tierbench's own.
-func foreign(servers []sut.Server) []sut.Server {
+func Foreign(servers []sut.Server) []sut.Server {
 	var out []sut.Server
 	for _, s := range servers {
 		if !s.Self {
