@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -172,7 +172,7 @@ func readContext(dir, name string) (Endpoint, error) {
 // Docker CLI's own connection helper, so the remote side needs nothing
 // but the Docker CLI and sshd.
 func (e Endpoint) client() (*client.Client, error) {
-	opts := []client.Opt{client.WithAPIVersionNegotiation()}
+	var opts []client.Opt // the client negotiates the API version by itself
 	switch {
 	case e.local():
 		opts = append(opts, client.FromEnv)
@@ -192,7 +192,7 @@ func (e Endpoint) client() (*client.Client, error) {
 			opts = append(opts, client.WithTLSClientConfigFromEnv())
 		}
 	}
-	cli, err := client.NewClientWithOpts(opts...)
+	cli, err := client.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: docker client of host %s (%s): %w", e.Name, e.display(), err)
 	}
