@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/client"
 )
 
 // DockerInfo is what preflight records about the Docker engine.
@@ -31,7 +31,7 @@ const dockerTimeout = 5 * time.Second
 // probeDocker asks the engine named by the environment (DOCKER_HOST,
 // DOCKER_API_VERSION, DOCKER_CERT_PATH) for its version and facts.
 func probeDocker(ctx context.Context) (DockerInfo, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		return DockerInfo{}, fmt.Errorf("docker client: %w", err)
 	}
@@ -39,18 +39,19 @@ func probeDocker(ctx context.Context) (DockerInfo, error) {
 	info := DockerInfo{Host: cli.DaemonHost()}
 	ctx, cancel := context.WithTimeout(ctx, dockerTimeout)
 	defer cancel()
-	if _, err := cli.Ping(ctx); err != nil {
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		return info, fmt.Errorf("ping Docker engine at %s: %w", info.Host, err)
 	}
-	v, err := cli.ServerVersion(ctx)
+	v, err := cli.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {
 		return info, fmt.Errorf("docker engine at %s: server version: %w", info.Host, err)
 	}
 	info.Version, info.APIVersion = v.Version, v.APIVersion
-	sys, err := cli.Info(ctx)
+	res, err := cli.Info(ctx, client.InfoOptions{})
 	if err != nil {
 		return info, fmt.Errorf("docker engine at %s: info: %w", info.Host, err)
 	}
+	sys := res.Info
 	info.StorageDriver, info.CgroupVersion, info.CgroupDriver = sys.Driver, sys.CgroupVersion, sys.CgroupDriver
 	info.SecurityOpts = sys.SecurityOptions
 	info.Privileged = true

@@ -2,12 +2,13 @@ package orchestrator
 
 import (
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 

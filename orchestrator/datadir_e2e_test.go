@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
 	"github.com/tierbench/tierbench/orchestrator/safe"
-
-	"github.com/docker/docker/api/types/volume"
 
 	"github.com/tierbench/tierbench/internal/testenv"
 )
@@ -153,12 +152,12 @@ func TestRunDockerRefusesRelativeForeignData(t *testing.T) {
 	base := testenv.MustDiskDir(t)
 	home := userHome(t, base)
 	volumes := func() map[string]bool {
-		list, err := cli.VolumeList(t.Context(), volume.ListOptions{})
+		list, err := cli.VolumeList(t.Context(), client.VolumeListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		names := map[string]bool{}
-		for _, v := range list.Volumes {
+		for _, v := range list.Items {
 			names[v.Name] = true
 		}
 		return names

@@ -5,15 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 )
 
 // A data dir on a server host elsewhere is held as one on this machine
@@ -58,21 +59,21 @@ func (d *dockerDriver) holdData(ctx context.Context, dir string) error {
 	cfg := &container.Config{Image: d.image, Cmd: cmd, Labels: d.labels(roleDataHold),
 		OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true, AttachStderr: true}
 	host := &container.HostConfig{NetworkMode: "none", Binds: []string{dir + ":" + containerDataDir}}
-	resp, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, fmt.Sprintf("tierbench-%s-%s-%d", d.runID, roleDataHold, time.Now().UnixNano()))
+	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: fmt.Sprintf("tierbench-%s-%s-%d", d.runID, roleDataHold, time.Now().UnixNano())})
 	if err != nil {
 		return fmt.Errorf("orchestrator: host %s: create the data dir's hold: %w", d.ep.Name, err)
 	}
 	d.mu.Lock()
 	d.ids[resp.ID] = ""
 	d.mu.Unlock()
-	hijack, err := d.cli.ContainerAttach(ctx, resp.ID, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	hijack, err := d.cli.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return fmt.Errorf("orchestrator: host %s: attach to the data dir's hold: %w", d.ep.Name, err)
 	}
 	// The container's stdout and stderr, demultiplexed, line by line.
 	pr, pw := io.Pipe()
 	go func() { _, err := stdcopy.StdCopy(pw, pw, hijack.Reader); pw.CloseWithError(err) }()
-	if err := d.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+	if _, err := d.cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		hijack.Close()
 		return fmt.Errorf("orchestrator: host %s: start the data dir's hold: %w", d.ep.Name, err)
 	}
@@ -100,7 +101,7 @@ func (d *dockerDriver) holdData(ctx context.Context, dir string) error {
 		return fmt.Errorf("orchestrator: host %s: hold the data dir %s: %s", d.ep.Name, dir, said)
 	}
 	d.mu.Lock()
-	d.holds = append(d.holds, dataHold{conn: &hijack, id: resp.ID})
+	d.holds = append(d.holds, dataHold{conn: &hijack.HijackedResponse, id: resp.ID})
 	d.mu.Unlock()
 	return nil
 }
@@ -108,7 +109,7 @@ func (d *dockerDriver) holdData(ctx context.Context, dir string) error {
 // dataHold is one data dir held on an engine's host: the attach
 // connection whose closing lets it go, and its container.
 type dataHold struct {
-	conn *types.HijackedResponse
+	conn *client.HijackedResponse
 	id   string
 }
 
@@ -126,7 +127,8 @@ func (d *dockerDriver) dropHolds(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for _, h := range holds {
-		waitC, errC := d.cli.ContainerWait(wctx, h.id, container.WaitConditionNotRunning)
+		w := d.cli.ContainerWait(wctx, h.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		waitC, errC := w.Result, w.Error
 		select {
 		case <-waitC:
 		case <-errC:

@@ -12,8 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"maps"
 	"os"
@@ -22,12 +20,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types"
-	"github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/images"
 	"github.com/tierbench/tierbench/internal/procfs"
@@ -78,7 +76,7 @@ type dockerDriver struct {
 	// containerTLSDir (0400): the run's TLS certificates and keys.
 	secrets map[string][]byte
 	// lease holds the run's lease container on this engine (lease.go).
-	lease   *types.HijackedResponse
+	lease   *client.HijackedResponse
 	leaseID string
 	// holds keep the run's data dirs on this engine's host (datahold.go).
 	holds []dataHold
@@ -100,7 +98,7 @@ func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*d
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if _, err := cli.Ping(pctx); err != nil {
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		cli.Close()
 		if ep.local() {
 			return nil, fmt.Errorf("orchestrator: the Docker engine does not answer: %w", err)
@@ -181,7 +179,7 @@ func (d *dockerDriver) buildImage(ctx context.Context, binary string) error {
 	if err := tw.Close(); err != nil {
 		return fmt.Errorf("orchestrator: image context: %w", err)
 	}
-	resp, err := d.cli.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{
+	resp, err := d.cli.ImageBuild(ctx, &ctxTar, client.ImageBuildOptions{
 		Tags: []string{d.image}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
 		Labels:    map[string]string{labelImage: "1"},
 		BuildArgs: images.BuildArgs(bin),
@@ -270,7 +268,7 @@ func (d *dockerDriver) createOnce(ctx context.Context, img imageRun, role, name 
 	}
 	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.runID, role, name)
 	d.Remove(ctx, cname) // a container of the same name from a failed attempt
-	resp, err := d.cli.ContainerCreate(ctx, cfg, host, nil, nil, cname)
+	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: cname})
 	if err != nil {
 		return "", fmt.Errorf("orchestrator: create container %s: %w", cname, err)
 	}
@@ -280,7 +278,7 @@ func (d *dockerDriver) createOnce(ctx context.Context, img imageRun, role, name 
 	if err := d.copySecrets(ctx, resp.ID); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: container %s: %w", cname, err)
 	}
-	if err := d.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+	if _, err := d.cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: start container %s: %w", cname, err)
 	}
 	return resp.ID, nil
@@ -317,7 +315,7 @@ func (d *dockerDriver) copySecrets(ctx context.Context, id string) error {
 		err = tw.Close()
 	}
 	if err == nil {
-		err = d.cli.CopyToContainer(ctx, id, "/", &buf, container.CopyToContainerOptions{})
+		_, err = d.cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: "/", Content: &buf})
 	}
 	if err != nil {
 		return fmt.Errorf("copy the password and TLS files in: %w", err)
@@ -330,10 +328,11 @@ func (d *dockerDriver) give(files map[string][]byte) { d.secrets = files }
 
 // hostPID returns the container's main process as this host sees it.
 func (d *dockerDriver) hostPID(ctx context.Context, id string) (int, error) {
-	in, err := d.cli.ContainerInspect(ctx, id)
+	res, err := d.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("orchestrator: inspect container %s: %w", id[:12], err)
 	}
+	in := res.Container
 	if in.State == nil || in.State.Pid == 0 {
 		return 0, fmt.Errorf("orchestrator: container %s is not running", id[:12])
 	}
@@ -438,13 +437,13 @@ func (s *dockerServer) stop(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
 	defer cancel()
 	timeout := int(grace / time.Second)
-	err := s.d.cli.ContainerStop(sctx, s.id, container.StopOptions{Timeout: &timeout})
+	_, err := s.d.cli.ContainerStop(sctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
 	return errors.Join(err, s.d.Remove(sctx, s.id))
 }
 
 // saveLogs writes a container's stdout and stderr to path and returns stdout.
 func (d *dockerDriver) saveLogs(ctx context.Context, id, path string) ([]byte, error) {
-	rc, err := d.cli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true})
+	rc, err := d.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: logs of container %s: %w", id[:12], err)
 	}
@@ -471,7 +470,7 @@ func (d *dockerDriver) Remove(ctx context.Context, id string) error {
 	if ok && logPath != "" {
 		d.saveLogs(ctx, id, logPath)
 	}
-	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true})
+	_, err := d.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
 	if err != nil && !strings.Contains(err.Error(), "No such container") {
 		return fmt.Errorf("orchestrator: remove container %s: %w", id[:12], err)
 	}
@@ -530,8 +529,9 @@ func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDi
 
 // close removes every container of this run, keeping their logs.
 func (d *dockerDriver) Close(ctx context.Context) error {
-	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+d.runID))})
+	res, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", labelRun+"="+d.runID)})
+	list := res.Items
 	var errs []error
 	if err != nil {
 		errs = append(errs, fmt.Errorf("orchestrator: list containers of run %s: %w", d.runID, err))
@@ -562,16 +562,16 @@ func (d *dockerDriver) Close(ctx context.Context) error {
 // removeStale removes containers left by earlier runs whose owner process
 // is gone, and says what it removed.
 func (d *dockerDriver) removeStale(ctx context.Context) []string {
-	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", labelRun))})
+	res, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", labelRun)})
 	if err != nil {
 		return []string{fmt.Sprintf("could not list earlier containers: %v", err)}
 	}
 	var did []string
 	// The owner decides, not the run id: a resumed run has the id of the
 	// run it completes, whose leftovers must go too.
-	for _, c := range staleContainers(list) {
-		if err := d.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
+	for _, c := range staleContainers(res.Items) {
+		if _, err := d.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err != nil {
 			did = append(did, fmt.Sprintf("could not remove stale container %s: %v", c.ID[:12], err))
 			continue
 		}

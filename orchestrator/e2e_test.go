@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,12 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/safe"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/freeze"
@@ -266,16 +264,16 @@ func removeImageAfter(t *testing.T, cli *client.Client, bin string) {
 	}
 	sum := sha256.Sum256(data)
 	tag := "tierbench:" + hex.EncodeToString(sum[:6])
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, image.RemoveOptions{PruneChildren: true}) })
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{PruneChildren: true}) })
 }
 
 func containersLabelled(t *testing.T, cli *client.Client, label string) []container.Summary {
 	t.Helper()
-	list, err := cli.ContainerList(t.Context(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	list, err := cli.ContainerList(t.Context(), client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", label)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return list
+	return list.Items
 }
 
 func TestRunDocker(t *testing.T) {
@@ -296,12 +294,12 @@ func TestRunDocker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cli.ContainerRemove(context.Background(), staleID, container.RemoveOptions{Force: true}) })
+	t.Cleanup(func() { cli.ContainerRemove(context.Background(), staleID, client.ContainerRemoveOptions{Force: true}) })
 
 	// --data relative to the current directory: made absolute before
 	// Docker sees it, so it bind-mounts that directory rather than
 	// creating a named volume "data".
-	_, volumeBefore := cli.VolumeInspect(t.Context(), "data")
+	_, volumeBefore := cli.VolumeInspect(t.Context(), "data", client.VolumeInspectOptions{})
 	r := runBinaryIn(t, base, nil, bin, append(tinyArgs(t, "data", out), "--runtime", "docker")...)
 	if r.code != 0 {
 		t.Fatalf("run exited %d:\n%s", r.code, r.stderr)
@@ -309,13 +307,13 @@ func TestRunDocker(t *testing.T) {
 	if !strings.Contains(r.stderr, "cleanup: removed the segment files in "+data) {
 		t.Errorf("stderr does not say the run emptied %s:\n%s", data, r.stderr)
 	}
-	if _, err := cli.VolumeInspect(t.Context(), "data"); err == nil && volumeBefore != nil {
+	if _, err := cli.VolumeInspect(t.Context(), "data", client.VolumeInspectOptions{}); err == nil && volumeBefore != nil {
 		t.Errorf("the run created a Docker volume named data")
 	}
 	if !strings.Contains(r.stderr, "cleanup: removed container tierbench-stale-") {
 		t.Errorf("stderr does not say the stale container was removed:\n%s", r.stderr)
 	}
-	if _, err := cli.ContainerInspect(t.Context(), staleID); err == nil {
+	if _, err := cli.ContainerInspect(t.Context(), staleID, client.ContainerInspectOptions{}); err == nil {
 		t.Errorf("stale container %s still exists", staleID[:12])
 	}
 	bundlePlan := checkBundle(t, out, r.stdout, 4, 1)

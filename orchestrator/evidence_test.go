@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"golang.org/x/sys/unix"
 

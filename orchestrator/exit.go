@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
 
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"

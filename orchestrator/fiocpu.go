@@ -2,10 +2,11 @@ package orchestrator
 
 import (
 	"context"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/results"

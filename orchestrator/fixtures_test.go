@@ -2,8 +2,9 @@ package orchestrator
 
 import (
 	"flag"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/results/bundletest"

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io"
 	"net"
 	"net/url"
@@ -18,7 +17,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/client"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+
+	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -173,7 +174,7 @@ func readContext(dir, name string) (Endpoint, error) {
 // Docker CLI's own connection helper, so the remote side needs nothing
 // but the Docker CLI and sshd.
 func (e Endpoint) client() (*client.Client, error) {
-	opts := []client.Opt{client.WithAPIVersionNegotiation()}
+	var opts []client.Opt // the client negotiates the API version by itself
 	switch {
 	case e.local():
 		opts = append(opts, client.FromEnv)
@@ -193,7 +194,7 @@ func (e Endpoint) client() (*client.Client, error) {
 			opts = append(opts, client.WithTLSClientConfigFromEnv())
 		}
 	}
-	cli, err := client.NewClientWithOpts(opts...)
+	cli, err := client.New(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: docker client of host %s (%s): %w", e.Name, e.display(), err)
 	}

@@ -18,9 +18,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/results"
@@ -49,14 +47,14 @@ func watchContainers(ctx context.Context, cli *client.Client, role string, f fun
 		label = labelRole
 	}
 	for ctx.Err() == nil {
-		list, _ := cli.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
-		for _, c := range list {
+		list, _ := cli.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).Add("label", label)})
+		for _, c := range list.Items {
 			if seen[c.ID] {
 				continue
 			}
 			seen[c.ID] = true
-			if in, err := cli.ContainerInspect(ctx, c.ID); err == nil {
-				f(c.ID, firstName(c.Names), in.Args)
+			if in, err := cli.ContainerInspect(ctx, c.ID, client.ContainerInspectOptions{}); err == nil {
+				f(c.ID, firstName(c.Names), in.Container.Args)
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -90,7 +88,8 @@ func TestRunAcrossHosts(t *testing.T) {
 	for _, h := range hosts {
 		cli := h.Client(t)
 		go watchContainers(ctx, cli, "", func(id, name string, _ []string) {
-			in, err := cli.ContainerInspect(ctx, id)
+			res, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+			in := res.Container
 			doc, _ := json.Marshal(in)
 			var pw string
 			if err == nil && in.Config != nil && in.Config.Labels[labelRole] == "server" {
@@ -367,7 +366,7 @@ func TestRunAcrossHostsClientKilled(t *testing.T) {
 		}
 		// Into the window: 2 s of lead, then 4 s of cell.
 		time.Sleep(clientLeadTime + 1500*time.Millisecond)
-		if err := cli.ContainerKill(context.Background(), id, "KILL"); err == nil {
+		if _, err := cli.ContainerKill(context.Background(), id, client.ContainerKillOptions{Signal: "KILL"}); err == nil {
 			killed <- name
 		}
 	})
@@ -430,10 +429,11 @@ func checkHostsPass(t *testing.T, out string, p results.PassRecord) {
 // readContainerFile reads one file of a container through the engine's
 // API; "" when it cannot.
 func readContainerFile(ctx context.Context, cli *client.Client, id, path string) string {
-	rc, _, err := cli.CopyFromContainer(ctx, id, path)
+	res, err := cli.CopyFromContainer(ctx, id, client.CopyFromContainerOptions{SourcePath: path})
 	if err != nil {
 		return ""
 	}
+	rc := res.Content
 	defer rc.Close()
 	tr := tar.NewReader(rc)
 	if _, err := tr.Next(); err != nil {

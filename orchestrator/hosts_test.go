@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/internal/testenv"
 )
@@ -20,14 +18,14 @@ import (
 // tierbench run label, whatever their run.
 func labelledContainers(t *testing.T, cli *client.Client) []string {
 	t.Helper()
-	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", labelRun))})
+	res, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", labelRun)})
 	if err != nil {
 		t.Fatalf("list containers: %v", err)
 	}
 	var names []string
-	for _, c := range list {
-		names = append(names, firstName(c.Names)+" "+c.State)
+	for _, c := range res.Items {
+		names = append(names, firstName(c.Names)+" "+string(c.State))
 	}
 	return names
 }

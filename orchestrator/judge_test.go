@@ -2,9 +2,10 @@ package orchestrator
 
 import (
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 

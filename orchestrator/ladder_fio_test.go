@@ -2,11 +2,12 @@ package orchestrator
 
 import (
 	"crypto/rand"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/testenv"

@@ -3,10 +3,11 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/cpulist"

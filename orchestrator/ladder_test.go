@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/cpustat"

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 

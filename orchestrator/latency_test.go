@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"bufio"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"io"
 	"net"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/orchestrator/safe"
 

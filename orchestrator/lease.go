@@ -3,11 +3,13 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 )
 
 // A run's lease on an engine. The stale-container sweep must tell a
@@ -36,22 +38,22 @@ func (d *dockerDriver) takeLease(ctx context.Context) error {
 	// the run it completes, whose exited lease may still be there.
 	nonce := d.owner[strings.LastIndexByte(d.owner, ':')+1:]
 	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.runID, roleLease, nonce)
-	resp, err := d.cli.ContainerCreate(ctx, cfg, &container.HostConfig{NetworkMode: "none"}, nil, nil, cname)
+	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: &container.HostConfig{NetworkMode: "none"}, Name: cname})
 	if err != nil {
 		return fmt.Errorf("orchestrator: host %s: create the run's lease container: %w", d.ep.Name, err)
 	}
 	d.mu.Lock()
 	d.ids[resp.ID] = ""
 	d.mu.Unlock()
-	hijack, err := d.cli.ContainerAttach(ctx, resp.ID, container.AttachOptions{Stream: true, Stdin: true})
+	hijack, err := d.cli.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true})
 	if err != nil {
 		return fmt.Errorf("orchestrator: host %s: attach to the run's lease container: %w", d.ep.Name, err)
 	}
-	if err := d.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+	if _, err := d.cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		hijack.Close()
 		return fmt.Errorf("orchestrator: host %s: start the run's lease container: %w", d.ep.Name, err)
 	}
-	d.lease, d.leaseID = &hijack, resp.ID
+	d.lease, d.leaseID = &hijack.HijackedResponse, resp.ID
 	return nil
 }
 
@@ -65,7 +67,8 @@ func (d *dockerDriver) dropLease(ctx context.Context) {
 	d.lease = nil
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	waitC, errC := d.cli.ContainerWait(wctx, d.leaseID, container.WaitConditionNotRunning)
+	w := d.cli.ContainerWait(wctx, d.leaseID, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	waitC, errC := w.Result, w.Error
 	select {
 	case <-waitC:
 	case <-errC:

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/moby/moby/client"
+
 	"github.com/tierbench/tierbench/internal/testenv"
 )
 
@@ -36,13 +38,13 @@ func TestSweepDecidesByLease(t *testing.T) {
 	sweeper := &dockerDriver{cli: cli}
 
 	did := sweeper.removeStale(ctx)
-	if in, err := cli.ContainerInspect(ctx, id); err != nil || !in.State.Running {
+	if in, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err != nil || !in.Container.State.Running {
 		t.Fatalf("a container whose run holds its lease was removed or stopped by the sweep (%v): %q", err, did)
 	}
 
 	a.dropLease(ctx) // the run is gone: its attach connection dropped
 	did = sweeper.removeStale(ctx)
-	if _, err := cli.ContainerInspect(ctx, id); err == nil {
+	if _, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err == nil {
 		t.Errorf("the container of a run whose lease is gone survived the sweep: %q", did)
 	}
 	want := fmt.Sprintf("left by run %s", a.runID)

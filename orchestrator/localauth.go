@@ -4,9 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"os"
 	"path/filepath"
+
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/results"
 )

@@ -2,10 +2,11 @@ package orchestrator
 
 import (
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"golang.org/x/sys/unix"
 

@@ -3,9 +3,10 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"slices"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/results"

@@ -2,10 +2,11 @@ package orchestrator
 
 import (
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 

@@ -3,10 +3,11 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/slots"

@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
 
 	"github.com/tierbench/tierbench/internal/procfs"
 	"github.com/tierbench/tierbench/results"

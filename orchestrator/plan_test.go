@@ -1,9 +1,10 @@
 package orchestrator
 
 import (
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"reflect"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/results"
 )

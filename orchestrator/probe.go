@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"io"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/cpustat"

@@ -3,8 +3,9 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/results"

@@ -2,11 +2,12 @@ package orchestrator
 
 import (
 	"encoding/json"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/results"

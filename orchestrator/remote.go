@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/images"
 	"github.com/tierbench/tierbench/results"
@@ -138,14 +140,14 @@ func (d *dockerDriver) exec(ctx context.Context, id string, args []string) (stdo
 	fail := func(err error) ([]byte, []byte, int, error) {
 		return nil, nil, 0, fmt.Errorf("orchestrator: exec %s in container %s: %w", args[0], short(id), err)
 	}
-	ex, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
+	ex, err := d.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
 		Cmd:          append([]string{"/" + images.BinaryName}, args...),
 		AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
 		return fail(err)
 	}
-	att, err := d.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	att, err := d.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -154,7 +156,7 @@ func (d *dockerDriver) exec(ctx context.Context, id string, args []string) (stdo
 	if _, err := stdcopy.StdCopy(&out, &errOut, att.Reader); err != nil {
 		return fail(err)
 	}
-	in, err := d.cli.ContainerExecInspect(ctx, ex.ID)
+	in, err := d.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -203,7 +205,8 @@ func (d *dockerDriver) runOnce(ctx context.Context, role, name string, args []st
 
 // wait waits for a container to stop and returns its stdout and status.
 func (d *dockerDriver) Wait(ctx context.Context, id, name, logPath string) ([]byte, int64, error) {
-	waitC, errC := d.cli.ContainerWait(ctx, id, container.WaitConditionNotRunning)
+	w := d.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	waitC, errC := w.Result, w.Error
 	var status int64
 	select {
 	case w := <-waitC:

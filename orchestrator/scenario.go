@@ -6,14 +6,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/report"

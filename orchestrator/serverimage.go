@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"io"
 
-	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
 )
 
 // ensureServerImage makes sure the image --server-image names is on the
@@ -20,13 +21,13 @@ import (
 func ensureServerImage(ctx context.Context, cli *client.Client, where, ref string, pull bool) error {
 	if _, err := cli.ImageInspect(ctx, ref); err == nil {
 		return nil
-	} else if !client.IsErrNotFound(err) {
+	} else if !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("orchestrator: --server-image %s: inspect it on the Docker engine%s: %w", ref, where, err)
 	}
 	if !pull {
 		return fmt.Errorf("%w: --server-image %s is not on the Docker engine%s, and a run pulls nothing unless asked: run\n\n    docker pull %s\n\nand run again, or give --pull", fault.ErrConfig, ref, where, ref)
 	}
-	rc, err := cli.ImagePull(ctx, ref, image.PullOptions{})
+	rc, err := cli.ImagePull(ctx, ref, client.ImagePullOptions{})
 	if err != nil {
 		return fmt.Errorf("orchestrator: --pull: pull %s to the Docker engine%s: %w", ref, where, err)
 	}

@@ -2,8 +2,9 @@ package orchestrator
 
 import (
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/results"
 )

@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
 	"github.com/tierbench/tierbench/orchestrator/safe"
-
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 
 	"github.com/tierbench/tierbench/internal/procfs"
 	"github.com/tierbench/tierbench/internal/testenv"
@@ -139,9 +137,9 @@ func TestDockerRuntimeStartsAForeignImage(t *testing.T) {
 	if err := srv.stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", labelRun+"="+runID), filters.Arg("label", labelRole+"=server"))})
-	if err != nil || len(list) != 0 {
-		t.Errorf("got %d server containers of the run after stop (%v), want none", len(list), err)
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun+"="+runID, labelRole+"=server")})
+	if err != nil || len(list.Items) != 0 {
+		t.Errorf("got %d server containers of the run after stop (%v), want none", len(list.Items), err)
 	}
 	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		conn.Close()

@@ -2,8 +2,9 @@ package orchestrator
 
 import (
 	"context"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/settle"

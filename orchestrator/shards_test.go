@@ -3,10 +3,11 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 

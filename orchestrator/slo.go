@@ -3,8 +3,9 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/results"

@@ -2,9 +2,12 @@ package orchestrator
 
 import (
 	"context"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"path/filepath"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/safe"
+
+	"github.com/moby/moby/client"
 )
 
 // sweepStale removes what earlier runs left behind, whatever runtime this
@@ -27,7 +30,7 @@ func sweepContainers(ctx context.Context) []string {
 	defer cli.Close()
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	if _, err := cli.Ping(pctx); err != nil {
+	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		return nil
 	}
 	d := &dockerDriver{cli: cli}

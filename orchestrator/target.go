@@ -3,12 +3,13 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"net"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/internal/slots"
 	"github.com/tierbench/tierbench/results"

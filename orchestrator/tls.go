@@ -5,12 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/orchestrator/safe"
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
+	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/results"
@@ -421,13 +421,13 @@ func TestRunProcessSweepsDockerLeftover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cli.ContainerRemove(context.Background(), staleID, container.RemoveOptions{Force: true}) })
+	t.Cleanup(func() { cli.ContainerRemove(context.Background(), staleID, client.ContainerRemoveOptions{Force: true}) })
 	d.owner = live
 	liveID, err := d.create(t.Context(), "server", "live", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cli.ContainerRemove(context.Background(), liveID, container.RemoveOptions{Force: true}) })
+	t.Cleanup(func() { cli.ContainerRemove(context.Background(), liveID, client.ContainerRemoveOptions{Force: true}) })
 
 	loadKeys(t, bin, redis.Port, 2000)
 	r := runBinary(t, bin, externalArgs(base, "out", redis.Addr, "--server-pid", strconv.Itoa(redis.Cmd.Process.Pid), "--skip-load", "--dbsize", "2000", "--runtime", "process")...)
@@ -437,10 +437,10 @@ func TestRunProcessSweepsDockerLeftover(t *testing.T) {
 	if !strings.Contains(r.stderr, "cleanup: removed container tierbench-sweep-") || !strings.Contains(r.stderr, "no warm-up (--warmup-seconds 0)") {
 		t.Errorf("stderr does not say the stale container was removed, or warmed up though told not to:\n%s", r.stderr)
 	}
-	if _, err := cli.ContainerInspect(t.Context(), staleID); err == nil {
+	if _, err := cli.ContainerInspect(t.Context(), staleID, client.ContainerInspectOptions{}); err == nil {
 		t.Errorf("stale container %s still exists after a process-runtime run", staleID[:12])
 	}
-	if _, err := cli.ContainerInspect(t.Context(), liveID); err != nil {
+	if _, err := cli.ContainerInspect(t.Context(), liveID, client.ContainerInspectOptions{}); err != nil {
 		t.Errorf("the container of a live run was removed: %v", err)
 	}
 }

@@ -2,11 +2,12 @@ package orchestrator
 
 import (
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/results"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/client"
 )
 
 // NoDockerEnv is the variable that, set to 1, says this machine has no
@@ -59,14 +59,14 @@ func MustDockerConfigured(t testing.TB) string {
 func MustDocker(t testing.TB) *client.Client {
 	t.Helper()
 	where := MustDockerConfigured(t)
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		t.Fatalf("testenv: Docker client for %s: %v", where, err)
 	}
 	t.Cleanup(func() { cli.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), dockerPingTimeout)
 	defer cancel()
-	if _, err := cli.Ping(ctx); err != nil {
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		t.Fatalf("testenv: the Docker engine at %s does not answer within %v (set %s=1 to run without Docker): %v", where, dockerPingTimeout, NoDockerEnv, err)
 	}
 	return cli

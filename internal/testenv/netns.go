@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/client"
 )
 
 // Hosts made by MustHosts are network namespaces joined by veth pairs to
@@ -61,7 +61,7 @@ func (h *Host) Nsenter(name string, args ...string) *exec.Cmd {
 // socket, closed when the test ends.
 func (h *Host) Client(t testing.TB) *client.Client {
 	t.Helper()
-	cli, err := client.NewClientWithOpts(client.WithHost(h.Socket), client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.WithHost(h.Socket))
 	if err != nil {
 		t.Fatalf("testenv: docker client of host %s: %v", h.Name, err)
 	}
@@ -191,7 +191,7 @@ func startEngine(t testing.TB, h *Host, tcp bool) {
 
 func waitEngine(t testing.TB, h *Host) {
 	t.Helper()
-	cli, err := client.NewClientWithOpts(client.WithHost(h.Socket), client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.WithHost(h.Socket))
 	if err != nil {
 		t.Fatalf("testenv: host %s: %v", h.Name, err)
 	}
@@ -200,7 +200,7 @@ func waitEngine(t testing.TB, h *Host) {
 	var last error
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_, last = cli.Ping(ctx)
+		_, last = cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
 		cancel()
 		if last == nil {
 			return

@@ -19,8 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/client"
+	"github.com/moby/moby/client"
 )
 
 // RedisImageEntrypoint is where MustRedisImage's image holds redis-server,
@@ -138,7 +137,7 @@ func buildFromScratch(ctx context.Context, cli *client.Client, tag string, files
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	resp, err := cli.ImageBuild(ctx, &buf, build.ImageBuildOptions{
+	resp, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
 		Tags: []string{tag}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
 		Labels: map[string]string{redisImageLabel: "redis"},
 	})

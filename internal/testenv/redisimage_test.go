@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 )
 
 func TestLddPaths(t *testing.T) {
@@ -37,14 +38,14 @@ func TestRedisImageServes(t *testing.T) {
 		t.Errorf("got entrypoint %v, want [%s]", in.Config, RedisImageEntrypoint)
 	}
 	port := FreePort(t)
-	resp, err := cli.ContainerCreate(ctx, &container.Config{Image: tag,
+	resp, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{Image: tag,
 		Cmd: []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"}},
-		&container.HostConfig{NetworkMode: "host"}, nil, nil, "")
+		HostConfig: &container.HostConfig{NetworkMode: "host"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.ContainerRemove(context.Background(), resp.ID, container.RemoveOptions{Force: true})
-	if err := cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+	defer cli.ContainerRemove(context.Background(), resp.ID, client.ContainerRemoveOptions{Force: true})
+	if _, err := cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
