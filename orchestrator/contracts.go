@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -81,22 +80,4 @@ func parseBench(out []byte) (benchOutput, error) {
 		return b, fmt.Errorf("orchestrator: bench output load has negative counts: %+v", *b.Load)
 	}
 	return b, nil
-}
-
-// jsonDocument returns the text from the first '{' to the end: a
-// subcommand's JSON is its last output, warnings may come before it.
-func jsonDocument(out []byte) ([]byte, error) {
-	i := bytes.IndexByte(out, '{')
-	if i < 0 {
-		return nil, fmt.Errorf("no JSON document in %q", clip(out))
-	}
-	return out[i:], nil
-}
-
-func clip(b []byte) string {
-	const n = 600
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
 }

@@ -42,9 +42,6 @@ const (
 	labelImage = "tierbench.image"
 )
 
-// containerDataDir is where the data dir is bind-mounted in the server.
-const containerDataDir = "/data"
-
 // dockerDriver runs server and client as containers of an image built
 // FROM scratch from the static binary.
 type dockerDriver struct {
@@ -84,9 +81,6 @@ type dockerDriver struct {
 	// counters are read inside it (remoteHost).
 	serverID string
 }
-
-// containerPasswordFile is where a container finds the run's password.
-const containerPasswordFile = "/tierbench-auth"
 
 // newDockerDriver connects to the engine at ep (the zero Endpoint: the
 // one the environment names) and builds the image unless one for this
@@ -217,14 +211,6 @@ func (d *dockerDriver) buildImage(ctx context.Context, binary string) error {
 
 func (d *dockerDriver) labels(role string) map[string]string {
 	return map[string]string{labelRun: d.runID, labelOwner: d.owner, labelRole: role}
-}
-
-// imageRun is the image a container runs and, when set, the entrypoint
-// that replaces the image's own; the zero imageRun is the run's tierbench
-// image.
-type imageRun struct {
-	name       string
-	entrypoint []string
 }
 
 // create creates and starts a container of the image on the host network.

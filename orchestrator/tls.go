@@ -1,9 +1,7 @@
 package orchestrator
 
 import (
-	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"os"
@@ -48,82 +46,6 @@ const (
 	TLSOff  = "off"
 	TLSBoth = "both"
 )
-
-// containerTLSDir is where a container finds the run's TLS files.
-const containerTLSDir = "/tierbench-tls"
-
-// The TLS files' names, in containerTLSDir and in the run's state dir.
-const (
-	tlsCAFile         = "ca.crt"
-	tlsServerCertFile = "server.crt"
-	tlsServerKeyFile  = "server.key"
-	tlsClientCertFile = "client.crt"
-	tlsClientKeyFile  = "client.key"
-)
-
-// access is how the run's own probes reach a server: over TLS or plain
-// TCP, and the user and password they authenticate with.
-type access struct {
-	tls  *tls.Config // nil: plain TCP
-	user string
-	auth string
-}
-
-// dial connects to addr and, with a password, authenticates.
-func (a access) dial(ctx context.Context, addr string) (*respConn, error) {
-	c, err := dialRESP(ctx, addr, a.tls)
-	if err != nil {
-		return nil, err
-	}
-	if a.auth != "" {
-		args := []string{"AUTH", a.auth}
-		if a.user != "" {
-			args = []string{"AUTH", a.user, a.auth}
-		}
-		if _, err := c.do(args...); err != nil {
-			c.Close()
-			return nil, err
-		}
-	}
-	return c, nil
-}
-
-// clientTLSConfig is the TLS configuration of a probe that trusts the CA
-// in caFile (the system's roots when ""), presents the certificate in
-// certFile and keyFile when given, and skips verification when insecure.
-func clientTLSConfig(caFile, certFile, keyFile string, insecure bool) (*tls.Config, error) {
-	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
-	if caFile != "" {
-		b, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("orchestrator: the TLS CA: %w", err)
-		}
-		conf.RootCAs = x509.NewCertPool()
-		if !conf.RootCAs.AppendCertsFromPEM(b) {
-			return nil, fmt.Errorf("orchestrator: the TLS CA %s holds no PEM certificate", caFile)
-		}
-	}
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("orchestrator: the TLS client certificate: %w", err)
-		}
-		conf.Certificates = []tls.Certificate{cert}
-	}
-	return conf, nil
-}
-
-// tlsDirAccess is the access of a probe given the directory of the run's
-// TLS files (hostprobe --tls-dir, in a container).
-func tlsDirAccess(dir, user, auth string) (access, error) {
-	a := access{user: user, auth: auth}
-	if dir == "" {
-		return a, nil
-	}
-	conf, err := clientTLSConfig(filepath.Join(dir, tlsCAFile), filepath.Join(dir, tlsClientCertFile), filepath.Join(dir, tlsClientKeyFile), false)
-	a.tls = conf
-	return a, err
-}
 
 // runTLS is the TLS material of the servers a run starts.
 type runTLS struct {
