@@ -98,12 +98,12 @@ func (b *background) waitUntil(t *testing.T, what string, limit time.Duration, r
 // stopped so exits.
 func (b *background) interrupt(t *testing.T) {
 	t.Helper()
-	b.stop(t, syscall.SIGINT)
+	b.Stop(t, syscall.SIGINT)
 }
 
-// stop sends the run sig (SIGINT or SIGTERM) and waits for it to exit with
+// Stop sends the run sig (SIGINT or SIGTERM) and waits for it to exit with
 // the status of a run stopped by it.
-func (b *background) stop(t *testing.T, sig syscall.Signal) {
+func (b *background) Stop(t *testing.T, sig syscall.Signal) {
 	t.Helper()
 	want := map[syscall.Signal]int{syscall.SIGINT: ExitSIGINT, syscall.SIGTERM: ExitSIGTERM}[sig]
 	b.cmd.Process.Signal(sig)

@@ -146,10 +146,10 @@ func (c *capture) packet(p []byte) {
 	c.tails[flow] = append(c.tails[flow][:0], joined[max(0, len(joined)-256):]...)
 }
 
-// stop closes the socket and returns the secrets seen and the TCP
+// Stop closes the socket and returns the secrets seen and the TCP
 // payload bytes per port; it fails the test when the kernel dropped
 // packets the capture did not read.
-func (c *capture) stop(t *testing.T) (found []string, ports map[uint16]int64) {
+func (c *capture) Stop(t *testing.T) (found []string, ports map[uint16]int64) {
 	t.Helper()
 	c.stopping.Store(true)
 	<-c.done
@@ -203,7 +203,7 @@ func TestCaptureFindsASecret(t *testing.T) {
 	c.Write([]byte("89abcdef\r\n"))
 	c.Close()
 	time.Sleep(300 * time.Millisecond)
-	found, ports := capt.stop(t)
+	found, ports := capt.Stop(t)
 	port := uint16(l.Addr().(*net.TCPAddr).Port)
 	if len(found) != 1 || found[0] != "AUTH 0123456789abcdef" || ports[port] < 24 {
 		t.Errorf("got %q found and %d bytes on port %d, want the AUTH line and at least 24 bytes", found, ports[port], port)

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -64,12 +65,12 @@ func (c benchCell) gets() int64 {
 // parse, so the reader sees what the client really said.
 func parseBench(out []byte) (benchOutput, error) {
 	var b benchOutput
-	doc, err := jsonDocument(out)
+	doc, err := rig.JsonDocument(out)
 	if err != nil {
 		return b, fmt.Errorf("orchestrator: bench output: %w", err)
 	}
 	if err := json.Unmarshal(doc, &b); err != nil {
-		return b, fmt.Errorf("orchestrator: bench output is not its JSON document: %w: %q", err, clip(out))
+		return b, fmt.Errorf("orchestrator: bench output is not its JSON document: %w: %q", err, rig.Clip(out))
 	}
 	for i, c := range b.Cells {
 		if c.Ops < 0 || c.Seconds < 0 || c.Hits < 0 || c.Misses < 0 || c.Errors < 0 || c.OpsPerSec < 0 {

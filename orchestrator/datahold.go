@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"strings"
 	"time"
@@ -55,10 +56,10 @@ func HoldData(dir string, runID string, pid int, stdin io.Reader, stdout io.Writ
 // refused (ErrConfig) with the holder hostprobe names.
 func (d *dockerDriver) holdData(ctx context.Context, dir string) error {
 	pid := d.owner[:strings.IndexByte(d.owner+":", ':')]
-	cmd := []string{"hostprobe", "--hold", "--hold-data", containerDataDir, "--run-id", d.runID, "--run-pid", pid}
+	cmd := []string{"hostprobe", "--hold", "--hold-data", rig.ContainerDataDir, "--run-id", d.runID, "--run-pid", pid}
 	cfg := &container.Config{Image: d.image, Cmd: cmd, Labels: d.labels(roleDataHold),
 		OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true, AttachStderr: true}
-	host := &container.HostConfig{NetworkMode: "none", Binds: []string{dir + ":" + containerDataDir}}
+	host := &container.HostConfig{NetworkMode: "none", Binds: []string{dir + ":" + rig.ContainerDataDir}}
 	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: fmt.Sprintf("tierbench-%s-%s-%d", d.runID, roleDataHold, time.Now().UnixNano())})
 	if err != nil {
 		return fmt.Errorf("orchestrator: host %s: create the data dir's hold: %w", d.ep.Name, err)

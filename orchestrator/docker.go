@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"maps"
 	"os"
@@ -50,7 +51,7 @@ type dockerDriver struct {
 	image string
 	runID string
 	owner string
-	proc  procRoot
+	proc  rig.ProcRoot
 
 	mu  sync.Mutex
 	ids map[string]string // container id → log path
@@ -112,14 +113,14 @@ func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*d
 	return d, nil
 }
 
-func (d *dockerDriver) name() string           { return plan.RuntimeDocker }
-func (d *dockerDriver) dataPath(string) string { return containerDataDir }
+func (d *dockerDriver) Name() string           { return plan.RuntimeDocker }
+func (d *dockerDriver) DataPath(string) string { return rig.ContainerDataDir }
 
-// host is this machine for the local engine; for another host's engine,
+// Host is this machine for the local engine; for another host's engine,
 // that host through hostprobe containers.
-func (d *dockerDriver) host() serverHost {
+func (d *dockerDriver) Host() rig.ServerHost {
 	if d.ep.local() {
-		return localHost{}
+		return rig.LocalHost{}
 	}
 	return remoteHost{d}
 }
@@ -215,11 +216,11 @@ func (d *dockerDriver) labels(role string) map[string]string {
 
 // create creates and starts a container of the image on the host network.
 func (d *dockerDriver) create(ctx context.Context, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
-	return d.createOf(ctx, imageRun{}, role, name, args, cpus, mems, privileged, binds, logPath)
+	return d.createOf(ctx, rig.ImageRun{}, role, name, args, cpus, mems, privileged, binds, logPath)
 }
 
 // createOf is create for a container of img.
-func (d *dockerDriver) createOf(ctx context.Context, img imageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
+func (d *dockerDriver) createOf(ctx context.Context, img rig.ImageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
 	id, err := d.createOnce(ctx, img, role, name, args, cpus, mems, privileged && !d.unprivileged, binds, logPath)
 	if err != nil && privileged && !d.unprivileged && strings.Contains(err.Error(), "apply caps") {
 		d.Remove(context.Background(), id)
@@ -232,16 +233,16 @@ func (d *dockerDriver) createOf(ctx context.Context, img imageRun, role, name st
 	return id, err
 }
 
-// mode says how a server container is confined.
-func (d *dockerDriver) mode() string {
+// Mode says how a server container is confined.
+func (d *dockerDriver) Mode() string {
 	if d.unprivileged {
 		return "docker, seccomp/apparmor unconfined, capabilities +" + strings.Join(serverCapabilities, " +") + " (privileged refused by the engine)"
 	}
 	return "docker, privileged"
 }
 
-func (d *dockerDriver) createOnce(ctx context.Context, img imageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
-	cfg := &container.Config{Image: cmp.Or(img.name, d.image), Entrypoint: img.entrypoint, Cmd: args, Labels: d.labels(role)}
+func (d *dockerDriver) createOnce(ctx context.Context, img rig.ImageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
+	cfg := &container.Config{Image: cmp.Or(img.Name, d.image), Entrypoint: img.Entrypoint, Cmd: args, Labels: d.labels(role)}
 	host := &container.HostConfig{
 		NetworkMode: "host",
 		Privileged:  privileged && !d.unprivileged,
@@ -287,14 +288,14 @@ func (d *dockerDriver) copySecrets(ctx context.Context, id string) error {
 	}
 	var err error
 	if d.password != "" {
-		err = add(strings.TrimPrefix(containerPasswordFile, "/"), []byte(d.password+"\n"))
+		err = add(strings.TrimPrefix(rig.ContainerPasswordFile, "/"), []byte(d.password+"\n"))
 	}
 	if len(d.secrets) > 0 && err == nil {
-		err = tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(containerTLSDir, "/") + "/", Mode: 0o500, Typeflag: tar.TypeDir})
+		err = tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(rig.ContainerTLSDir, "/") + "/", Mode: 0o500, Typeflag: tar.TypeDir})
 	}
 	for _, name := range slices.Sorted(maps.Keys(d.secrets)) {
 		if err == nil {
-			err = add(strings.TrimPrefix(containerTLSDir, "/")+"/"+name, d.secrets[name])
+			err = add(strings.TrimPrefix(rig.ContainerTLSDir, "/")+"/"+name, d.secrets[name])
 		}
 	}
 	if err == nil {
@@ -309,8 +310,8 @@ func (d *dockerDriver) copySecrets(ctx context.Context, id string) error {
 	return nil
 }
 
-// give copies files into every container the driver creates from now on.
-func (d *dockerDriver) give(files map[string][]byte) { d.secrets = files }
+// Give copies files into every container the driver creates from now on.
+func (d *dockerDriver) Give(files map[string][]byte) { d.secrets = files }
 
 // hostPID returns the container's main process as this host sees it.
 func (d *dockerDriver) hostPID(ctx context.Context, id string) (int, error) {
@@ -331,18 +332,18 @@ type dockerServer struct {
 	p   int
 	pl  results.Placement
 	log string
-	acc access // how the run's probes reach it
+	acc rig.Access // how the run's probes reach it
 }
 
-func (d *dockerDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
+func (d *dockerDriver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
 	return d.startImage(ctx, s.Image, s)
 }
 
 // startImage starts the server s as a container of img, with the same
 // cpusets, binds and labels whatever the image.
-func (d *dockerDriver) startImage(ctx context.Context, img imageRun, s serverSpec) (*dockerServer, error) {
+func (d *dockerDriver) startImage(ctx context.Context, img rig.ImageRun, s rig.ServerSpec) (*dockerServer, error) {
 	id, err := d.createOf(ctx, img, "server", s.Name, s.Args, s.CPUs, s.Mems, true,
-		[]string{s.DataDir + ":" + containerDataDir}, s.LogPath)
+		[]string{s.DataDir + ":" + rig.ContainerDataDir}, s.LogPath)
 	if err != nil {
 		if id != "" {
 			d.Remove(context.Background(), id)
@@ -359,18 +360,18 @@ func (d *dockerDriver) startImage(ctx context.Context, img imageRun, s serverSpe
 	}
 	var pl results.Placement
 	if d.ep.local() {
-		pl, err = d.proc.placement(srv.p)
+		pl, err = d.proc.Placement(srv.p)
 	} else {
 		// Another host's pids mean nothing here: its /proc is read there.
 		srv.p = 0
-		var a ProbeAnswer
-		if a, err = d.probe(ctx, id, ProbeRequest{PID: 1}); err == nil && a.Placement != nil {
+		var a rig.ProbeAnswer
+		if a, err = d.Probe(ctx, id, rig.ProbeRequest{PID: 1}); err == nil && a.Placement != nil {
 			pl = *a.Placement
 		}
 	}
 	pl.WantCPUs, pl.WantMems = s.CPUs, s.Mems
 	if err == nil {
-		err = checkPlacement("server", pl)
+		err = rig.CheckPlacement("server", pl)
 	}
 	srv.pl = pl
 	if err != nil {
@@ -382,16 +383,16 @@ func (d *dockerDriver) startImage(ctx context.Context, img imageRun, s serverSpe
 
 func (s *dockerServer) Pid() int { return s.p }
 
-// findServer takes the process of the container that owns the socket
+// FindServer takes the process of the container that owns the socket
 // listening on addr as the server from then on: its entrypoint, or the
 // real server a launcher in the image started. On another host's engine
 // the container's processes are read there, by the probe.
-func (s *dockerServer) findServer(ctx context.Context, addr string, timeout time.Duration) error {
+func (s *dockerServer) FindServer(ctx context.Context, addr string, timeout time.Duration) error {
 	if !s.d.ep.local() {
 		return nil
 	}
 	root := s.p
-	return waitFor(ctx, timeout, func(context.Context) error {
+	return rig.WaitFor(ctx, timeout, func(context.Context) error {
 		pid, err := procfs.Root(s.d.proc).ListenerInTree(root, addr)
 		if err == nil {
 			s.p = pid
@@ -399,21 +400,21 @@ func (s *dockerServer) findServer(ctx context.Context, addr string, timeout time
 		return err
 	})
 }
-func (s *dockerServer) mode() string                 { return s.d.mode() }
-func (s *dockerServer) placement() results.Placement { return s.pl }
+func (s *dockerServer) Mode() string                 { return s.d.Mode() }
+func (s *dockerServer) Placement() results.Placement { return s.pl }
 
-// probe reads the server's /proc here for the local engine; for another
+// Probe reads the server's /proc here for the local engine; for another
 // host's, through hostprobe in the server's own container.
-func (s *dockerServer) probe(addr string) serverProbe {
+func (s *dockerServer) Probe(addr string) rig.ServerProbe {
 	if s.d.ep.local() {
-		return localProbe{addr: addr, pid: s.p, proc: s.d.proc, acc: s.acc}
+		return rig.LocalProbe{Addr: addr, Pid: s.p, Proc: s.d.proc, Acc: s.acc}
 	}
-	return remoteProbe{d: s.d, id: s.id, addr: addr, auth: s.acc.auth, tls: s.acc.tls != nil}
+	return remoteProbe{d: s.d, id: s.id, addr: addr, auth: s.acc.Auth, tls: s.acc.TLS != nil}
 }
 
-// stop stops the server (SIGTERM, 30 s, SIGKILL, as the reference does),
+// Stop stops the server (SIGTERM, 30 s, SIGKILL, as the reference does),
 // keeps its log and removes the container.
-func (s *dockerServer) stop(ctx context.Context) error {
+func (s *dockerServer) Stop(ctx context.Context) error {
 	grace := 30 * time.Second
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < grace {
 		grace = max(time.Until(dl), time.Second)
@@ -447,7 +448,7 @@ func (d *dockerDriver) saveLogs(ctx context.Context, id, path string) ([]byte, e
 	return stdout.Bytes(), nil
 }
 
-// remove saves the container's logs and removes it, forcibly.
+// Remove saves the container's logs and removes it, forcibly.
 func (d *dockerDriver) Remove(ctx context.Context, id string) error {
 	d.mu.Lock()
 	logPath, ok := d.ids[id]
@@ -463,7 +464,7 @@ func (d *dockerDriver) Remove(ctx context.Context, id string) error {
 	return nil
 }
 
-func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error) {
+func (d *dockerDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, results.Placement, error) {
 	pl := results.Placement{WantCPUs: s.CPUs, WantMems: s.Mems}
 	id, err := d.create(ctx, "client", s.Name, s.Args, s.CPUs, s.Mems, false, nil, "")
 	if id != "" {
@@ -473,14 +474,14 @@ func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, res
 		return nil, pl, err
 	}
 	if pid, err := d.hostPID(ctx, id); err == nil && d.ep.local() {
-		if got, err := d.proc.placement(pid); err == nil {
+		if got, err := d.proc.Placement(pid); err == nil {
 			got.WantCPUs, got.WantMems = s.CPUs, s.Mems
 			pl = got
 		}
 	} else if err == nil {
 		// Another host: its /proc is read there, while the client waits
 		// for its start time or runs.
-		if a, err := d.probe(ctx, id, ProbeRequest{PID: 1}); err == nil && a.Placement != nil {
+		if a, err := d.Probe(ctx, id, rig.ProbeRequest{PID: 1}); err == nil && a.Placement != nil {
 			pl = *a.Placement
 			pl.WantCPUs, pl.WantMems = s.CPUs, s.Mems
 		}
@@ -495,10 +496,10 @@ func (d *dockerDriver) runClient(ctx context.Context, s clientSpec) ([]byte, res
 	return stdout, pl, nil
 }
 
-// preflightAt runs `tierbench preflight --json` inside the server's
+// PreflightAt runs `tierbench preflight --json` inside the server's
 // container: it proves io_uring and O_DIRECT work there, under the
 // container's seccomp profile and mounts, not just on the host.
-func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDir string, args []string) ([]byte, error) {
+func (d *dockerDriver) PreflightAt(ctx context.Context, srv rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
 	ds, ok := srv.(*dockerServer)
 	if !ok {
 		return nil, fmt.Errorf("orchestrator: not a container server")
@@ -508,12 +509,12 @@ func (d *dockerDriver) preflightAt(ctx context.Context, srv serverHandle, dataDi
 		return nil, err
 	}
 	if code != 0 && code != 1 {
-		return out, fmt.Errorf("orchestrator: preflight in the server container exited %d: %s", code, clip(stderr))
+		return out, fmt.Errorf("orchestrator: preflight in the server container exited %d: %s", code, rig.Clip(stderr))
 	}
 	return out, nil
 }
 
-// close removes every container of this run, keeping their logs.
+// Close removes every container of this run, keeping their logs.
 func (d *dockerDriver) Close(ctx context.Context) error {
 	res, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
 		Filters: make(client.Filters).Add("label", labelRun+"="+d.runID)})

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 	"slices"
@@ -159,7 +160,7 @@ func checkBundle(t *testing.T, out, stdout string, rows, passes int) results.Pla
 		if s := r.ServerStealShare; hostCountsSteal() && (s == nil || *s < 0 || *s > 1) {
 			t.Errorf("pass t=%d %s: got server steal %v, want the share of its CPUs %s", r.Threads, r.Row.ID(), s, r.Server.CPUs)
 		}
-		if r.Row.Pin == plan.PinPinned && (!sameSet(r.Server.CPUs, r.Server.WantCPUs) || !sameSet(r.Client.CPUs, r.Client.WantCPUs) || r.Server.WantCPUs == r.Client.WantCPUs) {
+		if r.Row.Pin == plan.PinPinned && (!rig.SameSet(r.Server.CPUs, r.Server.WantCPUs) || !rig.SameSet(r.Client.CPUs, r.Client.WantCPUs) || r.Server.WantCPUs == r.Client.WantCPUs) {
 			t.Errorf("pinned pass: server %+v client %+v; want disjoint sets honoured", r.Server, r.Client)
 		}
 	}
@@ -487,7 +488,7 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	if n := len(containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID)); n == 0 {
 		t.Errorf("no container of run %s running mid-cell", bundlePlan.RunID)
 	}
-	run.stop(t, syscall.SIGTERM)
+	run.Stop(t, syscall.SIGTERM)
 	if left := containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID); len(left) != 0 {
 		t.Errorf("%d containers of run %s left after SIGTERM", len(left), bundlePlan.RunID)
 	}
@@ -515,7 +516,7 @@ func TestRunSIGTERMDuringPreflight(t *testing.T) {
 		}
 		return false
 	})
-	run.stop(t, syscall.SIGTERM)
+	run.Stop(t, syscall.SIGTERM)
 	stderr := run.stderr.String()
 	if !strings.Contains(stderr, "stopped by SIGTERM") {
 		t.Errorf("stderr %q: want it to say the run was stopped by SIGTERM", stderr)
@@ -534,7 +535,7 @@ func TestRunSIGTERMDuringPreflight(t *testing.T) {
 func TestProcessDriverPinsEveryChild(t *testing.T) {
 	bin := testenv.MustBinary(t)
 	base := testenv.MustDiskDir(t)
-	cpus := readTopology("/sys", 2).Nodes[0]
+	cpus := rig.ReadTopology("/sys", 2).Nodes[0]
 	if len(cpus) < 2 {
 		t.Skipf("one CPU: nothing to pin apart")
 	}
@@ -542,17 +543,17 @@ func TestProcessDriverPinsEveryChild(t *testing.T) {
 	d := newProcessDriver(bin, nil)
 	t.Cleanup(func() { d.Close(context.Background()) })
 	for i := range 15 {
-		srv, err := d.startServer(t.Context(), serverSpec{Name: "pin", CPUs: want, Mems: "0",
+		srv, err := d.StartServer(t.Context(), rig.ServerSpec{Name: "pin", CPUs: want, Mems: "0",
 			Args:    []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"},
 			LogPath: filepath.Join(base, fmt.Sprintf("server-%d.log", i))})
 		if err != nil {
 			t.Fatalf("start %d: %v", i, err)
 		}
-		pl := srv.placement()
+		pl := srv.Placement()
 		if pl.CPUs != want || pl.Policy != "bind:0" {
 			t.Errorf("start %d: placement %+v, want cpus %s bound to node 0", i, pl, want)
 		}
-		srv.stop(t.Context())
+		srv.Stop(t.Context())
 	}
 	assertNoProcesses(t, bin)
 }

@@ -27,9 +27,9 @@ type diskReading struct {
 func (r *runner) diskBefore(ctx context.Context) diskReading {
 	var s diskReading
 	if len(r.evidence.disks) > 0 {
-		s.disk, s.err = r.host.diskSample(ctx, r.evidence.disks)
+		s.disk, s.err = r.host.DiskSample(ctx, r.evidence.disks)
 	}
-	s.cpu, s.cpuErr = r.host.cpuSample(ctx)
+	s.cpu, s.cpuErr = r.host.CpuSample(ctx)
 	return s
 }
 
@@ -54,7 +54,7 @@ func serverSteal(before, after cpustat.Sample, cpus string) *float64 {
 func (r *runner) recordDisks(ctx context.Context, before diskReading, rec *results.PassRecord) {
 	ev := &rec.PassEvidence
 	if before.cpuErr == nil {
-		if after, err := r.host.cpuSample(ctx); err == nil {
+		if after, err := r.host.CpuSample(ctx); err == nil {
 			ev.ServerStealShare = serverSteal(before.cpu, after, rec.Server.CPUs)
 		}
 	}
@@ -64,7 +64,7 @@ func (r *runner) recordDisks(ctx context.Context, before diskReading, rec *resul
 	case before.err != nil:
 		ev.DiskNote = before.err.Error()
 	default:
-		after, err := r.host.diskSample(ctx, r.evidence.disks)
+		after, err := r.host.DiskSample(ctx, r.evidence.disks)
 		var d diskstats.Delta
 		if err == nil {
 			d, err = after.Since(before.disk)
@@ -92,7 +92,7 @@ func (r *runner) resolveDisks(ctx context.Context) {
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.evidence.note)
 		return
 	}
-	disks, err := r.host.dataDisks(ctx, r.cfg.DataDir)
+	disks, err := r.host.DataDisks(ctx, r.cfg.DataDir)
 	if err != nil {
 		r.evidence.note = err.Error()
 		r.printf("%sevidence: no disk counters: %v\n", hostPrefix(r.host), err)
@@ -100,7 +100,7 @@ func (r *runner) resolveDisks(ctx context.Context) {
 	}
 	r.evidence.disks = disks
 	there := ""
-	if r.host.where() != "" {
+	if r.host.Where() != "" {
 		there = ", read there"
 	}
 	r.printf("%sevidence: /proc/diskstats of %s (below %s) and the server's /proc/<pid>/stat around every GET phase%s\n", hostPrefix(r.host), strings.Join(disks, "+"), r.cfg.DataDir, there)

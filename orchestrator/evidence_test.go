@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,20 +28,20 @@ func TestParseProcStat(t *testing.T) {
 	tail := " S 1 2 3 0 -1 4194560 100 0 0 0 %s %s 0 0 20 0 9 0 12345 1000000 200\n"
 	tests := []struct {
 		name, in string
-		want     procTicks
+		want     rig.ProcTicks
 		wantErr  string
 	}{
-		{"plain", "4242 (tierbench)" + fmt.Sprintf(tail, "1500", "250"), procTicks{user: 1500, system: 250}, ""},
-		{"name with spaces and parens", "77 (tier (bench) x)" + fmt.Sprintf(tail, "7", "3"), procTicks{user: 7, system: 3}, ""},
-		{"no name", "77 tierbench S 1 2", procTicks{}, "no ')'"},
-		{"short", "77 (x) S 1 2 3", procTicks{}, "fields after the command name"},
-		{"bad utime", "77 (x)" + fmt.Sprintf(tail, "lots", "3"), procTicks{}, `utime "lots"`},
-		{"negative stime", "77 (x)" + fmt.Sprintf(tail, "1", "-3"), procTicks{}, `stime "-3"`},
-		{"overflow", "77 (x)" + fmt.Sprintf(tail, "18446744073709551615", "1"), procTicks{}, "overflow"},
+		{"plain", "4242 (tierbench)" + fmt.Sprintf(tail, "1500", "250"), rig.ProcTicks{User: 1500, System: 250}, ""},
+		{"name with spaces and parens", "77 (tier (bench) x)" + fmt.Sprintf(tail, "7", "3"), rig.ProcTicks{User: 7, System: 3}, ""},
+		{"no name", "77 tierbench S 1 2", rig.ProcTicks{}, "no ')'"},
+		{"short", "77 (x) S 1 2 3", rig.ProcTicks{}, "fields after the command name"},
+		{"bad utime", "77 (x)" + fmt.Sprintf(tail, "lots", "3"), rig.ProcTicks{}, `utime "lots"`},
+		{"negative stime", "77 (x)" + fmt.Sprintf(tail, "1", "-3"), rig.ProcTicks{}, `stime "-3"`},
+		{"overflow", "77 (x)" + fmt.Sprintf(tail, "18446744073709551615", "1"), rig.ProcTicks{}, "overflow"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseProcStat([]byte(tt.in))
+			got, err := rig.ParseProcStat([]byte(tt.in))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, %v; want an error containing %q", got, err, tt.wantErr)
@@ -61,7 +62,7 @@ func FuzzParseProcStat(f *testing.F) {
 	f.Add([]byte("77 (tier (bench) x) S 1 2 3 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 9 0 12345 1000000 200\n"))
 	f.Add([]byte("1 ()"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		_, _ = parseProcStat(in)
+		_, _ = rig.ParseProcStat(in)
 	})
 }
 
@@ -79,24 +80,24 @@ func cpuSeconds(t *testing.T) float64 {
 // (the machine is shared, so wall time says nothing), and the clock tick
 // rate with getconf's.
 func TestCPUTicksReal(t *testing.T) {
-	p := procRoot("/proc")
+	p := rig.ProcRoot("/proc")
 	ru0 := cpuSeconds(t)
-	before, err := p.cpuTicks(os.Getpid())
+	before, err := p.CpuTicks(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for cpuSeconds(t)-ru0 < 0.3 {
 	}
-	after, err := p.cpuTicks(os.Getpid())
+	after, err := p.CpuTicks(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ru := cpuSeconds(t) - ru0
-	hz, note := clockTicks()
-	if used := float64(after.total()-before.total()) / float64(hz); used < ru-0.1 || used > ru+0.1 {
+	hz, note := rig.ClockTicks()
+	if used := float64(after.Total()-before.Total()) / float64(hz); used < ru-0.1 || used > ru+0.1 {
 		t.Errorf("got %.2f CPU s from /proc/<pid>/stat, want getrusage's %.2f ± 0.1", used, ru)
 	}
-	if _, err := p.cpuTicks(1 << 30); err == nil || !strings.Contains(err.Error(), "pid") {
+	if _, err := p.CpuTicks(1 << 30); err == nil || !strings.Contains(err.Error(), "pid") {
 		t.Errorf("missing pid: got %v, want an error naming the pid", err)
 	}
 	if getconf, err := exec.LookPath("getconf"); err == nil {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,7 +23,7 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("%w: --passes 0", fault.ErrConfig), ExitUsage},
 		{fmt.Errorf("%w: 2 of 8", ErrExcluded), ExitExcluded},
 		{fmt.Errorf("%w: all 8", ErrNothingPublishable), ExitNothing},
-		{fmt.Errorf("%w: pid 1 does not own it", ErrWrongProcess), ExitNothing},
+		{fmt.Errorf("%w: pid 1 does not own it", rig.ErrWrongProcess), ExitNothing},
 		{fmt.Errorf("%w: 1 missing", ErrPartialLoad), ExitNothing},
 		{fmt.Errorf("%w: 3 missed", ErrSampleMiss), ExitNothing},
 		{fmt.Errorf("%w: interrupted", &InterruptedError{Signal: syscall.SIGINT}), ExitSIGINT},

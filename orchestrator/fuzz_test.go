@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bufio"
 	"bytes"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,15 +38,15 @@ func FuzzParseBench(f *testing.F) {
 func FuzzParseProcFiles(f *testing.F) {
 	addFiles(f, "proc/4242/io", "proc/4242/status", "proc/4242/numa_maps")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if v, err := parseProcIO(data); err == nil && v < 0 {
+		if v, err := rig.ParseProcIO(data); err == nil && v < 0 {
 			t.Fatalf("negative read_bytes %d", v)
 		}
-		if pl, err := parseStatus(data); err == nil {
-			if _, err := parseCPUList(pl.CPUs); err != nil {
+		if pl, err := rig.ParseStatus(data); err == nil {
+			if _, err := rig.ParseCPUList(pl.CPUs); err != nil {
 				t.Fatalf("accepted a bad Cpus_allowed_list %q", pl.CPUs)
 			}
 		}
-		_ = parseNumaMapsPolicy(data)
+		_ = rig.ParseNumaMapsPolicy(data)
 	})
 }
 
@@ -54,11 +55,11 @@ func FuzzParseCPUList(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		xs, err := parseCPUList(s)
+		xs, err := rig.ParseCPUList(s)
 		if err != nil || len(xs) == 0 {
 			return
 		}
-		back, err := parseCPUList(formatCPUList(xs))
+		back, err := rig.ParseCPUList(rig.FormatCPUList(xs))
 		if err != nil || len(back) != len(xs) {
 			t.Fatalf("round trip of %q: %v, %v", s, back, err)
 		}
@@ -70,7 +71,7 @@ func FuzzReadReply(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = readReply(bufio.NewReader(bytes.NewReader(data)))
+		_, _ = rig.ReadReply(bufio.NewReader(bytes.NewReader(data)))
 	})
 }
 
@@ -79,11 +80,11 @@ func FuzzParseInfo(f *testing.F) {
 	f.Add("Log.HeadAddress:9\nLog.TailAddress:5\n")
 	f.Add("redis_version:7.0.15\r\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		a, err := parseLogAddresses(parseInfo(s))
+		a, err := rig.ParseLogAddresses(rig.ParseInfo(s))
 		if err != nil {
 			return
 		}
-		if share := a.deviceShare(); share < 0 || share > 1 {
+		if share := a.DeviceShare(); share < 0 || share > 1 {
 			t.Fatalf("device share %v out of [0, 1] for %+v", share, a)
 		}
 	})
@@ -93,7 +94,7 @@ func FuzzParseNSpid(f *testing.F) {
 	f.Add([]byte("NSpid:\t4242\t1\n"))
 	f.Add([]byte("Name:\tx\nNSpid:\t1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, n := range parseNSpid(data) {
+		for _, n := range rig.ParseNSpid(data) {
 			if n < 1 {
 				t.Fatalf("accepted pid %d", n)
 			}

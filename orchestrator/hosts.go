@@ -201,7 +201,7 @@ func (e Endpoint) client() (*client.Client, error) {
 	return cli, nil
 }
 
-// record is the endpoint as plan.json records it.
+// Record is the endpoint as plan.json records it.
 func (e Endpoint) Record() results.HostEndpoint {
 	return results.HostEndpoint{Name: e.Name, Host: e.Host, Context: e.Context}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,15 +107,15 @@ func (r *runner) runClientsOnce(ctx context.Context, h *hostsDriver, row results
 		args := append(r.benchArgs(tgt), "-s", "-t", strconv.Itoa(n), "--runtime", strconv.Itoa(seconds),
 			"--start-at", strconv.FormatInt(start.UnixMilli(), 10))
 		args = append(args, extra...)
-		spec := clientSpec{Name: name + "-" + d.ep.Name, Host: i, Args: args,
+		spec := rig.ClientSpec{Name: name + "-" + d.ep.Name, Host: i, Args: args,
 			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", rowFileName(row), name, d.ep.Name))}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			o := &outs[i]
-			o.raw, o.pl, o.err = r.drv.runClient(pctx, spec)
+			o.raw, o.pl, o.err = r.drv.RunClient(pctx, spec)
 			if o.err == nil {
-				doc, err := jsonDocument(o.raw)
+				doc, err := rig.JsonDocument(o.raw)
 				if err == nil {
 					err = json.Unmarshal(doc, &o.rep)
 				}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"os"
 	"path/filepath"
@@ -93,10 +94,10 @@ func TestRunAcrossHosts(t *testing.T) {
 			doc, _ := json.Marshal(in)
 			var pw string
 			if err == nil && in.Config != nil && in.Config.Labels[labelRole] == "server" {
-				pw = readContainerFile(ctx, cli, id, containerPasswordFile)
+				pw = readContainerFile(ctx, cli, id, rig.ContainerPasswordFile)
 				capt.watch([]byte(strings.TrimSpace(pw)), []byte("PRIVATE KEY"))
-				for _, f := range []string{tlsServerKeyFile, tlsClientKeyFile} {
-					capt.watch(keySecrets(readContainerFile(ctx, cli, id, containerTLSDir+"/"+f))...)
+				for _, f := range []string{rig.TLSServerKeyFile, rig.TLSClientKeyFile} {
+					capt.watch(keySecrets(readContainerFile(ctx, cli, id, rig.ContainerTLSDir+"/"+f))...)
 				}
 			}
 			mu.Lock()
@@ -142,13 +143,13 @@ func TestRunAcrossHosts(t *testing.T) {
 	}()
 	res := runBinary(t, bin, args...)
 	stop()
-	found, ports := capt.stop(t)
+	found, ports := capt.Stop(t)
 	if res.code != 0 {
 		logs, _ := filepath.Glob(filepath.Join(out, results.DirLogs, "client-*"))
 		var tail []string
 		for _, l := range logs {
 			b, _ := os.ReadFile(l)
-			tail = append(tail, l+":\n"+clip(b))
+			tail = append(tail, l+":\n"+rig.Clip(b))
 		}
 		t.Fatalf("run across hosts: exit %d\n%s\n%s", res.code, res.stderr, strings.Join(tail, "\n"))
 	}
@@ -263,8 +264,8 @@ func TestRunAcrossHosts(t *testing.T) {
 			}
 		}
 	}
-	if !slices.ContainsFunc(seen, func(s string) bool { return strings.Contains(s, "--auth-file "+containerPasswordFile) }) {
-		t.Errorf("no command line seen with --auth-file %s: the search for the password saw nothing", containerPasswordFile)
+	if !slices.ContainsFunc(seen, func(s string) bool { return strings.Contains(s, "--auth-file "+rig.ContainerPasswordFile) }) {
+		t.Errorf("no command line seen with --auth-file %s: the search for the password saw nothing", rig.ContainerPasswordFile)
 	}
 	filepath.Walk(out, func(path string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {

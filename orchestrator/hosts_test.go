@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +69,7 @@ func TestHostsHarness(t *testing.T) {
 		var out []byte
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			out, _, err = drv["b"].runClient(ctx, clientSpec{Name: "harness", Args: args, LogPath: filepath.Join(logs, "client.log")})
+			out, _, err = drv["b"].RunClient(ctx, rig.ClientSpec{Name: "harness", Args: args, LogPath: filepath.Join(logs, "client.log")})
 			if err == nil || time.Now().After(deadline) {
 				break
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,19 +108,19 @@ func TestSplitThreads(t *testing.T) {
 
 func TestProbeArgs(t *testing.T) {
 	for _, tc := range []struct {
-		req  ProbeRequest
+		req  rig.ProbeRequest
 		want string
 	}{
-		{ProbeRequest{PID: 1}, "hostprobe --pid 1"},
-		{ProbeRequest{Addr: "10.0.0.1:6379", Auth: "pw", Command: []string{"INFO", "store"}}, "hostprobe --addr 10.0.0.1:6379 --auth-file /tierbench-auth --resp INFO store"},
-		{ProbeRequest{Addr: "a:1", Prove: true, PID: 1}, "hostprobe --pid 1 --addr a:1 --prove"},
-		{ProbeRequest{Addr: "a:1", Auth: "pw", TLSDir: containerTLSDir, Witness: true}, "hostprobe --addr a:1 --auth-file /tierbench-auth --tls-dir /tierbench-tls --witness"},
-		{ProbeRequest{PID: 1, TLSDir: containerTLSDir}, "hostprobe --pid 1"},
-		{ProbeRequest{Addr: "a:1", Sample: &SampleRequest{DBSize: 10, KeyLength: 16, ValueLength: 96}}, "hostprobe --addr a:1 --sample 10,16,96"},
-		{ProbeRequest{RouteTo: "10.0.0.2", FreeOn: "0.0.0.0", Addrs: true}, "hostprobe --addrs --route-to 10.0.0.2 --free-port-on 0.0.0.0"},
-		{ProbeRequest{DataDisks: "/data", DiskStats: []string{"vda", "vdb"}, Auth: "never without --addr"}, "hostprobe --data-disks /data --diskstats vda,vdb"},
+		{rig.ProbeRequest{PID: 1}, "hostprobe --pid 1"},
+		{rig.ProbeRequest{Addr: "10.0.0.1:6379", Auth: "pw", Command: []string{"INFO", "store"}}, "hostprobe --addr 10.0.0.1:6379 --auth-file /tierbench-auth --resp INFO store"},
+		{rig.ProbeRequest{Addr: "a:1", Prove: true, PID: 1}, "hostprobe --pid 1 --addr a:1 --prove"},
+		{rig.ProbeRequest{Addr: "a:1", Auth: "pw", TLSDir: rig.ContainerTLSDir, Witness: true}, "hostprobe --addr a:1 --auth-file /tierbench-auth --tls-dir /tierbench-tls --witness"},
+		{rig.ProbeRequest{PID: 1, TLSDir: rig.ContainerTLSDir}, "hostprobe --pid 1"},
+		{rig.ProbeRequest{Addr: "a:1", Sample: &rig.SampleRequest{DBSize: 10, KeyLength: 16, ValueLength: 96}}, "hostprobe --addr a:1 --sample 10,16,96"},
+		{rig.ProbeRequest{RouteTo: "10.0.0.2", FreeOn: "0.0.0.0", Addrs: true}, "hostprobe --addrs --route-to 10.0.0.2 --free-port-on 0.0.0.0"},
+		{rig.ProbeRequest{DataDisks: "/data", DiskStats: []string{"vda", "vdb"}, Auth: "never without --addr"}, "hostprobe --data-disks /data --diskstats vda,vdb"},
 	} {
-		if got := strings.Join(probeArgs(tc.req), " "); got != tc.want {
+		if got := strings.Join(rig.ProbeArgs(tc.req), " "); got != tc.want {
 			t.Errorf("probeArgs(%+v): got %q, want %q", tc.req, got, tc.want)
 		}
 	}
@@ -137,13 +138,13 @@ func FuzzParseProbe(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		a, err := parseProbe(b)
+		a, err := rig.ParseProbe(b)
 		if err != nil {
 			return
 		}
 		// What parses survives its own encoding unchanged.
 		once, _ := json.Marshal(a)
-		again, err := parseProbe(once)
+		again, err := rig.ParseProbe(once)
 		if err != nil {
 			t.Fatalf("re-parse of %s: %v", once, err)
 		}

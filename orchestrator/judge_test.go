@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestVerifyLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		if tt.rec.Tiered && tt.rec.DeviceShare == 0 {
-			tt.rec.DeviceShare = logAddresses{tt.rec.BeginAddress, tt.rec.HeadAddress, tt.rec.TailAddress}.deviceShare()
+			tt.rec.DeviceShare = rig.LogAddresses{Begin: tt.rec.BeginAddress, Head: tt.rec.HeadAddress, Tail: tt.rec.TailAddress}.DeviceShare()
 		}
 		err := verifyLoad(tt.rec, tt.cfg)
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
@@ -60,18 +61,18 @@ func TestVerifyLoad(t *testing.T) {
 }
 
 func TestParseInfoAndAddresses(t *testing.T) {
-	info := parseInfo("# Store\r\nLog.BeginAddress:64\r\nLog.HeadAddress:24576000\r\nLog.TailAddress:25600128\r\nweird line\r\n")
-	a, err := parseLogAddresses(info)
+	info := rig.ParseInfo("# Store\r\nLog.BeginAddress:64\r\nLog.HeadAddress:24576000\r\nLog.TailAddress:25600128\r\nweird line\r\n")
+	a, err := rig.ParseLogAddresses(info)
 	if err != nil || a.Begin != 64 || a.Head != 24576000 || a.Tail != 25600128 {
 		t.Errorf("got %+v, %v", a, err)
 	}
-	if s := a.deviceShare(); s < 0.959 || s > 0.961 {
+	if s := a.DeviceShare(); s < 0.959 || s > 0.961 {
 		t.Errorf("deviceShare: got %v, want ≈ 0.96", s)
 	}
-	if _, err := parseLogAddresses(parseInfo("# Server\r\nredis_version:7.0.15\r\n")); !errors.Is(err, errNotTiered) {
+	if _, err := rig.ParseLogAddresses(rig.ParseInfo("# Server\r\nredis_version:7.0.15\r\n")); !errors.Is(err, rig.ErrNotTiered) {
 		t.Errorf("redis INFO: got %v, want errNotTiered", err)
 	}
-	if _, err := parseLogAddresses(map[string]string{"Log.HeadAddress": "9", "Log.TailAddress": "5"}); err == nil {
+	if _, err := rig.ParseLogAddresses(map[string]string{"Log.HeadAddress": "9", "Log.TailAddress": "5"}); err == nil {
 		t.Errorf("head above tail: got nil error")
 	}
 }

@@ -324,7 +324,7 @@ func (r *runner) deviceLayer(ctx context.Context, backend, round string, place r
 		args = append(args, "--dir", dir, "--file-size", strconv.FormatInt((fileBytes+(1<<20)-1)>>20, 10)+"m")
 	}
 	args = append(args, "--qd", strconv.Itoa(shape.qd))
-	layer.Detail = fmt.Sprintf("tierbench device --backend %s, 512 B random reads, %s, %s", backend, shape, place.where())
+	layer.Detail = fmt.Sprintf("tierbench device --backend %s, 512 B random reads, %s, %s", backend, shape, place.Where())
 	var out struct {
 		IOPS      float64 `json:"iops"`
 		CPUPerOp  float64 `json:"cpu_us_per_op"`
@@ -364,7 +364,7 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int, place r
 	}
 	kind := map[bool]string{true: "localmemory", false: "native " + backend}[backend == results.ScenarioLocalMemory]
 	layer.Detail = fmt.Sprintf("tierbench kv --device-type %s, the run's --memory %s --page %s --index %s and %d keys, 100 %% GET, --itp %d, %s, t=%s",
-		kind, r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, itp, place.where(), formatPIDs(threads))
+		kind, r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, itp, place.Where(), formatPIDs(threads))
 	var out struct {
 		Settle *struct {
 			ProbeOpsPerSec []float64 `json:"probe_ops_per_sec"`

@@ -51,8 +51,8 @@ func (r *runner) rungPlaceOf(best results.Cell, ok bool) rungPlace {
 	return p
 }
 
-// where says on which CPUs a rung ran.
-func (p rungPlace) where() string {
+// Where says on which CPUs a rung ran.
+func (p rungPlace) Where() string {
 	if p.cpus == "" {
 		return fmt.Sprintf("free on the host's %d CPUs", p.cpuCount)
 	}

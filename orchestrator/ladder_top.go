@@ -140,7 +140,7 @@ func (r *runner) measureTop(ctx context.Context, tiered, untiered results.Row, t
 			defer func() {
 				cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				tgt.srv.stop(cctx)
+				tgt.srv.Stop(cctx)
 			}()
 		}
 		if err != nil {
@@ -167,7 +167,7 @@ func (r *runner) measureTop(ctx context.Context, tiered, untiered results.Row, t
 // target with a server is returned even with an error, for the caller to
 // stop.
 func (r *runner) startTopServer(ctx context.Context, row results.Row, threads int, raw *topServerRaw) (rowTarget, error) {
-	tgt, err := r.startServer(ctx, row)
+	tgt, err := r.StartServer(ctx, row)
 	if err != nil {
 		return tgt, err
 	}
@@ -179,7 +179,7 @@ func (r *runner) startTopServer(ctx context.Context, row results.Row, threads in
 	if err := r.load(ctx, row, tgt, &raw.Load); err != nil {
 		return tgt, err
 	}
-	w, err := tgt.first().probe.witness(ctx)
+	w, err := tgt.first().probe.Witness(ctx)
 	if err != nil {
 		return tgt, err
 	}

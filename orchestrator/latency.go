@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"math"
 	"os"
 	"path/filepath"
@@ -105,16 +106,16 @@ type onlineOutput struct {
 // must decode.
 func parseOnline(out []byte) (onlineOutput, *hdrhistogram.Histogram, error) {
 	var o onlineOutput
-	doc, err := jsonDocument(out)
+	doc, err := rig.JsonDocument(out)
 	if err != nil {
 		return o, nil, fmt.Errorf("orchestrator: bench --online output: %w", err)
 	}
 	if err := json.Unmarshal(doc, &o); err != nil {
-		return o, nil, fmt.Errorf("orchestrator: bench --online output is not its JSON document: %w: %q", err, clip(out))
+		return o, nil, fmt.Errorf("orchestrator: bench --online output is not its JSON document: %w: %q", err, rig.Clip(out))
 	}
 	on := o.Online
 	if on == nil {
-		return o, nil, fmt.Errorf("orchestrator: bench --online output has no online result: %q", clip(out))
+		return o, nil, fmt.Errorf("orchestrator: bench --online output has no online result: %q", rig.Clip(out))
 	}
 	if on.Ops < 0 || on.Seconds < 0 || on.OpsPerSec < 0 || on.Misses < 0 || on.Errors < 0 {
 		return o, nil, fmt.Errorf("orchestrator: bench --online output has negative counts: %+v", *on)
@@ -296,7 +297,7 @@ func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, r
 	defer cancel()
 	start := time.Now()
 	args := append([]string{"-s", "-t", strconv.Itoa(rec.Threads), "--runtime", strconv.Itoa(seconds)}, onlineOps(op, rec.InFlight, rec.OfferedOpsPerSec)...)
-	stdout, _, err := r.drv.runClient(sctx, r.benchSpec(row, tgt, name, args))
+	stdout, _, err := r.drv.RunClient(sctx, r.benchSpec(row, tgt, name, args))
 	end := time.Now()
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
 		return rec, fmt.Errorf("orchestrator: latency step %s %s %s: did not end within %v: the server stopped answering (see logs/)", row.Backend, row.Label, what, limit)

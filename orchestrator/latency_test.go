@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bufio"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"net"
 	"os"
@@ -72,7 +73,7 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 	r, tgt, row := latencyRunner(t, 3)
 	tgt.addr = redis.Addr
 	// Load the keys the steps read.
-	if _, _, err := r.drv.runClient(t.Context(), r.benchSpec(row, tgt, "load", []string{"--op", "MSET", "--runtime", "0", "-t", "2"})); err != nil {
+	if _, _, err := r.drv.RunClient(t.Context(), r.benchSpec(row, tgt, "load", []string{"--op", "MSET", "--runtime", "0", "-t", "2"})); err != nil {
 		t.Fatal(err)
 	}
 	best := results.Cell{Row: row, Threads: 4, Median: 4000}
@@ -395,7 +396,7 @@ func readLatencySteps(out string) ([]results.LatencyRecord, error) {
 // unpinned row's client shares the server's CPUs and is not.
 func TestBenchSpecPinsTheClientApart(t *testing.T) {
 	r := &runner{cfg: plan.Config{DBSize: 10, KeyLength: 16, ValueLength: 96}, out: t.TempDir(),
-		local: localMachine{pinning: pinning{ServerCPUs: "0", ClientCPUs: "1", ServerMems: "0", ClientMems: "0"}}}
+		local: localMachine{pinning: rig.Pinning{ServerCPUs: "0", ClientCPUs: "1", ServerMems: "0", ClientMems: "0"}}}
 	tgt := rowTarget{addr: "127.0.0.1:6379"}
 	for _, tt := range []struct {
 		pin      string

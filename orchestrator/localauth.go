@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 
@@ -32,7 +33,7 @@ func (r *runner) protectLocalServers() error {
 	auth := hex.EncodeToString(b[:])
 	if d, ok := r.drv.(*dockerDriver); ok {
 		d.password = auth
-		r.auth, r.authFile = auth, containerPasswordFile
+		r.auth, r.authFile = auth, rig.ContainerPasswordFile
 		r.printf("servers: a password made for this run, so no other user of the host can reach them (copied into each container; never in the bundle)\n")
 		return nil
 	}

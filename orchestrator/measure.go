@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -67,12 +68,12 @@ func (r *runner) benchLocal(ctx context.Context, row results.Row, tgt rowTarget,
 
 // benchSpec is the client that runs `tierbench bench --json` with extra
 // flags against the row's server, pinned as the row says.
-func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []string) clientSpec {
+func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []string) rig.ClientSpec {
 	args := append(r.benchArgs(tgt), extra...)
 	if tgt.cluster {
 		args = append(args, "--cluster-bench")
 	}
-	spec := clientSpec{Name: name, Args: args,
+	spec := rig.ClientSpec{Name: name, Args: args,
 		LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s.log", rowFileName(row), name))}
 	if row.Pin == plan.PinPinned {
 		// The client's CPUs are apart from the server's: a paced step's
@@ -84,7 +85,7 @@ func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []
 }
 
 func (r *runner) runBench(ctx context.Context, row results.Row, tgt rowTarget, name string, extra []string, pl *results.Placement) (benchOutput, error) {
-	stdout, got, err := r.drv.runClient(ctx, r.benchSpec(row, tgt, name, extra))
+	stdout, got, err := r.drv.RunClient(ctx, r.benchSpec(row, tgt, name, extra))
 	if pl != nil {
 		*pl = got
 	}
@@ -174,7 +175,7 @@ func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, t
 	if err := r.recordNodes(&rec, row, tgt, before, after, cell); err != nil {
 		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
 	}
-	if err := checkPlacement("client", rec.Client); err != nil {
+	if err := rig.CheckPlacement("client", rec.Client); err != nil {
 		return rec, fmt.Errorf("orchestrator: cell %s %s t=%d pass %d: %w", row.Backend, row.Label, threads, pass, err)
 	}
 	r.recordDisks(ctx, disks, &rec)

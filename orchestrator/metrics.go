@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"net"
 	"net/http"
 	"strconv"
@@ -151,8 +152,8 @@ func (c watchCollector) Collect(ch chan<- prometheus.Metric) {
 
 // serverCounts reads the GETs (keyspace hits + misses) and error replies
 // (total_error_replies, else protocol_errors) a node's INFO stats holds.
-func serverCounts(ctx context.Context, p serverProbe) (gets, errs int64, err error) {
-	stats, err := probeInfo(ctx, p, "stats")
+func serverCounts(ctx context.Context, p rig.ServerProbe) (gets, errs int64, err error) {
+	stats, err := rig.ProbeInfo(ctx, p, "stats")
 	if err != nil {
 		return 0, 0, err
 	}

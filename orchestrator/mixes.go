@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"strconv"
 	"time"
 
@@ -36,8 +37,8 @@ func (r *runner) readStore(ctx context.Context, tgt rowTarget) storeReading {
 	s := storeReading{counted: true}
 	for _, n := range tgt.nodes {
 		wb := int64(-1)
-		if n.probe.counts() {
-			if v, err := n.probe.writeBytes(ctx); err == nil {
+		if n.probe.Counts() {
+			if v, err := n.probe.WriteBytes(ctx); err == nil {
 				wb = v
 			}
 		}
@@ -57,14 +58,14 @@ func (r *runner) readStore(ctx context.Context, tgt rowTarget) storeReading {
 // and device_gets (INFO stats) of one node; ok is false when it reports
 // any of them missing (a server that is not tierbench's own). hits is
 // INFO store's ReadCache.Hits, 0 from a server without one.
-func storeCounters(ctx context.Context, p serverProbe) (tail, flushed, gets, hits int64, ok bool) {
+func storeCounters(ctx context.Context, p rig.ServerProbe) (tail, flushed, gets, hits int64, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	store, err := probeInfo(ctx, p, "store")
+	store, err := rig.ProbeInfo(ctx, p, "store")
 	if err != nil {
 		return 0, 0, 0, 0, false
 	}
-	stats, err := probeInfo(ctx, p, "stats")
+	stats, err := rig.ProbeInfo(ctx, p, "stats")
 	if err != nil {
 		return 0, 0, 0, 0, false
 	}

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,9 +29,9 @@ func checkMixPasses(t *testing.T, out string, tiered bool, rows int) []results.P
 		t.Errorf("%s: got %d load checks after the mix, want one per row (%d)", out, len(rechecks), rows)
 	}
 	for _, rc := range rechecks {
-		if rc.ServerKeys != rc.DBSize || rc.DBSize != 200000 || rc.Sample.Keys != minSampleKeys || rc.Sample.Missed+rc.Sample.WrongLength+rc.Sample.Errors != 0 || rc.Error != "" {
+		if rc.ServerKeys != rc.DBSize || rc.DBSize != 200000 || rc.Sample.Keys != rig.MinSampleKeys || rc.Sample.Missed+rc.Sample.WrongLength+rc.Sample.Errors != 0 || rc.Error != "" {
 			t.Errorf("%s after the mix: got DBSIZE %d of %d, sample %+v, error %q; want exactly 200000 and %d sampled keys all right",
-				rc.Row.ID(), rc.ServerKeys, rc.DBSize, rc.Sample, rc.Error, minSampleKeys)
+				rc.Row.ID(), rc.ServerKeys, rc.DBSize, rc.Sample, rc.Error, rig.MinSampleKeys)
 		}
 	}
 	recs, _, err := results.ReadCells(out)

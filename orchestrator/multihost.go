@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"net"
 	"net/url"
 	"strings"
@@ -130,7 +131,7 @@ func (r *runner) chooseBind(ctx context.Context, h *hostsDriver) (string, int, e
 			if err != nil {
 				return "", 0, err
 			}
-			a, err := h.server.probeOnce(ctx, "route", ProbeRequest{RouteTo: ip}, nil)
+			a, err := h.server.probeOnce(ctx, "route", rig.ProbeRequest{RouteTo: ip}, nil)
 			if err != nil {
 				return "", 0, err
 			}
@@ -138,7 +139,7 @@ func (r *runner) chooseBind(ctx context.Context, h *hostsDriver) (string, int, e
 			r.printf("host %s: reaches host %s (%s) from %s\n", h.server.ep.Name, peer.ep.Name, ip, bind)
 		}
 	}
-	a, err := h.server.probeOnce(ctx, "port", ProbeRequest{FreeOn: bind}, nil)
+	a, err := h.server.probeOnce(ctx, "port", rig.ProbeRequest{FreeOn: bind}, nil)
 	if err != nil {
 		return "", 0, fmt.Errorf("orchestrator: host %s: --server-bind %s: %w", h.server.ep.Name, bind, err)
 	}
@@ -155,7 +156,7 @@ func hostAddress(ctx context.Context, d *dockerDriver) (string, error) {
 		}
 		return ips[0].String(), nil
 	}
-	a, err := d.probeOnce(ctx, "addrs", ProbeRequest{Addrs: true}, nil)
+	a, err := d.probeOnce(ctx, "addrs", rig.ProbeRequest{Addrs: true}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -178,7 +179,7 @@ func (r *runner) authArgs() []string {
 	if r.auth == "" {
 		return nil
 	}
-	return []string{"--auth-file", cmp.Or(r.authFile, containerPasswordFile)}
+	return []string{"--auth-file", cmp.Or(r.authFile, rig.ContainerPasswordFile)}
 }
 
 // serverPort is the port of the next row's server.
@@ -190,8 +191,8 @@ func (r *runner) serverPort() (int, error) {
 }
 
 // hostPrefix begins a progress line about a server host elsewhere.
-func hostPrefix(h serverHost) string {
-	if w := h.where(); w != "" {
+func hostPrefix(h rig.ServerHost) string {
+	if w := h.Where(); w != "" {
 		return strings.TrimPrefix(w, " on ") + ": "
 	}
 	return ""

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -78,10 +79,10 @@ func wantKeys(tgt rowTarget, dbsize int64, keyLength int) []int64 {
 // split by slot, and each node's share is kept in rec.Nodes.
 func (r *runner) sampleTarget(ctx context.Context, tgt rowTarget, rec *results.LoadRecord) (results.SampleCheck, error) {
 	if !tgt.cluster {
-		return tgt.first().probe.sample(ctx, r.cfg, nil)
+		return tgt.first().probe.Sample(ctx, r.cfg, nil)
 	}
 	owner := slotOwners(tgt.nodes)
-	keys := sampleKeys(r.cfg.DBSize, minSampleKeys, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x636c7573746572)))
+	keys := rig.SampleKeys(r.cfg.DBSize, rig.MinSampleKeys, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x636c7573746572)))
 	per := make([][]uint64, len(tgt.nodes))
 	key := make([]byte, r.cfg.KeyLength)
 	var total results.SampleCheck
@@ -100,7 +101,7 @@ func (r *runner) sampleTarget(ctx context.Context, tgt rowTarget, rec *results.L
 	}
 	start := time.Now()
 	for i, n := range tgt.nodes {
-		s, err := n.probe.sample(ctx, r.cfg, per[i])
+		s, err := n.probe.Sample(ctx, r.cfg, per[i])
 		if err != nil {
 			return total, err
 		}
@@ -123,7 +124,7 @@ func (r *runner) sampleTarget(ctx context.Context, tgt rowTarget, rec *results.L
 func keyCount(ctx context.Context, tgt rowTarget) (int64, error) {
 	var sum int64
 	for _, n := range tgt.nodes {
-		k, err := probeDBSize(ctx, n.probe)
+		k, err := rig.ProbeDBSize(ctx, n.probe)
 		if err != nil {
 			return 0, err
 		}
@@ -136,7 +137,7 @@ func keyCount(ctx context.Context, tgt rowTarget) (int64, error) {
 type nodeReading struct {
 	readBytes int64 // -1: its pid is unknown
 	pl        results.Placement
-	ticks     procTicks
+	ticks     rig.ProcTicks
 	ticksErr  error
 	// deviceReads is INFO store's Device.CompletedReads, for the
 	// scenarios that count them.
@@ -148,13 +149,13 @@ func (r *runner) readNodes(ctx context.Context, row results.Row, tgt rowTarget) 
 	out := make([]nodeReading, len(tgt.nodes))
 	for i, n := range tgt.nodes {
 		rd := &out[i]
-		rd.readBytes, rd.ticksErr = -1, errPIDUnknown
-		if n.probe.counts() {
+		rd.readBytes, rd.ticksErr = -1, rig.ErrPIDUnknown
+		if n.probe.Counts() {
 			var err error
-			if rd.readBytes, rd.pl, err = n.probe.evidence(ctx); err != nil {
+			if rd.readBytes, rd.pl, err = n.probe.Evidence(ctx); err != nil {
 				return nil, err
 			}
-			rd.ticks, rd.ticksErr = n.probe.cpuTicks(ctx)
+			rd.ticks, rd.ticksErr = n.probe.CpuTicks(ctx)
 		}
 		if plan.RowSpec(row).DeviceReads {
 			var err error
@@ -178,7 +179,7 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 			ops[n.Addr] = n.Ops
 		}
 	}
-	hz, note := clockTicks()
+	hz, note := rig.ClockTicks()
 	rec.ReadBytes, rec.ServerCPUSeconds, rec.ServerSystemCPUSeconds, rec.CPUNote = 0, 0, 0, note
 	if tgt.cluster {
 		rec.ClockTicks = hz
@@ -201,7 +202,7 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 			}
 			np.Server = a.pl
 			if n.srv != nil {
-				want := n.srv.placement()
+				want := n.srv.Placement()
 				np.Server.WantCPUs, np.Server.WantMems = want.WantCPUs, want.WantMems
 				if np.Server.Policy == "default" {
 					np.Server.Policy = want.Policy
@@ -211,10 +212,10 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 			if tgt.cluster {
 				role = "shard " + n.Addr
 			}
-			if err := checkPlacement(role, np.Server); err != nil {
+			if err := rig.CheckPlacement(role, np.Server); err != nil {
 				return err
 			}
-			if set, err := parseCPUList(np.Server.CPUs); err == nil {
+			if set, err := rig.ParseCPUList(np.Server.CPUs); err == nil {
 				cpus = append(cpus, set...)
 			}
 		}
@@ -225,9 +226,9 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 			rec.CPUNote = err.Error()
 		default:
 			rec.ClockTicks = hz
-			np.ServerCPUSeconds = float64(a.ticks.total()-b.ticks.total()) / float64(hz)
+			np.ServerCPUSeconds = float64(a.ticks.Total()-b.ticks.Total()) / float64(hz)
 			rec.ServerCPUSeconds += np.ServerCPUSeconds
-			rec.ServerSystemCPUSeconds += float64(a.ticks.system-b.ticks.system) / float64(hz)
+			rec.ServerSystemCPUSeconds += float64(a.ticks.System-b.ticks.System) / float64(hz)
 		}
 		if counting {
 			np.DeviceReads = a.deviceReads - b.deviceReads
@@ -244,7 +245,7 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 	}
 	if tgt.cluster {
 		slices.Sort(cpus)
-		rec.Server.CPUs = formatCPUList(slices.Compact(cpus))
+		rec.Server.CPUs = rig.FormatCPUList(slices.Compact(cpus))
 	}
 	if rec.Ops > 0 && rec.CPUNote == "" {
 		rec.CPUMicrosPerOp = 1e6 * (rec.ServerCPUSeconds + rec.ClientCPUSeconds) / float64(rec.Ops)

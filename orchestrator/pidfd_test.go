@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,7 +50,7 @@ func TestRecycledPidIsNotSignalled(t *testing.T) {
 		t.Skip("needs root, to set the next pid")
 	}
 	d := newProcessDriver("", nil)
-	ps, err := d.startProgram(context.Background(), []string{"sh", "-c", "sleep 0.3; exit 3"}, serverSpec{Name: "short", LogPath: filepath.Join(t.TempDir(), "short.log")})
+	ps, err := d.startProgram(context.Background(), []string{"sh", "-c", "sleep 0.3; exit 3"}, rig.ServerSpec{Name: "short", LogPath: filepath.Join(t.TempDir(), "short.log")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestRecycledPidIsNotSignalled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	d.Close(ctx)
-	ps.stop(ctx)
+	ps.Stop(ctx)
 	time.Sleep(100 * time.Millisecond)
 	if st, err := procfs.Root("/proc").ReadStat(victim.Process.Pid); err != nil || st.State == 'Z' {
 		t.Errorf("process %d, which took the reaped server's number, was killed", old)

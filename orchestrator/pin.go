@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"os/exec"
 	"runtime"
@@ -81,7 +82,7 @@ func execPinned(argv []string) {
 // policy to the given nodes.
 func pinThread(cpus, mems string) error {
 	if cpus != "" {
-		list, err := parseCPUList(cpus)
+		list, err := rig.ParseCPUList(cpus)
 		if err != nil {
 			return err
 		}
@@ -94,7 +95,7 @@ func pinThread(cpus, mems string) error {
 		}
 	}
 	if mems != "" {
-		nodes, err := parseCPUList(mems)
+		nodes, err := rig.ParseCPUList(mems)
 		if err != nil {
 			return err
 		}

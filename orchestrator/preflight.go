@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"os"
 	"path/filepath"
@@ -106,18 +107,18 @@ func (r *runner) judgePreflight(p results.Preflight, where string) error {
 // serverPreflight runs the preflight where the server runs: for uring it
 // proves io_uring can be set up there (Docker's seccomp profile would
 // refuse it). Unless --force, a failed check fails the row.
-func (r *runner) serverPreflight(ctx context.Context, row results.Row, srv serverHandle, dataDir string, tgt *rowTarget) error {
+func (r *runner) serverPreflight(ctx context.Context, row results.Row, srv rig.ServerHandle, dataDir string, tgt *rowTarget) error {
 	out, err := r.preflightWhereServed(ctx, row, srv, dataDir)
 	var p results.Preflight
 	if err == nil {
 		p, err = results.ParsePreflight(out)
 	}
 	if err == nil {
-		err = r.judgePreflight(serverSide(p), r.drv.name()+" "+row.Backend)
+		err = r.judgePreflight(serverSide(p), r.drv.Name()+" "+row.Backend)
 	}
 	if err == nil && row.Backend == "uring" {
 		err = uringUsable(p)
-		tgt.uringProbe = fmt.Sprintf("%s (%s)", uringDetail(p), r.drv.name())
+		tgt.uringProbe = fmt.Sprintf("%s (%s)", uringDetail(p), r.drv.Name())
 	}
 	if err != nil {
 		if r.cfg.Force && !errors.Is(err, errUringRefused) {
@@ -185,11 +186,11 @@ func (r *runner) preflightHosts(ctx context.Context, h *hostsDriver) error {
 	}
 	for _, d := range h.engines {
 		role := "client"
-		args := append([]string{"preflight", "--json", "--data-dir", containerDataDir}, r.preflightArgs(false)...)
+		args := append([]string{"preflight", "--json", "--data-dir", rig.ContainerDataDir}, r.preflightArgs(false)...)
 		var binds []string
 		if d == h.server {
 			role = "server"
-			binds = []string{r.cfg.DataDir + ":" + containerDataDir}
+			binds = []string{r.cfg.DataDir + ":" + rig.ContainerDataDir}
 		}
 		dir := filepath.Join(r.out, results.DirHosts, d.ep.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -199,7 +200,7 @@ func (r *runner) preflightHosts(ctx context.Context, h *hostsDriver) error {
 		out, status, err := d.runOnce(ctx, "preflight", "preflight", args, role == "server", binds,
 			filepath.Join(r.out, results.DirLogs, "preflight-"+d.ep.Name+".log"))
 		if err == nil && status != 0 && status != 1 {
-			err = fmt.Errorf("exited %d: %s", status, clip(out))
+			err = fmt.Errorf("exited %d: %s", status, rig.Clip(out))
 		}
 		var p results.Preflight
 		if err == nil {
@@ -247,7 +248,7 @@ func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTa
 		}
 		nc := results.NetworkCheck{Host: d.ep.Name, NoopThread: noopThreads, NoopBatch: noopBatch}
 		base := r.benchArgs(tgt)
-		rtt, _, err := r.drv.runClient(ctx, clientSpec{Name: "net-rtt-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-rtt-"+d.ep.Name+".log"),
+		rtt, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-rtt-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-rtt-"+d.ep.Name+".log"),
 			Args: append(base, "-s", "--online", "--op-workload", "PING", "--op-percent", "100", "-t", "1", "--itp", "1", "--runtime", "1")})
 		if err != nil {
 			return fmt.Errorf("orchestrator: network preflight: %w", err)
@@ -257,18 +258,18 @@ func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTa
 				Latency struct{ P50, P99 float64 } `json:"latency_us"`
 			} `json:"online"`
 		}
-		if doc, err := jsonDocument(rtt); err != nil || json.Unmarshal(doc, &on) != nil || on.Online == nil {
-			return fmt.Errorf("orchestrator: network preflight: host %s: no online report: %q", d.ep.Name, clip(rtt))
+		if doc, err := rig.JsonDocument(rtt); err != nil || json.Unmarshal(doc, &on) != nil || on.Online == nil {
+			return fmt.Errorf("orchestrator: network preflight: host %s: no online report: %q", d.ep.Name, rig.Clip(rtt))
 		}
 		nc.RTTp50us, nc.RTTp99us = on.Online.Latency.P50, on.Online.Latency.P99
-		noop, _, err := r.drv.runClient(ctx, clientSpec{Name: "net-noop-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-noop-"+d.ep.Name+".log"),
+		noop, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-noop-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-noop-"+d.ep.Name+".log"),
 			Args: append(base, "-s", "--op", "PING", "-t", strconv.Itoa(noopThreads), "-b", strconv.Itoa(noopBatch), "--runtime", "1")})
 		if err != nil {
 			return fmt.Errorf("orchestrator: network preflight: %w", err)
 		}
 		b, err := parseBench(noop)
 		if err != nil || len(b.Cells) != 1 {
-			return fmt.Errorf("orchestrator: network preflight: host %s: %v %q", d.ep.Name, err, clip(noop))
+			return fmt.Errorf("orchestrator: network preflight: host %s: %v %q", d.ep.Name, err, rig.Clip(noop))
 		}
 		nc.NoopOps = b.Cells[0].OpsPerSec
 		r.printf("host %s: link to the server: PING round trip p50 %.0f µs p99 %.0f µs; pipelined PING %s ops/s\n", d.ep.Name, nc.RTTp50us, nc.RTTp99us, FormatOps(nc.NoopOps))
@@ -284,9 +285,9 @@ func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTa
 // for an image of another server, which has no tierbench to run, here on
 // the host beside the container (foreign servers run on this machine
 // only), on the same data dir.
-func (r *runner) preflightWhereServed(ctx context.Context, row results.Row, srv serverHandle, dataDir string) ([]byte, error) {
-	if s, err := r.rowServer(row); err == nil && !s.Self && r.drv.name() == plan.RuntimeDocker {
+func (r *runner) preflightWhereServed(ctx context.Context, row results.Row, srv rig.ServerHandle, dataDir string) ([]byte, error) {
+	if s, err := r.rowServer(row); err == nil && !s.Self && r.drv.Name() == plan.RuntimeDocker {
 		return runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(false), io.Discard)
 	}
-	return r.drv.preflightAt(ctx, srv, r.drv.dataPath(dataDir), r.preflightArgs(false))
+	return r.drv.PreflightAt(ctx, srv, r.drv.DataPath(dataDir), r.preflightArgs(false))
 }

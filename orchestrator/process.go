@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"os"
 	"os/exec"
@@ -28,7 +29,7 @@ import (
 // later run can remove them if this one is killed outright.
 type processDriver struct {
 	binary string
-	proc   procRoot
+	proc   rig.ProcRoot
 	pids   *safe.PidFile
 
 	mu       sync.Mutex
@@ -39,12 +40,12 @@ func newProcessDriver(binary string, pids *safe.PidFile) *processDriver {
 	return &processDriver{binary: binary, proc: "/proc", pids: pids, children: map[int]*safe.Child{}}
 }
 
-func (d *processDriver) name() string             { return plan.RuntimeProcess }
-func (d *processDriver) dataPath(h string) string { return h }
-func (d *processDriver) host() serverHost         { return localHost{} }
+func (d *processDriver) Name() string             { return plan.RuntimeProcess }
+func (d *processDriver) DataPath(h string) string { return h }
+func (d *processDriver) Host() rig.ServerHost     { return rig.LocalHost{} }
 
-// give does nothing: the run's processes read the files in its state dir.
-func (d *processDriver) give(map[string][]byte) {}
+// Give does nothing: the run's processes read the files in its state dir.
+func (d *processDriver) Give(map[string][]byte) {}
 
 func (d *processDriver) command(args []string, cpus, mems string) *exec.Cmd {
 	return d.commandOf(nil, args, cpus, mems)
@@ -156,7 +157,7 @@ func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	pl, err := d.proc.placement(pid)
+	pl, err := d.proc.Placement(pid)
 	pl.WantCPUs, pl.WantMems = cpus, mems
 	if err != nil {
 		return pl, err
@@ -164,7 +165,7 @@ func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline
 	if mems != "" && (pl.Policy == "" || pl.Policy == "default") {
 		pl.Policy = "bind:" + mems
 	}
-	return pl, checkPlacement("child", pl)
+	return pl, rig.CheckPlacement("child", pl)
 }
 
 type processServer struct {
@@ -175,7 +176,7 @@ type processServer struct {
 	// logPath is the log's name, whose last lines say why it exited.
 	logPath string
 	pl      results.Placement
-	acc     access // how the run's probes reach it
+	acc     rig.Access // how the run's probes reach it
 	// server is the process of the tree that listens (findServer): the
 	// command's own, or the real server behind a launcher; 0 until found.
 	// serverStart is its start time, which names it with the pid.
@@ -183,13 +184,13 @@ type processServer struct {
 	serverStart uint64
 }
 
-func (d *processDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
+func (d *processDriver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
 	return d.startProgram(ctx, s.Program, s)
 }
 
 // startProgram starts the server s as prog (nil: the tierbench binary)
 // with s.Args, pinned as s asks.
-func (d *processDriver) startProgram(ctx context.Context, prog []string, s serverSpec) (*processServer, error) {
+func (d *processDriver) startProgram(ctx context.Context, prog []string, s rig.ServerSpec) (*processServer, error) {
 	logf, err := safe.CreateOrTruncate(s.LogPath, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: server log: %w", err)
@@ -205,13 +206,13 @@ func (d *processDriver) startProgram(ctx context.Context, prog []string, s serve
 	pl, err := d.waitPlacement(cmd, s.CPUs, s.Mems, 3*time.Second)
 	ps.pl = pl
 	if err != nil {
-		ps.stop(context.Background())
+		ps.Stop(context.Background())
 		return nil, fmt.Errorf("orchestrator: server placement: %w", err)
 	}
 	return ps, nil
 }
 
-// pid is the server's process: the one findServer proved listens, else
+// Pid is the server's process: the one findServer proved listens, else
 // the command's.
 func (p *processServer) Pid() int {
 	if p.server > 0 {
@@ -220,15 +221,15 @@ func (p *processServer) Pid() int {
 	return p.cmd.Process.Pid
 }
 
-// findServer takes the process of the command's tree that owns the socket
+// FindServer takes the process of the command's tree that owns the socket
 // listening on addr as the server from then on: the command itself, or
 // the real server a launcher started (dotnet running GarnetServer.dll, a
 // script). It lists that process in the pid file too, so a later run
 // removes it even when the launcher is gone.
-func (p *processServer) findServer(ctx context.Context, addr string, timeout time.Duration) error {
+func (p *processServer) FindServer(ctx context.Context, addr string, timeout time.Duration) error {
 	root := p.cmd.Process.Pid
 	var pid int
-	err := waitFor(ctx, timeout, func(context.Context) error {
+	err := rig.WaitFor(ctx, timeout, func(context.Context) error {
 		var err error
 		pid, err = procfs.Root(p.d.proc).ListenerInTree(root, addr)
 		return err
@@ -265,17 +266,17 @@ func lastLines(path string, n int) string {
 	return "  " + strings.Join(lines, "\n  ")
 }
 
-func (p *processServer) mode() string                 { return "process" }
-func (p *processServer) placement() results.Placement { return p.pl }
-func (p *processServer) probe(addr string) serverProbe {
-	return localProbe{addr: addr, pid: p.Pid(), proc: p.d.proc, acc: p.acc}
+func (p *processServer) Mode() string                 { return "process" }
+func (p *processServer) Placement() results.Placement { return p.pl }
+func (p *processServer) Probe(addr string) rig.ServerProbe {
+	return rig.LocalProbe{Addr: addr, Pid: p.Pid(), Proc: p.d.proc, Acc: p.acc}
 }
 
-// stop stops the server's whole tree: SIGTERM to its process group and
+// Stop stops the server's whole tree: SIGTERM to its process group and
 // to every process below it (a launcher's server that left the group
 // too), up to 30 s as the reference waits (less when ctx ends sooner),
 // then SIGKILL to what is left.
-func (p *processServer) stop(ctx context.Context) error {
+func (p *processServer) Stop(ctx context.Context) error {
 	defer p.log.Close()
 	root := p.cmd.Process.Pid
 	defer p.d.forget(root)
@@ -308,7 +309,7 @@ func (p *processServer) stop(ctx context.Context) error {
 	return err
 }
 
-func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error) {
+func (d *processDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, results.Placement, error) {
 	logf, err := safe.CreateOrTruncate(s.LogPath, 0o644)
 	if err != nil {
 		return nil, results.Placement{}, fmt.Errorf("orchestrator: client log: %w", err)
@@ -341,7 +342,7 @@ func (d *processDriver) runClient(ctx context.Context, s clientSpec) ([]byte, re
 	return stdout.Bytes(), pl, nil
 }
 
-func (d *processDriver) preflightAt(ctx context.Context, _ serverHandle, dataDir string, args []string) ([]byte, error) {
+func (d *processDriver) PreflightAt(ctx context.Context, _ rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
 	return runPreflight(ctx, d.binary, dataDir, args, io.Discard)
 }
 
@@ -362,7 +363,7 @@ func runPreflight(ctx context.Context, binary, dataDir string, extra []string, p
 	}
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1 && stdout.Len() > 0) {
-		if msg := strings.TrimSpace(clip(stderr.Bytes())); msg != "" {
+		if msg := strings.TrimSpace(rig.Clip(stderr.Bytes())); msg != "" {
 			err = fmt.Errorf("%w: %s", err, msg)
 		}
 		return stdout.Bytes(), fmt.Errorf("orchestrator: %s: %w", strings.Join(cmd.Args, " "), err)

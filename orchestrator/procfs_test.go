@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"math"
 	"os"
 	"slices"
@@ -13,23 +14,23 @@ import (
 )
 
 func TestProcFiles(t *testing.T) {
-	proc := procRoot("testdata/proc")
-	rb, err := proc.readBytes(4242)
+	proc := rig.ProcRoot("testdata/proc")
+	rb, err := proc.ReadBytes(4242)
 	if err != nil || rb != 2621440000 {
 		t.Errorf("readBytes: got %d, %v; want 2621440000", rb, err)
 	}
-	pl, err := proc.placement(4242)
+	pl, err := proc.Placement(4242)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pl.CPUs != "0-3,8" || pl.Mems != "0" || pl.Policy != "bind:0" {
 		t.Errorf("placement: got %+v, want cpus 0-3,8 mems 0 policy bind:0", pl)
 	}
-	if _, err := proc.readBytes(1); err == nil {
+	if _, err := proc.ReadBytes(1); err == nil {
 		t.Errorf("readBytes of a missing pid: got nil error")
 	}
 	for _, bad := range []string{"rchar: 1\n", "read_bytes: lots\n"} {
-		if _, err := parseProcIO([]byte(bad)); err == nil {
+		if _, err := rig.ParseProcIO([]byte(bad)); err == nil {
 			t.Errorf("parseProcIO(%q): got nil error", bad)
 		}
 	}
@@ -50,18 +51,18 @@ func TestCPUList(t *testing.T) {
 		{"-1", nil, true},
 	}
 	for _, tt := range tests {
-		got, err := parseCPUList(tt.in)
+		got, err := rig.ParseCPUList(tt.in)
 		if (err != nil) != tt.err || !slices.Equal(got, tt.want) {
 			t.Errorf("parseCPUList(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.err)
 		}
 		if err == nil && len(got) > 0 {
-			back, _ := parseCPUList(formatCPUList(got))
+			back, _ := rig.ParseCPUList(rig.FormatCPUList(got))
 			if !slices.Equal(back, got) {
 				t.Errorf("formatCPUList round trip of %v: got %v", got, back)
 			}
 		}
 	}
-	if got := formatCPUList([]int{0, 1, 2, 3, 8, 10, 11}); got != "0-3,8,10-11" {
+	if got := rig.FormatCPUList([]int{0, 1, 2, 3, 8, 10, 11}); got != "0-3,8,10-11" {
 		t.Errorf("formatCPUList: got %q, want 0-3,8,10-11", got)
 	}
 }
@@ -78,25 +79,25 @@ func TestCheckPlacement(t *testing.T) {
 		{results.Placement{WantCPUs: "0-55", WantMems: "1", CPUs: "0-55", Mems: "0-1", Policy: "bind:1"}, false}, // bound by mempolicy
 	}
 	for _, tt := range tests {
-		if err := checkPlacement("server", tt.pl); (err != nil) != tt.fail {
+		if err := rig.CheckPlacement("server", tt.pl); (err != nil) != tt.fail {
 			t.Errorf("checkPlacement(%+v) = %v; want failure %v", tt.pl, err, tt.fail)
 		}
 	}
 }
 
 func TestTopology(t *testing.T) {
-	two := readTopology("testdata/sys", 224)
-	p, err := two.pinned()
+	two := rig.ReadTopology("testdata/sys", 224)
+	p, err := two.Pinned()
 	if err != nil || p.ServerCPUs != "0-55,112-167" || p.ClientCPUs != "56-111,168-223" || p.ServerMems != "0" || p.ClientMems != "1" || p.Label != "srv node-0 / cli node-1" {
 		t.Errorf("two nodes: got %+v, %v", p, err)
 	}
-	one := readTopology("testdata/sys1", 2)
-	p, err = one.pinned()
+	one := rig.ReadTopology("testdata/sys1", 2)
+	p, err = one.Pinned()
 	if err != nil || p.ServerCPUs != "0" || p.ClientCPUs != "1" || p.Label != "srv cpus 0 / cli cpus 1 (1 node)" {
 		t.Errorf("one node: got %+v, %v", p, err)
 	}
-	none := readTopology(t.TempDir(), 1)
-	if _, err := none.pinned(); err == nil {
+	none := rig.ReadTopology(t.TempDir(), 1)
+	if _, err := none.Pinned(); err == nil {
 		t.Errorf("one CPU: got nil error, want a refusal to pin")
 	}
 }

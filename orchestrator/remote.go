@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/cpustat"
@@ -74,46 +75,46 @@ func newHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, bi
 	return h, nil
 }
 
-func (h *hostsDriver) name() string           { return plan.RuntimeDocker }
-func (h *hostsDriver) host() serverHost       { return h.server.host() }
-func (h *hostsDriver) dataPath(string) string { return containerDataDir }
+func (h *hostsDriver) Name() string           { return plan.RuntimeDocker }
+func (h *hostsDriver) Host() rig.ServerHost   { return h.server.Host() }
+func (h *hostsDriver) DataPath(string) string { return rig.ContainerDataDir }
 
-// give copies files into every container on every host.
-func (h *hostsDriver) give(files map[string][]byte) {
+// Give copies files into every container on every host.
+func (h *hostsDriver) Give(files map[string][]byte) {
 	for _, d := range h.engines {
-		d.give(files)
+		d.Give(files)
 	}
 }
 
-func (h *hostsDriver) startServer(ctx context.Context, s serverSpec) (serverHandle, error) {
-	srv, err := h.server.startServer(ctx, s)
+func (h *hostsDriver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
+	srv, err := h.server.StartServer(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("host %s: start the server: %w", h.server.ep.Name, err)
 	}
 	return srv, nil
 }
 
-func (h *hostsDriver) runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error) {
+func (h *hostsDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, results.Placement, error) {
 	if s.Host < 0 || s.Host >= len(h.clients) {
 		return nil, results.Placement{}, fmt.Errorf("orchestrator: client host %d of %d", s.Host, len(h.clients))
 	}
 	d := h.clients[s.Host]
-	out, pl, err := d.runClient(ctx, s)
+	out, pl, err := d.RunClient(ctx, s)
 	if err != nil {
 		err = fmt.Errorf("host %s: %w", d.ep.Name, err)
 	}
 	return out, pl, err
 }
 
-func (h *hostsDriver) preflightAt(ctx context.Context, srv serverHandle, dataDir string, args []string) ([]byte, error) {
-	out, err := h.server.preflightAt(ctx, srv, dataDir, args)
+func (h *hostsDriver) PreflightAt(ctx context.Context, srv rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
+	out, err := h.server.PreflightAt(ctx, srv, dataDir, args)
 	if err != nil {
 		err = fmt.Errorf("host %s: %w", h.server.ep.Name, err)
 	}
 	return out, err
 }
 
-// close removes every container of the run on every engine, even when
+// Close removes every container of the run on every engine, even when
 // one of them does not answer.
 func (h *hostsDriver) Close(ctx context.Context) error {
 	var errs []error
@@ -169,29 +170,29 @@ func (d *dockerDriver) exec(ctx context.Context, id string, args []string) (stdo
 
 func short(id string) string { return id[:min(12, len(id))] }
 
-// probe runs `tierbench hostprobe` inside a running container.
-func (d *dockerDriver) probe(ctx context.Context, id string, req ProbeRequest) (ProbeAnswer, error) {
-	out, stderr, code, err := d.exec(ctx, id, probeArgs(req))
+// Probe runs `tierbench hostprobe` inside a running container.
+func (d *dockerDriver) Probe(ctx context.Context, id string, req rig.ProbeRequest) (rig.ProbeAnswer, error) {
+	out, stderr, code, err := d.exec(ctx, id, rig.ProbeArgs(req))
 	if err == nil && code != 0 {
 		err = fmt.Errorf("exited %d: %s", code, bytes.TrimSpace(stderr))
 	}
 	if err != nil {
-		return ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
+		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
 	}
-	return parseProbe(out)
+	return rig.ParseProbe(out)
 }
 
 // probeOnce runs `tierbench hostprobe` in a container of its own on the
 // host network, with binds, and removes it.
-func (d *dockerDriver) probeOnce(ctx context.Context, name string, req ProbeRequest, binds []string) (ProbeAnswer, error) {
-	out, status, err := d.runOnce(ctx, "probe", name, probeArgs(req), false, binds, "")
+func (d *dockerDriver) probeOnce(ctx context.Context, name string, req rig.ProbeRequest, binds []string) (rig.ProbeAnswer, error) {
+	out, status, err := d.runOnce(ctx, "probe", name, rig.ProbeArgs(req), false, binds, "")
 	if err == nil && status != 0 {
-		err = fmt.Errorf("exited %d: %s", status, clip(out))
+		err = fmt.Errorf("exited %d: %s", status, rig.Clip(out))
 	}
 	if err != nil {
-		return ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
+		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
 	}
-	return parseProbe(out)
+	return rig.ParseProbe(out)
 }
 
 // runOnce runs one container to completion, returns its stdout and exit
@@ -207,7 +208,7 @@ func (d *dockerDriver) runOnce(ctx context.Context, role, name string, args []st
 	return d.Wait(ctx, id, name, logPath)
 }
 
-// wait waits for a container to stop and returns its stdout and status.
+// Wait waits for a container to stop and returns its stdout and status.
 func (d *dockerDriver) Wait(ctx context.Context, id, name, logPath string) ([]byte, int64, error) {
 	w := d.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 	waitC, errC := w.Result, w.Error
@@ -240,18 +241,18 @@ type remoteProbe struct {
 }
 
 // req is a ProbeRequest to the server's address with the run's access.
-func (p remoteProbe) req() ProbeRequest {
-	r := ProbeRequest{Addr: p.addr, Auth: p.auth}
+func (p remoteProbe) req() rig.ProbeRequest {
+	r := rig.ProbeRequest{Addr: p.addr, Auth: p.auth}
 	if p.tls {
-		r.TLSDir = containerTLSDir
+		r.TLSDir = rig.ContainerTLSDir
 	}
 	return r
 }
 
-func (p remoteProbe) do(ctx context.Context, args ...string) (any, error) {
+func (p remoteProbe) Do(ctx context.Context, args ...string) (any, error) {
 	req := p.req()
 	req.Command = args
-	a, err := p.d.probe(ctx, p.id, req)
+	a, err := p.d.Probe(ctx, p.id, req)
 	if err != nil {
 		return nil, err
 	}
@@ -261,21 +262,21 @@ func (p remoteProbe) do(ctx context.Context, args ...string) (any, error) {
 	return a.Reply, nil
 }
 
-func (p remoteProbe) counts() bool { return true }
+func (p remoteProbe) Counts() bool { return true }
 
-func (p remoteProbe) cpuTicks(ctx context.Context) (procTicks, error) {
-	a, err := p.d.probe(ctx, p.id, ProbeRequest{PID: 1})
+func (p remoteProbe) CpuTicks(ctx context.Context) (rig.ProcTicks, error) {
+	a, err := p.d.Probe(ctx, p.id, rig.ProbeRequest{PID: 1})
 	if err == nil && (a.CPUTicks == nil || a.CPUSystemTicks == nil || *a.CPUSystemTicks > *a.CPUTicks) {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no CPU ticks, or more system ticks than in all", p.d.ep.Name)
 	}
 	if err != nil {
-		return procTicks{}, err
+		return rig.ProcTicks{}, err
 	}
-	return procTicks{user: *a.CPUTicks - *a.CPUSystemTicks, system: *a.CPUSystemTicks}, nil
+	return rig.ProcTicks{User: *a.CPUTicks - *a.CPUSystemTicks, System: *a.CPUSystemTicks}, nil
 }
 
-func (p remoteProbe) evidence(ctx context.Context) (int64, results.Placement, error) {
-	a, err := p.d.probe(ctx, p.id, ProbeRequest{PID: 1})
+func (p remoteProbe) Evidence(ctx context.Context) (int64, results.Placement, error) {
+	a, err := p.d.Probe(ctx, p.id, rig.ProbeRequest{PID: 1})
 	if err != nil {
 		return 0, results.Placement{}, err
 	}
@@ -285,16 +286,16 @@ func (p remoteProbe) evidence(ctx context.Context) (int64, results.Placement, er
 	return *a.ReadBytes, *a.Placement, nil
 }
 
-// writeBytes is not read on a server host elsewhere (hostprobe reports
+// WriteBytes is not read on a server host elsewhere (hostprobe reports
 // read_bytes only): a pass there records no written bytes.
-func (p remoteProbe) writeBytes(context.Context) (int64, error) {
+func (p remoteProbe) WriteBytes(context.Context) (int64, error) {
 	return 0, fmt.Errorf("orchestrator: host %s: write_bytes is not read across hosts", p.d.ep.Name)
 }
 
-func (p remoteProbe) prove(ctx context.Context) (results.OwnerProof, error) {
+func (p remoteProbe) Prove(ctx context.Context) (results.OwnerProof, error) {
 	req := p.req()
 	req.PID, req.Prove = 1, true
-	a, err := p.d.probe(ctx, p.id, req)
+	a, err := p.d.Probe(ctx, p.id, req)
 	if err != nil {
 		return results.OwnerProof{Addr: p.addr}, err
 	}
@@ -304,28 +305,28 @@ func (p remoteProbe) prove(ctx context.Context) (results.OwnerProof, error) {
 	return *a.Proof, nil
 }
 
-func (p remoteProbe) witness(ctx context.Context) (ServerWitness, error) {
+func (p remoteProbe) Witness(ctx context.Context) (rig.ServerWitness, error) {
 	req := p.req()
 	req.Witness = true
-	a, err := p.d.probe(ctx, p.id, req)
+	a, err := p.d.Probe(ctx, p.id, req)
 	if err == nil && a.Witness == nil {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --witness gave no witness", p.d.ep.Name)
 	}
 	if err != nil {
-		return ServerWitness{}, err
+		return rig.ServerWitness{}, err
 	}
 	return *a.Witness, nil
 }
 
-func (p remoteProbe) sample(ctx context.Context, cfg plan.Config, keys []uint64) (results.SampleCheck, error) {
+func (p remoteProbe) Sample(ctx context.Context, cfg plan.Config, keys []uint64) (results.SampleCheck, error) {
 	if keys != nil {
 		// Only a cluster's nodes are given their keys, and clusters run
 		// on this machine (validate refuses --shards across hosts).
 		return results.SampleCheck{}, fmt.Errorf("orchestrator: host %s: a sampled GET check of given keys is not run through hostprobe", p.d.ep.Name)
 	}
 	req := p.req()
-	req.Sample = &SampleRequest{DBSize: cfg.DBSize, KeyLength: cfg.KeyLength, ValueLength: cfg.ValueLength}
-	a, err := p.d.probe(ctx, p.id, req)
+	req.Sample = &rig.SampleRequest{DBSize: cfg.DBSize, KeyLength: cfg.KeyLength, ValueLength: cfg.ValueLength}
+	a, err := p.d.Probe(ctx, p.id, req)
 	if err == nil && a.Sample == nil {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --sample gave no result", p.d.ep.Name)
 	}
@@ -341,30 +342,30 @@ func (p remoteProbe) sample(ctx context.Context, cfg plan.Config, keys []uint64)
 // container, which runs on that host's kernel.
 type remoteHost struct{ d *dockerDriver }
 
-func (h remoteHost) where() string { return " on host " + h.d.ep.Name }
+func (h remoteHost) Where() string { return " on host " + h.d.ep.Name }
 
-func (h remoteHost) wipeData(ctx context.Context, dir string) error {
+func (h remoteHost) WipeData(ctx context.Context, dir string) error {
 	d := h.d
-	out, status, err := d.runOnce(ctx, "probe", "wipe", probeArgs(ProbeRequest{Wipe: containerDataDir}), false, []string{dir + ":" + containerDataDir}, "")
+	out, status, err := d.runOnce(ctx, "probe", "wipe", rig.ProbeArgs(rig.ProbeRequest{Wipe: rig.ContainerDataDir}), false, []string{dir + ":" + rig.ContainerDataDir}, "")
 	switch {
 	case err != nil:
 		return fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
-	case status == ProbeRefused:
+	case status == rig.ProbeRefused:
 		return fmt.Errorf("%w: %w: --data %s on host %s holds files tierbench did not make and never deletes; give an empty or new directory there",
 			fault.ErrConfig, safe.ErrForeignData, dir, d.ep.Name)
 	case status != 0:
-		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.ep.Name, status, clip(out))
+		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.ep.Name, status, rig.Clip(out))
 	}
 	return nil
 }
 
-func (h remoteHost) dataDisks(ctx context.Context, dir string) ([]string, error) {
-	a, err := h.d.probeOnce(ctx, "disks", ProbeRequest{DataDisks: containerDataDir}, []string{dir + ":" + containerDataDir})
+func (h remoteHost) DataDisks(ctx context.Context, dir string) ([]string, error) {
+	a, err := h.d.probeOnce(ctx, "disks", rig.ProbeRequest{DataDisks: rig.ContainerDataDir}, []string{dir + ":" + rig.ContainerDataDir})
 	return a.DataDisks, err
 }
 
-func (h remoteHost) diskSample(ctx context.Context, disks []string) (diskstats.Sample, error) {
-	a, err := h.inServer(ctx, ProbeRequest{DiskStats: disks})
+func (h remoteHost) DiskSample(ctx context.Context, disks []string) (diskstats.Sample, error) {
+	a, err := h.inServer(ctx, rig.ProbeRequest{DiskStats: disks})
 	if err == nil && a.DiskStats == nil {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --diskstats gave no counters", h.d.ep.Name)
 	}
@@ -374,8 +375,8 @@ func (h remoteHost) diskSample(ctx context.Context, disks []string) (diskstats.S
 	return *a.DiskStats, nil
 }
 
-func (h remoteHost) cpuSample(ctx context.Context) (cpustat.Sample, error) {
-	a, err := h.inServer(ctx, ProbeRequest{CPUStat: true})
+func (h remoteHost) CpuSample(ctx context.Context) (cpustat.Sample, error) {
+	a, err := h.inServer(ctx, rig.ProbeRequest{CPUStat: true})
 	if err == nil && a.CPUStat == nil {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --cpustat gave no counters", h.d.ep.Name)
 	}
@@ -386,12 +387,12 @@ func (h remoteHost) cpuSample(ctx context.Context) (cpustat.Sample, error) {
 }
 
 // inServer asks hostprobe inside the server container running now.
-func (h remoteHost) inServer(ctx context.Context, req ProbeRequest) (ProbeAnswer, error) {
+func (h remoteHost) inServer(ctx context.Context, req rig.ProbeRequest) (rig.ProbeAnswer, error) {
 	h.d.mu.Lock()
 	id := h.d.serverID
 	h.d.mu.Unlock()
 	if id == "" {
-		return ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: no server container is running to read its counters in", h.d.ep.Name)
+		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: no server container is running to read its counters in", h.d.ep.Name)
 	}
-	return h.d.probe(ctx, id, req)
+	return h.d.Probe(ctx, id, req)
 }

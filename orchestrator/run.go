@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"os"
 	"path/filepath"
@@ -102,7 +103,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 		os.Remove(r.out)
 		return err
 	}
-	r.host = r.drv.host()
+	r.host = r.drv.Host()
 	defer func() {
 		// A fresh context: the run's own may be cancelled by a signal,
 		// and cleanup must still happen.
@@ -200,8 +201,8 @@ type runner struct {
 	plan   results.Plan
 	out    string
 	stderr io.Writer
-	proc   procRoot
-	drv    driver
+	proc   rig.ProcRoot
+	drv    rig.Driver
 	auth   string // the server's per-run password; never written
 	// authFile is where the servers and clients read auth: a file of the
 	// state dir, or the containers' copy ("" across hosts: theirs).
@@ -219,7 +220,7 @@ type runner struct {
 	targets targetSource
 	clients clientFleet
 	// host is the machine the servers run on (host.go), from the driver.
-	host    serverHost
+	host    rig.ServerHost
 	local   localMachine
 	cells   *results.CellsLog
 	started time.Time
@@ -238,9 +239,9 @@ type runner struct {
 // CPU topology, the pinning planned from it, the run's pid file and its
 // claims on the data dirs here (datadir.go).
 type localMachine struct {
-	proc    procRoot
-	topo    topology
-	pinning pinning
+	proc    rig.ProcRoot
+	topo    rig.Topology
+	pinning rig.Pinning
 	pids    *safe.PidFile
 	claims  []*safe.DataClaim
 }
@@ -347,7 +348,7 @@ func (r *runner) setup(cfg plan.Config) error {
 		}
 		r.cfg.Binary = exe
 	}
-	r.local.topo = readTopology("/sys", runtime.NumCPU())
+	r.local.topo = rig.ReadTopology("/sys", runtime.NumCPU())
 	r.plan.Nodes = len(r.local.topo.Nodes)
 	r.plan.Hostname, _ = os.Hostname()
 	if r.cfg.Resume == "" {
@@ -368,7 +369,7 @@ func (r *runner) pickTargets(ctx context.Context) (targetSource, error) {
 		return r.attachExternal(ctx)
 	}
 	if slices.Contains(r.cfg.Pins, plan.PinPinned) {
-		p, err := r.local.topo.pinned()
+		p, err := r.local.topo.Pinned()
 		if err != nil {
 			return nil, err
 		}
@@ -408,7 +409,7 @@ func (r *runner) planRows() ([]results.Row, error) {
 					row.Server = s.Name
 				}
 				if p == plan.PinPinned {
-					pin, err := r.local.topo.pinned()
+					pin, err := r.local.topo.Pinned()
 					if err != nil {
 						return nil, err
 					}
@@ -515,7 +516,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 			}
 			cctx, cancel := context.WithTimeout(context.Background(), grace)
 			defer cancel()
-			tgt.srv.stop(cctx)
+			tgt.srv.Stop(cctx)
 		}()
 	}
 	r.setPhase(phaseLoad, &row, "")

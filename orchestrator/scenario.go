@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,7 +71,7 @@ func (r *runner) batchOf(row results.Row) int { return cmp.Or(row.Batch, r.cfg.B
 func (r *runner) deviceReads(ctx context.Context, n *targetNode) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	info, err := probeInfo(ctx, n.probe, "store")
+	info, err := rig.ProbeInfo(ctx, n.probe, "store")
 	if err != nil {
 		return 0, fmt.Errorf("orchestrator: INFO store of %s: %w", n.Addr, err)
 	}

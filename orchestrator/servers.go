@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,7 +169,7 @@ func (r *runner) rowServer(row results.Row) (sut.Server, error) {
 // command as run, for the report.
 type launch struct {
 	prog    []string
-	img     imageRun
+	img     rig.ImageRun
 	args    []string
 	dataDir string
 	command string
@@ -182,7 +183,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 		return launch{}, err
 	}
 	l := launch{dataDir: r.cfg.DataDir}
-	data := r.drv.dataPath(r.cfg.DataDir)
+	data := r.drv.DataPath(r.cfg.DataDir)
 	if !s.Self {
 		if l.dataDir, err = safe.ServerDir(r.cfg.DataDir, s.Name); err != nil {
 			return launch{}, err
@@ -196,10 +197,10 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 		l.args, err = s.Process(sc, nil, v)
 		l.args = append(l.args, readCacheArgs(r.cfg, row)...)
 		l.command = sut.Quote(append([]string{r.cfg.Binary}, l.args...))
-	case r.drv.name() == plan.RuntimeDocker:
+	case r.drv.Name() == plan.RuntimeDocker:
 		var ep []string
 		ep, l.args, err = s.Container(sc, v)
-		l.img = imageRun{name: r.cfg.ServerImage, entrypoint: ep}
+		l.img = rig.ImageRun{Name: r.cfg.ServerImage, Entrypoint: ep}
 		l.command = "docker run " + sut.Quote(append([]string{"--entrypoint", ep[0], r.cfg.ServerImage}, l.args...))
 	default:
 		if l.prog, err = s.Program(r.cfg.ServerBin); err == nil {
@@ -223,7 +224,7 @@ func (r *runner) serverValues(row results.Row, port int, data string) sut.Values
 // serverEvidence reads the INFO fields the row's server's catalogue entry
 // names ("section:field"); a field the server does not report is left
 // out, and a section it refuses leaves out its fields.
-func (r *runner) serverEvidence(ctx context.Context, row results.Row, p serverProbe) map[string]string {
+func (r *runner) serverEvidence(ctx context.Context, row results.Row, p rig.ServerProbe) map[string]string {
 	s, err := r.rowServer(row)
 	if err != nil || len(s.Evidence) == 0 {
 		return nil
@@ -237,7 +238,7 @@ func (r *runner) serverEvidence(ctx context.Context, row results.Row, p serverPr
 		}
 		info, seen := sections[section]
 		if !seen {
-			info, _ = probeInfo(ctx, p, section)
+			info, _ = rig.ProbeInfo(ctx, p, section)
 			sections[section] = info
 		}
 		if v, ok := info[field]; ok {
@@ -267,6 +268,6 @@ func rowTitle(row results.Row) string {
 	return row.Server + " " + titleCase(row.Backend)
 }
 
-// findServer of a shard group: each shard is a tierbench server started
+// FindServer of a shard group: each shard is a tierbench server started
 // by itself, whose own pid owns its socket (proven per node).
-func (g *shardGroup) findServer(context.Context, string, time.Duration) error { return nil }
+func (g *shardGroup) FindServer(context.Context, string, time.Duration) error { return nil }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"net"
 	"path/filepath"
 	"strings"
@@ -44,13 +45,13 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
 			script := fmt.Sprintf("trap '' TERM; setsid %s --port %d --bind 127.0.0.1 --save '' --appendonly no --dir %s & while :; do sleep 1; done", redis, port, t.TempDir())
 			srv, err := d.startProgram(context.Background(), []string{"sh", "-c", script},
-				serverSpec{Name: "redis", LogPath: filepath.Join(t.TempDir(), "server.log"), CPUs: c.cpus, Mems: c.mems})
+				rig.ServerSpec{Name: "redis", LogPath: filepath.Join(t.TempDir(), "server.log"), CPUs: c.cpus, Mems: c.mems})
 			if err != nil {
 				t.Fatal(err)
 			}
 			launcher := srv.cmd.Process.Pid
 			testenv.MustWaitPing(t, addr, 10*time.Second)
-			if err := srv.findServer(context.Background(), addr, 10*time.Second); err != nil {
+			if err := srv.FindServer(context.Background(), addr, 10*time.Second); err != nil {
 				t.Fatal(err)
 			}
 			if got := procfs.Root(d.proc).Command(srv.Pid()); srv.Pid() == launcher || got != "redis-server" {
@@ -60,7 +61,7 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 				t.Errorf("got pid file %v, want the server %d listed", pids.Pids, srv.Pid())
 			}
 			if c.cpus != "" {
-				pl, err := d.proc.placement(srv.Pid())
+				pl, err := d.proc.Placement(srv.Pid())
 				if err != nil || pl.CPUs != c.cpus || pl.Policy != "bind:"+c.mems {
 					t.Errorf("server placement: got %+v, %v; want cpus %s, policy bind:%s", pl, err, c.cpus, c.mems)
 				}
@@ -68,7 +69,7 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 			tree := procfs.Root(d.proc).Tree(launcher)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
-			if err := srv.stop(ctx); err != nil {
+			if err := srv.Stop(ctx); err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range tree {
@@ -114,27 +115,27 @@ func TestDockerRuntimeStartsAForeignImage(t *testing.T) {
 	}
 	port := testenv.FreePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	ep, args, err := redis.Container(results.ScenarioMemory, sut.Values{Port: port, Bind: "127.0.0.1", Data: containerDataDir})
+	ep, args, err := redis.Container(results.ScenarioMemory, sut.Values{Port: port, Bind: "127.0.0.1", Data: rig.ContainerDataDir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := d.startImage(ctx, imageRun{name: image, entrypoint: ep},
-		serverSpec{Name: "redis", Args: args, CPUs: "1", Mems: "0", DataDir: t.TempDir(), LogPath: filepath.Join(t.TempDir(), "server.log")})
+	srv, err := d.startImage(ctx, rig.ImageRun{Name: image, Entrypoint: ep},
+		rig.ServerSpec{Name: "redis", Args: args, CPUs: "1", Mems: "0", DataDir: t.TempDir(), LogPath: filepath.Join(t.TempDir(), "server.log")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	testenv.MustWaitPing(t, addr, 20*time.Second)
-	if err := srv.findServer(ctx, addr, 10*time.Second); err != nil {
+	if err := srv.FindServer(ctx, addr, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	proof, err := srv.probe(addr).prove(ctx)
+	proof, err := srv.Probe(addr).Prove(ctx)
 	if err != nil || proof.PID != srv.Pid() || proof.InfoPID != 1 {
 		t.Errorf("proof: got %+v, %v; want pid %d, INFO process_id 1 (its pid in the container)", proof, err, srv.Pid())
 	}
-	if pl := srv.placement(); pl.CPUs != "1" || pl.Mems != "0" {
+	if pl := srv.Placement(); pl.CPUs != "1" || pl.Mems != "0" {
 		t.Errorf("placement: got %+v, want cpus 1, mems 0", pl)
 	}
-	if err := srv.stop(ctx); err != nil {
+	if err := srv.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun+"="+runID, labelRole+"=server")})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -74,7 +75,7 @@ type shardPlace struct{ CPUs, Mems string }
 // server may use (the server half when pinned, all CPUs otherwise), else,
 // when those are fewer than n, disjoint slices of all CPUs. With more
 // shards than CPUs they run unpinned. The sentence says which it was.
-func shardPlaces(n int, topo topology, pin string, pn pinning) ([]shardPlace, string) {
+func shardPlaces(n int, topo rig.Topology, pin string, pn rig.Pinning) ([]shardPlace, string) {
 	var all []int
 	for _, node := range topo.Nodes {
 		all = append(all, node...)
@@ -82,13 +83,13 @@ func shardPlaces(n int, topo topology, pin string, pn pinning) ([]shardPlace, st
 	if n > 1 && len(topo.Nodes) >= n && (pin != plan.PinPinned || len(topo.Nodes) > n) {
 		out := make([]shardPlace, n)
 		for i := range out {
-			out[i] = shardPlace{formatCPUList(topo.Nodes[i]), strconv.Itoa(i)}
+			out[i] = shardPlace{rig.FormatCPUList(topo.Nodes[i]), strconv.Itoa(i)}
 		}
 		return out, fmt.Sprintf("shard i on NUMA node i (nodes 0-%d)", n-1)
 	}
 	pool, where := all, "of all CPUs"
 	if pin == plan.PinPinned {
-		if cpus, err := parseCPUList(pn.ServerCPUs); err == nil && len(cpus) >= n {
+		if cpus, err := rig.ParseCPUList(pn.ServerCPUs); err == nil && len(cpus) >= n {
 			pool, where = cpus, "of the server's CPUs "+pn.ServerCPUs
 		} else {
 			where = "of all CPUs, overlapping the client's (the server half is too small)"
@@ -101,7 +102,7 @@ func shardPlaces(n int, topo topology, pin string, pn pinning) ([]shardPlace, st
 	var sets []string
 	for i := range out {
 		lo, hi := len(pool)*i/n, len(pool)*(i+1)/n
-		out[i] = shardPlace{CPUs: formatCPUList(pool[lo:hi])}
+		out[i] = shardPlace{CPUs: rig.FormatCPUList(pool[lo:hi])}
 		if pin == plan.PinPinned {
 			out[i].Mems = pn.ServerMems
 		}
@@ -116,20 +117,20 @@ type shardGroup struct {
 }
 
 func (g *shardGroup) Pid() int                     { return 0 }
-func (g *shardGroup) placement() results.Placement { return g.nodes[0].srv.placement() }
+func (g *shardGroup) Placement() results.Placement { return g.nodes[0].srv.Placement() }
 
-// probe reaches the cluster at addr; the group has no one process, so its
+// Probe reaches the cluster at addr; the group has no one process, so its
 // counters are read per node through each node's own probe.
-func (g *shardGroup) probe(addr string) serverProbe { return localProbe{addr: addr} }
-func (g *shardGroup) mode() string {
-	return fmt.Sprintf("%s, %d shards", g.nodes[0].srv.mode(), len(g.nodes))
+func (g *shardGroup) Probe(addr string) rig.ServerProbe { return rig.LocalProbe{Addr: addr} }
+func (g *shardGroup) Mode() string {
+	return fmt.Sprintf("%s, %d shards", g.nodes[0].srv.Mode(), len(g.nodes))
 }
 
-func (g *shardGroup) stop(ctx context.Context) error {
+func (g *shardGroup) Stop(ctx context.Context) error {
 	var errs []error
 	for _, n := range g.nodes {
 		if n.srv != nil {
-			errs = append(errs, n.srv.stop(ctx))
+			errs = append(errs, n.srv.Stop(ctx))
 		}
 	}
 	return errors.Join(errs...)
@@ -146,7 +147,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 	group := &shardGroup{}
 	defer func() {
 		if err != nil {
-			group.stop(context.Background())
+			group.Stop(context.Background())
 		}
 	}()
 	for i := range n {
@@ -170,22 +171,22 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 	}
 	r.printf("%s %s: starting %d shards (%s), slots split evenly, nodes in %s\n", titleCase(row.Backend), row.Label, n, how, nodeFile)
 	for i, node := range group.nodes {
-		if err := r.host.wipeData(ctx, node.dir); err != nil {
+		if err := r.host.WipeData(ctx, node.dir); err != nil {
 			return rowTarget{}, err
 		}
 		args, err := r.serverArgs(row, file[i].Port, node.dir)
 		if err != nil {
 			return rowTarget{}, err
 		}
-		args = append(args, "--cluster-nodes", r.drv.dataPath(nodeFile), "--cluster-node-id", node.ID,
+		args = append(args, "--cluster-nodes", r.drv.DataPath(nodeFile), "--cluster-node-id", node.ID,
 			"--cluster-announce", node.Addr, "--cluster-slots", slots.FormatRanges(file[i].Ranges))
-		spec := serverSpec{Name: fmt.Sprintf("%s-shard%d", name, i), Args: args, CPUs: places[i].CPUs, Mems: places[i].Mems,
+		spec := rig.ServerSpec{Name: fmt.Sprintf("%s-shard%d", name, i), Args: args, CPUs: places[i].CPUs, Mems: places[i].Mems,
 			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.dir}
-		srv, err := r.drv.startServer(ctx, spec)
+		srv, err := r.drv.StartServer(ctx, spec)
 		if err != nil {
 			return rowTarget{}, fmt.Errorf("orchestrator: %s %s shard %d: %w (log %s)", row.Backend, row.Label, i, err, spec.LogPath)
 		}
-		node.srv, node.probe = srv, srv.probe(node.Addr)
+		node.srv, node.probe = srv, srv.Probe(node.Addr)
 	}
 	for i, node := range group.nodes {
 		if err := r.proveNode(ctx, row, node, filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i))); err != nil {
@@ -236,14 +237,14 @@ func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
 		found := false
 		if len(pids) == 0 {
 			// No pids given: the owner of each node's socket, from /proc.
-			proof, lastErr = r.local.proc.proveServer(ctx, access{}, m.Addr, 0)
+			proof, lastErr = r.local.proc.ProveServer(ctx, rig.Access{}, m.Addr, 0)
 			found = lastErr == nil
 		}
 		for _, pid := range pids {
 			if used[pid] {
 				continue
 			}
-			if proof, lastErr = r.local.proc.proveServer(ctx, access{}, m.Addr, pid); lastErr == nil {
+			if proof, lastErr = r.local.proc.ProveServer(ctx, rig.Access{}, m.Addr, pid); lastErr == nil {
 				found = true
 				break
 			}
@@ -252,7 +253,7 @@ func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
 			return nil, fmt.Errorf("orchestrator: no pid of --server-pid %s owns the socket of cluster node %s: %w", formatPIDs(pids), m.Addr, lastErr)
 		}
 		used[proof.PID] = true
-		n.proof, n.probe = &proof, localProbe{addr: m.Addr, pid: proof.PID, proc: r.local.proc}
+		n.proof, n.probe = &proof, rig.LocalProbe{Addr: m.Addr, Pid: proof.PID, Proc: r.local.proc}
 		r.printf("cluster node %s (%d slots): %s\n", m.Addr, n.Slots, proof.Sentence())
 		nodes = append(nodes, n)
 	}

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"slices"
 	"strings"
 	"testing"
@@ -17,27 +18,27 @@ import (
 )
 
 func TestShardPlaces(t *testing.T) {
-	one := topology{Nodes: [][]int{{0, 1, 2, 3}}}
-	two := topology{Nodes: [][]int{{0, 1}, {2, 3}}}
-	three := topology{Nodes: [][]int{{0, 1}, {2, 3}, {4, 5}}}
-	half := pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "0"}
-	tiny := pinning{ServerCPUs: "0", ServerMems: "0", ClientCPUs: "1", ClientMems: "0"}
+	one := rig.Topology{Nodes: [][]int{{0, 1, 2, 3}}}
+	two := rig.Topology{Nodes: [][]int{{0, 1}, {2, 3}}}
+	three := rig.Topology{Nodes: [][]int{{0, 1}, {2, 3}, {4, 5}}}
+	half := rig.Pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "0"}
+	tiny := rig.Pinning{ServerCPUs: "0", ServerMems: "0", ClientCPUs: "1", ClientMems: "0"}
 	cases := []struct {
 		n       int
-		topo    topology
+		topo    rig.Topology
 		pin     string
-		pn      pinning
+		pn      rig.Pinning
 		want    string
 		wantHow string
 	}{
-		{2, one, plan.PinNone, pinning{}, "[{0-1 } {2-3 }]", "disjoint slices of all CPUs"},
-		{4, one, plan.PinNone, pinning{}, "[{0 } {1 } {2 } {3 }]", "cpus 0 | 1 | 2 | 3"},
+		{2, one, plan.PinNone, rig.Pinning{}, "[{0-1 } {2-3 }]", "disjoint slices of all CPUs"},
+		{4, one, plan.PinNone, rig.Pinning{}, "[{0 } {1 } {2 } {3 }]", "cpus 0 | 1 | 2 | 3"},
 		{2, one, plan.PinPinned, half, "[{0 0} {1 0}]", "of the server's CPUs 0-1"},
-		{2, topology{Nodes: [][]int{{0, 1}}}, plan.PinPinned, tiny, "[{0 0} {1 0}]", "overlapping the client's"},
-		{2, two, plan.PinNone, pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
-		{2, two, plan.PinPinned, pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "1"}, "[{0 0} {1 0}]", "of the server's CPUs"},
-		{2, three, plan.PinPinned, pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
-		{5, one, plan.PinNone, pinning{}, "[{ } { } { } { } { }]", "unpinned: 5 shards on 4 CPUs"},
+		{2, rig.Topology{Nodes: [][]int{{0, 1}}}, plan.PinPinned, tiny, "[{0 0} {1 0}]", "overlapping the client's"},
+		{2, two, plan.PinNone, rig.Pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
+		{2, two, plan.PinPinned, rig.Pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "1"}, "[{0 0} {1 0}]", "of the server's CPUs"},
+		{2, three, plan.PinPinned, rig.Pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
+		{5, one, plan.PinNone, rig.Pinning{}, "[{ } { } { } { } { }]", "unpinned: 5 shards on 4 CPUs"},
 	}
 	for _, c := range cases {
 		got, how := shardPlaces(c.n, c.topo, c.pin, c.pn)

@@ -132,7 +132,7 @@ func TestSLOSlowedServerFindsLess(t *testing.T) {
 	redis := testenv.MustRedisServer(t, "--enable-debug-command", "yes")
 	r, tgt, row := latencyRunner(t, 2)
 	tgt.addr = redis.Addr
-	if _, _, err := r.drv.runClient(t.Context(), r.benchSpec(row, tgt, "load", []string{"--op", "MSET", "--runtime", "0", "-t", "2"})); err != nil {
+	if _, _, err := r.drv.RunClient(t.Context(), r.benchSpec(row, tgt, "load", []string{"--op", "MSET", "--runtime", "0", "-t", "2"})); err != nil {
 		t.Fatal(err)
 	}
 	slo := results.SLO{Percentile: "p99", BoundMicros: 100_000}

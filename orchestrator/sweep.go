@@ -84,7 +84,7 @@ func (r *runner) cleanData() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, dir := range r.serverDataDirs() {
-		if err := r.host.wipeData(ctx, dir); err != nil {
+		if err := r.host.WipeData(ctx, dir); err != nil {
 			r.printf("cleanup: %s%v\n", hostPrefix(r.host), err)
 			continue
 		}

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -35,9 +36,9 @@ type targetNode struct {
 	Keys   int64 // its DBSIZE after the load was verified
 	// probe reaches it and reads its process's counters where it runs;
 	// probe.counts() says whether those can be read (its pid is known).
-	probe serverProbe
+	probe rig.ServerProbe
 	proof *results.OwnerProof // its pid, proven to own the socket at Addr
-	srv   serverHandle        // nil for a server the run did not start
+	srv   rig.ServerHandle    // nil for a server the run did not start
 	dir   string              // its data dir, for a server the run started
 }
 
@@ -50,7 +51,7 @@ type rowTarget struct {
 	cluster bool
 	// srv stops everything the run started for the row; nil when it
 	// started nothing.
-	srv serverHandle
+	srv rig.ServerHandle
 	// uringProbe is the io_uring check of the preflight run where the
 	// server runs, for a uring row.
 	uringProbe string
@@ -99,7 +100,7 @@ func (o ownServers) start(ctx context.Context, row results.Row) (rowTarget, erro
 	if row.Shards > 1 {
 		return o.r.startShards(ctx, row)
 	}
-	return o.r.startServer(ctx, row)
+	return o.r.StartServer(ctx, row)
 }
 
 // externalTarget is the server at --server-addr, or the masters of the
@@ -145,19 +146,19 @@ func (r *runner) attachExternal(ctx context.Context) (*externalTarget, error) {
 		return nil, err
 	}
 	r.secretDir = dir
-	proof, err := r.local.proc.proveServer(ctx, acc, r.cfg.ServerAddr, r.cfg.ServerPID)
+	proof, err := r.local.proc.ProveServer(ctx, acc, r.cfg.ServerAddr, r.cfg.ServerPID)
 	if err != nil {
 		return nil, err
 	}
 	r.cfg.ServerPID = proof.PID
 	r.printf("server: %s%s\n", proof.Sentence(), externalWords(r.cfg))
-	n := &targetNode{Addr: r.cfg.ServerAddr, proof: &proof, probe: localProbe{addr: r.cfg.ServerAddr, pid: proof.PID, proc: r.local.proc, acc: acc}}
+	n := &targetNode{Addr: r.cfg.ServerAddr, proof: &proof, probe: rig.LocalProbe{Addr: r.cfg.ServerAddr, Pid: proof.PID, Proc: r.local.proc, Acc: acc}}
 	return &externalTarget{nodes: []*targetNode{n}, clientArgs: args, tls: r.cfg.ServerTLS}, nil
 }
 
-// startServer starts a fresh server on a wiped data dir and proves it.
-func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, error) {
-	if err := r.host.wipeData(ctx, r.cfg.DataDir); err != nil {
+// StartServer starts a fresh server on a wiped data dir and proves it.
+func (r *runner) StartServer(ctx context.Context, row results.Row) (rowTarget, error) {
+	if err := r.host.WipeData(ctx, r.cfg.DataDir); err != nil {
 		return rowTarget{}, err
 	}
 	port, err := r.serverPort()
@@ -168,7 +169,7 @@ func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, e
 	if err != nil {
 		return rowTarget{}, err
 	}
-	spec := serverSpec{
+	spec := rig.ServerSpec{
 		Name:    rowFileName(row),
 		Args:    l.args,
 		LogPath: filepath.Join(r.out, results.DirLogs, "server-"+rowFileName(row)+".log"),
@@ -181,24 +182,24 @@ func (r *runner) startServer(ctx context.Context, row results.Row) (rowTarget, e
 	if row.Pin == plan.PinPinned {
 		spec.CPUs, spec.Mems = r.local.pinning.ServerCPUs, r.local.pinning.ServerMems
 	}
-	r.printf("%s %s: starting the server%s on a wiped %s, %s\n", rowTitle(row), row.Label, r.host.where(), r.cfg.DataDir, tlsWord(row.TLS))
-	srv, err := r.drv.startServer(ctx, spec)
+	r.printf("%s %s: starting the server%s on a wiped %s, %s\n", rowTitle(row), row.Label, r.host.Where(), r.cfg.DataDir, tlsWord(row.TLS))
+	srv, err := r.drv.StartServer(ctx, spec)
 	if err != nil {
 		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
 	}
 	addr := net.JoinHostPort(r.bindAddr(), strconv.Itoa(port))
-	n := &targetNode{Addr: addr, srv: srv, dir: r.cfg.DataDir, probe: srv.probe(addr)}
+	n := &targetNode{Addr: addr, srv: srv, dir: r.cfg.DataDir, probe: srv.Probe(addr)}
 	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv, command: l.command, clientArgs: r.tlsClientArgs(row), tls: row.TLS}
 	if err := r.proveNode(ctx, row, n, spec.LogPath); err != nil {
-		srv.stop(context.Background())
+		srv.Stop(context.Background())
 		return rowTarget{}, err
 	}
 	if err := r.serverPreflight(ctx, row, srv, r.cfg.DataDir, &tgt); err != nil {
-		srv.stop(context.Background())
+		srv.Stop(context.Background())
 		return rowTarget{}, err
 	}
 	if err := r.clients.checkNetwork(ctx, tgt); err != nil {
-		srv.stop(context.Background())
+		srv.Stop(context.Background())
 		return rowTarget{}, err
 	}
 	return tgt, nil
@@ -223,7 +224,7 @@ func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, 
 			}
 		}()
 	}
-	if err := waitProbe(wctx, n.probe, 60*time.Second); err != nil {
+	if err := rig.WaitProbe(wctx, n.probe, 60*time.Second); err != nil {
 		if watched && ctx.Err() == nil && isDone(w.exited()) {
 			return fmt.Errorf("orchestrator: %s %s: server at %s: %w", row.Backend, row.Label, n.Addr, w.exitReport())
 		}
@@ -232,12 +233,12 @@ func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, 
 	if n.srv != nil {
 		// The process that answers may be below the one started (a
 		// launcher): from here on its pid is the server's.
-		if err := n.srv.findServer(ctx, n.Addr, 10*time.Second); err != nil {
+		if err := n.srv.FindServer(ctx, n.Addr, 10*time.Second); err != nil {
 			return fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, logPath)
 		}
-		n.probe = n.srv.probe(n.Addr)
+		n.probe = n.srv.Probe(n.Addr)
 	}
-	proof, err := n.probe.prove(ctx)
+	proof, err := n.probe.Prove(ctx)
 	if err != nil {
 		return fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
 	}
@@ -268,7 +269,7 @@ func (r *runner) serverArgs(row results.Row, port int, dataDir string) ([]string
 	if err != nil {
 		return nil, err
 	}
-	return own.Process(rowScenario(row), nil, r.serverValues(row, port, r.drv.dataPath(dataDir)))
+	return own.Process(rowScenario(row), nil, r.serverValues(row, port, r.drv.DataPath(dataDir)))
 }
 
 func freePort() (int, error) {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"crypto/tls"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"net"
 	"os"
 	"path/filepath"
@@ -111,15 +112,15 @@ func newRunTLS(runID, stateDir, bundle, bind string) (*runTLS, error) {
 // copied into every container.
 func (t *runTLS) files() map[string][]byte {
 	return map[string][]byte{
-		tlsCAFile:         t.ca.CertPEM(),
-		tlsServerCertFile: t.server.CertPEM(),
-		tlsServerKeyFile:  t.server.KeyPEM(),
-		tlsClientCertFile: t.client.CertPEM(),
-		tlsClientKeyFile:  t.client.KeyPEM(),
+		rig.TLSCAFile:         t.ca.CertPEM(),
+		rig.TLSServerCertFile: t.server.CertPEM(),
+		rig.TLSServerKeyFile:  t.server.KeyPEM(),
+		rig.TLSClientCertFile: t.client.CertPEM(),
+		rig.TLSClientKeyFile:  t.client.KeyPEM(),
 	}
 }
 
-// close removes the run's TLS files from this machine.
+// Close removes the run's TLS files from this machine.
 func (t *runTLS) Close() error {
 	if t == nil || t.local == "" {
 		return nil
@@ -131,14 +132,14 @@ func (t *runTLS) Close() error {
 // proving themselves with the run's client certificate.
 func (t *runTLS) serverArgs(port string) []string {
 	return []string{"--port", "0", "--tls-port", port,
-		"--tls-cert-file", tlsPath(t.dir, tlsServerCertFile), "--tls-key-file", tlsPath(t.dir, tlsServerKeyFile),
-		"--tls-ca-cert-file", tlsPath(t.dir, tlsCAFile)}
+		"--tls-cert-file", tlsPath(t.dir, rig.TLSServerCertFile), "--tls-key-file", tlsPath(t.dir, rig.TLSServerKeyFile),
+		"--tls-ca-cert-file", tlsPath(t.dir, rig.TLSCAFile)}
 }
 
 // clientArgs are a TLS row's bench flags.
 func (t *runTLS) clientArgs() []string {
-	return []string{"--tls", "--cacert", tlsPath(t.dir, tlsCAFile),
-		"--cert", tlsPath(t.dir, tlsClientCertFile), "--key", tlsPath(t.dir, tlsClientKeyFile)}
+	return []string{"--tls", "--cacert", tlsPath(t.dir, rig.TLSCAFile),
+		"--cert", tlsPath(t.dir, rig.TLSClientCertFile), "--key", tlsPath(t.dir, rig.TLSClientKeyFile)}
 }
 
 // tlsPath joins a directory that may be a container's with a file name.
@@ -206,17 +207,17 @@ func tlsRows(c plan.Config, rows []results.Row) []results.Row {
 // externalAccess is how the run reaches the server at --server-addr, and
 // the bench flags that say the same; a password goes to the clients in a
 // 0600 file of the run's under Config.StateDir, returned to be removed.
-func (r *runner) externalAccess() (access, []string, string, error) {
-	a := access{user: r.cfg.ServerUser, auth: r.cfg.ServerPassword}
+func (r *runner) externalAccess() (rig.Access, []string, string, error) {
+	a := rig.Access{User: r.cfg.ServerUser, Auth: r.cfg.ServerPassword}
 	var args []string
 	if r.cfg.ServerTLS {
 		host, _, _ := net.SplitHostPort(r.cfg.ServerAddr)
-		conf, err := clientTLSConfig(r.cfg.CACert, "", "", r.cfg.Insecure)
+		conf, err := rig.ClientTLSConfig(r.cfg.CACert, "", "", r.cfg.Insecure)
 		if err != nil {
 			return a, nil, "", err
 		}
 		conf.ServerName = host
-		a.tls = conf
+		a.TLS = conf
 		args = append(args, "--tls")
 		if r.cfg.CACert != "" {
 			args = append(args, "--cacert", r.cfg.CACert)
@@ -225,13 +226,13 @@ func (r *runner) externalAccess() (access, []string, string, error) {
 			args = append(args, "--insecure")
 		}
 	}
-	if a.user != "" {
-		args = append(args, "--user", a.user)
+	if a.User != "" {
+		args = append(args, "--user", a.User)
 	}
-	if a.auth == "" {
+	if a.Auth == "" {
 		return a, args, "", nil
 	}
-	file, err := r.writePasswordFile(a.auth)
+	file, err := r.writePasswordFile(a.Auth)
 	if err != nil {
 		return a, nil, "", err
 	}
@@ -258,19 +259,19 @@ func (r *runner) setupTLS() error {
 		return err
 	}
 	if r.plan.Runtime != plan.RuntimeProcess {
-		t.dir = containerTLSDir
+		t.dir = rig.ContainerTLSDir
 	}
-	r.drv.give(t.files())
+	r.drv.Give(t.files())
 	r.tls = t
 	r.printf("tls: a CA made for this run (its certificate in %s; the keys only in %s, removed at the end)\n", filepath.Join(r.out, results.FileTLSCA), t.local)
 	return nil
 }
 
 // rowAccess is how the run's probes reach a row's server it starts.
-func (r *runner) rowAccess(row results.Row) access {
-	a := access{auth: r.auth}
+func (r *runner) rowAccess(row results.Row) rig.Access {
+	a := rig.Access{Auth: r.auth}
 	if row.TLS && r.tls != nil {
-		a.tls = r.tls.conf
+		a.TLS = r.tls.conf
 	}
 	return a
 }

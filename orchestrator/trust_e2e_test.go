@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"net"
 	"os"
@@ -38,12 +39,12 @@ func externalArgs(base, name, addr string, extra ...string) []string {
 // (from a cleanup too, whose test context is already cancelled).
 func respDo(t *testing.T, addr string, args ...string) any {
 	t.Helper()
-	c, err := dialRESP(context.Background(), addr, nil)
+	c, err := rig.DialRESP(context.Background(), addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	v, err := c.do(args...)
+	v, err := c.Do(args...)
 	if err != nil {
 		t.Fatalf("%s on %s: %v", strings.Join(args, " "), addr, err)
 	}
@@ -333,7 +334,7 @@ func serveFake(c net.Conn, dbsize int, value string) {
 
 // readCommand reads one RESP array of bulk strings.
 func readCommand(r *bufio.Reader) ([]string, error) {
-	v, err := readReply(r)
+	v, err := rig.ReadReply(r)
 	if err != nil {
 		return nil, err
 	}

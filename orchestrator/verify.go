@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"strconv"
 	"time"
 
@@ -43,8 +44,8 @@ var errShortLoad = errors.New("orchestrator: the loader reported a short load")
 func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarget) error {
 	rec := results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.first().proof}
 	if tgt.srv != nil {
-		rec.Server = tgt.srv.placement()
-		rec.ServerMode = tgt.srv.mode()
+		rec.Server = tgt.srv.Placement()
+		rec.ServerMode = tgt.srv.Mode()
 		rec.UringProbe = tgt.uringProbe
 		rec.ServerCommand = tgt.command
 	}
@@ -62,7 +63,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 	rec.Nodes = nil
 	var verdicts []error
 	for i, n := range tgt.nodes {
-		w, err := n.probe.witness(ctx)
+		w, err := n.probe.Witness(ctx)
 		if err != nil {
 			return fmt.Errorf("orchestrator: server %s: %w", n.Addr, err)
 		}
@@ -73,9 +74,9 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 				one.Acknowledged = loaded[i].Acknowledged
 			}
 		}
-		if a, aerr := parseLogAddresses(w.Store); aerr == nil {
-			one.Tiered, one.BeginAddress, one.HeadAddress, one.TailAddress, one.DeviceShare = true, a.Begin, a.Head, a.Tail, a.deviceShare()
-		} else if !errors.Is(aerr, errNotTiered) {
+		if a, aerr := rig.ParseLogAddresses(w.Store); aerr == nil {
+			one.Tiered, one.BeginAddress, one.HeadAddress, one.TailAddress, one.DeviceShare = true, a.Begin, a.Head, a.Tail, a.DeviceShare()
+		} else if !errors.Is(aerr, rig.ErrNotTiered) {
 			return fmt.Errorf("orchestrator: server %s: %w", n.Addr, aerr)
 		}
 		if i == 0 {
@@ -99,7 +100,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 			nl := results.NodeLoad{ID: n.ID, Addr: n.Addr, Slots: n.Slots, Acknowledged: one.Acknowledged, DataDir: n.dir, Owner: n.proof,
 				ServerKeys: one.ServerKeys, Tiered: one.Tiered, HeadAddress: one.HeadAddress, TailAddress: one.TailAddress, DeviceShare: one.DeviceShare}
 			if n.srv != nil {
-				nl.Server = n.srv.placement()
+				nl.Server = n.srv.Placement()
 			}
 			rec.Nodes = append(rec.Nodes, nl)
 		}
@@ -122,7 +123,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 		if tgt.cluster {
 			across = fmt.Sprintf(" across %d nodes", len(tgt.nodes))
 		}
-		r.printf("%s %s: sampled GET check of %d keys%s\n", titleCase(row.Backend), row.Label, min(r.cfg.DBSize, minSampleKeys), across)
+		r.printf("%s %s: sampled GET check of %d keys%s\n", titleCase(row.Backend), row.Label, min(r.cfg.DBSize, rig.MinSampleKeys), across)
 		sample, err := r.sampleTarget(ctx, tgt, &rec)
 		if err != nil {
 			return errors.Join(err, r.cells.Append(rec))

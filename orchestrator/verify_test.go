@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -14,14 +15,14 @@ import (
 
 func TestSampleKeys(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
-	all := sampleKeys(500, minSampleKeys, rnd)
+	all := rig.SampleKeys(500, rig.MinSampleKeys, rnd)
 	if len(all) != 500 || all[0] != 0 || all[499] != 499 {
 		t.Errorf("dbsize 500: got %d keys from %d to %d, want all 500", len(all), all[0], all[len(all)-1])
 	}
 	const dbsize = 1_000_000
-	got := sampleKeys(dbsize, minSampleKeys, rnd)
-	if len(got) != minSampleKeys || !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != minSampleKeys {
-		t.Fatalf("dbsize %d: got %d keys, want %d distinct sorted ones", dbsize, len(got), minSampleKeys)
+	got := rig.SampleKeys(dbsize, rig.MinSampleKeys, rnd)
+	if len(got) != rig.MinSampleKeys || !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != rig.MinSampleKeys {
+		t.Fatalf("dbsize %d: got %d keys, want %d distinct sorted ones", dbsize, len(got), rig.MinSampleKeys)
 	}
 	// Uniform: each tenth of the key space gets about a tenth of the sample.
 	var tenths [10]int
@@ -32,8 +33,8 @@ func TestSampleKeys(t *testing.T) {
 		tenths[k*10/dbsize]++
 	}
 	for i, n := range tenths {
-		if n < minSampleKeys/10*85/100 || n > minSampleKeys/10*115/100 {
-			t.Errorf("tenth %d of the key space: %d of %d samples, want about %d", i, n, minSampleKeys, minSampleKeys/10)
+		if n < rig.MinSampleKeys/10*85/100 || n > rig.MinSampleKeys/10*115/100 {
+			t.Errorf("tenth %d of the key space: %d of %d samples, want about %d", i, n, rig.MinSampleKeys, rig.MinSampleKeys/10)
 		}
 	}
 }

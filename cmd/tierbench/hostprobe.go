@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
@@ -18,7 +19,7 @@ func init() {
 }
 
 func runHostProbe(args []string, stdout, stderr io.Writer) int {
-	var req orchestrator.ProbeRequest
+	var req rig.ProbeRequest
 	fs := flag.NewFlagSet("hostprobe", flag.ContinueOnError)
 	fs.IntVar(&req.PID, "pid", 0, "print read_bytes of /proc/`pid`/io and the placement in its status")
 	fs.StringVar(&req.Wipe, "wipe", "", "empty this `directory`")
@@ -61,7 +62,7 @@ Flags:
 	if *hold && *holdData != "" {
 		if err := orchestrator.HoldData(*holdData, *runID, *runPID, os.Stdin, stdout); err != nil {
 			fmt.Fprintf(stdout, "tierbench hostprobe: %v\n", err)
-			return orchestrator.ProbeRefused
+			return rig.ProbeRefused
 		}
 		return 0
 	}
@@ -74,17 +75,17 @@ Flags:
 		req.DiskStats = strings.Split(*disks, ",")
 	}
 	if *sample != "" {
-		var s orchestrator.SampleRequest
+		var s rig.SampleRequest
 		if _, err := fmt.Sscanf(*sample, "%d,%d,%d", &s.DBSize, &s.KeyLength, &s.ValueLength); err != nil {
 			fmt.Fprintf(stderr, "tierbench hostprobe: --sample %q: want dbsize,keylength,valuelength\n", *sample)
 			return 2
 		}
 		req.Sample = &s
 	}
-	if err := orchestrator.Probe(context.Background(), req, stdout); err != nil {
+	if err := rig.Probe(context.Background(), req, stdout); err != nil {
 		fmt.Fprintf(stderr, "tierbench hostprobe: %v\n", err)
 		if errors.Is(err, safe.ErrForeignData) {
-			return orchestrator.ProbeRefused
+			return rig.ProbeRefused
 		}
 		return 1
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/tierbench/tierbench/sut"
 )
 
-// memorySweep is the sizes of a sweep, in the order given; nil when
+// MemorySweep is the sizes of a sweep, in the order given; nil when
 // --memory names one size (or none).
 func (c Config) MemorySweep() []string {
 	if !strings.ContainsAny(strings.TrimSpace(c.Memory), ", \t") {
@@ -42,7 +42,7 @@ func (c Config) memorySizes() []string {
 	return []string{c.Memory}
 }
 
-// largestMemory is the largest --memory a server of the run takes: what
+// LargestMemory is the largest --memory a server of the run takes: what
 // the preflight's memory check plans for.
 func (c Config) LargestMemory() string {
 	best, bestBytes := c.Memory, int64(-1)
@@ -54,7 +54,7 @@ func (c Config) LargestMemory() string {
 	return best
 }
 
-// hostsMode reports whether the run drives hosts through their engines.
+// HostsMode reports whether the run drives hosts through their engines.
 func (c Config) HostsMode() bool { return c.ServerHost != "" || c.ClientHosts != "" }
 
 // ScenarioSpec is one of the reference's server set-ups as data: what a
@@ -65,34 +65,34 @@ type ScenarioSpec struct {
 	// profiles are its quick and reference shapes; nil: the storage
 	// profiles.
 	profiles map[string]Config
-	// ownBackend: its rows have the one backend named after it (the
+	// OwnBackend: its rows have the one backend named after it (the
 	// server set-up), so --backends does not apply.
 	OwnBackend bool
 	// pins are its default pin modes; nil: pinned and none.
 	pins []string
-	// shards says whether --shards applies.
+	// Shards says whether --shards applies.
 	Shards bool
-	// batches are its rows' -b values (one row each); nil: --batch.
+	// Batches are its rows' -b values (one row each); nil: --batch.
 	Batches []int
-	// inRAM: the dataset lives in RAM, so the free-memory check applies,
+	// InRAM: the dataset lives in RAM, so the free-memory check applies,
 	// there are no disk counters and no fio ceiling, and both are read on
 	// the server's machine (so not across hosts, see validate).
 	InRAM bool
-	// shardMemory: each shard also holds its in-memory log and index,
+	// ShardMemory: each shard also holds its in-memory log and index,
 	// which the free-memory check counts.
 	ShardMemory bool
-	// tiered: the server tiers its log, so the dataset must exceed
+	// Tiered: the server tiers its log, so the dataset must exceed
 	// results.MinDeviceToMemory × --memory and the load's HeadAddress is checked.
 	Tiered bool
-	// deviceReads: each pass counts INFO store's Device.CompletedReads of
+	// DeviceReads: each pass counts INFO store's Device.CompletedReads of
 	// every server and keeps it out below 0.9 per GET.
 	DeviceReads bool
-	// ladderTop: the ladder's top is the untiered in-memory server on the
+	// LadderTop: the ladder's top is the untiered in-memory server on the
 	// same dataset (ladder_top.go), the ceiling of this scenario's RESP.
 	LadderTop bool
 }
 
-// scenarioSpecs are the reference's three set-ups.
+// ScenarioSpecs are the reference's three set-ups.
 var ScenarioSpecs = map[string]ScenarioSpec{
 	results.ScenarioStorage: {
 		Shards: true, Tiered: true,
@@ -137,11 +137,11 @@ var ScenarioSpecs = map[string]ScenarioSpec{
 	},
 }
 
-// spec is the run's scenario's spec (storage for "all", whose parts each
+// Spec is the run's scenario's spec (storage for "all", whose parts each
 // run with their own).
 func (c Config) Spec() ScenarioSpec { return SpecOf(c.ScenarioName()) }
 
-// specOf is a scenario's spec; storage for a name without one.
+// SpecOf is a scenario's spec; storage for a name without one.
 func SpecOf(name string) ScenarioSpec {
 	if s, ok := ScenarioSpecs[name]; ok {
 		return s
@@ -149,7 +149,7 @@ func SpecOf(name string) ScenarioSpec {
 	return ScenarioSpecs[results.ScenarioStorage]
 }
 
-// rowSpec is the spec a row runs under: its backend names its scenario
+// RowSpec is the spec a row runs under: its backend names its scenario
 // when the scenario has a backend of its own.
 func RowSpec(row results.Row) ScenarioSpec {
 	if s, ok := ScenarioSpecs[row.Backend]; ok && s.OwnBackend {
@@ -168,7 +168,7 @@ func profileFor(scenario, profile string) (Config, bool) {
 	return p, ok
 }
 
-// scenarioName is the run's scenario, storage when none was named.
+// ScenarioName is the run's scenario, storage when none was named.
 func (c Config) ScenarioName() string { return cmp.Or(c.Scenario, results.ScenarioStorage) }
 
 // resolveScenario checks --scenario and sets the backend dimension of
@@ -200,7 +200,7 @@ func (c *Config) resolveScenario() error {
 	return nil
 }
 
-// systems are the run's servers: --server's in order, then --server-cmd's;
+// Systems are the run's servers: --server's in order, then --server-cmd's;
 // tierbench's own alone when neither is given.
 func (c Config) Systems() ([]sut.Server, error) {
 	var out []sut.Server
@@ -225,18 +225,18 @@ func (c Config) Systems() ([]sut.Server, error) {
 	return out, nil
 }
 
-// namesServers says whether the run names its servers (--server or
+// NamesServers says whether the run names its servers (--server or
 // --server-cmd), so its rows carry the server's name.
 func (c Config) NamesServers() bool { return len(c.Servers) > 0 || c.ServerCmd != "" }
 
-// foreignServers says whether the run starts a server besides tierbench's
+// ForeignServers says whether the run starts a server besides tierbench's
 // own.
 func (c Config) ForeignServers() bool {
 	servers, err := c.Systems()
 	return err == nil && len(Foreign(servers)) > 0
 }
 
-// shardCounts is --shards with its default.
+// ShardCounts is --shards with its default.
 func (c Config) ShardCounts() []int {
 	if len(c.Shards) == 0 {
 		return []int{1}
@@ -358,7 +358,7 @@ func (c *Config) readServerAuth() error {
 	return nil
 }
 
-// foreign are the run's servers other than tierbench's own.
+// Foreign are the run's servers other than tierbench's own.
 func Foreign(servers []sut.Server) []sut.Server {
 	var out []sut.Server
 	for _, s := range servers {

@@ -167,21 +167,21 @@ type Config struct {
 	// ("passes", "warmup-seconds", "data"); see the type's comment.
 	Given []string
 
-	// fromEnv lists the environment variables resolve used, as
+	// FromEnv lists the environment variables resolve used, as
 	// "TIERBENCH_DATA=/mnt/x (--data)": the run says each, since a
 	// variable set long ago changes what it measures (and names the
 	// directory it empties).
 	FromEnv []string
-	// notes are what resolve decided that the user did not ask for (a
+	// Notes are what resolve decided that the user did not ask for (a
 	// profile's default turned off for a combination that cannot have
 	// it); the run prints them first.
 	Notes []string
 }
 
-// explicit reports whether the flag name was set explicitly.
+// Explicit reports whether the flag name was set explicitly.
 func (c Config) Explicit(name string) bool { return slices.Contains(c.Given, name) }
 
-// opMix is the mix the measured cells run, spelled as bench --op-mix
+// OpMix is the mix the measured cells run, spelled as bench --op-mix
 // takes it: Workload's preset resolved, or Workload itself; "" for GETs.
 func (c Config) OpMix() (string, error) {
 	if c.Workload == "" {
@@ -197,7 +197,7 @@ func (c Config) OpMix() (string, error) {
 	return bench.MixString(mix), nil
 }
 
-// profiles holds the defaults of each profile. The quick profile keeps the
+// Profiles holds the defaults of each profile. The quick profile keeps the
 // reference's shape (16/96-byte records, four thread columns, median of
 // passes) at a size a 2-CPU machine finishes in minutes, with the dataset
 // still ≥ 20× the server's in-memory log so reads hit the device. Its -b is
@@ -219,7 +219,7 @@ var Profiles = map[string]Config{
 	},
 }
 
-// resolve fills zero fields from the profile and the environment and
+// Resolve fills zero fields from the profile and the environment and
 // checks the result against every part; getenv is os.Getenv outside
 // tests.
 func (c Config) Resolve(getenv func(string) string, parts []Part) (Config, error) {
@@ -365,7 +365,7 @@ func pointers(s []string) []*string {
 	return out
 }
 
-// serverHostLocal says the server runs on this machine: no --server-host.
+// ServerHostLocal says the server runs on this machine: no --server-host.
 func (c Config) ServerHostLocal() bool { return c.ServerHost == "" }
 
 func setString(dst *string, v string) {

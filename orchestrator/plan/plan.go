@@ -71,7 +71,7 @@ func (c Config) Record() results.Workload {
 	}
 }
 
-// configOf is the configuration a plan.json recorded, for --resume.
+// ConfigOf is the configuration a plan.json recorded, for --resume.
 func ConfigOf(w results.Workload) Config {
 	return Config{
 		Profile:         w.Profile,
@@ -136,6 +136,6 @@ func ConfigOf(w results.Workload) Config {
 	}
 }
 
-// ceilingApplies reports whether the fio ceiling of the data dir bounds
+// CeilingApplies reports whether the fio ceiling of the data dir bounds
 // the run's cells (results.Workload.CeilingApplies).
 func CeilingApplies(cfg Config) bool { return cfg.Record().CeilingApplies() }

@@ -30,7 +30,7 @@ import (
 //     the directory for its life and writes dataMarker naming itself, so a
 //     second run is refused naming the first.
 
-// dataMarker is the file a run writes in each data dir it holds: its run
+// DataMarker is the file a run writes in each data dir it holds: its run
 // id and pid, for the refusal of a second run and for a reader of the
 // directory. It is the run's, and goes with the directory's other files.
 const DataMarker = ".tierbench-run"
@@ -51,7 +51,7 @@ var serverDirName = regexp.MustCompile(`^server-[a-z0-9][a-z0-9-]*$`)
 
 const serverDirMarker = ".tierbench-server"
 
-// serverDir makes the directory of the data dir the run gives the server
+// ServerDir makes the directory of the data dir the run gives the server
 // name (server-NAME), marked as the run's, and returns its path: what a
 // server that is not tierbench writes, the run cannot tell from a user's
 // files by name, so such a server gets a directory of its own, emptied
@@ -131,7 +131,7 @@ func checkDataContents(dir string) error {
 		ErrForeignData, dir, strings.Join(shown, ", "), more, filepath.Join(dir, "tierbench-data"))
 }
 
-// wipeDir empties a data dir of what tierbench wrote there (the marker
+// WipeDir empties a data dir of what tierbench wrote there (the marker
 // stays: the run still holds the directory), creating it if missing. It
 // deletes nothing when the directory holds anything else.
 func WipeDir(dir string) error {
@@ -210,7 +210,7 @@ func realPath(path string) string {
 	}
 }
 
-// localDataPlaces are this process's current directory and home and the
+// LocalDataPlaces are this process's current directory and home and the
 // bundle's directory, symbolic links resolved.
 func LocalDataPlaces(out string) DataPlaces {
 	var at DataPlaces
@@ -228,7 +228,7 @@ func LocalDataPlaces(out string) DataPlaces {
 	return at
 }
 
-// dataClaim is a run's hold on one data dir: the flock on the directory
+// DataClaim is a run's hold on one data dir: the flock on the directory
 // and the marker naming the run.
 type DataClaim struct {
 	dir     string
@@ -237,14 +237,14 @@ type DataClaim struct {
 	fd      int
 }
 
-// markerRecord is the marker's content.
+// MarkerRecord is the marker's content.
 type MarkerRecord struct {
 	RunID   string    `json:"run_id"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
 }
 
-// claimDataDir checks dir against the rules above and takes it for the
+// ClaimDataDir checks dir against the rules above and takes it for the
 // run: a missing one is created, a held one refused naming its holder.
 func ClaimDataDir(dir string, at DataPlaces, runID string) (*DataClaim, error) {
 	if err := checkDataPath(realPath(dir), at); err != nil {
@@ -253,7 +253,7 @@ func ClaimDataDir(dir string, at DataPlaces, runID string) (*DataClaim, error) {
 	return LockDataDir(dir, MarkerRecord{RunID: runID, PID: os.Getpid(), Started: time.Now().UTC()})
 }
 
-// lockDataDir takes dir for the run the marker names, whose path rules
+// LockDataDir takes dir for the run the marker names, whose path rules
 // were checked where the run was planned: a missing one is created, a
 // held one refused naming its holder, one holding files tierbench did not
 // make refused naming them.
@@ -313,7 +313,7 @@ func holder(dir string) string {
 	return fmt.Sprintf("run %s (pid %d, started %s)", m.RunID, m.PID, m.Started.Format(time.RFC3339))
 }
 
-// release removes the marker (and the directory, when the run made it and
+// Release removes the marker (and the directory, when the run made it and
 // it is empty) and drops the lock.
 func (c *DataClaim) Release() {
 	if c == nil {

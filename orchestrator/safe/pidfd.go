@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// child is a process the run started, known by its pidfd rather than by
+// Child is a process the run started, known by its pidfd rather than by
 // its number: a number is reused once its process is reaped, a pidfd
 // never names another process. Go's os.Process holds a pidfd of its own
 // and signals through it (Signal returns os.ErrProcessDone once reaped),
@@ -30,7 +30,7 @@ type Child struct {
 	Err    error // Wait's, once done is closed
 }
 
-// startChild starts cmd (whose SysProcAttr is set) and tracks it by its
+// StartChild starts cmd (whose SysProcAttr is set) and tracks it by its
 // pidfd.
 func StartChild(cmd *exec.Cmd) (*Child, error) {
 	fd := -1
@@ -68,7 +68,7 @@ func (c *Child) reap() {
 
 func (c *Child) Pid() int { return c.cmd.Process.Pid }
 
-// whileUnreaped runs f with the child not reaped, so that its pid and the
+// WhileUnreaped runs f with the child not reaped, so that its pid and the
 // group it leads are still its own, and reports whether it ran.
 func (c *Child) WhileUnreaped(f func(pid int)) bool {
 	c.mu.Lock()
@@ -80,7 +80,7 @@ func (c *Child) WhileUnreaped(f func(pid int)) bool {
 	return true
 }
 
-// kill sends SIGKILL to the child's process group and, through its pidfd,
+// Kill sends SIGKILL to the child's process group and, through its pidfd,
 // to the child, unless it is reaped: then there is nothing of it to kill
 // and its number may be another process's.
 func (c *Child) Kill() {
@@ -90,7 +90,7 @@ func (c *Child) Kill() {
 	})
 }
 
-// wait waits for the child to be reaped and returns Wait's error.
+// Wait waits for the child to be reaped and returns Wait's error.
 func (c *Child) Wait() error {
 	<-c.Done
 	return c.Err

@@ -26,7 +26,7 @@ func privateOwner(uid uint32) bool {
 	return uid == 0 || int(uid) == os.Geteuid()
 }
 
-// checkPrivateDir checks dir, which the flag named what gives, and every
+// CheckPrivateDir checks dir, which the flag named what gives, and every
 // directory above it, as the path is written and with its links
 // resolved. A part that does not exist yet is not checked: the run makes
 // it itself (makePrivateDir). A link on the way is accepted only when
@@ -111,7 +111,7 @@ func checkPrivateEntry(what, p string, last bool) error {
 	return nil
 }
 
-// makePrivateDir checks dir (checkPrivateDir), creates what is missing
+// MakePrivateDir checks dir (checkPrivateDir), creates what is missing
 // of it with perm, and checks it again, so that a directory another user
 // made first in between is refused; it reports whether it created dir
 // itself.
@@ -134,13 +134,13 @@ func createNew(path string, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
 }
 
-// createOrTruncate opens path for writing, created or emptied, refusing
+// CreateOrTruncate opens path for writing, created or emptied, refusing
 // a link: a log a resumed run writes again.
 func CreateOrTruncate(path string, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, perm)
 }
 
-// writeNewFile replaces path with a new file holding data: what was there
+// WriteNewFile replaces path with a new file holding data: what was there
 // (a file of an earlier run, a link) is removed, not written through.
 func WriteNewFile(path string, data []byte, perm os.FileMode) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -154,7 +154,7 @@ func WriteNewFile(path string, data []byte, perm os.FileMode) error {
 	return errors.Join(err, f.Close())
 }
 
-// openRegular opens a state file for reading: never a link (O_NOFOLLOW),
+// OpenRegular opens a state file for reading: never a link (O_NOFOLLOW),
 // never blocking on a FIFO (O_NONBLOCK), and only a regular file, checked
 // on the open descriptor.
 func OpenRegular(path string) (*os.File, error) {
@@ -174,7 +174,7 @@ func OpenRegular(path string) (*os.File, error) {
 	return f, nil
 }
 
-// writeFileNoFollow is os.WriteFile refusing a link at path.
+// WriteFileNoFollow is os.WriteFile refusing a link at path.
 func WriteFileNoFollow(path string, data []byte, perm os.FileMode) error {
 	f, err := CreateOrTruncate(path, perm)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/tierbench/tierbench/internal/procfs"
 )
 
-// startTime is field 22 of /proc/<pid>/stat (clock ticks since boot); 0
+// StartTime is field 22 of /proc/<pid>/stat (clock ticks since boot); 0
 // when the process is gone.
 func StartTime(pid int) uint64 {
 	st, err := procfs.Root("/proc").ReadStat(pid)
@@ -19,7 +19,7 @@ func StartTime(pid int) uint64 {
 	return st.StartTime
 }
 
-// alive reports whether pid is still the process that started at st.
+// Alive reports whether pid is still the process that started at st.
 func Alive(pid int, st uint64) bool {
 	return st != 0 && StartTime(pid) == st
 }
@@ -29,7 +29,7 @@ func ScanPid(line string, pid *int, st *uint64) bool {
 	return err == nil && *pid > 0
 }
 
-// secretDirs are the directories of a run's secrets under the state dir:
+// SecretDirs are the directories of a run's secrets under the state dir:
 // its TLS files, and the password file of --server-addr's clients. A run
 // removes them when it ends; the next run removes those of a run killed
 // before it could (removeStaleRun).

@@ -28,12 +28,12 @@ import (
 //     the run set when it started the child. A file planted to name any
 //     other process kills nothing.
 
-// envRunID carries the run id into every child the process runtime
+// EnvRunID carries the run id into every child the process runtime
 // starts, as the proof, read from /proc/<pid>/environ, that the child is
 // that run's.
 const EnvRunID = "TIERBENCH_RUN"
 
-// ensureStateDir creates dir (0700) or checks that the existing one is a
+// EnsureStateDir creates dir (0700) or checks that the existing one is a
 // directory of this user's that nobody else may write, under directories
 // nobody else may write (checkPrivateDir). It runs before anything reads
 // the state dir or writes in it: the sweep of stale runs, the password
@@ -46,7 +46,7 @@ func EnsureStateDir(dir string) error {
 	return err
 }
 
-// checkStateDir is ensureStateDir's check alone, making nothing: a run
+// CheckStateDir is ensureStateDir's check alone, making nothing: a run
 // checks its state dir first, and makes it only once its other
 // directories passed too.
 func CheckStateDir(dir string) error {
@@ -56,7 +56,7 @@ func CheckStateDir(dir string) error {
 	return CheckPrivateDir("--state-dir", dir)
 }
 
-// pidFile lists the children of one run: its first line is the owner
+// PidFile lists the children of one run: its first line is the owner
 // (this process), each further line a child, as "pid starttime" so a
 // recycled pid is never mistaken for ours. The run holds an exclusive
 // flock on it while it lives.
@@ -121,7 +121,7 @@ func (p *PidFile) Close() {
 	p.f.Close()
 }
 
-// removeStaleProcesses kills the proven children listed in pid files
+// RemoveStaleProcesses kills the proven children listed in pid files
 // whose run is gone, and removes those files (and unreadable ones); it
 // returns what it did. A file whose lock is held belongs to a run in
 // progress, here or in another session on this host, and is left alone.

@@ -1,4 +1,4 @@
-package orchestrator
+package rig
 
 import (
 	"context"
@@ -25,15 +25,15 @@ var ErrWrongProcess = fmt.Errorf("%w: the pid is not the server's", fault.ErrRef
 // namespacePIDs returns the NSpid line of /proc/<pid>/status: the pid in
 // each pid namespace from this one inwards (a container's server reports
 // the innermost one as its process_id).
-func (p procRoot) namespacePIDs(pid int) []int64 {
+func (p ProcRoot) namespacePIDs(pid int) []int64 {
 	data, err := os.ReadFile(filepath.Join(string(p), strconv.Itoa(pid), "status"))
 	if err != nil {
 		return nil
 	}
-	return parseNSpid(data)
+	return ParseNSpid(data)
 }
 
-func parseNSpid(status []byte) []int64 {
+func ParseNSpid(status []byte) []int64 {
 	for line := range strings.SplitSeq(string(status), "\n") {
 		v, ok := strings.CutPrefix(line, "NSpid:")
 		if !ok {
@@ -56,7 +56,7 @@ func parseNSpid(status []byte) []int64 {
 // LISTEN entry for addr in pid's network namespace has an inode that is
 // among pid's open files. pid 0 means "find the owner". It refuses, with
 // a sentence naming both pids, when another process owns the socket.
-func (p procRoot) proveOwner(addr string, pid int) (results.OwnerProof, error) {
+func (p ProcRoot) proveOwner(addr string, pid int) (results.OwnerProof, error) {
 	proof := results.OwnerProof{Addr: addr, PID: pid}
 	tcp, err := net.ResolveTCPAddr("tcp", addr)
 	if err != nil {
@@ -107,7 +107,7 @@ func errSuffix(err error) string {
 
 // ownerInOurNamespace is the pid owning the LISTEN socket for addr in
 // this process's network namespace; 0 when none is found.
-func (p procRoot) ownerInOurNamespace(addr *net.TCPAddr) int {
+func (p ProcRoot) ownerInOurNamespace(addr *net.TCPAddr) int {
 	entries, _ := procfs.Root(p).Listening("self", addr)
 	for _, e := range entries {
 		if pid := procfs.Root(p).SocketOwner(e.Inode); pid > 0 {
@@ -118,7 +118,7 @@ func (p procRoot) ownerInOurNamespace(addr *net.TCPAddr) int {
 }
 
 // findOwner is proveOwner for a pid not given: the owner of the socket.
-func (p procRoot) findOwner(addr *net.TCPAddr, proof results.OwnerProof) (results.OwnerProof, error) {
+func (p ProcRoot) findOwner(addr *net.TCPAddr, proof results.OwnerProof) (results.OwnerProof, error) {
 	entries, err := procfs.Root(p).Listening("self", addr)
 	for _, e := range entries {
 		if pid := procfs.Root(p).SocketOwner(e.Inode); pid > 0 {
@@ -132,7 +132,7 @@ func (p procRoot) findOwner(addr *net.TCPAddr, proof results.OwnerProof) (result
 
 // checkInfoPID compares the pid the server reports in INFO server with
 // the proven one (or its pid in an inner namespace, for a container).
-func (p procRoot) checkInfoPID(proof *results.OwnerProof, info map[string]string) error {
+func (p ProcRoot) checkInfoPID(proof *results.OwnerProof, info map[string]string) error {
 	v, ok := info["process_id"]
 	if !ok {
 		return nil
@@ -157,10 +157,10 @@ func (p procRoot) checkInfoPID(proof *results.OwnerProof, info map[string]string
 		ErrWrongProcess, proof.Addr, reported, procfs.Root(p).Describe(proof.PID))
 }
 
-// proveServer is the whole check of a server before it is measured:
+// ProveServer is the whole check of a server before it is measured:
 // something answers at addr (a refused connection is refused at once),
 // pid owns its listening socket, and INFO server's process_id agrees.
-func (p procRoot) proveServer(ctx context.Context, acc access, addr string, pid int) (results.OwnerProof, error) {
+func (p ProcRoot) ProveServer(ctx context.Context, acc Access, addr string, pid int) (results.OwnerProof, error) {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	c, err := acc.dial(dctx, addr)

@@ -1,4 +1,4 @@
-package orchestrator
+package rig
 
 import (
 	"context"
@@ -84,13 +84,13 @@ type ProbeAnswer struct {
 // document; the first question that cannot be answered is the error.
 func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 	var a ProbeAnswer
-	proc := procRoot("/proc")
+	proc := ProcRoot("/proc")
 	acc, err := tlsDirAccess(req.TLSDir, "", req.Auth)
 	if err != nil {
 		return err
 	}
 	if req.Prove {
-		proof, err := proc.proveServer(ctx, acc, req.Addr, req.PID)
+		proof, err := proc.ProveServer(ctx, acc, req.Addr, req.PID)
 		if err != nil {
 			return err
 		}
@@ -111,20 +111,20 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 		a.Sample = &s
 	}
 	if req.PID > 0 && !req.Prove {
-		n, err := proc.readBytes(req.PID)
+		n, err := proc.ReadBytes(req.PID)
 		if err != nil {
 			return err
 		}
-		pl, err := proc.placement(req.PID)
+		pl, err := proc.Placement(req.PID)
 		if err != nil {
 			return err
 		}
-		ticks, err := proc.cpuTicks(req.PID)
+		ticks, err := proc.CpuTicks(req.PID)
 		if err != nil {
 			return err
 		}
-		total := ticks.total()
-		a.ReadBytes, a.Placement, a.CPUTicks, a.CPUSystemTicks = &n, &pl, &total, &ticks.system
+		total := ticks.Total()
+		a.ReadBytes, a.Placement, a.CPUTicks, a.CPUSystemTicks = &n, &pl, &total, &ticks.System
 	}
 	if req.DataDisks != "" {
 		disks, err := hostcheck.DataDisks(req.DataDisks)
@@ -188,7 +188,7 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 	return json.NewEncoder(stdout).Encode(a)
 }
 
-func probeRESP(ctx context.Context, addr string, acc access, cmd []string) (any, error) {
+func probeRESP(ctx context.Context, addr string, acc Access, cmd []string) (any, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	c, err := acc.dial(ctx, addr)
@@ -196,7 +196,7 @@ func probeRESP(ctx context.Context, addr string, acc access, cmd []string) (any,
 		return nil, err
 	}
 	defer c.Close()
-	return c.do(cmd...)
+	return c.Do(cmd...)
 }
 
 // globalAddrs lists the host's addresses other than loopback and
@@ -235,9 +235,9 @@ func sourceAddr(ip string) (string, error) {
 	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
 }
 
-// probeArgs is the hostprobe command line for req, the inverse of the
+// ProbeArgs is the hostprobe command line for req, the inverse of the
 // flags cmd/tierbench parses.
-func probeArgs(req ProbeRequest) []string {
+func ProbeArgs(req ProbeRequest) []string {
 	var pid, sample string
 	if req.PID > 0 {
 		pid = strconv.Itoa(req.PID)
@@ -249,7 +249,7 @@ func probeArgs(req ProbeRequest) []string {
 	if req.Addr != "" && req.Auth != "" {
 		// A password goes only to a server, and never on the command
 		// line: the container holds it in a file (dockerDriver.password).
-		auth = containerPasswordFile
+		auth = ContainerPasswordFile
 	}
 	tlsDir := ""
 	if req.Addr != "" {
@@ -278,14 +278,14 @@ func probeArgs(req ProbeRequest) []string {
 	return args
 }
 
-func parseProbe(out []byte) (ProbeAnswer, error) {
+func ParseProbe(out []byte) (ProbeAnswer, error) {
 	var a ProbeAnswer
-	doc, err := jsonDocument(out)
+	doc, err := JsonDocument(out)
 	if err == nil {
 		err = json.Unmarshal(doc, &a)
 	}
 	if err != nil {
-		return a, fmt.Errorf("orchestrator: hostprobe output: %w: %q", err, clip(out))
+		return a, fmt.Errorf("orchestrator: hostprobe output: %w: %q", err, Clip(out))
 	}
 	return a, nil
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package rig
 
 import (
 	"bufio"
@@ -21,9 +21,9 @@ type respConn struct {
 	r    *bufio.Reader
 }
 
-// dialRESP connects to addr, over TLS with conf (nil: plain TCP; a
+// DialRESP connects to addr, over TLS with conf (nil: plain TCP; a
 // ServerName left empty is the address's host).
-func dialRESP(ctx context.Context, addr string, conf *tls.Config) (*respConn, error) {
+func DialRESP(ctx context.Context, addr string, conf *tls.Config) (*respConn, error) {
 	var c net.Conn
 	var err error
 	if conf == nil {
@@ -41,9 +41,9 @@ func dialRESP(ctx context.Context, addr string, conf *tls.Config) (*respConn, er
 
 func (r *respConn) Close() error { return r.c.Close() }
 
-// do sends one command and returns its reply: a string for simple and
+// Do sends one command and returns its reply: a string for simple and
 // bulk strings, an int64 for integers; a RESP error becomes a Go error.
-func (r *respConn) do(args ...string) (any, error) {
+func (r *respConn) Do(args ...string) (any, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "*%d\r\n", len(args))
 	for _, a := range args {
@@ -53,7 +53,7 @@ func (r *respConn) do(args ...string) (any, error) {
 	if _, err := io.WriteString(r.c, b.String()); err != nil {
 		return nil, fmt.Errorf("orchestrator: send %s to %s: %w", args[0], r.addr, err)
 	}
-	v, err := readReply(r.r)
+	v, err := ReadReply(r.r)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: %s on %s: %w", args[0], r.addr, err)
 	}
@@ -76,7 +76,7 @@ func (e errRESP) Error() string { return "server replied " + string(e) }
 // maxBulkBytes bounds a bulk reply the orchestrator accepts (INFO is small).
 const maxBulkBytes = 64 << 20
 
-func readReply(r *bufio.Reader) (any, error) {
+func ReadReply(r *bufio.Reader) (any, error) {
 	line, err := r.ReadString('\n')
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func readReply(r *bufio.Reader) (any, error) {
 		}
 		out := make([]any, 0, max(n, 0))
 		for range n {
-			v, err := readReply(r)
+			v, err := ReadReply(r)
 			if err != nil {
 				return nil, err
 			}
@@ -129,7 +129,7 @@ func readReply(r *bufio.Reader) (any, error) {
 
 // dbsize returns the server's own key count.
 func (r *respConn) dbsize() (int64, error) {
-	v, err := r.do("DBSIZE")
+	v, err := r.Do("DBSIZE")
 	if err != nil {
 		return 0, err
 	}
@@ -142,7 +142,7 @@ func (r *respConn) dbsize() (int64, error) {
 
 // info returns the Name:Value lines of INFO <section>.
 func (r *respConn) info(section string) (map[string]string, error) {
-	v, err := r.do("INFO", section)
+	v, err := r.Do("INFO", section)
 	if err != nil {
 		return nil, err
 	}
@@ -150,12 +150,12 @@ func (r *respConn) info(section string) (map[string]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("orchestrator: INFO %s on %s: want a bulk string reply, got %T", section, r.addr, v)
 	}
-	return parseInfo(s), nil
+	return ParseInfo(s), nil
 }
 
-// parseInfo reads INFO's `Name:Value` lines; comments and blank lines are
+// ParseInfo reads INFO's `Name:Value` lines; comments and blank lines are
 // skipped, and the value keeps everything after the first colon.
-func parseInfo(s string) map[string]string {
+func ParseInfo(s string) map[string]string {
 	out := map[string]string{}
 	for line := range strings.SplitSeq(s, "\n") {
 		line = strings.TrimSpace(line)
@@ -169,22 +169,22 @@ func parseInfo(s string) map[string]string {
 	return out
 }
 
-// logAddresses are the hybrid log's addresses from INFO store.
-type logAddresses struct {
+// LogAddresses are the hybrid log's addresses from INFO store.
+type LogAddresses struct {
 	Begin, Head, Tail uint64
 }
 
-// errNotTiered says the server's INFO has no hybrid log addresses: it is
+// ErrNotTiered says the server's INFO has no hybrid log addresses: it is
 // not a tiered server (Redis), so the head ≈ tail check does not apply.
-var errNotTiered = errors.New("orchestrator: server reports no Log.HeadAddress / Log.TailAddress")
+var ErrNotTiered = errors.New("orchestrator: server reports no Log.HeadAddress / Log.TailAddress")
 
-func parseLogAddresses(info map[string]string) (logAddresses, error) {
+func ParseLogAddresses(info map[string]string) (LogAddresses, error) {
 	head, okH := info["Log.HeadAddress"]
 	tail, okT := info["Log.TailAddress"]
 	if !okH || !okT {
-		return logAddresses{}, errNotTiered
+		return LogAddresses{}, ErrNotTiered
 	}
-	var a logAddresses
+	var a LogAddresses
 	var err error
 	if a.Head, err = strconv.ParseUint(head, 10, 64); err != nil {
 		return a, fmt.Errorf("orchestrator: Log.HeadAddress %q is not a number", head)
@@ -203,8 +203,8 @@ func parseLogAddresses(info map[string]string) (logAddresses, error) {
 	return a, nil
 }
 
-// deviceShare is the share of the log below HeadAddress, on the device.
-func (a logAddresses) deviceShare() float64 {
+// DeviceShare is the share of the log below HeadAddress, on the device.
+func (a LogAddresses) DeviceShare() float64 {
 	if a.Tail <= a.Begin {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package orchestrator
+package rig
 
 import (
 	"bufio"
@@ -22,17 +22,17 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// jsonDocument returns the text from the first '{' to the end: a
+// JsonDocument returns the text from the first '{' to the end: a
 // subcommand's JSON is its last output, warnings may come before it.
-func jsonDocument(out []byte) ([]byte, error) {
+func JsonDocument(out []byte) ([]byte, error) {
 	i := bytes.IndexByte(out, '{')
 	if i < 0 {
-		return nil, fmt.Errorf("no JSON document in %q", clip(out))
+		return nil, fmt.Errorf("no JSON document in %q", Clip(out))
 	}
 	return out[i:], nil
 }
 
-func clip(b []byte) string {
+func Clip(b []byte) string {
 	const n = 600
 	if len(b) > n {
 		return string(b[:n]) + "…"
@@ -40,73 +40,73 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-// containerDataDir is where the data dir is bind-mounted in the server.
-const containerDataDir = "/data"
+// ContainerDataDir is where the data dir is bind-mounted in the server.
+const ContainerDataDir = "/data"
 
-// containerPasswordFile is where a container finds the run's password.
-const containerPasswordFile = "/tierbench-auth"
+// ContainerPasswordFile is where a container finds the run's password.
+const ContainerPasswordFile = "/tierbench-auth"
 
-// imageRun is the image a container runs and, when set, the entrypoint
+// ImageRun is the image a container runs and, when set, the entrypoint
 // that replaces the image's own; the zero imageRun is the run's tierbench
 // image.
-type imageRun struct {
-	name       string
-	entrypoint []string
+type ImageRun struct {
+	Name       string
+	Entrypoint []string
 }
 
-// procTicks is a process's CPU time from /proc/<pid>/stat, in clock
+// ProcTicks is a process's CPU time from /proc/<pid>/stat, in clock
 // ticks: user and system (kernel) apart, so that a server's time in the
 // kernel can be set beside fio's.
-type procTicks struct {
-	user, system uint64
+type ProcTicks struct {
+	User, System uint64
 }
 
-// total is user + system; the parser refuses counts whose sum overflows.
-func (t procTicks) total() uint64 { return t.user + t.system }
+// Total is user + system; the parser refuses counts whose sum overflows.
+func (t ProcTicks) Total() uint64 { return t.User + t.System }
 
-// cpuTicks returns utime and stime of /proc/<pid>/stat in clock ticks.
-func (p procRoot) cpuTicks(pid int) (procTicks, error) {
+// CpuTicks returns utime and stime of /proc/<pid>/stat in clock ticks.
+func (p ProcRoot) CpuTicks(pid int) (ProcTicks, error) {
 	path := filepath.Join(string(p), strconv.Itoa(pid), "stat")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return procTicks{}, fmt.Errorf("orchestrator: read the CPU time of pid %d: %w", pid, err)
+		return ProcTicks{}, fmt.Errorf("orchestrator: read the CPU time of pid %d: %w", pid, err)
 	}
-	v, err := parseProcStat(data)
+	v, err := ParseProcStat(data)
 	if err != nil {
-		return procTicks{}, fmt.Errorf("orchestrator: %s: %w", path, err)
+		return ProcTicks{}, fmt.Errorf("orchestrator: %s: %w", path, err)
 	}
 	return v, nil
 }
 
-// parseProcStat returns utime and stime (fields 14 and 15, counting the
+// ParseProcStat returns utime and stime (fields 14 and 15, counting the
 // pid as 1) of a /proc/<pid>/stat line. The command name (field 2) is in
 // parentheses and may itself hold spaces and parentheses, so the fields
 // are counted from after the last ')'.
-func parseProcStat(data []byte) (procTicks, error) {
+func ParseProcStat(data []byte) (ProcTicks, error) {
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return procTicks{}, fmt.Errorf("no ')' closing the command name")
+		return ProcTicks{}, fmt.Errorf("no ')' closing the command name")
 	}
 	f := strings.Fields(string(data[i+1:]))
 	// After the name come field 3 (state) onwards: utime is f[11].
 	if len(f) < 13 {
-		return procTicks{}, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+		return ProcTicks{}, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
 	}
 	u, err1 := strconv.ParseUint(f[11], 10, 64)
 	s, err2 := strconv.ParseUint(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return procTicks{}, fmt.Errorf("utime %q and stime %q are not tick counts", clip([]byte(f[11])), clip([]byte(f[12])))
+		return ProcTicks{}, fmt.Errorf("utime %q and stime %q are not tick counts", Clip([]byte(f[11])), Clip([]byte(f[12])))
 	}
 	if u+s < u {
-		return procTicks{}, fmt.Errorf("utime %d + stime %d overflow", u, s)
+		return ProcTicks{}, fmt.Errorf("utime %d + stime %d overflow", u, s)
 	}
-	return procTicks{user: u, system: s}, nil
+	return ProcTicks{User: u, System: s}, nil
 }
 
-// clockTicks returns USER_HZ as sysconf(_SC_CLK_TCK) would, from this
+// ClockTicks returns USER_HZ as sysconf(_SC_CLK_TCK) would, from this
 // process's auxiliary vector (no cgo to call sysconf itself), or 100 with
 // a note saying why.
-func clockTicks() (int, string) {
+func ClockTicks() (int, string) {
 	auxv, err := os.ReadFile("/proc/self/auxv")
 	if err != nil {
 		return defaultClockTicks, fmt.Sprintf("assumed %d clock ticks per second (USER_HZ): %v", defaultClockTicks, err)
@@ -132,8 +132,8 @@ func auxvValue(auxv []byte, key uint64) (uint64, bool) {
 	return 0, false
 }
 
-// waitFor retries f every 100 ms until it succeeds or timeout passes.
-func waitFor(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+// WaitFor retries f every 100 ms until it succeeds or timeout passes.
+func WaitFor(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
@@ -211,7 +211,7 @@ func persistence(info map[string]string, c *respConn) string {
 // configGet returns one CONFIG GET value; ok is false when the server
 // refuses the command or does not know the parameter.
 func (c *respConn) configGet(name string) (string, bool) {
-	v, err := c.do("CONFIG", "GET", name)
+	v, err := c.Do("CONFIG", "GET", name)
 	if err != nil {
 		return "", false
 	}
@@ -223,26 +223,26 @@ func (c *respConn) configGet(name string) (string, bool) {
 	return s, ok
 }
 
-// access is how the run's own probes reach a server: over TLS or plain
+// Access is how the run's own probes reach a server: over TLS or plain
 // TCP, and the user and password they authenticate with.
-type access struct {
-	tls  *tls.Config // nil: plain TCP
-	user string
-	auth string
+type Access struct {
+	TLS  *tls.Config // nil: plain TCP
+	User string
+	Auth string
 }
 
 // dial connects to addr and, with a password, authenticates.
-func (a access) dial(ctx context.Context, addr string) (*respConn, error) {
-	c, err := dialRESP(ctx, addr, a.tls)
+func (a Access) dial(ctx context.Context, addr string) (*respConn, error) {
+	c, err := DialRESP(ctx, addr, a.TLS)
 	if err != nil {
 		return nil, err
 	}
-	if a.auth != "" {
-		args := []string{"AUTH", a.auth}
-		if a.user != "" {
-			args = []string{"AUTH", a.user, a.auth}
+	if a.Auth != "" {
+		args := []string{"AUTH", a.Auth}
+		if a.User != "" {
+			args = []string{"AUTH", a.User, a.Auth}
 		}
-		if _, err := c.do(args...); err != nil {
+		if _, err := c.Do(args...); err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -252,13 +252,13 @@ func (a access) dial(ctx context.Context, addr string) (*respConn, error) {
 
 // tlsDirAccess is the access of a probe given the directory of the run's
 // TLS files (hostprobe --tls-dir, in a container).
-func tlsDirAccess(dir, user, auth string) (access, error) {
-	a := access{user: user, auth: auth}
+func tlsDirAccess(dir, user, auth string) (Access, error) {
+	a := Access{User: user, Auth: auth}
 	if dir == "" {
 		return a, nil
 	}
-	conf, err := clientTLSConfig(filepath.Join(dir, tlsCAFile), filepath.Join(dir, tlsClientCertFile), filepath.Join(dir, tlsClientKeyFile), false)
-	a.tls = conf
+	conf, err := ClientTLSConfig(filepath.Join(dir, TLSCAFile), filepath.Join(dir, TLSClientCertFile), filepath.Join(dir, TLSClientKeyFile), false)
+	a.TLS = conf
 	return a, err
 }
 
@@ -271,7 +271,7 @@ func isRESPError(err error) bool {
 // pipelined, and counts misses (null bulk), values of the wrong length
 // and error replies.
 func sampledHitCheck(ctx context.Context, c *respConn, cfg plan.Config, rnd *rand.Rand) (results.SampleCheck, error) {
-	return sampleGets(ctx, c, cfg, sampleKeys(cfg.DBSize, minSampleKeys, rnd))
+	return sampleGets(ctx, c, cfg, SampleKeys(cfg.DBSize, MinSampleKeys, rnd))
 }
 
 // sampleGets GETs keys on c, pipelined, and counts misses (null bulk),
@@ -300,7 +300,7 @@ func sampleGets(ctx context.Context, c *respConn, cfg plan.Config, keys []uint64
 			return res, fmt.Errorf("orchestrator: sampled GET check on %s: send: %w", c.addr, err)
 		}
 		for _, k := range batch {
-			v, err := readReply(c.r)
+			v, err := ReadReply(c.r)
 			bad := ""
 			switch s, isString := v.(string); {
 			case isRESPError(err):
@@ -343,22 +343,22 @@ var versionKeys = []struct{ key, name string }{
 	{"valkey_version", "valkey"}, {"keydb_version", "keydb"}, {"redis_version", "redis"},
 }
 
-// containerTLSDir is where a container finds the run's TLS files.
-const containerTLSDir = "/tierbench-tls"
+// ContainerTLSDir is where a container finds the run's TLS files.
+const ContainerTLSDir = "/tierbench-tls"
 
 // The TLS files' names, in containerTLSDir and in the run's state dir.
 const (
-	tlsCAFile         = "ca.crt"
-	tlsServerCertFile = "server.crt"
-	tlsServerKeyFile  = "server.key"
-	tlsClientCertFile = "client.crt"
-	tlsClientKeyFile  = "client.key"
+	TLSCAFile         = "ca.crt"
+	TLSServerCertFile = "server.crt"
+	TLSServerKeyFile  = "server.key"
+	TLSClientCertFile = "client.crt"
+	TLSClientKeyFile  = "client.key"
 )
 
-// clientTLSConfig is the TLS configuration of a probe that trusts the CA
+// ClientTLSConfig is the TLS configuration of a probe that trusts the CA
 // in caFile (the system's roots when ""), presents the certificate in
 // certFile and keyFile when given, and skips verification when insecure.
-func clientTLSConfig(caFile, certFile, keyFile string, insecure bool) (*tls.Config, error) {
+func ClientTLSConfig(caFile, certFile, keyFile string, insecure bool) (*tls.Config, error) {
 	conf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: insecure}
 	if caFile != "" {
 		b, err := os.ReadFile(caFile)
@@ -380,16 +380,16 @@ func clientTLSConfig(caFile, certFile, keyFile string, insecure bool) (*tls.Conf
 	return conf, nil
 }
 
-// minSampleKeys is the sampled hit check's size: a 0.1 % hole survives
+// MinSampleKeys is the sampled hit check's size: a 0.1 % hole survives
 // 20 000 uniform samples with probability 0.999^20000 ≈ 2·10⁻⁹.
-const minSampleKeys = 20_000
+const MinSampleKeys = 20_000
 
 // sampleBatch is how many GETs of the sample are pipelined at once.
 const sampleBatch = 512
 
-// sampleKeys returns n distinct key indices drawn uniformly from
+// SampleKeys returns n distinct key indices drawn uniformly from
 // [0, dbsize), or every index when dbsize ≤ n, in ascending order.
-func sampleKeys(dbsize int64, n int, rnd *rand.Rand) []uint64 {
+func SampleKeys(dbsize int64, n int, rnd *rand.Rand) []uint64 {
 	if dbsize <= int64(n) {
 		out := make([]uint64, dbsize)
 		for i := range out {

@@ -1,4 +1,4 @@
-package orchestrator
+package rig
 
 import (
 	"context"
@@ -7,30 +7,30 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// driver starts the server and the client somewhere: as containers or as
+// Driver starts the server and the client somewhere: as containers or as
 // child processes. Every driver removes all it started in close.
-type driver interface {
-	name() string
-	// dataPath is the server's view of the host data directory.
-	dataPath(host string) string
-	startServer(ctx context.Context, s serverSpec) (serverHandle, error)
-	// runClient runs one `tierbench bench` to completion and returns its
+type Driver interface {
+	Name() string
+	// DataPath is the server's view of the host data directory.
+	DataPath(host string) string
+	StartServer(ctx context.Context, s ServerSpec) (ServerHandle, error)
+	// RunClient runs one `tierbench bench` to completion and returns its
 	// stdout and the placement it actually had.
-	runClient(ctx context.Context, s clientSpec) ([]byte, results.Placement, error)
-	// host is the machine its servers run on (host.go).
-	host() serverHost
-	// preflightAt runs a preflight (without fio) where the server runs:
+	RunClient(ctx context.Context, s ClientSpec) ([]byte, results.Placement, error)
+	// Host is the machine its servers run on (host.go).
+	Host() ServerHost
+	// PreflightAt runs a preflight (without fio) where the server runs:
 	// inside its container for Docker, on the host for processes.
 	// args are the planning flags (--dbsize, --memory, …).
-	preflightAt(ctx context.Context, srv serverHandle, dataDir string, args []string) ([]byte, error)
-	// give makes files (the run's TLS certificates and keys) readable by
+	PreflightAt(ctx context.Context, srv ServerHandle, dataDir string, args []string) ([]byte, error)
+	// Give makes files (the run's TLS certificates and keys) readable by
 	// every server and client it starts from now on: copied into each
 	// container at containerTLSDir; a process reads them where they are.
-	give(files map[string][]byte)
+	Give(files map[string][]byte)
 	Close(ctx context.Context) error
 }
 
-type serverSpec struct {
+type ServerSpec struct {
 	Name       string   // e.g. "libaio-pinned", for logs
 	Args       []string // after the binary: "server", flags…
 	CPUs, Mems string   // "" = not pinned
@@ -40,12 +40,12 @@ type serverSpec struct {
 	// for the process runtime; Image the image (and entrypoint) of one for
 	// Docker. Both zero: tierbench's own binary or image.
 	Program []string
-	Image   imageRun
+	Image   ImageRun
 	// Access is how the run's probes reach it: TLS, the password.
-	Access access
+	Access Access
 }
 
-type clientSpec struct {
+type ClientSpec struct {
 	Name       string
 	Host       int      // which client host runs it (--client-hosts order); 0 without hosts
 	Args       []string // "bench", flags…
@@ -53,16 +53,16 @@ type clientSpec struct {
 	LogPath    string
 }
 
-type serverHandle interface {
+type ServerHandle interface {
 	Pid() int // on this host, for /proc
-	placement() results.Placement
-	mode() string // how it runs: "process", "docker, privileged", …
-	stop(ctx context.Context) error
-	// probe reaches the server listening on addr, and its process's
+	Placement() results.Placement
+	Mode() string // how it runs: "process", "docker, privileged", …
+	Stop(ctx context.Context) error
+	// Probe reaches the server listening on addr, and its process's
 	// counters where it runs.
-	probe(addr string) serverProbe
-	// findServer takes the process that listens on addr, in the tree of
+	Probe(addr string) ServerProbe
+	// FindServer takes the process that listens on addr, in the tree of
 	// the one started (the real server behind a launcher), as pid from
 	// then on.
-	findServer(ctx context.Context, addr string, timeout time.Duration) error
+	FindServer(ctx context.Context, addr string, timeout time.Duration) error
 }

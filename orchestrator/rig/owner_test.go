@@ -1,4 +1,4 @@
-package orchestrator
+package rig
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func TestParseNSpid(t *testing.T) {
 		{"NSpid:\t4242\tx\n", nil},
 	}
 	for _, tt := range tests {
-		if got := parseNSpid([]byte(tt.status)); !slices.Equal(got, tt.want) {
+		if got := ParseNSpid([]byte(tt.status)); !slices.Equal(got, tt.want) {
 			t.Errorf("parseNSpid(%q) = %v, want %v", tt.status, got, tt.want)
 		}
 	}
@@ -43,7 +43,7 @@ func TestProveOwner(t *testing.T) {
 	}
 	defer l.Close()
 	addr := l.Addr().String()
-	proc := procRoot("/proc")
+	proc := ProcRoot("/proc")
 	self := os.Getpid()
 
 	proof, err := proc.proveOwner(addr, self)
@@ -77,13 +77,13 @@ func TestProveOwner(t *testing.T) {
 	}
 
 	l.Close()
-	if _, err := proc.proveServer(context.Background(), access{}, addr, self); err == nil || !strings.Contains(err.Error(), "connection refused") || !errors.Is(err, fault.ErrRefused) {
+	if _, err := proc.ProveServer(context.Background(), Access{}, addr, self); err == nil || !strings.Contains(err.Error(), "connection refused") || !errors.Is(err, fault.ErrRefused) {
 		t.Errorf("nothing listening: got %v, want a refusal saying connection refused", err)
 	}
 }
 
 func TestCheckInfoPID(t *testing.T) {
-	proc := procRoot("/proc")
+	proc := ProcRoot("/proc")
 	self := os.Getpid()
 	tests := []struct {
 		info map[string]string
