@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"strings"
 
 	"github.com/tierbench/tierbench/results"
@@ -48,19 +49,19 @@ func (f localFleet) bench(ctx context.Context, row results.Row, tgt rowTarget, n
 // connections split over them and started at one shared time.
 type hostsFleet struct {
 	r *runner
-	h *hostsDriver
+	h *docker.HostsDriver
 }
 
 func (f hostsFleet) preflight(ctx context.Context) error { return f.r.preflightHosts(ctx, f.h) }
 
 func (f hostsFleet) checkNetwork(ctx context.Context, tgt rowTarget) error {
-	if f.h.netChecked {
+	if f.h.NetChecked {
 		return nil
 	}
 	if err := f.r.networkPreflight(ctx, f.h, tgt); err != nil {
 		return err
 	}
-	f.h.netChecked = true
+	f.h.NetChecked = true
 	return nil
 }
 
@@ -76,13 +77,13 @@ func (f hostsFleet) onlineDone(row results.Row) (bool, error) { return hostsLate
 
 func (f hostsFleet) note(threads int) string {
 	if threads == 0 {
-		return " from host " + f.h.clients[0].ep.Name
+		return " from host " + f.h.Clients[0].Ep.Name
 	}
 	var parts []string
-	for i, n := range splitThreads(threads, len(f.h.clients)) {
+	for i, n := range splitThreads(threads, len(f.h.Clients)) {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s×%d", f.h.clients[i].ep.Name, n))
+			parts = append(parts, fmt.Sprintf("%s×%d", f.h.Clients[i].Ep.Name, n))
 		}
 	}
-	return " (server on host " + f.h.server.ep.Name + ", clients " + strings.Join(parts, " ") + ")"
+	return " (server on host " + f.h.Server.Ep.Name + ", clients " + strings.Join(parts, " ") + ")"
 }

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,10 +39,10 @@ func TestDockerfilesAgree(t *testing.T) {
 }
 
 func TestCheckStatic(t *testing.T) {
-	if err := checkStatic("/bin/ls"); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
+	if err := docker.CheckStatic("/bin/ls"); err == nil || !strings.Contains(err.Error(), "dynamically linked") {
 		t.Errorf("checkStatic(/bin/ls) = %v, want a dynamically-linked refusal", err)
 	}
-	if err := checkStatic(filepath.Join("testdata", "bench-cell.json")); err == nil || !strings.Contains(err.Error(), "not an ELF binary") {
+	if err := docker.CheckStatic(filepath.Join("testdata", "bench-cell.json")); err == nil || !strings.Contains(err.Error(), "not an ELF binary") {
 		t.Errorf("checkStatic(a JSON file) = %v, want not an ELF binary", err)
 	}
 }

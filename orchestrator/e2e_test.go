@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"os"
 	"path/filepath"
 	"slices"
@@ -285,13 +287,13 @@ func TestRunDocker(t *testing.T) {
 	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
 
 	// A container left by a run whose owner is gone.
-	d, err := newDockerDriver(t.Context(), Endpoint{}, bin, "stale-"+strconv.Itoa(os.Getpid()))
+	d, err := docker.NewDriver(t.Context(), docker.Endpoint{}, bin, "stale-"+strconv.Itoa(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.cli.Close() })
-	d.owner = "999999999:1"
-	staleID, err := d.create(t.Context(), "server", "stale", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
+	t.Cleanup(func() { d.Cli.Close() })
+	d.Owner = "999999999:1"
+	staleID, err := d.Create(t.Context(), "server", "stale", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,8 +323,8 @@ func TestRunDocker(t *testing.T) {
 	if bundlePlan.Runtime != plan.RuntimeDocker {
 		t.Errorf("bundlePlan runtime %q, want docker", bundlePlan.Runtime)
 	}
-	if left := containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID); len(left) != 0 {
-		t.Errorf("containers left with label %s=%s: %d", labelRun, bundlePlan.RunID, len(left))
+	if left := containersLabelled(t, cli, docker.LabelRun+"="+bundlePlan.RunID); len(left) != 0 {
+		t.Errorf("containers left with label %s=%s: %d", docker.LabelRun, bundlePlan.RunID, len(left))
 	}
 	_, loads, _ := results.ReadCells(out)
 	for _, l := range loads {
@@ -485,11 +487,11 @@ func TestRunDockerSIGTERMRemovesContainers(t *testing.T) {
 	}
 	// Mid-cell: the server and a client container are both running.
 	time.Sleep(1500 * time.Millisecond)
-	if n := len(containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID)); n == 0 {
+	if n := len(containersLabelled(t, cli, docker.LabelRun+"="+bundlePlan.RunID)); n == 0 {
 		t.Errorf("no container of run %s running mid-cell", bundlePlan.RunID)
 	}
 	run.Stop(t, syscall.SIGTERM)
-	if left := containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID); len(left) != 0 {
+	if left := containersLabelled(t, cli, docker.LabelRun+"="+bundlePlan.RunID); len(left) != 0 {
 		t.Errorf("%d containers of run %s left after SIGTERM", len(left), bundlePlan.RunID)
 	}
 	if recs, _, _ := results.ReadCells(out); len(recs) < 1 {
@@ -540,7 +542,7 @@ func TestProcessDriverPinsEveryChild(t *testing.T) {
 		t.Skipf("one CPU: nothing to pin apart")
 	}
 	want := strconv.Itoa(cpus[len(cpus)-1])
-	d := newProcessDriver(bin, nil)
+	d := process.NewDriver(bin, nil)
 	t.Cleanup(func() { d.Close(context.Background()) })
 	for i := range 15 {
 		srv, err := d.StartServer(t.Context(), rig.ServerSpec{Name: "pin", CPUs: want, Mems: "0",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"os"
 	"path/filepath"
 	"slices"
@@ -87,8 +88,8 @@ type benchWindow struct {
 // runs them just before the shared start, so the start is set that much
 // later and every client still has the whole lead time to get ready.
 // It does not judge the clients' readiness: runClients does.
-func (r *runner) runClientsOnce(ctx context.Context, h *hostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string, lead time.Duration) ([]clientOut, error) {
-	shares := splitThreads(threads, len(h.clients))
+func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string, lead time.Duration) ([]clientOut, error) {
+	shares := splitThreads(threads, len(h.Clients))
 	lead += time.Duration(warmup) * time.Second
 	start := time.Now().Add(lead).Truncate(time.Millisecond)
 	limit := lead + phaseLimit(seconds)
@@ -99,16 +100,16 @@ func (r *runner) runClientsOnce(ctx context.Context, h *hostsDriver, row results
 	var once sync.Once
 	var first error
 	for i, n := range shares {
-		d := h.clients[i]
-		outs[i] = clientOut{host: d.ep.Name, threads: n}
+		d := h.Clients[i]
+		outs[i] = clientOut{host: d.Ep.Name, threads: n}
 		if n == 0 {
 			continue
 		}
 		args := append(r.benchArgs(tgt), "-s", "-t", strconv.Itoa(n), "--runtime", strconv.Itoa(seconds),
 			"--start-at", strconv.FormatInt(start.UnixMilli(), 10))
 		args = append(args, extra...)
-		spec := rig.ClientSpec{Name: name + "-" + d.ep.Name, Host: i, Args: args,
-			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", rowFileName(row), name, d.ep.Name))}
+		spec := rig.ClientSpec{Name: name + "-" + d.Ep.Name, Host: i, Args: args,
+			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", rowFileName(row), name, d.Ep.Name))}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -120,7 +121,7 @@ func (r *runner) runClientsOnce(ctx context.Context, h *hostsDriver, row results
 					err = json.Unmarshal(doc, &o.rep)
 				}
 				if err != nil {
-					o.err = fmt.Errorf("host %s: client %s: bench output: %w", d.ep.Name, spec.Name, err)
+					o.err = fmt.Errorf("host %s: client %s: bench output: %w", d.Ep.Name, spec.Name, err)
 				}
 			}
 			if o.err != nil {
@@ -161,12 +162,12 @@ const maxLeadDoublings = 3
 // doubled and kept for the run's later phases, up to maxLeadDoublings
 // times; then the phase fails naming the host, rather than recording a
 // window some clients missed.
-func (r *runner) runClients(ctx context.Context, h *hostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
-	if h.lead == 0 {
-		h.lead = clientLeadTime
+func (r *runner) runClients(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
+	if h.Lead == 0 {
+		h.Lead = clientLeadTime
 	}
 	for attempt := 0; ; attempt++ {
-		outs, err := r.runClientsOnce(ctx, h, row, tgt, name, threads, seconds, warmup, extra, h.lead)
+		outs, err := r.runClientsOnce(ctx, h, row, tgt, name, threads, seconds, warmup, extra, h.Lead)
 		if err != nil {
 			return nil, err
 		}
@@ -175,10 +176,10 @@ func (r *runner) runClients(ctx context.Context, h *hostsDriver, row results.Row
 			return outs, nil
 		}
 		if attempt == maxLeadDoublings {
-			return nil, fmt.Errorf("orchestrator: host %s: the client was ready %.2f s after the shared start of a %d s window even with a %v lead: the host is too loaded to measure a shared window", host, late, seconds, h.lead)
+			return nil, fmt.Errorf("orchestrator: host %s: the client was ready %.2f s after the shared start of a %d s window even with a %v lead: the host is too loaded to measure a shared window", host, late, seconds, h.Lead)
 		}
-		h.lead *= 2
-		r.printf("  host %s: the client was ready %.2f s after the shared start: the phase is run again with a %v lead\n", host, late, h.lead)
+		h.Lead *= 2
+		r.printf("  host %s: the client was ready %.2f s after the shared start: the phase is run again with a %v lead\n", host, late, h.Lead)
 	}
 }
 
@@ -205,7 +206,7 @@ func latestClient(outs []clientOut) (string, float64) {
 // benchHosts runs one offline GET phase over the client hosts and sums it:
 // ops, hits, misses and errors are the sums of the clients' counts inside
 // the shared window, and the rate is that sum over the window.
-func (r *runner) benchHosts(ctx context.Context, h *hostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
+func (r *runner) benchHosts(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
 	outs, err := r.runClients(ctx, h, row, tgt, name, threads, seconds, 0, append(r.cellOps(), "-b", strconv.Itoa(r.batchOf(row))))
 	if err != nil {
 		return benchCell{}, results.Placement{}, err
@@ -254,13 +255,13 @@ func hostsLatencyDone(dir string, row results.Row) (bool, error) {
 // library's Merge: percentiles of all the ops, never averages of the
 // clients' percentiles. A phase hosts/latency.jsonl already holds is kept
 // (--resume).
-func (r *runner) latencyHosts(ctx context.Context, h *hostsDriver, row results.Row, tgt rowTarget) error {
+func (r *runner) latencyHosts(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt rowTarget) error {
 	if done, err := hostsLatencyDone(r.out, row); done || err != nil {
 		return err
 	}
-	threads := max(len(h.clients), min(r.cfg.Threads[0], 8))
+	threads := max(len(h.Clients), min(r.cfg.Threads[0], 8))
 	r.printf("%s %s: latency, %d s online at t=%d over %d client host(s) after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label,
-		r.cfg.CellSeconds, threads, len(h.clients), results.LatencyWarmupSeconds)
+		r.cfg.CellSeconds, threads, len(h.Clients), results.LatencyWarmupSeconds)
 	outs, err := r.runClients(ctx, h, row, tgt, "latency", threads, r.cfg.CellSeconds, results.LatencyWarmupSeconds, onlineGET(1, 0))
 	if err != nil {
 		return fmt.Errorf("orchestrator: latency phase of %s %s: %w", row.Backend, row.Label, err)

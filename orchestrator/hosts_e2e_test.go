@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,9 +44,9 @@ func hostArgs(t *testing.T, server *testenv.Host, clients []*testenv.Host, threa
 // "") on an engine until ctx ends.
 func watchContainers(ctx context.Context, cli *client.Client, role string, f func(id string, name string, args []string)) {
 	seen := map[string]bool{}
-	label := labelRole + "=" + role
+	label := docker.LabelRole + "=" + role
 	if role == "" {
-		label = labelRole
+		label = docker.LabelRole
 	}
 	for ctx.Err() == nil {
 		list, _ := cli.ContainerList(ctx, client.ContainerListOptions{Filters: make(client.Filters).Add("label", label)})
@@ -55,7 +56,7 @@ func watchContainers(ctx context.Context, cli *client.Client, role string, f fun
 			}
 			seen[c.ID] = true
 			if in, err := cli.ContainerInspect(ctx, c.ID, client.ContainerInspectOptions{}); err == nil {
-				f(c.ID, firstName(c.Names), in.Container.Args)
+				f(c.ID, docker.FirstName(c.Names), in.Container.Args)
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -93,7 +94,7 @@ func TestRunAcrossHosts(t *testing.T) {
 			in := res.Container
 			doc, _ := json.Marshal(in)
 			var pw string
-			if err == nil && in.Config != nil && in.Config.Labels[labelRole] == "server" {
+			if err == nil && in.Config != nil && in.Config.Labels[docker.LabelRole] == "server" {
 				pw = readContainerFile(ctx, cli, id, rig.ContainerPasswordFile)
 				capt.watch([]byte(strings.TrimSpace(pw)), []byte("PRIVATE KEY"))
 				for _, f := range []string{rig.TLSServerKeyFile, rig.TLSClientKeyFile} {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,13 +21,13 @@ import (
 func labelledContainers(t *testing.T, cli *client.Client) []string {
 	t.Helper()
 	res, err := cli.ContainerList(context.Background(), client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", labelRun)})
+		Filters: make(client.Filters).Add("label", docker.LabelRun)})
 	if err != nil {
 		t.Fatalf("list containers: %v", err)
 	}
 	var names []string
 	for _, c := range res.Items {
-		names = append(names, firstName(c.Names)+" "+string(c.State))
+		names = append(names, docker.FirstName(c.Names)+" "+string(c.State))
 	}
 	return names
 }
@@ -46,13 +47,13 @@ func TestHostsHarness(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
 		runID := "harness-" + a.NetNS
-		drv := map[string]*dockerDriver{}
+		drv := map[string]*docker.Driver{}
 		for _, h := range hosts {
-			ep, err := ParseEndpoint(h.Name+"="+h.Socket, "")
+			ep, err := docker.ParseEndpoint(h.Name+"="+h.Socket, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := newDockerDriver(ctx, ep, bin, runID)
+			d, err := docker.NewDriver(ctx, ep, bin, runID)
 			if err != nil {
 				t.Fatalf("host %s: %v", h.Name, err)
 			}
@@ -60,7 +61,7 @@ func TestHostsHarness(t *testing.T) {
 			drv[h.Name] = d
 		}
 		logs := t.TempDir()
-		id, err := drv["a"].create(ctx, "server", "harness", []string{"server", "--port", "6379", "--bind", a.Addr},
+		id, err := drv["a"].Create(ctx, "server", "harness", []string{"server", "--port", "6379", "--bind", a.Addr},
 			"", "", false, nil, filepath.Join(logs, "server.log"))
 		if err != nil {
 			t.Fatalf("server on host a: %v", err)
@@ -103,16 +104,16 @@ func TestHostsHarness(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Setenv("PATH", shim+":"+os.Getenv("PATH"))
-		ep, err := ParseEndpoint("ssh://tester@host-b:2222", "")
+		ep, err := docker.ParseEndpoint("ssh://tester@host-b:2222", "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := newDockerDriver(ctx, ep, bin, runID)
+		d, err := docker.NewDriver(ctx, ep, bin, runID)
 		if err != nil {
 			t.Fatalf("engine of host b over ssh://: %v", err)
 		}
-		if d.image != drv["b"].image {
-			t.Errorf("over ssh:// the image is %s, want host b's %s", d.image, drv["b"].image)
+		if d.Image != drv["b"].Image {
+			t.Errorf("over ssh:// the image is %s, want host b's %s", d.Image, drv["b"].Image)
 		}
 		d.Close(context.Background())
 		if got, _ := os.ReadFile(filepath.Join(shim, "args")); strings.TrimSpace(string(got)) != "-l tester -p 2222 -T -o BatchMode=yes -- host-b docker system dial-stdio" {

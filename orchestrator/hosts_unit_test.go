@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,21 +43,21 @@ func TestParseEndpoint(t *testing.T) {
 		{in: "a b=tcp://h:1", bad: true},
 		{in: "", bad: true},
 	} {
-		got, err := ParseEndpoint(tc.in, dir)
+		got, err := docker.ParseEndpoint(tc.in, dir)
 		if tc.bad {
 			if err == nil || !errors.Is(err, fault.ErrConfig) {
 				t.Errorf("ParseEndpoint(%q): got %+v, %v; want an ErrConfig error", tc.in, got, err)
 			}
 			continue
 		}
-		if err != nil || got.Name != tc.name || got.Host != tc.host || got.tlsDir != tc.tlsDir {
-			t.Errorf("ParseEndpoint(%q): got name %q host %q tls %q, %v; want %q %q %q", tc.in, got.Name, got.Host, got.tlsDir, err, tc.name, tc.host, tc.tlsDir)
+		if err != nil || got.Name != tc.name || got.Host != tc.host || got.TLSDir != tc.tlsDir {
+			t.Errorf("ParseEndpoint(%q): got name %q host %q tls %q, %v; want %q %q %q", tc.in, got.Name, got.Host, got.TLSDir, err, tc.name, tc.host, tc.tlsDir)
 		}
 	}
 }
 
 func TestParseEndpointsNamesApart(t *testing.T) {
-	got, err := ParseEndpoints("tcp://h:1, tcp://h:2,tcp://h:3", t.TempDir())
+	got, err := docker.ParseEndpoints("tcp://h:1, tcp://h:2,tcp://h:3", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestParseEndpointsNamesApart(t *testing.T) {
 	if want := []string{"h", "h-2", "h-3"}; !slices.Equal(names, want) {
 		t.Errorf("names: got %q, want %q", names, want)
 	}
-	if _, err := ParseEndpoints(" , ", ""); !errors.Is(err, fault.ErrConfig) {
+	if _, err := docker.ParseEndpoints(" , ", ""); !errors.Is(err, fault.ErrConfig) {
 		t.Errorf("empty list: got %v, want ErrConfig", err)
 	}
 }
@@ -80,12 +81,12 @@ func TestSSHArgs(t *testing.T) {
 		{"ssh://host", []string{"-T", "-o", "BatchMode=yes", "--", "host", "docker", "system", "dial-stdio"}},
 		{"ssh://me@host:2200", []string{"-l", "me", "-p", "2200", "-T", "-o", "BatchMode=yes", "--", "host", "docker", "system", "dial-stdio"}},
 	} {
-		got, err := sshArgs(tc.in)
+		got, err := docker.SshArgs(tc.in)
 		if err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("sshArgs(%q): got %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 	}
-	if _, err := sshArgs("ssh://host/path"); err == nil {
+	if _, err := docker.SshArgs("ssh://host/path"); err == nil {
 		t.Errorf("sshArgs with a path: got no error")
 	}
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"runtime"
 	"slices"
 	"strings"
@@ -65,9 +66,9 @@ func (p rungPlace) env() []string {
 	if p.cpus == "" {
 		return nil
 	}
-	env := []string{envPinCPUs + "=" + p.cpus}
+	env := []string{process.EnvPinCPUs + "=" + p.cpus}
 	if p.mems != "" {
-		env = append(env, envPinMems+"="+p.mems)
+		env = append(env, process.EnvPinMems+"="+p.mems)
 	}
 	return env
 }

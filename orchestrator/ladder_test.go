@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"math"
 	"os"
 	"path/filepath"
@@ -109,7 +111,7 @@ func TestRungShapes(t *testing.T) {
 			t.Errorf("%s: got shapes %v kv %v, want %v %v", tt.name, got, kv, tt.wantShapes, tt.wantKV)
 		}
 	}
-	if env := (rungPlace{cpus: "0", mems: "0"}).env(); !slices.Equal(env, []string{envPinCPUs + "=0", envPinMems + "=0"}) {
+	if env := (rungPlace{cpus: "0", mems: "0"}).env(); !slices.Equal(env, []string{process.EnvPinCPUs + "=0", process.EnvPinMems + "=0"}) {
 		t.Errorf("pinned place env %v, want the pin variables", env)
 	}
 	if env := (rungPlace{}).env(); env != nil {
@@ -222,8 +224,8 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 			t.Errorf("latency step %+v: want it achieved, p99 ≥ p50 > 0", s)
 		}
 	}
-	if left := containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID); len(left) != 0 {
-		t.Errorf("containers left with label %s=%s: %d", labelRun, bundlePlan.RunID, len(left))
+	if left := containersLabelled(t, cli, docker.LabelRun+"="+bundlePlan.RunID); len(left) != 0 {
+		t.Errorf("containers left with label %s=%s: %d", docker.LabelRun, bundlePlan.RunID, len(left))
 	}
 	assertNoProcesses(t, bin)
 
@@ -246,7 +248,7 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 	if passes, _, err := results.ReadCells(out); err != nil || len(passes) != 1 {
 		t.Errorf("after resume: %d passes (%v), want 1", len(passes), err)
 	}
-	if left := containersLabelled(t, cli, labelRun+"="+bundlePlan.RunID); len(left) != 0 {
+	if left := containersLabelled(t, cli, docker.LabelRun+"="+bundlePlan.RunID); len(left) != 0 {
 		t.Errorf("containers left after resume: %d", len(left))
 	}
 }

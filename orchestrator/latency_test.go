@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"io"
 	"net"
 	"os"
@@ -40,7 +42,7 @@ func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, results.R
 		t.Fatal(err)
 	}
 	r := &runner{cfg: plan.Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
-		out: out, stderr: io.Discard, drv: newProcessDriver(bin, pids), local: localMachine{pids: pids}}
+		out: out, stderr: io.Discard, drv: process.NewDriver(bin, pids), local: localMachine{pids: pids}}
 	r.clients = localFleet{r}
 	return r, rowTarget{}, results.Row{Backend: "redis", Pin: plan.PinNone, Label: "no pin"}
 }
@@ -300,7 +302,7 @@ func TestLatencyTodo(t *testing.T) {
 	r.cfg.Latency = false
 	todo("no --latency", bundlePlan.Rows[1], false)
 
-	r.clients = hostsFleet{r: r, h: &hostsDriver{}}
+	r.clients = hostsFleet{r: r, h: &docker.HostsDriver{}}
 	todo("across hosts, no merged phase", row, true)
 	if err := os.MkdirAll(filepath.Join(dir, results.DirHosts), 0o755); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"os"
 	"slices"
 	"strconv"
@@ -22,33 +23,33 @@ func TestSweepDecidesByLease(t *testing.T) {
 	bin := testenv.MustBinary(t)
 	removeImageAfter(t, cli, bin)
 	ctx := t.Context()
-	a, err := newDockerDriver(ctx, Endpoint{}, bin, "lease-"+strconv.Itoa(os.Getpid()))
+	a, err := docker.NewDriver(ctx, docker.Endpoint{}, bin, "lease-"+strconv.Itoa(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close(context.Background()) })
-	a.owner = "999999999:1:0ther" // no such process here: only the lease can vouch for it
-	if err := a.takeLease(ctx); err != nil {
+	a.Owner = "999999999:1:0ther" // no such process here: only the lease can vouch for it
+	if err := a.TakeLease(ctx); err != nil {
 		t.Fatal(err)
 	}
-	id, err := a.create(ctx, "server", "leased", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
+	id, err := a.Create(ctx, "server", "leased", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweeper := &dockerDriver{cli: cli}
+	sweeper := &docker.Driver{Cli: cli}
 
-	did := sweeper.removeStale(ctx)
+	did := sweeper.RemoveStale(ctx)
 	if in, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err != nil || !in.Container.State.Running {
 		t.Fatalf("a container whose run holds its lease was removed or stopped by the sweep (%v): %q", err, did)
 	}
 
-	a.dropLease(ctx) // the run is gone: its attach connection dropped
-	did = sweeper.removeStale(ctx)
+	a.DropLease(ctx) // the run is gone: its attach connection dropped
+	did = sweeper.RemoveStale(ctx)
 	if _, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err == nil {
 		t.Errorf("the container of a run whose lease is gone survived the sweep: %q", did)
 	}
-	want := fmt.Sprintf("left by run %s", a.runID)
+	want := fmt.Sprintf("left by run %s", a.RunID)
 	if n := len(slices.DeleteFunc(slices.Clone(did), func(s string) bool { return !strings.Contains(s, want) })); n != 2 {
-		t.Errorf("the sweep removed %d containers of run %s, want its server and its lease: %q", n, a.runID, did)
+		t.Errorf("the sweep removed %d containers of run %s, want its server and its lease: %q", n, a.RunID, did)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"net"
 	"net/url"
 	"strings"
@@ -29,15 +30,15 @@ import (
 // pickHosts connects to every host, builds the image on each, sweeps
 // their leftovers and chooses the address the server listens on.
 func (r *runner) pickHosts(ctx context.Context) (err error) {
-	srv := Endpoint{Name: "local"}
+	srv := docker.Endpoint{Name: "local"}
 	if r.cfg.ServerHost != "" {
-		if srv, err = ParseEndpoint(r.cfg.ServerHost, DefaultContextDir()); err != nil {
+		if srv, err = docker.ParseEndpoint(r.cfg.ServerHost, docker.DefaultContextDir()); err != nil {
 			return err
 		}
 	}
-	clients := []Endpoint{srv}
+	clients := []docker.Endpoint{srv}
 	if r.cfg.ClientHosts != "" {
-		if clients, err = ParseEndpoints(r.cfg.ClientHosts, DefaultContextDir()); err != nil {
+		if clients, err = docker.ParseEndpoints(r.cfg.ClientHosts, docker.DefaultContextDir()); err != nil {
 			return err
 		}
 	}
@@ -52,7 +53,7 @@ func (r *runner) pickHosts(ctx context.Context) (err error) {
 		}
 		names[c.Name] = c.Host
 	}
-	hd, err := newHostsDriver(ctx, srv, clients, r.cfg.Binary, r.plan.RunID, r.printf)
+	hd, err := docker.NewHostsDriver(ctx, srv, clients, r.cfg.Binary, r.plan.RunID, r.printf)
 	if err != nil {
 		return err
 	}
@@ -68,17 +69,17 @@ func (r *runner) pickHosts(ctx context.Context) (err error) {
 	if !r.cfg.ServerHostLocal() {
 		// This machine's claims (claimData) cover its own dirs only.
 		for _, dir := range r.serverDataDirs() {
-			if err = hd.server.holdData(ctx, dir); err != nil {
+			if err = hd.Server.HoldData(ctx, dir); err != nil {
 				return err
 			}
 		}
-		hd.server.beforeDrop = r.cleanData
+		hd.Server.BeforeDrop = r.cleanData
 	}
 	r.plan.Runtime = plan.RuntimeDocker
-	for _, did := range hd.removeStale(ctx) {
+	for _, did := range hd.RemoveStale(ctx) {
 		r.printf("cleanup: %s\n", did)
 	}
-	hp := &results.HostsPlan{Server: srv.Record(), Clients: endpointRecords(clients)}
+	hp := &results.HostsPlan{Server: srv.Record(), Clients: docker.EndpointRecords(clients)}
 	if hp.Bind, hp.Port, err = r.chooseBind(ctx, hd); err != nil {
 		return err
 	}
@@ -87,8 +88,8 @@ func (r *runner) pickHosts(ctx context.Context) (err error) {
 		rand.Read(b[:])
 		r.auth = hex.EncodeToString(b[:])
 		hp.Auth = true
-		for _, d := range hd.engines {
-			d.password = r.auth
+		for _, d := range hd.Engines {
+			d.Password = r.auth
 		}
 	}
 	r.plan.Hosts = hp
@@ -110,16 +111,16 @@ func isLoopback(addr string) bool {
 // host that is not the server host itself (loopback when every client
 // runs beside the server). A wildcard is used only when asked for, and
 // said.
-func (r *runner) chooseBind(ctx context.Context, h *hostsDriver) (string, int, error) {
+func (r *runner) chooseBind(ctx context.Context, h *docker.HostsDriver) (string, int, error) {
 	bind := r.cfg.ServerBind
 	if bind != "" {
 		if ip := net.ParseIP(bind); ip != nil && ip.IsUnspecified() {
-			r.printf("host %s: WARNING: --server-bind %s listens on every address of the host\n", h.server.ep.Name, bind)
+			r.printf("host %s: WARNING: --server-bind %s listens on every address of the host\n", h.Server.Ep.Name, bind)
 		}
 	} else {
-		var peer *dockerDriver
-		for _, c := range h.clients {
-			if c != h.server {
+		var peer *docker.Driver
+		for _, c := range h.Clients {
+			if c != h.Server {
 				peer = c
 				break
 			}
@@ -131,37 +132,37 @@ func (r *runner) chooseBind(ctx context.Context, h *hostsDriver) (string, int, e
 			if err != nil {
 				return "", 0, err
 			}
-			a, err := h.server.probeOnce(ctx, "route", rig.ProbeRequest{RouteTo: ip}, nil)
+			a, err := h.Server.ProbeOnce(ctx, "route", rig.ProbeRequest{RouteTo: ip}, nil)
 			if err != nil {
 				return "", 0, err
 			}
 			bind = a.Source
-			r.printf("host %s: reaches host %s (%s) from %s\n", h.server.ep.Name, peer.ep.Name, ip, bind)
+			r.printf("host %s: reaches host %s (%s) from %s\n", h.Server.Ep.Name, peer.Ep.Name, ip, bind)
 		}
 	}
-	a, err := h.server.probeOnce(ctx, "port", rig.ProbeRequest{FreeOn: bind}, nil)
+	a, err := h.Server.ProbeOnce(ctx, "port", rig.ProbeRequest{FreeOn: bind}, nil)
 	if err != nil {
-		return "", 0, fmt.Errorf("orchestrator: host %s: --server-bind %s: %w", h.server.ep.Name, bind, err)
+		return "", 0, fmt.Errorf("orchestrator: host %s: --server-bind %s: %w", h.Server.Ep.Name, bind, err)
 	}
 	return bind, a.FreePort, nil
 }
 
 // hostAddress is an address of a client host: the one its endpoint names
 // (tcp://, ssh://), else the first global address the host reports.
-func hostAddress(ctx context.Context, d *dockerDriver) (string, error) {
-	if u, err := url.Parse(d.ep.Host); err == nil && (u.Scheme == "tcp" || u.Scheme == "ssh") {
+func hostAddress(ctx context.Context, d *docker.Driver) (string, error) {
+	if u, err := url.Parse(d.Ep.Host); err == nil && (u.Scheme == "tcp" || u.Scheme == "ssh") {
 		ips, err := net.DefaultResolver.LookupIP(ctx, "ip", u.Hostname())
 		if err != nil || len(ips) == 0 {
-			return "", fmt.Errorf("orchestrator: host %s: resolve %s: %v", d.ep.Name, u.Hostname(), err)
+			return "", fmt.Errorf("orchestrator: host %s: resolve %s: %v", d.Ep.Name, u.Hostname(), err)
 		}
 		return ips[0].String(), nil
 	}
-	a, err := d.probeOnce(ctx, "addrs", rig.ProbeRequest{Addrs: true}, nil)
+	a, err := d.ProbeOnce(ctx, "addrs", rig.ProbeRequest{Addrs: true}, nil)
 	if err != nil {
 		return "", err
 	}
 	if len(a.Addrs) == 0 {
-		return "", fmt.Errorf("orchestrator: host %s has no global address to reach it at; give --server-bind", d.ep.Name)
+		return "", fmt.Errorf("orchestrator: host %s has no global address to reach it at; give --server-bind", d.Ep.Name)
 	}
 	return a.Addrs[0], nil
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,14 +50,14 @@ func TestRecycledPidIsNotSignalled(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root, to set the next pid")
 	}
-	d := newProcessDriver("", nil)
-	ps, err := d.startProgram(context.Background(), []string{"sh", "-c", "sleep 0.3; exit 3"}, rig.ServerSpec{Name: "short", LogPath: filepath.Join(t.TempDir(), "short.log")})
+	d := process.NewDriver("", nil)
+	ps, err := d.StartProgram(context.Background(), []string{"sh", "-c", "sleep 0.3; exit 3"}, rig.ServerSpec{Name: "short", LogPath: filepath.Join(t.TempDir(), "short.log")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := ps.cmd.Process.Pid
+	old := ps.Cmd.Process.Pid
 	select {
-	case <-ps.proc.Done:
+	case <-ps.Proc.Done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server that exits at once was not reaped within 10 s")
 	}

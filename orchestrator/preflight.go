@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"io"
 	"os"
 	"path/filepath"
@@ -35,7 +37,7 @@ func (r *runner) preflightLocal(ctx context.Context) error {
 		return fmt.Errorf("orchestrator: data dir: %w", err)
 	}
 	r.printf("preflight: %s (fio baseline: %v)\n", dataDir, r.fioPlanned())
-	out, err := runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(r.fioPlanned()), r.stderr)
+	out, err := process.RunPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(r.fioPlanned()), r.stderr)
 	var p results.Preflight
 	if err == nil {
 		p, err = results.ParsePreflight(out)
@@ -177,28 +179,28 @@ func uringDetail(p results.Preflight) string {
 // host and keeps each under hosts/<name>/; the server host's is also the
 // bundle's preflight.json and fingerprint.json, and judged. The image has
 // no fio, so there is no fio baseline on a remote host.
-func (r *runner) preflightHosts(ctx context.Context, h *hostsDriver) error {
+func (r *runner) preflightHosts(ctx context.Context, h *docker.HostsDriver) error {
 	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil && r.cfg.Resume != "" {
 		return nil
 	}
 	if !r.cfg.NoFio {
 		r.printf("preflight: no fio baseline across hosts (the image holds tierbench alone): the report has no ceiling\n")
 	}
-	for _, d := range h.engines {
+	for _, d := range h.Engines {
 		role := "client"
 		args := append([]string{"preflight", "--json", "--data-dir", rig.ContainerDataDir}, r.preflightArgs(false)...)
 		var binds []string
-		if d == h.server {
+		if d == h.Server {
 			role = "server"
 			binds = []string{r.cfg.DataDir + ":" + rig.ContainerDataDir}
 		}
-		dir := filepath.Join(r.out, results.DirHosts, d.ep.Name)
+		dir := filepath.Join(r.out, results.DirHosts, d.Ep.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("orchestrator: bundle: %w", err)
 		}
-		r.printf("host %s: preflight (%s host, %s)\n", d.ep.Name, role, d.ep.display())
-		out, status, err := d.runOnce(ctx, "preflight", "preflight", args, role == "server", binds,
-			filepath.Join(r.out, results.DirLogs, "preflight-"+d.ep.Name+".log"))
+		r.printf("host %s: preflight (%s host, %s)\n", d.Ep.Name, role, d.Ep.Display())
+		out, status, err := d.RunOnce(ctx, "preflight", "preflight", args, role == "server", binds,
+			filepath.Join(r.out, results.DirLogs, "preflight-"+d.Ep.Name+".log"))
 		if err == nil && status != 0 && status != 1 {
 			err = fmt.Errorf("exited %d: %s", status, rig.Clip(out))
 		}
@@ -207,7 +209,7 @@ func (r *runner) preflightHosts(ctx context.Context, h *hostsDriver) error {
 			p, err = results.ParsePreflight(out)
 		}
 		if err != nil {
-			err = fmt.Errorf("orchestrator: host %s: preflight: %w", d.ep.Name, err)
+			err = fmt.Errorf("orchestrator: host %s: preflight: %w", d.Ep.Name, err)
 			if ctx.Err() != nil {
 				return err // stopped, not failed: --force would not help
 			}
@@ -230,7 +232,7 @@ func (r *runner) preflightHosts(ctx context.Context, h *hostsDriver) error {
 		if err := errors.Join(results.WriteFile(r.out, results.FilePreflight, out), results.WriteFile(r.out, results.FileFingerprint, append(fp, '\n'))); err != nil {
 			return err
 		}
-		if err := r.judgePreflight(p, "host "+d.ep.Name); err != nil {
+		if err := r.judgePreflight(p, "host "+d.Ep.Name); err != nil {
 			return err
 		}
 	}
@@ -240,15 +242,15 @@ func (r *runner) preflightHosts(ctx context.Context, h *hostsDriver) error {
 // networkPreflight measures each client host's link to the row's server
 // once per run: round trips of PING at depth 1 and the rate of pipelined
 // PINGs, the most this link can carry whatever the server's storage.
-func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTarget) error {
+func (r *runner) networkPreflight(ctx context.Context, h *docker.HostsDriver, tgt rowTarget) error {
 	const noopThreads, noopBatch = 4, 1024
-	for i, d := range h.clients {
-		if slices.Contains(h.clients[:i], d) {
+	for i, d := range h.Clients {
+		if slices.Contains(h.Clients[:i], d) {
 			continue
 		}
-		nc := results.NetworkCheck{Host: d.ep.Name, NoopThread: noopThreads, NoopBatch: noopBatch}
+		nc := results.NetworkCheck{Host: d.Ep.Name, NoopThread: noopThreads, NoopBatch: noopBatch}
 		base := r.benchArgs(tgt)
-		rtt, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-rtt-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-rtt-"+d.ep.Name+".log"),
+		rtt, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-rtt-" + d.Ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-rtt-"+d.Ep.Name+".log"),
 			Args: append(base, "-s", "--online", "--op-workload", "PING", "--op-percent", "100", "-t", "1", "--itp", "1", "--runtime", "1")})
 		if err != nil {
 			return fmt.Errorf("orchestrator: network preflight: %w", err)
@@ -259,21 +261,21 @@ func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTa
 			} `json:"online"`
 		}
 		if doc, err := rig.JsonDocument(rtt); err != nil || json.Unmarshal(doc, &on) != nil || on.Online == nil {
-			return fmt.Errorf("orchestrator: network preflight: host %s: no online report: %q", d.ep.Name, rig.Clip(rtt))
+			return fmt.Errorf("orchestrator: network preflight: host %s: no online report: %q", d.Ep.Name, rig.Clip(rtt))
 		}
 		nc.RTTp50us, nc.RTTp99us = on.Online.Latency.P50, on.Online.Latency.P99
-		noop, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-noop-" + d.ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-noop-"+d.ep.Name+".log"),
+		noop, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-noop-" + d.Ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-noop-"+d.Ep.Name+".log"),
 			Args: append(base, "-s", "--op", "PING", "-t", strconv.Itoa(noopThreads), "-b", strconv.Itoa(noopBatch), "--runtime", "1")})
 		if err != nil {
 			return fmt.Errorf("orchestrator: network preflight: %w", err)
 		}
 		b, err := parseBench(noop)
 		if err != nil || len(b.Cells) != 1 {
-			return fmt.Errorf("orchestrator: network preflight: host %s: %v %q", d.ep.Name, err, rig.Clip(noop))
+			return fmt.Errorf("orchestrator: network preflight: host %s: %v %q", d.Ep.Name, err, rig.Clip(noop))
 		}
 		nc.NoopOps = b.Cells[0].OpsPerSec
-		r.printf("host %s: link to the server: PING round trip p50 %.0f µs p99 %.0f µs; pipelined PING %s ops/s\n", d.ep.Name, nc.RTTp50us, nc.RTTp99us, FormatOps(nc.NoopOps))
-		if err := results.WriteJSON(filepath.Join(r.out, results.DirHosts, d.ep.Name), results.FileNetwork, nc); err != nil {
+		r.printf("host %s: link to the server: PING round trip p50 %.0f µs p99 %.0f µs; pipelined PING %s ops/s\n", d.Ep.Name, nc.RTTp50us, nc.RTTp99us, FormatOps(nc.NoopOps))
+		if err := results.WriteJSON(filepath.Join(r.out, results.DirHosts, d.Ep.Name), results.FileNetwork, nc); err != nil {
 			return err
 		}
 	}
@@ -287,7 +289,7 @@ func (r *runner) networkPreflight(ctx context.Context, h *hostsDriver, tgt rowTa
 // only), on the same data dir.
 func (r *runner) preflightWhereServed(ctx context.Context, row results.Row, srv rig.ServerHandle, dataDir string) ([]byte, error) {
 	if s, err := r.rowServer(row); err == nil && !s.Self && r.drv.Name() == plan.RuntimeDocker {
-		return runPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(false), io.Discard)
+		return process.RunPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(false), io.Discard)
 	}
 	return r.drv.PreflightAt(ctx, srv, r.drv.DataPath(dataDir), r.preflightArgs(false))
 }

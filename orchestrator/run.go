@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"io"
 	"os"
 	"path/filepath"
@@ -445,20 +447,20 @@ func (r *runner) pickDriver(ctx context.Context) error {
 		runtimeName = plan.RuntimeProcess
 	}
 	if runtimeName == plan.RuntimeDocker || runtimeName == plan.RuntimeAuto {
-		d, err := newDockerDriver(ctx, Endpoint{}, r.cfg.Binary, r.plan.RunID)
+		d, err := docker.NewDriver(ctx, docker.Endpoint{}, r.cfg.Binary, r.plan.RunID)
 		if err == nil && r.cfg.ServerImage != "" {
-			if err := ensureServerImage(ctx, d.cli, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
+			if err := docker.EnsureServerImage(ctx, d.Cli, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
 				d.Close(context.Background())
 				return err
 			}
 		}
 		if err == nil {
-			if err := d.takeLease(ctx); err != nil {
+			if err := d.TakeLease(ctx); err != nil {
 				d.Close(context.Background())
 				return err
 			}
-			d.warn = r.printf
-			r.printf("runtime: docker (image %s)\n", d.image)
+			d.Warn = r.printf
+			r.printf("runtime: docker (image %s)\n", d.Image)
 			r.drv, r.clients = d, localFleet{r}
 			r.plan.Runtime = plan.RuntimeDocker
 			return nil
@@ -468,7 +470,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 		}
 		r.printf("runtime: process (no Docker engine: %v)\n", err)
 	}
-	r.drv, r.clients = newProcessDriver(r.cfg.Binary, r.local.pids), localFleet{r}
+	r.drv, r.clients = process.NewDriver(r.cfg.Binary, r.local.pids), localFleet{r}
 	r.plan.Runtime = plan.RuntimeProcess
 	return nil
 }

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +21,11 @@ func TestServerImageNeverPulled(t *testing.T) {
 	cli := testenv.MustDocker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := ensureServerImage(ctx, cli, "", present, false); err != nil {
+	if err := docker.EnsureServerImage(ctx, cli, "", present, false); err != nil {
 		t.Errorf("present image %s: got %v, want nil", present, err)
 	}
 	absent := "tierbench-test-absent:never-built"
-	err := ensureServerImage(ctx, cli, " at host b", absent, false)
+	err := docker.EnsureServerImage(ctx, cli, " at host b", absent, false)
 	if !errors.Is(err, fault.ErrConfig) || ExitCode(err) != 2 {
 		t.Errorf("absent image: got %v (exit %d), want a configuration refusal (exit 2)", err, ExitCode(err))
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"net"
 	"path/filepath"
 	"strings"
@@ -39,34 +41,34 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer pids.Close()
-			d := newProcessDriver(bin, pids)
+			d := process.NewDriver(bin, pids)
 			defer d.Close(context.Background())
 			port := testenv.FreePort(t)
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
 			script := fmt.Sprintf("trap '' TERM; setsid %s --port %d --bind 127.0.0.1 --save '' --appendonly no --dir %s & while :; do sleep 1; done", redis, port, t.TempDir())
-			srv, err := d.startProgram(context.Background(), []string{"sh", "-c", script},
+			srv, err := d.StartProgram(context.Background(), []string{"sh", "-c", script},
 				rig.ServerSpec{Name: "redis", LogPath: filepath.Join(t.TempDir(), "server.log"), CPUs: c.cpus, Mems: c.mems})
 			if err != nil {
 				t.Fatal(err)
 			}
-			launcher := srv.cmd.Process.Pid
+			launcher := srv.Cmd.Process.Pid
 			testenv.MustWaitPing(t, addr, 10*time.Second)
 			if err := srv.FindServer(context.Background(), addr, 10*time.Second); err != nil {
 				t.Fatal(err)
 			}
-			if got := procfs.Root(d.proc).Command(srv.Pid()); srv.Pid() == launcher || got != "redis-server" {
+			if got := procfs.Root(d.Proc).Command(srv.Pid()); srv.Pid() == launcher || got != "redis-server" {
 				t.Fatalf("got server pid %d (%s), want the redis-server below launcher %d", srv.Pid(), got, launcher)
 			}
 			if _, ok := pids.Pids[srv.Pid()]; !ok {
 				t.Errorf("got pid file %v, want the server %d listed", pids.Pids, srv.Pid())
 			}
 			if c.cpus != "" {
-				pl, err := d.proc.Placement(srv.Pid())
+				pl, err := d.Proc.Placement(srv.Pid())
 				if err != nil || pl.CPUs != c.cpus || pl.Policy != "bind:"+c.mems {
 					t.Errorf("server placement: got %+v, %v; want cpus %s, policy bind:%s", pl, err, c.cpus, c.mems)
 				}
 			}
-			tree := procfs.Root(d.proc).Tree(launcher)
+			tree := procfs.Root(d.Proc).Tree(launcher)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 			defer cancel()
 			if err := srv.Stop(ctx); err != nil {
@@ -74,7 +76,7 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 			}
 			for _, p := range tree {
 				if safe.Alive(p.PID, p.StartTime) && !zombie(p.PID) {
-					t.Errorf("got %s alive after stop, want the whole tree gone", procfs.Root(d.proc).Describe(p.PID))
+					t.Errorf("got %s alive after stop, want the whole tree gone", procfs.Root(d.Proc).Describe(p.PID))
 				}
 			}
 			if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
@@ -104,7 +106,7 @@ func TestDockerRuntimeStartsAForeignImage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	runID := "foreign-" + newRunID()
-	d, err := newDockerDriver(ctx, Endpoint{}, bin, runID)
+	d, err := docker.NewDriver(ctx, docker.Endpoint{}, bin, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestDockerRuntimeStartsAForeignImage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := d.startImage(ctx, rig.ImageRun{Name: image, Entrypoint: ep},
+	srv, err := d.StartImage(ctx, rig.ImageRun{Name: image, Entrypoint: ep},
 		rig.ServerSpec{Name: "redis", Args: args, CPUs: "1", Mems: "0", DataDir: t.TempDir(), LogPath: filepath.Join(t.TempDir(), "server.log")})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +140,7 @@ func TestDockerRuntimeStartsAForeignImage(t *testing.T) {
 	if err := srv.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", labelRun+"="+runID, labelRole+"=server")})
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", docker.LabelRun+"="+runID, docker.LabelRole+"=server")})
 	if err != nil || len(list.Items) != 0 {
 		t.Errorf("got %d server containers of the run after stop (%v), want none", len(list.Items), err)
 	}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"errors"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"slices"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.DataDir = t.TempDir()
-	r := &runner{cfg: cfg, drv: newProcessDriver(cfg.Binary, nil)}
+	r := &runner{cfg: cfg, drv: process.NewDriver(cfg.Binary, nil)}
 	d := cfg.DataDir
 	sizes := []string{"--memory", "16m", "--page", "4m", "--segment", "1g", "--index", "256m"}
 	for _, c := range []struct {

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"path/filepath"
 	"time"
 
@@ -23,7 +24,7 @@ func sweepStale(ctx context.Context, stateDir string) []string {
 // sweepContainers removes stale labelled containers when an engine
 // answers within a few seconds; without one there is nothing to sweep.
 func sweepContainers(ctx context.Context) []string {
-	cli, err := Endpoint{}.client()
+	cli, err := docker.Endpoint{}.Client()
 	if err != nil {
 		return nil
 	}
@@ -33,8 +34,8 @@ func sweepContainers(ctx context.Context) []string {
 	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		return nil
 	}
-	d := &dockerDriver{cli: cli}
-	return d.removeStale(ctx)
+	d := &docker.Driver{Cli: cli}
+	return d.RemoveStale(ctx)
 }
 
 // serverDataDirs are the data dirs the run's servers write, on the server

@@ -218,15 +218,15 @@ func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, 
 		defer cancel()
 		go func() {
 			select {
-			case <-w.exited():
+			case <-w.Exited():
 				cancel()
 			case <-wctx.Done():
 			}
 		}()
 	}
 	if err := rig.WaitProbe(wctx, n.probe, 60*time.Second); err != nil {
-		if watched && ctx.Err() == nil && isDone(w.exited()) {
-			return fmt.Errorf("orchestrator: %s %s: server at %s: %w", row.Backend, row.Label, n.Addr, w.exitReport())
+		if watched && ctx.Err() == nil && isDone(w.Exited()) {
+			return fmt.Errorf("orchestrator: %s %s: server at %s: %w", row.Backend, row.Label, n.Addr, w.ExitReport())
 		}
 		return fmt.Errorf("orchestrator: %s %s: server at %s never answered: %w (log %s)", row.Backend, row.Label, n.Addr, err, logPath)
 	}
@@ -249,8 +249,8 @@ func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, 
 // exitWatch is a server whose exit the run sees as it happens (the process
 // runtime's children, by their pidfd).
 type exitWatch interface {
-	exited() <-chan struct{} // closed once it exited and was reaped
-	exitReport() error       // its exit status and the last lines of its log
+	Exited() <-chan struct{} // closed once it exited and was reaped
+	ExitReport() error       // its exit status and the last lines of its log
 }
 
 func isDone(c <-chan struct{}) bool {

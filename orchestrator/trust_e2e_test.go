@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"io"
 	"net"
 	"os"
@@ -411,20 +412,20 @@ func TestRunProcessSweepsDockerLeftover(t *testing.T) {
 	removeImageAfter(t, cli, bin)
 	redis := testenv.MustRedisServer(t)
 	base := testenv.MustDiskDir(t)
-	d, err := newDockerDriver(t.Context(), Endpoint{}, bin, "sweep-"+strconv.Itoa(os.Getpid()))
+	d, err := docker.NewDriver(t.Context(), docker.Endpoint{}, bin, "sweep-"+strconv.Itoa(os.Getpid()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.cli.Close() })
-	live := d.owner // this test process: alive
-	d.owner = "999999999:1"
-	staleID, err := d.create(t.Context(), "server", "stale", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
+	t.Cleanup(func() { d.Cli.Close() })
+	live := d.Owner // this test process: alive
+	d.Owner = "999999999:1"
+	staleID, err := d.Create(t.Context(), "server", "stale", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.ContainerRemove(context.Background(), staleID, client.ContainerRemoveOptions{Force: true}) })
-	d.owner = live
-	liveID, err := d.create(t.Context(), "server", "live", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
+	d.Owner = live
+	liveID, err := d.Create(t.Context(), "server", "live", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

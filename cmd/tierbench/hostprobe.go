@@ -9,8 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tierbench/tierbench/orchestrator"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
@@ -60,7 +60,7 @@ Flags:
 		return 2
 	}
 	if *hold && *holdData != "" {
-		if err := orchestrator.HoldData(*holdData, *runID, *runPID, os.Stdin, stdout); err != nil {
+		if err := docker.HoldData(*holdData, *runID, *runPID, os.Stdin, stdout); err != nil {
 			fmt.Fprintf(stdout, "tierbench hostprobe: %v\n", err)
 			return rig.ProbeRefused
 		}

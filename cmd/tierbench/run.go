@@ -10,13 +10,14 @@ import (
 
 	"github.com/tierbench/tierbench/orchestrator"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 func init() {
 	// A child the process runtime started pinned binds its CPUs and
 	// memory and re-executes itself before anything else runs.
-	orchestrator.ExecPinnedChild()
+	process.ExecPinnedChild()
 	register(command{name: "run", summary: "the one-command reproduction of the backend x pin x threads matrix", run: runRun})
 }
 

@@ -1,4 +1,4 @@
-package orchestrator
+package docker
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type Endpoint struct {
 	// Context is the Docker context the endpoint came from, if any.
 	Context string `json:"context,omitempty"`
 
-	tlsDir    string // ca.pem, cert.pem, key.pem of a context
+	TLSDir    string // ca.pem, cert.pem, key.pem of a context
 	tlsVerify bool
 }
 
@@ -163,17 +163,17 @@ func readContext(dir, name string) (Endpoint, error) {
 	e := Endpoint{Host: ep.Host, Context: name, tlsVerify: !ep.SkipTLSVerify}
 	tls := filepath.Join(dir, "tls", id, "docker")
 	if _, err := os.Stat(filepath.Join(tls, "ca.pem")); err == nil {
-		e.tlsDir = tls
+		e.TLSDir = tls
 	}
 	return e, nil
 }
 
-// client connects to the endpoint. tcp:// takes its TLS material from a
+// Client connects to the endpoint. tcp:// takes its TLS material from a
 // context, or from DOCKER_CERT_PATH and DOCKER_TLS_VERIFY as the Docker
 // CLI does; ssh:// runs `ssh … docker system dial-stdio` on the host, the
 // Docker CLI's own connection helper, so the remote side needs nothing
 // but the Docker CLI and sshd.
-func (e Endpoint) client() (*client.Client, error) {
+func (e Endpoint) Client() (*client.Client, error) {
 	var opts []client.Opt // the client negotiates the API version by itself
 	switch {
 	case e.local():
@@ -188,15 +188,15 @@ func (e Endpoint) client() (*client.Client, error) {
 		opts = append(opts, client.WithHost("http://docker.example.invalid"), client.WithDialContext(dial))
 	default:
 		opts = append(opts, client.WithHost(e.Host))
-		if e.tlsDir != "" {
-			opts = append(opts, client.WithTLSClientConfig(filepath.Join(e.tlsDir, "ca.pem"), filepath.Join(e.tlsDir, "cert.pem"), filepath.Join(e.tlsDir, "key.pem")))
+		if e.TLSDir != "" {
+			opts = append(opts, client.WithTLSClientConfig(filepath.Join(e.TLSDir, "ca.pem"), filepath.Join(e.TLSDir, "cert.pem"), filepath.Join(e.TLSDir, "key.pem")))
 		} else if strings.HasPrefix(e.Host, "tcp://") {
 			opts = append(opts, client.WithTLSClientConfigFromEnv())
 		}
 	}
 	cli, err := client.New(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("orchestrator: docker client of host %s (%s): %w", e.Name, e.display(), err)
+		return nil, fmt.Errorf("orchestrator: docker client of host %s (%s): %w", e.Name, e.Display(), err)
 	}
 	return cli, nil
 }
@@ -206,8 +206,8 @@ func (e Endpoint) Record() results.HostEndpoint {
 	return results.HostEndpoint{Name: e.Name, Host: e.Host, Context: e.Context}
 }
 
-// endpointRecords are the endpoints as plan.json records them.
-func endpointRecords(eps []Endpoint) []results.HostEndpoint {
+// EndpointRecords are the endpoints as plan.json records them.
+func EndpointRecords(eps []Endpoint) []results.HostEndpoint {
 	out := make([]results.HostEndpoint, len(eps))
 	for i, e := range eps {
 		out[i] = e.Record()
@@ -215,17 +215,17 @@ func endpointRecords(eps []Endpoint) []results.HostEndpoint {
 	return out
 }
 
-// display is the endpoint as progress lines show it.
-func (e Endpoint) display() string {
+// Display is the endpoint as progress lines show it.
+func (e Endpoint) Display() string {
 	if e.local() {
 		return "the local engine"
 	}
 	return e.Host
 }
 
-// sshArgs turns ssh://[user@]host[:port] into ssh's arguments for
+// SshArgs turns ssh://[user@]host[:port] into ssh's arguments for
 // `docker system dial-stdio` on that host.
-func sshArgs(endpoint string) ([]string, error) {
+func SshArgs(endpoint string) ([]string, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("%w: ssh endpoint %q: %v", fault.ErrConfig, endpoint, err)
@@ -245,7 +245,7 @@ func sshArgs(endpoint string) ([]string, error) {
 }
 
 func sshDialer(endpoint string) (func(ctx context.Context, network, addr string) (net.Conn, error), error) {
-	args, err := sshArgs(endpoint)
+	args, err := SshArgs(endpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package orchestrator
+package docker
 
 import (
 	"context"
@@ -30,36 +30,36 @@ import (
 // roleLease is the lease container's role label.
 const roleLease = "lease"
 
-// takeLease starts the run's lease container and holds its stdin.
-func (d *dockerDriver) takeLease(ctx context.Context) error {
-	cfg := &container.Config{Image: d.image, Cmd: []string{"hostprobe", "--hold"}, Labels: d.labels(roleLease),
+// TakeLease starts the run's lease container and holds its stdin.
+func (d *Driver) TakeLease(ctx context.Context) error {
+	cfg := &container.Config{Image: d.Image, Cmd: []string{"hostprobe", "--hold"}, Labels: d.labels(roleLease),
 		OpenStdin: true, StdinOnce: true, AttachStdin: true}
 	// Named by the owner's nonce: a resumed run shares the run id with
 	// the run it completes, whose exited lease may still be there.
-	nonce := d.owner[strings.LastIndexByte(d.owner, ':')+1:]
-	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.runID, roleLease, nonce)
-	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: &container.HostConfig{NetworkMode: "none"}, Name: cname})
+	nonce := d.Owner[strings.LastIndexByte(d.Owner, ':')+1:]
+	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.RunID, roleLease, nonce)
+	resp, err := d.Cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: &container.HostConfig{NetworkMode: "none"}, Name: cname})
 	if err != nil {
-		return fmt.Errorf("orchestrator: host %s: create the run's lease container: %w", d.ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: create the run's lease container: %w", d.Ep.Name, err)
 	}
 	d.mu.Lock()
 	d.ids[resp.ID] = ""
 	d.mu.Unlock()
-	hijack, err := d.cli.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true})
+	hijack, err := d.Cli.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true})
 	if err != nil {
-		return fmt.Errorf("orchestrator: host %s: attach to the run's lease container: %w", d.ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: attach to the run's lease container: %w", d.Ep.Name, err)
 	}
-	if _, err := d.cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := d.Cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		hijack.Close()
-		return fmt.Errorf("orchestrator: host %s: start the run's lease container: %w", d.ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: start the run's lease container: %w", d.Ep.Name, err)
 	}
 	d.lease, d.leaseID = &hijack.HijackedResponse, resp.ID
 	return nil
 }
 
-// dropLease lets go of the lease and waits (briefly) for the container to
+// DropLease lets go of the lease and waits (briefly) for the container to
 // exit, so that a sweep after it sees the run as gone.
-func (d *dockerDriver) dropLease(ctx context.Context) {
+func (d *Driver) DropLease(ctx context.Context) {
 	if d.lease == nil {
 		return
 	}
@@ -67,7 +67,7 @@ func (d *dockerDriver) dropLease(ctx context.Context) {
 	d.lease = nil
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	w := d.cli.ContainerWait(wctx, d.leaseID, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	w := d.Cli.ContainerWait(wctx, d.leaseID, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 	waitC, errC := w.Result, w.Error
 	select {
 	case <-waitC:
@@ -81,7 +81,7 @@ func staleContainers(list []container.Summary) []container.Summary {
 	leased := map[string]bool{}   // owner → its lease is running
 	hasLease := map[string]bool{} // owner → it took a lease
 	for _, c := range list {
-		if c.Labels[labelRole] == roleLease {
+		if c.Labels[LabelRole] == roleLease {
 			owner := c.Labels[labelOwner]
 			hasLease[owner] = true
 			leased[owner] = leased[owner] || c.State == "running"

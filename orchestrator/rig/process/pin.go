@@ -1,4 +1,4 @@
-package orchestrator
+package process
 
 import (
 	"fmt"
@@ -15,8 +15,8 @@ import (
 // Environment variables through which the process runtime asks a child
 // tierbench to pin itself before it starts any work.
 const (
-	envPinCPUs = "TIERBENCH_PIN_CPUS"
-	envPinMems = "TIERBENCH_PIN_MEMS"
+	EnvPinCPUs = "TIERBENCH_PIN_CPUS"
+	EnvPinMems = "TIERBENCH_PIN_MEMS"
 )
 
 // envPinExec, set to 1 beside the pin variables, asks the binary to run
@@ -38,7 +38,7 @@ const mpolBind = 2
 // starts pinned, which setting them from outside after start cannot
 // promise. Without those variables it returns at once.
 func ExecPinnedChild() {
-	cpus, mems := os.Getenv(envPinCPUs), os.Getenv(envPinMems)
+	cpus, mems := os.Getenv(EnvPinCPUs), os.Getenv(EnvPinMems)
 	if cpus == "" && mems == "" {
 		return
 	}
@@ -48,8 +48,8 @@ func ExecPinnedChild() {
 		fmt.Fprintf(os.Stderr, "tierbench: pin to cpus %q mems %q: %v\n", cpus, mems, err)
 		os.Exit(1)
 	}
-	os.Unsetenv(envPinCPUs)
-	os.Unsetenv(envPinMems)
+	os.Unsetenv(EnvPinCPUs)
+	os.Unsetenv(EnvPinMems)
 	if os.Getenv(envPinExec) == "1" {
 		os.Unsetenv(envPinExec)
 		execPinned(os.Args[1:])

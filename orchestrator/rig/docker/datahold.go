@@ -1,4 +1,4 @@
-package orchestrator
+package docker
 
 import (
 	"bufio"
@@ -50,33 +50,33 @@ func HoldData(dir string, runID string, pid int, stdin io.Reader, stdout io.Writ
 	return nil
 }
 
-// holdData holds dir on this engine's host for the run: it starts the
+// HoldData holds dir on this engine's host for the run: it starts the
 // data-hold container with dir mounted, waits for it to say it holds it,
 // and keeps its stdin open until close. A dir another run holds is
 // refused (ErrConfig) with the holder hostprobe names.
-func (d *dockerDriver) holdData(ctx context.Context, dir string) error {
-	pid := d.owner[:strings.IndexByte(d.owner+":", ':')]
-	cmd := []string{"hostprobe", "--hold", "--hold-data", rig.ContainerDataDir, "--run-id", d.runID, "--run-pid", pid}
-	cfg := &container.Config{Image: d.image, Cmd: cmd, Labels: d.labels(roleDataHold),
+func (d *Driver) HoldData(ctx context.Context, dir string) error {
+	pid := d.Owner[:strings.IndexByte(d.Owner+":", ':')]
+	cmd := []string{"hostprobe", "--hold", "--hold-data", rig.ContainerDataDir, "--run-id", d.RunID, "--run-pid", pid}
+	cfg := &container.Config{Image: d.Image, Cmd: cmd, Labels: d.labels(roleDataHold),
 		OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true, AttachStderr: true}
 	host := &container.HostConfig{NetworkMode: "none", Binds: []string{dir + ":" + rig.ContainerDataDir}}
-	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: fmt.Sprintf("tierbench-%s-%s-%d", d.runID, roleDataHold, time.Now().UnixNano())})
+	resp, err := d.Cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: fmt.Sprintf("tierbench-%s-%s-%d", d.RunID, roleDataHold, time.Now().UnixNano())})
 	if err != nil {
-		return fmt.Errorf("orchestrator: host %s: create the data dir's hold: %w", d.ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: create the data dir's hold: %w", d.Ep.Name, err)
 	}
 	d.mu.Lock()
 	d.ids[resp.ID] = ""
 	d.mu.Unlock()
-	hijack, err := d.cli.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	hijack, err := d.Cli.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
-		return fmt.Errorf("orchestrator: host %s: attach to the data dir's hold: %w", d.ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: attach to the data dir's hold: %w", d.Ep.Name, err)
 	}
 	// The container's stdout and stderr, demultiplexed, line by line.
 	pr, pw := io.Pipe()
 	go func() { _, err := stdcopy.StdCopy(pw, pw, hijack.Reader); pw.CloseWithError(err) }()
-	if _, err := d.cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := d.Cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		hijack.Close()
-		return fmt.Errorf("orchestrator: host %s: start the data dir's hold: %w", d.ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: start the data dir's hold: %w", d.Ep.Name, err)
 	}
 	line := make(chan string, 1)
 	go func() {
@@ -97,9 +97,9 @@ func (d *dockerDriver) holdData(ctx context.Context, dir string) error {
 		hijack.Close()
 		said = strings.TrimPrefix(said, "tierbench hostprobe: ")
 		if strings.Contains(said, "is in use by") || strings.Contains(said, "did not make") {
-			return fmt.Errorf("%w: %w: host %s: %s", fault.ErrConfig, ErrDataInUse, d.ep.Name, said)
+			return fmt.Errorf("%w: %w: host %s: %s", fault.ErrConfig, ErrDataInUse, d.Ep.Name, said)
 		}
-		return fmt.Errorf("orchestrator: host %s: hold the data dir %s: %s", d.ep.Name, dir, said)
+		return fmt.Errorf("orchestrator: host %s: hold the data dir %s: %s", d.Ep.Name, dir, said)
 	}
 	d.mu.Lock()
 	d.holds = append(d.holds, dataHold{conn: &hijack.HijackedResponse, id: resp.ID})
@@ -117,7 +117,7 @@ type dataHold struct {
 // dropHolds lets go of the data dirs this engine's host holds for the run
 // and waits (briefly) until each hold has removed its marker and exited,
 // so that removing its container cannot cut that short.
-func (d *dockerDriver) dropHolds(ctx context.Context) {
+func (d *Driver) dropHolds(ctx context.Context) {
 	d.mu.Lock()
 	holds := d.holds
 	d.holds = nil
@@ -128,7 +128,7 @@ func (d *dockerDriver) dropHolds(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for _, h := range holds {
-		w := d.cli.ContainerWait(wctx, h.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		w := d.Cli.ContainerWait(wctx, h.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 		waitC, errC := w.Result, w.Error
 		select {
 		case <-waitC:

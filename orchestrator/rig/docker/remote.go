@@ -1,4 +1,4 @@
-package orchestrator
+package docker
 
 import (
 	"bytes"
@@ -22,46 +22,46 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// hostsDriver runs the server on one host's engine and the clients on the
+// HostsDriver runs the server on one host's engine and the clients on the
 // engines of the client hosts (--server-host, --client-hosts). Every
 // engine gets the image, the run's labels and its own sweep; everything a
 // run asks of a host — its server's /proc, its data dir, its addresses —
 // is answered by tierbench itself in a container there.
-type hostsDriver struct {
-	server  *dockerDriver
-	clients []*dockerDriver // in --client-hosts order; may hold server
-	engines []*dockerDriver // each engine once, server first
-	// netChecked says the hosts' network preflight ran: once a run.
-	netChecked bool
-	// lead is how far ahead a phase's shared start is set: clientLeadTime,
+type HostsDriver struct {
+	Server  *Driver
+	Clients []*Driver // in --client-hosts order; may hold server
+	Engines []*Driver // each engine once, server first
+	// NetChecked says the hosts' network preflight ran: once a run.
+	NetChecked bool
+	// Lead is how far ahead a phase's shared start is set: clientLeadTime,
 	// doubled each time a client was not ready in time (runClients).
-	lead time.Duration
+	Lead time.Duration
 }
 
-// newHostsDriver connects to every host and builds the image on each.
-func newHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, binary, runID string, warn func(string, ...any)) (*hostsDriver, error) {
-	h := &hostsDriver{}
-	byHost := map[string]*dockerDriver{}
-	connect := func(ep Endpoint) (*dockerDriver, error) {
+// NewHostsDriver connects to every host and builds the image on each.
+func NewHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, binary, runID string, warn func(string, ...any)) (*HostsDriver, error) {
+	h := &HostsDriver{}
+	byHost := map[string]*Driver{}
+	connect := func(ep Endpoint) (*Driver, error) {
 		if d, ok := byHost[ep.Host]; ok {
 			return d, nil
 		}
-		warn("host %s: connecting to %s, building the image\n", ep.Name, ep.display())
-		d, err := newDockerDriver(ctx, ep, binary, runID)
+		warn("host %s: connecting to %s, building the image\n", ep.Name, ep.Display())
+		d, err := NewDriver(ctx, ep, binary, runID)
 		if err != nil {
 			return nil, err
 		}
-		if err := d.takeLease(ctx); err != nil {
+		if err := d.TakeLease(ctx); err != nil {
 			d.Close(context.Background())
 			return nil, err
 		}
-		d.warn = warn
+		d.Warn = warn
 		byHost[ep.Host] = d
-		h.engines = append(h.engines, d)
+		h.Engines = append(h.Engines, d)
 		return d, nil
 	}
 	var err error
-	if h.server, err = connect(server); err != nil {
+	if h.Server, err = connect(server); err != nil {
 		return nil, err
 	}
 	for _, ep := range clients {
@@ -70,69 +70,69 @@ func newHostsDriver(ctx context.Context, server Endpoint, clients []Endpoint, bi
 			h.Close(context.Background())
 			return nil, err
 		}
-		h.clients = append(h.clients, d)
+		h.Clients = append(h.Clients, d)
 	}
 	return h, nil
 }
 
-func (h *hostsDriver) Name() string           { return plan.RuntimeDocker }
-func (h *hostsDriver) Host() rig.ServerHost   { return h.server.Host() }
-func (h *hostsDriver) DataPath(string) string { return rig.ContainerDataDir }
+func (h *HostsDriver) Name() string           { return plan.RuntimeDocker }
+func (h *HostsDriver) Host() rig.ServerHost   { return h.Server.Host() }
+func (h *HostsDriver) DataPath(string) string { return rig.ContainerDataDir }
 
 // Give copies files into every container on every host.
-func (h *hostsDriver) Give(files map[string][]byte) {
-	for _, d := range h.engines {
+func (h *HostsDriver) Give(files map[string][]byte) {
+	for _, d := range h.Engines {
 		d.Give(files)
 	}
 }
 
-func (h *hostsDriver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
-	srv, err := h.server.StartServer(ctx, s)
+func (h *HostsDriver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
+	srv, err := h.Server.StartServer(ctx, s)
 	if err != nil {
-		return nil, fmt.Errorf("host %s: start the server: %w", h.server.ep.Name, err)
+		return nil, fmt.Errorf("host %s: start the server: %w", h.Server.Ep.Name, err)
 	}
 	return srv, nil
 }
 
-func (h *hostsDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, results.Placement, error) {
-	if s.Host < 0 || s.Host >= len(h.clients) {
-		return nil, results.Placement{}, fmt.Errorf("orchestrator: client host %d of %d", s.Host, len(h.clients))
+func (h *HostsDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, results.Placement, error) {
+	if s.Host < 0 || s.Host >= len(h.Clients) {
+		return nil, results.Placement{}, fmt.Errorf("orchestrator: client host %d of %d", s.Host, len(h.Clients))
 	}
-	d := h.clients[s.Host]
+	d := h.Clients[s.Host]
 	out, pl, err := d.RunClient(ctx, s)
 	if err != nil {
-		err = fmt.Errorf("host %s: %w", d.ep.Name, err)
+		err = fmt.Errorf("host %s: %w", d.Ep.Name, err)
 	}
 	return out, pl, err
 }
 
-func (h *hostsDriver) PreflightAt(ctx context.Context, srv rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
-	out, err := h.server.PreflightAt(ctx, srv, dataDir, args)
+func (h *HostsDriver) PreflightAt(ctx context.Context, srv rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
+	out, err := h.Server.PreflightAt(ctx, srv, dataDir, args)
 	if err != nil {
-		err = fmt.Errorf("host %s: %w", h.server.ep.Name, err)
+		err = fmt.Errorf("host %s: %w", h.Server.Ep.Name, err)
 	}
 	return out, err
 }
 
 // Close removes every container of the run on every engine, even when
 // one of them does not answer.
-func (h *hostsDriver) Close(ctx context.Context) error {
+func (h *HostsDriver) Close(ctx context.Context) error {
 	var errs []error
-	for _, d := range h.engines {
+	for _, d := range h.Engines {
 		if err := d.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("host %s: %w", d.ep.Name, err))
+			errs = append(errs, fmt.Errorf("host %s: %w", d.Ep.Name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// removeStale sweeps every engine; a container of another run whose owner
+// RemoveStale sweeps every engine; a container of another run whose owner
 // still lives is left alone.
-func (h *hostsDriver) removeStale(ctx context.Context) []string {
+func (h *HostsDriver) RemoveStale(ctx context.Context) []string {
 	var did []string
-	for _, d := range h.engines {
-		for _, s := range d.removeStale(ctx) {
-			did = append(did, "host "+d.ep.Name+": "+s)
+	for _, d := range h.Engines {
+		for _, s := range d.RemoveStale(ctx) {
+			did = append(did, "host "+d.Ep.Name+": "+s)
 		}
 	}
 	return did
@@ -141,18 +141,18 @@ func (h *hostsDriver) removeStale(ctx context.Context) []string {
 // exec runs the binary with args inside a running container and returns
 // its stdout, stderr and exit code; err is set only when the exec itself
 // could not be done.
-func (d *dockerDriver) exec(ctx context.Context, id string, args []string) (stdout, stderr []byte, code int, err error) {
+func (d *Driver) exec(ctx context.Context, id string, args []string) (stdout, stderr []byte, code int, err error) {
 	fail := func(err error) ([]byte, []byte, int, error) {
 		return nil, nil, 0, fmt.Errorf("orchestrator: exec %s in container %s: %w", args[0], short(id), err)
 	}
-	ex, err := d.cli.ExecCreate(ctx, id, client.ExecCreateOptions{
+	ex, err := d.Cli.ExecCreate(ctx, id, client.ExecCreateOptions{
 		Cmd:          append([]string{"/" + images.BinaryName}, args...),
 		AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
 		return fail(err)
 	}
-	att, err := d.cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	att, err := d.Cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -161,7 +161,7 @@ func (d *dockerDriver) exec(ctx context.Context, id string, args []string) (stdo
 	if _, err := stdcopy.StdCopy(&out, &errOut, att.Reader); err != nil {
 		return fail(err)
 	}
-	in, err := d.cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+	in, err := d.Cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -171,34 +171,34 @@ func (d *dockerDriver) exec(ctx context.Context, id string, args []string) (stdo
 func short(id string) string { return id[:min(12, len(id))] }
 
 // Probe runs `tierbench hostprobe` inside a running container.
-func (d *dockerDriver) Probe(ctx context.Context, id string, req rig.ProbeRequest) (rig.ProbeAnswer, error) {
+func (d *Driver) Probe(ctx context.Context, id string, req rig.ProbeRequest) (rig.ProbeAnswer, error) {
 	out, stderr, code, err := d.exec(ctx, id, rig.ProbeArgs(req))
 	if err == nil && code != 0 {
 		err = fmt.Errorf("exited %d: %s", code, bytes.TrimSpace(stderr))
 	}
 	if err != nil {
-		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
+		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.Ep.Name, err)
 	}
 	return rig.ParseProbe(out)
 }
 
-// probeOnce runs `tierbench hostprobe` in a container of its own on the
+// ProbeOnce runs `tierbench hostprobe` in a container of its own on the
 // host network, with binds, and removes it.
-func (d *dockerDriver) probeOnce(ctx context.Context, name string, req rig.ProbeRequest, binds []string) (rig.ProbeAnswer, error) {
-	out, status, err := d.runOnce(ctx, "probe", name, rig.ProbeArgs(req), false, binds, "")
+func (d *Driver) ProbeOnce(ctx context.Context, name string, req rig.ProbeRequest, binds []string) (rig.ProbeAnswer, error) {
+	out, status, err := d.RunOnce(ctx, "probe", name, rig.ProbeArgs(req), false, binds, "")
 	if err == nil && status != 0 {
 		err = fmt.Errorf("exited %d: %s", status, rig.Clip(out))
 	}
 	if err != nil {
-		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
+		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.Ep.Name, err)
 	}
 	return rig.ParseProbe(out)
 }
 
-// runOnce runs one container to completion, returns its stdout and exit
+// RunOnce runs one container to completion, returns its stdout and exit
 // status, keeps its log at logPath (if any) and removes it.
-func (d *dockerDriver) runOnce(ctx context.Context, role, name string, args []string, privileged bool, binds []string, logPath string) ([]byte, int64, error) {
-	id, err := d.create(ctx, role, name, args, "", "", privileged, binds, logPath)
+func (d *Driver) RunOnce(ctx context.Context, role, name string, args []string, privileged bool, binds []string, logPath string) ([]byte, int64, error) {
+	id, err := d.Create(ctx, role, name, args, "", "", privileged, binds, logPath)
 	if id != "" {
 		defer d.Remove(context.Background(), id)
 	}
@@ -209,8 +209,8 @@ func (d *dockerDriver) runOnce(ctx context.Context, role, name string, args []st
 }
 
 // Wait waits for a container to stop and returns its stdout and status.
-func (d *dockerDriver) Wait(ctx context.Context, id, name, logPath string) ([]byte, int64, error) {
-	w := d.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+func (d *Driver) Wait(ctx context.Context, id, name, logPath string) ([]byte, int64, error) {
+	w := d.Cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 	waitC, errC := w.Result, w.Error
 	var status int64
 	select {
@@ -233,7 +233,7 @@ func (d *dockerDriver) Wait(ctx context.Context, id, name, logPath string) ([]by
 // it listens on, and /proc/1 — the server is the container's first
 // process — for its device reads and placement.
 type remoteProbe struct {
-	d    *dockerDriver
+	d    *Driver
 	id   string
 	addr string
 	auth string
@@ -267,7 +267,7 @@ func (p remoteProbe) Counts() bool { return true }
 func (p remoteProbe) CpuTicks(ctx context.Context) (rig.ProcTicks, error) {
 	a, err := p.d.Probe(ctx, p.id, rig.ProbeRequest{PID: 1})
 	if err == nil && (a.CPUTicks == nil || a.CPUSystemTicks == nil || *a.CPUSystemTicks > *a.CPUTicks) {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no CPU ticks, or more system ticks than in all", p.d.ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no CPU ticks, or more system ticks than in all", p.d.Ep.Name)
 	}
 	if err != nil {
 		return rig.ProcTicks{}, err
@@ -281,7 +281,7 @@ func (p remoteProbe) Evidence(ctx context.Context) (int64, results.Placement, er
 		return 0, results.Placement{}, err
 	}
 	if a.ReadBytes == nil || a.Placement == nil {
-		return 0, results.Placement{}, fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no read_bytes or placement", p.d.ep.Name)
+		return 0, results.Placement{}, fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no read_bytes or placement", p.d.Ep.Name)
 	}
 	return *a.ReadBytes, *a.Placement, nil
 }
@@ -289,7 +289,7 @@ func (p remoteProbe) Evidence(ctx context.Context) (int64, results.Placement, er
 // WriteBytes is not read on a server host elsewhere (hostprobe reports
 // read_bytes only): a pass there records no written bytes.
 func (p remoteProbe) WriteBytes(context.Context) (int64, error) {
-	return 0, fmt.Errorf("orchestrator: host %s: write_bytes is not read across hosts", p.d.ep.Name)
+	return 0, fmt.Errorf("orchestrator: host %s: write_bytes is not read across hosts", p.d.Ep.Name)
 }
 
 func (p remoteProbe) Prove(ctx context.Context) (results.OwnerProof, error) {
@@ -300,7 +300,7 @@ func (p remoteProbe) Prove(ctx context.Context) (results.OwnerProof, error) {
 		return results.OwnerProof{Addr: p.addr}, err
 	}
 	if a.Proof == nil {
-		return results.OwnerProof{Addr: p.addr}, fmt.Errorf("orchestrator: host %s: hostprobe --prove gave no proof", p.d.ep.Name)
+		return results.OwnerProof{Addr: p.addr}, fmt.Errorf("orchestrator: host %s: hostprobe --prove gave no proof", p.d.Ep.Name)
 	}
 	return *a.Proof, nil
 }
@@ -310,7 +310,7 @@ func (p remoteProbe) Witness(ctx context.Context) (rig.ServerWitness, error) {
 	req.Witness = true
 	a, err := p.d.Probe(ctx, p.id, req)
 	if err == nil && a.Witness == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --witness gave no witness", p.d.ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --witness gave no witness", p.d.Ep.Name)
 	}
 	if err != nil {
 		return rig.ServerWitness{}, err
@@ -322,13 +322,13 @@ func (p remoteProbe) Sample(ctx context.Context, cfg plan.Config, keys []uint64)
 	if keys != nil {
 		// Only a cluster's nodes are given their keys, and clusters run
 		// on this machine (validate refuses --shards across hosts).
-		return results.SampleCheck{}, fmt.Errorf("orchestrator: host %s: a sampled GET check of given keys is not run through hostprobe", p.d.ep.Name)
+		return results.SampleCheck{}, fmt.Errorf("orchestrator: host %s: a sampled GET check of given keys is not run through hostprobe", p.d.Ep.Name)
 	}
 	req := p.req()
 	req.Sample = &rig.SampleRequest{DBSize: cfg.DBSize, KeyLength: cfg.KeyLength, ValueLength: cfg.ValueLength}
 	a, err := p.d.Probe(ctx, p.id, req)
 	if err == nil && a.Sample == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --sample gave no result", p.d.ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --sample gave no result", p.d.Ep.Name)
 	}
 	if err != nil {
 		return results.SampleCheck{}, err
@@ -340,34 +340,34 @@ func (p remoteProbe) Sample(ctx context.Context, cfg plan.Config, keys []uint64)
 // dir is handled in a hostprobe container of its own that mounts it, and
 // the disks' counters are read by hostprobe inside the row's server
 // container, which runs on that host's kernel.
-type remoteHost struct{ d *dockerDriver }
+type remoteHost struct{ d *Driver }
 
-func (h remoteHost) Where() string { return " on host " + h.d.ep.Name }
+func (h remoteHost) Where() string { return " on host " + h.d.Ep.Name }
 
 func (h remoteHost) WipeData(ctx context.Context, dir string) error {
 	d := h.d
-	out, status, err := d.runOnce(ctx, "probe", "wipe", rig.ProbeArgs(rig.ProbeRequest{Wipe: rig.ContainerDataDir}), false, []string{dir + ":" + rig.ContainerDataDir}, "")
+	out, status, err := d.RunOnce(ctx, "probe", "wipe", rig.ProbeArgs(rig.ProbeRequest{Wipe: rig.ContainerDataDir}), false, []string{dir + ":" + rig.ContainerDataDir}, "")
 	switch {
 	case err != nil:
-		return fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.Ep.Name, err)
 	case status == rig.ProbeRefused:
 		return fmt.Errorf("%w: %w: --data %s on host %s holds files tierbench did not make and never deletes; give an empty or new directory there",
-			fault.ErrConfig, safe.ErrForeignData, dir, d.ep.Name)
+			fault.ErrConfig, safe.ErrForeignData, dir, d.Ep.Name)
 	case status != 0:
-		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.ep.Name, status, rig.Clip(out))
+		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.Ep.Name, status, rig.Clip(out))
 	}
 	return nil
 }
 
 func (h remoteHost) DataDisks(ctx context.Context, dir string) ([]string, error) {
-	a, err := h.d.probeOnce(ctx, "disks", rig.ProbeRequest{DataDisks: rig.ContainerDataDir}, []string{dir + ":" + rig.ContainerDataDir})
+	a, err := h.d.ProbeOnce(ctx, "disks", rig.ProbeRequest{DataDisks: rig.ContainerDataDir}, []string{dir + ":" + rig.ContainerDataDir})
 	return a.DataDisks, err
 }
 
 func (h remoteHost) DiskSample(ctx context.Context, disks []string) (diskstats.Sample, error) {
 	a, err := h.inServer(ctx, rig.ProbeRequest{DiskStats: disks})
 	if err == nil && a.DiskStats == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --diskstats gave no counters", h.d.ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --diskstats gave no counters", h.d.Ep.Name)
 	}
 	if err != nil {
 		return diskstats.Sample{}, err
@@ -378,7 +378,7 @@ func (h remoteHost) DiskSample(ctx context.Context, disks []string) (diskstats.S
 func (h remoteHost) CpuSample(ctx context.Context) (cpustat.Sample, error) {
 	a, err := h.inServer(ctx, rig.ProbeRequest{CPUStat: true})
 	if err == nil && a.CPUStat == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --cpustat gave no counters", h.d.ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --cpustat gave no counters", h.d.Ep.Name)
 	}
 	if err != nil {
 		return cpustat.Sample{}, err
@@ -392,7 +392,7 @@ func (h remoteHost) inServer(ctx context.Context, req rig.ProbeRequest) (rig.Pro
 	id := h.d.serverID
 	h.d.mu.Unlock()
 	if id == "" {
-		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: no server container is running to read its counters in", h.d.ep.Name)
+		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: no server container is running to read its counters in", h.d.Ep.Name)
 	}
 	return h.d.Probe(ctx, id, req)
 }

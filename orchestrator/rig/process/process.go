@@ -1,4 +1,4 @@
-package orchestrator
+package process
 
 import (
 	"bytes"
@@ -23,31 +23,31 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// processDriver runs server and client as child processes of this one:
+// Driver runs server and client as child processes of this one:
 // each in its own process group, killed if this process dies (Pdeathsig),
 // pinned by ExecPinnedChild in the child, and listed in a pid file so a
 // later run can remove them if this one is killed outright.
-type processDriver struct {
+type Driver struct {
 	binary string
-	proc   rig.ProcRoot
+	Proc   rig.ProcRoot
 	pids   *safe.PidFile
 
 	mu       sync.Mutex
 	children map[int]*safe.Child
 }
 
-func newProcessDriver(binary string, pids *safe.PidFile) *processDriver {
-	return &processDriver{binary: binary, proc: "/proc", pids: pids, children: map[int]*safe.Child{}}
+func NewDriver(binary string, pids *safe.PidFile) *Driver {
+	return &Driver{binary: binary, Proc: "/proc", pids: pids, children: map[int]*safe.Child{}}
 }
 
-func (d *processDriver) Name() string             { return plan.RuntimeProcess }
-func (d *processDriver) DataPath(h string) string { return h }
-func (d *processDriver) Host() rig.ServerHost     { return rig.LocalHost{} }
+func (d *Driver) Name() string             { return plan.RuntimeProcess }
+func (d *Driver) DataPath(h string) string { return h }
+func (d *Driver) Host() rig.ServerHost     { return rig.LocalHost{} }
 
 // Give does nothing: the run's processes read the files in its state dir.
-func (d *processDriver) Give(map[string][]byte) {}
+func (d *Driver) Give(map[string][]byte) {}
 
-func (d *processDriver) command(args []string, cpus, mems string) *exec.Cmd {
+func (d *Driver) command(args []string, cpus, mems string) *exec.Cmd {
 	return d.commandOf(nil, args, cpus, mems)
 }
 
@@ -55,7 +55,7 @@ func (d *processDriver) command(args []string, cpus, mems string) *exec.Cmd {
 // args. A program other than tierbench that is to be pinned starts as the
 // tierbench binary, which pins itself and then runs prog in its place
 // (envPinExec): that program has no pinning of its own.
-func (d *processDriver) commandOf(prog, args []string, cpus, mems string) *exec.Cmd {
+func (d *Driver) commandOf(prog, args []string, cpus, mems string) *exec.Cmd {
 	var cmd *exec.Cmd
 	pinned := cpus != "" || mems != ""
 	switch {
@@ -71,10 +71,10 @@ func (d *processDriver) commandOf(prog, args []string, cpus, mems string) *exec.
 		cmd.Env = append(cmd.Env, envPinExec+"=1")
 	}
 	if cpus != "" {
-		cmd.Env = append(cmd.Env, envPinCPUs+"="+cpus)
+		cmd.Env = append(cmd.Env, EnvPinCPUs+"="+cpus)
 	}
 	if mems != "" {
-		cmd.Env = append(cmd.Env, envPinMems+"="+mems)
+		cmd.Env = append(cmd.Env, EnvPinMems+"="+mems)
 	}
 	if d.pids != nil {
 		cmd.Env = append(cmd.Env, safe.EnvRunID+"="+d.pids.RunID)
@@ -83,7 +83,7 @@ func (d *processDriver) commandOf(prog, args []string, cpus, mems string) *exec.
 	return cmd
 }
 
-func (d *processDriver) start(cmd *exec.Cmd) (*safe.Child, error) {
+func (d *Driver) start(cmd *exec.Cmd) (*safe.Child, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	c, err := safe.StartChild(cmd)
@@ -102,7 +102,7 @@ func (d *processDriver) start(cmd *exec.Cmd) (*safe.Child, error) {
 	return c, nil
 }
 
-func (d *processDriver) forget(pid int) {
+func (d *Driver) forget(pid int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.children, pid)
@@ -125,7 +125,7 @@ func (d *processDriver) forget(pid int) {
 // (envPinExec), has re-executed when its argv is the command's without the
 // tierbench binary, or, for one that rewrites its process title as
 // redis-server does, when /proc/<pid>/exe is no longer tierbench.
-func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline time.Duration) (results.Placement, error) {
+func (d *Driver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline time.Duration) (results.Placement, error) {
 	pid := cmd.Process.Pid
 	end := time.Now().Add(deadline)
 	if cpus != "" || mems != "" {
@@ -140,15 +140,15 @@ func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline
 			self = r
 		}
 		for {
-			cmdline, err1 := os.ReadFile(fmt.Sprintf("%s/%d/cmdline", d.proc, pid))
-			env, err2 := os.ReadFile(fmt.Sprintf("%s/%d/environ", d.proc, pid))
+			cmdline, err1 := os.ReadFile(fmt.Sprintf("%s/%d/cmdline", d.Proc, pid))
+			env, err2 := os.ReadFile(fmt.Sprintf("%s/%d/environ", d.Proc, pid))
 			if err := errors.Join(err1, err2); err != nil {
 				return results.Placement{WantCPUs: cpus, WantMems: mems}, fmt.Errorf("orchestrator: child %d exited before it was pinned: %w", pid, err)
 			}
-			if bytes.Equal(cmdline, argv) && !bytes.Contains(env, []byte(envPinCPUs+"=")) && !bytes.Contains(env, []byte(envPinMems+"=")) {
+			if bytes.Equal(cmdline, argv) && !bytes.Contains(env, []byte(EnvPinCPUs+"=")) && !bytes.Contains(env, []byte(EnvPinMems+"=")) {
 				break
 			}
-			if exe, err := os.Readlink(fmt.Sprintf("%s/%d/exe", d.proc, pid)); execs && err == nil && self != "" && exe != self {
+			if exe, err := os.Readlink(fmt.Sprintf("%s/%d/exe", d.Proc, pid)); execs && err == nil && self != "" && exe != self {
 				break
 			}
 			if time.Now().After(end) {
@@ -157,7 +157,7 @@ func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	pl, err := d.proc.Placement(pid)
+	pl, err := d.Proc.Placement(pid)
 	pl.WantCPUs, pl.WantMems = cpus, mems
 	if err != nil {
 		return pl, err
@@ -169,9 +169,9 @@ func (d *processDriver) waitPlacement(cmd *exec.Cmd, cpus, mems string, deadline
 }
 
 type processServer struct {
-	d    *processDriver
-	cmd  *exec.Cmd
-	proc *safe.Child
+	d    *Driver
+	Cmd  *exec.Cmd
+	Proc *safe.Child
 	log  *os.File
 	// logPath is the log's name, whose last lines say why it exited.
 	logPath string
@@ -184,13 +184,13 @@ type processServer struct {
 	serverStart uint64
 }
 
-func (d *processDriver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
-	return d.startProgram(ctx, s.Program, s)
+func (d *Driver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
+	return d.StartProgram(ctx, s.Program, s)
 }
 
-// startProgram starts the server s as prog (nil: the tierbench binary)
+// StartProgram starts the server s as prog (nil: the tierbench binary)
 // with s.Args, pinned as s asks.
-func (d *processDriver) startProgram(ctx context.Context, prog []string, s rig.ServerSpec) (*processServer, error) {
+func (d *Driver) StartProgram(ctx context.Context, prog []string, s rig.ServerSpec) (*processServer, error) {
 	logf, err := safe.CreateOrTruncate(s.LogPath, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: server log: %w", err)
@@ -202,7 +202,7 @@ func (d *processDriver) startProgram(ctx context.Context, prog []string, s rig.S
 		logf.Close()
 		return nil, err
 	}
-	ps := &processServer{d: d, cmd: cmd, proc: proc, log: logf, logPath: s.LogPath, acc: s.Access}
+	ps := &processServer{d: d, Cmd: cmd, Proc: proc, log: logf, logPath: s.LogPath, acc: s.Access}
 	pl, err := d.waitPlacement(cmd, s.CPUs, s.Mems, 3*time.Second)
 	ps.pl = pl
 	if err != nil {
@@ -218,7 +218,7 @@ func (p *processServer) Pid() int {
 	if p.server > 0 {
 		return p.server
 	}
-	return p.cmd.Process.Pid
+	return p.Cmd.Process.Pid
 }
 
 // FindServer takes the process of the command's tree that owns the socket
@@ -227,11 +227,11 @@ func (p *processServer) Pid() int {
 // script). It lists that process in the pid file too, so a later run
 // removes it even when the launcher is gone.
 func (p *processServer) FindServer(ctx context.Context, addr string, timeout time.Duration) error {
-	root := p.cmd.Process.Pid
+	root := p.Cmd.Process.Pid
 	var pid int
 	err := rig.WaitFor(ctx, timeout, func(context.Context) error {
 		var err error
-		pid, err = procfs.Root(p.d.proc).ListenerInTree(root, addr)
+		pid, err = procfs.Root(p.d.Proc).ListenerInTree(root, addr)
 		return err
 	})
 	if err != nil {
@@ -243,13 +243,13 @@ func (p *processServer) FindServer(ctx context.Context, addr string, timeout tim
 	}
 	return nil
 }
-func (p *processServer) exited() <-chan struct{} { return p.proc.Done }
+func (p *processServer) Exited() <-chan struct{} { return p.Proc.Done }
 
-// exitReport says how the server exited and what it last wrote.
-func (p *processServer) exitReport() error {
-	<-p.proc.Done
+// ExitReport says how the server exited and what it last wrote.
+func (p *processServer) ExitReport() error {
+	<-p.Proc.Done
 	status := "exited"
-	if st := p.cmd.ProcessState; st != nil {
+	if st := p.Cmd.ProcessState; st != nil {
 		status = st.String()
 	}
 	return fmt.Errorf("the server %s before it answered; the last lines of its log %s:\n%s", status, p.logPath, lastLines(p.logPath, 10))
@@ -269,7 +269,7 @@ func lastLines(path string, n int) string {
 func (p *processServer) Mode() string                 { return "process" }
 func (p *processServer) Placement() results.Placement { return p.pl }
 func (p *processServer) Probe(addr string) rig.ServerProbe {
-	return rig.LocalProbe{Addr: addr, Pid: p.Pid(), Proc: p.d.proc, Acc: p.acc}
+	return rig.LocalProbe{Addr: addr, Pid: p.Pid(), Proc: p.d.Proc, Acc: p.acc}
 }
 
 // Stop stops the server's whole tree: SIGTERM to its process group and
@@ -278,7 +278,7 @@ func (p *processServer) Probe(addr string) rig.ServerProbe {
 // then SIGKILL to what is left.
 func (p *processServer) Stop(ctx context.Context) error {
 	defer p.log.Close()
-	root := p.cmd.Process.Pid
+	root := p.Cmd.Process.Pid
 	defer p.d.forget(root)
 	if p.server > 0 && p.server != root {
 		defer p.d.forget(p.server)
@@ -294,22 +294,22 @@ func (p *processServer) Stop(ctx context.Context) error {
 	// reaped root's number may be another process's by now. A launcher's
 	// server outlives it in its own right, named by pid and start time.
 	var err error
-	if !p.proc.WhileUnreaped(func(pid int) { err = procfs.Root(p.d.proc).StopTree(pid, grace) }) &&
+	if !p.Proc.WhileUnreaped(func(pid int) { err = procfs.Root(p.d.Proc).StopTree(pid, grace) }) &&
 		p.server > 0 && p.server != root && safe.Alive(p.server, p.serverStart) {
-		err = procfs.Root(p.d.proc).StopTree(p.server, grace)
+		err = procfs.Root(p.d.Proc).StopTree(p.server, grace)
 	}
 	if err != nil {
 		fmt.Fprintf(p.log, "tierbench run: %v\n", err)
 	}
 	select {
-	case <-p.proc.Done:
+	case <-p.Proc.Done:
 	case <-time.After(10 * time.Second):
 		err = errors.Join(err, fmt.Errorf("orchestrator: server pid %d not reaped 10 s after it was stopped", root))
 	}
 	return err
 }
 
-func (d *processDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, results.Placement, error) {
+func (d *Driver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, results.Placement, error) {
 	logf, err := safe.CreateOrTruncate(s.LogPath, 0o644)
 	if err != nil {
 		return nil, results.Placement{}, fmt.Errorf("orchestrator: client log: %w", err)
@@ -342,14 +342,14 @@ func (d *processDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte
 	return stdout.Bytes(), pl, nil
 }
 
-func (d *processDriver) PreflightAt(ctx context.Context, _ rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
-	return runPreflight(ctx, d.binary, dataDir, args, io.Discard)
+func (d *Driver) PreflightAt(ctx context.Context, _ rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
+	return RunPreflight(ctx, d.binary, dataDir, args, io.Discard)
 }
 
-// runPreflight runs `tierbench preflight --json` on this host. Its exit
+// RunPreflight runs `tierbench preflight --json` on this host. Its exit
 // status 1 (a check failed) is not an error here: the caller reads the
 // checks; any other failure is.
-func runPreflight(ctx context.Context, binary, dataDir string, extra []string, progress io.Writer) ([]byte, error) {
+func RunPreflight(ctx context.Context, binary, dataDir string, extra []string, progress io.Writer) ([]byte, error) {
 	args := append([]string{"preflight", "--data-dir", dataDir, "--json"}, extra...)
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -371,7 +371,7 @@ func runPreflight(ctx context.Context, binary, dataDir string, extra []string, p
 	return stdout.Bytes(), nil
 }
 
-func (d *processDriver) Close(ctx context.Context) error {
+func (d *Driver) Close(ctx context.Context) error {
 	d.mu.Lock()
 	procs := make([]*safe.Child, 0, len(d.children))
 	for _, c := range d.children {
@@ -384,7 +384,7 @@ func (d *processDriver) Close(ctx context.Context) error {
 		// while the child is unreaped: a reaped child's number may be
 		// another process's.
 		c.WhileUnreaped(func(pid int) {
-			if err := procfs.Root(d.proc).StopTree(pid, 0); err != nil {
+			if err := procfs.Root(d.Proc).StopTree(pid, 0); err != nil {
 				errs = append(errs, err)
 			}
 			syscall.Kill(-pid, syscall.SIGKILL)

@@ -1,4 +1,4 @@
-package orchestrator
+package docker
 
 import (
 	"archive/tar"
@@ -37,20 +37,20 @@ import (
 // pid and start time of the process that owns it, so a later run can tell
 // a leftover (owner gone) from a run in progress.
 const (
-	labelRun   = "tierbench.run"
+	LabelRun   = "tierbench.run"
 	labelOwner = "tierbench.owner"
-	labelRole  = "tierbench.role"
+	LabelRole  = "tierbench.role"
 	labelImage = "tierbench.image"
 )
 
 // dockerDriver runs server and client as containers of an image built
 // FROM scratch from the static binary.
-type dockerDriver struct {
-	ep    Endpoint // the engine; its Name is the host's
-	cli   *client.Client
-	image string
-	runID string
-	owner string
+type Driver struct {
+	Ep    Endpoint // the engine; its Name is the host's
+	Cli   *client.Client
+	Image string
+	RunID string
+	Owner string
 	proc  rig.ProcRoot
 
 	mu  sync.Mutex
@@ -61,15 +61,15 @@ type dockerDriver struct {
 	// capability this host has, which is what io_uring, libaio and
 	// O_DIRECT need from "privileged".
 	unprivileged bool
-	warn         func(format string, a ...any)
-	// password, when set, is copied into every container before it
+	Warn         func(format string, a ...any)
+	// Password, when set, is copied into every container before it
 	// starts, at containerPasswordFile (0400), for --auth-file: through
 	// the engine's API, so it is in no command line, environment,
 	// inspect output or file on any host's disk.
-	password string
-	// beforeDrop, when set, runs in close after the run's servers are
+	Password string
+	// BeforeDrop, when set, runs in close after the run's servers are
 	// removed and before its data dirs' holds are let go: the final wipe.
-	beforeDrop func()
+	BeforeDrop func()
 	// secrets are files copied into every container the same way, under
 	// containerTLSDir (0400): the run's TLS certificates and keys.
 	secrets map[string][]byte
@@ -86,8 +86,8 @@ type dockerDriver struct {
 // newDockerDriver connects to the engine at ep (the zero Endpoint: the
 // one the environment names) and builds the image unless one for this
 // exact binary exists there already.
-func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*dockerDriver, error) {
-	cli, err := ep.client()
+func NewDriver(ctx context.Context, ep Endpoint, binary, runID string) (*Driver, error) {
+	cli, err := ep.Client()
 	if err != nil {
 		return nil, err
 	}
@@ -98,14 +98,14 @@ func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*d
 		if ep.local() {
 			return nil, fmt.Errorf("orchestrator: the Docker engine does not answer: %w", err)
 		}
-		return nil, fmt.Errorf("orchestrator: host %s: the Docker engine at %s does not answer: %w", ep.Name, ep.display(), err)
+		return nil, fmt.Errorf("orchestrator: host %s: the Docker engine at %s does not answer: %w", ep.Name, ep.Display(), err)
 	}
 	var nonce [4]byte
 	rand.Read(nonce[:])
 	// The nonce tells apart two owners with one pid and start time on two
 	// machines driving this engine.
-	d := &dockerDriver{ep: ep, cli: cli, runID: runID, proc: "/proc", ids: map[string]string{},
-		owner: fmt.Sprintf("%d:%d:%x", os.Getpid(), safe.StartTime(os.Getpid()), nonce)}
+	d := &Driver{Ep: ep, Cli: cli, RunID: runID, proc: "/proc", ids: map[string]string{},
+		Owner: fmt.Sprintf("%d:%d:%x", os.Getpid(), safe.StartTime(os.Getpid()), nonce)}
 	if err := d.buildImage(ctx, binary); err != nil {
 		cli.Close()
 		return nil, err
@@ -113,21 +113,21 @@ func newDockerDriver(ctx context.Context, ep Endpoint, binary, runID string) (*d
 	return d, nil
 }
 
-func (d *dockerDriver) Name() string           { return plan.RuntimeDocker }
-func (d *dockerDriver) DataPath(string) string { return rig.ContainerDataDir }
+func (d *Driver) Name() string           { return plan.RuntimeDocker }
+func (d *Driver) DataPath(string) string { return rig.ContainerDataDir }
 
 // Host is this machine for the local engine; for another host's engine,
 // that host through hostprobe containers.
-func (d *dockerDriver) Host() rig.ServerHost {
-	if d.ep.local() {
+func (d *Driver) Host() rig.ServerHost {
+	if d.Ep.local() {
 		return rig.LocalHost{}
 	}
 	return remoteHost{d}
 }
 
-// checkStatic refuses a binary that needs a dynamic loader: FROM scratch
+// CheckStatic refuses a binary that needs a dynamic loader: FROM scratch
 // has none.
-func checkStatic(binary string) error {
+func CheckStatic(binary string) error {
 	f, err := elf.Open(binary)
 	if err != nil {
 		return fmt.Errorf("orchestrator: %s is not an ELF binary: %w", binary, err)
@@ -143,8 +143,8 @@ func checkStatic(binary string) error {
 
 // buildImage builds tierbench:<hash of the binary> from an in-memory tar
 // context: images.Dockerfile and the binary. Nothing is pulled.
-func (d *dockerDriver) buildImage(ctx context.Context, binary string) error {
-	if err := checkStatic(binary); err != nil {
+func (d *Driver) buildImage(ctx context.Context, binary string) error {
+	if err := CheckStatic(binary); err != nil {
 		return err
 	}
 	bin, err := os.ReadFile(binary)
@@ -152,8 +152,8 @@ func (d *dockerDriver) buildImage(ctx context.Context, binary string) error {
 		return fmt.Errorf("orchestrator: read the binary for the image: %w", err)
 	}
 	sum := sha256.Sum256(bin)
-	d.image = "tierbench:" + hex.EncodeToString(sum[:6])
-	if _, err := d.cli.ImageInspect(ctx, d.image); err == nil {
+	d.Image = "tierbench:" + hex.EncodeToString(sum[:6])
+	if _, err := d.Cli.ImageInspect(ctx, d.Image); err == nil {
 		return nil
 	}
 	var ctxTar bytes.Buffer
@@ -174,13 +174,13 @@ func (d *dockerDriver) buildImage(ctx context.Context, binary string) error {
 	if err := tw.Close(); err != nil {
 		return fmt.Errorf("orchestrator: image context: %w", err)
 	}
-	resp, err := d.cli.ImageBuild(ctx, &ctxTar, client.ImageBuildOptions{
-		Tags: []string{d.image}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
+	resp, err := d.Cli.ImageBuild(ctx, &ctxTar, client.ImageBuildOptions{
+		Tags: []string{d.Image}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
 		Labels:    map[string]string{labelImage: "1"},
 		BuildArgs: images.BuildArgs(bin),
 	})
 	if err != nil {
-		return fmt.Errorf("orchestrator: build image %s: %w", d.image, err)
+		return fmt.Errorf("orchestrator: build image %s: %w", d.Image, err)
 	}
 	defer resp.Body.Close()
 	// The build streams JSON messages; an error arrives as one of them.
@@ -197,36 +197,36 @@ func (d *dockerDriver) buildImage(ctx context.Context, binary string) error {
 		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return fmt.Errorf("orchestrator: build image %s: read progress: %w", d.image, err)
+			return fmt.Errorf("orchestrator: build image %s: read progress: %w", d.Image, err)
 		}
 		log.WriteString(msg.Stream)
 		if msg.Error != "" {
-			return fmt.Errorf("orchestrator: build image %s: %s\n%s", d.image, msg.Error, log.String())
+			return fmt.Errorf("orchestrator: build image %s: %s\n%s", d.Image, msg.Error, log.String())
 		}
 	}
-	if _, err := d.cli.ImageInspect(ctx, d.image); err != nil {
-		return fmt.Errorf("orchestrator: build image %s: no image after the build: %w\n%s", d.image, err, log.String())
+	if _, err := d.Cli.ImageInspect(ctx, d.Image); err != nil {
+		return fmt.Errorf("orchestrator: build image %s: no image after the build: %w\n%s", d.Image, err, log.String())
 	}
 	return nil
 }
 
-func (d *dockerDriver) labels(role string) map[string]string {
-	return map[string]string{labelRun: d.runID, labelOwner: d.owner, labelRole: role}
+func (d *Driver) labels(role string) map[string]string {
+	return map[string]string{LabelRun: d.RunID, labelOwner: d.Owner, LabelRole: role}
 }
 
-// create creates and starts a container of the image on the host network.
-func (d *dockerDriver) create(ctx context.Context, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
+// Create creates and starts a container of the image on the host network.
+func (d *Driver) Create(ctx context.Context, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
 	return d.createOf(ctx, rig.ImageRun{}, role, name, args, cpus, mems, privileged, binds, logPath)
 }
 
 // createOf is create for a container of img.
-func (d *dockerDriver) createOf(ctx context.Context, img rig.ImageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
+func (d *Driver) createOf(ctx context.Context, img rig.ImageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
 	id, err := d.createOnce(ctx, img, role, name, args, cpus, mems, privileged && !d.unprivileged, binds, logPath)
 	if err != nil && privileged && !d.unprivileged && strings.Contains(err.Error(), "apply caps") {
 		d.Remove(context.Background(), id)
 		d.unprivileged = true
-		if d.warn != nil {
-			d.warn("docker: the engine refused a privileged container (%v); servers run with seccomp=unconfined, apparmor=unconfined and capabilities %s instead\n", err, strings.Join(serverCapabilities, ", "))
+		if d.Warn != nil {
+			d.Warn("docker: the engine refused a privileged container (%v); servers run with seccomp=unconfined, apparmor=unconfined and capabilities %s instead\n", err, strings.Join(serverCapabilities, ", "))
 		}
 		return d.createOnce(ctx, img, role, name, args, cpus, mems, true, binds, logPath)
 	}
@@ -234,15 +234,15 @@ func (d *dockerDriver) createOf(ctx context.Context, img rig.ImageRun, role, nam
 }
 
 // Mode says how a server container is confined.
-func (d *dockerDriver) Mode() string {
+func (d *Driver) Mode() string {
 	if d.unprivileged {
 		return "docker, seccomp/apparmor unconfined, capabilities +" + strings.Join(serverCapabilities, " +") + " (privileged refused by the engine)"
 	}
 	return "docker, privileged"
 }
 
-func (d *dockerDriver) createOnce(ctx context.Context, img rig.ImageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
-	cfg := &container.Config{Image: cmp.Or(img.Name, d.image), Entrypoint: img.Entrypoint, Cmd: args, Labels: d.labels(role)}
+func (d *Driver) createOnce(ctx context.Context, img rig.ImageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
+	cfg := &container.Config{Image: cmp.Or(img.Name, d.Image), Entrypoint: img.Entrypoint, Cmd: args, Labels: d.labels(role)}
 	host := &container.HostConfig{
 		NetworkMode: "host",
 		Privileged:  privileged && !d.unprivileged,
@@ -253,9 +253,9 @@ func (d *dockerDriver) createOnce(ctx context.Context, img rig.ImageRun, role, n
 		host.SecurityOpt = []string{"seccomp=unconfined", "apparmor=unconfined"}
 		host.CapAdd = serverCapabilities
 	}
-	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.runID, role, name)
+	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.RunID, role, name)
 	d.Remove(ctx, cname) // a container of the same name from a failed attempt
-	resp, err := d.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: cname})
+	resp, err := d.Cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: cname})
 	if err != nil {
 		return "", fmt.Errorf("orchestrator: create container %s: %w", cname, err)
 	}
@@ -265,7 +265,7 @@ func (d *dockerDriver) createOnce(ctx context.Context, img rig.ImageRun, role, n
 	if err := d.copySecrets(ctx, resp.ID); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: container %s: %w", cname, err)
 	}
-	if _, err := d.cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := d.Cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: start container %s: %w", cname, err)
 	}
 	return resp.ID, nil
@@ -273,8 +273,8 @@ func (d *dockerDriver) createOnce(ctx context.Context, img rig.ImageRun, role, n
 
 // copySecrets puts the run's password and TLS files into a created
 // container, before it starts, as a tar stream through the engine's API.
-func (d *dockerDriver) copySecrets(ctx context.Context, id string) error {
-	if d.password == "" && len(d.secrets) == 0 {
+func (d *Driver) copySecrets(ctx context.Context, id string) error {
+	if d.Password == "" && len(d.secrets) == 0 {
 		return nil
 	}
 	var buf bytes.Buffer
@@ -287,8 +287,8 @@ func (d *dockerDriver) copySecrets(ctx context.Context, id string) error {
 		return err
 	}
 	var err error
-	if d.password != "" {
-		err = add(strings.TrimPrefix(rig.ContainerPasswordFile, "/"), []byte(d.password+"\n"))
+	if d.Password != "" {
+		err = add(strings.TrimPrefix(rig.ContainerPasswordFile, "/"), []byte(d.Password+"\n"))
 	}
 	if len(d.secrets) > 0 && err == nil {
 		err = tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(rig.ContainerTLSDir, "/") + "/", Mode: 0o500, Typeflag: tar.TypeDir})
@@ -302,7 +302,7 @@ func (d *dockerDriver) copySecrets(ctx context.Context, id string) error {
 		err = tw.Close()
 	}
 	if err == nil {
-		_, err = d.cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: "/", Content: &buf})
+		_, err = d.Cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: "/", Content: &buf})
 	}
 	if err != nil {
 		return fmt.Errorf("copy the password and TLS files in: %w", err)
@@ -311,11 +311,11 @@ func (d *dockerDriver) copySecrets(ctx context.Context, id string) error {
 }
 
 // Give copies files into every container the driver creates from now on.
-func (d *dockerDriver) Give(files map[string][]byte) { d.secrets = files }
+func (d *Driver) Give(files map[string][]byte) { d.secrets = files }
 
 // hostPID returns the container's main process as this host sees it.
-func (d *dockerDriver) hostPID(ctx context.Context, id string) (int, error) {
-	res, err := d.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+func (d *Driver) hostPID(ctx context.Context, id string) (int, error) {
+	res, err := d.Cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("orchestrator: inspect container %s: %w", id[:12], err)
 	}
@@ -327,7 +327,7 @@ func (d *dockerDriver) hostPID(ctx context.Context, id string) (int, error) {
 }
 
 type dockerServer struct {
-	d   *dockerDriver
+	d   *Driver
 	id  string
 	p   int
 	pl  results.Placement
@@ -335,13 +335,13 @@ type dockerServer struct {
 	acc rig.Access // how the run's probes reach it
 }
 
-func (d *dockerDriver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
-	return d.startImage(ctx, s.Image, s)
+func (d *Driver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
+	return d.StartImage(ctx, s.Image, s)
 }
 
-// startImage starts the server s as a container of img, with the same
+// StartImage starts the server s as a container of img, with the same
 // cpusets, binds and labels whatever the image.
-func (d *dockerDriver) startImage(ctx context.Context, img rig.ImageRun, s rig.ServerSpec) (*dockerServer, error) {
+func (d *Driver) StartImage(ctx context.Context, img rig.ImageRun, s rig.ServerSpec) (*dockerServer, error) {
 	id, err := d.createOf(ctx, img, "server", s.Name, s.Args, s.CPUs, s.Mems, true,
 		[]string{s.DataDir + ":" + rig.ContainerDataDir}, s.LogPath)
 	if err != nil {
@@ -359,7 +359,7 @@ func (d *dockerDriver) startImage(ctx context.Context, img rig.ImageRun, s rig.S
 		return nil, err
 	}
 	var pl results.Placement
-	if d.ep.local() {
+	if d.Ep.local() {
 		pl, err = d.proc.Placement(srv.p)
 	} else {
 		// Another host's pids mean nothing here: its /proc is read there.
@@ -388,7 +388,7 @@ func (s *dockerServer) Pid() int { return s.p }
 // real server a launcher in the image started. On another host's engine
 // the container's processes are read there, by the probe.
 func (s *dockerServer) FindServer(ctx context.Context, addr string, timeout time.Duration) error {
-	if !s.d.ep.local() {
+	if !s.d.Ep.local() {
 		return nil
 	}
 	root := s.p
@@ -406,7 +406,7 @@ func (s *dockerServer) Placement() results.Placement { return s.pl }
 // Probe reads the server's /proc here for the local engine; for another
 // host's, through hostprobe in the server's own container.
 func (s *dockerServer) Probe(addr string) rig.ServerProbe {
-	if s.d.ep.local() {
+	if s.d.Ep.local() {
 		return rig.LocalProbe{Addr: addr, Pid: s.p, Proc: s.d.proc, Acc: s.acc}
 	}
 	return remoteProbe{d: s.d, id: s.id, addr: addr, auth: s.acc.Auth, tls: s.acc.TLS != nil}
@@ -424,13 +424,13 @@ func (s *dockerServer) Stop(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
 	defer cancel()
 	timeout := int(grace / time.Second)
-	_, err := s.d.cli.ContainerStop(sctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	_, err := s.d.Cli.ContainerStop(sctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
 	return errors.Join(err, s.d.Remove(sctx, s.id))
 }
 
 // saveLogs writes a container's stdout and stderr to path and returns stdout.
-func (d *dockerDriver) saveLogs(ctx context.Context, id, path string) ([]byte, error) {
-	rc, err := d.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
+func (d *Driver) saveLogs(ctx context.Context, id, path string) ([]byte, error) {
+	rc, err := d.Cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: logs of container %s: %w", id[:12], err)
 	}
@@ -449,7 +449,7 @@ func (d *dockerDriver) saveLogs(ctx context.Context, id, path string) ([]byte, e
 }
 
 // Remove saves the container's logs and removes it, forcibly.
-func (d *dockerDriver) Remove(ctx context.Context, id string) error {
+func (d *Driver) Remove(ctx context.Context, id string) error {
 	d.mu.Lock()
 	logPath, ok := d.ids[id]
 	delete(d.ids, id)
@@ -457,23 +457,23 @@ func (d *dockerDriver) Remove(ctx context.Context, id string) error {
 	if ok && logPath != "" {
 		d.saveLogs(ctx, id, logPath)
 	}
-	_, err := d.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+	_, err := d.Cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
 	if err != nil && !strings.Contains(err.Error(), "No such container") {
 		return fmt.Errorf("orchestrator: remove container %s: %w", id[:12], err)
 	}
 	return nil
 }
 
-func (d *dockerDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, results.Placement, error) {
+func (d *Driver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, results.Placement, error) {
 	pl := results.Placement{WantCPUs: s.CPUs, WantMems: s.Mems}
-	id, err := d.create(ctx, "client", s.Name, s.Args, s.CPUs, s.Mems, false, nil, "")
+	id, err := d.Create(ctx, "client", s.Name, s.Args, s.CPUs, s.Mems, false, nil, "")
 	if id != "" {
 		defer d.Remove(context.Background(), id)
 	}
 	if err != nil {
 		return nil, pl, err
 	}
-	if pid, err := d.hostPID(ctx, id); err == nil && d.ep.local() {
+	if pid, err := d.hostPID(ctx, id); err == nil && d.Ep.local() {
 		if got, err := d.proc.Placement(pid); err == nil {
 			got.WantCPUs, got.WantMems = s.CPUs, s.Mems
 			pl = got
@@ -499,7 +499,7 @@ func (d *dockerDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte,
 // PreflightAt runs `tierbench preflight --json` inside the server's
 // container: it proves io_uring and O_DIRECT work there, under the
 // container's seccomp profile and mounts, not just on the host.
-func (d *dockerDriver) PreflightAt(ctx context.Context, srv rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
+func (d *Driver) PreflightAt(ctx context.Context, srv rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
 	ds, ok := srv.(*dockerServer)
 	if !ok {
 		return nil, fmt.Errorf("orchestrator: not a container server")
@@ -515,20 +515,20 @@ func (d *dockerDriver) PreflightAt(ctx context.Context, srv rig.ServerHandle, da
 }
 
 // Close removes every container of this run, keeping their logs.
-func (d *dockerDriver) Close(ctx context.Context) error {
-	res, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", labelRun+"="+d.runID)})
+func (d *Driver) Close(ctx context.Context) error {
+	res, err := d.Cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", LabelRun+"="+d.RunID)})
 	list := res.Items
 	var errs []error
 	if err != nil {
-		errs = append(errs, fmt.Errorf("orchestrator: list containers of run %s: %w", d.runID, err))
+		errs = append(errs, fmt.Errorf("orchestrator: list containers of run %s: %w", d.RunID, err))
 	}
 	// The servers and clients go first; then the data dirs are wiped
 	// (beforeDrop) while this run still holds them, so no other run can
 	// have taken one in between; only then are the holds let go.
 	removeAll := func(hold bool) {
 		for _, c := range list {
-			if (c.Labels[labelRole] == roleDataHold) == hold {
+			if (c.Labels[LabelRole] == roleDataHold) == hold {
 				if err := d.Remove(ctx, c.ID); err != nil {
 					errs = append(errs, err)
 				}
@@ -536,21 +536,21 @@ func (d *dockerDriver) Close(ctx context.Context) error {
 		}
 	}
 	removeAll(false)
-	if d.beforeDrop != nil {
-		d.beforeDrop()
+	if d.BeforeDrop != nil {
+		d.BeforeDrop()
 	}
 	d.dropHolds(ctx)
-	d.dropLease(ctx)
+	d.DropLease(ctx)
 	removeAll(true)
-	d.cli.Close()
+	d.Cli.Close()
 	return errors.Join(errs...)
 }
 
-// removeStale removes containers left by earlier runs whose owner process
+// RemoveStale removes containers left by earlier runs whose owner process
 // is gone, and says what it removed.
-func (d *dockerDriver) removeStale(ctx context.Context) []string {
-	res, err := d.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", labelRun)})
+func (d *Driver) RemoveStale(ctx context.Context) []string {
+	res, err := d.Cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", LabelRun)})
 	if err != nil {
 		return []string{fmt.Sprintf("could not list earlier containers: %v", err)}
 	}
@@ -558,16 +558,16 @@ func (d *dockerDriver) removeStale(ctx context.Context) []string {
 	// The owner decides, not the run id: a resumed run has the id of the
 	// run it completes, whose leftovers must go too.
 	for _, c := range staleContainers(res.Items) {
-		if _, err := d.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err != nil {
+		if _, err := d.Cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err != nil {
 			did = append(did, fmt.Sprintf("could not remove stale container %s: %v", c.ID[:12], err))
 			continue
 		}
-		did = append(did, fmt.Sprintf("removed container %s (%s) left by run %s", strings.TrimPrefix(firstName(c.Names), "/"), c.Labels[labelRole], c.Labels[labelRun]))
+		did = append(did, fmt.Sprintf("removed container %s (%s) left by run %s", strings.TrimPrefix(FirstName(c.Names), "/"), c.Labels[LabelRole], c.Labels[LabelRun]))
 	}
 	return did
 }
 
-func firstName(names []string) string {
+func FirstName(names []string) string {
 	if len(names) == 0 {
 		return ""
 	}

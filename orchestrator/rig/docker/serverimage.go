@@ -1,4 +1,4 @@
-package orchestrator
+package docker
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// ensureServerImage makes sure the image --server-image names is on the
+// EnsureServerImage makes sure the image --server-image names is on the
 // engine (where names it for the sentences: "" for the local one). A
 // present image is used as it is; an absent one is pulled only when pull
 // (--pull) is set, and otherwise refused with the line that pulls it: a
 // run never reaches a registry the user did not ask it to.
-func ensureServerImage(ctx context.Context, cli *client.Client, where, ref string, pull bool) error {
+func EnsureServerImage(ctx context.Context, cli *client.Client, where, ref string, pull bool) error {
 	if _, err := cli.ImageInspect(ctx, ref); err == nil {
 		return nil
 	} else if !cerrdefs.IsNotFound(err) {
