@@ -4,10 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"os"
 	"path/filepath"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"github.com/tierbench/tierbench/orchestrator/safe"
 
@@ -32,9 +32,8 @@ func (r *runner) protectLocalServers() error {
 	var b [16]byte
 	rand.Read(b[:])
 	auth := hex.EncodeToString(b[:])
-	if d, ok := r.drv.(*docker.Driver); ok {
-		d.Password = auth
-		r.auth, r.authFile = auth, rig.ContainerPasswordFile
+	if k, ok := r.drv.(rig.PasswordKeeper); ok {
+		r.auth, r.authFile = auth, k.KeepPassword(auth)
 		r.printf("servers: a password made for this run, so no other user of the host can reach them (copied into each container; never in the bundle)\n")
 		return nil
 	}

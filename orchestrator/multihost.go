@@ -75,7 +75,7 @@ func (r *runner) pickHosts(ctx context.Context) (err error) {
 		}
 		hd.Server.BeforeDrop = r.cleanData
 	}
-	r.plan.Runtime = plan.RuntimeDocker
+	r.plan.Runtime = hd.Name()
 	for _, did := range hd.RemoveStale(ctx) {
 		r.printf("cleanup: %s\n", did)
 	}

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
-	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,8 +12,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
+
 	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -288,7 +288,7 @@ func (r *runner) networkPreflight(ctx context.Context, h *docker.HostsDriver, tg
 // the host beside the container (foreign servers run on this machine
 // only), on the same data dir.
 func (r *runner) preflightWhereServed(ctx context.Context, row results.Row, srv rig.ServerHandle, dataDir string) ([]byte, error) {
-	if s, err := r.rowServer(row); err == nil && !s.Self && r.drv.Name() == plan.RuntimeDocker {
+	if s, err := r.rowServer(row); err == nil && !s.Self && r.drv.Capabilities().Images {
 		return process.RunPreflight(ctx, r.cfg.Binary, dataDir, r.preflightArgs(false), io.Discard)
 	}
 	return r.drv.PreflightAt(ctx, srv, r.drv.DataPath(dataDir), r.preflightArgs(false))

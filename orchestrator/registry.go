@@ -1,6 +1,18 @@
 package orchestrator
 
-import "github.com/tierbench/tierbench/orchestrator/plan"
+import (
+	"context"
+
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+)
+
+// runtimes are the runtimes a run starts its servers with, by the name
+// plan.Config.ChooseRuntime gives: each opens its driver for the run.
+var runtimes = map[string]func(ctx context.Context, r *runner) (rig.Driver, error){
+	plan.RuntimeDocker:  openDocker,
+	plan.RuntimeProcess: openProcess,
+}
 
 // parts is the registry: every measurement, dimension and runtime that
 // has a say over a configuration, in the order their refusals are listed.

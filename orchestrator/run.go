@@ -7,15 +7,16 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
-	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
@@ -430,49 +431,55 @@ func newRunID() string {
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
+// pickDriver opens the runtime the configuration chooses (plan's
+// ChooseRuntime), falling back to processes where it may and the runtime
+// is unavailable here.
 func (r *runner) pickDriver(ctx context.Context) error {
 	if r.cfg.HostsMode() {
 		return r.pickHosts(ctx)
 	}
-	runtimeName := r.cfg.Runtime
-	if !r.targets.started() {
-		runtimeName = plan.RuntimeProcess // only the client runs; locally
+	choice := r.cfg.ChooseRuntime(r.targets.started())
+	if choice.Note != "" {
+		r.printf("runtime: %s (%s)\n", choice.Name, choice.Note)
 	}
-	if runtimeName == plan.RuntimeAuto && r.cfg.ServerImage == "" && r.cfg.ForeignServers() {
-		r.printf("runtime: process (--server starts a program of this host; --server-image runs it under Docker)\n")
-		runtimeName = plan.RuntimeProcess
+	drv, err := runtimes[choice.Name](ctx, r)
+	if err != nil && choice.Fallback != "" && errors.Is(err, rig.ErrUnavailable) {
+		r.printf("runtime: %s (%v)\n", choice.Fallback, err)
+		drv, err = runtimes[choice.Fallback](ctx, r)
 	}
-	if r.cfg.MaxShards() > 1 && runtimeName != plan.RuntimeProcess {
-		r.printf("runtime: process (--shards %s starts its shards as pinned processes)\n", formatPIDs(r.cfg.ShardCounts()))
-		runtimeName = plan.RuntimeProcess
+	if err != nil {
+		return err
 	}
-	if runtimeName == plan.RuntimeDocker || runtimeName == plan.RuntimeAuto {
-		d, err := docker.NewDriver(ctx, docker.Endpoint{}, r.cfg.Binary, r.plan.RunID)
-		if err == nil && r.cfg.ServerImage != "" {
-			if err := docker.EnsureServerImage(ctx, d.Cli, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
-				d.Close(context.Background())
-				return err
-			}
-		}
-		if err == nil {
-			if err := d.TakeLease(ctx); err != nil {
-				d.Close(context.Background())
-				return err
-			}
-			d.Warn = r.printf
-			r.printf("runtime: docker (image %s)\n", d.Image)
-			r.drv, r.clients = d, localFleet{r}
-			r.plan.Runtime = plan.RuntimeDocker
-			return nil
-		}
-		if runtimeName == plan.RuntimeDocker {
-			return err
-		}
-		r.printf("runtime: process (no Docker engine: %v)\n", err)
-	}
-	r.drv, r.clients = process.NewDriver(r.cfg.Binary, r.local.pids), localFleet{r}
-	r.plan.Runtime = plan.RuntimeProcess
+	r.drv, r.clients = drv, localFleet{r}
+	r.plan.Runtime = drv.Name()
 	return nil
+}
+
+// openDocker opens the local Docker engine: the run's image built, the
+// server image checked (pulled only with --pull), the engine's lease taken.
+func openDocker(ctx context.Context, r *runner) (rig.Driver, error) {
+	d, err := docker.NewDriver(ctx, docker.Endpoint{}, r.cfg.Binary, r.plan.RunID)
+	if err != nil {
+		return nil, rig.Unavailable(fmt.Errorf("no Docker engine: %w", err))
+	}
+	if r.cfg.ServerImage != "" {
+		if err := docker.EnsureServerImage(ctx, d.Cli, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
+			d.Close(context.Background())
+			return nil, err
+		}
+	}
+	if err := d.TakeLease(ctx); err != nil {
+		d.Close(context.Background())
+		return nil, err
+	}
+	d.Warn = r.printf
+	r.printf("runtime: docker (image %s)\n", d.Image)
+	return d, nil
+}
+
+// openProcess starts servers and clients as child processes here.
+func openProcess(_ context.Context, r *runner) (rig.Driver, error) {
+	return process.NewDriver(r.cfg.Binary, r.local.pids), nil
 }
 
 func (r *runner) writePlan() error {

@@ -3,13 +3,14 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
 
@@ -70,10 +71,10 @@ func validateServers(c plan.Config, bad func(string, ...any)) {
 	}
 	if c.ServerImage != "" {
 		one("--server-image")
-		if c.Runtime == plan.RuntimeProcess {
+		if c.ProcessesOnly() {
 			bad("--server-image runs the server under Docker; --runtime process starts programs (give --server-bin, or --runtime docker)")
 		}
-	} else if len(others) > 0 && c.Runtime == plan.RuntimeDocker {
+	} else if len(others) > 0 && c.ContainersOnly() {
 		bad("--runtime docker starts %s from an image: give --server-image (%s), or --runtime process", names[0], imageHint(others[0]))
 	}
 	if c.Pull && c.ServerImage == "" {
@@ -197,7 +198,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 		l.args, err = s.Process(sc, nil, v)
 		l.args = append(l.args, readCacheArgs(r.cfg, row)...)
 		l.command = sut.Quote(append([]string{r.cfg.Binary}, l.args...))
-	case r.drv.Name() == plan.RuntimeDocker:
+	case r.drv.Capabilities().Images:
 		var ep []string
 		ep, l.args, err = s.Container(sc, v)
 		l.img = rig.ImageRun{Name: r.cfg.ServerImage, Entrypoint: ep}

@@ -3,12 +3,13 @@ package orchestrator
 import (
 	"crypto/tls"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
 
@@ -258,8 +259,8 @@ func (r *runner) setupTLS() error {
 	if err != nil {
 		return err
 	}
-	if r.plan.Runtime != plan.RuntimeProcess {
-		t.dir = rig.ContainerTLSDir
+	if dir := r.drv.Capabilities().FilesDir; dir != "" {
+		t.dir = dir
 	}
 	r.drv.Give(t.files())
 	r.tls = t

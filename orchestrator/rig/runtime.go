@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/tierbench/tierbench/results"
@@ -10,7 +11,11 @@ import (
 // Driver starts the server and the client somewhere: as containers or as
 // child processes. Every driver removes all it started in close.
 type Driver interface {
+	// Name is the runtime's name for plan.json and progress lines; the
+	// run never decides by it: it asks Capabilities.
 	Name() string
+	// Capabilities says what the runtime can do.
+	Capabilities() Capabilities
 	// DataPath is the server's view of the host data directory.
 	DataPath(host string) string
 	StartServer(ctx context.Context, s ServerSpec) (ServerHandle, error)
@@ -28,6 +33,39 @@ type Driver interface {
 	// container at containerTLSDir; a process reads them where they are.
 	Give(files map[string][]byte)
 	Close(ctx context.Context) error
+}
+
+// ErrUnavailable marks a runtime that cannot run here (no engine
+// answers): the run may fall back to another.
+var ErrUnavailable = errors.New("runtime unavailable")
+
+// Unavailable wraps err, which says why, as ErrUnavailable; its message is
+// err's alone.
+func Unavailable(err error) error { return unavailable{err} }
+
+type unavailable struct{ err error }
+
+func (u unavailable) Error() string   { return u.err.Error() }
+func (u unavailable) Unwrap() []error { return []error{ErrUnavailable, u.err} }
+
+// Capabilities are what a runtime can do, asked in place of its name, so
+// that a new runtime says what it supports in one place.
+type Capabilities struct {
+	// Images: it starts servers from images (--server-image), where a
+	// server other than tierbench runs alone, with no tierbench beside
+	// it to run a preflight.
+	Images bool
+	// FilesDir is where the files handed over with Give appear to the
+	// servers and clients it starts; "" where they are read in place.
+	FilesDir string
+}
+
+// PasswordKeeper is a Driver that carries the run's password into what
+// it starts itself (copied into each container), rather than having the
+// run write it in a file of this machine: KeepPassword hands it over
+// and returns where the servers and clients find it.
+type PasswordKeeper interface {
+	KeepPassword(auth string) (path string)
 }
 
 type ServerSpec struct {

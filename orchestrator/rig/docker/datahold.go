@@ -5,10 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/safe"

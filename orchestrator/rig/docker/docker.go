@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"maps"
 	"os"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
@@ -312,6 +313,18 @@ func (d *Driver) copySecrets(ctx context.Context, id string) error {
 
 // Give copies files into every container the driver creates from now on.
 func (d *Driver) Give(files map[string][]byte) { d.secrets = files }
+
+// Capabilities: containers, from images, with the files given copied in.
+func (d *Driver) Capabilities() rig.Capabilities {
+	return rig.Capabilities{Images: true, FilesDir: rig.ContainerTLSDir}
+}
+
+// KeepPassword copies auth into every container the driver creates from
+// now on, at rig.ContainerPasswordFile.
+func (d *Driver) KeepPassword(auth string) string {
+	d.Password = auth
+	return rig.ContainerPasswordFile
+}
 
 // hostPID returns the container's main process as this host sees it.
 func (d *Driver) hostPID(ctx context.Context, id string) (int, error) {

@@ -5,8 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/diskstats"
@@ -80,6 +81,9 @@ func (h *HostsDriver) Host() rig.ServerHost   { return h.Server.Host() }
 func (h *HostsDriver) DataPath(string) string { return rig.ContainerDataDir }
 
 // Give copies files into every container on every host.
+// Capabilities: the server engine's.
+func (h *HostsDriver) Capabilities() rig.Capabilities { return h.Server.Capabilities() }
+
 func (h *HostsDriver) Give(files map[string][]byte) {
 	for _, d := range h.Engines {
 		d.Give(files)

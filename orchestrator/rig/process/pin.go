@@ -2,12 +2,13 @@ package process
 
 import (
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"os/exec"
 	"runtime"
 	"syscall"
 	"unsafe"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"golang.org/x/sys/unix"
 )

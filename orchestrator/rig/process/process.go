@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
@@ -46,6 +47,9 @@ func (d *Driver) Host() rig.ServerHost     { return rig.LocalHost{} }
 
 // Give does nothing: the run's processes read the files in its state dir.
 func (d *Driver) Give(map[string][]byte) {}
+
+// Capabilities: programs of this machine, reading files where they are.
+func (d *Driver) Capabilities() rig.Capabilities { return rig.Capabilities{} }
 
 func (d *Driver) command(args []string, cpus, mems string) *exec.Cmd {
 	return d.commandOf(nil, args, cpus, mems)
