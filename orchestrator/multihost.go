@@ -6,14 +6,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"net"
 	"net/url"
 	"strings"
 
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+
 	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 
 	"github.com/tierbench/tierbench/results"
 )
