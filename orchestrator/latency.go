@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,11 +14,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/rig"
+
 	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/internal/freeze"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/results"
 )
@@ -143,36 +145,36 @@ func bestCell(plan results.Plan, recs []results.PassRecord, row results.Row) (re
 
 // latencySteps runs the fixed-rate steps of a row whose passes are done,
 // skipping the steps latency.jsonl already holds (--resume).
-func (r *runner) latencySteps(ctx context.Context, row results.Row, tgt rowTarget) error {
-	if !r.cfg.Latency {
+func latencySteps(ctx context.Context, env Env, row results.Row) error {
+	if !env.Config().Latency {
 		return nil
 	}
-	recs, _, err := results.ReadCells(r.out)
+	recs, _, err := results.ReadCells(env.Bundle())
 	if err != nil {
 		return err
 	}
-	best, ok := bestCell(r.plan, recs, row)
+	best, ok := bestCell(env.Plan(), recs, row)
 	if !ok {
-		r.printf("%s %s: no cell in the table, so no rate to offer: latency steps skipped\n", titleCase(row.Backend), row.Label)
+		env.Printf("%s %s: no cell in the table, so no rate to offer: latency steps skipped\n", human.Title(row.Backend), row.Label)
 		return nil
 	}
-	done, err := results.ReadLatency(r.out)
+	done, err := results.ReadLatency(env.Bundle())
 	if err != nil {
 		return err
 	}
 	if _, ok := results.FloorOf(done, row); !ok && len(missingShares(done, row)) > 0 {
-		if err := r.floorStep(ctx, row, tgt, best); err != nil {
+		if err := floorStep(ctx, env, row, best); err != nil {
 			return err
 		}
 	}
 	for _, share := range missingShares(done, row) {
-		rec, err := r.latencyStep(ctx, row, tgt, best, share)
+		rec, err := latencyStep(ctx, env, row, best, share)
 		if err != nil {
 			return err
 		}
-		r.printf("  offered %s, achieved %s; p50 %s p99 %s p99.9 %s%s\n", FormatOps(rec.OfferedOpsPerSec), FormatOps(rec.AchievedOpsPerSec),
+		env.Printf("  offered %s, achieved %s; p50 %s p99 %s p99.9 %s%s\n", human.Ops(rec.OfferedOpsPerSec), human.Ops(rec.AchievedOpsPerSec),
 			plots.FormatMicros(rec.P50Micros), plots.FormatMicros(rec.P99Micros), plots.FormatMicros(rec.P999Micros), shortNote(rec))
-		if err := appendLatency(r.out, rec); err != nil {
+		if err := appendLatency(env.Bundle(), rec); err != nil {
 			return err
 		}
 	}
@@ -191,26 +193,26 @@ const (
 // floorStep measures the row's floor before its GET steps: PING at the
 // lowest step's rate over the same connections and depth, appended to
 // latency.jsonl with Floor set.
-func (r *runner) floorStep(ctx context.Context, row results.Row, tgt rowTarget, best results.Cell) error {
-	rec := r.rateRecord(row, best, math.Round(latencyShares[0]*best.Median))
+func floorStep(ctx context.Context, env Env, row results.Row, best results.Cell) error {
+	rec := rateRecord(env, row, best, math.Round(latencyShares[0]*best.Median))
 	rec.Share, rec.Floor = 0, floorCommand
-	r.printf("latency: %s %s floor: %s at %s/s for %d s after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label,
-		floorCommand, FormatOps(rec.OfferedOpsPerSec), r.stepSeconds(rec), results.LatencyWarmupSeconds)
-	rec, err := r.rateStep(ctx, row, tgt, rec, "floor", "latency-floor", hlogName(row, "floor"))
+	env.Printf("latency: %s %s floor: %s at %s/s for %d s after a %d s unrecorded warm-up\n", human.Title(row.Backend), row.Label,
+		floorCommand, human.Ops(rec.OfferedOpsPerSec), stepSeconds(env, rec), results.LatencyWarmupSeconds)
+	rec, err := rateStep(ctx, env, row, rec, "floor", "latency-floor", hlogName(row, "floor"))
 	if err != nil {
 		return err
 	}
-	r.printf("  floor p50 %s p99 %s p99.9 %s%s\n", plots.FormatMicros(rec.P50Micros), plots.FormatMicros(rec.P99Micros), plots.FormatMicros(rec.P999Micros), shortNote(rec))
-	return appendLatency(r.out, rec)
+	env.Printf("  floor p50 %s p99 %s p99.9 %s%s\n", plots.FormatMicros(rec.P50Micros), plots.FormatMicros(rec.P99Micros), plots.FormatMicros(rec.P999Micros), shortNote(rec))
+	return appendLatency(env.Bundle(), rec)
 }
 
 // stepSeconds is how long a fixed-rate step records: a cell's seconds, at
 // most floorSeconds for the calibration.
-func (r *runner) stepSeconds(rec results.LatencyRecord) int {
+func stepSeconds(env Env, rec results.LatencyRecord) int {
 	if rec.Floor != "" {
-		return min(r.cfg.CellSeconds, floorSeconds)
+		return min(env.Config().CellSeconds, floorSeconds)
 	}
-	return r.cfg.CellSeconds
+	return env.Config().CellSeconds
 }
 
 // missingShares are the shares of latencyShares whose step recs lack for
@@ -228,45 +230,43 @@ func missingShares(recs []results.LatencyRecord, row results.Row) []float64 {
 // latencyTodo reports whether row still lacks latency this run measures:
 // with --latency, a fixed-rate step latency.jsonl does not hold for a row
 // with a cell in the table; with --slo, a probe its search still needs
-// (sloNext); across hosts, the row's merged online phase.
+// (sloNext). (Across hosts, the row's merged online phase is the
+// fleet's to say.)
 // A run stopped during a row's latency phase has all the row's passes, so
 // --resume asks this before it skips a row: what the bundle holds is kept
 // and only what it lacks is run.
-func (r *runner) latencyTodo(row results.Row) (bool, error) {
-	if done, err := r.clients.onlineDone(row); !done || err != nil {
-		return !done, err
-	}
-	if !r.cfg.Latency && r.cfg.SLO == "" {
+func latencyTodo(env Env, row results.Row) (bool, error) {
+	if !env.Config().Latency && env.Config().SLO == "" {
 		return false, nil
 	}
-	recs, _, err := results.ReadCells(r.out)
+	recs, _, err := results.ReadCells(env.Bundle())
 	if err != nil {
 		return false, err
 	}
-	best, ok := bestCell(r.plan, recs, row)
+	best, ok := bestCell(env.Plan(), recs, row)
 	if !ok {
 		return false, nil // no rate to offer: latencySteps skips the row
 	}
-	done, err := results.ReadLatency(r.out)
+	done, err := results.ReadLatency(env.Bundle())
 	if err != nil {
 		return false, err
 	}
-	if r.cfg.Latency && len(missingShares(done, row)) > 0 {
+	if env.Config().Latency && len(missingShares(done, row)) > 0 {
 		return true, nil
 	}
-	return r.sloTodo(done, row, best)
+	return sloTodo(env, done, row, best)
 }
 
 // latencyStep offers share × best's median over best's connections for
 // one cell's seconds, with up to --batch GETs in flight per connection
 // (what the throughput cells kept outstanding), and writes its log.
-func (r *runner) latencyStep(ctx context.Context, row results.Row, tgt rowTarget, best results.Cell, share float64) (results.LatencyRecord, error) {
-	rec := r.rateRecord(row, best, math.Round(share*best.Median))
+func latencyStep(ctx context.Context, env Env, row results.Row, best results.Cell, share float64) (results.LatencyRecord, error) {
+	rec := rateRecord(env, row, best, math.Round(share*best.Median))
 	rec.Share = share
 	pct := int(math.Round(100 * share))
-	r.printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label, pct,
-		FormatOps(best.Median), best.Threads, FormatOps(rec.OfferedOpsPerSec), r.cfg.CellSeconds, results.LatencyWarmupSeconds)
-	return r.rateStep(ctx, row, tgt, rec, fmt.Sprintf("at %d %%", pct), fmt.Sprintf("latency-%d", pct), hlogName(row, strconv.Itoa(pct)))
+	env.Printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s after a %d s unrecorded warm-up\n", human.Title(row.Backend), row.Label, pct,
+		human.Ops(best.Median), best.Threads, human.Ops(rec.OfferedOpsPerSec), env.Config().CellSeconds, results.LatencyWarmupSeconds)
+	return rateStep(ctx, env, row, rec, fmt.Sprintf("at %d %%", pct), fmt.Sprintf("latency-%d", pct), hlogName(row, strconv.Itoa(pct)))
 }
 
 // hlogName is a row's file under latency/ for one step: named by the whole
@@ -279,16 +279,16 @@ func hlogName(row results.Row, step string) string {
 
 // rateRecord is the record of a fixed-rate step of row at rate GET/s over
 // best's connections, before it is measured.
-func (r *runner) rateRecord(row results.Row, best results.Cell, rate float64) results.LatencyRecord {
+func rateRecord(env Env, row results.Row, best results.Cell, rate float64) results.LatencyRecord {
 	return results.LatencyRecord{Kind: "latency", Schema: results.SchemaVersion, Row: row, Share: rate / best.Median, BestOpsPerSec: best.Median,
-		Threads: best.Threads, InFlight: r.batchOf(row), OfferedOpsPerSec: rate}
+		Threads: best.Threads, InFlight: env.Batch(), OfferedOpsPerSec: rate}
 }
 
 // rateStep measures the fixed-rate step rec describes (what names it in
 // errors, name is the client's, hlog the file under latency/) and fills
 // in what the client measured.
-func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, rec results.LatencyRecord, what, name, hlog string) (results.LatencyRecord, error) {
-	seconds, op := r.stepSeconds(rec), "GET"
+func rateStep(ctx context.Context, env Env, row results.Row, rec results.LatencyRecord, what, name, hlog string) (results.LatencyRecord, error) {
+	seconds, op := stepSeconds(env, rec), "GET"
 	if rec.Floor != "" {
 		op = rec.Floor
 	}
@@ -297,7 +297,7 @@ func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, r
 	defer cancel()
 	start := time.Now()
 	args := append([]string{"-s", "-t", strconv.Itoa(rec.Threads), "--runtime", strconv.Itoa(seconds)}, onlineOps(op, rec.InFlight, rec.OfferedOpsPerSec)...)
-	stdout, _, err := r.drv.RunClient(sctx, r.benchSpec(row, tgt, name, args))
+	stdout, err := env.RunClient(sctx, name, args)
 	end := time.Now()
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
 		return rec, fmt.Errorf("orchestrator: latency step %s %s %s: did not end within %v: the server stopped answering (see logs/)", row.Backend, row.Label, what, limit)
@@ -333,7 +333,7 @@ func (r *runner) rateStep(ctx context.Context, row results.Row, tgt rowTarget, r
 		rec.P50Micros, rec.P99Micros = us(h.ValueAtQuantile(50)), us(h.ValueAtQuantile(99))
 		rec.P999Micros, rec.MaxMicros = us(h.ValueAtQuantile(99.9)), us(h.Max())
 		rec.Hlog = filepath.ToSlash(filepath.Join(results.DirLatency, hlog))
-		if err := writeHlog(filepath.Join(r.out, rec.Hlog), h, start, end, rec); err != nil {
+		if err := writeHlog(filepath.Join(env.Bundle(), rec.Hlog), h, start, end, rec); err != nil {
 			return rec, err
 		}
 	}

@@ -79,7 +79,7 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 		t.Fatal(err)
 	}
 	best := results.Cell{Row: row, Threads: 4, Median: 4000}
-	quiet, err := r.latencyStep(t.Context(), row, tgt, best, 0.5)
+	quiet, err := latencyStep(t.Context(), rowEnv{r, row, tgt}, row, best, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		done <- debugSleep(t, redis.Addr, "0.5")
 	}()
-	stalled, err := r.latencyStep(t.Context(), row, tgt, best, 0.75)
+	stalled, err := latencyStep(t.Context(), rowEnv{r, row, tgt}, row, best, 0.75)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestFloorStep(t *testing.T) {
 	r, tgt, row := latencyRunner(t, 1)
 	tgt.addr = redis.Addr
 	best := results.Cell{Row: row, Threads: 2, Median: 20000}
-	if err := r.floorStep(t.Context(), row, tgt, best); err != nil {
+	if err := floorStep(t.Context(), rowEnv{r, row, tgt}, row, best); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := results.ReadLatency(r.out)

@@ -487,6 +487,17 @@ func (r *runner) writePlan() error {
 	return results.WriteJSON(r.out, results.FilePlan, r.plan)
 }
 
+// latencyTodo reports whether row still lacks latency this run measures:
+// the fleet's merged online phase across hosts, or what the latency
+// steps and the SLO search say they lack (--resume asks this before it
+// skips a row).
+func (r *runner) latencyTodo(row results.Row) (bool, error) {
+	if done, err := r.clients.onlineDone(row); !done || err != nil {
+		return !done, err
+	}
+	return latencyTodo(rowEnv{r: r, row: row}, row)
+}
+
 // countWork counts the passes still to measure, for the progress line.
 func (r *runner) countWork() {
 	for _, row := range r.plan.Rows {
@@ -558,11 +569,11 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		return err
 	}
 	r.setPhaseIf(r.cfg.Latency, phaseLatency, &row)
-	if err := r.latencySteps(ctx, row, tgt); err != nil {
+	if err := latencySteps(ctx, rowEnv{r, row, tgt}, row); err != nil {
 		return err
 	}
 	r.setPhaseIf(r.cfg.SLO != "", phaseSLO, &row)
-	if err := r.sloSearch(ctx, row, tgt); err != nil {
+	if err := sloSearch(ctx, rowEnv{r, row, tgt}, row); err != nil {
 		return err
 	}
 	r.setPhaseIf(r.rowWorkOf(row).fioSeconds > 0, phaseFio, &row)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
 
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/results"
 )
@@ -117,11 +118,11 @@ func sloReplay(recs []results.LatencyRecord, row results.Row, slo results.SLO, b
 }
 
 // sloTodo reports whether row's search still lacks a probe.
-func (r *runner) sloTodo(recs []results.LatencyRecord, row results.Row, best results.Cell) (bool, error) {
-	if r.cfg.SLO == "" {
+func sloTodo(env Env, recs []results.LatencyRecord, row results.Row, best results.Cell) (bool, error) {
+	if env.Config().SLO == "" {
 		return false, nil
 	}
-	slo, err := results.ParseSLO(r.cfg.SLO)
+	slo, err := results.ParseSLO(env.Config().SLO)
 	if err != nil {
 		return false, fmt.Errorf("orchestrator: --slo: %w", err)
 	}
@@ -130,31 +131,31 @@ func (r *runner) sloTodo(recs []results.LatencyRecord, row results.Row, best res
 }
 
 // sloSearch runs row's search, measuring the probes latency.jsonl lacks.
-func (r *runner) sloSearch(ctx context.Context, row results.Row, tgt rowTarget) error {
-	if r.cfg.SLO == "" {
+func sloSearch(ctx context.Context, env Env, row results.Row) error {
+	if env.Config().SLO == "" {
 		return nil
 	}
-	slo, err := results.ParseSLO(r.cfg.SLO)
+	slo, err := results.ParseSLO(env.Config().SLO)
 	if err != nil {
 		return fmt.Errorf("orchestrator: --slo: %w", err)
 	}
-	cells, _, err := results.ReadCells(r.out)
+	cells, _, err := results.ReadCells(env.Bundle())
 	if err != nil {
 		return err
 	}
-	best, ok := bestCell(r.plan, cells, row)
+	best, ok := bestCell(env.Plan(), cells, row)
 	if !ok {
-		r.printf("%s %s: no cell in the table, so no rate to start from: --slo search skipped\n", titleCase(row.Backend), row.Label)
+		env.Printf("%s %s: no cell in the table, so no rate to start from: --slo search skipped\n", human.Title(row.Backend), row.Label)
 		return nil
 	}
-	_, err = r.runSLO(ctx, row, tgt, slo, best)
+	_, err = runSLO(ctx, env, row, slo, best)
 	return err
 }
 
 // runSLO runs row's search from best, measuring the probes latency.jsonl
 // lacks, and says what it found.
-func (r *runner) runSLO(ctx context.Context, row results.Row, tgt rowTarget, slo results.SLO, best results.Cell) (results.SLOFinding, error) {
-	recs, err := results.ReadLatency(r.out)
+func runSLO(ctx context.Context, env Env, row results.Row, slo results.SLO, best results.Cell) (results.SLOFinding, error) {
+	recs, err := results.ReadLatency(env.Bundle())
 	if err != nil {
 		return results.SLOFinding{}, err
 	}
@@ -163,28 +164,28 @@ func (r *runner) runSLO(ctx context.Context, row results.Row, tgt rowTarget, slo
 		if rate == 0 {
 			break
 		}
-		rec, err := r.sloProbe(ctx, row, tgt, slo, best, rate, n+1)
+		rec, err := sloProbe(ctx, env, row, slo, best, rate, n+1)
 		if err != nil {
 			return results.SLOFinding{}, err
 		}
-		if err := appendLatency(r.out, rec); err != nil {
+		if err := appendLatency(env.Bundle(), rec); err != nil {
 			return results.SLOFinding{}, err
 		}
 		recs = append(recs, rec)
 	}
 	f := results.FindSLO(recs, row, slo)
-	r.printf("slo: %s %s: %s\n", titleCase(row.Backend), row.Label, sloSentence(f, slo))
+	env.Printf("slo: %s %s: %s\n", human.Title(row.Backend), row.Label, sloSentence(f, slo))
 	return f, nil
 }
 
 // sloProbe measures one probe of the search at rate, the probe-th.
-func (r *runner) sloProbe(ctx context.Context, row results.Row, tgt rowTarget, slo results.SLO, best results.Cell, rate float64, probe int) (results.LatencyRecord, error) {
-	rec := r.rateRecord(row, best, rate)
+func sloProbe(ctx context.Context, env Env, row results.Row, slo results.SLO, best results.Cell, rate float64, probe int) (results.LatencyRecord, error) {
+	rec := rateRecord(env, row, best, rate)
 	rec.SLO, rec.Probe = slo.String(), probe
-	r.printf("slo: %s %s, probe %d of at most %d for %s: %s GET/s offered (%.0f %% of %s, t=%d) for %d s after a %d s unrecorded warm-up\n",
-		titleCase(row.Backend), row.Label, probe, sloMaxProbes, slo.Title(), FormatOps(rate), 100*rec.Share, FormatOps(best.Median), best.Threads,
-		r.cfg.CellSeconds, results.LatencyWarmupSeconds)
-	rec, err := r.rateStep(ctx, row, tgt, rec, fmt.Sprintf("--slo probe %d at %.0f GET/s", probe, rate), fmt.Sprintf("slo-%d", probe),
+	env.Printf("slo: %s %s, probe %d of at most %d for %s: %s GET/s offered (%.0f %% of %s, t=%d) for %d s after a %d s unrecorded warm-up\n",
+		human.Title(row.Backend), row.Label, probe, sloMaxProbes, slo.Title(), human.Ops(rate), 100*rec.Share, human.Ops(best.Median), best.Threads,
+		env.Config().CellSeconds, results.LatencyWarmupSeconds)
+	rec, err := rateStep(ctx, env, row, rec, fmt.Sprintf("--slo probe %d at %.0f GET/s", probe, rate), fmt.Sprintf("slo-%d", probe),
 		hlogName(row, fmt.Sprintf("slo-%s-%.0f", slo.Percentile, rate)))
 	if err != nil {
 		return rec, err
@@ -193,7 +194,7 @@ func (r *runner) sloProbe(ctx context.Context, row results.Row, tgt rowTarget, s
 	if why := slo.Judge(rec); why != "" {
 		verdict = "does not: " + why
 	}
-	r.printf("  achieved %s; %s %s: %s%s\n", FormatOps(rec.AchievedOpsPerSec), slo.Percentile, plots.FormatMicros(slo.Of(rec)), verdict, shortNote(rec))
+	env.Printf("  achieved %s; %s %s: %s%s\n", human.Ops(rec.AchievedOpsPerSec), slo.Percentile, plots.FormatMicros(slo.Of(rec)), verdict, shortNote(rec))
 	return rec, nil
 }
 
@@ -202,15 +203,15 @@ func (r *runner) sloProbe(ctx context.Context, row results.Row, tgt rowTarget, s
 func sloSentence(f results.SLOFinding, slo results.SLO) string {
 	met := fmt.Sprintf("no probed rate met %s", slo.Title())
 	if f.Met != nil {
-		met = fmt.Sprintf("%s GET/s at %s (%s %s there)", FormatOps(f.Met.OfferedOpsPerSec), slo.Title(), slo.Percentile, plots.FormatMicros(slo.Of(*f.Met)))
+		met = fmt.Sprintf("%s GET/s at %s (%s %s there)", human.Ops(f.Met.OfferedOpsPerSec), slo.Title(), slo.Percentile, plots.FormatMicros(slo.Of(*f.Met)))
 	}
 	switch {
 	case f.Above == nil:
 		return fmt.Sprintf("%s, the ceiling; %d probes", met, f.Probes)
 	case f.Why == "over":
-		return fmt.Sprintf("%s; %s over it (%s %s); %d probes", met, FormatOps(f.Above.OfferedOpsPerSec), slo.Percentile, plots.FormatMicros(slo.Of(*f.Above)), f.Probes)
+		return fmt.Sprintf("%s; %s over it (%s %s); %d probes", met, human.Ops(f.Above.OfferedOpsPerSec), slo.Percentile, plots.FormatMicros(slo.Of(*f.Above)), f.Probes)
 	}
-	return fmt.Sprintf("%s; %s not met (%s); %d probes", met, FormatOps(f.Above.OfferedOpsPerSec), f.Why, f.Probes)
+	return fmt.Sprintf("%s; %s not met (%s); %d probes", met, human.Ops(f.Above.OfferedOpsPerSec), f.Why, f.Probes)
 }
 
 // validateSLO refuses an --slo that does not parse, or one the run

@@ -137,7 +137,7 @@ func TestSLOSlowedServerFindsLess(t *testing.T) {
 	}
 	slo := results.SLO{Percentile: "p99", BoundMicros: 100_000}
 	best := results.Cell{Row: row, Threads: 4, Median: 16_000}
-	quiet, err := r.runSLO(t.Context(), row, tgt, slo, best)
+	quiet, err := runSLO(t.Context(), rowEnv{r, row, tgt}, row, slo, best)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestSLOSlowedServerFindsLess(t *testing.T) {
 	// Another SLO name keeps the quiet search's probes apart in the one
 	// latency.jsonl: the slowed search measures its own.
 	slowSLO := results.SLO{Percentile: "p99", BoundMicros: 100_000.001}
-	slowed, err := r.runSLO(t.Context(), row, tgt, slowSLO, best)
+	slowed, err := runSLO(t.Context(), rowEnv{r, row, tgt}, row, slowSLO, best)
 	close(stop)
 	wg.Wait()
 	if err != nil {
