@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"os"
@@ -67,11 +68,11 @@ type benchReport struct {
 
 // benchOnline is what a client host's online run says of its window.
 type benchOnline struct {
-	Ops            int64        `json:"ops"`
-	Histogram      string       `json:"histogram"`
-	Window         *benchWindow `json:"window"`
-	Warmup         onlineWarmup `json:"warmup"`
-	HostStealShare *float64     `json:"host_steal_share"`
+	Ops            int64                `json:"ops"`
+	Histogram      string               `json:"histogram"`
+	Window         *benchWindow         `json:"window"`
+	Warmup         latency.OnlineWarmup `json:"warmup"`
+	HostStealShare *float64             `json:"host_steal_share"`
 }
 
 type benchWindow struct {
@@ -92,7 +93,7 @@ func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row 
 	shares := splitThreads(threads, len(h.Clients))
 	lead += time.Duration(warmup) * time.Second
 	start := time.Now().Add(lead).Truncate(time.Millisecond)
-	limit := lead + phaseLimit(seconds)
+	limit := lead + rig.PhaseLimit(seconds)
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	outs := make([]clientOut, len(shares))
@@ -262,7 +263,7 @@ func (r *runner) latencyHosts(ctx context.Context, h *docker.HostsDriver, row re
 	threads := max(len(h.Clients), min(r.cfg.Threads[0], 8))
 	r.printf("%s %s: latency, %d s online at t=%d over %d client host(s) after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label,
 		r.cfg.CellSeconds, threads, len(h.Clients), results.LatencyWarmupSeconds)
-	outs, err := r.runClients(ctx, h, row, tgt, "latency", threads, r.cfg.CellSeconds, results.LatencyWarmupSeconds, onlineGET(1, 0))
+	outs, err := r.runClients(ctx, h, row, tgt, "latency", threads, r.cfg.CellSeconds, results.LatencyWarmupSeconds, latency.OnlineGET(1, 0))
 	if err != nil {
 		return fmt.Errorf("orchestrator: latency phase of %s %s: %w", row.Backend, row.Label, err)
 	}

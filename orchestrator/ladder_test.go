@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"math"
@@ -210,8 +211,8 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) != len(latencyShares) {
-		t.Fatalf("latency.jsonl: %d steps, want %d", len(steps), len(latencyShares))
+	if len(steps) != len(latency.Shares) {
+		t.Fatalf("latency.jsonl: %d steps, want %d", len(steps), len(latency.Shares))
 	}
 	// On a loaded 2-CPU machine the upper steps may fall short of their
 	// offered rate (recorded as such and marked in the report); the lowest
@@ -242,8 +243,8 @@ func TestRunLadderAndLatencyDocker(t *testing.T) {
 		t.Fatal(err)
 	}
 	resumeBundle(t, bin, out, filepath.Join(data, "..", "state"), "runtime: docker", "cell 1/1: Libaio", "at 90 % of")
-	if steps, err := readLatencySteps(out); err != nil || len(steps) != len(latencyShares) {
-		t.Errorf("after resume: %d latency steps (%v), want %d", len(steps), err, len(latencyShares))
+	if steps, err := readLatencySteps(out); err != nil || len(steps) != len(latency.Shares) {
+		t.Errorf("after resume: %d latency steps (%v), want %d", len(steps), err, len(latency.Shares))
 	}
 	if passes, _, err := results.ReadCells(out); err != nil || len(passes) != 1 {
 		t.Errorf("after resume: %d passes (%v), want 1", len(passes), err)

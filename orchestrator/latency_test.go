@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bufio"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/rig/process"
@@ -79,7 +80,7 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 		t.Fatal(err)
 	}
 	best := results.Cell{Row: row, Threads: 4, Median: 4000}
-	quiet, err := latencyStep(t.Context(), rowEnv{r, row, tgt}, row, best, 0.5)
+	quiet, err := latency.Step(t.Context(), rowEnv{r, row, tgt}, row, best, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +94,7 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 		time.Sleep(1500 * time.Millisecond)
 		done <- debugSleep(t, redis.Addr, "0.5")
 	}()
-	stalled, err := latencyStep(t.Context(), rowEnv{r, row, tgt}, row, best, 0.75)
+	stalled, err := latency.Step(t.Context(), rowEnv{r, row, tgt}, row, best, 0.75)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,11 +150,11 @@ func TestLatencyStepShowsAStall(t *testing.T) {
 
 func TestBestCellAndResolve(t *testing.T) {
 	bundlePlan := referencePlan()
-	best, ok := bestCell(bundlePlan, referencePasses(bundlePlan), bundlePlan.Rows[0])
+	best, ok := latency.BestCell(bundlePlan, referencePasses(bundlePlan), bundlePlan.Rows[0])
 	if !ok || best.Threads != 64 {
 		t.Errorf("bestCell of the reference's first row: got %+v, %v; want t=64", best, ok)
 	}
-	if _, ok := bestCell(bundlePlan, nil, bundlePlan.Rows[0]); ok {
+	if _, ok := latency.BestCell(bundlePlan, nil, bundlePlan.Rows[0]); ok {
 		t.Errorf("bestCell with no Passes: got a cell, want none")
 	}
 	for _, tt := range []struct {
@@ -184,7 +185,7 @@ func FuzzParseOnline(f *testing.F) {
 	f.Add([]byte(`{"online":{"ops":-1}}`))
 	f.Add([]byte(`{"online":{"histogram":"HISTFAAAA"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		o, h, err := parseOnline(data)
+		o, h, err := latency.ParseOnline(data)
 		if err != nil {
 			return
 		}
@@ -217,8 +218,8 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept, err := readLatencySteps(out)
-	if err != nil || len(kept) < 2 || len(kept) >= len(latencyShares) {
-		t.Fatalf("after SIGINT: %d latency steps (%v), want at least 2 and not all %d", len(kept), err, len(latencyShares))
+	if err != nil || len(kept) < 2 || len(kept) >= len(latency.Shares) {
+		t.Fatalf("after SIGINT: %d latency steps (%v), want at least 2 and not all %d", len(kept), err, len(latency.Shares))
 	}
 
 	r := runBinary(t, bin, "run", "--resume", out, "--state-dir", state)
@@ -248,8 +249,8 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 	for _, l := range steps {
 		shares = append(shares, l.Share)
 	}
-	if !slices.Equal(shares, latencyShares) {
-		t.Errorf("latency.jsonl after resume: got shares %v, want each of %v once", shares, latencyShares)
+	if !slices.Equal(shares, latency.Shares) {
+		t.Errorf("latency.jsonl after resume: got shares %v, want each of %v once", shares, latency.Shares)
 	}
 	for i, k := range kept {
 		if i < len(steps) && (steps[i].Share != k.Share || !steps[i].Time.Equal(k.Time)) {
@@ -262,8 +263,8 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 	if again.code != 0 || !strings.Contains(again.stderr, "done already, skipped") || strings.Contains(again.stderr, "latency: Libaio") {
 		t.Errorf("second resume: exit %d, want the row skipped and no step run:\n%s", again.code, again.stderr)
 	}
-	if steps2, _ := readLatencySteps(out); len(steps2) != len(latencyShares) {
-		t.Errorf("after the second resume: %d steps, want %d", len(steps2), len(latencyShares))
+	if steps2, _ := readLatencySteps(out); len(steps2) != len(latency.Shares) {
+		t.Errorf("after the second resume: %d steps, want %d", len(steps2), len(latency.Shares))
 	}
 	assertNoProcesses(t, bin)
 }
@@ -287,13 +288,13 @@ func TestLatencyTodo(t *testing.T) {
 	}
 	steps := bundletest.LatencySteps(bundlePlan)
 	for _, rec := range steps[:2] {
-		if err := appendLatency(dir, rec); err != nil {
+		if err := latency.Append(dir, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
 	todo("two steps of five", row, true)
 	for _, rec := range steps[2:] {
-		if err := appendLatency(dir, rec); err != nil {
+		if err := latency.Append(dir, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -342,7 +343,7 @@ func TestHlogNamesAreTheRows(t *testing.T) {
 	}
 	seen := map[string]string{}
 	for _, r := range rows {
-		name := hlogName(r, "10")
+		name := latency.HlogName(r, "10")
 		if strings.ContainsRune(name, '/') {
 			t.Errorf("row %s: got %q, want a file name without a directory", r.ID(), name)
 		}
@@ -362,7 +363,7 @@ func TestFloorStep(t *testing.T) {
 	r, tgt, row := latencyRunner(t, 1)
 	tgt.addr = redis.Addr
 	best := results.Cell{Row: row, Threads: 2, Median: 20000}
-	if err := floorStep(t.Context(), rowEnv{r, row, tgt}, row, best); err != nil {
+	if err := latency.FloorStep(t.Context(), rowEnv{r, row, tgt}, row, best); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := results.ReadLatency(r.out)
@@ -373,16 +374,16 @@ func TestFloorStep(t *testing.T) {
 	if !ok || len(recs) != 1 {
 		t.Fatalf("latency.jsonl: got %+v, want the one floor record", recs)
 	}
-	if f.Floor != floorCommand || f.Share != 0 || f.OfferedOpsPerSec != latencyShares[0]*best.Median || f.Ops == 0 || f.Errors != 0 || f.Pacing == nil {
-		t.Errorf("floor: got %+v, want PING at %.0f/s answered without errors, with the client's pacing", f, latencyShares[0]*best.Median)
+	if f.Floor != latency.FloorCommand || f.Share != 0 || f.OfferedOpsPerSec != latency.Shares[0]*best.Median || f.Ops == 0 || f.Errors != 0 || f.Pacing == nil {
+		t.Errorf("floor: got %+v, want PING at %.0f/s answered without errors, with the client's pacing", f, latency.Shares[0]*best.Median)
 	}
 	// Loopback and an idle redis-server: the floor is well under 50 ms
 	// even on a loaded machine, and above nothing.
 	if f.P50Micros <= 0 || f.P50Micros > 50e3 {
 		t.Errorf("floor p50 %s, want a loopback round trip", plots.FormatMicros(f.P50Micros))
 	}
-	if got := missingShares(recs, row); !slices.Equal(got, latencyShares) {
-		t.Errorf("with only the floor in latency.jsonl: missing shares %v, want all of %v", got, latencyShares)
+	if got := latency.MissingShares(recs, row); !slices.Equal(got, latency.Shares) {
+		t.Errorf("with only the floor in latency.jsonl: missing shares %v, want all of %v", got, latency.Shares)
 	}
 }
 

@@ -3,11 +3,12 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"net"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
 
@@ -29,16 +30,6 @@ const (
 	minDeviceShare = 0.99
 )
 
-// phaseGraceSeconds is how long a GET phase may overrun its --runtime
-// before the client is killed and the row fails: a server that stops
-// answering must not hang the run.
-const phaseGraceSeconds = 60
-
-// phaseLimit is how long a client phase that runs for seconds may take.
-func phaseLimit(seconds int) time.Duration {
-	return time.Duration(seconds+phaseGraceSeconds) * time.Second
-}
-
 // bench runs one GET phase of `threads` connections for `seconds`.
 func (r *runner) bench(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
 	return r.clients.bench(ctx, row, tgt, name, threads, seconds)
@@ -47,7 +38,7 @@ func (r *runner) bench(ctx context.Context, row results.Row, tgt rowTarget, name
 // benchLocal is bench with the client on this machine.
 func (r *runner) benchLocal(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
 	var pl results.Placement
-	limit := phaseLimit(seconds)
+	limit := rig.PhaseLimit(seconds)
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	out, err := r.runBench(pctx, row, tgt, name, append(append([]string{"-s"}, r.cellOps()...), "-t", strconv.Itoa(threads),

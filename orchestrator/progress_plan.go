@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/latency"
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
@@ -83,11 +84,11 @@ func postCellPhases(cfg plan.Config, w rowWork) []phase {
 	var out []phase
 	step := float64(results.LatencyWarmupSeconds + cfg.CellSeconds)
 	if cfg.Latency {
-		floor := float64(results.LatencyWarmupSeconds + min(cfg.CellSeconds, floorSeconds))
-		out = append(out, phase{Name: phaseLatency, Count: 1 + len(latencyShares), Seconds: (floor + float64(len(latencyShares))*step) / float64(1+len(latencyShares))})
+		floor := float64(results.LatencyWarmupSeconds + min(cfg.CellSeconds, latency.FloorSeconds))
+		out = append(out, phase{Name: phaseLatency, Count: 1 + len(latency.Shares), Seconds: (floor + float64(len(latency.Shares))*step) / float64(1+len(latency.Shares))})
 	}
 	if cfg.SLO != "" {
-		out = append(out, phase{Name: phaseSLO, Count: sloMaxProbes, Seconds: step, UpTo: true})
+		out = append(out, phase{Name: phaseSLO, Count: latency.SLOMaxProbes, Seconds: step, UpTo: true})
 	}
 	if w.fioSeconds > 0 {
 		out = append(out, phase{Name: phaseFio, Count: len(cfg.Threads), Seconds: float64(w.fioSeconds), UpTo: true})

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"encoding/json"
+	"github.com/tierbench/tierbench/orchestrator/latency"
 	"os"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 	threads := []int{2, 4}
 	cellsPerRow := passes * len(threads)
 	step := float64(results.LatencyWarmupSeconds + cell)
-	latency := float64(results.LatencyWarmupSeconds+min(cell, floorSeconds)) + float64(len(latencyShares))*step
+	latencySeconds := float64(results.LatencyWarmupSeconds+min(cell, latency.FloorSeconds)) + float64(len(latency.Shares))*step
 	load := float64(dbsize) / assumedLoadKeysPerSec
 	base := plan.Config{Profile: plan.ProfileQuick, Backends: []string{"uring"}, Pins: []string{plan.PinNone}, Threads: threads,
 		CellSeconds: cell, WarmupSeconds: warm, Passes: passes, DBSize: dbsize, Runtime: plan.RuntimeProcess, NoFio: true,
@@ -60,10 +61,10 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 			wantTotal: 2 * (warm + float64(cellsPerRow*(cell+1)))},
 		{name: "latency", cfg: with(func(c *plan.Config) { c.Latency = true; c.Given = []string{"latency"} }), rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency},
-			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latency},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latencySeconds},
 		{name: "slo", cfg: with(func(c *plan.Config) { c.SLO = "p99=1ms" }), rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseSLO},
-			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + sloMaxProbes*step},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latency.SLOMaxProbes*step},
 		{name: "ladder", cfg: with(func(c *plan.Config) { c.Ladder = true }), rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseLadder},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + ladderRounds*3*cell},
@@ -77,7 +78,7 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 			c.Latency, c.Given, c.SLO, c.Ladder, c.NoFio, c.FioSeconds = true, []string{"latency"}, "p99=1ms", true, false, 0
 		}), preflight: true, rows: 1,
 			want: []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency, phaseSLO, phaseFio, phaseLadder},
-			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + latency + sloMaxProbes*step + float64(len(threads)*4) +
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + latencySeconds + latency.SLOMaxProbes*step + float64(len(threads)*4) +
 				ladderRounds*3*cell},
 	}
 	for _, tc := range tests {
@@ -131,14 +132,14 @@ func TestRemainingPhasesAtACell(t *testing.T) {
 	r.resumed.passes[results.PassKey(r.plan.Rows[0], 2, 1)] = true
 	r.progress.cellIndex = 2
 	ps := r.remainingPhases()
-	latency := phase{Name: phaseLatency, Count: 1 + len(latencyShares), Seconds: float64(3+len(latencyShares)*3) / float64(1+len(latencyShares))}
+	latencyPhase := phase{Name: phaseLatency, Count: 1 + len(latency.Shares), Seconds: float64(3+len(latency.Shares)*3) / float64(1+len(latency.Shares))}
 	want := []phase{
 		{Name: phaseCells, Count: 1 + 2, Seconds: 3},
-		latency,
+		latencyPhase,
 		{Name: phaseLoad, Count: 1, Seconds: 1},
 		{Name: phaseWarmup, Count: 1, Seconds: 1},
 	}
-	want[1].Count, want[1].Seconds = 2*latency.Count, latency.Seconds
+	want[1].Count, want[1].Seconds = 2*latencyPhase.Count, latencyPhase.Seconds
 	if got := phaseNames(ps); !slices.Equal(got, phaseNames(want)) {
 		t.Fatalf("got phases %v, want %v", got, phaseNames(want))
 	}

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"github.com/tierbench/tierbench/orchestrator/latency"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
@@ -59,5 +60,5 @@ type sloMeasurement struct{}
 
 func (sloMeasurement) Name() string { return "slo" }
 func (sloMeasurement) Supports(c plan.Config) error {
-	return plan.Refusals(func(bad func(string, ...any)) { validateSLO(c, bad) })
+	return plan.Refusals(func(bad func(string, ...any)) { latency.ValidateSLO(c, bad) })
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/latency"
 	"io"
 	"os"
 	"path/filepath"
@@ -495,7 +496,7 @@ func (r *runner) latencyTodo(row results.Row) (bool, error) {
 	if done, err := r.clients.onlineDone(row); !done || err != nil {
 		return !done, err
 	}
-	return latencyTodo(rowEnv{r: r, row: row}, row)
+	return latency.Todo(rowEnv{r: r, row: row}, row)
 }
 
 // countWork counts the passes still to measure, for the progress line.
@@ -569,11 +570,11 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		return err
 	}
 	r.setPhaseIf(r.cfg.Latency, phaseLatency, &row)
-	if err := latencySteps(ctx, rowEnv{r, row, tgt}, row); err != nil {
+	if err := latency.Steps(ctx, rowEnv{r, row, tgt}, row); err != nil {
 		return err
 	}
 	r.setPhaseIf(r.cfg.SLO != "", phaseSLO, &row)
-	if err := sloSearch(ctx, rowEnv{r, row, tgt}, row); err != nil {
+	if err := latency.SLOSearch(ctx, rowEnv{r, row, tgt}, row); err != nil {
 		return err
 	}
 	r.setPhaseIf(r.rowWorkOf(row).fioSeconds > 0, phaseFio, &row)

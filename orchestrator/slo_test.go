@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/orchestrator/latency"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,10 +23,10 @@ import (
 
 // simulateSLO runs the search against a server that meets the bound at
 // every rate up to capacity and none above, and returns its probes.
-func simulateSLO(ceiling, capacity float64) []sloPoint {
-	var probes []sloPoint
-	for rate := sloNext(ceiling, nil); rate != 0; rate = sloNext(ceiling, probes) {
-		probes = append(probes, sloPoint{rate: rate, met: rate <= capacity})
+func simulateSLO(ceiling, capacity float64) []latency.SLOPoint {
+	var probes []latency.SLOPoint
+	for rate := latency.SLONext(ceiling, nil); rate != 0; rate = latency.SLONext(ceiling, probes) {
+		probes = append(probes, latency.SLOPoint{Rate: rate, Met: rate <= capacity})
 	}
 	return probes
 }
@@ -35,23 +36,23 @@ func simulateSLO(ceiling, capacity float64) []sloPoint {
 // bound within 5 % of the lowest that did not, or at the ceiling, or
 // with nothing met when even the ceiling ÷ 64 was over.
 func TestSLONext(t *testing.T) {
-	if sloMaxProbes != 11 {
-		t.Errorf("sloMaxProbes = %d, want the 11 run --help and the README state", sloMaxProbes)
+	if latency.SLOMaxProbes != 11 {
+		t.Errorf("sloMaxProbes = %d, want the 11 run --help and the README state", latency.SLOMaxProbes)
 	}
 	const ceiling = 100_000.0
 	for _, capacity := range []float64{2e6, ceiling, 99_999, 73_000, 50_000, 49_999, 31_000, 12_345, 3000, 1563, 1562, 1000, 0} {
 		probes := simulateSLO(ceiling, capacity)
 		lo, hi := 0.0, math.Inf(1)
 		for _, p := range probes {
-			if p.met {
-				lo = max(lo, p.rate)
+			if p.Met {
+				lo = max(lo, p.Rate)
 			} else {
-				hi = min(hi, p.rate)
+				hi = min(hi, p.Rate)
 			}
 		}
 		switch {
-		case len(probes) > sloMaxProbes:
-			t.Errorf("capacity %.0f: %d probes, want at most %d", capacity, len(probes), sloMaxProbes)
+		case len(probes) > latency.SLOMaxProbes:
+			t.Errorf("capacity %.0f: %d probes, want at most %d", capacity, len(probes), latency.SLOMaxProbes)
 		case lo > capacity || hi <= capacity:
 			t.Errorf("capacity %.0f: got met up to %.0f, not met from %.0f; want the capacity between", capacity, lo, hi)
 		case capacity >= ceiling:
@@ -59,11 +60,11 @@ func TestSLONext(t *testing.T) {
 				t.Errorf("capacity %.0f: got met %.0f after %d probes, want the ceiling at once", capacity, lo, len(probes))
 			}
 		case capacity < ceiling/64:
-			if lo != 0 || len(probes) != 1+sloHalvings {
-				t.Errorf("capacity %.0f: got met %.0f after %d probes, want none met after %d", capacity, lo, len(probes), 1+sloHalvings)
+			if lo != 0 || len(probes) != 1+latency.SLOHalvings {
+				t.Errorf("capacity %.0f: got met %.0f after %d probes, want none met after %d", capacity, lo, len(probes), 1+latency.SLOHalvings)
 			}
-		case hi > sloTolerance*lo:
-			t.Errorf("capacity %.0f: got met %.0f, not met %.0f, %d probes; want within %.0f %%", capacity, lo, hi, len(probes), 100*(sloTolerance-1))
+		case hi > latency.SLOTolerance*lo:
+			t.Errorf("capacity %.0f: got met %.0f, not met %.0f, %d probes; want within %.0f %%", capacity, lo, hi, len(probes), 100*(latency.SLOTolerance-1))
 		}
 	}
 }
@@ -80,17 +81,17 @@ func TestSLOReplay(t *testing.T) {
 	recs = append(recs, results.LatencyRecord{Row: row, SLO: "p50=1ms", OfferedOpsPerSec: 80_000, AchievedOpsPerSec: 80_000},
 		results.LatencyRecord{Row: results.Row{Backend: "uring", Pin: plan.PinNone}, SLO: slo.String(), OfferedOpsPerSec: 80_000, AchievedOpsPerSec: 80_000})
 	for k, p := range probes {
-		next, n := sloReplay(recs, row, slo, best)
-		if next != p.rate || n != k {
-			t.Fatalf("after %d probes: replay gives %.0f after %d, want %.0f after %d", k, next, n, p.rate, k)
+		next, n := latency.SLOReplay(recs, row, slo, best)
+		if next != p.Rate || n != k {
+			t.Fatalf("after %d probes: replay gives %.0f after %d, want %.0f after %d", k, next, n, p.Rate, k)
 		}
 		p99 := 900.0
-		if !p.met {
+		if !p.Met {
 			p99 = 1100
 		}
-		recs = append(recs, results.LatencyRecord{Row: row, SLO: slo.String(), OfferedOpsPerSec: p.rate, AchievedOpsPerSec: p.rate, P99Micros: p99})
+		recs = append(recs, results.LatencyRecord{Row: row, SLO: slo.String(), OfferedOpsPerSec: p.Rate, AchievedOpsPerSec: p.Rate, P99Micros: p99})
 	}
-	if next, n := sloReplay(recs, row, slo, best); next != 0 || n != len(probes) {
+	if next, n := latency.SLOReplay(recs, row, slo, best); next != 0 || n != len(probes) {
 		t.Errorf("finished search: replay gives %.0f after %d, want 0 after %d", next, n, len(probes))
 	}
 }
@@ -110,11 +111,11 @@ func checkFinding(t *testing.T, what string, f results.SLOFinding, slo results.S
 		if f.Met.OfferedOpsPerSec != math.Round(ceiling) {
 			t.Errorf("%s: found %.0f GET/s with no probe above it, want that only at the ceiling %.0f", what, f.Met.OfferedOpsPerSec, ceiling)
 		}
-	} else if f.Why == "" || f.Above.OfferedOpsPerSec > sloTolerance*f.Met.OfferedOpsPerSec+1 {
+	} else if f.Why == "" || f.Above.OfferedOpsPerSec > latency.SLOTolerance*f.Met.OfferedOpsPerSec+1 {
 		t.Errorf("%s: found %.0f GET/s, probe above at %.0f (%q); want it within 5 %% and not meeting the bound", what, f.Met.OfferedOpsPerSec, f.Above.OfferedOpsPerSec, f.Why)
 	}
-	if f.Probes > sloMaxProbes {
-		t.Errorf("%s: %d probes, want at most %d", what, f.Probes, sloMaxProbes)
+	if f.Probes > latency.SLOMaxProbes {
+		t.Errorf("%s: %d probes, want at most %d", what, f.Probes, latency.SLOMaxProbes)
 	}
 }
 
@@ -137,7 +138,7 @@ func TestSLOSlowedServerFindsLess(t *testing.T) {
 	}
 	slo := results.SLO{Percentile: "p99", BoundMicros: 100_000}
 	best := results.Cell{Row: row, Threads: 4, Median: 16_000}
-	quiet, err := runSLO(t.Context(), rowEnv{r, row, tgt}, row, slo, best)
+	quiet, err := latency.RunSLO(t.Context(), rowEnv{r, row, tgt}, row, slo, best)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestSLOSlowedServerFindsLess(t *testing.T) {
 	// Another SLO name keeps the quiet search's probes apart in the one
 	// latency.jsonl: the slowed search measures its own.
 	slowSLO := results.SLO{Percentile: "p99", BoundMicros: 100_000.001}
-	slowed, err := runSLO(t.Context(), rowEnv{r, row, tgt}, row, slowSLO, best)
+	slowed, err := latency.RunSLO(t.Context(), rowEnv{r, row, tgt}, row, slowSLO, best)
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -243,7 +244,7 @@ func TestRunSLO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	best, ok := bestCell(res.Plan, cells, row)
+	best, ok := latency.BestCell(res.Plan, cells, row)
 	if !ok {
 		t.Fatal("no cell in the table")
 	}
@@ -370,9 +371,9 @@ func TestResumeContinuesSLOSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := plan.Rows[0]
-	best, ok := bestCell(plan, cells, row)
+	best, ok := latency.BestCell(plan, cells, row)
 	slo, _ := results.ParseSLO("p99=5ms")
-	if next, _ := sloReplay(kept, row, slo, best); !ok || next == 0 {
+	if next, _ := latency.SLOReplay(kept, row, slo, best); !ok || next == 0 {
 		t.Fatalf("after SIGINT: %d probes and a best cell %v, next rate %.0f: want the search unfinished", len(kept), ok, next)
 	}
 
@@ -403,9 +404,9 @@ func TestResumeContinuesSLOSearch(t *testing.T) {
 			t.Errorf("line %d of latency.jsonl: probe %d, want %d", i+1, l.Probe, i+1)
 		}
 	}
-	if next, n := sloReplay(all, row, slo, best); next != 0 || n != len(all) {
+	if next, n := latency.SLOReplay(all, row, slo, best); next != 0 || n != len(all) {
 		t.Errorf("after resume: the search replays to %.0f after %d of %d probes, want it finished with every probe its own", next, n, len(all))
 	}
-	t.Logf("%d probes kept, %d measured by --resume: %s", len(kept), len(all)-len(kept), sloSentence(results.FindSLO(all, row, slo), slo))
+	t.Logf("%d probes kept, %d measured by --resume: %s", len(kept), len(all)-len(kept), latency.SLOSentence(results.FindSLO(all, row, slo), slo))
 	assertNoProcesses(t, bin)
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package latency
 
 import (
 	"context"
@@ -44,45 +44,45 @@ import (
 // lacks; a finished search measures nothing again.
 
 const (
-	sloHalvings   = 6
+	SLOHalvings   = 6
 	sloBisections = 4
-	sloMaxProbes  = 1 + sloHalvings + sloBisections
-	sloTolerance  = 1.05
+	SLOMaxProbes  = 1 + SLOHalvings + sloBisections
+	SLOTolerance  = 1.05
 )
 
 // sloPoint is one probe as the search sees it: its offered rate and
 // whether it met the bound.
-type sloPoint struct {
-	rate float64
-	met  bool
+type SLOPoint struct {
+	Rate float64
+	Met  bool
 }
 
 // sloNext is the next rate to offer after probes, given the ceiling
 // (both whole GET/s), or 0 when the search is over.
-func sloNext(ceiling float64, probes []sloPoint) float64 {
+func SLONext(ceiling float64, probes []SLOPoint) float64 {
 	if len(probes) == 0 {
 		return ceiling
 	}
-	if len(probes) >= sloMaxProbes {
+	if len(probes) >= SLOMaxProbes {
 		return 0
 	}
 	lo, hi := 0.0, 0.0
 	for _, p := range probes {
-		if p.met {
-			lo = max(lo, p.rate)
-		} else if hi == 0 || p.rate < hi {
-			hi = p.rate
+		if p.Met {
+			lo = max(lo, p.Rate)
+		} else if hi == 0 || p.Rate < hi {
+			hi = p.Rate
 		}
 	}
 	switch {
 	case hi == 0:
 		return 0 // the ceiling met the bound
 	case lo == 0:
-		if len(probes) > sloHalvings {
+		if len(probes) > SLOHalvings {
 			return 0 // the ceiling ÷ 64 did not meet it either
 		}
 		return math.Max(1, math.Round(hi/2))
-	case hi <= sloTolerance*lo:
+	case hi <= SLOTolerance*lo:
 		return 0
 	}
 	next := math.Round(math.Sqrt(lo * hi))
@@ -95,11 +95,11 @@ func sloNext(ceiling float64, probes []sloPoint) float64 {
 // sloReplay walks row's search over recs, the probes latency.jsonl
 // holds, and returns the next rate it lacks (0: the search is over) and
 // how many probes it has.
-func sloReplay(recs []results.LatencyRecord, row results.Row, slo results.SLO, best results.Cell) (float64, int) {
+func SLOReplay(recs []results.LatencyRecord, row results.Row, slo results.SLO, best results.Cell) (float64, int) {
 	name := slo.String()
-	var probes []sloPoint
+	var probes []SLOPoint
 	for {
-		rate := sloNext(math.Round(best.Median), probes)
+		rate := SLONext(math.Round(best.Median), probes)
 		if rate == 0 {
 			return 0, len(probes)
 		}
@@ -113,7 +113,7 @@ func sloReplay(recs []results.LatencyRecord, row results.Row, slo results.SLO, b
 		if i < 0 {
 			return rate, len(probes)
 		}
-		probes = append(probes, sloPoint{rate: rate, met: slo.Judge(recs[i]) == ""})
+		probes = append(probes, SLOPoint{Rate: rate, Met: slo.Judge(recs[i]) == ""})
 	}
 }
 
@@ -126,12 +126,12 @@ func sloTodo(env Env, recs []results.LatencyRecord, row results.Row, best result
 	if err != nil {
 		return false, fmt.Errorf("orchestrator: --slo: %w", err)
 	}
-	next, _ := sloReplay(recs, row, slo, best)
+	next, _ := SLOReplay(recs, row, slo, best)
 	return next > 0, nil
 }
 
 // sloSearch runs row's search, measuring the probes latency.jsonl lacks.
-func sloSearch(ctx context.Context, env Env, row results.Row) error {
+func SLOSearch(ctx context.Context, env Env, row results.Row) error {
 	if env.Config().SLO == "" {
 		return nil
 	}
@@ -143,24 +143,24 @@ func sloSearch(ctx context.Context, env Env, row results.Row) error {
 	if err != nil {
 		return err
 	}
-	best, ok := bestCell(env.Plan(), cells, row)
+	best, ok := BestCell(env.Plan(), cells, row)
 	if !ok {
 		env.Printf("%s %s: no cell in the table, so no rate to start from: --slo search skipped\n", human.Title(row.Backend), row.Label)
 		return nil
 	}
-	_, err = runSLO(ctx, env, row, slo, best)
+	_, err = RunSLO(ctx, env, row, slo, best)
 	return err
 }
 
-// runSLO runs row's search from best, measuring the probes latency.jsonl
+// RunSLO runs row's search from best, measuring the probes latency.jsonl
 // lacks, and says what it found.
-func runSLO(ctx context.Context, env Env, row results.Row, slo results.SLO, best results.Cell) (results.SLOFinding, error) {
+func RunSLO(ctx context.Context, env Env, row results.Row, slo results.SLO, best results.Cell) (results.SLOFinding, error) {
 	recs, err := results.ReadLatency(env.Bundle())
 	if err != nil {
 		return results.SLOFinding{}, err
 	}
 	for {
-		rate, n := sloReplay(recs, row, slo, best)
+		rate, n := SLOReplay(recs, row, slo, best)
 		if rate == 0 {
 			break
 		}
@@ -168,13 +168,13 @@ func runSLO(ctx context.Context, env Env, row results.Row, slo results.SLO, best
 		if err != nil {
 			return results.SLOFinding{}, err
 		}
-		if err := appendLatency(env.Bundle(), rec); err != nil {
+		if err := Append(env.Bundle(), rec); err != nil {
 			return results.SLOFinding{}, err
 		}
 		recs = append(recs, rec)
 	}
 	f := results.FindSLO(recs, row, slo)
-	env.Printf("slo: %s %s: %s\n", human.Title(row.Backend), row.Label, sloSentence(f, slo))
+	env.Printf("slo: %s %s: %s\n", human.Title(row.Backend), row.Label, SLOSentence(f, slo))
 	return f, nil
 }
 
@@ -183,10 +183,10 @@ func sloProbe(ctx context.Context, env Env, row results.Row, slo results.SLO, be
 	rec := rateRecord(env, row, best, rate)
 	rec.SLO, rec.Probe = slo.String(), probe
 	env.Printf("slo: %s %s, probe %d of at most %d for %s: %s GET/s offered (%.0f %% of %s, t=%d) for %d s after a %d s unrecorded warm-up\n",
-		human.Title(row.Backend), row.Label, probe, sloMaxProbes, slo.Title(), human.Ops(rate), 100*rec.Share, human.Ops(best.Median), best.Threads,
+		human.Title(row.Backend), row.Label, probe, SLOMaxProbes, slo.Title(), human.Ops(rate), 100*rec.Share, human.Ops(best.Median), best.Threads,
 		env.Config().CellSeconds, results.LatencyWarmupSeconds)
 	rec, err := rateStep(ctx, env, row, rec, fmt.Sprintf("--slo probe %d at %.0f GET/s", probe, rate), fmt.Sprintf("slo-%d", probe),
-		hlogName(row, fmt.Sprintf("slo-%s-%.0f", slo.Percentile, rate)))
+		HlogName(row, fmt.Sprintf("slo-%s-%.0f", slo.Percentile, rate)))
 	if err != nil {
 		return rec, err
 	}
@@ -200,7 +200,7 @@ func sloProbe(ctx context.Context, env Env, row results.Row, slo results.SLO, be
 
 // sloSentence says what a search found, in the words of the progress
 // line.
-func sloSentence(f results.SLOFinding, slo results.SLO) string {
+func SLOSentence(f results.SLOFinding, slo results.SLO) string {
 	met := fmt.Sprintf("no probed rate met %s", slo.Title())
 	if f.Met != nil {
 		met = fmt.Sprintf("%s GET/s at %s (%s %s there)", human.Ops(f.Met.OfferedOpsPerSec), slo.Title(), slo.Percentile, plots.FormatMicros(slo.Of(*f.Met)))
@@ -214,9 +214,9 @@ func sloSentence(f results.SLOFinding, slo results.SLO) string {
 	return fmt.Sprintf("%s; %s not met (%s); %d probes", met, human.Ops(f.Above.OfferedOpsPerSec), f.Why, f.Probes)
 }
 
-// validateSLO refuses an --slo that does not parse, or one the run
+// ValidateSLO refuses an --slo that does not parse, or one the run
 // cannot search (the fixed-rate client drives one server).
-func validateSLO(c plan.Config, bad func(string, ...any)) {
+func ValidateSLO(c plan.Config, bad func(string, ...any)) {
 	if c.SLO == "" {
 		if c.Explicit("slo") {
 			bad("--slo is empty: want PERCENTILE=BOUND such as p99=1ms, or leave it out")

@@ -1,4 +1,4 @@
-package orchestrator
+package latency
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package orchestrator
+package latency
 
 import (
 	"cmp"
@@ -34,13 +34,13 @@ import (
 // older tierbench versions read and would refuse) and each step's
 // HdrHistogram is written to latency/ as an HdrHistogram log.
 
-// onlineGET is the bench flags of an online GET phase beyond the row's
+// OnlineGET is the bench flags of an online GET phase beyond the row's
 // benchArgs, the connections and the runtime: every op a GET, at most
 // inFlight in flight per connection, offered at rate ops/sec (0: closed
 // loop), after results.LatencyWarmupSeconds sent alike but not recorded. The
 // fixed-rate steps and the merged phase across hosts both take their flags
 // from here, so their latencies are measured alike.
-func onlineGET(inFlight int, rate float64) []string {
+func OnlineGET(inFlight int, rate float64) []string {
 	return onlineOps("GET", inFlight, rate)
 }
 
@@ -55,18 +55,18 @@ func onlineOps(op string, inFlight int, rate float64) []string {
 	return args
 }
 
-// onlineWarmup is what bench counted of an online phase's unrecorded
+// OnlineWarmup is what bench counted of an online phase's unrecorded
 // warm-up: the evidence that the phase had one.
-type onlineWarmup struct {
+type OnlineWarmup struct {
 	Seconds float64 `json:"seconds"`
 	Ops     int64   `json:"ops"`
 }
 
-// latencyShares are the offered rates, as shares of the row's best median.
-var latencyShares = []float64{0.10, 0.25, 0.50, 0.75, 0.90}
+// Shares are the offered rates, as shares of the row's best median.
+var Shares = []float64{0.10, 0.25, 0.50, 0.75, 0.90}
 
-// onlineOutput is the part of `bench --online --json` the steps use.
-type onlineOutput struct {
+// OnlineOutput is the part of `bench --online --json` the steps use.
+type OnlineOutput struct {
 	Online *struct {
 		Ops             int64         `json:"ops"`
 		Seconds         float64       `json:"seconds"`
@@ -86,7 +86,7 @@ type onlineOutput struct {
 		// Histogram is the run's HdrHistogram of nanoseconds, compressed
 		// and base64 as in an HdrHistogram log line.
 		Histogram string       `json:"histogram"`
-		Warmup    onlineWarmup `json:"warmup"`
+		Warmup    OnlineWarmup `json:"warmup"`
 		Pacing    *struct {
 			Lateness struct {
 				P50 float64 `json:"p50"`
@@ -104,10 +104,10 @@ type onlineOutput struct {
 	} `json:"online"`
 }
 
-// parseOnline reads bench's online JSON; the histogram, when present,
+// ParseOnline reads bench's online JSON; the histogram, when present,
 // must decode.
-func parseOnline(out []byte) (onlineOutput, *hdrhistogram.Histogram, error) {
-	var o onlineOutput
+func ParseOnline(out []byte) (OnlineOutput, *hdrhistogram.Histogram, error) {
+	var o OnlineOutput
 	doc, err := rig.JsonDocument(out)
 	if err != nil {
 		return o, nil, fmt.Errorf("orchestrator: bench --online output: %w", err)
@@ -132,8 +132,8 @@ func parseOnline(out []byte) (onlineOutput, *hdrhistogram.Histogram, error) {
 	return o, h, nil
 }
 
-// bestCell is the row's highest median among the cells the table shows.
-func bestCell(plan results.Plan, recs []results.PassRecord, row results.Row) (results.Cell, bool) {
+// BestCell is the row's highest median among the cells the table shows.
+func BestCell(plan results.Plan, recs []results.PassRecord, row results.Row) (results.Cell, bool) {
 	var best results.Cell
 	for _, c := range results.Aggregate(plan, recs, nil, 0) {
 		if c.Row == row && c.Excluded == "" && c.Passes > 0 && c.Median > best.Median {
@@ -143,9 +143,9 @@ func bestCell(plan results.Plan, recs []results.PassRecord, row results.Row) (re
 	return best, best.Median > 0
 }
 
-// latencySteps runs the fixed-rate steps of a row whose passes are done,
+// Steps runs the fixed-rate steps of a row whose passes are done,
 // skipping the steps latency.jsonl already holds (--resume).
-func latencySteps(ctx context.Context, env Env, row results.Row) error {
+func Steps(ctx context.Context, env Env, row results.Row) error {
 	if !env.Config().Latency {
 		return nil
 	}
@@ -153,7 +153,7 @@ func latencySteps(ctx context.Context, env Env, row results.Row) error {
 	if err != nil {
 		return err
 	}
-	best, ok := bestCell(env.Plan(), recs, row)
+	best, ok := BestCell(env.Plan(), recs, row)
 	if !ok {
 		env.Printf("%s %s: no cell in the table, so no rate to offer: latency steps skipped\n", human.Title(row.Backend), row.Label)
 		return nil
@@ -162,19 +162,19 @@ func latencySteps(ctx context.Context, env Env, row results.Row) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := results.FloorOf(done, row); !ok && len(missingShares(done, row)) > 0 {
-		if err := floorStep(ctx, env, row, best); err != nil {
+	if _, ok := results.FloorOf(done, row); !ok && len(MissingShares(done, row)) > 0 {
+		if err := FloorStep(ctx, env, row, best); err != nil {
 			return err
 		}
 	}
-	for _, share := range missingShares(done, row) {
-		rec, err := latencyStep(ctx, env, row, best, share)
+	for _, share := range MissingShares(done, row) {
+		rec, err := Step(ctx, env, row, best, share)
 		if err != nil {
 			return err
 		}
 		env.Printf("  offered %s, achieved %s; p50 %s p99 %s p99.9 %s%s\n", human.Ops(rec.OfferedOpsPerSec), human.Ops(rec.AchievedOpsPerSec),
 			plots.FormatMicros(rec.P50Micros), plots.FormatMicros(rec.P99Micros), plots.FormatMicros(rec.P999Micros), shortNote(rec))
-		if err := appendLatency(env.Bundle(), rec); err != nil {
+		if err := Append(env.Bundle(), rec); err != nil {
 			return err
 		}
 	}
@@ -186,40 +186,40 @@ func latencySteps(ctx context.Context, env Env, row results.Row) error {
 // touching data, so its latency is the network's, the client's and the
 // server's event loop's — the floor under every GET step of the row.
 const (
-	floorCommand = "PING"
-	floorSeconds = 3
+	FloorCommand = "PING"
+	FloorSeconds = 3
 )
 
-// floorStep measures the row's floor before its GET steps: PING at the
+// FloorStep measures the row's floor before its GET steps: PING at the
 // lowest step's rate over the same connections and depth, appended to
 // latency.jsonl with Floor set.
-func floorStep(ctx context.Context, env Env, row results.Row, best results.Cell) error {
-	rec := rateRecord(env, row, best, math.Round(latencyShares[0]*best.Median))
-	rec.Share, rec.Floor = 0, floorCommand
+func FloorStep(ctx context.Context, env Env, row results.Row, best results.Cell) error {
+	rec := rateRecord(env, row, best, math.Round(Shares[0]*best.Median))
+	rec.Share, rec.Floor = 0, FloorCommand
 	env.Printf("latency: %s %s floor: %s at %s/s for %d s after a %d s unrecorded warm-up\n", human.Title(row.Backend), row.Label,
-		floorCommand, human.Ops(rec.OfferedOpsPerSec), stepSeconds(env, rec), results.LatencyWarmupSeconds)
-	rec, err := rateStep(ctx, env, row, rec, "floor", "latency-floor", hlogName(row, "floor"))
+		FloorCommand, human.Ops(rec.OfferedOpsPerSec), stepSeconds(env, rec), results.LatencyWarmupSeconds)
+	rec, err := rateStep(ctx, env, row, rec, "floor", "latency-floor", HlogName(row, "floor"))
 	if err != nil {
 		return err
 	}
 	env.Printf("  floor p50 %s p99 %s p99.9 %s%s\n", plots.FormatMicros(rec.P50Micros), plots.FormatMicros(rec.P99Micros), plots.FormatMicros(rec.P999Micros), shortNote(rec))
-	return appendLatency(env.Bundle(), rec)
+	return Append(env.Bundle(), rec)
 }
 
 // stepSeconds is how long a fixed-rate step records: a cell's seconds, at
 // most floorSeconds for the calibration.
 func stepSeconds(env Env, rec results.LatencyRecord) int {
 	if rec.Floor != "" {
-		return min(env.Config().CellSeconds, floorSeconds)
+		return min(env.Config().CellSeconds, FloorSeconds)
 	}
 	return env.Config().CellSeconds
 }
 
-// missingShares are the shares of latencyShares whose step recs lack for
+// MissingShares are the shares of latencyShares whose step recs lack for
 // row, in order.
-func missingShares(recs []results.LatencyRecord, row results.Row) []float64 {
+func MissingShares(recs []results.LatencyRecord, row results.Row) []float64 {
 	var out []float64
-	for _, share := range latencyShares {
+	for _, share := range Shares {
 		if !slices.ContainsFunc(recs, func(l results.LatencyRecord) bool { return l.Row == row && l.SLO == "" && l.Share == share }) {
 			out = append(out, share)
 		}
@@ -227,7 +227,7 @@ func missingShares(recs []results.LatencyRecord, row results.Row) []float64 {
 	return out
 }
 
-// latencyTodo reports whether row still lacks latency this run measures:
+// Todo reports whether row still lacks latency this run measures:
 // with --latency, a fixed-rate step latency.jsonl does not hold for a row
 // with a cell in the table; with --slo, a probe its search still needs
 // (sloNext). (Across hosts, the row's merged online phase is the
@@ -235,7 +235,7 @@ func missingShares(recs []results.LatencyRecord, row results.Row) []float64 {
 // A run stopped during a row's latency phase has all the row's passes, so
 // --resume asks this before it skips a row: what the bundle holds is kept
 // and only what it lacks is run.
-func latencyTodo(env Env, row results.Row) (bool, error) {
+func Todo(env Env, row results.Row) (bool, error) {
 	if !env.Config().Latency && env.Config().SLO == "" {
 		return false, nil
 	}
@@ -243,7 +243,7 @@ func latencyTodo(env Env, row results.Row) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	best, ok := bestCell(env.Plan(), recs, row)
+	best, ok := BestCell(env.Plan(), recs, row)
 	if !ok {
 		return false, nil // no rate to offer: latencySteps skips the row
 	}
@@ -251,29 +251,29 @@ func latencyTodo(env Env, row results.Row) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if env.Config().Latency && len(missingShares(done, row)) > 0 {
+	if env.Config().Latency && len(MissingShares(done, row)) > 0 {
 		return true, nil
 	}
 	return sloTodo(env, done, row, best)
 }
 
-// latencyStep offers share × best's median over best's connections for
+// Step offers share × best's median over best's connections for
 // one cell's seconds, with up to --batch GETs in flight per connection
 // (what the throughput cells kept outstanding), and writes its log.
-func latencyStep(ctx context.Context, env Env, row results.Row, best results.Cell, share float64) (results.LatencyRecord, error) {
+func Step(ctx context.Context, env Env, row results.Row, best results.Cell, share float64) (results.LatencyRecord, error) {
 	rec := rateRecord(env, row, best, math.Round(share*best.Median))
 	rec.Share = share
 	pct := int(math.Round(100 * share))
 	env.Printf("latency: %s %s at %d %% of %s (t=%d): %s GET/s offered for %d s after a %d s unrecorded warm-up\n", human.Title(row.Backend), row.Label, pct,
 		human.Ops(best.Median), best.Threads, human.Ops(rec.OfferedOpsPerSec), env.Config().CellSeconds, results.LatencyWarmupSeconds)
-	return rateStep(ctx, env, row, rec, fmt.Sprintf("at %d %%", pct), fmt.Sprintf("latency-%d", pct), hlogName(row, strconv.Itoa(pct)))
+	return rateStep(ctx, env, row, rec, fmt.Sprintf("at %d %%", pct), fmt.Sprintf("latency-%d", pct), HlogName(row, strconv.Itoa(pct)))
 }
 
-// hlogName is a row's file under latency/ for one step: named by the whole
+// HlogName is a row's file under latency/ for one step: named by the whole
 // row id, so rows that differ only in server, -b, memory or TLS keep a log
 // each (named by backend and pin alone, a sweep's rows overwrote each
 // other's).
-func hlogName(row results.Row, step string) string {
+func HlogName(row results.Row, step string) string {
 	return strings.ReplaceAll(row.ID(), "/", "-") + "-" + step + ".hlog"
 }
 
@@ -292,7 +292,7 @@ func rateStep(ctx context.Context, env Env, row results.Row, rec results.Latency
 	if rec.Floor != "" {
 		op = rec.Floor
 	}
-	limit := phaseLimit(results.LatencyWarmupSeconds + seconds)
+	limit := rig.PhaseLimit(results.LatencyWarmupSeconds + seconds)
 	sctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	start := time.Now()
@@ -305,7 +305,7 @@ func rateStep(ctx context.Context, env Env, row results.Row, rec results.Latency
 	if err != nil {
 		return rec, fmt.Errorf("orchestrator: latency step %s %s %s: %w", row.Backend, row.Label, what, err)
 	}
-	out, h, err := parseOnline(stdout)
+	out, h, err := ParseOnline(stdout)
 	if err != nil {
 		return rec, err
 	}
@@ -377,7 +377,7 @@ func writeHlog(path string, h *hdrhistogram.Histogram, start, end time.Time, rec
 	return nil
 }
 
-func appendLatency(dir string, rec results.LatencyRecord) error {
+func Append(dir string, rec results.LatencyRecord) error {
 	return results.AppendJSONL(dir, results.FileLatency, rec)
 }
 
