@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+
 	"github.com/tierbench/tierbench/orchestrator/latency"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
@@ -22,7 +23,8 @@ var parts = []plan.Part{
 	memorySweepDimension{},
 	readCacheSweepDimension{},
 	tlsDimension{},
-	sloMeasurement{},
+	latency.FixedRate{},
+	latency.Capacity{},
 }
 
 type serversDimension struct{}
@@ -56,9 +58,18 @@ func (tlsDimension) Supports(c plan.Config) error {
 }
 func (tlsDimension) Adjust(c *plan.Config) { dropExtrasForTLS(c) }
 
-type sloMeasurement struct{}
+// rowStep is a measurement run after a row's passes, on the row's server:
+// phase names it in progress lines and status.json, asked says whether
+// the configuration asks for it, run measures what the bundle lacks.
+type rowStep struct {
+	phase string
+	asked func(plan.Config) bool
+	run   func(ctx context.Context, env rowEnv) error
+}
 
-func (sloMeasurement) Name() string { return "slo" }
-func (sloMeasurement) Supports(c plan.Config) error {
-	return plan.Refusals(func(bad func(string, ...any)) { latency.ValidateSLO(c, bad) })
+// rowSteps are the measurements after a row's passes, in the order they
+// run.
+var rowSteps = []rowStep{
+	{phaseLatency, func(c plan.Config) bool { return c.Latency }, func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
+	{phaseSLO, func(c plan.Config) bool { return c.SLO != "" }, func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
 }

@@ -7,13 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/latency"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/latency"
 
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
@@ -569,13 +570,11 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 	if err := r.clients.online(ctx, row, tgt); err != nil {
 		return err
 	}
-	r.setPhaseIf(r.cfg.Latency, phaseLatency, &row)
-	if err := latency.Steps(ctx, rowEnv{r, row, tgt}, row); err != nil {
-		return err
-	}
-	r.setPhaseIf(r.cfg.SLO != "", phaseSLO, &row)
-	if err := latency.SLOSearch(ctx, rowEnv{r, row, tgt}, row); err != nil {
-		return err
+	for _, s := range rowSteps {
+		r.setPhaseIf(s.asked(r.cfg), s.phase, &row)
+		if err := s.run(ctx, rowEnv{r, row, tgt}); err != nil {
+			return err
+		}
 	}
 	r.setPhaseIf(r.rowWorkOf(row).fioSeconds > 0, phaseFio, &row)
 	if err := r.measureFioCPU(ctx, row); err != nil {

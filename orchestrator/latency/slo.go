@@ -214,9 +214,9 @@ func SLOSentence(f results.SLOFinding, slo results.SLO) string {
 	return fmt.Sprintf("%s; %s not met (%s); %d probes", met, human.Ops(f.Above.OfferedOpsPerSec), f.Why, f.Probes)
 }
 
-// ValidateSLO refuses an --slo that does not parse, or one the run
+// validateSLO refuses an --slo that does not parse, or one the run
 // cannot search (the fixed-rate client drives one server).
-func ValidateSLO(c plan.Config, bad func(string, ...any)) {
+func validateSLO(c plan.Config, bad func(string, ...any)) {
 	if c.SLO == "" {
 		if c.Explicit("slo") {
 			bad("--slo is empty: want PERCENTILE=BOUND such as p99=1ms, or leave it out")

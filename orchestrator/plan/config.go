@@ -307,17 +307,13 @@ func (c Config) Resolve(getenv func(string) string, parts []Part) (Config, error
 	return c, c.validate(parts)
 }
 
-// dropProfileExtras turns off the profile's ladder and latency where the
+// dropProfileExtras turns off the profile's ladder where the
 // run cannot measure them right (the combinations validate refuses when
 // asked for explicitly), and says so.
 func (c *Config) dropProfileExtras() {
 	if c.Ladder && !c.Explicit("ladder") && c.HostsMode() && !c.ServerHostLocal() {
 		c.Ladder = false
 		c.Notes = append(c.Notes, "ladder: off across hosts (its layers would run on this machine, not the server host)")
-	}
-	if c.Latency && !c.Explicit("latency") && c.MaxShards() > 1 {
-		c.Latency = false
-		c.Notes = append(c.Notes, "latency: off with --shards above 1 (the fixed-rate client drives one server, not a cluster)")
 	}
 }
 

@@ -122,9 +122,6 @@ func (c Config) validate(parts []Part) error {
 	} else if c.ServerBind != "" {
 		bad("--server-bind needs --server-host or --client-hosts: a local server listens on loopback")
 	}
-	if c.Latency && c.MaxShards() > 1 {
-		bad("--latency with --shards above 1 is not supported: the latency steps' fixed-rate client drives one server, not a cluster; leave --latency out or use --shards 1")
-	}
 	if c.ServerAddr == "" {
 		if c.SkipLoad {
 			bad("--skip-load needs --server-addr: a server this run starts is always empty")
