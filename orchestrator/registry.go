@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tierbench/tierbench/orchestrator/latency"
+	"github.com/tierbench/tierbench/results"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
@@ -73,3 +74,16 @@ var rowSteps = []rowStep{
 	{phaseLatency, func(c plan.Config) bool { return c.Latency }, func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
 	{phaseSLO, func(c plan.Config) bool { return c.SLO != "" }, func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
 }
+
+func (serversDimension) Flags() string { return "--server redis --scenario memory" }
+func (serversDimension) Ask(c *plan.Config) {
+	c.Servers, c.Scenario = []string{"redis"}, results.ScenarioMemory
+}
+func (memorySweepDimension) Flags() string      { return "--memory 16m,32m" }
+func (memorySweepDimension) Ask(c *plan.Config) { c.Memory = "16m,32m" }
+func (readCacheSweepDimension) Flags() string   { return "--readcache-memory 0,64m" }
+func (readCacheSweepDimension) Ask(c *plan.Config) {
+	c.ReadCacheMemory = "0,64m"
+}
+func (tlsDimension) Flags() string      { return "--tls both" }
+func (tlsDimension) Ask(c *plan.Config) { c.TLS = TLSBoth }

@@ -43,3 +43,15 @@ func (Capacity) Name() string { return "slo" }
 func (Capacity) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateSLO(c, bad) })
 }
+
+// Flags asks for the steps, for the combination table.
+func (FixedRate) Flags() string { return "--latency" }
+
+// Ask sets what Flags says.
+func (FixedRate) Ask(c *plan.Config) { c.Latency, c.Given = true, append(c.Given, "latency") }
+
+// Flags asks for the search, for the combination table.
+func (Capacity) Flags() string { return "--slo p99=1ms" }
+
+// Ask sets what Flags says.
+func (Capacity) Ask(c *plan.Config) { c.SLO, c.Given = "p99=1ms", append(c.Given, "slo") }

@@ -32,3 +32,12 @@ func Refusals(check func(bad func(format string, a ...any))) error {
 	check(func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) })
 	return errors.Join(errs...)
 }
+
+// Example is a Part that says, for the combination table, how a command
+// line asks for it: Flags as a user types them, and Ask setting them on
+// a configuration.
+type Example interface {
+	Part
+	Flags() string
+	Ask(c *Config)
+}
