@@ -6,11 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
-	"github.com/tierbench/tierbench/orchestrator/fault"
-
 	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
 

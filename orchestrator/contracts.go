@@ -3,8 +3,8 @@ package orchestrator
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 // snapshot maps every path below root to the sha256 of its content (a

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
-
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )

@@ -3,13 +3,12 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
-
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/results/bundletest"
 )

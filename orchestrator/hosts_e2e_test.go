@@ -6,8 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/tierbench/tierbench/orchestrator/rig"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,12 +15,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/results"
 )
 

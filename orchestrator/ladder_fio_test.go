@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -3,15 +3,14 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"runtime"
 	"slices"
 	"strings"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/cpulist"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -2,9 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"github.com/tierbench/tierbench/orchestrator/latency"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
-	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,14 +10,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/latency"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )

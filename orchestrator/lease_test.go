@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"os"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 )
 
 // TestSweepDecidesByLease: a run whose owner this machine cannot see (as

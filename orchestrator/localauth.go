@@ -8,9 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/tierbench/tierbench/orchestrator/rig"
-
 	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 // runServerArgv is the command line of the tierbench server a run in

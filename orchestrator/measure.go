@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/rig"
-
 	"github.com/tierbench/tierbench/orchestrator/plan"
-
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -1,13 +1,13 @@
 package orchestrator
 
 import (
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"github.com/tierbench/tierbench/orchestrator/rig"
-	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/tierbench/tierbench/internal/procfs"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/process"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 // startAtPid starts `sleep 300` as the leader of a process group of its

@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/tierbench/tierbench/internal/procfs"
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 // otherUID is the uid the multi-user tests act as: a throwaway one no

@@ -1,15 +1,14 @@
 package orchestrator
 
 import (
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"math"
 	"os"
 	"slices"
 	"testing"
 
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -3,12 +3,11 @@ package orchestrator
 import (
 	"cmp"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/latency"
 	"strings"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/orchestrator/latency"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
 

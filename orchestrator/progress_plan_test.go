@@ -2,15 +2,14 @@ package orchestrator
 
 import (
 	"encoding/json"
-	"github.com/tierbench/tierbench/orchestrator/latency"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/orchestrator/latency"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -4,10 +4,9 @@ import (
 	"context"
 
 	"github.com/tierbench/tierbench/orchestrator/latency"
-	"github.com/tierbench/tierbench/results"
-
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/results"
 )
 
 // runtimes are the runtimes a run starts its servers with, by the name

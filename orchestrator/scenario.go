@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,10 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
-
-	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )

@@ -3,14 +3,13 @@ package orchestrator
 import (
 	"context"
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/fault"
-
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 )
 
 // TestServerImageNeverPulled: an image on the engine is taken as it is;

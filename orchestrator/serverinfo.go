@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -3,17 +3,15 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
-	"github.com/tierbench/tierbench/orchestrator/fault"
-
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/slots"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -2,13 +2,13 @@ package orchestrator
 
 import (
 	"context"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"path/filepath"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/moby/moby/client"
+
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 // sweepStale removes what earlier runs left behind, whatever runtime this

@@ -7,10 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/orchestrator/fault"
-
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
 

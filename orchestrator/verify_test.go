@@ -2,14 +2,13 @@ package orchestrator
 
 import (
 	"errors"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
-
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -14,15 +14,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/rig"
-
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/plots"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/plots"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -13,10 +13,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/safe"
-
-	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
 )

@@ -8,12 +8,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/keyspace"
 	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/server/store"
 	"github.com/tierbench/tierbench/sut"

@@ -3,11 +3,10 @@ package rig
 import (
 	"context"
 
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/diskstats"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 // ServerHost is the one door to the machine a row's servers run on, for

@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/fault"
-
 	"github.com/tierbench/tierbench/internal/procfs"
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/results"
 )
 

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
-
 	"github.com/tierbench/tierbench/results"
 )
 

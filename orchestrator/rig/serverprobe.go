@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
-
 	"github.com/tierbench/tierbench/results"
 )
 

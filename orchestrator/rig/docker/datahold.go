@@ -9,14 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/rig"
-
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 )
 
 // A data dir on a server host elsewhere is held as one on this machine

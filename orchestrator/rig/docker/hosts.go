@@ -17,10 +17,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/fault"
-
 	"github.com/moby/moby/client"
 
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/results"
 )
 

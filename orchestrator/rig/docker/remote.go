@@ -7,19 +7,17 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/rig"
-
-	"github.com/tierbench/tierbench/internal/cpustat"
-	"github.com/tierbench/tierbench/internal/diskstats"
-	"github.com/tierbench/tierbench/orchestrator/fault"
-	"github.com/tierbench/tierbench/orchestrator/plan"
-	"github.com/tierbench/tierbench/orchestrator/safe"
-
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/images"
+	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/internal/diskstats"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/results"
 )
 
