@@ -8,6 +8,26 @@
 // `tierbench bench --json` — exactly as it would drive Garnet or Redis, and
 // it speaks RESP itself only for PING, DBSIZE and INFO store.
 //
+// # The house
+//
+// This package is the facade: Run, the row loop, resume, progress and the
+// exit statuses, and the registry (registry.go), the one list of what a
+// run can measure and where it can run. Below it, each concern is a
+// package that imports nothing above it:
+//
+//   - plan: the configuration, resolved and checked; a registered Part
+//     (a measurement, a dimension) says itself what it supports.
+//   - rig: the interfaces to the hardware (Driver, ServerHandle,
+//     ServerProbe, ServerHost) and the runtimes under it, rig/process and
+//     rig/docker, each saying what it can do in Capabilities.
+//   - latency: the fixed-rate steps and the SLO search, run through an
+//     Env the facade hands them for one row.
+//   - safe: the directories, files and children of a run on a shared
+//     host; fault: the errors that classify why a run stopped short.
+//
+// A new measurement, dimension or runtime is a package of its own and a
+// line in registry.go.
+//
 // # A run
 //
 // Run resolves a Config (a profile, then the environment's TIERBENCH_DATA,
