@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/sweep"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -46,7 +47,7 @@ func TestMemorySweepFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		rows := sweepRows(got, []results.Row{{Backend: "libaio", Pin: plan.PinNone, Label: "no pin"}})
+		rows := sweep.MemoryRows(got, []results.Row{{Backend: "libaio", Pin: plan.PinNone, Label: "no pin"}})
 		var mems []string
 		for _, r := range rows {
 			mems = append(mems, r.Memory)

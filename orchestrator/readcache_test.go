@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/sweep"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -45,12 +46,12 @@ func TestReadCacheSweepFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		rows := readCacheRows(got, []results.Row{{Backend: "libaio", Pin: plan.PinNone, Label: "no pin"}})
+		rows := sweep.ReadCacheRows(got, []results.Row{{Backend: "libaio", Pin: plan.PinNone, Label: "no pin"}})
 		var sizes []string
 		var args [][]string
 		for _, r := range rows {
 			sizes = append(sizes, r.ReadCache)
-			args = append(args, readCacheArgs(got, r))
+			args = append(args, sweep.ReadCacheArgs(got, r))
 			if r.ReadCache != "" && r.Label != "--readcache-memory "+r.ReadCache+", no pin" {
 				t.Errorf("%s: row label %q, want the size first", tt.name, r.Label)
 			}

@@ -358,7 +358,13 @@ func (r *runner) setup(cfg plan.Config) error {
 		if err != nil {
 			return err
 		}
-		r.plan.Rows = tlsRows(r.cfg, readCacheRows(r.cfg, sweepRows(r.cfg, scenarioRows(r.cfg, r.expandShards(rows)))))
+		rows = scenarioRows(r.cfg, r.expandShards(rows))
+		for _, p := range parts {
+			if d, ok := p.(plan.Dimension); ok {
+				rows = d.Expand(r.cfg, rows)
+			}
+		}
+		r.plan.Rows = rows
 	}
 	return nil
 }

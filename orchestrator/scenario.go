@@ -41,25 +41,10 @@ func scenarioRows(c plan.Config, rows []results.Row) []results.Row {
 	if c.Explicit("batch") {
 		batches = []int{c.Batch}
 	}
-	return expandRows(rows, batches, func(r *results.Row, b int) {
+	return plan.ExpandRows(rows, batches, func(r *results.Row, b int) {
 		r.Batch = b
 		r.Label = fmt.Sprintf("-b %d, %s", b, r.Label)
 	})
-}
-
-// expandRows makes a row dimension: every row once per value, in order,
-// each changed by set (a scenario's -b values, a sweep's memory sizes,
-// TLS off and on).
-func expandRows[V any](rows []results.Row, values []V, set func(*results.Row, V)) []results.Row {
-	out := make([]results.Row, 0, len(rows)*len(values))
-	for _, row := range rows {
-		for _, v := range values {
-			r := row
-			set(&r, v)
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // batchOf is the -b of a row's GET phases.

@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
+	"github.com/tierbench/tierbench/orchestrator/sweep"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
 )
@@ -193,7 +194,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 	switch {
 	case s.Self:
 		l.args, err = s.Process(sc, nil, v)
-		l.args = append(l.args, readCacheArgs(r.cfg, row)...)
+		l.args = append(l.args, sweep.ReadCacheArgs(r.cfg, row)...)
 		l.command = sut.Quote(append([]string{r.cfg.Binary}, l.args...))
 	case r.drv.Capabilities().Images:
 		var ep []string
@@ -215,7 +216,7 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 // serverValues are what a row's server's template is filled with: data
 // is its data dir as it sees it.
 func (r *runner) serverValues(row results.Row, port int, data string) sut.Values {
-	return sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: rowMemory(r.cfg, row), Page: r.cfg.Page,
+	return sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: sweep.RowMemory(r.cfg, row), Page: r.cfg.Page,
 		Segment: r.cfg.Segment, Index: r.cfg.Index, Backend: row.Backend}
 }
 

@@ -191,7 +191,7 @@ func dropExtrasForTLS(c *plan.Config) {
 func tlsRows(c plan.Config, rows []results.Row) []results.Row {
 	switch {
 	case c.TLS == TLSBoth:
-		return expandRows(rows, []bool{false, true}, func(r *results.Row, on bool) { r.TLS = on })
+		return plan.ExpandRows(rows, []bool{false, true}, func(r *results.Row, on bool) { r.TLS = on })
 	case c.TLS == TLSOn || c.ServerTLS:
 		out := slices.Clone(rows)
 		for i := range out {

@@ -3,6 +3,8 @@ package plan
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // Part is a measurement, dimension or runtime that has a say over a
@@ -40,4 +42,12 @@ type Example interface {
 	Part
 	Flags() string
 	Ask(c *Config)
+}
+
+// Dimension is a Part that multiplies the run's rows: Expand returns
+// every row once per value c gives the dimension (the rows themselves
+// when c gives it none). The facade expands in the registry's order.
+type Dimension interface {
+	Part
+	Expand(c Config, rows []results.Row) []results.Row
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package sweep
 
 import (
 	"cmp"
@@ -23,8 +23,8 @@ import (
 // the share of its GETs the store served from the device (INFO stats
 // device_gets) beside its device bytes per GET.
 
-// validateSweep refuses what a sweep cannot measure right.
-func validateSweep(c plan.Config, bad func(string, ...any)) {
+// validateMemory refuses what a sweep cannot measure right.
+func validateMemory(c plan.Config, bad func(string, ...any)) {
 	sizes := c.MemorySweep()
 	if sizes == nil {
 		return
@@ -46,30 +46,30 @@ func validateSweep(c plan.Config, bad func(string, ...any)) {
 	}
 }
 
-// dropExtrasForSweep turns off the profile's ladder, not asked for, in
+// dropExtrasForMemory turns off the profile's ladder, not asked for, in
 // a sweep (it measures one memory size), and says so.
-func dropExtrasForSweep(c *plan.Config) {
+func dropExtrasForMemory(c *plan.Config) {
 	if c.Ladder && !c.Explicit("ladder") && c.MemorySweep() != nil {
 		c.Ladder = false
 		c.Notes = append(c.Notes, "ladder: off in a memory-tier sweep (its layers measure one --memory)")
 	}
 }
 
-// sweepRows repeats every row once per size of a sweep, smallest first,
+// MemoryRows repeats every row once per size of a sweep, smallest first,
 // each labelled with its size; without a sweep the rows stay as planned.
-func sweepRows(c plan.Config, rows []results.Row) []results.Row {
+func MemoryRows(c plan.Config, rows []results.Row) []results.Row {
 	sizes := bySize(c.MemorySweep())
 	if sizes == nil {
 		return rows
 	}
-	return expandRows(rows, sizes, func(r *results.Row, m string) {
+	return plan.ExpandRows(rows, sizes, func(r *results.Row, m string) {
 		r.Memory = m
 		r.Label = fmt.Sprintf("--memory %s, %s", m, r.Label)
 	})
 }
 
-// rowMemory is the --memory of a row's server.
-func rowMemory(c plan.Config, row results.Row) string { return cmp.Or(row.Memory, c.Memory) }
+// RowMemory is the --memory of a row's server.
+func RowMemory(c plan.Config, row results.Row) string { return cmp.Or(row.Memory, c.Memory) }
 
 // The read-cache sweep: --readcache-memory with more than one size makes
 // the server's read cache a row dimension (results.Row.ReadCache), as
@@ -91,9 +91,9 @@ func readCacheSweep(c plan.Config) []string {
 	return sizes
 }
 
-// validateReadCacheSweep refuses a size that does not parse or repeats,
+// validateReadCache refuses a size that does not parse or repeats,
 // and a cache where no server of the run has one.
-func validateReadCacheSweep(c plan.Config, bad func(string, ...any)) {
+func validateReadCache(c plan.Config, bad func(string, ...any)) {
 	if strings.TrimSpace(c.ReadCacheMemory) == "" {
 		return
 	}
@@ -110,23 +110,23 @@ func validateReadCacheSweep(c plan.Config, bad func(string, ...any)) {
 	}
 }
 
-// readCacheRows repeats every row once per size of a read-cache sweep,
+// ReadCacheRows repeats every row once per size of a read-cache sweep,
 // smallest first, each labelled with its size; without a sweep the rows
 // stay as planned.
-func readCacheRows(c plan.Config, rows []results.Row) []results.Row {
+func ReadCacheRows(c plan.Config, rows []results.Row) []results.Row {
 	sizes := bySize(readCacheSweep(c))
 	if sizes == nil {
 		return rows
 	}
-	return expandRows(rows, sizes, func(r *results.Row, m string) {
+	return plan.ExpandRows(rows, sizes, func(r *results.Row, m string) {
 		r.ReadCache = m
 		r.Label = fmt.Sprintf("--readcache-memory %s, %s", m, r.Label)
 	})
 }
 
-// readCacheArgs are the flags that give row's server its read cache:
+// ReadCacheArgs are the flags that give row's server its read cache:
 // the row's size in a sweep, else the run's one size; none when off.
-func readCacheArgs(c plan.Config, row results.Row) []string {
+func ReadCacheArgs(c plan.Config, row results.Row) []string {
 	m := cmp.Or(row.ReadCache, c.ReadCacheMemory)
 	if m == "" || readCacheSweep(c) != nil && row.ReadCache == "" {
 		return nil
