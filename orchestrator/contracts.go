@@ -65,7 +65,7 @@ func (c benchCell) gets() int64 {
 // parse, so the reader sees what the client really said.
 func parseBench(out []byte) (benchOutput, error) {
 	var b benchOutput
-	doc, err := rig.JsonDocument(out)
+	doc, err := rig.JSONDocument(out)
 	if err != nil {
 		return b, fmt.Errorf("orchestrator: bench output: %w", err)
 	}

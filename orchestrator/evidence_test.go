@@ -81,13 +81,13 @@ func cpuSeconds(t *testing.T) float64 {
 func TestCPUTicksReal(t *testing.T) {
 	p := rig.ProcRoot("/proc")
 	ru0 := cpuSeconds(t)
-	before, err := p.CpuTicks(os.Getpid())
+	before, err := p.CPUTicks(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for cpuSeconds(t)-ru0 < 0.3 {
 	}
-	after, err := p.CpuTicks(os.Getpid())
+	after, err := p.CPUTicks(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestCPUTicksReal(t *testing.T) {
 	if used := float64(after.Total()-before.Total()) / float64(hz); used < ru-0.1 || used > ru+0.1 {
 		t.Errorf("got %.2f CPU s from /proc/<pid>/stat, want getrusage's %.2f ± 0.1", used, ru)
 	}
-	if _, err := p.CpuTicks(1 << 30); err == nil || !strings.Contains(err.Error(), "pid") {
+	if _, err := p.CPUTicks(1 << 30); err == nil || !strings.Contains(err.Error(), "pid") {
 		t.Errorf("missing pid: got %v, want an error naming the pid", err)
 	}
 	if getconf, err := exec.LookPath("getconf"); err == nil {

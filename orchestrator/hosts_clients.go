@@ -117,7 +117,7 @@ func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row 
 			o := &outs[i]
 			o.raw, o.pl, o.err = r.drv.RunClient(pctx, spec)
 			if o.err == nil {
-				doc, err := rig.JsonDocument(o.raw)
+				doc, err := rig.JSONDocument(o.raw)
 				if err == nil {
 					err = json.Unmarshal(doc, &o.rep)
 				}

@@ -154,7 +154,7 @@ func (r *runner) readNodes(ctx context.Context, row results.Row, tgt rowTarget) 
 			if rd.readBytes, rd.pl, err = n.probe.Evidence(ctx); err != nil {
 				return nil, err
 			}
-			rd.ticks, rd.ticksErr = n.probe.CpuTicks(ctx)
+			rd.ticks, rd.ticksErr = n.probe.CPUTicks(ctx)
 		}
 		if plan.RowSpec(row).DeviceReads {
 			var err error

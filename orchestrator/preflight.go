@@ -258,7 +258,7 @@ func (r *runner) networkPreflight(ctx context.Context, h *docker.HostsDriver, tg
 				Latency struct{ P50, P99 float64 } `json:"latency_us"`
 			} `json:"online"`
 		}
-		if doc, err := rig.JsonDocument(rtt); err != nil || json.Unmarshal(doc, &on) != nil || on.Online == nil {
+		if doc, err := rig.JSONDocument(rtt); err != nil || json.Unmarshal(doc, &on) != nil || on.Online == nil {
 			return fmt.Errorf("orchestrator: network preflight: host %s: no online report: %q", d.Ep.Name, rig.Clip(rtt))
 		}
 		nc.RTTp50us, nc.RTTp99us = on.Online.Latency.P50, on.Online.Latency.P99

@@ -106,7 +106,7 @@ type OnlineOutput struct {
 // must decode.
 func ParseOnline(out []byte) (OnlineOutput, *hdrhistogram.Histogram, error) {
 	var o OnlineOutput
-	doc, err := rig.JsonDocument(out)
+	doc, err := rig.JSONDocument(out)
 	if err != nil {
 		return o, nil, fmt.Errorf("orchestrator: bench --online output: %w", err)
 	}

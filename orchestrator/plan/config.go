@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/bench"
+	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/results"
@@ -470,4 +471,53 @@ func (c *Config) resolveEnv(getenv func(string) string) error {
 		c.FromEnv = append(c.FromEnv, fmt.Sprintf("%s=%s (--%s)", e.Name, v, e.Flag))
 	}
 	return nil
+}
+
+// MemorySweep is the sizes of a sweep, in the order given; nil when
+// --memory names one size (or none).
+func (c Config) MemorySweep() []string {
+	if !strings.ContainsAny(strings.TrimSpace(c.Memory), ", \t") {
+		return nil
+	}
+	sizes, err := SplitList(c.Memory)
+	if err != nil {
+		return []string{c.Memory} // validateSweep says what is wrong
+	}
+	return sizes
+}
+
+// memorySizes is every --memory size the run's servers take.
+func (c Config) memorySizes() []string {
+	if s := c.MemorySweep(); s != nil {
+		return s
+	}
+	return []string{c.Memory}
+}
+
+// LargestMemory is the largest --memory a server of the run takes: what
+// the preflight's memory check plans for.
+func (c Config) LargestMemory() string {
+	best, bestBytes := c.Memory, int64(-1)
+	for _, s := range c.memorySizes() {
+		if n, err := size.Parse(s); err == nil && n > bestBytes {
+			best, bestBytes = s, n
+		}
+	}
+	return best
+}
+
+// HostsMode reports whether the run drives hosts through their engines.
+func (c Config) HostsMode() bool { return c.ServerHost != "" || c.ClientHosts != "" }
+
+// defaultStateDir is /run/tierbench for root, else $XDG_RUNTIME_DIR's
+// tierbench (a directory only this user may write), else one of the
+// user's own under the temporary directory.
+func defaultStateDir(getenv func(string) string) string {
+	if os.Geteuid() == 0 {
+		return "/run/tierbench"
+	}
+	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		return filepath.Join(d, "tierbench")
+	}
+	return filepath.Join(os.TempDir(), "tierbench-"+strconv.Itoa(os.Geteuid()))
 }

@@ -1,6 +1,7 @@
 package rig
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -118,7 +119,7 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		ticks, err := proc.CpuTicks(req.PID)
+		ticks, err := proc.CPUTicks(req.PID)
 		if err != nil {
 			return err
 		}
@@ -279,7 +280,7 @@ func ProbeArgs(req ProbeRequest) []string {
 
 func ParseProbe(out []byte) (ProbeAnswer, error) {
 	var a ProbeAnswer
-	doc, err := JsonDocument(out)
+	doc, err := JSONDocument(out)
 	if err == nil {
 		err = json.Unmarshal(doc, &a)
 	}
@@ -287,4 +288,22 @@ func ParseProbe(out []byte) (ProbeAnswer, error) {
 		return a, fmt.Errorf("orchestrator: hostprobe output: %w: %q", err, Clip(out))
 	}
 	return a, nil
+}
+
+// JSONDocument returns the text from the first '{' to the end: a
+// subcommand's JSON is its last output, warnings may come before it.
+func JSONDocument(out []byte) ([]byte, error) {
+	i := bytes.IndexByte(out, '{')
+	if i < 0 {
+		return nil, fmt.Errorf("no JSON document in %q", Clip(out))
+	}
+	return out[i:], nil
+}
+
+func Clip(b []byte) string {
+	const n = 600
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
 }

@@ -3,6 +3,7 @@ package rig
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tierbench/tierbench/results"
@@ -103,4 +104,32 @@ type ServerHandle interface {
 	// the one started (the real server behind a launcher), as pid from
 	// then on.
 	FindServer(ctx context.Context, addr string, timeout time.Duration) error
+}
+
+// ContainerDataDir is where the data dir is bind-mounted in the server.
+const ContainerDataDir = "/data"
+
+// ImageRun is the image a container runs and, when set, the entrypoint
+// that replaces the image's own; the zero imageRun is the run's tierbench
+// image.
+type ImageRun struct {
+	Name       string
+	Entrypoint []string
+}
+
+// WaitFor retries f every 100 ms until it succeeds or timeout passes.
+func WaitFor(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if last = f(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%v (last: %v)", ctx.Err(), last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

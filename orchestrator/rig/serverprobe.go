@@ -30,8 +30,8 @@ type ServerProbe interface {
 	// Sample GETs keys, or, given none, a uniform sample of the whole
 	// key space drawn where the probe runs, and counts what was wrong.
 	Sample(ctx context.Context, cfg plan.Config, keys []uint64) (results.SampleCheck, error)
-	// CpuTicks is the server process's utime and stime.
-	CpuTicks(ctx context.Context) (ProcTicks, error)
+	// CPUTicks is the server process's utime and stime.
+	CPUTicks(ctx context.Context) (ProcTicks, error)
 	// Counts says whether evidence can be read: the process is known.
 	Counts() bool
 }
@@ -75,11 +75,11 @@ func (p LocalProbe) Sample(ctx context.Context, cfg plan.Config, keys []uint64) 
 
 func (p LocalProbe) Counts() bool { return p.Pid > 0 }
 
-func (p LocalProbe) CpuTicks(context.Context) (ProcTicks, error) {
+func (p LocalProbe) CPUTicks(context.Context) (ProcTicks, error) {
 	if p.Pid <= 0 {
 		return ProcTicks{}, ErrPIDUnknown
 	}
-	return p.Proc.CpuTicks(p.Pid)
+	return p.Proc.CPUTicks(p.Pid)
 }
 
 // ErrPIDUnknown is the note of a server whose process is not known here.

@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/orchestrator/fault"
 )
 
 // A data dir is the run's, provably. The invariants:
@@ -330,3 +332,8 @@ func (c *DataClaim) Release() {
 		c.fd = -1
 	}
 }
+
+// DefaultDataDir is the data dir when neither --data nor TIERBENCH_DATA names one:
+// in a directory of this user's (made 0700), on the disk below /var/tmp
+// rather than a tmpfs, for O_DIRECT.
+var DefaultDataDir = filepath.Join("/var/tmp", "tierbench-"+strconv.Itoa(os.Geteuid()), "data")

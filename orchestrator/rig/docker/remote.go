@@ -266,7 +266,7 @@ func (p remoteProbe) Do(ctx context.Context, args ...string) (any, error) {
 
 func (p remoteProbe) Counts() bool { return true }
 
-func (p remoteProbe) CpuTicks(ctx context.Context) (rig.ProcTicks, error) {
+func (p remoteProbe) CPUTicks(ctx context.Context) (rig.ProcTicks, error) {
 	a, err := p.d.Probe(ctx, p.id, rig.ProbeRequest{PID: 1})
 	if err == nil && (a.CPUTicks == nil || a.CPUSystemTicks == nil || *a.CPUSystemTicks > *a.CPUTicks) {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no CPU ticks, or more system ticks than in all", p.d.Ep.Name)
