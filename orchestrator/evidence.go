@@ -28,7 +28,7 @@ func (r *runner) diskBefore(ctx context.Context) diskReading {
 	if len(r.evidence.disks) > 0 {
 		s.disk, s.err = r.host.DiskSample(ctx, r.evidence.disks)
 	}
-	s.cpu, s.cpuErr = r.host.CpuSample(ctx)
+	s.cpu, s.cpuErr = r.host.CPUSample(ctx)
 	return s
 }
 
@@ -53,7 +53,7 @@ func serverSteal(before, after cpustat.Sample, cpus string) *float64 {
 func (r *runner) recordDisks(ctx context.Context, before diskReading, rec *results.PassRecord) {
 	ev := &rec.PassEvidence
 	if before.cpuErr == nil {
-		if after, err := r.host.CpuSample(ctx); err == nil {
+		if after, err := r.host.CPUSample(ctx); err == nil {
 			ev.ServerStealShare = serverSteal(before.cpu, after, rec.Server.CPUs)
 		}
 	}

@@ -31,7 +31,7 @@ import (
 func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, results.Row) {
 	t.Helper()
 	bin := testenv.MustBinary(t)
-	pids, err := safe.NewPidFile(t.TempDir(), "latency-test")
+	pids, err := safe.NewPIDFile(t.TempDir(), "latency-test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func runServerArgv(state string) []string {
 		for _, l := range lines[min(1, len(lines)):] {
 			var pid int
 			var st uint64
-			if !safe.ScanPid(l, &pid, &st) {
+			if !safe.ScanPID(l, &pid, &st) {
 				continue
 			}
 			cmdline, err := os.ReadFile(filepath.Join("/proc", strings.Fields(l)[0], "cmdline"))

@@ -90,7 +90,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	for _, did := range sweepStale(ctx, r.cfg.StateDir) {
 		r.printf("cleanup: %s\n", did)
 	}
-	if r.local.pids, err = safe.NewPidFile(r.cfg.StateDir, r.plan.RunID); err != nil {
+	if r.local.pids, err = safe.NewPIDFile(r.cfg.StateDir, r.plan.RunID); err != nil {
 		return err
 	}
 	defer r.local.pids.Close()
@@ -244,7 +244,7 @@ type localMachine struct {
 	proc    rig.ProcRoot
 	topo    rig.Topology
 	pinning rig.Pinning
-	pids    *safe.PidFile
+	pids    *safe.PIDFile
 	claims  []*safe.DataClaim
 }
 

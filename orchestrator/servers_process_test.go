@@ -36,7 +36,7 @@ func TestProcessRuntimeStartsAForeignTree(t *testing.T) {
 		cpus, mems string
 	}{{"pinned", "1", "0"}, {"not pinned", "", ""}} {
 		t.Run(c.name, func(t *testing.T) {
-			pids, err := safe.NewPidFile(t.TempDir(), "foreign-"+strings.ReplaceAll(c.name, " ", "-"))
+			pids, err := safe.NewPIDFile(t.TempDir(), "foreign-"+strings.ReplaceAll(c.name, " ", "-"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,8 +24,8 @@ type ServerHost interface {
 	WipeData(ctx context.Context, dir string) error
 	DataDisks(ctx context.Context, dir string) ([]string, error)
 	DiskSample(ctx context.Context, disks []string) (diskstats.Sample, error)
-	// CpuSample reads the host's /proc/stat CPU time counters.
-	CpuSample(ctx context.Context) (cpustat.Sample, error)
+	// CPUSample reads the host's /proc/stat CPU time counters.
+	CPUSample(ctx context.Context) (cpustat.Sample, error)
 }
 
 // LocalHost is this machine.
@@ -42,4 +42,4 @@ func (LocalHost) DiskSample(_ context.Context, disks []string) (diskstats.Sample
 	return diskstats.Read("/", disks)
 }
 
-func (LocalHost) CpuSample(context.Context) (cpustat.Sample, error) { return cpustat.Read("/") }
+func (LocalHost) CPUSample(context.Context) (cpustat.Sample, error) { return cpustat.Read("/") }

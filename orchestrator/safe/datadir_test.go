@@ -220,7 +220,7 @@ func TestRemoveStaleProcessesKillsOnlyProvenChildren(t *testing.T) {
 	}
 
 	// A pid file its run still holds is not touched, whatever it lists.
-	live, err := NewPidFile(state, "live-run")
+	live, err := NewPIDFile(state, "live-run")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,11 +58,11 @@ func CheckStateDir(dir string) error {
 	return CheckPrivateDir("--state-dir", dir)
 }
 
-// PidFile lists the children of one run: its first line is the owner
+// PIDFile lists the children of one run: its first line is the owner
 // (this process), each further line a child, as "pid starttime" so a
 // recycled pid is never mistaken for ours. The run holds an exclusive
 // flock on it while it lives.
-type PidFile struct {
+type PIDFile struct {
 	path  string
 	RunID string
 	f     *os.File
@@ -70,7 +70,7 @@ type PidFile struct {
 	Pids  map[int]uint64
 }
 
-func NewPidFile(stateDir, runID string) (*PidFile, error) {
+func NewPIDFile(stateDir, runID string) (*PIDFile, error) {
 	if err := EnsureStateDir(stateDir); err != nil {
 		return nil, err
 	}
@@ -84,11 +84,11 @@ func NewPidFile(stateDir, runID string) (*PidFile, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("orchestrator: lock pid file %s: %w", path, err)
 	}
-	p := &PidFile{path: path, RunID: runID, f: f, Pids: map[int]uint64{}}
+	p := &PIDFile{path: path, RunID: runID, f: f, Pids: map[int]uint64{}}
 	return p, p.write()
 }
 
-func (p *PidFile) write() error {
+func (p *PIDFile) write() error {
 	var b strings.Builder
 	self := os.Getpid()
 	fmt.Fprintf(&b, "%d %d\n", self, StartTime(self))
@@ -104,21 +104,21 @@ func (p *PidFile) write() error {
 	return nil
 }
 
-func (p *PidFile) Add(pid int) error {
+func (p *PIDFile) Add(pid int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.Pids[pid] = StartTime(pid)
 	return p.write()
 }
 
-func (p *PidFile) Remove(pid int) {
+func (p *PIDFile) Remove(pid int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.Pids, pid)
 	p.write()
 }
 
-func (p *PidFile) Close() {
+func (p *PIDFile) Close() {
 	os.Remove(p.path)
 	p.f.Close()
 }
@@ -160,7 +160,7 @@ func removeStaleRun(path string) []string {
 	var did []string
 	var owner int
 	var ownerStart uint64
-	if len(lines) == 0 || !ScanPid(lines[0], &owner, &ownerStart) {
+	if len(lines) == 0 || !ScanPID(lines[0], &owner, &ownerStart) {
 		if os.Remove(path) == nil {
 			did = append(did, fmt.Sprintf("removed pid file %s (no owner line)", path))
 		}
@@ -172,7 +172,7 @@ func removeStaleRun(path string) []string {
 	for _, l := range lines[1:] {
 		var pid int
 		var st uint64
-		if !ScanPid(l, &pid, &st) || !Alive(pid, st) {
+		if !ScanPID(l, &pid, &st) || !Alive(pid, st) {
 			continue
 		}
 		if !childOfRun(pid, runID) {
@@ -226,7 +226,7 @@ func Alive(pid int, st uint64) bool {
 	return st != 0 && StartTime(pid) == st
 }
 
-func ScanPid(line string, pid *int, st *uint64) bool {
+func ScanPID(line string, pid *int, st *uint64) bool {
 	_, err := fmt.Sscanf(line, "%d %d", pid, st)
 	return err == nil && *pid > 0
 }

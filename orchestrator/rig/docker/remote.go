@@ -377,7 +377,7 @@ func (h remoteHost) DiskSample(ctx context.Context, disks []string) (diskstats.S
 	return *a.DiskStats, nil
 }
 
-func (h remoteHost) CpuSample(ctx context.Context) (cpustat.Sample, error) {
+func (h remoteHost) CPUSample(ctx context.Context) (cpustat.Sample, error) {
 	a, err := h.inServer(ctx, rig.ProbeRequest{CPUStat: true})
 	if err == nil && a.CPUStat == nil {
 		err = fmt.Errorf("orchestrator: host %s: hostprobe --cpustat gave no counters", h.d.Ep.Name)

@@ -29,13 +29,13 @@ import (
 type Driver struct {
 	binary string
 	Proc   rig.ProcRoot
-	pids   *safe.PidFile
+	pids   *safe.PIDFile
 
 	mu       sync.Mutex
 	children map[int]*safe.Child
 }
 
-func NewDriver(binary string, pids *safe.PidFile) *Driver {
+func NewDriver(binary string, pids *safe.PIDFile) *Driver {
 	return &Driver{binary: binary, Proc: "/proc", pids: pids, children: map[int]*safe.Child{}}
 }
 
