@@ -20,12 +20,23 @@ var runtimes = map[string]func(ctx context.Context, r *runner) (rig.Driver, erro
 // parts is the registry: every measurement, dimension and runtime that
 // has a say over a configuration, in the order their refusals are listed.
 var parts = []plan.Part{
+	scenarioDimension{},
 	serversDimension{},
 	sweep.Memory{},
 	sweep.ReadCache{},
 	tlsDimension{},
 	latency.FixedRate{},
 	latency.Capacity{},
+}
+
+// scenarioDimension is --scenario: which of the reference's server
+// set-ups each row runs (scenario.go); plan refuses what cannot run.
+type scenarioDimension struct{}
+
+func (scenarioDimension) Name() string               { return "scenario" }
+func (scenarioDimension) Supports(plan.Config) error { return nil }
+func (scenarioDimension) Expand(c plan.Config, rows []results.Row) []results.Row {
+	return scenarioRows(c, rows)
 }
 
 // serversDimension is --server, --server-cmd, --server-bin and

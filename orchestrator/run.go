@@ -358,7 +358,7 @@ func (r *runner) setup(cfg plan.Config) error {
 		if err != nil {
 			return err
 		}
-		rows = scenarioRows(r.cfg, r.expandShards(rows))
+		rows = r.expandShards(rows)
 		for _, p := range parts {
 			if d, ok := p.(plan.Dimension); ok {
 				rows = d.Expand(r.cfg, rows)
