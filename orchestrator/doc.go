@@ -35,7 +35,7 @@
 // flag named in Config.Given keeps its explicit zero or is refused), and
 // for a server at --server-addr proves its pid owns the listening socket,
 // all before it creates any directory. It takes its data dirs
-// (datadir.go): each must be new, empty or hold only tierbench's own
+// (package safe): each must be new, empty or hold only tierbench's own
 // files, and may not be /, the home or current directory, --out or a
 // parent of them; each is flocked for the run's life and marked with the
 // run's id, so a second run on it is refused naming the first, and a run
@@ -43,7 +43,7 @@
 // left behind, whatever its runtime (containers labelled tierbench.run
 // whose owner process is gone, when an engine answers; children and pid
 // files under Config.StateDir whose run no longer holds the file's flock,
-// a child only when its environment names that run (statedir.go) — never
+// a child only when its environment names that run (package safe) — never
 // those of a run still alive), runs the host preflight with the fio baseline, and then,
 // per backend × pin row:
 //
@@ -140,7 +140,7 @@
 //     phase's connections split over them from one shared start
 //     (hosts_clients.go), with the network checked once per run and the
 //     merged online phase.
-//   - serverHost (host.go) is everything the run does or observes on the
+//   - serverHost (package rig) is everything the run does or observes on the
 //     machine its servers run on besides RESP: emptying the data dirs,
 //     finding the disks below them and sampling their counters. The
 //     server's own process (device reads, placement, CPU ticks and the
@@ -205,7 +205,7 @@
 // growth exceeds the free space on --data is refused before anything
 // starts (logspace.go).
 //
-// --memory with several sizes is a row dimension (memsweep.go,
+// --memory with several sizes is a row dimension (package sweep,
 // results.Row.Memory): each size a row, so a fresh server loaded with
 // the same dataset (the store does not recover its index from its log).
 // A sweep's rows skip the load's device-share rule and the 20 × rule,
@@ -283,7 +283,7 @@
 // row), results.json (schema_version, medians, min/max, exclusions, fio
 // share, and the sha256 of every other file), and with --latency or --slo
 // latency.jsonl and latency/*.hlog (an --slo probe names its search and
-// place in it; slo.go). The run appends its records through
+// place in it; package latency). The run appends its records through
 // results' writers; at the end it renders table.md, report.md and the SVG
 // charts with package report (again after the ladder, so that
 // results.json's checksums cover the ladder's files), and a --scenario all

@@ -51,7 +51,7 @@ func (r *runner) localDataDirs() []string {
 	return r.serverDataDirs()
 }
 
-// claimData takes every local data dir for the run (datadir.go): checked,
+// claimData takes every local data dir for the run (package safe): checked,
 // locked and marked before the run creates or starts anything.
 func (r *runner) claimData() error {
 	at := safe.LocalDataPlaces(r.out)

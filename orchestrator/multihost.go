@@ -23,7 +23,7 @@ import (
 // it, online latencies the merge of their HdrHistograms. This file sets
 // the run up on its hosts; the phases' clients are in hosts_clients.go,
 // the hosts' preflights in preflight.go and how the server is reached in
-// serverprobe.go and remote.go.
+// package rig and package docker.
 
 // pickHosts connects to every host, builds the image on each, sweeps
 // their leftovers and chooses the address the server listens on.

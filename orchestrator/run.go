@@ -221,7 +221,7 @@ type runner struct {
 	// clients (clients.go).
 	targets targetSource
 	clients clientFleet
-	// host is the machine the servers run on (host.go), from the driver.
+	// host is the machine the servers run on (package rig), from the driver.
 	host    rig.ServerHost
 	local   localMachine
 	cells   *results.CellsLog
@@ -239,7 +239,7 @@ type runner struct {
 
 // localMachine is what the run holds of this machine: its /proc and
 // CPU topology, the pinning planned from it, the run's pid file and its
-// claims on the data dirs here (datadir.go).
+// claims on the data dirs here (package safe).
 type localMachine struct {
 	proc    rig.ProcRoot
 	topo    rig.Topology

@@ -48,7 +48,7 @@ type Config struct {
 	// Scenario is storage (the default), memory, localmemory or all
 	// (scenario.go): which of the reference's server set-ups runs.
 	Scenario string
-	// Ladder measures the layers below RESP after the matrix (ladder.go):
+	// Ladder measures the layers below RESP after the matrix (the ladder):
 	// fio, `tierbench device`, `tierbench kv`; on by default in the
 	// reference profile.
 	Ladder bool
@@ -68,7 +68,7 @@ type Config struct {
 	// Server sizing, passed to `tierbench server` as Garnet writes it.
 	Memory, Page, Segment, Index string
 	// ReadCacheMemory is the server's --readcache-memory: "" off, one
-	// size, or a list, a read-cache sweep (see memsweep.go).
+	// size, or a list, a read-cache sweep (see package sweep).
 	ReadCacheMemory string
 
 	Backends []string // libaio, uring
@@ -99,7 +99,7 @@ type Config struct {
 	DataDirs []string
 	SkipLoad bool // do not load; still verify the key count
 
-	// TLS is --tls: on, off or both (a row dimension, tls.go); "" is on
+	// TLS is --tls: on, off or both (a row dimension, the facade's tls.go); "" is on
 	// across hosts beyond loopback and off otherwise. ServerTLS and
 	// ServerUser come from --server-addr rediss://user@host:port
 	// (ServerAddr then HOST:PORT; the password from --auth-file or
@@ -120,7 +120,7 @@ type Config struct {
 	FioSeconds int  // seconds per step of the fio depth sweep (0 = preflight's default)
 	Silent     bool // no progress lines on stderr
 	// MetricsAddr serves the run's progress and the cell under way in
-	// the Prometheus text format (metrics.go); "" serves nothing.
+	// the Prometheus text format (the facade's metrics.go); "" serves nothing.
 	MetricsAddr string
 
 	// StateDir keeps pid files of running children so a later run can
@@ -136,10 +136,10 @@ type Config struct {
 	KeepData bool
 
 	// Latency runs the fixed-rate latency steps after each row's passes
-	// (--latency; latency.go); on in the reference profile.
+	// (--latency; package latency); on in the reference profile.
 	Latency bool
 	// SLO is the latency bound of the capacity search after each row's
-	// passes (--slo p99=1ms; slo.go), as results.SLO.String spells it;
+	// passes (--slo p99=1ms; package latency), as results.SLO.String spells it;
 	// "" runs none.
 	SLO string
 

@@ -13,7 +13,7 @@ import (
 
 // How the runner reaches a row's server: RESP commands and the evidence
 // (device reads, placement, the load's witnesses), read here or, for a
-// server on another host, there (remote.go).
+// server on another host, there (rig/docker).
 
 // ServerProbe answers the runner's questions about a row's server:
 // RESP commands, and its device reads and placement (the evidence).

@@ -19,7 +19,7 @@ import (
 )
 
 // A data dir on a server host elsewhere is held as one on this machine
-// is (datadir.go): flocked for the run's life and marked with its id, so
+// is (package safe): flocked for the run's life and marked with its id, so
 // that two runs driving one host never share a data dir. The flock is
 // taken by `hostprobe --hold --hold-data` in a container of its own on
 // that host, which mounts the directory, says "held" once it has it, and
