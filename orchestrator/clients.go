@@ -77,13 +77,13 @@ func (f hostsFleet) onlineDone(row results.Row) (bool, error) { return hostsLate
 
 func (f hostsFleet) note(threads int) string {
 	if threads == 0 {
-		return " from host " + f.h.Clients[0].Ep.Name
+		return " from host " + f.h.Clients[0].Endpoint.Name
 	}
 	var parts []string
 	for i, n := range splitThreads(threads, len(f.h.Clients)) {
 		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%s×%d", f.h.Clients[i].Ep.Name, n))
+			parts = append(parts, fmt.Sprintf("%s×%d", f.h.Clients[i].Endpoint.Name, n))
 		}
 	}
-	return " (server on host " + f.h.Server.Ep.Name + ", clients " + strings.Join(parts, " ") + ")"
+	return " (server on host " + f.h.Server.Endpoint.Name + ", clients " + strings.Join(parts, " ") + ")"
 }

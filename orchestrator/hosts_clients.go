@@ -102,15 +102,15 @@ func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row 
 	var first error
 	for i, n := range shares {
 		d := h.Clients[i]
-		outs[i] = clientOut{host: d.Ep.Name, threads: n}
+		outs[i] = clientOut{host: d.Endpoint.Name, threads: n}
 		if n == 0 {
 			continue
 		}
 		args := append(r.benchArgs(tgt), "-s", "-t", strconv.Itoa(n), "--runtime", strconv.Itoa(seconds),
 			"--start-at", strconv.FormatInt(start.UnixMilli(), 10))
 		args = append(args, extra...)
-		spec := rig.ClientSpec{Name: name + "-" + d.Ep.Name, Host: i, Args: args,
-			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", rowFileName(row), name, d.Ep.Name))}
+		spec := rig.ClientSpec{Name: name + "-" + d.Endpoint.Name, Host: i, Args: args,
+			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", rowFileName(row), name, d.Endpoint.Name))}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -122,7 +122,7 @@ func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row 
 					err = json.Unmarshal(doc, &o.rep)
 				}
 				if err != nil {
-					o.err = fmt.Errorf("host %s: client %s: bench output: %w", d.Ep.Name, spec.Name, err)
+					o.err = fmt.Errorf("host %s: client %s: bench output: %w", d.Endpoint.Name, spec.Name, err)
 				}
 			}
 			if o.err != nil {

@@ -34,7 +34,7 @@ func sweepContainers(ctx context.Context) []string {
 	if _, err := cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		return nil
 	}
-	d := &docker.Driver{Cli: cli}
+	d := &docker.Driver{Engine: cli}
 	return d.RemoveStale(ctx)
 }
 

@@ -36,7 +36,7 @@ func TestSweepDecidesByLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sweeper := &docker.Driver{Cli: cli}
+	sweeper := &docker.Driver{Engine: cli}
 
 	did := sweeper.RemoveStale(ctx)
 	if in, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err != nil || !in.Container.State.Running {

@@ -113,7 +113,7 @@ func (r *runner) chooseBind(ctx context.Context, h *docker.HostsDriver) (string,
 	bind := r.cfg.ServerBind
 	if bind != "" {
 		if ip := net.ParseIP(bind); ip != nil && ip.IsUnspecified() {
-			r.printf("host %s: WARNING: --server-bind %s listens on every address of the host\n", h.Server.Ep.Name, bind)
+			r.printf("host %s: WARNING: --server-bind %s listens on every address of the host\n", h.Server.Endpoint.Name, bind)
 		}
 	} else {
 		var peer *docker.Driver
@@ -135,12 +135,12 @@ func (r *runner) chooseBind(ctx context.Context, h *docker.HostsDriver) (string,
 				return "", 0, err
 			}
 			bind = a.Source
-			r.printf("host %s: reaches host %s (%s) from %s\n", h.Server.Ep.Name, peer.Ep.Name, ip, bind)
+			r.printf("host %s: reaches host %s (%s) from %s\n", h.Server.Endpoint.Name, peer.Endpoint.Name, ip, bind)
 		}
 	}
 	a, err := h.Server.ProbeOnce(ctx, "port", rig.ProbeRequest{FreeOn: bind}, nil)
 	if err != nil {
-		return "", 0, fmt.Errorf("orchestrator: host %s: --server-bind %s: %w", h.Server.Ep.Name, bind, err)
+		return "", 0, fmt.Errorf("orchestrator: host %s: --server-bind %s: %w", h.Server.Endpoint.Name, bind, err)
 	}
 	return bind, a.FreePort, nil
 }
@@ -148,10 +148,10 @@ func (r *runner) chooseBind(ctx context.Context, h *docker.HostsDriver) (string,
 // hostAddress is an address of a client host: the one its endpoint names
 // (tcp://, ssh://), else the first global address the host reports.
 func hostAddress(ctx context.Context, d *docker.Driver) (string, error) {
-	if u, err := url.Parse(d.Ep.Host); err == nil && (u.Scheme == "tcp" || u.Scheme == "ssh") {
+	if u, err := url.Parse(d.Endpoint.Host); err == nil && (u.Scheme == "tcp" || u.Scheme == "ssh") {
 		ips, err := net.DefaultResolver.LookupIP(ctx, "ip", u.Hostname())
 		if err != nil || len(ips) == 0 {
-			return "", fmt.Errorf("orchestrator: host %s: resolve %s: %v", d.Ep.Name, u.Hostname(), err)
+			return "", fmt.Errorf("orchestrator: host %s: resolve %s: %v", d.Endpoint.Name, u.Hostname(), err)
 		}
 		return ips[0].String(), nil
 	}
@@ -160,7 +160,7 @@ func hostAddress(ctx context.Context, d *docker.Driver) (string, error) {
 		return "", err
 	}
 	if len(a.Addrs) == 0 {
-		return "", fmt.Errorf("orchestrator: host %s has no global address to reach it at; give --server-bind", d.Ep.Name)
+		return "", fmt.Errorf("orchestrator: host %s has no global address to reach it at; give --server-bind", d.Endpoint.Name)
 	}
 	return a.Addrs[0], nil
 }

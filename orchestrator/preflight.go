@@ -192,13 +192,13 @@ func (r *runner) preflightHosts(ctx context.Context, h *docker.HostsDriver) erro
 			role = "server"
 			binds = []string{r.cfg.DataDir + ":" + rig.ContainerDataDir}
 		}
-		dir := filepath.Join(r.out, results.DirHosts, d.Ep.Name)
+		dir := filepath.Join(r.out, results.DirHosts, d.Endpoint.Name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("orchestrator: bundle: %w", err)
 		}
-		r.printf("host %s: preflight (%s host, %s)\n", d.Ep.Name, role, d.Ep.Display())
+		r.printf("host %s: preflight (%s host, %s)\n", d.Endpoint.Name, role, d.Endpoint.Display())
 		out, status, err := d.RunOnce(ctx, "preflight", "preflight", args, role == "server", binds,
-			filepath.Join(r.out, results.DirLogs, "preflight-"+d.Ep.Name+".log"))
+			filepath.Join(r.out, results.DirLogs, "preflight-"+d.Endpoint.Name+".log"))
 		if err == nil && status != 0 && status != 1 {
 			err = fmt.Errorf("exited %d: %s", status, rig.Clip(out))
 		}
@@ -207,7 +207,7 @@ func (r *runner) preflightHosts(ctx context.Context, h *docker.HostsDriver) erro
 			p, err = results.ParsePreflight(out)
 		}
 		if err != nil {
-			err = fmt.Errorf("orchestrator: host %s: preflight: %w", d.Ep.Name, err)
+			err = fmt.Errorf("orchestrator: host %s: preflight: %w", d.Endpoint.Name, err)
 			if ctx.Err() != nil {
 				return err // stopped, not failed: --force would not help
 			}
@@ -230,7 +230,7 @@ func (r *runner) preflightHosts(ctx context.Context, h *docker.HostsDriver) erro
 		if err := errors.Join(results.WriteFile(r.out, results.FilePreflight, out), results.WriteFile(r.out, results.FileFingerprint, append(fp, '\n'))); err != nil {
 			return err
 		}
-		if err := r.judgePreflight(p, "host "+d.Ep.Name); err != nil {
+		if err := r.judgePreflight(p, "host "+d.Endpoint.Name); err != nil {
 			return err
 		}
 	}
@@ -246,9 +246,9 @@ func (r *runner) networkPreflight(ctx context.Context, h *docker.HostsDriver, tg
 		if slices.Contains(h.Clients[:i], d) {
 			continue
 		}
-		nc := results.NetworkCheck{Host: d.Ep.Name, NoopThread: noopThreads, NoopBatch: noopBatch}
+		nc := results.NetworkCheck{Host: d.Endpoint.Name, NoopThread: noopThreads, NoopBatch: noopBatch}
 		base := r.benchArgs(tgt)
-		rtt, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-rtt-" + d.Ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-rtt-"+d.Ep.Name+".log"),
+		rtt, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-rtt-" + d.Endpoint.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-rtt-"+d.Endpoint.Name+".log"),
 			Args: append(base, "-s", "--online", "--op-workload", "PING", "--op-percent", "100", "-t", "1", "--itp", "1", "--runtime", "1")})
 		if err != nil {
 			return fmt.Errorf("orchestrator: network preflight: %w", err)
@@ -259,21 +259,21 @@ func (r *runner) networkPreflight(ctx context.Context, h *docker.HostsDriver, tg
 			} `json:"online"`
 		}
 		if doc, err := rig.JSONDocument(rtt); err != nil || json.Unmarshal(doc, &on) != nil || on.Online == nil {
-			return fmt.Errorf("orchestrator: network preflight: host %s: no online report: %q", d.Ep.Name, rig.Clip(rtt))
+			return fmt.Errorf("orchestrator: network preflight: host %s: no online report: %q", d.Endpoint.Name, rig.Clip(rtt))
 		}
 		nc.RTTp50us, nc.RTTp99us = on.Online.Latency.P50, on.Online.Latency.P99
-		noop, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-noop-" + d.Ep.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-noop-"+d.Ep.Name+".log"),
+		noop, _, err := r.drv.RunClient(ctx, rig.ClientSpec{Name: "net-noop-" + d.Endpoint.Name, Host: i, LogPath: filepath.Join(r.out, results.DirLogs, "net-noop-"+d.Endpoint.Name+".log"),
 			Args: append(base, "-s", "--op", "PING", "-t", strconv.Itoa(noopThreads), "-b", strconv.Itoa(noopBatch), "--runtime", "1")})
 		if err != nil {
 			return fmt.Errorf("orchestrator: network preflight: %w", err)
 		}
 		b, err := parseBench(noop)
 		if err != nil || len(b.Cells) != 1 {
-			return fmt.Errorf("orchestrator: network preflight: host %s: %v %q", d.Ep.Name, err, rig.Clip(noop))
+			return fmt.Errorf("orchestrator: network preflight: host %s: %v %q", d.Endpoint.Name, err, rig.Clip(noop))
 		}
 		nc.NoopOps = b.Cells[0].OpsPerSec
-		r.printf("host %s: link to the server: PING round trip p50 %.0f µs p99 %.0f µs; pipelined PING %s ops/s\n", d.Ep.Name, nc.RTTp50us, nc.RTTp99us, FormatOps(nc.NoopOps))
-		if err := results.WriteJSON(filepath.Join(r.out, results.DirHosts, d.Ep.Name), results.FileNetwork, nc); err != nil {
+		r.printf("host %s: link to the server: PING round trip p50 %.0f µs p99 %.0f µs; pipelined PING %s ops/s\n", d.Endpoint.Name, nc.RTTp50us, nc.RTTp99us, FormatOps(nc.NoopOps))
+		if err := results.WriteJSON(filepath.Join(r.out, results.DirHosts, d.Endpoint.Name), results.FileNetwork, nc); err != nil {
 			return err
 		}
 	}

@@ -468,7 +468,7 @@ func openDocker(ctx context.Context, r *runner) (rig.Driver, error) {
 		return nil, rig.Unavailable(fmt.Errorf("no Docker engine: %w", err))
 	}
 	if r.cfg.ServerImage != "" {
-		if err := docker.EnsureServerImage(ctx, d.Cli, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
+		if err := docker.EnsureServerImage(ctx, d.Engine, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
 			d.Close(context.Background())
 			return nil, err
 		}

@@ -416,7 +416,7 @@ func TestRunProcessSweepsDockerLeftover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Cli.Close() })
+	t.Cleanup(func() { d.Engine.Close() })
 	live := d.Owner // this test process: alive
 	d.Owner = "999999999:1"
 	staleID, err := d.Create(t.Context(), "server", "stale", []string{"server", "--port", strconv.Itoa(testenv.FreePort(t)), "--bind", "127.0.0.1"}, "", "", false, nil, "")

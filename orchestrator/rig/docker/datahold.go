@@ -60,23 +60,23 @@ func (d *Driver) HoldData(ctx context.Context, dir string) error {
 	cfg := &container.Config{Image: d.Image, Cmd: cmd, Labels: d.labels(roleDataHold),
 		OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true, AttachStderr: true}
 	host := &container.HostConfig{NetworkMode: "none", Binds: []string{dir + ":" + rig.ContainerDataDir}}
-	resp, err := d.Cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: fmt.Sprintf("tierbench-%s-%s-%d", d.RunID, roleDataHold, time.Now().UnixNano())})
+	resp, err := d.Engine.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: fmt.Sprintf("tierbench-%s-%s-%d", d.RunID, roleDataHold, time.Now().UnixNano())})
 	if err != nil {
-		return fmt.Errorf("orchestrator: host %s: create the data dir's hold: %w", d.Ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: create the data dir's hold: %w", d.Endpoint.Name, err)
 	}
 	d.mu.Lock()
 	d.ids[resp.ID] = ""
 	d.mu.Unlock()
-	hijack, err := d.Cli.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	hijack, err := d.Engine.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
-		return fmt.Errorf("orchestrator: host %s: attach to the data dir's hold: %w", d.Ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: attach to the data dir's hold: %w", d.Endpoint.Name, err)
 	}
 	// The container's stdout and stderr, demultiplexed, line by line.
 	pr, pw := io.Pipe()
 	go func() { _, err := stdcopy.StdCopy(pw, pw, hijack.Reader); pw.CloseWithError(err) }()
-	if _, err := d.Cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := d.Engine.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		hijack.Close()
-		return fmt.Errorf("orchestrator: host %s: start the data dir's hold: %w", d.Ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: start the data dir's hold: %w", d.Endpoint.Name, err)
 	}
 	line := make(chan string, 1)
 	go func() {
@@ -97,9 +97,9 @@ func (d *Driver) HoldData(ctx context.Context, dir string) error {
 		hijack.Close()
 		said = strings.TrimPrefix(said, "tierbench hostprobe: ")
 		if strings.Contains(said, "is in use by") || strings.Contains(said, "did not make") {
-			return fmt.Errorf("%w: %w: host %s: %s", fault.ErrConfig, ErrDataInUse, d.Ep.Name, said)
+			return fmt.Errorf("%w: %w: host %s: %s", fault.ErrConfig, ErrDataInUse, d.Endpoint.Name, said)
 		}
-		return fmt.Errorf("orchestrator: host %s: hold the data dir %s: %s", d.Ep.Name, dir, said)
+		return fmt.Errorf("orchestrator: host %s: hold the data dir %s: %s", d.Endpoint.Name, dir, said)
 	}
 	d.mu.Lock()
 	d.holds = append(d.holds, dataHold{conn: &hijack.HijackedResponse, id: resp.ID})
@@ -128,7 +128,7 @@ func (d *Driver) dropHolds(ctx context.Context) {
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	for _, h := range holds {
-		w := d.Cli.ContainerWait(wctx, h.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+		w := d.Engine.ContainerWait(wctx, h.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 		waitC, errC := w.Result, w.Error
 		select {
 		case <-waitC:

@@ -45,8 +45,8 @@ const (
 // dockerDriver runs server and client as containers of an image built
 // FROM scratch from the static binary.
 type Driver struct {
-	Ep    Endpoint // the engine; its Name is the host's
-	Cli   *client.Client
+	Endpoint    Endpoint // the engine; its Name is the host's
+	Engine   *client.Client
 	Image string
 	RunID string
 	Owner string
@@ -103,7 +103,7 @@ func NewDriver(ctx context.Context, ep Endpoint, binary, runID string) (*Driver,
 	rand.Read(nonce[:])
 	// The nonce tells apart two owners with one pid and start time on two
 	// machines driving this engine.
-	d := &Driver{Ep: ep, Cli: cli, RunID: runID, proc: "/proc", ids: map[string]string{},
+	d := &Driver{Endpoint: ep, Engine: cli, RunID: runID, proc: "/proc", ids: map[string]string{},
 		Owner: fmt.Sprintf("%d:%d:%x", os.Getpid(), safe.StartTime(os.Getpid()), nonce)}
 	if err := d.buildImage(ctx, binary); err != nil {
 		cli.Close()
@@ -118,7 +118,7 @@ func (d *Driver) DataPath(string) string { return rig.ContainerDataDir }
 // Host is this machine for the local engine; for another host's engine,
 // that host through hostprobe containers.
 func (d *Driver) Host() rig.ServerHost {
-	if d.Ep.local() {
+	if d.Endpoint.local() {
 		return rig.LocalHost{}
 	}
 	return remoteHost{d}
@@ -152,7 +152,7 @@ func (d *Driver) buildImage(ctx context.Context, binary string) error {
 	}
 	sum := sha256.Sum256(bin)
 	d.Image = "tierbench:" + hex.EncodeToString(sum[:6])
-	if _, err := d.Cli.ImageInspect(ctx, d.Image); err == nil {
+	if _, err := d.Engine.ImageInspect(ctx, d.Image); err == nil {
 		return nil
 	}
 	var ctxTar bytes.Buffer
@@ -173,7 +173,7 @@ func (d *Driver) buildImage(ctx context.Context, binary string) error {
 	if err := tw.Close(); err != nil {
 		return fmt.Errorf("orchestrator: image context: %w", err)
 	}
-	resp, err := d.Cli.ImageBuild(ctx, &ctxTar, client.ImageBuildOptions{
+	resp, err := d.Engine.ImageBuild(ctx, &ctxTar, client.ImageBuildOptions{
 		Tags: []string{d.Image}, Remove: true, ForceRemove: true, Dockerfile: "Dockerfile",
 		Labels:    map[string]string{labelImage: "1"},
 		BuildArgs: images.BuildArgs(bin),
@@ -203,7 +203,7 @@ func (d *Driver) buildImage(ctx context.Context, binary string) error {
 			return fmt.Errorf("orchestrator: build image %s: %s\n%s", d.Image, msg.Error, log.String())
 		}
 	}
-	if _, err := d.Cli.ImageInspect(ctx, d.Image); err != nil {
+	if _, err := d.Engine.ImageInspect(ctx, d.Image); err != nil {
 		return fmt.Errorf("orchestrator: build image %s: no image after the build: %w\n%s", d.Image, err, log.String())
 	}
 	return nil
@@ -254,7 +254,7 @@ func (d *Driver) createOnce(ctx context.Context, img rig.ImageRun, role, name st
 	}
 	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.RunID, role, name)
 	d.Remove(ctx, cname) // a container of the same name from a failed attempt
-	resp, err := d.Cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: cname})
+	resp, err := d.Engine.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: cname})
 	if err != nil {
 		return "", fmt.Errorf("orchestrator: create container %s: %w", cname, err)
 	}
@@ -264,7 +264,7 @@ func (d *Driver) createOnce(ctx context.Context, img rig.ImageRun, role, name st
 	if err := d.copySecrets(ctx, resp.ID); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: container %s: %w", cname, err)
 	}
-	if _, err := d.Cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := d.Engine.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: start container %s: %w", cname, err)
 	}
 	return resp.ID, nil
@@ -301,7 +301,7 @@ func (d *Driver) copySecrets(ctx context.Context, id string) error {
 		err = tw.Close()
 	}
 	if err == nil {
-		_, err = d.Cli.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: "/", Content: &buf})
+		_, err = d.Engine.CopyToContainer(ctx, id, client.CopyToContainerOptions{DestinationPath: "/", Content: &buf})
 	}
 	if err != nil {
 		return fmt.Errorf("copy the password and TLS files in: %w", err)
@@ -326,7 +326,7 @@ func (d *Driver) KeepPassword(auth string) string {
 
 // hostPID returns the container's main process as this host sees it.
 func (d *Driver) hostPID(ctx context.Context, id string) (int, error) {
-	res, err := d.Cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	res, err := d.Engine.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("orchestrator: inspect container %s: %w", id[:12], err)
 	}
@@ -370,7 +370,7 @@ func (d *Driver) StartImage(ctx context.Context, img rig.ImageRun, s rig.ServerS
 		return nil, err
 	}
 	var pl results.Placement
-	if d.Ep.local() {
+	if d.Endpoint.local() {
 		pl, err = d.proc.Placement(srv.p)
 	} else {
 		// Another host's pids mean nothing here: its /proc is read there.
@@ -399,7 +399,7 @@ func (s *dockerServer) Pid() int { return s.p }
 // real server a launcher in the image started. On another host's engine
 // the container's processes are read there, by the probe.
 func (s *dockerServer) FindServer(ctx context.Context, addr string, timeout time.Duration) error {
-	if !s.d.Ep.local() {
+	if !s.d.Endpoint.local() {
 		return nil
 	}
 	root := s.p
@@ -417,7 +417,7 @@ func (s *dockerServer) Placement() results.Placement { return s.pl }
 // Probe reads the server's /proc here for the local engine; for another
 // host's, through hostprobe in the server's own container.
 func (s *dockerServer) Probe(addr string) rig.ServerProbe {
-	if s.d.Ep.local() {
+	if s.d.Endpoint.local() {
 		return rig.LocalProbe{Addr: addr, Pid: s.p, Proc: s.d.proc, Acc: s.acc}
 	}
 	return remoteProbe{d: s.d, id: s.id, addr: addr, auth: s.acc.Auth, tls: s.acc.TLS != nil}
@@ -435,13 +435,13 @@ func (s *dockerServer) Stop(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), grace+30*time.Second)
 	defer cancel()
 	timeout := int(grace / time.Second)
-	_, err := s.d.Cli.ContainerStop(sctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
+	_, err := s.d.Engine.ContainerStop(sctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
 	return errors.Join(err, s.d.Remove(sctx, s.id))
 }
 
 // saveLogs writes a container's stdout and stderr to path and returns stdout.
 func (d *Driver) saveLogs(ctx context.Context, id, path string) ([]byte, error) {
-	rc, err := d.Cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
+	rc, err := d.Engine.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true})
 	if err != nil {
 		return nil, fmt.Errorf("orchestrator: logs of container %s: %w", id[:12], err)
 	}
@@ -468,7 +468,7 @@ func (d *Driver) Remove(ctx context.Context, id string) error {
 	if ok && logPath != "" {
 		d.saveLogs(ctx, id, logPath)
 	}
-	_, err := d.Cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+	_, err := d.Engine.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
 	if err != nil && !strings.Contains(err.Error(), "No such container") {
 		return fmt.Errorf("orchestrator: remove container %s: %w", id[:12], err)
 	}
@@ -484,7 +484,7 @@ func (d *Driver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, resul
 	if err != nil {
 		return nil, pl, err
 	}
-	if pid, err := d.hostPID(ctx, id); err == nil && d.Ep.local() {
+	if pid, err := d.hostPID(ctx, id); err == nil && d.Endpoint.local() {
 		if got, err := d.proc.Placement(pid); err == nil {
 			got.WantCPUs, got.WantMems = s.CPUs, s.Mems
 			pl = got
@@ -527,7 +527,7 @@ func (d *Driver) PreflightAt(ctx context.Context, srv rig.ServerHandle, dataDir 
 
 // Close removes every container of this run, keeping their logs.
 func (d *Driver) Close(ctx context.Context) error {
-	res, err := d.Cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+	res, err := d.Engine.ContainerList(ctx, client.ContainerListOptions{All: true,
 		Filters: make(client.Filters).Add("label", LabelRun+"="+d.RunID)})
 	list := res.Items
 	var errs []error
@@ -553,14 +553,14 @@ func (d *Driver) Close(ctx context.Context) error {
 	d.dropHolds(ctx)
 	d.DropLease(ctx)
 	removeAll(true)
-	d.Cli.Close()
+	d.Engine.Close()
 	return errors.Join(errs...)
 }
 
 // RemoveStale removes containers left by earlier runs whose owner process
 // is gone, and says what it removed.
 func (d *Driver) RemoveStale(ctx context.Context) []string {
-	res, err := d.Cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+	res, err := d.Engine.ContainerList(ctx, client.ContainerListOptions{All: true,
 		Filters: make(client.Filters).Add("label", LabelRun)})
 	if err != nil {
 		return []string{fmt.Sprintf("could not list earlier containers: %v", err)}
@@ -569,7 +569,7 @@ func (d *Driver) RemoveStale(ctx context.Context) []string {
 	// The owner decides, not the run id: a resumed run has the id of the
 	// run it completes, whose leftovers must go too.
 	for _, c := range staleContainers(res.Items) {
-		if _, err := d.Cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err != nil {
+		if _, err := d.Engine.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err != nil {
 			did = append(did, fmt.Sprintf("could not remove stale container %s: %v", c.ID[:12], err))
 			continue
 		}

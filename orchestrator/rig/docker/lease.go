@@ -38,20 +38,20 @@ func (d *Driver) TakeLease(ctx context.Context) error {
 	// the run it completes, whose exited lease may still be there.
 	nonce := d.Owner[strings.LastIndexByte(d.Owner, ':')+1:]
 	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.RunID, roleLease, nonce)
-	resp, err := d.Cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: &container.HostConfig{NetworkMode: "none"}, Name: cname})
+	resp, err := d.Engine.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: &container.HostConfig{NetworkMode: "none"}, Name: cname})
 	if err != nil {
-		return fmt.Errorf("orchestrator: host %s: create the run's lease container: %w", d.Ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: create the run's lease container: %w", d.Endpoint.Name, err)
 	}
 	d.mu.Lock()
 	d.ids[resp.ID] = ""
 	d.mu.Unlock()
-	hijack, err := d.Cli.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true})
+	hijack, err := d.Engine.ContainerAttach(ctx, resp.ID, client.ContainerAttachOptions{Stream: true, Stdin: true})
 	if err != nil {
-		return fmt.Errorf("orchestrator: host %s: attach to the run's lease container: %w", d.Ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: attach to the run's lease container: %w", d.Endpoint.Name, err)
 	}
-	if _, err := d.Cli.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := d.Engine.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		hijack.Close()
-		return fmt.Errorf("orchestrator: host %s: start the run's lease container: %w", d.Ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: start the run's lease container: %w", d.Endpoint.Name, err)
 	}
 	d.lease, d.leaseID = &hijack.HijackedResponse, resp.ID
 	return nil
@@ -67,7 +67,7 @@ func (d *Driver) DropLease(ctx context.Context) {
 	d.lease = nil
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	w := d.Cli.ContainerWait(wctx, d.leaseID, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	w := d.Engine.ContainerWait(wctx, d.leaseID, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 	waitC, errC := w.Result, w.Error
 	select {
 	case <-waitC:

@@ -91,7 +91,7 @@ func (h *HostsDriver) Give(files map[string][]byte) {
 func (h *HostsDriver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
 	srv, err := h.Server.StartServer(ctx, s)
 	if err != nil {
-		return nil, fmt.Errorf("host %s: start the server: %w", h.Server.Ep.Name, err)
+		return nil, fmt.Errorf("host %s: start the server: %w", h.Server.Endpoint.Name, err)
 	}
 	return srv, nil
 }
@@ -103,7 +103,7 @@ func (h *HostsDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, 
 	d := h.Clients[s.Host]
 	out, pl, err := d.RunClient(ctx, s)
 	if err != nil {
-		err = fmt.Errorf("host %s: %w", d.Ep.Name, err)
+		err = fmt.Errorf("host %s: %w", d.Endpoint.Name, err)
 	}
 	return out, pl, err
 }
@@ -111,7 +111,7 @@ func (h *HostsDriver) RunClient(ctx context.Context, s rig.ClientSpec) ([]byte, 
 func (h *HostsDriver) PreflightAt(ctx context.Context, srv rig.ServerHandle, dataDir string, args []string) ([]byte, error) {
 	out, err := h.Server.PreflightAt(ctx, srv, dataDir, args)
 	if err != nil {
-		err = fmt.Errorf("host %s: %w", h.Server.Ep.Name, err)
+		err = fmt.Errorf("host %s: %w", h.Server.Endpoint.Name, err)
 	}
 	return out, err
 }
@@ -122,7 +122,7 @@ func (h *HostsDriver) Close(ctx context.Context) error {
 	var errs []error
 	for _, d := range h.Engines {
 		if err := d.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("host %s: %w", d.Ep.Name, err))
+			errs = append(errs, fmt.Errorf("host %s: %w", d.Endpoint.Name, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -134,7 +134,7 @@ func (h *HostsDriver) RemoveStale(ctx context.Context) []string {
 	var did []string
 	for _, d := range h.Engines {
 		for _, s := range d.RemoveStale(ctx) {
-			did = append(did, "host "+d.Ep.Name+": "+s)
+			did = append(did, "host "+d.Endpoint.Name+": "+s)
 		}
 	}
 	return did
@@ -147,14 +147,14 @@ func (d *Driver) exec(ctx context.Context, id string, args []string) (stdout, st
 	fail := func(err error) ([]byte, []byte, int, error) {
 		return nil, nil, 0, fmt.Errorf("orchestrator: exec %s in container %s: %w", args[0], short(id), err)
 	}
-	ex, err := d.Cli.ExecCreate(ctx, id, client.ExecCreateOptions{
+	ex, err := d.Engine.ExecCreate(ctx, id, client.ExecCreateOptions{
 		Cmd:          append([]string{"/" + images.BinaryName}, args...),
 		AttachStdout: true, AttachStderr: true,
 	})
 	if err != nil {
 		return fail(err)
 	}
-	att, err := d.Cli.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
+	att, err := d.Engine.ExecAttach(ctx, ex.ID, client.ExecAttachOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -163,7 +163,7 @@ func (d *Driver) exec(ctx context.Context, id string, args []string) (stdout, st
 	if _, err := stdcopy.StdCopy(&out, &errOut, att.Reader); err != nil {
 		return fail(err)
 	}
-	in, err := d.Cli.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
+	in, err := d.Engine.ExecInspect(ctx, ex.ID, client.ExecInspectOptions{})
 	if err != nil {
 		return fail(err)
 	}
@@ -179,7 +179,7 @@ func (d *Driver) Probe(ctx context.Context, id string, req rig.ProbeRequest) (ri
 		err = fmt.Errorf("exited %d: %s", code, bytes.TrimSpace(stderr))
 	}
 	if err != nil {
-		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.Ep.Name, err)
+		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.Endpoint.Name, err)
 	}
 	return rig.ParseProbe(out)
 }
@@ -192,7 +192,7 @@ func (d *Driver) ProbeOnce(ctx context.Context, name string, req rig.ProbeReques
 		err = fmt.Errorf("exited %d: %s", status, rig.Clip(out))
 	}
 	if err != nil {
-		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.Ep.Name, err)
+		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.Endpoint.Name, err)
 	}
 	return rig.ParseProbe(out)
 }
@@ -212,7 +212,7 @@ func (d *Driver) RunOnce(ctx context.Context, role, name string, args []string, 
 
 // Wait waits for a container to stop and returns its stdout and status.
 func (d *Driver) Wait(ctx context.Context, id, name, logPath string) ([]byte, int64, error) {
-	w := d.Cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	w := d.Engine.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
 	waitC, errC := w.Result, w.Error
 	var status int64
 	select {
@@ -269,7 +269,7 @@ func (p remoteProbe) Counts() bool { return true }
 func (p remoteProbe) CPUTicks(ctx context.Context) (rig.ProcTicks, error) {
 	a, err := p.d.Probe(ctx, p.id, rig.ProbeRequest{PID: 1})
 	if err == nil && (a.CPUTicks == nil || a.CPUSystemTicks == nil || *a.CPUSystemTicks > *a.CPUTicks) {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no CPU ticks, or more system ticks than in all", p.d.Ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no CPU ticks, or more system ticks than in all", p.d.Endpoint.Name)
 	}
 	if err != nil {
 		return rig.ProcTicks{}, err
@@ -283,7 +283,7 @@ func (p remoteProbe) Evidence(ctx context.Context) (int64, results.Placement, er
 		return 0, results.Placement{}, err
 	}
 	if a.ReadBytes == nil || a.Placement == nil {
-		return 0, results.Placement{}, fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no read_bytes or placement", p.d.Ep.Name)
+		return 0, results.Placement{}, fmt.Errorf("orchestrator: host %s: hostprobe --pid 1 gave no read_bytes or placement", p.d.Endpoint.Name)
 	}
 	return *a.ReadBytes, *a.Placement, nil
 }
@@ -291,7 +291,7 @@ func (p remoteProbe) Evidence(ctx context.Context) (int64, results.Placement, er
 // WriteBytes is not read on a server host elsewhere (hostprobe reports
 // read_bytes only): a pass there records no written bytes.
 func (p remoteProbe) WriteBytes(context.Context) (int64, error) {
-	return 0, fmt.Errorf("orchestrator: host %s: write_bytes is not read across hosts", p.d.Ep.Name)
+	return 0, fmt.Errorf("orchestrator: host %s: write_bytes is not read across hosts", p.d.Endpoint.Name)
 }
 
 func (p remoteProbe) Prove(ctx context.Context) (results.OwnerProof, error) {
@@ -302,7 +302,7 @@ func (p remoteProbe) Prove(ctx context.Context) (results.OwnerProof, error) {
 		return results.OwnerProof{Addr: p.addr}, err
 	}
 	if a.Proof == nil {
-		return results.OwnerProof{Addr: p.addr}, fmt.Errorf("orchestrator: host %s: hostprobe --prove gave no proof", p.d.Ep.Name)
+		return results.OwnerProof{Addr: p.addr}, fmt.Errorf("orchestrator: host %s: hostprobe --prove gave no proof", p.d.Endpoint.Name)
 	}
 	return *a.Proof, nil
 }
@@ -312,7 +312,7 @@ func (p remoteProbe) Witness(ctx context.Context) (rig.ServerWitness, error) {
 	req.Witness = true
 	a, err := p.d.Probe(ctx, p.id, req)
 	if err == nil && a.Witness == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --witness gave no witness", p.d.Ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --witness gave no witness", p.d.Endpoint.Name)
 	}
 	if err != nil {
 		return rig.ServerWitness{}, err
@@ -324,13 +324,13 @@ func (p remoteProbe) Sample(ctx context.Context, cfg plan.Config, keys []uint64)
 	if keys != nil {
 		// Only a cluster's nodes are given their keys, and clusters run
 		// on this machine (validate refuses --shards across hosts).
-		return results.SampleCheck{}, fmt.Errorf("orchestrator: host %s: a sampled GET check of given keys is not run through hostprobe", p.d.Ep.Name)
+		return results.SampleCheck{}, fmt.Errorf("orchestrator: host %s: a sampled GET check of given keys is not run through hostprobe", p.d.Endpoint.Name)
 	}
 	req := p.req()
 	req.Sample = &rig.SampleRequest{DBSize: cfg.DBSize, KeyLength: cfg.KeyLength, ValueLength: cfg.ValueLength}
 	a, err := p.d.Probe(ctx, p.id, req)
 	if err == nil && a.Sample == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --sample gave no result", p.d.Ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --sample gave no result", p.d.Endpoint.Name)
 	}
 	if err != nil {
 		return results.SampleCheck{}, err
@@ -344,19 +344,19 @@ func (p remoteProbe) Sample(ctx context.Context, cfg plan.Config, keys []uint64)
 // container, which runs on that host's kernel.
 type remoteHost struct{ d *Driver }
 
-func (h remoteHost) Where() string { return " on host " + h.d.Ep.Name }
+func (h remoteHost) Where() string { return " on host " + h.d.Endpoint.Name }
 
 func (h remoteHost) WipeData(ctx context.Context, dir string) error {
 	d := h.d
 	out, status, err := d.RunOnce(ctx, "probe", "wipe", rig.ProbeArgs(rig.ProbeRequest{Wipe: rig.ContainerDataDir}), false, []string{dir + ":" + rig.ContainerDataDir}, "")
 	switch {
 	case err != nil:
-		return fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.Ep.Name, err)
+		return fmt.Errorf("orchestrator: host %s: hostprobe: %w", d.Endpoint.Name, err)
 	case status == rig.ProbeRefused:
 		return fmt.Errorf("%w: %w: --data %s on host %s holds files tierbench did not make and never deletes; give an empty or new directory there",
-			fault.ErrConfig, safe.ErrForeignData, dir, d.Ep.Name)
+			fault.ErrConfig, safe.ErrForeignData, dir, d.Endpoint.Name)
 	case status != 0:
-		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.Ep.Name, status, rig.Clip(out))
+		return fmt.Errorf("orchestrator: host %s: hostprobe: exited %d: %s", d.Endpoint.Name, status, rig.Clip(out))
 	}
 	return nil
 }
@@ -369,7 +369,7 @@ func (h remoteHost) DataDisks(ctx context.Context, dir string) ([]string, error)
 func (h remoteHost) DiskSample(ctx context.Context, disks []string) (diskstats.Sample, error) {
 	a, err := h.inServer(ctx, rig.ProbeRequest{DiskStats: disks})
 	if err == nil && a.DiskStats == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --diskstats gave no counters", h.d.Ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --diskstats gave no counters", h.d.Endpoint.Name)
 	}
 	if err != nil {
 		return diskstats.Sample{}, err
@@ -380,7 +380,7 @@ func (h remoteHost) DiskSample(ctx context.Context, disks []string) (diskstats.S
 func (h remoteHost) CPUSample(ctx context.Context) (cpustat.Sample, error) {
 	a, err := h.inServer(ctx, rig.ProbeRequest{CPUStat: true})
 	if err == nil && a.CPUStat == nil {
-		err = fmt.Errorf("orchestrator: host %s: hostprobe --cpustat gave no counters", h.d.Ep.Name)
+		err = fmt.Errorf("orchestrator: host %s: hostprobe --cpustat gave no counters", h.d.Endpoint.Name)
 	}
 	if err != nil {
 		return cpustat.Sample{}, err
@@ -394,7 +394,7 @@ func (h remoteHost) inServer(ctx context.Context, req rig.ProbeRequest) (rig.Pro
 	id := h.d.serverID
 	h.d.mu.Unlock()
 	if id == "" {
-		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: no server container is running to read its counters in", h.d.Ep.Name)
+		return rig.ProbeAnswer{}, fmt.Errorf("orchestrator: host %s: no server container is running to read its counters in", h.d.Endpoint.Name)
 	}
 	return h.d.Probe(ctx, id, req)
 }
