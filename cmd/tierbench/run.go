@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
+	"github.com/tierbench/tierbench/reproduce"
 )
 
 func init() {
@@ -131,7 +133,13 @@ func runFlags(name string, cfg *plan.Config) (*flag.FlagSet, func() error) {
 
 func runRun(args []string, stdout, stderr io.Writer) int {
 	var cfg plan.Config
+	var planPath, reproducePath string
+	var repro reproduceOptions
 	fs, parseFlags := runFlags("run", &cfg)
+	fs.StringVar(&planPath, "plan", "", "run the plan in this `file` (tierbench plan's YAML or JSON, a bundle's plan.json, or a bundle): the flags given beside it override it, each said on stderr; a host that cannot give what it needs (runtime, NUMA nodes of its pinned rows, backends, servers, images) is refused before anything starts (docs/plan-files.md)")
+	fs.StringVar(&reproducePath, "reproduce", "", "run this `bundle`'s plan on this host, after checking its sums, then write reproduction.md and reproduction.html into the new bundle: both hosts side by side and a verdict per cell (docs/reproduction.md)")
+	fs.Float64Var(&repro.tolerance, "tolerance", reproduce.DefaultTolerance, "with --reproduce: the largest difference, in `points` of each host's own fio ceiling, of a reproduced cell's share")
+	fs.BoolVar(&repro.unverified, "unverified", false, "with --reproduce: reproduce a bundle whose sums fail, are missing or leave results.json uncovered; the reproduction says so")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench run [flags]
 
@@ -151,6 +159,13 @@ from memory or with misses are kept out of the table. It prints the
 bundle (fingerprint.json, preflight.json, cells.jsonl, ceilings.jsonl,
 results.json, table.md, report.md, logs/). Interrupted runs continue with --resume.
 
+--plan FILE runs a plan written by 'tierbench plan' (or a bundle's plan);
+--reproduce BUNDLE runs a bundle's plan here and judges each cell against
+it: reproduced, differs or not comparable (exit 0 when every cell
+reproduced, 1 when one differs, 3 when none differs but some are not
+comparable, 4 when none could be compared; 2 and the run's own statuses
+as below).
+
 Environment: TIERBENCH_DATA, TIERBENCH_THREADS, TIERBENCH_PASSES and
 TIERBENCH_CELL_SECONDS stand for the flags not given, each said on stderr;
 the reference generator's DATA, THREADS, PASSES and RUNTIME are refused. A
@@ -159,6 +174,8 @@ flag given explicitly means what it says: --warmup-seconds 0 is no warm-up,
 
 Examples:
   tierbench run --profile quick --data /var/tmp/tierbench-data
+  tierbench run --plan quick.yaml --passes 3 (a plan file, one value overridden)
+  tierbench run --reproduce published/RUN --tolerance 10 (a published bundle, here)
   tierbench run --scenario all --profile quick (the seed's three scenarios, one table each)
   tierbench run --profile reference --data /mnt/nvme/tierbench --runtime docker
   tierbench run --server-addr 127.0.0.1:6379 --server-pid 1234 --dbsize 1000000 --skip-load
@@ -184,6 +201,22 @@ Flags:
 		return usageError(fs, stderr, "%v", err)
 	}
 	var err error
+	cfg.Given = slices.DeleteFunc(cfg.Given, func(g string) bool {
+		return g == "plan" || g == "reproduce" || g == "tolerance" || g == "unverified"
+	})
+	switch {
+	case planPath != "" && reproducePath != "":
+		return usageError(fs, stderr, "--plan and --reproduce both name a plan: give one")
+	case (flagGiven(fs, "tolerance") || repro.unverified) && reproducePath == "":
+		return usageError(fs, stderr, "--tolerance and --unverified apply to --reproduce")
+	case reproducePath != "":
+		return runReproduce(reproducePath, cfg, repro, stdout, stderr)
+	case planPath != "":
+		if cfg, err = planConfig(planPath, cfg, false, stderr); err != nil {
+			fmt.Fprintf(stderr, "tierbench run: %v\n", err)
+			return orchestrator.ExitCode(err)
+		}
+	}
 	err = orchestrator.Run(context.Background(), cfg, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tierbench run: %v\n", err)

@@ -313,6 +313,11 @@ func (f File) Config() Config {
 			c.DataDir = strings.Join(f.Workload.DataDirs, ",")
 		}
 	}
+	// The runtime a bundle's run used, not the auto it may have been
+	// asked: a reproduction runs as the original ran, or is refused.
+	if f.Needs.Runtime == RuntimeDocker || f.Needs.Runtime == RuntimeProcess {
+		c.Runtime = f.Needs.Runtime
+	}
 	c.Given = slices.DeleteFunc(slices.Clone(c.Given), func(g string) bool {
 		return g == "out" || g == "resume" || g == "binary" || g == "state-dir" || g == "silent" || g == "metrics-addr" || g == "force" || g == "keep-data"
 	})
