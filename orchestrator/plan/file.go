@@ -216,7 +216,7 @@ func ReadFile(path string) (File, error) {
 	}
 	fh, err := os.Open(path)
 	if err != nil {
-		return File{}, fmt.Errorf("%w: --plan: %v", fault.ErrConfig, err)
+		return File{}, fmt.Errorf("%w: --plan: %w", fault.ErrConfig, err)
 	}
 	defer fh.Close()
 	data, err := io.ReadAll(io.LimitReader(fh, maxPlanBytes+1))

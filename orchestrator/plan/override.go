@@ -48,7 +48,9 @@ func Override(base, flags Config, given []string) (Config, []string, error) {
 		for _, f := range fields {
 			dst.FieldByName(f).Set(src.FieldByName(f))
 		}
-		if was != now {
+		// A field of where this host runs it the plan does not carry
+		// (hostFields): setting it overrides nothing of the plan's.
+		if _, host := hostFields[fields[0]]; was != now && !(host && was == "(none)") {
 			said = append(said, fmt.Sprintf("--%s %s overrides the plan's %s", name, now, was))
 		}
 		if !slices.Contains(out.Given, name) {
