@@ -244,7 +244,9 @@ func (r *Reproduction) judgePart(o, h compare.Part) {
 		switch {
 		case dataset != "":
 			reason = "a different dataset: " + dataset
-		case !ok:
+		case oc.Passes == 0:
+			reason = "not measured in the original"
+		case !ok || hc.Passes == 0:
 			reason = "not measured here"
 		case oc.Excluded != "":
 			reason = "kept out of the original's table: " + oc.Excluded

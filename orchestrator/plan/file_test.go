@@ -26,9 +26,9 @@ func quickWorkload() results.Workload {
 
 func TestFileRoundTrip(t *testing.T) {
 	f := File{Schema: FileSchema, Kind: FileKind, Workload: quickWorkload(),
-		Rows:    []results.Row{{Backend: "uring", Pin: "pinned", Label: "srv node-0 / cli node-1"}, {Backend: "uring", Pin: "none", Label: "no pin"}},
-		Dataset: &Dataset{Keys: 300_000, RecordBytes: 128, Bytes: 38_400_000, DiskBytes: 76_800_000, MemoryBytes: 17 << 20},
-		Needs:   Needs{Runtime: "process", NUMANodes: 2, Backends: []string{"uring"}},
+		Rows:     []results.Row{{Backend: "uring", Pin: "pinned", Label: "srv node-0 / cli node-1"}, {Backend: "uring", Pin: "none", Label: "no pin"}},
+		Dataset:  &Dataset{Keys: 300_000, RecordBytes: 128, Bytes: 38_400_000, DiskBytes: 76_800_000, MemoryBytes: 17 << 20},
+		Needs:    Needs{Runtime: "process", NUMANodes: 2, Backends: []string{"uring"}},
 		Estimate: &Estimate{Seconds: 71, Phases: []Phase{{Name: "cells", Count: 8, Seconds: 2}, {Name: "slo probes", Count: 11, Seconds: 2, UpTo: true}}}}
 	for _, format := range []string{"yaml", "json"} {
 		t.Run(format, func(t *testing.T) {
