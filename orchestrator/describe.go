@@ -64,6 +64,10 @@ func Describe(cfg plan.Config) (Description, error) {
 		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: &plan.Estimate{Seconds: phasesSeconds(ps)}}
 	// Where this host runs it is no part of the plan.
 	f.Workload.OutDir, f.Workload.StateDir, f.Workload.Binary = "", "", ""
+	if !c.Explicit("data") {
+		// This host's default, which a run elsewhere replaces by its own.
+		f.Workload.DataDir, f.Workload.DataDirs = "", nil
+	}
 	for _, p := range ps {
 		f.Estimate.Phases = append(f.Estimate.Phases, plan.Phase{Name: p.Name, Count: p.Count, Seconds: p.Seconds, UpTo: p.UpTo})
 	}

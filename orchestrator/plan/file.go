@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
@@ -198,8 +199,14 @@ func (f File) Marshal(format string) ([]byte, error) {
 		return append(b, '\n'), nil
 	case "", "yaml":
 		// Through JSON, so the YAML's names are the JSON names the
-		// bundle's plan.json uses, field by field.
-		return yaml.JSONToYAML(b)
+		// bundle's plan.json uses, field by field; through a MapSlice,
+		// so the fields keep the order of the struct (schema and kind
+		// first) rather than yaml.JSONToYAML's alphabetical one.
+		var doc yamlv2.MapSlice
+		if err := yamlv2.Unmarshal(b, &doc); err != nil {
+			return nil, fmt.Errorf("plan: YAML of the plan: %w", err)
+		}
+		return yamlv2.Marshal(doc)
 	}
 	return nil, fmt.Errorf("%w: --format %q: want yaml or json", fault.ErrConfig, format)
 }
