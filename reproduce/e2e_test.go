@@ -14,8 +14,9 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// TestReproduceProcessRun runs a tiny storage run under the process
-// runtime with a short fio ceiling, then reproduces its bundle on this
+// TestReproduceProcessRun runs a tiny storage run from a plan file
+// (tierbench plan, then run --plan) under the process runtime with a
+// short fio ceiling, then reproduces its bundle on this
 // host with run --reproduce: the new bundle holds reproduction.md, .html
 // and .json with a verdict per cell, covered by its sums, and the exit
 // status says what the verdicts say. A bundle edited since is refused.
@@ -28,12 +29,25 @@ func TestReproduceProcessRun(t *testing.T) {
 	base := testenv.MustDiskDir(t)
 	data, state := filepath.Join(base, "data"), filepath.Join(base, "state")
 	orig, here := filepath.Join(base, "orig"), filepath.Join(base, "here")
-	tiny := []string{"run", "--dbsize", "200000", "--memory", "1m", "--page", "64k", "--segment", "16m", "--index", "16m",
+	tiny := []string{"plan", "--dbsize", "200000", "--memory", "1m", "--page", "64k", "--segment", "16m", "--index", "16m",
 		"--threads", "2,4", "--batch", "64", "--cell-seconds", "1", "--passes", "2", "--warmup-seconds", "1",
 		"--load-threads", "4", "--backends", "uring", "--pin", "none", "--runtime", "process",
-		"--data", data, "--state-dir", state}
-	if _, stderr, code := testenv.Run(t, "", nil, bin, append(tiny, "--out", orig)...); code != 0 {
-		t.Fatalf("the original run exited %d:\n%s", code, stderr)
+		"--data", data}
+	// The original runs from a plan file, as a published run would.
+	yaml, stderr, code := testenv.Run(t, "", nil, bin, tiny...)
+	if code != 0 {
+		t.Fatalf("plan exited %d:\n%s", code, stderr)
+	}
+	planFile := filepath.Join(base, "tiny.yaml")
+	if err := os.WriteFile(planFile, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := testenv.Run(t, "", nil, bin, "run", "--plan", planFile, "--state-dir", state, "--out", orig); code != 0 {
+		t.Fatalf("the original run --plan exited %d:\n%s", code, stderr)
+	}
+	var op results.Plan
+	if err := results.ReadJSON(orig, results.FilePlan, &op); err != nil || op.Workload.DBSize != 200_000 || op.Workload.DataDir != data || len(op.Rows) != 1 {
+		t.Fatalf("run --plan's bundle: %v, dbsize %d data %q rows %v; want the plan's", err, op.Workload.DBSize, op.Workload.DataDir, op.Rows)
 	}
 
 	stdout, stderr, code := testenv.Run(t, "", nil, bin, "run", "--reproduce", orig, "--data", data, "--state-dir", state, "--out", here)

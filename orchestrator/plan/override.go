@@ -24,7 +24,7 @@ var FlagFields = map[string][]string{
 	"cacert": {"CACert"}, "insecure": {"Insecure"}, "server-pid": {"ServerPID", "ServerPIDs"},
 	"shards": {"Shards"}, "skip-load": {"SkipLoad"}, "max-miss-ratio": {"MaxMissRatio"},
 	"latency": {"Latency"}, "slo": {"SLO"}, "key-dist": {"KeyDist"}, "workload": {"Workload"},
-	"force": {"Force"}, "no-fio": {"NoFio"}, "fio-seconds": {"FioSeconds"}, "silent": {"Silent"},
+	"force": {"Force"}, "no-fio": {"NoFio"}, "silent": {"Silent"},
 	"metrics-addr": {"MetricsAddr"}, "server": {"Servers"}, "server-cmd": {"ServerCmd"},
 	"server-bin": {"ServerBin"}, "server-image": {"ServerImage"}, "pull": {"Pull"}, "state-dir": {"StateDir"},
 }
