@@ -28,7 +28,7 @@ var commands []command
 
 // usageOrder is the order the usage text lists the commands in: from the
 // host check up the stack to the reproduction.
-var usageOrder = []string{"preflight", "device", "kv", "server", "bench", "run", "report", "compare", "completion"}
+var usageOrder = []string{"preflight", "device", "kv", "server", "bench", "plan", "run", "report", "compare", "completion"}
 
 func register(c command) { commands = append(commands, c) }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"github.com/tierbench/tierbench/orchestrator/safe"
+	"github.com/tierbench/tierbench/reproduce"
 )
 
 func init() {
@@ -21,10 +23,13 @@ func init() {
 	register(command{name: "run", summary: "the one-command reproduction of the backend x pin x threads matrix", run: runRun})
 }
 
-func runRun(args []string, stdout, stderr io.Writer) int {
-	var cfg plan.Config
+// runFlags defines run's flags of the configuration on a new flag set
+// named name (run, and plan, which takes the same) and returns it with
+// the step that, after parsing, sets cfg.Given and the list flags; that
+// step's error is a bad value, said with the flag's name.
+func runFlags(name string, cfg *plan.Config) (*flag.FlagSet, func() error) {
 	var threads, backends, pins, shards, serverPIDs, servers string
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.StringVar(&cfg.Profile, "profile", "quick", "quick (minutes on a small host, dataset ≥ 20 × --memory) or reference (the Garnet seed: 100 M keys, 12 s cells, 3 passes)")
 	fs.StringVar(&cfg.Scenario, "scenario", "storage", "the reference's server set-up: storage (scenario 2, the tiered server on the native device: the backend × pin matrix), memory (scenario 1, the untiered server, t=1…32, each cell must read < 1 % of a sector per GET), localmemory (scenario 3, the tiered server on the in-RAM device, -b 1024 and -b 256 rows, ≥ 0.9 device reads per GET from INFO store), or all (the three in sequence, one bundle with a section and table each)")
 	fs.BoolVar(&cfg.Ladder, "ladder", false, "after the matrix, measure the layers below the best RESP cell on the same data dir, shape, backend and CPUs (its server's cpuset when pinned) — fio (the preflight's ceiling on those CPUs), tierbench device at the better of one submitter per CPU sharing the throttle depth and the cell's connections × -b, tierbench kv with the same --memory --page --index and dataset at one thread per CPU and at the cell's connections — and print each layer's ops/s, share of the layer below and CPU µs per op, naming the largest drop; a layer above the one below it by more than the noise is flagged instead; with --latency, also fio alone at each step's offered rate and depth, and again with the CPUs held as little idle as the step kept them where it was busier (a virtual disk may slow under the guest's CPU load), each step's p50/p99 marked against both (default on in the reference profile; with --server-addr only RESP and fio)")
@@ -81,6 +86,61 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.ServerImage, "server-image", "", "under --runtime docker, the `image` that runs the one --server besides tierbench, from the catalogue's entrypoint; never pulled unless --pull")
 	fs.BoolVar(&cfg.Pull, "pull", false, "pull --server-image when the Docker engine lacks it (without it, the run refuses and prints the docker pull line)")
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "where pid files of running children and the run's password and TLS files are kept: a directory of yours nobody else may write, made 0700 (default /run/tierbench for root, else $XDG_RUNTIME_DIR/tierbench or /tmp/tierbench-UID)")
+	parse := func() error {
+		var err error
+		fail := func(format string, a ...any) error { return fmt.Errorf(format, a...) }
+		fs.Visit(func(f *flag.Flag) { cfg.Given = append(cfg.Given, f.Name) })
+		for _, l := range []struct {
+			name, value string
+			dst         *[]string
+		}{{"backends", backends, &cfg.Backends}, {"pin", pins, &cfg.Pins}} {
+			if !isGiven(cfg.Given, l.name) {
+				continue
+			}
+			if *l.dst, err = plan.SplitList(strings.ToLower(l.value)); err != nil {
+				return fail("--%s %q: %v", l.name, l.value, err)
+			}
+		}
+		if isGiven(cfg.Given, "server") {
+			if cfg.Servers, err = plan.SplitList(strings.ToLower(servers)); err != nil {
+				return fail("--server %q: %v", servers, err)
+			}
+		}
+		if isGiven(cfg.Given, "shards") {
+			if cfg.Shards, err = plan.ParseInts(shards); err != nil {
+				return fail("--shards %q: %v", shards, err)
+			}
+		}
+		if isGiven(cfg.Given, "server-pid") {
+			// Each pid as written: run's checks word what is wrong with it.
+			for _, f := range strings.Split(serverPIDs, ",") {
+				pid, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil {
+					return fail("--server-pid %q: %q is not a pid", serverPIDs, f)
+				}
+				cfg.ServerPIDs = append(cfg.ServerPIDs, pid)
+			}
+			cfg.ServerPID = cfg.ServerPIDs[0]
+		}
+		if isGiven(cfg.Given, "threads") {
+			if cfg.Threads, err = plan.ParseInts(threads); err != nil {
+				return fail("--threads %q: %v", threads, err)
+			}
+		}
+		return nil
+	}
+	return fs, parse
+}
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	var cfg plan.Config
+	var planPath, reproducePath string
+	var repro reproduceOptions
+	fs, parseFlags := runFlags("run", &cfg)
+	fs.StringVar(&planPath, "plan", "", "run the plan in this `file` (tierbench plan's YAML or JSON, a bundle's plan.json, or a bundle): the flags given beside it override it, each said on stderr; a host that cannot give what it needs (runtime, NUMA nodes of its pinned rows, backends, servers, images) is refused before anything starts (docs/plan-files.md)")
+	fs.StringVar(&reproducePath, "reproduce", "", "run this `bundle`'s plan on this host, after checking its sums, then write reproduction.md and reproduction.html into the new bundle: both hosts side by side and a verdict per cell (docs/reproduction.md)")
+	fs.Float64Var(&repro.tolerance, "tolerance", reproduce.DefaultTolerance, "with --reproduce: the largest difference, in `points` of each host's own fio ceiling, of a reproduced cell's share")
+	fs.BoolVar(&repro.unverified, "unverified", false, "with --reproduce: reproduce a bundle whose sums fail, are missing or leave results.json uncovered; the reproduction says so")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: tierbench run [flags]
 
@@ -100,6 +160,13 @@ from memory or with misses are kept out of the table. It prints the
 bundle (fingerprint.json, preflight.json, cells.jsonl, ceilings.jsonl,
 results.json, table.md, report.md, logs/). Interrupted runs continue with --resume.
 
+--plan FILE runs a plan written by 'tierbench plan' (or a bundle's plan);
+--reproduce BUNDLE runs a bundle's plan here and judges each cell against
+it: reproduced, differs or not comparable (exit 0 when every cell
+reproduced, 1 when one differs, 3 when none differs but some are not
+comparable, 4 when none could be compared; 2 and the run's own statuses
+as below).
+
 Environment: TIERBENCH_DATA, TIERBENCH_THREADS, TIERBENCH_PASSES and
 TIERBENCH_CELL_SECONDS stand for the flags not given, each said on stderr;
 the reference generator's DATA, THREADS, PASSES and RUNTIME are refused. A
@@ -108,6 +175,8 @@ flag given explicitly means what it says: --warmup-seconds 0 is no warm-up,
 
 Examples:
   tierbench run --profile quick --data /var/tmp/tierbench-data
+  tierbench run --plan quick.yaml --passes 3 (a plan file, one value overridden)
+  tierbench run --reproduce published/RUN --tolerance 10 (a published bundle, here)
   tierbench run --scenario all --profile quick (the seed's three scenarios, one table each)
   tierbench run --profile reference --data /mnt/nvme/tierbench --runtime docker
   tierbench run --server-addr 127.0.0.1:6379 --server-pid 1234 --dbsize 1000000 --skip-load
@@ -129,43 +198,24 @@ Flags:
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
 	}
-	fs.Visit(func(f *flag.Flag) { cfg.Given = append(cfg.Given, f.Name) })
+	if err := parseFlags(); err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
 	var err error
-	for _, l := range []struct {
-		name, value string
-		dst         *[]string
-	}{{"backends", backends, &cfg.Backends}, {"pin", pins, &cfg.Pins}} {
-		if !isGiven(cfg.Given, l.name) {
-			continue
-		}
-		if *l.dst, err = plan.SplitList(strings.ToLower(l.value)); err != nil {
-			return usageError(fs, stderr, "--%s %q: %v", l.name, l.value, err)
-		}
-	}
-	if isGiven(cfg.Given, "server") {
-		if cfg.Servers, err = plan.SplitList(strings.ToLower(servers)); err != nil {
-			return usageError(fs, stderr, "--server %q: %v", servers, err)
-		}
-	}
-	if isGiven(cfg.Given, "shards") {
-		if cfg.Shards, err = plan.ParseInts(shards); err != nil {
-			return usageError(fs, stderr, "--shards %q: %v", shards, err)
-		}
-	}
-	if isGiven(cfg.Given, "server-pid") {
-		// Each pid as written: run's checks word what is wrong with it.
-		for _, f := range strings.Split(serverPIDs, ",") {
-			pid, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				return usageError(fs, stderr, "--server-pid %q: %q is not a pid", serverPIDs, f)
-			}
-			cfg.ServerPIDs = append(cfg.ServerPIDs, pid)
-		}
-		cfg.ServerPID = cfg.ServerPIDs[0]
-	}
-	if isGiven(cfg.Given, "threads") {
-		if cfg.Threads, err = plan.ParseInts(threads); err != nil {
-			return usageError(fs, stderr, "--threads %q: %v", threads, err)
+	cfg.Given = slices.DeleteFunc(cfg.Given, func(g string) bool {
+		return g == "plan" || g == "reproduce" || g == "tolerance" || g == "unverified"
+	})
+	switch {
+	case planPath != "" && reproducePath != "":
+		return usageError(fs, stderr, "--plan and --reproduce both name a plan: give one")
+	case (flagGiven(fs, "tolerance") || repro.unverified) && reproducePath == "":
+		return usageError(fs, stderr, "--tolerance and --unverified apply to --reproduce")
+	case reproducePath != "":
+		return runReproduce(reproducePath, cfg, repro, stdout, stderr)
+	case planPath != "":
+		if cfg, err = planConfig(planPath, cfg, false, stderr); err != nil {
+			fmt.Fprintf(stderr, "tierbench run: %v\n", err)
+			return orchestrator.ExitCode(err)
 		}
 	}
 	err = orchestrator.Run(context.Background(), cfg, stdout, stderr)

@@ -1,0 +1,201 @@
+package orchestrator
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/sut"
+)
+
+// Description is what a run of a configuration would do on this host,
+// planned as Run plans it and nothing run: Plan is the plan file
+// `tierbench plan` prints, Config the configuration it resolved to,
+// Notes what the resolution decided that was not asked.
+type Description struct {
+	Config plan.Config
+	Plan   plan.File
+	Notes  []string
+}
+
+// Describe resolves cfg as Run does and plans its rows on this host's
+// topology, with the dataset, the disk and memory it needs and the
+// estimate the progress line would start from (phases counted from the
+// plan at the default rates; fio re-runs counted where the ceiling
+// applies, at --fio-seconds). It starts, writes and measures nothing.
+func Describe(cfg plan.Config) (Description, error) {
+	if cfg.Scenario == results.ScenarioAll {
+		return describeAll(cfg)
+	}
+	r := &runner{stderr: nil, local: localMachine{proc: "/proc"}}
+	if cfg.Resume != "" {
+		return Description{}, fmt.Errorf("%w: tierbench plan describes a new run; --resume completes a bundle's own plan", fault.ErrConfig)
+	}
+	if err := r.setup(cfg); err != nil {
+		return Description{}, err
+	}
+	c := r.cfg
+	rows := r.plan.Rows
+	var ps []phase
+	for _, row := range rows {
+		ps = append(ps, rowPhases(c, describeWork(c, row), phaseRates{loadKeysPerSec: assumedLoadKeysPerSec})...)
+	}
+	ladder := 0
+	switch {
+	case c.ServerAddr != "":
+		ladder = 1
+	case c.Spec().Tiered:
+		ladder = len(c.Backends)
+	}
+	ps = sumPhases(append(ps, ladderPhase(c, ladder)...))
+	f := plan.File{Schema: plan.FileSchema, Kind: plan.FileKind, Workload: c.Record(), Rows: rows,
+		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: &plan.Estimate{Seconds: phasesSeconds(ps)}}
+	// Where this host runs it is no part of the plan.
+	f.Workload.OutDir, f.Workload.StateDir, f.Workload.Binary = "", "", ""
+	if !c.Explicit("data") {
+		// This host's default, which a run elsewhere replaces by its own.
+		f.Workload.DataDir, f.Workload.DataDirs = "", nil
+	}
+	for _, p := range ps {
+		f.Estimate.Phases = append(f.Estimate.Phases, plan.Phase{Name: p.Name, Count: p.Count, Seconds: p.Seconds, UpTo: p.UpTo})
+	}
+	return Description{Config: c, Plan: f, Notes: c.Notes}, nil
+}
+
+// describeAll is Describe of each scenario of a --scenario all run: one
+// plan whose rows are every scenario's in the order all runs them.
+func describeAll(cfg plan.Config) (Description, error) {
+	var out Description
+	for _, s := range results.Scenarios {
+		d, err := Describe(scenarioConfig(cfg, s))
+		if err != nil {
+			return Description{}, fmt.Errorf("scenario %s: %w", s, err)
+		}
+		if out.Plan.Kind == "" {
+			out = d
+			out.Plan.Workload = cfg.Record()
+			out.Plan.Workload.Scenario = results.ScenarioAll
+			out.Plan.Workload.OutDir, out.Plan.Workload.StateDir, out.Plan.Workload.Binary = "", "", ""
+			continue
+		}
+		out.Plan.Rows = append(out.Plan.Rows, d.Plan.Rows...)
+		out.Plan.Estimate.Seconds += d.Plan.Estimate.Seconds
+		out.Plan.Estimate.Phases = append(out.Plan.Estimate.Phases, d.Plan.Estimate.Phases...)
+		out.Plan.Dataset.DiskBytes = max(out.Plan.Dataset.DiskBytes, d.Plan.Dataset.DiskBytes)
+		out.Plan.Dataset.MemoryBytes = max(out.Plan.Dataset.MemoryBytes, d.Plan.Dataset.MemoryBytes)
+		out.Plan.Needs.Backends = append(out.Plan.Needs.Backends, d.Plan.Needs.Backends...)
+		out.Plan.Needs.NUMANodes = max(out.Plan.Needs.NUMANodes, d.Plan.Needs.NUMANodes)
+		out.Notes = append(out.Notes, d.Notes...)
+	}
+	return out, nil
+}
+
+// describeWork is a row's work before anything ran: every pass, its load
+// unless skipped, and the fio runs beside and after its passes where its
+// ceiling applies (rowWorkOf's, without a preflight to read).
+func describeWork(c plan.Config, row results.Row) rowWork {
+	w := rowWork{load: !c.SkipLoad}
+	w.cells = c.Passes * len(c.Threads)
+	if rowEngine(row) == "" || c.NoFio || !plan.CeilingApplies(c) {
+		return w
+	}
+	w.fioSeconds = cmp.Or(c.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
+	if row.Shards <= 1 {
+		w.besideSeconds = results.BesideSeconds
+	}
+	return w
+}
+
+// datasetOf is the data a run loads and what it needs on disk and in RAM.
+func datasetOf(c plan.Config) *plan.Dataset {
+	rec := results.RecordBytes(c.KeyLength, c.ValueLength)
+	d := &plan.Dataset{Keys: c.DBSize, RecordBytes: rec, Bytes: c.DBSize * int64(rec)}
+	if c.ServerAddr != "" {
+		return d // nothing of the server's is this run's to size
+	}
+	spec := c.Spec()
+	if spec.Tiered && !spec.InRAM {
+		total, _, _, _ := logGrowth(c)
+		d.DiskBytes = total
+	}
+	if !c.NoFio && plan.CeilingApplies(c) {
+		d.DiskBytes += d.Bytes // fio's files are as large as the dataset
+	}
+	mem, _ := size.Parse(c.LargestMemory())
+	index, _ := size.Parse(c.Index)
+	var cache int64
+	if sizes, err := plan.SplitList(c.ReadCacheMemory); err == nil {
+		for _, s := range sizes {
+			if n, err := size.Parse(s); err == nil {
+				cache = max(cache, n)
+			}
+		}
+	}
+	d.MemoryBytes = int64(c.MaxShards()) * (mem + index + cache)
+	if spec.InRAM {
+		d.MemoryBytes += d.Bytes
+	}
+	return d
+}
+
+// CheckPlanHost refuses, before anything starts, a plan whose needs this
+// host cannot give: the Docker engine for a docker plan, the NUMA nodes
+// its pinned rows were planned on, io_uring for uring rows, the programs
+// of its servers, its images. Each refusal is a sentence; all are given.
+func CheckPlanHost(ctx context.Context, n plan.Needs, pull bool) error {
+	h := plan.Host{
+		NUMANodes: len(readTopology("/sys", runtime.NumCPU()).Nodes),
+		LookPath:  exec.LookPath,
+		Programs: func(name string) []string {
+			s, err := sut.Lookup(name)
+			if err != nil {
+				return []string{name}
+			}
+			var out []string
+			for _, p := range s.Programs {
+				out = append(out, cmp.Or(p.Launcher, p.Binary))
+			}
+			return out
+		},
+	}
+	for _, b := range n.Backends {
+		if b == "uring" {
+			h.IOUring = hostcheck.ProbeIOUring()
+		}
+	}
+	if n.Runtime == plan.RuntimeDocker || len(n.Images) > 0 {
+		cli, err := Endpoint{}.client()
+		if err == nil {
+			defer cli.Close()
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if _, err = cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err == nil && len(n.Images) > 0 {
+				h.Image = func(ref string) (bool, error) {
+					_, ierr := cli.ImageInspect(pctx, ref)
+					if ierr != nil && !cerrdefs.IsNotFound(ierr) {
+						return false, ierr
+					}
+					return ierr == nil, nil
+				}
+			}
+		}
+		h.Docker = err
+	}
+	if err := plan.CheckHost(n, h, pull); err != nil {
+		host, _ := os.Hostname()
+		return fmt.Errorf("%w: this host (%s) cannot run the plan:\n%w", fault.ErrConfig, host, err)
+	}
+	return nil
+}
