@@ -16,6 +16,8 @@ import (
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
 )
@@ -156,7 +158,7 @@ func datasetOf(c plan.Config) *plan.Dataset {
 // of its servers, its images. Each refusal is a sentence; all are given.
 func CheckPlanHost(ctx context.Context, n plan.Needs, pull bool) error {
 	h := plan.Host{
-		NUMANodes: len(readTopology("/sys", runtime.NumCPU()).Nodes),
+		NUMANodes: len(rig.ReadTopology("/sys", runtime.NumCPU()).Nodes),
 		LookPath:  exec.LookPath,
 		Programs: func(name string) []string {
 			s, err := sut.Lookup(name)
@@ -175,8 +177,8 @@ func CheckPlanHost(ctx context.Context, n plan.Needs, pull bool) error {
 			h.IOUring = hostcheck.ProbeIOUring()
 		}
 	}
-	if n.Runtime == plan.RuntimeDocker || len(n.Images) > 0 {
-		cli, err := Endpoint{}.client()
+	if n.NeedsEngine() {
+		cli, err := docker.Endpoint{}.Client()
 		if err == nil {
 			defer cli.Close()
 			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)

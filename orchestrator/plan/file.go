@@ -330,3 +330,7 @@ func (f File) Config() Config {
 	})
 	return c
 }
+
+// NeedsEngine says the plan needs a Docker engine: it runs under Docker,
+// or names images.
+func (n Needs) NeedsEngine() bool { return n.Runtime == RuntimeDocker || len(n.Images) > 0 }
