@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/rig/process"
@@ -175,7 +176,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	}
 	fmt.Fprint(stdout, table)
 	if r.cfg.Ladder && len(failed) == 0 {
-		if err := r.runLadder(ctx, stdout); err != nil {
+		if err := ladder.Run(ctx, ladderEnv{r}, stdout); err != nil {
 			return err
 		}
 		// Again, so that results.json's checksums cover the ladder's files.
