@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 
+	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 )
@@ -22,6 +23,7 @@ var parts = []plan.Part{
 	readCacheSweepDimension{},
 	tlsDimension{},
 	sloMeasurement{},
+	ladder.Part{},
 }
 
 type serversDimension struct{}
@@ -30,7 +32,6 @@ func (serversDimension) Name() string { return "servers" }
 func (serversDimension) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateServers(c, bad) })
 }
-func (serversDimension) Adjust(c *plan.Config) { dropExtrasForServers(c) }
 
 type memorySweepDimension struct{}
 
@@ -38,7 +39,6 @@ func (memorySweepDimension) Name() string { return "memory sweep" }
 func (memorySweepDimension) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateSweep(c, bad) })
 }
-func (memorySweepDimension) Adjust(c *plan.Config) { dropExtrasForSweep(c) }
 
 type readCacheSweepDimension struct{}
 
@@ -53,7 +53,6 @@ func (tlsDimension) Name() string { return "tls" }
 func (tlsDimension) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateTLS(c, bad) })
 }
-func (tlsDimension) Adjust(c *plan.Config) { dropExtrasForTLS(c) }
 
 type sloMeasurement struct{}
 

@@ -3,12 +3,13 @@ package plan
 import (
 	"cmp"
 	"fmt"
-	"github.com/tierbench/tierbench/orchestrator/safe"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/orchestrator/safe"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 
@@ -307,14 +308,10 @@ func (c Config) Resolve(getenv func(string) string, parts []Part) (Config, error
 	return c, c.validate(parts)
 }
 
-// dropProfileExtras turns off the profile's ladder and latency where the
-// run cannot measure them right (the combinations validate refuses when
-// asked for explicitly), and says so.
+// dropProfileExtras turns off the profile's latency where the run cannot
+// measure it right (the combination validate refuses when asked for
+// explicitly), and says so. The ladder says its own (ladder.Part).
 func (c *Config) dropProfileExtras() {
-	if c.Ladder && !c.Explicit("ladder") && c.HostsMode() && !c.ServerHostLocal() {
-		c.Ladder = false
-		c.Notes = append(c.Notes, "ladder: off across hosts (its layers would run on this machine, not the server host)")
-	}
 	if c.Latency && !c.Explicit("latency") && c.MaxShards() > 1 {
 		c.Latency = false
 		c.Notes = append(c.Notes, "latency: off with --shards above 1 (the fixed-rate client drives one server, not a cluster)")
