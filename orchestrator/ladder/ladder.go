@@ -27,14 +27,6 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// The ladder (--ladder) measures the reference's four layers on one data
-// dir, record shape and backend, so that a gap can be located:
-// RESP ≤ KV ≤ Device ≤ fio on the native device, and on localmemory
-// RESP ≤ KV ≤ Device with the untiered in-memory server on top
-// (ladder_top.go). Each layer gives ops/s, its share of the layer below
-// (the top's reads the other way) and CPU µs per op; the largest drop is
-// named.
-
 // Layer names, bottom up.
 const (
 	LayerFio    = "fio"

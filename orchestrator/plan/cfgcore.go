@@ -88,7 +88,7 @@ type ScenarioSpec struct {
 	// every server and keeps it out below 0.9 per GET.
 	DeviceReads bool
 	// LadderTop: the ladder's top is the untiered in-memory server on the
-	// same dataset (ladder_top.go), the ceiling of this scenario's RESP.
+	// same dataset (package ladder), the ceiling of this scenario's RESP.
 	LadderTop bool
 }
 

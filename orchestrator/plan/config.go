@@ -49,7 +49,7 @@ type Config struct {
 	// Scenario is storage (the default), memory, localmemory or all
 	// (scenario.go): which of the reference's server set-ups runs.
 	Scenario string
-	// Ladder measures the layers below RESP after the matrix (ladder.go):
+	// Ladder measures the layers below RESP after the matrix (package ladder):
 	// fio, `tierbench device`, `tierbench kv`; on by default in the
 	// reference profile.
 	Ladder bool
