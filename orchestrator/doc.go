@@ -183,11 +183,12 @@
 // the kernel). Both RAM scenarios refuse a dataset larger than
 // MemAvailable before anything starts. "all" runs the three into
 // sub-bundles of one bundle, indexed by scenarios.json. Config.Ladder
-// (ladder.go) then runs `tierbench device`, fio (ladder_fio.go) and
+// (package ladder, handed the run as a ladder.Env by ladder_env.go) then
+// runs `tierbench device`, fio (ladder/fio.go) and
 // `tierbench kv` in alternated rounds on the same data dir and shape and
 // writes ladder.json with each layer's ops/s, share
 // of the layer below and CPU µs per op, and the largest drop. The
-// localmemory ladder's top is the untiered in-memory server (ladder_top.go)
+// localmemory ladder's top is the untiered in-memory server (ladder/top.go)
 // on the same dataset, at the best localmemory cell's thread count and -b;
 // it is the ceiling, so its share reads localmemory RESP ÷ in-memory RESP.
 //

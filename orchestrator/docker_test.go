@@ -1,12 +1,13 @@
 package orchestrator
 
 import (
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 )
 
 // TestDockerfilesAgree keeps the root Dockerfile's instructions equal to

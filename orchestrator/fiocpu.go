@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
@@ -18,7 +19,7 @@ func rowEngine(row results.Row) string {
 	if row.Server != "" || (row.Backend != "libaio" && row.Backend != "uring") {
 		return ""
 	}
-	return fioEngine(row.Backend)
+	return fio.Engine(row.Backend)
 }
 
 // measureFioCPU runs after a row of tierbench's on a disk, with its

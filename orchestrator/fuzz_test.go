@@ -3,10 +3,11 @@ package orchestrator
 import (
 	"bufio"
 	"bytes"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tierbench/tierbench/orchestrator/rig"
 )
 
 // Fuzz targets for every parser of bytes from outside: subcommand JSON,

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
@@ -96,12 +97,12 @@ func postCellPhases(cfg plan.Config, w rowWork) []phase {
 }
 
 // ladderPhase is the ladder's rounds after the matrix: per backend,
-// ladderRounds rounds of the Device, fio and KV layers, each a cell long.
+// ladder.Rounds rounds of the Device, fio and KV layers, each a cell long.
 func ladderPhase(cfg plan.Config, backends int) []phase {
 	if !cfg.Ladder || backends == 0 {
 		return nil
 	}
-	return []phase{{Name: phaseLadder, Count: backends * ladderRounds * 3, Seconds: float64(max(cfg.CellSeconds, 1))}}
+	return []phase{{Name: phaseLadder, Count: backends * ladder.Rounds * 3, Seconds: float64(max(cfg.CellSeconds, 1))}}
 }
 
 // sumPhases merges phases of the same name, keeping the first order.
@@ -192,9 +193,9 @@ func (r *runner) planPhases(from int) []phase {
 	for _, row := range r.plan.Rows[min(from, len(r.plan.Rows)):] {
 		ps = append(ps, rowPhases(r.cfg, r.rowWorkOf(row), rates)...)
 	}
-	var ladder int
+	var backends int
 	if r.cfg.Ladder {
-		ladder = len(r.ladderBackends())
+		backends = len(ladder.Backends(r.cfg, r.targets.started()))
 	}
-	return sumPhases(append(ps, ladderPhase(r.cfg, ladder)...))
+	return sumPhases(append(ps, ladderPhase(r.cfg, backends)...))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
@@ -66,7 +67,7 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latency.SLOMaxProbes*step},
 		{name: "ladder", cfg: with(func(c *plan.Config) { c.Ladder = true }), rows: 1,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseLadder},
-			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + ladderRounds*3*cell},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + ladder.Rounds*3*cell},
 		{name: "memory sweep", cfg: with(func(c *plan.Config) { c.Memory = "1m,2m,4m"; c.DBSize = 8 * dbsize }), rows: 3,
 			want:      []string{phaseLoad, phaseWarmup, phaseCells},
 			wantTotal: 3 * (8*load + warm + float64(cellsPerRow*(cell+1)))},
@@ -78,7 +79,7 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 		}), preflight: true, rows: 1,
 			want: []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency, phaseSLO, phaseFio, phaseLadder},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + latencySeconds + latency.SLOMaxProbes*step + float64(len(threads)*4) +
-				ladderRounds*3*cell},
+				ladder.Rounds*3*cell},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 
+	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
@@ -27,6 +28,7 @@ var parts = []plan.Part{
 	tlsDimension{},
 	latency.FixedRate{},
 	latency.Capacity{},
+	ladder.Part{},
 }
 
 // scenarioDimension is --scenario: which of the reference's server
@@ -47,8 +49,7 @@ func (serversDimension) Name() string { return "servers" }
 func (serversDimension) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateServers(c, bad) })
 }
-func (serversDimension) Adjust(c *plan.Config) { dropExtrasForServers(c) }
-func (serversDimension) Flags() string         { return "--server redis --scenario memory" }
+func (serversDimension) Flags() string { return "--server redis --scenario memory" }
 func (serversDimension) Ask(c *plan.Config) {
 	c.Servers, c.Scenario = []string{"redis"}, results.ScenarioMemory
 }
@@ -60,7 +61,6 @@ func (tlsDimension) Name() string { return "tls" }
 func (tlsDimension) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateTLS(c, bad) })
 }
-func (tlsDimension) Adjust(c *plan.Config) { dropExtrasForTLS(c) }
 func (tlsDimension) Expand(c plan.Config, rows []results.Row) []results.Row {
 	return tlsRows(c, rows)
 }

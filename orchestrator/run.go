@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
@@ -174,7 +175,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	}
 	fmt.Fprint(stdout, table)
 	if r.cfg.Ladder && len(failed) == 0 {
-		if err := r.runLadder(ctx, stdout); err != nil {
+		if err := ladder.Run(ctx, ladderEnv{r}, stdout); err != nil {
 			return err
 		}
 		// Again, so that results.json's checksums cover the ladder's files.

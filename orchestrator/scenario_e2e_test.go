@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -92,30 +93,30 @@ func TestRunScenarioLocalMemory(t *testing.T) {
 	for _, x := range ls[0].Layers {
 		names = append(names, x.Layer)
 	}
-	if want := []string{layerDevice, layerKV, layerRESP, layerInMemory}; len(ls) != 1 || !slices.Equal(names, want) {
+	if want := []string{ladder.LayerDevice, ladder.LayerKV, ladder.LayerRESP, ladder.LayerInMemory}; len(ls) != 1 || !slices.Equal(names, want) {
 		t.Fatalf("ladder.json: got %+v, want the localmemory ladder %v", ls, want)
 	}
 	for i, x := range ls[0].Layers {
 		if x.OpsPerSec <= 0 || x.CPUMicrosPerOp <= 0 || x.Error != "" || i > 0 && x.Share <= 0 {
 			t.Errorf("localmemory layer %+v: want ops/s, CPU µs per op and a share", x)
 		}
-		if rounds := len(x.RoundsRaw); i < 2 && (rounds != ladderRounds || !slices.Contains(x.RoundsRaw, x.Raw)) {
-			t.Errorf("localmemory layer %s: %d rounds %v, raw %q; want %d alternated rounds, the median's raw among them", x.Layer, rounds, x.RoundsRaw, x.Raw, ladderRounds)
+		if rounds := len(x.RoundsRaw); i < 2 && (rounds != ladder.Rounds || !slices.Contains(x.RoundsRaw, x.Raw)) {
+			t.Errorf("localmemory layer %s: %d rounds %v, raw %q; want %d alternated rounds, the median's raw among them", x.Layer, rounds, x.RoundsRaw, x.Raw, ladder.Rounds)
 		}
 	}
 	resp, top := ls[0].Layers[2], ls[0].Layers[3]
 	if want := top.PairOpsPerSec / top.OpsPerSec; top.PairOpsPerSec <= 0 || top.Share < want-1e-9 || top.Share > want+1e-9 {
 		t.Errorf("in-memory top: share %.3f, tiered beside it %.0f ops/s; want the tiered server's median ÷ the untiered one's = %.3f", top.Share, top.PairOpsPerSec, want)
 	}
-	var raw inMemoryRaw
-	if err := results.ReadJSON(filepath.Join(base, "out"), top.Raw, &raw); err != nil || len(raw.Passes) != ladderRounds || raw.Load.ServerKeys != 200000 || slices.Contains(raw.ServerArgs, "--storage-tier") {
-		t.Errorf("in-memory raw JSON %q: %+v, %v; want %d passes on the untiered server holding 200000 keys", top.Raw, raw, err, ladderRounds)
+	var raw ladder.InMemoryRaw
+	if err := results.ReadJSON(filepath.Join(base, "out"), top.Raw, &raw); err != nil || len(raw.Passes) != ladder.Rounds || raw.Load.ServerKeys != 200000 || slices.Contains(raw.ServerArgs, "--storage-tier") {
+		t.Errorf("in-memory raw JSON %q: %+v, %v; want %d passes on the untiered server holding 200000 keys", top.Raw, raw, err, ladder.Rounds)
 	}
-	if tr := raw.Tiered; len(tr.Passes) != ladderRounds || tr.Load.ServerKeys != 200000 || !slices.Contains(tr.ServerArgs, "--storage-tier") {
-		t.Errorf("in-memory raw JSON's tiered server: %+v; want %d passes on the tiered server holding 200000 keys", tr, ladderRounds)
+	if tr := raw.Tiered; len(tr.Passes) != ladder.Rounds || tr.Load.ServerKeys != 200000 || !slices.Contains(tr.ServerArgs, "--storage-tier") {
+		t.Errorf("in-memory raw JSON's tiered server: %+v; want %d passes on the tiered server holding 200000 keys", tr, ladder.Rounds)
 	} else {
 		// Alternated: each round's two passes ran before the next round's.
-		for p := 1; p < ladderRounds; p++ {
+		for p := 1; p < ladder.Rounds; p++ {
 			if last := raw.Passes[p-1].Time; !tr.Passes[p-1].Time.Before(raw.Passes[p].Time) || !last.Before(tr.Passes[p].Time) {
 				t.Errorf("round %d: the two servers' passes did not alternate (untiered %v, tiered %v)", p, raw.Passes[p-1].Time, tr.Passes[p-1].Time)
 			}

@@ -87,9 +87,6 @@ func validateServers(c plan.Config, bad func(string, ...any)) {
 	if c.HostsMode() {
 		bad("--server %s across hosts is not supported yet: --server-host and --client-hosts start tierbench's own server", names[0])
 	}
-	if c.Ladder && c.Explicit("ladder") {
-		bad("--ladder measures tierbench's own layers below RESP; with --server %s leave --ladder out", names[0])
-	}
 	checkPrograms(c, others, bad)
 }
 
@@ -99,19 +96,6 @@ func imageHint(s sut.Server) string {
 		return "an image holding " + s.Programs[0].Binary
 	}
 	return "e.g. " + s.Image
-}
-
-// serverNote is what resolve says when it turns a profile's extra off
-// for foreign servers.
-func dropExtrasForServers(c *plan.Config) {
-	servers, err := c.Systems()
-	if err != nil || len(plan.Foreign(servers)) == 0 {
-		return
-	}
-	if c.Ladder && !c.Explicit("ladder") {
-		c.Ladder = false
-		c.Notes = append(c.Notes, fmt.Sprintf("ladder: off with --server %s (its layers are tierbench's own)", plan.Foreign(servers)[0].Name))
-	}
 }
 
 // checkPrograms refuses, before anything starts, a foreign server the

@@ -172,17 +172,6 @@ func validateTLS(c plan.Config, bad func(string, ...any)) {
 		bad("--tls %s with --shards above 1 is not supported: the shards' cluster bus and redirects are plain TCP; use --shards 1", c.TLS)
 	case c.ForeignServers():
 		bad("--tls %s measures tierbench's own server: the catalogue does not give other servers' TLS flags; run them with --tls off", c.TLS)
-	case c.Ladder && c.Explicit("ladder"):
-		bad("--tls %s with --ladder is not supported: the ladder's top server is plain TCP; leave --ladder out", c.TLS)
-	}
-}
-
-// dropExtrasForTLS turns off the profile's ladder, not asked for, in a
-// run with TLS, and says so.
-func dropExtrasForTLS(c *plan.Config) {
-	if c.Ladder && !c.Explicit("ladder") && (c.TLS == TLSOn || c.TLS == TLSBoth) && c.ServerAddr == "" {
-		c.Ladder = false
-		c.Notes = append(c.Notes, "ladder: off with --tls (its top server is plain TCP)")
 	}
 }
 

@@ -48,7 +48,7 @@ type Config struct {
 	// Scenario is storage (the default), memory, localmemory or all
 	// (scenario.go): which of the reference's server set-ups runs.
 	Scenario string
-	// Ladder measures the layers below RESP after the matrix (the ladder):
+	// Ladder measures the layers below RESP after the matrix (package ladder):
 	// fio, `tierbench device`, `tierbench kv`; on by default in the
 	// reference profile.
 	Ladder bool
@@ -272,7 +272,6 @@ func (c Config) Resolve(getenv func(string) string, parts []Part) (Config, error
 	if s, err := results.ParseSLO(c.SLO); err == nil {
 		c.SLO = s.String() // validate refuses what does not parse
 	}
-	c.dropProfileExtras()
 	for _, p := range parts {
 		if a, ok := p.(Adjuster); ok {
 			a.Adjust(&c)
@@ -305,16 +304,6 @@ func (c Config) Resolve(getenv func(string) string, parts []Part) (Config, error
 		}
 	}
 	return c, c.validate(parts)
-}
-
-// dropProfileExtras turns off the profile's ladder where the
-// run cannot measure them right (the combinations validate refuses when
-// asked for explicitly), and says so.
-func (c *Config) dropProfileExtras() {
-	if c.Ladder && !c.Explicit("ladder") && c.HostsMode() && !c.ServerHostLocal() {
-		c.Ladder = false
-		c.Notes = append(c.Notes, "ladder: off across hosts (its layers would run on this machine, not the server host)")
-	}
 }
 
 // DefaultOutParent is the directory, below the current one, of the

@@ -112,9 +112,6 @@ func (c Config) validate(parts []Part) error {
 		if s := c.ScenarioName(); s == results.ScenarioAll || c.Spec().InRAM {
 			bad("--scenario %s across hosts is not supported: its device-read evidence (INFO store, with the run's password) and its free-memory check are read on this machine, not the server host's; run --scenario storage across hosts, or the RAM scenarios on one machine", s)
 		}
-		if c.Ladder && !c.ServerHostLocal() {
-			bad("--ladder with --server-host is not supported: its fio, device and kv layers run on this machine, not the server host; leave --ladder out")
-		}
 		if !c.ServerHostLocal() && c.ServerAddr == "" && filepath.Clean(c.DataDir) == "/" {
 			bad("--data /: a run empties its data dir; give a new directory of its own on the server host, such as %s", safe.DefaultDataDir)
 		}

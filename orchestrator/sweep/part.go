@@ -17,9 +17,6 @@ func (Memory) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateMemory(c, bad) })
 }
 
-// Adjust drops the profile's extras a sweep cannot have, and says so.
-func (Memory) Adjust(c *plan.Config) { dropExtrasForMemory(c) }
-
 // Expand makes every row once per size of the sweep.
 func (Memory) Expand(c plan.Config, rows []results.Row) []results.Row { return MemoryRows(c, rows) }
 

@@ -39,19 +39,8 @@ func validateMemory(c plan.Config, bad func(string, ...any)) {
 		bad("--memory %s (a memory-tier sweep) restarts the server per size; the server at --server-addr is not the run's to restart", c.Memory)
 	case c.MaxShards() > 1:
 		bad("--memory %s (a memory-tier sweep) with --shards above 1 is not supported: sweep one server", c.Memory)
-	case c.Ladder && c.Explicit("ladder"):
-		bad("--memory %s (a memory-tier sweep) with --ladder is not supported: the ladder measures one memory size; leave --ladder out (--ladder=false with --profile reference)", c.Memory)
 	case c.ForeignServers():
 		bad("--memory %s (a memory-tier sweep) measures tierbench's own server: its store's counters give each cell's device share", c.Memory)
-	}
-}
-
-// dropExtrasForMemory turns off the profile's ladder, not asked for, in
-// a sweep (it measures one memory size), and says so.
-func dropExtrasForMemory(c *plan.Config) {
-	if c.Ladder && !c.Explicit("ladder") && c.MemorySweep() != nil {
-		c.Ladder = false
-		c.Notes = append(c.Notes, "ladder: off in a memory-tier sweep (its layers measure one --memory)")
 	}
 }
 

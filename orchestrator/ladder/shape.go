@@ -1,4 +1,4 @@
-package orchestrator
+package ladder
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/internal/cpulist"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"github.com/tierbench/tierbench/results"
@@ -36,14 +37,14 @@ type rungPlace struct {
 
 // rungPlaceOf is the place of the lower rungs under best (ok: there is a
 // best cell; without one they run free at one submitter per CPU).
-func (r *runner) rungPlaceOf(best results.Cell, ok bool) rungPlace {
+func (r *run) rungPlaceOf(best results.Cell, ok bool) rungPlace {
 	p := rungPlace{cpuCount: runtime.NumCPU(), threads: runtime.NumCPU(), batch: r.cfg.Batch}
 	if !ok {
 		return p
 	}
 	p.threads, p.batch = best.Threads, r.batchOf(best.Row)
-	if best.Row.Pin == plan.PinPinned && r.local.pinning.ServerCPUs != "" {
-		p.cpus, p.mems = r.local.pinning.ServerCPUs, r.local.pinning.ServerMems
+	if pin := r.env.Pinning(); best.Row.Pin == plan.PinPinned && pin.ServerCPUs != "" {
+		p.cpus, p.mems = pin.ServerCPUs, pin.ServerMems
 		if list, err := cpulist.Parse(p.cpus); err == nil && len(list) > 0 {
 			p.cpuCount = len(list)
 		}
@@ -124,7 +125,7 @@ func (p rungPlace) kvThreads() []int {
 // pickDeviceShape runs each candidate shape once for the rung's seconds
 // and keeps the one of most IOPS; sweep says what each gave, for the
 // layer's detail. One candidate is taken without a run.
-func (r *runner) pickDeviceShape(ctx context.Context, backend string, place rungPlace) (deviceShape, string) {
+func (r *run) pickDeviceShape(ctx context.Context, backend string, place rungPlace) (deviceShape, string) {
 	shapes := place.deviceShapes()
 	if len(shapes) == 1 {
 		return shapes[0], ""
@@ -146,7 +147,7 @@ func opsOrError(l results.LadderLayer) string {
 	if l.Error != "" {
 		return "failed"
 	}
-	return FormatOps(l.OpsPerSec) + " IOPS"
+	return human.Ops(l.OpsPerSec) + " IOPS"
 }
 
 // ladderNoiseFloor is the least spread a ladder takes for noise: back-to-
@@ -189,7 +190,7 @@ func aboveBelow(l *results.Ladder) map[int]bool {
 		if cur.Share <= 1+noise {
 			continue
 		}
-		if cur.Layer == layerInMemory {
+		if cur.Layer == LayerInMemory {
 			cur.Flag = fmt.Sprintf("the tiered server's RESP is %.2f × the untiered one's, beyond the noise (%.0f %%): the top ran at a slower moment, not a ceiling the tier passed", cur.Share, 100*noise)
 			continue
 		}

@@ -1,10 +1,8 @@
-package orchestrator
+package ladder
 
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,9 +14,6 @@ import (
 	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/testenv"
-	"github.com/tierbench/tierbench/orchestrator/latency"
-	"github.com/tierbench/tierbench/orchestrator/plan"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
@@ -31,30 +26,30 @@ func TestFinishLadder(t *testing.T) {
 		shares []float64
 		gap    string
 	}{
-		{"server-side gap", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 95}, {Layer: layerKV, OpsPerSec: 90}, {Layer: layerRESP, OpsPerSec: 45}},
+		{"server-side gap", []results.LadderLayer{{Layer: LayerFio, OpsPerSec: 100}, {Layer: LayerDevice, OpsPerSec: 95}, {Layer: LayerKV, OpsPerSec: 90}, {Layer: LayerRESP, OpsPerSec: 45}},
 			[]float64{0, 0.95, 90.0 / 95, 0.5}, "the gap is between KV and RESP: 0.50; server-side"},
-		{"device-side gap", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 30}, {Layer: layerKV, OpsPerSec: 29}, {Layer: layerRESP, OpsPerSec: 28}},
+		{"device-side gap", []results.LadderLayer{{Layer: LayerFio, OpsPerSec: 100}, {Layer: LayerDevice, OpsPerSec: 30}, {Layer: LayerKV, OpsPerSec: 29}, {Layer: LayerRESP, OpsPerSec: 28}},
 			[]float64{0, 0.3, 29.0 / 30, 28.0 / 29}, "the gap is between fio and Device: 0.30; device-side"},
-		{"a layer that did not run is skipped", []results.LadderLayer{{Layer: layerFio}, {Layer: layerDevice, OpsPerSec: 50}, {Layer: layerKV, OpsPerSec: 40}, {Layer: layerRESP, OpsPerSec: 36}},
+		{"a layer that did not run is skipped", []results.LadderLayer{{Layer: LayerFio}, {Layer: LayerDevice, OpsPerSec: 50}, {Layer: LayerKV, OpsPerSec: 40}, {Layer: LayerRESP, OpsPerSec: 36}},
 			[]float64{0, 0, 0.8, 0.9}, "the gap is between Device and KV: 0.80; store-side"},
 		// The reference-scale uring ladder of issue 24: Device at 0.47 of
 		// fio under KV and RESP; the rung above is 1.58 × it, far beyond
 		// the noise, so Device bounds nothing and is no gap.
-		{"a rung above the one below beyond the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 163}, {Layer: layerDevice, OpsPerSec: 76, Spread: 0.04}, {Layer: layerKV, OpsPerSec: 120, Spread: 0.06}, {Layer: layerRESP, OpsPerSec: 130}},
+		{"a rung above the one below beyond the noise", []results.LadderLayer{{Layer: LayerFio, OpsPerSec: 163}, {Layer: LayerDevice, OpsPerSec: 76, Spread: 0.04}, {Layer: LayerKV, OpsPerSec: 120, Spread: 0.06}, {Layer: LayerRESP, OpsPerSec: 130}},
 			[]float64{0, 76.0 / 163, 120.0 / 76, 130.0 / 120}, "no gap"},
 		// Within the noise (the rounds' spread): read as usual.
-		{"a rung above the one below within the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 60, Spread: 0.3}, {Layer: layerKV, OpsPerSec: 70, Spread: 0.02}, {Layer: layerRESP, OpsPerSec: 65}},
+		{"a rung above the one below within the noise", []results.LadderLayer{{Layer: LayerFio, OpsPerSec: 100}, {Layer: LayerDevice, OpsPerSec: 60, Spread: 0.3}, {Layer: LayerKV, OpsPerSec: 70, Spread: 0.02}, {Layer: LayerRESP, OpsPerSec: 65}},
 			[]float64{0, 0.6, 70.0 / 60, 65.0 / 70}, "the gap is between fio and Device: 0.60; device-side"},
 		// This session's quick run, disk-bound at 82 K: Device at 0.96 of
 		// fio is within the 5 % floor, so nothing is named a gap.
-		{"a drop within the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 82}, {Layer: layerDevice, OpsPerSec: 78, Spread: 0.03}, {Layer: layerKV, OpsPerSec: 81, Spread: 0.02}, {Layer: layerRESP, OpsPerSec: 86}},
+		{"a drop within the noise", []results.LadderLayer{{Layer: LayerFio, OpsPerSec: 82}, {Layer: LayerDevice, OpsPerSec: 78, Spread: 0.03}, {Layer: LayerKV, OpsPerSec: 81, Spread: 0.02}, {Layer: LayerRESP, OpsPerSec: 86}},
 			[]float64{0, 78.0 / 82, 81.0 / 78, 86.0 / 81}, "no gap is named: no layer fell below the one under it by more than the noise (the largest drop, between fio and Device, 0.95, is within 5 %)"},
-		{"rounds too far apart to read", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 66}, {Layer: layerDevice, OpsPerSec: 67, Spread: 0.05}, {Layer: layerKV, OpsPerSec: 28, Spread: 1.52}, {Layer: layerRESP, OpsPerSec: 66}},
+		{"rounds too far apart to read", []results.LadderLayer{{Layer: LayerFio, OpsPerSec: 66}, {Layer: LayerDevice, OpsPerSec: 67, Spread: 0.05}, {Layer: LayerKV, OpsPerSec: 28, Spread: 1.52}, {Layer: LayerRESP, OpsPerSec: 66}},
 			[]float64{0, 67.0 / 66, 28.0 / 67, 66.0 / 28}, "no gap is named: no layer fell below the one under it by more than the noise (the largest drop, between Device and KV, 0.42, is within 152 %); rounds that far apart measured the disk at different moments"},
-		{"a gap beside a drop within the noise", []results.LadderLayer{{Layer: layerFio, OpsPerSec: 100}, {Layer: layerDevice, OpsPerSec: 97}, {Layer: layerKV, OpsPerSec: 80}, {Layer: layerRESP, OpsPerSec: 78}},
+		{"a gap beside a drop within the noise", []results.LadderLayer{{Layer: LayerFio, OpsPerSec: 100}, {Layer: LayerDevice, OpsPerSec: 97}, {Layer: LayerKV, OpsPerSec: 80}, {Layer: LayerRESP, OpsPerSec: 78}},
 			[]float64{0, 0.97, 80.0 / 97, 78.0 / 80}, "the gap is between Device and KV: 0.82; store-side"},
 		// The in-memory top is the ceiling: its share is RESP ÷ it.
-		{"tier-side gap", []results.LadderLayer{{Layer: layerDevice, OpsPerSec: 100}, {Layer: layerKV, OpsPerSec: 80}, {Layer: layerRESP, OpsPerSec: 60}, {Layer: layerInMemory, OpsPerSec: 120, ShareIs: "RESP ÷ " + layerInMemory}},
+		{"tier-side gap", []results.LadderLayer{{Layer: LayerDevice, OpsPerSec: 100}, {Layer: LayerKV, OpsPerSec: 80}, {Layer: LayerRESP, OpsPerSec: 60}, {Layer: LayerInMemory, OpsPerSec: 120, ShareIs: "RESP ÷ " + LayerInMemory}},
 			[]float64{0, 0.8, 0.75, 0.5}, "the gap is between RESP and RESP in-memory: 0.50; tier-side"},
 	} {
 		l := results.Ladder{Backend: "libaio", Layers: tc.layers}
@@ -119,140 +114,6 @@ func TestRungShapes(t *testing.T) {
 	}
 }
 
-// TestRunLadder measures the layers below a tiny storage run on libaio,
-// and says an external server has nothing below RESP.
-func TestRunLadder(t *testing.T) {
-	bin := testenv.MustBinary(t)
-	base := testenv.MustDiskDir(t)
-	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
-	r := runBinary(t, bin, append(tinyArgs(t, data, out), "--runtime", "process", "--backends", "libaio", "--pin", "none", "--ladder")...)
-	if r.code != 0 {
-		t.Fatalf("run --ladder: exit %d, want 0:\n%s", r.code, r.stderr)
-	}
-	var ls []results.Ladder
-	if err := results.ReadJSON(out, results.FileLadder, &ls); err != nil {
-		t.Fatal(err)
-	}
-	if len(ls) != 1 || ls[0].Backend != "libaio" || len(ls[0].Layers) != 4 || ls[0].Layers[3].Layer != layerRESP {
-		t.Fatalf("ladder.json: got %+v, want one libaio ladder of four layers", ls)
-	}
-	for _, x := range ls[0].Layers[1:] {
-		// --no-fio: the Device layer has no fio below it to be a share of.
-		if x.OpsPerSec <= 0 || x.CPUMicrosPerOp <= 0 || x.Share <= 0 && x.Layer != layerDevice || x.Error != "" {
-			t.Errorf("layer %+v: want ops/s, CPU µs per op and a share of the layer below", x)
-		}
-		if x.Layer != layerRESP {
-			if st, err := os.Stat(filepath.Join(out, x.Raw)); err != nil || st.Size() == 0 {
-				t.Errorf("layer %s: raw JSON %q: %v, want it in the bundle", x.Layer, x.Raw, err)
-			}
-		}
-	}
-	// A gap, or, when every layer kept all of the one below, the words
-	// that no gap is named.
-	if !strings.Contains(r.stdout, "## Where the time goes") || !strings.Contains(r.stdout, "The gap is between") && !strings.Contains(r.stdout, "No gap is named") {
-		t.Errorf("stdout lacks the ladder and its gap:\n%s", r.stdout)
-	}
-	if segs, _ := filepath.Glob(filepath.Join(data, "ladder-*")); len(segs) != 0 {
-		t.Errorf("the ladder left %v in the data dir", segs)
-	}
-	assertNoProcesses(t, bin)
-
-	_, addr, port := startTieredServer(t, bin, filepath.Join(base, "srv"))
-	loadKeys(t, bin, port, 200000)
-	r = runBinary(t, bin, externalArgs(base, "ext", addr, "--dbsize", "200000", "--skip-load", "--ladder")...)
-	if r.code != 0 || !strings.Contains(r.stdout, "An external server has no layers below RESP") {
-		t.Errorf("--ladder with --server-addr: exit %d, stdout\n%s\nwant 0 and the note", r.code, r.stdout)
-	}
-	ls = nil
-	results.ReadJSON(filepath.Join(base, "ext"), results.FileLadder, &ls)
-	if len(ls) != 1 || len(ls[0].Layers) != 2 || ls[0].Layers[0].Layer != layerFio || ls[0].Layers[1].Layer != layerRESP || ls[0].Layers[1].OpsPerSec <= 0 {
-		t.Errorf("external ladder: got %+v, want fio and RESP only", ls)
-	}
-}
-
-// TestRunLadderAndLatencyDocker: under the Docker runtime the ladder's
-// layers (run as processes beside the data dir) and the fixed-rate
-// latency steps (clients in containers) both complete, --resume completes
-// what the bundle lacks, and nothing of the run is left.
-func TestRunLadderAndLatencyDocker(t *testing.T) {
-	cli := testenv.MustDocker(t)
-	bin := testenv.MustBinary(t)
-	removeImageAfter(t, cli, bin)
-	base := testenv.MustDiskDir(t)
-	data, out := filepath.Join(base, "data"), filepath.Join(base, "out")
-	r := runBinary(t, bin, append(tinyArgs(t, data, out), "--runtime", "docker", "--backends", "libaio", "--pin", "none", "--threads", "2", "--ladder", "--latency")...)
-	if r.code != 0 {
-		t.Fatalf("run --runtime docker --ladder --latency: exit %d, want 0:\n%s", r.code, r.stderr)
-	}
-	var bundlePlan results.Plan
-	if err := results.ReadJSON(out, results.FilePlan, &bundlePlan); err != nil {
-		t.Fatal(err)
-	}
-	if table, _ := os.ReadFile(filepath.Join(out, results.FileTable)); len(table) == 0 || !strings.HasPrefix(r.stdout, string(table)) {
-		t.Errorf("stdout does not begin with table.md:\n%s", r.stdout)
-	}
-	if bundlePlan.Runtime != plan.RuntimeDocker {
-		t.Errorf("bundlePlan runtime %q, want docker", bundlePlan.Runtime)
-	}
-	var ls []results.Ladder
-	if err := results.ReadJSON(out, results.FileLadder, &ls); err != nil {
-		t.Fatal(err)
-	}
-	if len(ls) != 1 || len(ls[0].Layers) != 4 {
-		t.Fatalf("ladder.json: got %+v, want one libaio ladder of four layers", ls)
-	}
-	for _, x := range ls[0].Layers[1:] {
-		if x.OpsPerSec <= 0 || x.Error != "" {
-			t.Errorf("layer %+v: want ops/s and no error", x)
-		}
-	}
-	steps, err := readLatencySteps(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(steps) != len(latency.Shares) {
-		t.Fatalf("latency.jsonl: %d steps, want %d", len(steps), len(latency.Shares))
-	}
-	// On a loaded 2-CPU machine the upper steps may fall short of their
-	// offered rate (recorded as such and marked in the report); the lowest
-	// must not.
-	for i, s := range steps {
-		if s.Row != bundlePlan.Rows[0] || s.InFlight != 64 || s.OfferedOpsPerSec <= 0 || s.Hlog == "" {
-			t.Errorf("latency step %+v: want the row's step offered at -b 64 with its histogram log", s)
-		}
-		if (i == 0 || !s.Short) && (s.AchievedOpsPerSec <= 0 || s.P99Micros < s.P50Micros || s.P50Micros <= 0) {
-			t.Errorf("latency step %+v: want it achieved, p99 ≥ p50 > 0", s)
-		}
-	}
-	if left := containersLabelled(t, cli, docker.LabelRun+"="+bundlePlan.RunID); len(left) != 0 {
-		t.Errorf("containers left with label %s=%s: %d", docker.LabelRun, bundlePlan.RunID, len(left))
-	}
-	assertNoProcesses(t, bin)
-
-	// --resume under docker: without its last pass and last latency step,
-	// the bundle is completed with just those, in containers again.
-	dropLastPass(t, out)
-	lat := filepath.Join(out, results.FileLatency)
-	b, err := os.ReadFile(lat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
-	if err := os.WriteFile(lat, []byte(strings.Join(lines[:len(lines)-1], "")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	resumeBundle(t, bin, out, filepath.Join(data, "..", "state"), "runtime: docker", "cell 1/1: Libaio", "at 90 % of")
-	if steps, err := readLatencySteps(out); err != nil || len(steps) != len(latency.Shares) {
-		t.Errorf("after resume: %d latency steps (%v), want %d", len(steps), err, len(latency.Shares))
-	}
-	if passes, _, err := results.ReadCells(out); err != nil || len(passes) != 1 {
-		t.Errorf("after resume: %d passes (%v), want 1", len(passes), err)
-	}
-	if left := containersLabelled(t, cli, docker.LabelRun+"="+bundlePlan.RunID); len(left) != 0 {
-		t.Errorf("containers left after resume: %d", len(left))
-	}
-}
-
 // TestLadderLatencyBesideFio renders latency steps beside fio's and marks
 // each against the targets: p50 within 150 µs of fio's, p99 within 2 ×
 // fio's + 1 ms.
@@ -269,7 +130,7 @@ func TestLadderLatencyBesideFio(t *testing.T) {
 		}
 	}
 	settled := &results.DiskSettle{ProbeIOPS: []float64{30e3, 70e3}, ProbeSeconds: 2, Jobs: 2, IODepth: 64, CeilingIOPS: 73e3, Seconds: 4, Settled: true}
-	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps, LatencySettle: settled}})
+	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: LayerRESP, OpsPerSec: 1e5}}, Latency: steps, LatencySettle: settled}})
 	for _, want := range []string{"Latency beside the disk", "| Uring no pin | 10 K (10 %) | 8 | 180 µs | 40 µs | 1.2 ms | 150 µs | p50 yes, p99 yes |",
 		"p50 no, p99 no |", "| fio: not installed |",
 		"The rungs below and fio's own file had just written a dataset's worth: fio over its own file (laid out by the first probe, 2 × 64 in flight, 2 s a probe) read 30 K, 70 K IOPS against the 73 K ceiling; these fio runs began once it read 90 % of it"} {
@@ -330,7 +191,7 @@ func TestLadderLatencySteal(t *testing.T) {
 		{Row: row, Share: 0.75, OfferedOpsPerSec: 75000, Depth: 8, P50Micros: 150, P99Micros: 9000, FioP50Micros: 45, FioP99Micros: 180},
 		{Row: row, Share: 0.9, OfferedOpsPerSec: 90000, Depth: 8, P50Micros: 150, P99Micros: 900, FioP50Micros: 45, FioP99Micros: 180, StealShare: share(0.001), FioStealShare: share(0.04)},
 	}
-	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps}})
+	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: LayerRESP, OpsPerSec: 1e5}}, Latency: steps}})
 	for _, want := range []string{
 		"| fio p99 | steal (step / fio) | within target |",
 		"| Uring no pin | 10 K (10 %) | 8 | 180 µs | 40 µs | 1.2 ms | 150 µs | 0.1 % / 0.0 % | p50 yes, p99 yes |",
@@ -363,7 +224,7 @@ func TestLadderLatencyFrozen(t *testing.T) {
 		step(75000, 9000, share(0.02), nil),
 	}
 	steps[3].UnderLoad = &results.FioUnderLoad{HeldShare: 0.5, BusyShare: share(0.8), FrozenShare: share(0.03), P50Micros: 60, P99Micros: 4000}
-	text := report.Ladders([]results.Ladder{{Backend: "libaio", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps}})
+	text := report.Ladders([]results.Ladder{{Backend: "libaio", Layers: []results.LadderLayer{{Layer: LayerRESP, OpsPerSec: 1e5}}, Latency: steps}})
 	for _, want := range []string{
 		"| fio p99 | frozen (step / fio) | busy (step / fio) | fio under load p50 / p99 | within target |",
 		"| Libaio no pin | 10 K (10 %) | 8 | 150 µs | 45 µs | 9 ms | 180 µs | 6.0 % / 0.2 % | — / — | — | p50 yes, p99 no (host froze) |",
@@ -387,14 +248,14 @@ func TestLadderLatencyFrozen(t *testing.T) {
 func TestLadderStealColumn(t *testing.T) {
 	share := func(v float64) *float64 { return &v }
 	dev := medianRound([]results.LadderLayer{
-		{Layer: layerDevice, OpsPerSec: 70e3, StealShare: share(0.001)},
-		{Layer: layerDevice, OpsPerSec: 75e3, StealShare: share(0.031)},
-		{Layer: layerDevice, OpsPerSec: 72e3},
+		{Layer: LayerDevice, OpsPerSec: 70e3, StealShare: share(0.001)},
+		{Layer: LayerDevice, OpsPerSec: 75e3, StealShare: share(0.031)},
+		{Layer: LayerDevice, OpsPerSec: 72e3},
 	})
 	if dev.OpsPerSec != 72e3 || dev.StealShare == nil || *dev.StealShare != 0.031 {
 		t.Fatalf("medianRound: got %v ops/s, steal %v; want the median round with the rounds' most steal, 0.031", dev.OpsPerSec, dev.StealShare)
 	}
-	layers := []results.LadderLayer{{Layer: layerFio, OpsPerSec: 80e3, StealShare: share(0.002)}, dev, {Layer: layerRESP, OpsPerSec: 70e3}}
+	layers := []results.LadderLayer{{Layer: LayerFio, OpsPerSec: 80e3, StealShare: share(0.002)}, dev, {Layer: LayerRESP, OpsPerSec: 70e3}}
 	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: layers}})
 	for _, want := range []string{"| layer | ops/s | share of the layer below | CPU µs per op | steal | what ran |",
 		"| Device | 72 K | — | — | 3.1 % |", "| fio | 80 K | — | — | 0.2 % |", "| RESP | 70 K | — | — | — |"} {
@@ -431,7 +292,7 @@ func TestLadderLatencyUnderLoad(t *testing.T) {
 		{Row: row, Share: 0.9, OfferedOpsPerSec: 90000, Depth: 8, P50Micros: 100, P99Micros: 300, FioP50Micros: 45, FioP99Micros: 180,
 			BusyShare: share(0.9), FioBusyShare: share(0.5), UnderLoad: &results.FioUnderLoad{HeldShare: 0.4, Error: "fio: exit status 1"}},
 	}
-	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: layerRESP, OpsPerSec: 1e5}}, Latency: steps}})
+	text := report.Ladders([]results.Ladder{{Backend: "uring", Layers: []results.LadderLayer{{Layer: LayerRESP, OpsPerSec: 1e5}}, Latency: steps}})
 	for _, want := range []string{
 		"| fio p99 | busy (step / fio) | fio under load p50 / p99 | within target |",
 		"| Uring no pin | 10 K (10 %) | 8 | 180 µs | 40 µs | 2.5 ms | 60 µs | 85.0 % / 45.0 % | 45 µs / 1.6 ms (busy 80.0 %) | p50 yes, p99 no; under load p50 yes, p99 yes (the disk slows under load) |",

@@ -1,4 +1,4 @@
-package orchestrator
+package ladder
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -22,14 +23,17 @@ import (
 
 // fioAgain runs one round of the fio rung over file; the layer's error
 // says why it could not.
-func (r *runner) fioAgain(ctx context.Context, base *hostcheck.FIOBaseline, place rungPlace, file string) results.LadderLayer {
-	layer := results.LadderLayer{Layer: layerFio}
+func (r *run) fioAgain(ctx context.Context, base *hostcheck.FIOBaseline, place rungPlace, file string) results.LadderLayer {
+	layer := results.LadderLayer{Layer: LayerFio}
 	best, ok := base.Best()
 	if !ok {
 		layer.Error = "the fio curve has no points"
 		return layer
 	}
-	job := readJob(base, []string{file}, best.Jobs, best.IODepth)
+	// Read-only 512 B reads as the ceiling's sweep read (see
+	// hostcheck.FIOBaseline.ReadJob).
+	job := base.ReadJob()
+	job.Filenames, job.ReadOnly, job.BlockBytes, job.Jobs, job.IODepth = []string{file}, true, 512, best.Jobs, best.IODepth
 	job.RuntimeSeconds = r.ladderSeconds()
 	res, err := fio.Run(ctx, job)
 	if err != nil {
@@ -57,6 +61,6 @@ func fioRung(pre, measured results.LadderLayer) results.LadderLayer {
 		pre.Detail += "; measured again beside the other layers: failed (" + measured.Error + "), so the preflight's figure stands"
 		return pre
 	}
-	measured.Detail += fmt.Sprintf("; the preflight's ceiling was %s IOPS", FormatOps(pre.OpsPerSec))
+	measured.Detail += fmt.Sprintf("; the preflight's ceiling was %s IOPS", human.Ops(pre.OpsPerSec))
 	return measured
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package ladder
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/freeze"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -31,14 +32,6 @@ import (
 // slow under the guest's CPU load, and a step is then held against that
 // disk too.
 
-// fioEngine is fio's engine for a backend.
-func fioEngine(backend string) string {
-	if backend == "uring" {
-		return "io_uring"
-	}
-	return backend
-}
-
 // fioStepDepth is fio's iodepth beside a latency step: the step's most
 // GETs in flight, capped at the reads the server's device keeps in flight
 // (device.DefaultThrottleLimit), a depth the server never passes. The
@@ -55,8 +48,8 @@ func fioStepDepth(rec results.LatencyRecord) int {
 // disk still writing that back gave fio a p99 of 400 ms at 6.7 K IOPS
 // here where a quiet one gives 0.15-0.3 ms. It returns nothing without
 // --latency, for an external server or a backend with no disk under it.
-func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.LadderLatency, *results.DiskSettle) {
-	if !r.cfg.Latency || !r.targets.started() || r.cfg.Spec().InRAM || backend == results.ScenarioLocalMemory {
+func (r *run) latencyBeside(ctx context.Context, backend string) ([]results.LadderLatency, *results.DiskSettle) {
+	if !r.cfg.Latency || !r.started || r.cfg.Spec().InRAM || backend == results.ScenarioLocalMemory {
 		return nil, nil
 	}
 	recs, err := results.ReadLatency(r.out)
@@ -79,10 +72,10 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 	}
 	fileBytes := max(r.cfg.DBSize*int64(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
 	var settled *results.DiskSettle
-	if host, _ := r.baselines(); !r.cfg.NoFio && host != nil {
+	if host := r.env.HostBaseline(); !r.cfg.NoFio && host != nil {
 		if best, ok := host.Best(); ok {
 			// The first probe lays out fio's file; the steps read it after.
-			settled = r.awaitDisk(ctx, "ladder "+backend+": disk before fio beside the latency steps", best.IOPS,
+			settled = r.env.AwaitDisk(ctx, "ladder "+backend+": disk before fio beside the latency steps", best.IOPS,
 				fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: best.Jobs, IODepth: best.IODepth,
 					Engine: host.Engine, Registered: host.Registered, Batched: host.ReadJob().Batched})
 		}
@@ -97,10 +90,10 @@ func (r *runner) latencyBeside(ctx context.Context, backend string) ([]results.L
 			out = append(out, l)
 			continue
 		}
-		r.printf("ladder %s: fio at %s IOPS, depth %d, %d s, beside the %s step at %.0f %%\n", backend, FormatOps(rec.OfferedOpsPerSec), l.Depth,
+		r.printf("ladder %s: fio at %s IOPS, depth %d, %d s, beside the %s step at %.0f %%\n", backend, human.Ops(rec.OfferedOpsPerSec), l.Depth,
 			r.ladderSeconds(), rec.Row.Label, 100*rec.Share)
 		job := fio.Job{Dir: dir, Files: 1, FileBytes: fileBytes, BlockBytes: 512, Jobs: 1, IODepth: l.Depth,
-			Engine: fioEngine(backend), RuntimeSeconds: r.ladderSeconds(), RateIOPS: int(math.Round(rec.OfferedOpsPerSec))}
+			Engine: fio.Engine(backend), RuntimeSeconds: r.ladderSeconds(), RateIOPS: int(math.Round(rec.OfferedOpsPerSec))}
 		watch, frozen := cpustat.StartWatch("/"), freeze.StartWindow()
 		res, err := fio.Run(ctx, job)
 		win := watch.End()

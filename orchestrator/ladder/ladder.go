@@ -1,4 +1,4 @@
-package orchestrator
+package ladder
 
 import (
 	"bytes"
@@ -19,41 +19,41 @@ import (
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/cpustat"
+	"github.com/tierbench/tierbench/internal/human"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )
 
-// The ladder (--ladder) measures the reference's four layers on one data
-// dir, record shape and backend, so that a gap can be located:
-// RESP ≤ KV ≤ Device ≤ fio on the native device, and on localmemory
-// RESP ≤ KV ≤ Device with the untiered in-memory server on top
-// (ladder_top.go). Each layer gives ops/s, its share of the layer below
-// (the top's reads the other way) and CPU µs per op; the largest drop is
-// named.
-
 // Layer names, bottom up.
 const (
-	layerFio    = "fio"
-	layerDevice = "Device"
-	layerKV     = "KV"
-	layerRESP   = "RESP"
+	LayerFio    = "fio"
+	LayerDevice = "Device"
+	LayerKV     = "KV"
+	LayerRESP   = "RESP"
 )
 
 // gapSide says where a drop between two layers is spent, in the seed's words.
 var gapSide = map[string]string{
-	layerDevice:   "device-side: tierbench's IO path below the store",
-	layerKV:       "store-side: the index, the log and the pending-read path",
-	layerRESP:     "server-side: RESP parsing, the network and the sessions",
-	layerInMemory: "tier-side: the tiered server on the in-RAM device against the untiered in-memory one",
+	LayerDevice:   "device-side: tierbench's IO path below the store",
+	LayerKV:       "store-side: the index, the log and the pending-read path",
+	LayerRESP:     "server-side: RESP parsing, the network and the sessions",
+	LayerInMemory: "tier-side: the tiered server on the in-RAM device against the untiered in-memory one",
 }
 
 // ladderSeconds is each lower layer's measured time: the run's cell.
-func (r *runner) ladderSeconds() int { return max(r.cfg.CellSeconds, 1) }
+func (r *run) ladderSeconds() int { return max(r.cfg.CellSeconds, 1) }
 
-// runLadder measures the layers below the RESP cells just taken and
-// prints the ladders; it writes ladder.json and the layers' raw JSON.
-func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
+// Run measures the layers below the RESP cells just taken and prints the
+// ladders on stdout; it writes ladder.json, ladder.md and the layers' raw
+// JSON in env's bundle.
+func Run(ctx context.Context, env Env, stdout io.Writer) error {
+	return newRun(env).ladder(ctx, stdout)
+}
+
+// ladder is Run on r.
+func (r *run) ladder(ctx context.Context, stdout io.Writer) error {
 	var res results.Results
 	if err := results.ReadJSON(r.out, results.FileResults, &res); err != nil {
 		return err
@@ -66,8 +66,8 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 		return fmt.Errorf("orchestrator: ladder: %w", err)
 	}
 	var ladders []results.Ladder
-	r.setPhase(phaseLadder, nil, "")
-	for _, backend := range r.ladderBackends() {
+	r.env.SetPhase()
+	for _, backend := range Backends(r.cfg, r.started) {
 		l := results.Ladder{Backend: backend}
 		best, ok := bestRESPCell(res, backend)
 		place := r.rungPlaceOf(best, ok)
@@ -76,16 +76,16 @@ func (r *runner) runLadder(ctx context.Context, stdout io.Writer) error {
 			l.Layers = append(l.Layers, fl)
 			place.fio = fioShape(c)
 		}
-		if !r.targets.started() {
+		if !r.started {
 			l.Note = "an external server has no layers below RESP that tierbench can run: RESP and fio only"
 		} else {
 			// The fio rung comes from the best cell's row's curve (the
 			// pinned one for a pinned row); without a best cell, best.Row
 			// is zero and that is the host's.
-			l.Layers = r.lowerLayers(ctx, backend, place, l.Layers, r.rowBaseline(best.Row))
+			l.Layers = r.lowerLayers(ctx, backend, place, l.Layers, r.env.RowBaseline(best.Row))
 		}
 		l.Layers = append(l.Layers, respLayer(best, ok, res.Plan.Workload.Batch))
-		if r.cfg.Spec().LadderTop && r.targets.started() {
+		if r.cfg.Spec().LadderTop && r.started {
 			l.Layers = append(l.Layers, r.inMemoryLayer(ctx, best, ok))
 		}
 		finishLadder(&l)
@@ -112,7 +112,7 @@ func fioLayer(pre results.Preflight, place rungPlace) (results.LadderLayer, resu
 	if place.cpus != "" && ce.Pinned.IOPS > 0 {
 		c, on = ce.Pinned, "on the server's CPUs "+ce.Pinned.CPUs
 	}
-	layer := results.LadderLayer{Layer: layerFio, OpsPerSec: c.IOPS, Detail: "the preflight's depth-sweep ceiling " + on + ", 512 B random reads"}
+	layer := results.LadderLayer{Layer: LayerFio, OpsPerSec: c.IOPS, Detail: "the preflight's depth-sweep ceiling " + on + ", 512 B random reads"}
 	switch {
 	case c.IOPS <= 0:
 		layer.Error = "no fio ceiling (--no-fio, or fio is missing)"
@@ -127,28 +127,29 @@ func fioLayer(pre results.Preflight, place rungPlace) (results.LadderLayer, resu
 	return layer, c
 }
 
-// ladderBackends are the backends whose ladders this run measures.
-func (r *runner) ladderBackends() []string {
-	if !r.targets.started() {
+// Backends are the backends whose ladders a run of cfg measures; started
+// says the run starts its servers (else it measures one already running).
+func Backends(cfg plan.Config, started bool) []string {
+	if !started {
 		return []string{"external"}
 	}
-	if !r.cfg.Spec().Tiered {
+	if !cfg.Spec().Tiered {
 		return nil // no device under an untiered store
 	}
-	return r.cfg.Backends
+	return cfg.Backends
 }
 
 // respLayer is the RESP layer of the backend's best cell (any pin, any
 // thread count); runBatch is the run's -b, the row's when it has none.
 func respLayer(c results.Cell, ok bool, runBatch int) results.LadderLayer {
 	if !ok {
-		return results.LadderLayer{Layer: layerRESP, Error: "no RESP cell was shown"}
+		return results.LadderLayer{Layer: LayerRESP, Error: "no RESP cell was shown"}
 	}
 	batch := ""
 	if c.Row.Batch == 0 {
 		batch = fmt.Sprintf(" -b %d", runBatch)
 	}
-	l := results.LadderLayer{Layer: layerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp, StealShare: c.Steal(),
+	l := results.LadderLayer{Layer: LayerRESP, OpsPerSec: c.Median, CPUMicrosPerOp: c.CPUMicrosPerOp, StealShare: c.Steal(),
 		Detail: fmt.Sprintf("the best cell: %s t=%d%s (CPU of server + client)", c.Row.Label, c.Threads, batch)}
 	if c.Median > 0 {
 		l.Spread = (c.Max - c.Min) / c.Median
@@ -168,7 +169,7 @@ func finishLadder(l *results.Ladder) {
 			continue
 		}
 		cur.Share = cur.OpsPerSec / below.OpsPerSec
-		if cur.Layer == layerInMemory {
+		if cur.Layer == LayerInMemory {
 			cur.Share = cmp.Or(cur.PairOpsPerSec, below.OpsPerSec) / cur.OpsPerSec // the ceiling is on top
 		}
 	}
@@ -211,19 +212,19 @@ func finishLadder(l *results.Ladder) {
 // right after its own 12.8 GB load, spread 152 %.
 const ladderWideNoise = 0.5
 
-// ladderRounds is how many times the lower layers run, in alternating
+// Rounds is how many times the lower layers run, in alternating
 // order; each layer is the median round (odd, so the median is a round
 // that ran).
-const ladderRounds = 3
+const Rounds = 3
 
-// lowerLayers runs the Device and KV layers ladderRounds times, the order
+// lowerLayers runs the Device and KV layers Rounds times, the order
 // swapped each round so that neither always runs on a warmer or quieter
 // machine, with fio between them where it can run again (fioAgain), and
 // returns the layers below RESP: below (the preflight's fio rung, or
 // none in RAM) with fio's replaced by its median round, then Device and
 // KV, each its median round. Each KV round's reads wait after its load
 // for the fio rung's latest IOPS.
-func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlace, below []results.LadderLayer, base *hostcheck.FIOBaseline) []results.LadderLayer {
+func (r *run) lowerLayers(ctx context.Context, backend string, place rungPlace, below []results.LadderLayer, base *hostcheck.FIOBaseline) []results.LadderLayer {
 	devDir := filepath.Join(r.cfg.DataDir, "ladder-device")
 	defer os.RemoveAll(devDir)
 	shape, sweep := deviceShape{threads: 1, qd: 512}, ""
@@ -236,32 +237,32 @@ func (r *runner) lowerLayers(ctx context.Context, backend string, place rungPlac
 	}
 	again := len(below) > 0 && base != nil && !r.cfg.NoFio && backend != results.ScenarioLocalMemory
 	var devs, kvs, fios []results.LadderLayer
-	for i := 0; i < ladderRounds; i++ {
-		order := []string{layerDevice, layerFio, layerKV}
+	for i := 0; i < Rounds; i++ {
+		order := []string{LayerDevice, LayerFio, LayerKV}
 		if i%2 == 1 {
-			order = []string{layerKV, layerFio, layerDevice}
+			order = []string{LayerKV, LayerFio, LayerDevice}
 		}
 		for _, name := range order {
-			if name == layerFio && !again {
+			if name == LayerFio && !again {
 				continue
 			}
-			r.printf("ladder %s: %s layer, round %d/%d, %d s\n", backend, name, i+1, ladderRounds, r.ladderSeconds())
+			r.printf("ladder %s: %s layer, round %d/%d, %d s\n", backend, name, i+1, Rounds, r.ladderSeconds())
 			// The rungs run on this machine: its steal over the round is
 			// theirs.
 			stolen := cpustat.StartWatch("/")
 			switch name {
-			case layerDevice:
+			case LayerDevice:
 				d := r.deviceLayer(ctx, backend, strconv.Itoa(i+1), place, shape)
 				d.StealShare = stolen.StealShare()
 				devs = append(devs, d)
-			case layerFio:
+			case LayerFio:
 				f := r.fioAgain(ctx, base, place, filepath.Join(devDir, "segment.0"))
 				f.StealShare = stolen.StealShare()
 				if f.Error == "" {
 					fioOps = f.OpsPerSec
 				}
 				fios = append(fios, f)
-			case layerKV:
+			case LayerKV:
 				// kv reports the steal of its reads' window; the round's,
 				// its load and wait included, only stands in without it.
 				k := r.kvLayer(ctx, backend, i+1, place, fioOps)
@@ -311,8 +312,8 @@ func medianRound(rounds []results.LadderLayer) results.LadderLayer {
 
 // deviceLayer runs `tierbench device` at shape, where place says; round
 // names its files.
-func (r *runner) deviceLayer(ctx context.Context, backend, round string, place rungPlace, shape deviceShape) results.LadderLayer {
-	layer := results.LadderLayer{Layer: layerDevice}
+func (r *run) deviceLayer(ctx context.Context, backend, round string, place rungPlace, shape deviceShape) results.LadderLayer {
+	layer := results.LadderLayer{Layer: LayerDevice}
 	args := []string{"device", "--backend", backend, "--block", "512", "--threads", strconv.Itoa(shape.threads),
 		"--runtime", strconv.Itoa(r.ladderSeconds()), "--json"}
 	if backend == results.ScenarioLocalMemory {
@@ -343,13 +344,13 @@ func (r *runner) deviceLayer(ctx context.Context, backend, round string, place r
 // they do not wait, as the passes do not): the load has just written
 // the whole dataset, and at 100 M keys rounds that read at once spread
 // 152 %.
-func (r *runner) kvLayer(ctx context.Context, backend string, round int, place rungPlace, fioOps float64) results.LadderLayer {
-	layer := results.LadderLayer{Layer: layerKV}
+func (r *run) kvLayer(ctx context.Context, backend string, round int, place rungPlace, fioOps float64) results.LadderLayer {
+	layer := results.LadderLayer{Layer: LayerKV}
 	threads := place.kvThreads()
 	itp := min(max(place.batch, 1), 4096)
 	args := []string{"kv", "--storage-tier", "--memory", r.cfg.Memory, "--page", r.cfg.Page, "--segment", r.cfg.Segment, "--index", r.cfg.Index,
 		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10), "--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
-		"--load-threads", strconv.Itoa(min(r.cfg.LoadThreads, 2*runtime.NumCPU())), "-t", formatPIDs(threads), "--itp", strconv.Itoa(itp), "--rumd", "100,0,0,0",
+		"--load-threads", strconv.Itoa(min(r.cfg.LoadThreads, 2*runtime.NumCPU())), "-t", joinInts(threads), "--itp", strconv.Itoa(itp), "--rumd", "100,0,0,0",
 		"--runtime", strconv.Itoa(r.ladderSeconds()), "--json"}
 	if backend == results.ScenarioLocalMemory {
 		args = append(args, "--device-type", "localmemory", "--device-completion-threads", "4", "--device-throttle-limit", "512")
@@ -363,7 +364,7 @@ func (r *runner) kvLayer(ctx context.Context, backend string, round int, place r
 	}
 	kind := map[bool]string{true: "localmemory", false: "native " + backend}[backend == results.ScenarioLocalMemory]
 	layer.Detail = fmt.Sprintf("tierbench kv --device-type %s, the run's --memory %s --page %s --index %s and %d keys, 100 %% GET, --itp %d, %s, t=%s",
-		kind, r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, itp, place.Where(), formatPIDs(threads))
+		kind, r.cfg.Memory, r.cfg.Page, r.cfg.Index, r.cfg.DBSize, itp, place.Where(), joinInts(threads))
 	var out struct {
 		Settle *struct {
 			ProbeOpsPerSec []float64 `json:"probe_ops_per_sec"`
@@ -410,7 +411,7 @@ func kvSettleText(probes []float64, seconds float64, settled bool, why string) s
 	}
 	var ops []string
 	for _, v := range probes {
-		ops = append(ops, FormatOps(v))
+		ops = append(ops, human.Ops(v))
 	}
 	if settled {
 		return fmt.Sprintf("; its reads waited %.0f s after its load (probes %s ops/s)", seconds, strings.Join(ops, ", "))
@@ -421,7 +422,7 @@ func kvSettleText(probes []float64, seconds float64, settled bool, why string) s
 // runLayer runs one lower layer as a child of this run, keeps its JSON in
 // the bundle under name and decodes it into v; it returns the file and
 // an error text for the report.
-func (r *runner) runLayer(ctx context.Context, name string, args, env []string, v any) (string, string) {
+func (r *run) runLayer(ctx context.Context, name string, args, env []string, v any) (string, string) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(r.ladderSeconds()+600)*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, r.cfg.Binary, args...)

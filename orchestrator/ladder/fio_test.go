@@ -1,4 +1,4 @@
-package orchestrator
+package ladder
 
 import (
 	"crypto/rand"
@@ -28,7 +28,7 @@ func TestFioAgain(t *testing.T) {
 	if err := os.WriteFile(file, content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cfg: plan.Config{CellSeconds: 1}, stderr: &strings.Builder{}}
+	r := &run{cfg: plan.Config{CellSeconds: 1}}
 	for _, tt := range []struct {
 		name  string
 		base  *hostcheck.FIOBaseline
@@ -46,7 +46,7 @@ func TestFioAgain(t *testing.T) {
 		if l.Error != "" || l.OpsPerSec <= 0 || l.CPUMicrosPerOp <= 0 || !strings.Contains(l.Detail, tt.where) {
 			t.Errorf("%s: got %+v, want IOPS, CPU per read and a detail with %q", tt.name, l, tt.where)
 		}
-		pre := results.LadderLayer{Layer: layerFio, OpsPerSec: 123e3, Detail: "the preflight's depth-sweep ceiling"}
+		pre := results.LadderLayer{Layer: LayerFio, OpsPerSec: 123e3, Detail: "the preflight's depth-sweep ceiling"}
 		if got := fioRung(pre, medianRound([]results.LadderLayer{l})); got.OpsPerSec != l.OpsPerSec || !strings.Contains(got.Detail, "the preflight's ceiling was 123 K IOPS") {
 			t.Errorf("%s: rung %+v, want the measured IOPS and the preflight's figure in the detail", tt.name, got)
 		}
@@ -56,7 +56,7 @@ func TestFioAgain(t *testing.T) {
 	}
 	failed := r.fioAgain(t.Context(), &hostcheck.FIOBaseline{Engine: "io_uring", Sweep: []hostcheck.FIOPoint{{Depth: 8, Jobs: 1, IODepth: 8}}},
 		rungPlace{cpuCount: 2}, filepath.Join(dir, "no-such-file"))
-	pre := results.LadderLayer{Layer: layerFio, OpsPerSec: 123e3, Detail: "the preflight's depth-sweep ceiling"}
+	pre := results.LadderLayer{Layer: LayerFio, OpsPerSec: 123e3, Detail: "the preflight's depth-sweep ceiling"}
 	if got := fioRung(pre, failed); failed.Error == "" || got.OpsPerSec != 123e3 || !strings.Contains(got.Detail, "so the preflight's figure stands") {
 		t.Errorf("missing file: fio layer %+v, rung %+v; want an error and the preflight's rung, saying so", failed, got)
 	}

@@ -1,12 +1,11 @@
-package orchestrator
+package ladder
 
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -25,26 +24,26 @@ import (
 // moves by tens of percent between minutes, the share read 0.68 to 1.13
 // over runs of one code.
 
-// layerInMemory is the untiered server's RESP layer, the LocalMemory
+// LayerInMemory is the untiered server's RESP layer, the LocalMemory
 // ladder's top.
-const layerInMemory = "RESP in-memory"
+const LayerInMemory = "RESP in-memory"
 
 // fileInMemoryLayer is the in-memory layer's raw JSON in the bundle.
 const fileInMemoryLayer = "ladder/localmemory-inmemory.json"
 
-// topServerRaw is one server of the ladder's top: its flags, the load's
+// TopServerRaw is one server of the ladder's top: its flags, the load's
 // counts and every pass as cells.jsonl would hold it.
-type topServerRaw struct {
+type TopServerRaw struct {
 	ServerArgs []string             `json:"server_args"`
 	Load       results.LoadRecord   `json:"load"`
 	Passes     []results.PassRecord `json:"passes"`
 }
 
-// inMemoryRaw is the in-memory layer's raw JSON: the untiered server's,
+// InMemoryRaw is the in-memory layer's raw JSON: the untiered server's,
 // and the tiered server's whose passes alternated with it.
-type inMemoryRaw struct {
-	topServerRaw
-	Tiered topServerRaw `json:"tiered"`
+type InMemoryRaw struct {
+	TopServerRaw
+	Tiered TopServerRaw `json:"tiered"`
 }
 
 // bestRESPCell is the highest median RESP cell of backend the table shows.
@@ -63,11 +62,11 @@ func bestRESPCell(res results.Results, backend string) (results.Cell, bool) {
 
 // inMemoryLayer starts the untiered server and the tiered server of
 // best's row again, each on the run's dataset, and measures --passes
-// passes of each (ladderRounds at least) at best's thread count and -b,
+// passes of each (Rounds at least) at best's thread count and -b,
 // alternated; the layer is the untiered server's median, its share the
 // tiered server's median ÷ that.
-func (r *runner) inMemoryLayer(ctx context.Context, best results.Cell, ok bool) results.LadderLayer {
-	layer := results.LadderLayer{Layer: layerInMemory, ShareIs: "RESP ÷ " + layerInMemory + ", the tiered server measured again in passes alternated with it"}
+func (r *run) inMemoryLayer(ctx context.Context, best results.Cell, ok bool) results.LadderLayer {
+	layer := results.LadderLayer{Layer: LayerInMemory, ShareIs: "RESP ÷ " + LayerInMemory + ", the tiered server measured again in passes alternated with it"}
 	if !ok {
 		layer.Error = "no localmemory RESP cell to match"
 		return layer
@@ -85,8 +84,8 @@ func (r *runner) inMemoryLayer(ctx context.Context, best results.Cell, ok bool) 
 	}
 	for _, side := range []struct {
 		what string
-		raw  topServerRaw
-	}{{"untiered", raw.topServerRaw}, {"tiered", raw.Tiered}} {
+		raw  TopServerRaw
+	}{{"untiered", raw.TopServerRaw}, {"tiered", raw.Tiered}} {
 		for _, p := range side.raw.Passes {
 			if why := passExclusion(p); why != "" {
 				layer.Error = fmt.Sprintf("the %s server's pass %d kept out: %s", side.what, p.Pass, why)
@@ -105,7 +104,7 @@ func (r *runner) inMemoryLayer(ctx context.Context, best results.Cell, ok bool) 
 	layer.CPUMicrosPerOp, _, _ = results.Median(cpu)
 	layer.PairOpsPerSec, _, _ = results.Median(tieredOps)
 	layer.Detail = fmt.Sprintf("the untiered server (tierbench server --index %s), the same %d keys, t=%d -b %d as the best localmemory cell (CPU of server + client), its passes alternated with the tiered server's, started again at that cell's shape: %s ops/s (median of %d), the share's numerator",
-		r.cfg.Index, r.cfg.DBSize, best.Threads, untiered.Batch, FormatOps(layer.PairOpsPerSec), len(tieredOps))
+		r.cfg.Index, r.cfg.DBSize, best.Threads, untiered.Batch, human.Ops(layer.PairOpsPerSec), len(tieredOps))
 	return layer
 }
 
@@ -125,37 +124,37 @@ func passExclusion(p results.PassRecord) string {
 // measureTop starts the two servers of the ladder's top, loads and warms
 // each, then takes their passes alternately, the order swapped each
 // round; the servers are stopped before it returns.
-func (r *runner) measureTop(ctx context.Context, tiered, untiered results.Row, threads int) (inMemoryRaw, error) {
-	var raw inMemoryRaw
-	r.printf("ladder localmemory: %s layer, the untiered server at t=%d -b %d, its passes alternated with the tiered server's\n", layerInMemory, threads, untiered.Batch)
+func (r *run) measureTop(ctx context.Context, tiered, untiered results.Row, threads int) (InMemoryRaw, error) {
+	var raw InMemoryRaw
+	r.printf("ladder localmemory: %s layer, the untiered server at t=%d -b %d, its passes alternated with the tiered server's\n", LayerInMemory, threads, untiered.Batch)
 	sides := []struct {
 		what string
 		row  results.Row
-		raw  *topServerRaw
-		tgt  rowTarget
-	}{{what: "tiered", row: tiered, raw: &raw.Tiered}, {what: "untiered", row: untiered, raw: &raw.topServerRaw}}
+		raw  *TopServerRaw
+		srv  Server
+	}{{what: "tiered", row: tiered, raw: &raw.Tiered}, {what: "untiered", row: untiered, raw: &raw.TopServerRaw}}
 	for i := range sides {
-		tgt, err := r.startTopServer(ctx, sides[i].row, threads, sides[i].raw)
-		if tgt.srv != nil {
+		srv, err := r.startTopServer(ctx, sides[i].row, threads, sides[i].raw)
+		if srv != nil {
 			defer func() {
 				cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				tgt.srv.Stop(cctx)
+				srv.Stop(cctx)
 			}()
 		}
 		if err != nil {
 			return raw, err
 		}
-		sides[i].tgt = tgt
+		sides[i].srv = srv
 	}
-	for p := 1; p <= max(r.cfg.Passes, ladderRounds); p++ {
+	for p := 1; p <= max(r.cfg.Passes, Rounds); p++ {
 		for j := range sides {
 			side := &sides[(p+j)%len(sides)]
-			rec, err := r.takePass(ctx, side.row, side.tgt, threads, p)
+			rec, err := side.srv.TakePass(ctx, threads, p)
 			if err != nil {
 				return raw, err
 			}
-			r.printf("  %s: %s ops/s, %.1f device bytes per GET\n", side.what, FormatOps(rec.OpsPerSec), rec.ReadBytesPerGet)
+			r.printf("  %s: %s ops/s, %.1f device bytes per GET\n", side.what, human.Ops(rec.OpsPerSec), rec.ReadBytesPerGet)
 			side.raw.Passes = append(side.raw.Passes, rec)
 		}
 	}
@@ -164,33 +163,32 @@ func (r *runner) measureTop(ctx context.Context, tiered, untiered results.Row, t
 
 // startTopServer starts one server of the ladder's top on the run's data
 // dir, loads the run's dataset, requires every key and warms it up. A
-// target with a server is returned even with an error, for the caller to
-// stop.
-func (r *runner) startTopServer(ctx context.Context, row results.Row, threads int, raw *topServerRaw) (rowTarget, error) {
-	tgt, err := r.StartServer(ctx, row)
+// server is returned even with an error whenever one was started, for
+// the caller to stop.
+func (r *run) startTopServer(ctx context.Context, row results.Row, threads int, raw *TopServerRaw) (Server, error) {
+	srv, err := r.env.StartServer(ctx, row)
 	if err != nil {
-		return tgt, err
+		return srv, err
 	}
-	port, _ := strconv.Atoi(tgt.addr[strings.LastIndexByte(tgt.addr, ':')+1:])
-	if raw.ServerArgs, err = r.serverArgs(row, port, r.cfg.DataDir); err != nil {
-		return tgt, err
+	if raw.ServerArgs, err = srv.Args(); err != nil {
+		return srv, err
 	}
 	raw.Load = results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC()}
-	if err := r.load(ctx, row, tgt, &raw.Load); err != nil {
-		return tgt, err
+	if err := srv.Load(ctx, &raw.Load); err != nil {
+		return srv, err
 	}
-	w, err := tgt.first().probe.Witness(ctx)
+	keys, err := srv.Keys(ctx)
 	if err != nil {
-		return tgt, err
+		return srv, err
 	}
-	raw.Load.ServerKeys = w.Keys
-	if raw.Load.Acknowledged != r.cfg.DBSize || w.Keys != r.cfg.DBSize {
-		return tgt, fmt.Errorf("orchestrator: ladder: the server of %s acknowledged %d and holds %d keys, want %d", row.ID(), raw.Load.Acknowledged, w.Keys, r.cfg.DBSize)
+	raw.Load.ServerKeys = keys
+	if raw.Load.Acknowledged != r.cfg.DBSize || keys != r.cfg.DBSize {
+		return srv, fmt.Errorf("orchestrator: ladder: the server of %s acknowledged %d and holds %d keys, want %d", row.ID(), raw.Load.Acknowledged, keys, r.cfg.DBSize)
 	}
 	if r.cfg.WarmupSeconds > 0 {
-		if _, _, err := r.bench(ctx, row, tgt, "warmup", threads, r.cfg.WarmupSeconds); err != nil {
-			return tgt, fmt.Errorf("orchestrator: ladder: warm-up of the server of %s: %w", row.ID(), err)
+		if err := srv.Warm(ctx, threads, r.cfg.WarmupSeconds); err != nil {
+			return srv, fmt.Errorf("orchestrator: ladder: warm-up of the server of %s: %w", row.ID(), err)
 		}
 	}
-	return tgt, nil
+	return srv, nil
 }

@@ -1,0 +1,86 @@
+package orchestrator
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/orchestrator/ladder"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/results"
+)
+
+// ladderEnv is the run as the ladder sees it (ladder.Env): the ladder
+// reaches the run's servers, progress and fio settling only through it.
+type ladderEnv struct{ r *runner }
+
+var _ ladder.Env = ladderEnv{}
+
+func (e ladderEnv) Config() plan.Config            { return e.r.cfg }
+func (e ladderEnv) Out() string                    { return e.r.out }
+func (e ladderEnv) Started() bool                  { return e.r.targets.started() }
+func (e ladderEnv) Printf(format string, a ...any) { e.r.printf(format, a...) }
+func (e ladderEnv) SetPhase()                      { e.r.setPhase(phaseLadder, nil, "") }
+func (e ladderEnv) Pinning() rig.Pinning           { return e.r.local.pinning }
+func (e ladderEnv) HostBaseline() *hostcheck.FIOBaseline {
+	host, _ := e.r.baselines()
+	return host
+}
+func (e ladderEnv) RowBaseline(row results.Row) *hostcheck.FIOBaseline {
+	return e.r.rowBaseline(row)
+}
+
+func (e ladderEnv) AwaitDisk(ctx context.Context, what string, ceilingIOPS float64, job fio.Job) *results.DiskSettle {
+	return e.r.awaitDisk(ctx, what, ceilingIOPS, job)
+}
+
+// StartServer returns a server whenever the run started one, so that
+// the ladder stops it even after an error; an interface holding a nil
+// handle would not compare nil.
+func (e ladderEnv) StartServer(ctx context.Context, row results.Row) (ladder.Server, error) {
+	tgt, err := e.r.StartServer(ctx, row)
+	if err != nil && tgt.srv == nil {
+		return nil, err
+	}
+	return ladderServer{r: e.r, row: row, tgt: tgt}, err
+}
+
+// ladderServer is one server of the ladder's top (ladder.Server).
+type ladderServer struct {
+	r   *runner
+	row results.Row
+	tgt rowTarget
+}
+
+func (s ladderServer) Args() ([]string, error) {
+	port, _ := strconv.Atoi(s.tgt.addr[strings.LastIndexByte(s.tgt.addr, ':')+1:])
+	return s.r.serverArgs(s.row, port, s.r.cfg.DataDir)
+}
+
+func (s ladderServer) Load(ctx context.Context, rec *results.LoadRecord) error {
+	return s.r.load(ctx, s.row, s.tgt, rec)
+}
+
+func (s ladderServer) Keys(ctx context.Context) (int64, error) {
+	w, err := s.tgt.first().probe.Witness(ctx)
+	return w.Keys, err
+}
+
+func (s ladderServer) Warm(ctx context.Context, threads, seconds int) error {
+	_, _, err := s.r.bench(ctx, s.row, s.tgt, "warmup", threads, seconds)
+	return err
+}
+
+func (s ladderServer) TakePass(ctx context.Context, threads, pass int) (results.PassRecord, error) {
+	return s.r.takePass(ctx, s.row, s.tgt, threads, pass)
+}
+
+func (s ladderServer) Stop(ctx context.Context) error {
+	if s.tgt.srv == nil {
+		return nil
+	}
+	return s.tgt.srv.Stop(ctx)
+}
