@@ -103,11 +103,11 @@ type Config struct {
 	// across hosts beyond loopback and off otherwise. ServerTLS and
 	// ServerUser come from --server-addr rediss://user@host:port
 	// (ServerAddr then HOST:PORT; the password from --auth-file or
-	// --auth-env only in serverPassword, never recorded); CACert and Insecure check its certificate.
+	// --auth-env only in ServerPassword, never recorded); CACert and Insecure check its certificate.
 	TLS            string
 	ServerTLS      bool
 	ServerUser     string
-	ServerPassword string
+	ServerPassword string `record:"-"` // never recorded
 	// AuthFile and AuthEnv give that server's password: the first line
 	// of a file, or an environment variable by name (never a command
 	// line, which every user of the host can read).
@@ -171,11 +171,11 @@ type Config struct {
 	// "TIERBENCH_DATA=/mnt/x (--data)": the run says each, since a
 	// variable set long ago changes what it measures (and names the
 	// directory it empties).
-	FromEnv []string
+	FromEnv []string `record:"-"`
 	// Notes are what resolve decided that the user did not ask for (a
 	// profile's default turned off for a combination that cannot have
 	// it); the run prints them first.
-	Notes []string
+	Notes []string `record:"-"`
 }
 
 // Explicit reports whether the flag name was set explicitly.

@@ -45,12 +45,12 @@ const (
 // dockerDriver runs server and client as containers of an image built
 // FROM scratch from the static binary.
 type Driver struct {
-	Endpoint    Endpoint // the engine; its Name is the host's
+	Endpoint Endpoint // the engine; its Name is the host's
 	Engine   *client.Client
-	Image string
-	RunID string
-	Owner string
-	proc  rig.ProcRoot
+	Image    string
+	RunID    string
+	Owner    string
+	proc     rig.ProcRoot
 
 	mu  sync.Mutex
 	ids map[string]string // container id → log path
