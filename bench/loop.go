@@ -18,7 +18,9 @@ import (
 // clientLoop drives a share of an offline cell's connections from one
 // goroutine with its own epoll instance: each wake-up reads every ready
 // connection once, parses all the replies that arrived, and writes that
-// connection's next requests at most once. It naps or parks (see
+// connection's next requests at most once (a cell's only connection, its
+// window split over TCP, reads and writes up to a group at a time, a few
+// times per wake-up: see window.go). It naps or parks (see
 // idleWait and wait) only when no connection is ready. It is not locked to its OS
 // thread: a locked goroutine that parks hands its thread off through a
 // futex, the very cost wait avoids.
