@@ -18,7 +18,9 @@ import (
 // clientLoop drives a share of an offline cell's connections from one
 // goroutine with its own epoll instance: each wake-up reads every ready
 // connection once, parses all the replies that arrived, and writes that
-// connection's next requests at most once. It naps or parks (see
+// connection's next requests at most once (a cell's only connection, its
+// window split over TCP, reads and writes up to a group at a time, a few
+// times per wake-up: see window.go). It naps or parks (see
 // idleWait and wait) only when no connection is ready. It is not locked to its OS
 // thread: a locked goroutine that parks hands its thread off through a
 // futex, the very cost wait avoids.
@@ -51,6 +53,8 @@ type clientLoop struct {
 
 	idle idleWait // how the loop waits when nothing is ready
 
+	single bool // the loop has the cell's only connection: its window is split (window.go)
+
 	stop *atomic.Bool // set when the window ends or a connection failed
 	cut  *atomic.Bool // set when the context ended: abandon owed replies
 	end  time.Time    // --start-at window end: a batch answered after it is not counted
@@ -82,8 +86,16 @@ type loopConn struct {
 	sentNs  int64
 	mixMark mixMark
 
-	// Window pipeline (see window.go).
-	win windowState
+	// Window pipeline (see window.go). replyBytes and repliesSeen are the
+	// bytes read and replies parsed over TCP, kept from run to run: the
+	// mean reply length bounds a split window's reads (windowReadCap).
+	win                     windowState
+	replyBytes, repliesSeen int64
+
+	// reads and writes count the read(2) and write(2) calls made on the
+	// connection, records the TLS records its requests went in: the
+	// system calls per op are what tests and profiles compare.
+	reads, writes, records int64
 }
 
 type batchMark struct {
@@ -111,7 +123,7 @@ func loopCount(p *plan, threads int) int {
 func newClientLoops(p *plan, ts []*offlineThread, n int, stop, cut *atomic.Bool, end time.Time) ([]*clientLoop, error) {
 	loops := make([]*clientLoop, n)
 	for i := range loops {
-		loops[i] = &clientLoop{p: p, epfd: -1, wakefd: -1, stop: stop, cut: cut, end: end, idle: newIdleWait(p.IdleNap)}
+		loops[i] = &clientLoop{p: p, epfd: -1, wakefd: -1, single: len(ts) == 1, stop: stop, cut: cut, end: end, idle: newIdleWait(p.IdleNap)}
 		if p.mix != nil {
 			loops[i].mixHists = newMixHistograms()
 		}
@@ -341,8 +353,29 @@ func (l *clientLoop) readable(c *loopConn) {
 		l.readableTLS(c)
 		return
 	}
-	if n, ok := l.readOnce(c, rr.buf[rr.w:]); ok {
+	for range windowReadGroups {
+		p := rr.buf[rr.w:]
+		bound := 0
+		if l.p.Pipeline == PipelineWindow {
+			if bound = windowReadCap(c, l.p.Batch); bound > 0 && bound < len(p) {
+				p = p[:bound]
+			}
+		}
+		n, ok := l.readOnce(c, p)
+		if !ok {
+			return
+		}
+		c.replyBytes += int64(n)
 		l.consume(c, n)
+		// A split window's read that took all it might has most likely
+		// left replies in the socket: read them now, the refill of the
+		// group before already written, rather than after another
+		// epoll_pwait. Bounded, so that the loop still returns to see
+		// its eventfd.
+		if bound == 0 || n < len(p) || c.done {
+			return
+		}
+		rr.makeRoom(0)
 	}
 }
 
@@ -351,6 +384,7 @@ func (l *clientLoop) readable(c *loopConn) {
 // reported again), or the connection failed.
 func (l *clientLoop) readOnce(c *loopConn, p []byte) (int, bool) {
 	n, e := rawRead(c.fd, p)
+	c.reads++
 	switch {
 	case e == unix.EAGAIN || e == unix.EINTR:
 		return 0, false
@@ -486,6 +520,7 @@ func (l *clientLoop) writeSome(c *loopConn, p []byte, what string) (int, bool) {
 	written := 0
 	for written < len(p) {
 		n, e := rawWrite(c.fd, p[written:])
+		c.writes++
 		switch e {
 		case 0:
 			if written += n; written < len(p) {

@@ -252,8 +252,9 @@ func TestLoopInterruptWakesIdleLoops(t *testing.T) {
 
 // TestSendReceiveLoopAllocatesNothing runs whole batches, and whole
 // windows (filled, then drained on stop), of verified GETs on three
-// connections of one event loop against redis-server, over TCP and over
-// TLS as an ACL user, and counts allocations.
+// connections of one event loop and on a cell's only connection (whose
+// window is split), against redis-server, over TCP and over TLS as an ACL
+// user, and counts allocations.
 func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 	r := testenv.MustTLSRedisServer(t, testenv.TLSServerCert, aclUser...)
 	plain := configFor(t, r.Addr)
@@ -261,45 +262,47 @@ func TestSendReceiveLoopAllocatesNothing(t *testing.T) {
 	mustLoad(t, &plain)
 	for _, secure := range []bool{false, true} {
 		for _, mode := range []string{PipelineBatch, PipelineWindow} {
-			name := mode
-			cfg := plain
-			if secure {
-				name, cfg = "tls "+mode, tlsConfigFor(t, r)
-				cfg.Batch = plain.Batch
-			}
-			t.Run(name, func(t *testing.T) {
-				cfg.Verify, cfg.Pipeline = true, mode
-				p, err := cfg.plan()
-				if err != nil {
-					t.Fatal(err)
+			for _, conns := range []int{3, 1} {
+				name := fmt.Sprintf("%s/%d", mode, conns)
+				cfg := plain
+				if secure {
+					name, cfg = "tls "+name, tlsConfigFor(t, r)
+					cfg.Batch = plain.Batch
 				}
-				ts := make([]*offlineThread, 3)
-				for i := range ts {
-					conn, err := dial(context.Background(), p.addr, p.spec)
+				t.Run(name, func(t *testing.T) {
+					cfg.Verify, cfg.Pipeline = true, mode
+					p, err := cfg.plan()
 					if err != nil {
 						t.Fatal(err)
 					}
-					defer conn.conn.Close()
-					ts[i] = &offlineThread{conn: conn, batches: buildBatches(p, len(ts), i), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
-				}
-				l := mustLoop(t, p, ts...)
-				l.stop.Store(true) // one batch, or one window, per connection and run
-				l.run()
-				allocs := testing.AllocsPerRun(200, l.run)
-				for _, th := range ts {
-					if th.err != nil {
-						t.Fatal(th.err)
+					ts := make([]*offlineThread, conns)
+					for i := range ts {
+						conn, err := dial(context.Background(), p.addr, p.spec)
+						if err != nil {
+							t.Fatal(err)
+						}
+						defer conn.conn.Close()
+						ts[i] = &offlineThread{conn: conn, batches: buildBatches(p, len(ts), i), rr: newReplyReader(conn, readBufferBytes, p.op, true, p.ValueLength)}
 					}
-					if c := th.rr.counts; c.hits == 0 || c.mismatches != 0 || c.misses != 0 {
-						t.Errorf("counts %+v: want verified hits", c)
+					l := mustLoop(t, p, ts...)
+					l.stop.Store(true) // one batch, or one window, per connection and run
+					l.run()
+					allocs := testing.AllocsPerRun(200, l.run)
+					for _, th := range ts {
+						if th.err != nil {
+							t.Fatal(th.err)
+						}
+						if c := th.rr.counts; c.hits == 0 || c.mismatches != 0 || c.misses != 0 {
+							t.Errorf("counts %+v: want verified hits", c)
+						}
 					}
-				}
-				if secure && raceEnabled {
-					t.Logf("%s: %v allocations, not checked under -race (crypto/tls's sync.Pool drops buffers there)", name, allocs)
-				} else if allocs != 0 {
-					t.Errorf("a %s of %d GETs on each of %d connections sent and its replies parsed allocated %v times, want 0", name, p.Batch, len(ts), allocs)
-				}
-			})
+					if secure && raceEnabled {
+						t.Logf("%s: %v allocations, not checked under -race (crypto/tls's sync.Pool drops buffers there)", name, allocs)
+					} else if allocs != 0 {
+						t.Errorf("a %s of %d GETs on each of %d connections sent and its replies parsed allocated %v times, want 0", name, p.Batch, len(ts), allocs)
+					}
+				})
+			}
 		}
 	}
 }

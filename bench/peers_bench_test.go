@@ -37,7 +37,8 @@ func (s peerShape) transport() string { return map[bool]string{false: "TCP", tru
 // redis-benchmark, memtier_benchmark.
 type peerClient struct {
 	name string
-	ours bool // tierbench: its rows are compared with the best peer's
+	ours bool   // tierbench: its rows are compared with the best peer's
+	bin  string // tierbench's binary: the one built from this tree, or PEER_BASELINE
 }
 
 // peerShapes is the matrix PEER_MATRIX names: "full" (1, 2, 8, 32, 64
@@ -100,7 +101,7 @@ func peerShapes(b *testing.B) []peerShape {
 // peerBench is the set-up every run of BenchmarkPeers shares.
 type peerBench struct {
 	b                    *testing.B
-	bin, memtier         string
+	bin, memtier         string // bin: tierbench built from this tree, for the load
 	plainAddr            string // the server's plain port: INFO
 	port, tlsPort        int
 	caFile               string
@@ -144,7 +145,12 @@ func BenchmarkPeers(b *testing.B) {
 	pb := &peerBench{b: b, seconds: seconds, dbsize: 100000, keyLen: 12, vLen: 96}
 	pb.bin = testenv.MustBinary(b)
 	redis := testenv.MustLookPath(b, "redis-server")
-	clients := []peerClient{{name: "tierbench batch", ours: true}, {name: "tierbench window", ours: true}}
+	clients := []peerClient{{name: "tierbench batch", ours: true, bin: pb.bin}, {name: "tierbench window", ours: true, bin: pb.bin}}
+	if base := os.Getenv("PEER_BASELINE"); base != "" {
+		// Another tierbench binary (a build of an earlier commit) alternated
+		// with the rest: before and after a change, on one host at one time.
+		clients = append(clients, peerClient{name: "baseline batch", ours: true, bin: base}, peerClient{name: "baseline window", ours: true, bin: base})
+	}
 	if _, err := exec.LookPath("redis-benchmark"); err == nil {
 		clients = append(clients, peerClient{name: "redis-benchmark"})
 	} else {
@@ -318,8 +324,9 @@ func (pb *peerBench) runClient(c peerClient, s peerShape, estimate float64) peer
 	h0, m0 := pb.keyspaceCounts()
 	var r peerRun
 	switch c.name {
-	case "tierbench batch", "tierbench window":
-		r = pb.runOurs(strings.TrimPrefix(c.name, "tierbench "), s)
+	case "tierbench batch", "tierbench window", "baseline batch", "baseline window":
+		_, pipeline, _ := strings.Cut(c.name, " ")
+		r = pb.runOurs(c.bin, pipeline, s)
 	case "redis-benchmark":
 		r = pb.runRedisBenchmark(s, int(max(estimate*float64(pb.seconds), 1000)))
 	case "memtier_benchmark":
@@ -335,8 +342,8 @@ func (pb *peerBench) runClient(c peerClient, s peerShape, estimate float64) peer
 	return r
 }
 
-func (pb *peerBench) runOurs(pipeline string, s peerShape) peerRun {
-	out, cpu := pb.run(pb.bin, append([]string{"bench", "-s", "--json", "--op", "GET", "--pipeline", pipeline, "-t", strconv.Itoa(s.conns),
+func (pb *peerBench) runOurs(bin, pipeline string, s peerShape) peerRun {
+	out, cpu := pb.run(bin, append([]string{"bench", "-s", "--json", "--op", "GET", "--pipeline", pipeline, "-t", strconv.Itoa(s.conns),
 		"-b", strconv.Itoa(s.depth), "--runtime", strconv.Itoa(pb.seconds)}, pb.ourCommon(s.tls)...)...)
 	var rep Report
 	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Cells) != 1 {
@@ -370,7 +377,10 @@ func (pb *peerBench) runRedisBenchmark(s peerShape, n int) peerRun {
 // thread per client CPU (its default is 4 threads of 50 connections), the
 // connections split evenly over them, --pipeline the depth (memtier keeps
 // that many requests in flight per connection, as tierbench's window
-// pipeline does).
+// pipeline does), and --distinct-client-seed: by default every memtier
+// connection draws the same key sequence, so the server finds most keys
+// of a GET still in its CPU's cache, fetched by the connection before;
+// tierbench's and redis-benchmark's connections each draw their own.
 func (pb *peerBench) runMemtier(s peerShape) peerRun {
 	threads := min(pb.clientCPUs, s.conns)
 	for s.conns%threads != 0 {
@@ -380,7 +390,7 @@ func (pb *peerBench) runMemtier(s peerShape) peerRun {
 	args := []string{"-s", "127.0.0.1", "-p", strconv.Itoa(pb.port), "-t", strconv.Itoa(threads), "-c", strconv.Itoa(s.conns / threads),
 		"--pipeline", strconv.Itoa(s.depth), "--ratio", "0:1", "--key-prefix", peerKeyPrefix,
 		"--key-minimum", strconv.Itoa(peerKeyMin), "--key-maximum", strconv.Itoa(pb.dbsize - 1), "--key-pattern", "R:R",
-		"--test-time", strconv.Itoa(pb.seconds), "--hide-histogram", "--json-out-file", jsonFile}
+		"--distinct-client-seed", "--test-time", strconv.Itoa(pb.seconds), "--hide-histogram", "--json-out-file", jsonFile}
 	if s.tls {
 		args = append(args, "-p", strconv.Itoa(pb.tlsPort), "--tls", "--cacert", pb.caFile)
 	}
@@ -389,22 +399,42 @@ func (pb *peerBench) runMemtier(s peerShape) peerRun {
 	if err != nil {
 		pb.b.Fatal(err)
 	}
+	rate, count, err := memtierGets(raw, pb.seconds)
+	if err != nil {
+		pb.b.Fatal(err)
+	}
+	return peerRun{opsPerSec: rate, ops: count, cpuSeconds: cpu}
+}
+
+// memtierGets reads the GETs a memtier_benchmark run of seconds
+// (--test-time) counted from its JSON, and its GET/s: the count over
+// seconds, not memtier's own Ops/sec. Why: memtier averages its
+// connections' start and end times with the seconds and the microseconds
+// apart, each truncated, so with two connections or more its duration is
+// often a second off (RedisLabs/memtier_benchmark pull request 209; fixed
+// upstream in 465, after the snapshot this was measured with): at a test
+// time of a few seconds its Ops/sec swung by half either way. Each
+// connection stops when its own clock has run --test-time.
+func memtierGets(raw []byte, seconds int) (rate, count float64, err error) {
 	var doc struct {
 		All struct {
 			Gets struct {
 				Count  float64 `json:"Count"`
-				Rate   float64 `json:"Ops/sec"`
 				Misses float64 `json:"Misses/sec"`
 			} `json:"Gets"`
 		} `json:"ALL STATS"`
 	}
-	if err := json.Unmarshal(raw, &doc); err != nil || doc.All.Gets.Count == 0 {
-		pb.b.Fatalf("memtier_benchmark JSON not understood (%v):\n%s", err, raw)
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return 0, 0, fmt.Errorf("memtier_benchmark JSON not understood: %v\n%s", err, raw)
 	}
-	if doc.All.Gets.Misses != 0 {
-		pb.b.Fatalf("memtier_benchmark counted %v misses/s, want 0", doc.All.Gets.Misses)
+	g := doc.All.Gets
+	switch {
+	case g.Count == 0:
+		return 0, 0, fmt.Errorf("memtier_benchmark counted no GETs:\n%s", raw)
+	case g.Misses != 0:
+		return 0, 0, fmt.Errorf("memtier_benchmark counted %v misses/s, want 0", g.Misses)
 	}
-	return peerRun{opsPerSec: doc.All.Gets.Rate, ops: doc.All.Gets.Count, cpuSeconds: cpu}
+	return g.Count / float64(seconds), g.Count, nil
 }
 
 // peerRow is one client's medians at one shape.
@@ -494,10 +524,68 @@ func peerTable(rows []peerRow) string {
 				continue
 			}
 			fmt.Fprintf(&w, "| %d | %s | %d | %s | %.0f K | %.0f K (%s) | %.2f | %.0f K | %.0f K (%s) | %.2f |\n",
-				s.conns, s.transport(), s.depth, strings.TrimPrefix(r.client.name, "tierbench "),
+				s.conns, s.transport(), s.depth, peerPipelineLabel(r.client.name),
 				r.opsPerSec/1e3, bestRate.opsPerSec/1e3, bestRate.client.name, r.opsPerSec/bestRate.opsPerSec,
 				r.opsPerCPUSecond/1e3, bestCPU.opsPerCPUSecond/1e3, bestCPU.client.name, r.opsPerCPUSecond/bestCPU.opsPerCPUSecond)
 		}
 	}
 	return w.String()
+}
+
+// peerPipelineLabel is a tierbench client's pipeline column: "batch", or
+// "window (baseline)" for PEER_BASELINE's.
+func peerPipelineLabel(name string) string {
+	who, pipeline, _ := strings.Cut(name, " ")
+	if who == "baseline" {
+		return pipeline + " (baseline)"
+	}
+	return pipeline
+}
+
+// TestMemtierGets reads memtier_benchmark's JSON as BenchmarkPeers does:
+// the rate is the count over the test time, whatever duration memtier
+// reports (the first document is one of its 8-connection runs of 2 s,
+// which it timed at 3001 ms), and a run with misses or no GETs is refused.
+func TestMemtierGets(t *testing.T) {
+	doc := func(duration, count, misses string) []byte {
+		return []byte(`{"ALL STATS":{"Runtime":{"Total duration":` + duration + `,"Time unit":"MILLISECONDS"},` +
+			`"Gets":{"Count":` + count + `,"Ops/sec":486647.37,"Misses/sec":` + misses + `}}}`)
+	}
+	tests := []struct {
+		name      string
+		raw       []byte
+		seconds   int
+		wantRate  float64
+		wantCount float64
+		wantErr   string
+	}{
+		{"duration a second long", doc("3001", "1460238", "0.0"), 2, 730119, 1460238, ""},
+		{"duration right", doc("2001", "891946", "0.0"), 2, 445973, 891946, ""},
+		{"misses", doc("2001", "891946", "12.5"), 2, 0, 0, "misses"},
+		{"no GETs", doc("2001", "0", "0.0"), 2, 0, 0, "no GETs"},
+		{"not JSON", []byte("Segmentation fault"), 2, 0, 0, "not understood"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rate, count, err := memtierGets(tt.raw, tt.seconds)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got error %v, want one saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || rate != tt.wantRate || count != tt.wantCount {
+				t.Errorf("got %v GET/s, %v GETs, %v; want %v GET/s, %v GETs", rate, count, err, tt.wantRate, tt.wantCount)
+			}
+		})
+	}
+}
+
+// TestPeerPipelineLabel names the table's tierbench rows.
+func TestPeerPipelineLabel(t *testing.T) {
+	for name, want := range map[string]string{"tierbench batch": "batch", "tierbench window": "window", "baseline window": "window (baseline)"} {
+		if got := peerPipelineLabel(name); got != want {
+			t.Errorf("peerPipelineLabel(%q): got %q, want %q", name, got, want)
+		}
+	}
 }

@@ -98,6 +98,7 @@ func (l *clientLoop) sendTLS(c *loopConn, p []byte) {
 		l.fail(c, fmt.Errorf("encrypt %s requests: %w", l.p.op, err))
 		return
 	}
+	c.records++
 	c.t.sent += int64(len(p))
 	l.flushTLS(c)
 }
@@ -113,17 +114,19 @@ func (l *clientLoop) flushTLS(c *loopConn) {
 	}
 }
 
-// writeWindowTLS encrypts the window's queued requests (two pieces when
-// the ring wraps) and writes them.
+// writeWindowTLS encrypts the window's queued requests, in records of at
+// most a group (windowRecordGroups) and split where the ring wraps, and writes
+// them all at once.
 func (l *clientLoop) writeWindowTLS(c *loopConn) {
 	w, req := &c.win, c.t.batches.req
 	for w.queued > 0 {
-		k := min(w.queued, w.ring-w.sendAt)
+		k := min(w.queued, w.ring-w.sendAt, w.group)
 		p := req[w.sendAt*w.size : (w.sendAt+k)*w.size]
 		if _, err := c.tls.Write(p); err != nil {
 			l.fail(c, fmt.Errorf("encrypt %s requests: %w", l.p.op, err))
 			return
 		}
+		c.records++
 		c.t.sent += int64(len(p))
 		w.queued -= k
 		if w.sendAt += k; w.sendAt == w.ring {

@@ -22,14 +22,42 @@ const (
 // is where a naive sliding window spends more client CPU than batches).
 const windowRefill = 8
 
+// A cell's only connection splits its window into groups, so that the
+// server works on one group while the client reads and refills another:
+// one connection's window sent as one write comes back as one write of
+// replies (the server answers all it read at once), and the client and
+// the server then take turns, each idle while the other works. With two
+// connections or more the server already has another connection's
+// requests to work on while one connection's replies are with the client,
+// and a split would only cost system calls.
+//
+// windowReadGroups: over TCP the server reads whatever has arrived, so
+// the groups are kept apart by the client's reads, each taking at most
+// Batch/windowReadGroups replies' worth of bytes and writing the refill
+// they free before the next read. The server, never idle, then settles
+// on two groups whatever the client's split; the client's reads must be
+// finer than halves, because two halves written back to back reach a
+// server still waking up and are read as one.
+//
+// windowRecordGroups: over TLS the server decrypts and serves one record
+// per read, so the groups are the records the requests are encrypted in
+// (all written with one write(2)); two is enough to keep it busy, and
+// each record more costs it a round of its event loop.
+const (
+	windowReadGroups   = 4
+	windowRecordGroups = 2
+)
+
 // windowState is one connection's sliding window. The pre-built batches
 // are used as one ring of equal-sized single-key requests; request r asks
 // for keys[r]. Invariants: inFlight <= Batch; the queued requests
 // (decided, not yet wholly written) start at ring index sendAt, of which
 // sendOff bytes are already written; replies arrive for requests from
-// readAt on.
+// readAt on; group <= Batch, and group < Batch only for a cell's only
+// connection (windowReadGroups, windowRecordGroups).
 type windowState struct {
 	ring, size, refill int // requests in the ring, bytes per request, freed requests worth a write
+	group              int // requests per group: the most replies a TCP read takes, requests a TLS record carries
 	sendAt, sendOff    int
 	queued             int // requests decided but not yet wholly written
 	readAt             int
@@ -40,8 +68,27 @@ type windowState struct {
 // startWindow queues a whole window and writes it.
 func (l *clientLoop) startWindow(c *loopConn) {
 	tb, b := c.t.batches, l.p.Batch
-	c.win = windowState{ring: len(tb.keys), size: tb.offsets[1] / b, refill: max(1, b/windowRefill), queued: b, inFlight: b}
+	group := b
+	if l.single {
+		groups := windowReadGroups
+		if c.tp != nil {
+			groups = windowRecordGroups
+		}
+		group = (b + groups - 1) / groups
+	}
+	c.win = windowState{ring: len(tb.keys), size: tb.offsets[1] / b, refill: max(1, b/windowRefill), group: group, queued: b, inFlight: b}
 	l.writeWindow(c)
+}
+
+// windowReadCap is the most bytes one read of c's replies over TCP may
+// take: about a group's worth, from the mean reply length the connection
+// has seen, or 0 (no bound) when the window is not split or no reply has
+// been seen yet.
+func windowReadCap(c *loopConn, batch int) int {
+	if c.win.group >= batch || c.repliesSeen == 0 {
+		return 0
+	}
+	return max(1, int(c.replyBytes/c.repliesSeen)) * c.win.group
 }
 
 // windowReplies consumes the replies that arrived, then sends the
@@ -67,6 +114,7 @@ func (l *clientLoop) windowReplies(c *loopConn) {
 		}
 		w.inFlight--
 		w.owed++
+		c.repliesSeen++
 	}
 	stopping := l.stop.Load()
 	if w.inFlight == 0 && (w.owed == 0 || stopping) {
@@ -93,6 +141,7 @@ func (l *clientLoop) writeWindow(c *loopConn) {
 		k := min(w.queued, w.ring-w.sendAt)
 		p := req[w.sendAt*w.size+w.sendOff : (w.sendAt+k)*w.size]
 		n, e := rawWrite(c.fd, p)
+		c.writes++
 		switch e {
 		case 0:
 		case unix.EINTR:

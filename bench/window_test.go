@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -148,5 +149,105 @@ func TestWindowKeepsBatchInFlight(t *testing.T) {
 				t.Errorf("batch: requests sent while replies were owed: got %d, want none", refills)
 			}
 		})
+	}
+}
+
+// TestWindowReadCap checks the bound on a split window's TCP reads: a
+// group's worth of the mean reply seen, and none before a reply is seen
+// or when the window is whole.
+func TestWindowReadCap(t *testing.T) {
+	tests := []struct {
+		name               string
+		batch, group       int
+		bytes, repliesSeen int64
+		want               int
+	}{
+		{"whole window", 64, 64, 103 * 640, 640, 0},
+		{"nothing seen yet", 64, 16, 0, 0, 0},
+		{"GET of 96-byte values", 64, 16, 103 * 640, 640, 103 * 16},
+		{"mean of mixed lengths", 16, 4, 5*10 + 103*10, 20, 54 * 4},
+		{"replies shorter than a byte on average", 8, 2, 0, 9, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &loopConn{win: windowState{group: tt.group}, replyBytes: tt.bytes, repliesSeen: tt.repliesSeen}
+			if got := windowReadCap(c, tt.batch); got != tt.want {
+				t.Errorf("windowReadCap: got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestWindowSplitsOnlyASingleConnection runs window cells of GETs against
+// a real redis-server, over TCP and TLS, on one connection and on three,
+// and counts the system calls and records: a cell's only connection reads
+// at most a quarter of the window's replies per read(2) over TCP (after
+// its first window, which teaches it the replies' length) and sends at
+// most half of the window per TLS record; connections of a cell of three
+// keep their window whole.
+func TestWindowSplitsOnlyASingleConnection(t *testing.T) {
+	r := testenv.MustTLSRedisServer(t, testenv.TLSServerCert, aclUser...)
+	plain := configFor(t, r.Addr)
+	plain.Batch = 64
+	mustLoad(t, &plain)
+	for _, secure := range []bool{false, true} {
+		for _, conns := range []int{1, 3} {
+			cfg := plain
+			name := "tcp"
+			if secure {
+				name, cfg = "tls", tlsConfigFor(t, r)
+				cfg.Batch = plain.Batch
+			}
+			t.Run(fmt.Sprintf("%s/%d", name, conns), func(t *testing.T) {
+				cfg.Pipeline = PipelineWindow
+				p, err := cfg.plan()
+				if err != nil {
+					t.Fatal(err)
+				}
+				ts := make([]*offlineThread, conns)
+				for i := range ts {
+					conn, err := dial(context.Background(), p.addr, p.spec)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer conn.conn.Close()
+					ts[i] = &offlineThread{conn: conn, batches: buildBatches(p, conns, i), rr: newReplyReader(conn, readBufferBytes, p.op, false, p.ValueLength)}
+				}
+				l := mustLoop(t, p, ts...)
+				time.AfterFunc(300*time.Millisecond, func() { l.stop.Store(true) })
+				l.run()
+				b := int64(p.Batch)
+				for i, c := range l.conns {
+					if c.t.err != nil {
+						t.Fatalf("connection %d: %v", i, c.t.err)
+					}
+					replies := c.repliesSeen
+					if replies < 20*b {
+						t.Fatalf("connection %d: %d replies in the run, want at least %d to count on", i, replies, 20*b)
+					}
+					wantGroup := b
+					if conns == 1 {
+						wantGroup = b / windowReadGroups
+						if secure {
+							wantGroup = b / windowRecordGroups
+						}
+					}
+					if got := int64(c.win.group); got != wantGroup {
+						t.Errorf("connection %d: group of %d requests, want %d", i, got, wantGroup)
+					}
+					if conns > 1 {
+						continue
+					}
+					if secure {
+						sent := c.t.sent / int64(c.win.size)
+						if perRecord := float64(sent) / float64(c.records); perRecord > float64(wantGroup) {
+							t.Errorf("%d requests in %d records: %.1f per record, want at most %d", sent, c.records, perRecord, wantGroup)
+						}
+					} else if perRead := float64(replies-b) / float64(c.reads); perRead > float64(wantGroup) {
+						t.Errorf("%d replies after the first window in %d reads: %.1f per read, want at most %d", replies-b, c.reads, perRead, wantGroup)
+					}
+				}
+			})
+		}
 	}
 }
