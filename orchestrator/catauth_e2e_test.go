@@ -216,3 +216,88 @@ func TestRunRedisDockerRefusesNoAuth(t *testing.T) {
 		return conf
 	})
 }
+
+// TestRunShardsRefuseNoAuth: each shard of a --shards 2 run takes the
+// run's password from --auth-file, refuses a client without it (NOAUTH,
+// also for CLUSTER SLOTS, the map a stranger would read first) while the
+// run's clients, which AUTH on every node, measure them; the password is
+// on no command line and in no file of the bundle.
+func TestRunShardsRefuseNoAuth(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	out, state := filepath.Join(base, "out"), filepath.Join(base, "state")
+	args := []string{"run", "--profile", "quick", "--shards", "2", "--backends", "uring", "--pin", "none", "--runtime", "process",
+		"--dbsize", "400000", "--memory", "1m", "--page", "64k", "--segment", "16m", "--index", "16m",
+		"--threads", "2", "--batch", "64", "--cell-seconds", "2", "--passes", "3", "--warmup-seconds", "0",
+		"--load-threads", "4", "--no-fio", "--data", filepath.Join(base, "data"), "--out", out, "--state-dir", state}
+	b := startBackground(t, bin, args...)
+	var shards [][]string
+	b.waitUntil(t, "two shards listening", 120*time.Second, func() bool {
+		shards = nil
+		for _, a := range cmdlines() {
+			if slices.Contains(a, "--cluster-node-id") && slices.Contains(a, "--port") && slices.ContainsFunc(a, func(s string) bool { return strings.HasPrefix(s, state+"/") }) {
+				shards = append(shards, a)
+			}
+		}
+		if len(shards) != 2 {
+			return false
+		}
+		for _, a := range shards {
+			c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", a[slices.Index(a, "--port")+1]))
+			if err != nil {
+				return false
+			}
+			c.Close()
+		}
+		return true
+	})
+	var pw string
+	for _, a := range shards {
+		i := slices.Index(a, "--auth-file")
+		if i < 0 || !strings.HasPrefix(a[i+1], state+"/") {
+			t.Fatalf("a shard's command line: got %q, want --auth-file naming a file of %s", a, state)
+		}
+		raw, err := os.ReadFile(a[i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw = strings.TrimSpace(string(raw))
+		addr := net.JoinHostPort("127.0.0.1", a[slices.Index(a, "--port")+1])
+		for _, cmd := range []string{"CLUSTER SLOTS", "FLUSHALL", "PING"} {
+			if got := respLine(t, addr, "", cmd); !strings.HasPrefix(got, "-NOAUTH") {
+				t.Errorf("%s without the password at shard %s: got %q, want -NOAUTH", cmd, addr, got)
+			}
+		}
+		if got := respLine(t, addr, pw, "PING"); got != "+PONG" {
+			t.Errorf("PING with the password at shard %s: got %q, want +PONG", addr, got)
+		}
+	}
+	if len(pw) != 32 {
+		t.Fatalf("the run's password file holds %d bytes, want 32 hex digits", len(pw))
+	}
+	for p, a := range cmdlines() {
+		if strings.Contains(strings.Join(a, " "), pw) {
+			t.Errorf("the run's password is on the command line of pid %s: %q", p, a)
+		}
+	}
+	select {
+	case err := <-b.done:
+		if exitCode(err) != 0 {
+			t.Fatalf("the run exited %d:\n%s", exitCode(err), b.stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the run did not end within 5 minutes:\n%s", b.stderr.String())
+	}
+	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || strings.HasPrefix(p, filepath.Join(base, "data")) {
+			return nil
+		}
+		if data, _ := os.ReadFile(p); bytes.Contains(data, []byte(pw)) {
+			t.Errorf("%s holds the run's password after the run", p)
+		}
+		return nil
+	})
+	if recs, _, _ := results.ReadCells(out); len(recs) != 3 {
+		t.Errorf("cells.jsonl: got %d passes, want 3, measured through the password", len(recs))
+	}
+}

@@ -25,12 +25,10 @@ import (
 // argument, Dragonfly --flagfile); clients read it with --auth-file; the
 // bundle never has it. A server the catalogue knows no such way for runs
 // without one, and the run says so. Across hosts pickHosts makes it
-// (beyond loopback).
-//
-// Shards run without one: their cluster bus and the redirects between
-// them carry no AUTH (shards.go).
+// (beyond loopback). Shards take it as a lone tierbench server does
+// (shards.go).
 func (r *runner) protectLocalServers() error {
-	if r.auth != "" || r.cfg.HostsMode() || !r.targets.started() || r.cfg.MaxShards() > 1 {
+	if r.auth != "" || r.cfg.HostsMode() || !r.targets.started() {
 		return nil
 	}
 	servers, err := r.cfg.Systems()
