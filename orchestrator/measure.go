@@ -184,7 +184,10 @@ func (r *runner) benchArgs(tgt rowTarget) []string {
 	if r.cfg.KeyDist != "" {
 		args = append(args, "--key-dist", r.cfg.KeyDist)
 	}
-	return append(append(args, r.authArgs()...), tgt.clientArgs...)
+	if !tgt.noAuth {
+		args = append(args, r.authArgs()...)
+	}
+	return append(args, tgt.clientArgs...)
 }
 
 // cellOps are the flags of a measured cell's operations: GETs, or the

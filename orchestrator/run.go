@@ -24,6 +24,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/sut"
 )
 
 // Run runs the matrix cfg describes, writes the results bundle under
@@ -210,6 +211,9 @@ type runner struct {
 	// authFile is where the servers and clients read auth: a file of the
 	// state dir, or the containers' copy ("" across hosts: theirs).
 	authFile string
+	// passFiles are the files the servers that take the password in a
+	// form of their own read it from (sut.Password; localauth.go).
+	passFiles map[sut.Password]string
 	// dataCleaned says cleanData ran: across hosts in the server engine's
 	// close, before the data dirs' holds are let go (dockerDriver.beforeDrop).
 	dataCleaned bool

@@ -156,6 +156,8 @@ type launch struct {
 	args    []string
 	dataDir string
 	command string
+	// auth: the server takes the run's password (its file is in args).
+	auth bool
 }
 
 // serverLaunch is how row's server starts on port with the run's data
@@ -194,6 +196,9 @@ func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
 	if err != nil {
 		return launch{}, fmt.Errorf("orchestrator: %s %s: %w", row.ServerName(), row.Label, err)
 	}
+	// The password file goes in after the command is recorded: the
+	// bundle names no file of the run's secrets.
+	l.args, l.auth = r.serverPassword(s, l.args)
 	return l, nil
 }
 

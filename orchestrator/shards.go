@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/sut"
 )
 
 // This file is sharding: `run --shards N` starts N tiered servers as one
@@ -112,6 +113,7 @@ func shardPlaces(n int, topo rig.Topology, pin string, pn rig.Pinning) ([]shardP
 // shardGroup is the row's shards as one server: stop stops them all.
 type shardGroup struct {
 	nodes []*targetNode
+	acc   rig.Access // how the run's probes reach each shard: the password
 }
 
 func (g *shardGroup) Pid() int                     { return 0 }
@@ -119,7 +121,9 @@ func (g *shardGroup) Placement() results.Placement { return g.nodes[0].srv.Place
 
 // Probe reaches the cluster at addr; the group has no one process, so its
 // counters are read per node through each node's own probe.
-func (g *shardGroup) Probe(addr string) rig.ServerProbe { return rig.LocalProbe{Addr: addr} }
+func (g *shardGroup) Probe(addr string) rig.ServerProbe {
+	return rig.LocalProbe{Addr: addr, Acc: g.acc}
+}
 func (g *shardGroup) Mode() string {
 	return fmt.Sprintf("%s, %d shards", g.nodes[0].srv.Mode(), len(g.nodes))
 }
@@ -143,6 +147,17 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 	ranges := slots.Split(n)
 	var file []slots.Node
 	group := &shardGroup{}
+	own, err := sut.Lookup(results.OwnServer)
+	if err != nil {
+		return rowTarget{}, err
+	}
+	// Each shard takes the run's password as a lone server does; the
+	// shards have no cluster bus, and the clients give AUTH on every
+	// node they dial, the one a redirect names too (bench.dialSpec).
+	_, auth := r.serverPassword(own, nil)
+	if auth {
+		group.acc = rig.Access{Auth: r.auth}
+	}
 	defer func() {
 		if err != nil {
 			group.Stop(context.Background())
@@ -178,8 +193,9 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 		}
 		args = append(args, "--cluster-nodes", r.drv.DataPath(nodeFile), "--cluster-node-id", node.ID,
 			"--cluster-announce", node.Addr, "--cluster-slots", slots.FormatRanges(file[i].Ranges))
+		args, _ = r.serverPassword(own, args)
 		spec := rig.ServerSpec{Name: fmt.Sprintf("%s-shard%d", name, i), Args: args, CPUs: places[i].CPUs, Mems: places[i].Mems,
-			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.dir}
+			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.dir, Access: group.acc}
 		srv, err := r.drv.StartServer(ctx, spec)
 		if err != nil {
 			return rowTarget{}, fmt.Errorf("orchestrator: %s %s shard %d: %w (log %s)", row.Backend, row.Label, i, err, spec.LogPath)
@@ -191,7 +207,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 			return rowTarget{}, err
 		}
 	}
-	tgt = rowTarget{addr: group.nodes[0].Addr, srv: group, nodes: group.nodes, cluster: true}
+	tgt = rowTarget{addr: group.nodes[0].Addr, srv: group, nodes: group.nodes, cluster: true, noAuth: !auth}
 	if err := r.serverPreflight(ctx, row, group.nodes[0].srv, group.nodes[0].dir, &tgt); err != nil {
 		return rowTarget{}, err
 	}

@@ -61,7 +61,11 @@ type rowTarget struct {
 	// address and the workload: TLS, a user and a password file; tls says
 	// it is reached over TLS.
 	clientArgs []string
-	tls        bool
+	// noAuth: the server runs without the run's password (a catalogue
+	// server that cannot take it off its command line, or shards), so
+	// its clients give none.
+	noAuth bool
+	tls    bool
 }
 
 // first is the node clients connect to.
@@ -176,8 +180,11 @@ func (r *runner) StartServer(ctx context.Context, row results.Row) (rowTarget, e
 		Program: l.prog,
 		Image:   l.img,
 	}
-	spec.Args = append(append(spec.Args, r.authArgs()...), r.tlsServerArgs(row, port)...)
+	spec.Args = append(spec.Args, r.tlsServerArgs(row, port)...)
 	spec.Access = r.rowAccess(row)
+	if !l.auth {
+		spec.Access.Auth = ""
+	}
 	if row.Pin == plan.PinPinned {
 		spec.CPUs, spec.Mems = r.local.pinning.ServerCPUs, r.local.pinning.ServerMems
 	}
@@ -188,7 +195,7 @@ func (r *runner) StartServer(ctx context.Context, row results.Row) (rowTarget, e
 	}
 	addr := net.JoinHostPort(r.bindAddr(), strconv.Itoa(port))
 	n := &targetNode{Addr: addr, srv: srv, dir: r.cfg.DataDir, probe: srv.Probe(addr)}
-	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv, command: l.command, clientArgs: r.tlsClientArgs(row), tls: row.TLS}
+	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv, command: l.command, clientArgs: r.tlsClientArgs(row), tls: row.TLS, noAuth: !l.auth}
 	if err := r.proveNode(ctx, row, n, spec.LogPath); err != nil {
 		srv.Stop(context.Background())
 		return rowTarget{}, err

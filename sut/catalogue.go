@@ -48,6 +48,10 @@ type Server struct {
 	// Evidence are the INFO fields it reports beyond /proc, each as
 	// "section:field", the ones the report shows and the run checks.
 	Evidence []string
+	// Password is how it takes the run's password off its command line;
+	// PasswordNone with NoPassword saying why it runs without one.
+	Password   Password
+	NoPassword string
 
 	// parsed holds Custom's flags, parsed once from its template, and
 	// given says its program is the template's first word: nothing to
@@ -104,6 +108,7 @@ var Catalogue = []Server{
 				"--storage-tier --device-type localmemory --device-completion-threads 4 --device-throttle-limit 512",
 		},
 		Tiering:  "--storage-tier: the log beyond --memory on the device, read with O_DIRECT (libaio or io_uring), or on the in-RAM localmemory device",
+		Password: PasswordAuthFile,
 		Evidence: []string{"server:tierbench_version", "server:process_id", "store:Log.TailAddress", "store:Log.HeadAddress", "store:Device.CompletedReads"},
 	},
 	{
@@ -118,12 +123,15 @@ var Catalogue = []Server{
 		Backends: map[string]string{"libaio": "Libaio", "uring": "Uring"},
 		Tiering:  "--storage-tier: the log beyond --memory on the device (Native: O_DIRECT through libaio or io_uring; LocalMemory: in RAM), the reference's scenarios 2 and 3",
 		Evidence: []string{"server:garnet_version", "store:Log.TailAddress", "store:Log.HeadAddress"},
+		NoPassword: "Garnet takes its password as --password on its command line, which every user of the host reads in /proc; " +
+			"its --config-import-path file (garnet.conf: AuthenticationMode, Password) would keep it off, but no Garnet here checks that form, so it runs without one",
 	},
 	{
 		Name: "redis", Title: "Redis",
 		Programs: []Program{{Binary: "redis-server"}},
 		Image:    "redis", Entrypoint: "/usr/local/bin/redis-server",
 		Args:     map[string]string{memory: redisArgs},
+		Password: PasswordConfigFile,
 		Refusals: inRAMOnly("Redis", "keeps every key in RAM and has no tier"),
 		Tiering:  "none (Redis on Flash is Redis Enterprise's)",
 		Evidence: []string{"server:redis_version", "server:process_id", "memory:used_memory", "keyspace:db0"},
@@ -133,6 +141,7 @@ var Catalogue = []Server{
 		Programs: []Program{{Binary: "valkey-server"}},
 		Image:    "valkey/valkey", Entrypoint: "/usr/local/bin/valkey-server",
 		Args:     map[string]string{memory: redisArgs},
+		Password: PasswordConfigFile,
 		Refusals: inRAMOnly("Valkey", "keeps every key in RAM and has no tier"),
 		Tiering:  "none",
 		Evidence: []string{"server:valkey_version", "server:process_id", "memory:used_memory", "keyspace:db0"},
@@ -142,6 +151,7 @@ var Catalogue = []Server{
 		Programs: []Program{{Binary: "keydb-server"}},
 		Image:    "eqalpha/keydb", Entrypoint: "/usr/local/bin/keydb-server",
 		Args:     map[string]string{memory: redisArgs},
+		Password: PasswordConfigFile,
 		Refusals: inRAMOnly("KeyDB", "reads its FLASH tier (--storage-provider flash DIR) through RocksDB and the page cache, not with O_DIRECT"),
 		Tiering:  "--storage-provider flash DIR: a RocksDB tier read through the page cache, not O_DIRECT, so not run",
 		Evidence: []string{"server:redis_version", "server:process_id", "memory:used_memory", "keyspace:db0"},
@@ -151,6 +161,7 @@ var Catalogue = []Server{
 		Programs: []Program{{Binary: "dragonfly"}},
 		Image:    "docker.dragonflydb.io/dragonflydb/dragonfly", Entrypoint: "/usr/local/bin/dragonfly",
 		Args:     map[string]string{memory: "--port {port} --bind {bind} --dir {data} --dbfilename '' --logtostderr"},
+		Password: PasswordFlagFile,
 		Refusals: inRAMOnly("Dragonfly", "offloads only values of 64 bytes and more to its experimental tier (--tiered_prefix), not the store the reference tiers"),
 		Tiering:  "--tiered_prefix PATH: experimental, moves only large values to disk, so not run",
 		Evidence: []string{"server:dragonfly_version", "server:process_id", "memory:used_memory", "keyspace:db0"},
@@ -219,6 +230,7 @@ func Custom(template string) (Server, error) {
 		Args:       map[string]string{},
 		Tiering:    "whatever the command starts: the scenario's evidence judges it",
 		Evidence:   []string{"server:process_id"},
+		NoPassword: "the catalogue does not know how a --server-cmd command takes a password, so it runs without one",
 	}
 	s.parsed, s.given = map[string]Template{}, true
 	for _, sc := range results.Scenarios {

@@ -309,8 +309,14 @@ func (d *Driver) copySecrets(ctx context.Context, id string) error {
 	return nil
 }
 
-// Give copies files into every container the driver creates from now on.
-func (d *Driver) Give(files map[string][]byte) { d.secrets = files }
+// Give copies files into every container the driver creates from now on,
+// beside those given before (the TLS files and a server's password file).
+func (d *Driver) Give(files map[string][]byte) {
+	if d.secrets == nil {
+		d.secrets = map[string][]byte{}
+	}
+	maps.Copy(d.secrets, files)
+}
 
 // Capabilities: containers, from images, with the files given copied in.
 func (d *Driver) Capabilities() rig.Capabilities {

@@ -1,0 +1,303 @@
+package orchestrator
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/results"
+)
+
+// cmdlines are the argv of every process of the host that /proc lists,
+// by pid.
+func cmdlines() map[string][]string {
+	out := map[string][]string{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		out[e.Name()] = strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+	}
+	return out
+}
+
+var requirepassLine = regexp.MustCompile(`^requirepass "([0-9a-f]{32})"\n$`)
+
+// respLine sends one inline command to addr without AUTH unless auth is
+// given first, and returns the reply's first line to the last command.
+func respLine(t *testing.T, addr, auth string, cmd string) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial the run's redis-server at %s: %v", addr, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	rd := bufio.NewReader(c)
+	if auth != "" {
+		fmt.Fprintf(c, "AUTH %s\r\n", auth)
+		if l, _ := rd.ReadString('\n'); l != "+OK\r\n" {
+			t.Fatalf("AUTH with the run's password at %s: got %q, want +OK", addr, l)
+		}
+	}
+	fmt.Fprintf(c, "%s\r\n", cmd)
+	l, _ := rd.ReadString('\n')
+	return strings.TrimSpace(l)
+}
+
+// checkCatalogueAuth runs args (a --server redis run) in the background
+// and, while it holds its redis-server, proves that the server refuses a
+// connection without the password (NOAUTH for FLUSHALL, CONFIG SET,
+// CLIENT PAUSE) and takes the password read back from the file the server
+// reads (readConf), and that the password is on no process's command line
+// nor in the argv redis-server was started with (started: redis-server
+// rewrites its /proc cmdline to a title, so the argv is taken where it was
+// given); once the run ended well, that it is in no file of the bundle or
+// the state dir.
+func checkCatalogueAuth(t *testing.T, bin, out, state string, args []string, started func() []string, readConf func(t *testing.T, argv []string) []byte) {
+	b := startBackground(t, bin, args...)
+	var argv []string
+	b.waitUntil(t, "the run's redis-server listening", 120*time.Second, func() bool {
+		if argv = started(); !slices.Contains(argv, "--port") {
+			return false
+		}
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", argv[slices.Index(argv, "--port")+1]))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	addr := net.JoinHostPort("127.0.0.1", argv[slices.Index(argv, "--port")+1])
+	conf := readConf(t, argv)
+	m := requirepassLine.FindSubmatch(conf)
+	if m == nil {
+		t.Fatalf("the config file redis-server reads (its first argument %s): got %q, want one requirepass line", argv[0], conf)
+	}
+	pw := string(m[1])
+	if strings.Contains(strings.Join(argv, " "), pw) {
+		t.Errorf("redis-server was started with the run's password in its argv: %q", argv)
+	}
+	for _, cmd := range []string{"FLUSHALL", "CONFIG SET maxmemory 1", "CLIENT PAUSE 5000", "PING"} {
+		if got := respLine(t, addr, "", cmd); !strings.HasPrefix(got, "-NOAUTH") {
+			t.Errorf("%s without the password at %s: got %q, want -NOAUTH", cmd, addr, got)
+		}
+	}
+	if got := respLine(t, addr, pw, "PING"); got != "+PONG" {
+		t.Errorf("PING with the password at %s: got %q, want +PONG", addr, got)
+	}
+	for p, a := range cmdlines() {
+		if strings.Contains(strings.Join(a, " "), pw) {
+			t.Errorf("the run's password is on the command line of pid %s: %q", p, a)
+		}
+	}
+	select {
+	case err := <-b.done:
+		if exitCode(err) != 0 {
+			t.Fatalf("the run exited %d:\n%s", exitCode(err), b.stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the run did not end within 5 minutes:\n%s", b.stderr.String())
+	}
+	if !strings.Contains(b.stderr.String(), "servers: a password made for this run") {
+		t.Errorf("stderr: got\n%s\nwant the line saying the servers got a password", b.stderr.String())
+	}
+	for _, dir := range []string{out, state} {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			if data, _ := os.ReadFile(p); bytes.Contains(data, []byte(pw)) {
+				t.Errorf("%s holds the run's password after the run", p)
+			}
+			return nil
+		})
+	}
+	recs, _, _ := results.ReadCells(out)
+	if len(recs) == 0 {
+		t.Errorf("cells.jsonl in %s: no pass recorded, want the redis row measured with the password", out)
+	}
+}
+
+// TestRunRedisProcessRefusesNoAuth: --server redis under the process
+// runtime gets the run's password from a 0600 config file in the run's
+// secret dir, given as redis-server's first argument. --server-bin is a
+// script named redis-server that writes down its argv and execs the real
+// one.
+func TestRunRedisProcessRefusesNoAuth(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	redis := testenv.MustLookPath(t, "redis-server")
+	base := testenv.MustDiskDir(t)
+	state := filepath.Join(base, "state")
+	wrap, argvFile := filepath.Join(t.TempDir(), "redis-server"), filepath.Join(t.TempDir(), "argv")
+	script := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$@\" > %s.tmp && mv %s.tmp %s\nexec %s \"$@\"\n", argvFile, argvFile, argvFile, redis)
+	if err := os.WriteFile(wrap, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	args := scenarioArgs(base, results.ScenarioMemory, "--server", "redis", "--server-bin", wrap, "--passes", "3", "--cell-seconds", "2")
+	started := func() []string {
+		b, err := os.ReadFile(argvFile)
+		if err != nil {
+			return nil
+		}
+		return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	}
+	checkCatalogueAuth(t, bin, filepath.Join(base, "out"), state, args, started, func(t *testing.T, argv []string) []byte {
+		if !strings.HasPrefix(argv[0], state+"/") || !strings.HasSuffix(argv[0], ".conf") {
+			t.Fatalf("redis-server: got argv %q, want its first argument a config file under %s", argv, state)
+		}
+		st, err := os.Lstat(argv[0])
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o600 {
+			t.Fatalf("the config file %s: got %v, %v; want a regular 0600 file", argv[0], st.Mode(), err)
+		}
+		conf, err := os.ReadFile(argv[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conf
+	})
+	if _, err := os.Stat(started()[0]); err == nil {
+		t.Errorf("the config file %s is left after the run, want it removed with the run's secrets", started()[0])
+	}
+}
+
+// TestRunRedisDockerRefusesNoAuth: the same under the Docker runtime, the
+// config file copied into the container (read back with docker cp), the
+// argv the container's as the engine records it.
+func TestRunRedisDockerRefusesNoAuth(t *testing.T) {
+	image := testenv.MustRedisImage(t)
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	state := filepath.Join(base, "state")
+	args := scenarioArgs(base, results.ScenarioMemory, "--server", "redis", "--runtime", "docker", "--server-image", image, "--passes", "3", "--cell-seconds", "2")
+	var id string
+	started := func() []string {
+		ids, _ := exec.Command("docker", "ps", "-q", "--no-trunc", "--filter", "ancestor="+image).Output()
+		if id = strings.TrimSpace(string(ids)); id == "" || strings.Contains(id, "\n") {
+			return nil
+		}
+		raw, _ := exec.Command("docker", "inspect", "--format", "{{join .Args \"\\n\"}}", id).Output()
+		return strings.Split(strings.TrimSpace(string(raw)), "\n")
+	}
+	checkCatalogueAuth(t, bin, filepath.Join(base, "out"), state, args, started, func(t *testing.T, argv []string) []byte {
+		if !strings.HasSuffix(argv[0], ".conf") {
+			t.Fatalf("redis-server: got container args %q, want the first a config file", argv)
+		}
+		raw, err := exec.Command("docker", "cp", id+":"+argv[0], "-").Output()
+		if err != nil {
+			t.Fatalf("docker cp %s:%s: %v", id, argv[0], err)
+		}
+		tr := tar.NewReader(bytes.NewReader(raw))
+		h, err := tr.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Mode&0o077 != 0 {
+			t.Errorf("the config file in the container: mode %o, want none for group and others", h.Mode)
+		}
+		conf, _ := io.ReadAll(tr)
+		return conf
+	})
+}
+
+// TestRunShardsRefuseNoAuth: each shard of a --shards 2 run takes the
+// run's password from --auth-file, refuses a client without it (NOAUTH,
+// also for CLUSTER SLOTS, the map a stranger would read first) while the
+// run's clients, which AUTH on every node, measure them; the password is
+// on no command line and in no file of the bundle.
+func TestRunShardsRefuseNoAuth(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	out, state := filepath.Join(base, "out"), filepath.Join(base, "state")
+	args := []string{"run", "--profile", "quick", "--shards", "2", "--backends", "uring", "--pin", "none", "--runtime", "process",
+		"--dbsize", "400000", "--memory", "1m", "--page", "64k", "--segment", "16m", "--index", "16m",
+		"--threads", "2", "--batch", "64", "--cell-seconds", "2", "--passes", "3", "--warmup-seconds", "0",
+		"--load-threads", "4", "--no-fio", "--data", filepath.Join(base, "data"), "--out", out, "--state-dir", state}
+	b := startBackground(t, bin, args...)
+	var shards [][]string
+	b.waitUntil(t, "two shards listening", 120*time.Second, func() bool {
+		shards = nil
+		for _, a := range cmdlines() {
+			if slices.Contains(a, "--cluster-node-id") && slices.Contains(a, "--port") && slices.ContainsFunc(a, func(s string) bool { return strings.HasPrefix(s, state+"/") }) {
+				shards = append(shards, a)
+			}
+		}
+		if len(shards) != 2 {
+			return false
+		}
+		for _, a := range shards {
+			c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", a[slices.Index(a, "--port")+1]))
+			if err != nil {
+				return false
+			}
+			c.Close()
+		}
+		return true
+	})
+	var pw string
+	for _, a := range shards {
+		i := slices.Index(a, "--auth-file")
+		if i < 0 || !strings.HasPrefix(a[i+1], state+"/") {
+			t.Fatalf("a shard's command line: got %q, want --auth-file naming a file of %s", a, state)
+		}
+		raw, err := os.ReadFile(a[i+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw = strings.TrimSpace(string(raw))
+		addr := net.JoinHostPort("127.0.0.1", a[slices.Index(a, "--port")+1])
+		for _, cmd := range []string{"CLUSTER SLOTS", "FLUSHALL", "PING"} {
+			if got := respLine(t, addr, "", cmd); !strings.HasPrefix(got, "-NOAUTH") {
+				t.Errorf("%s without the password at shard %s: got %q, want -NOAUTH", cmd, addr, got)
+			}
+		}
+		if got := respLine(t, addr, pw, "PING"); got != "+PONG" {
+			t.Errorf("PING with the password at shard %s: got %q, want +PONG", addr, got)
+		}
+	}
+	if len(pw) != 32 {
+		t.Fatalf("the run's password file holds %d bytes, want 32 hex digits", len(pw))
+	}
+	for p, a := range cmdlines() {
+		if strings.Contains(strings.Join(a, " "), pw) {
+			t.Errorf("the run's password is on the command line of pid %s: %q", p, a)
+		}
+	}
+	select {
+	case err := <-b.done:
+		if exitCode(err) != 0 {
+			t.Fatalf("the run exited %d:\n%s", exitCode(err), b.stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the run did not end within 5 minutes:\n%s", b.stderr.String())
+	}
+	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || strings.HasPrefix(p, filepath.Join(base, "data")) {
+			return nil
+		}
+		if data, _ := os.ReadFile(p); bytes.Contains(data, []byte(pw)) {
+			t.Errorf("%s holds the run's password after the run", p)
+		}
+		return nil
+	})
+	if recs, _, _ := results.ReadCells(out); len(recs) != 3 {
+		t.Errorf("cells.jsonl: got %d passes, want 3, measured through the password", len(recs))
+	}
+}
