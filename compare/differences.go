@@ -34,13 +34,13 @@ var hostFields = []hostField{
 	{"kernel", func(f *hostcheck.Fingerprint) string { return f.Kernel }},
 	{"mitigations", mitigations},
 	{"disk model", func(f *hostcheck.Fingerprint) string {
-		return disks(f, func(d hostcheck.BlockDevice) string { return d.Model })
+		return DiskFacts(f, func(d hostcheck.BlockDevice) string { return d.Model })
 	}},
 	{"disk firmware", func(f *hostcheck.Fingerprint) string {
-		return disks(f, func(d hostcheck.BlockDevice) string { return d.FirmwareRev })
+		return DiskFacts(f, func(d hostcheck.BlockDevice) string { return d.FirmwareRev })
 	}},
 	{"I/O scheduler", func(f *hostcheck.Fingerprint) string {
-		return disks(f, func(d hostcheck.BlockDevice) string { return d.Scheduler })
+		return DiskFacts(f, func(d hostcheck.BlockDevice) string { return d.Scheduler })
 	}},
 	{"filesystem", func(f *hostcheck.Fingerprint) string {
 		return strings.TrimSpace(f.Storage.FSType + " on " + f.Storage.Source)
@@ -82,8 +82,9 @@ func mitigations(f *hostcheck.Fingerprint) string {
 	return "auto (not on the kernel command line)"
 }
 
-// disks joins one fact of the data dir's physical disks ("vda: x").
-func disks(f *hostcheck.Fingerprint, get func(hostcheck.BlockDevice) string) string {
+// DiskFacts joins one fact of the data dir's physical disks ("vda: x";
+// "—" where the fingerprint has none).
+func DiskFacts(f *hostcheck.Fingerprint, get func(hostcheck.BlockDevice) string) string {
 	var parts []string
 	for _, d := range f.Storage.Disks {
 		v := get(d)

@@ -411,10 +411,10 @@ func hostRows(o, h compare.Bundle) []HostRow {
 		{"kernel", func(f *hostcheck.Fingerprint) string { return f.Kernel }},
 		{"virtualization", func(f *hostcheck.Fingerprint) string { return f.Virtualization }},
 		{"disk model", func(f *hostcheck.Fingerprint) string {
-			return disks(f, func(d hostcheck.BlockDevice) string { return d.Model })
+			return compare.DiskFacts(f, func(d hostcheck.BlockDevice) string { return d.Model })
 		}},
 		{"disk queue", func(f *hostcheck.Fingerprint) string {
-			return disks(f, func(d hostcheck.BlockDevice) string {
+			return compare.DiskFacts(f, func(d hostcheck.BlockDevice) string {
 				return fmt.Sprintf("%s, %d hw queues × %d tags, nr_requests %d", d.Scheduler, d.HWQueues, d.QueueTags, d.QueueRequests)
 			})
 		}},
@@ -454,18 +454,6 @@ func fingerprint(o results.Opened) *hostcheck.Fingerprint {
 		return nil
 	}
 	return fp
-}
-
-func disks(f *hostcheck.Fingerprint, get func(hostcheck.BlockDevice) string) string {
-	var parts []string
-	for _, d := range f.Storage.Disks {
-		v := get(d)
-		if v == "" {
-			v = "—"
-		}
-		parts = append(parts, d.Name+": "+v)
-	}
-	return strings.Join(parts, "; ")
 }
 
 func ceilingText(res results.Results) string {
