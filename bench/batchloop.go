@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// batchMark is where a connection's batch began: the replies counted
-// and the requests received and sent by then.
+// batchMark is the thread's figures (replies counted, received, sent)
+// from before a connection's batch: a batch that ends after the cell's
+// window is taken back out by restoring them.
 type batchMark struct {
 	counts         replyCounts
 	received, sent int64
