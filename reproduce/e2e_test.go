@@ -119,13 +119,31 @@ func browseReproduction(t *testing.T, dir string, rep reproduce.Reproduction) {
 		t.Errorf("got requests %q, want the page to ask the network for nothing", got.Requests)
 	}
 	t.Logf("reproduction.html: screenshot %d bytes of PNG; DOM %d bytes; requests through the proxy: %d", len(got.Screenshot), len(got.DOM), len(got.Requests))
+	// The page's table rows, each as its cells' text.
+	var rows [][]string
+	for _, tr := range regexp.MustCompile(`(?s)<tr>(.*?)</tr>`).FindAllStringSubmatch(got.DOM, -1) {
+		var cells []string
+		for _, td := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(tr[1], -1) {
+			cells = append(cells, strings.TrimSpace(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(td[1], "")))
+		}
+		rows = append(rows, cells)
+	}
 	for _, c := range rep.Cells {
-		// One table row per cell: its thread count, both medians as the
-		// table prints them (whole GET/s), and its verdict in bold.
-		row := regexp.MustCompile(`<tr>\s*<td[^>]*>` + regexp.QuoteMeta(c.Scenario) + `</td>\s*<td[^>]*>` + regexp.QuoteMeta(c.Row) +
-			`</td>\s*<td[^>]*>` + fmt.Sprint(c.Threads) + `</td>\s*<td[^>]*>` + fmt.Sprintf("%.0f", c.Original.Median) +
-			`</td>.*?<td[^>]*>` + fmt.Sprintf("%.0f", c.Here.Median) + `</td>.*?<td[^>]*><strong>` + regexp.QuoteMeta(c.Verdict) + `</strong></td>`)
-		if !row.MatchString(strings.ReplaceAll(got.DOM, "\n", "")) {
+		// The verdict table's columns: scenario, row, t, GET/s there,
+		// share there, GET/s here, share here, two CPU ratios, verdict.
+		want := map[int]string{0: c.Scenario, 1: c.Row, 2: fmt.Sprint(c.Threads), 3: fmt.Sprintf("%.0f", c.Original.Median), 5: fmt.Sprintf("%.0f", c.Here.Median), 9: c.Verdict}
+		found := slices.ContainsFunc(rows, func(r []string) bool {
+			if len(r) < 10 {
+				return false
+			}
+			for i, w := range want {
+				if r[i] != w {
+					return false
+				}
+			}
+			return true
+		})
+		if !found {
 			t.Errorf("cell %s t=%d: the page's table lacks a row with GET/s %.0f there, %.0f here and verdict %q", c.Row, c.Threads, c.Original.Median, c.Here.Median, c.Verdict)
 		} else {
 			t.Logf("cell %s t=%d: %.0f → %.0f GET/s, %s, in the page's table", c.Row, c.Threads, c.Original.Median, c.Here.Median, c.Verdict)
