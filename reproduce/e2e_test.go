@@ -1,7 +1,9 @@
 package reproduce_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/report/reporttest"
 	"github.com/tierbench/tierbench/reproduce"
 	"github.com/tierbench/tierbench/results"
 )
@@ -80,9 +83,7 @@ func TestReproduceProcessRun(t *testing.T) {
 	if !strings.Contains(stdout, "## Reproduction of "+orig) || !strings.Contains(stdout, "| verdict |") {
 		t.Errorf("stdout lacks the verdict table:\n%s", stdout)
 	}
-	if _, err := os.Stat(filepath.Join(here, reproduce.FileHTML)); err != nil {
-		t.Error(err)
-	}
+	browseReproduction(t, here, rep)
 	if v, verr, vcode := testenv.Run(t, "", nil, bin, "report", "--verify", here); vcode != 0 || !strings.HasPrefix(v, "ok ") {
 		t.Errorf("report --verify of the reproduction's bundle exited %d: %s%s", vcode, v, verr)
 	}
@@ -100,5 +101,55 @@ func TestReproduceProcessRun(t *testing.T) {
 	}
 	if _, err := os.Stat(again); !os.IsNotExist(err) {
 		t.Errorf("the refused reproduction left %s", again)
+	}
+}
+
+// browseReproduction opens the bundle's reproduction.html from file:// in
+// headless Chromium behind a recording proxy, as report.html is checked:
+// a screenshot is a PNG, the page's table holds every cell's verdict and
+// its GET/s on both hosts as reproduction.json has them, and the browser
+// asked the network for nothing.
+func browseReproduction(t *testing.T, dir string, rep reproduce.Reproduction) {
+	t.Helper()
+	got := reporttest.Browse(t, filepath.Join(dir, reproduce.FileHTML))
+	if len(got.Screenshot) < 1000 || !bytes.HasPrefix(got.Screenshot, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Errorf("got a screenshot of %d bytes, want a PNG", len(got.Screenshot))
+	}
+	if len(got.Requests) > 0 {
+		t.Errorf("got requests %q, want the page to ask the network for nothing", got.Requests)
+	}
+	t.Logf("reproduction.html: screenshot %d bytes of PNG; DOM %d bytes; requests through the proxy: %d", len(got.Screenshot), len(got.DOM), len(got.Requests))
+	// The page's table rows, each as its cells' text.
+	var rows [][]string
+	for _, tr := range regexp.MustCompile(`(?s)<tr>(.*?)</tr>`).FindAllStringSubmatch(got.DOM, -1) {
+		var cells []string
+		for _, td := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(tr[1], -1) {
+			cells = append(cells, strings.TrimSpace(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(td[1], "")))
+		}
+		rows = append(rows, cells)
+	}
+	for _, c := range rep.Cells {
+		// The verdict table's columns: scenario, row, t, GET/s there,
+		// share there, GET/s here, share here, two CPU ratios, verdict.
+		want := map[int]string{0: c.Scenario, 1: c.Row, 2: fmt.Sprint(c.Threads), 3: fmt.Sprintf("%.0f", c.Original.Median), 5: fmt.Sprintf("%.0f", c.Here.Median), 9: c.Verdict}
+		found := slices.ContainsFunc(rows, func(r []string) bool {
+			if len(r) < 10 {
+				return false
+			}
+			for i, w := range want {
+				if r[i] != w {
+					return false
+				}
+			}
+			return true
+		})
+		if !found {
+			t.Errorf("cell %s t=%d: the page's table lacks a row with GET/s %.0f there, %.0f here and verdict %q", c.Row, c.Threads, c.Original.Median, c.Here.Median, c.Verdict)
+		} else {
+			t.Logf("cell %s t=%d: %.0f → %.0f GET/s, %s, in the page's table", c.Row, c.Threads, c.Original.Median, c.Here.Median, c.Verdict)
+		}
+	}
+	if !strings.Contains(got.DOM, "<h2") || !strings.Contains(got.DOM, "Hosts") {
+		t.Errorf("the page's DOM lacks the hosts' section")
 	}
 }

@@ -317,6 +317,9 @@ func noCeilingWhy(w results.Workload) string {
 		return "scenario " + w.ScenarioName() + " reads no disk"
 	case w.NoFio:
 		return "run with --no-fio"
+	case w.ServerHost != "" || w.ClientHosts != "":
+		// preflightHosts measures no baseline: the image has no fio.
+		return "run across hosts, whose image holds no fio"
 	}
 	return "fio did not measure one"
 }

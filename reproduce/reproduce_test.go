@@ -88,6 +88,11 @@ func oneRowFivePasses(p *results.Plan) {
 	p.Workload.Passes = 5
 }
 
+// acrossHosts makes a plan's run one across Docker engines.
+func acrossHosts(p *results.Plan) {
+	p.Workload.ServerHost, p.Workload.ClientHosts = "a=unix:///run/a.sock", "b=unix:///run/b.sock"
+}
+
 func TestJudge(t *testing.T) {
 	spread := []float64{0.98, 0.99, 1, 1.01, 1.02}
 	for _, tc := range []struct {
@@ -131,6 +136,13 @@ func TestJudge(t *testing.T) {
 			name: "no ceiling here", original: variant{fio: true}, here: variant{},
 			want: map[string][2]string{
 				"libaio pinned/8": {NotComparable, "no fio ceiling on this host"},
+			},
+			wantCounts: [3]int{0, 0, 16}, wantExit: 4,
+		},
+		{
+			name: "across hosts on both sides: no ceiling", original: variant{plan: acrossHosts}, here: variant{plan: acrossHosts},
+			want: map[string][2]string{
+				"libaio pinned/8": {NotComparable, "no fio ceiling on either host (run across hosts, whose image holds no fio)"},
 			},
 			wantCounts: [3]int{0, 0, 16}, wantExit: 4,
 		},
