@@ -248,6 +248,10 @@ func TestRunProcess(t *testing.T) {
 	if rep := runBinary(t, bin, "report", out); rep.code != 1 {
 		t.Errorf("report of a bundle missing table.md: exit %d, want 1 (refused)\n%s%s", rep.code, rep.stdout, rep.stderr)
 	}
+	// --resume would seal the change too: refused before anything starts.
+	if res := runBinary(t, bin, "run", "--resume", out, "--state-dir", filepath.Join(base, "state")); res.code != 2 || !strings.Contains(res.stderr, "table.md is missing") {
+		t.Errorf("run --resume of a bundle missing table.md: exit %d, want 2 naming table.md\n%s", res.code, res.stderr)
+	}
 	rep = runBinary(t, bin, "report", "--resign", "table.md removed by the test", out)
 	if rep.code != 0 || rep.stdout != r.stdout {
 		t.Errorf("report --resign exited %d with\n%s\nwant the run's table\n%s\nstderr: %s", rep.code, rep.stdout, r.stdout, rep.stderr)

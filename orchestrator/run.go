@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
@@ -295,6 +296,17 @@ func (r *runner) setup(cfg plan.Config) error {
 		}
 		if bundlePlan.Schema > results.SchemaVersion {
 			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, bundlePlan.Schema, results.SchemaVersion)
+		}
+		// A run seals its bundle when it renders; resuming seals it again.
+		// What the seal vouched for and was changed since would be sealed
+		// with it unseen: refused, as report refuses to render it.
+		edited, err := results.Edited(cfg.Resume, FileStatus)
+		if err != nil {
+			return fmt.Errorf("orchestrator: --resume %s: %w", cfg.Resume, err)
+		}
+		if len(edited) > 0 {
+			return fmt.Errorf("%w: --resume %s: the bundle changed since its run sealed it (%s): resuming would seal the change unseen; look at what changed, and accept it with `tierbench report --resign WHY %s` first if it is yours",
+				fault.ErrConfig, cfg.Resume, strings.Join(edited, "; "), cfg.Resume)
 		}
 		// The plan decides what is measured; how it is run may change.
 		saved := plan.ConfigOf(bundlePlan.Workload)

@@ -347,3 +347,32 @@ func walkBundle(dir, skip string) ([]FileSum, []string, error) {
 	slices.SortFunc(sums, func(a, b FileSum) int { return strings.Compare(a.Path, b.Path) })
 	return sums, odd, nil
 }
+
+// Edited lists the files SHA256SUMS vouches for that no longer match it
+// (edited or gone), except those named in live: files the run itself
+// rewrites after sealing (its status). Files added since the seal are
+// not edits: a run resumed after its first seal adds its ladder's.
+// A bundle without SHA256SUMS has nothing to list.
+func Edited(dir string, live ...string) ([]string, error) {
+	listed, err := readSums(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	now, _, err := walkBundle(dir, FileSums)
+	if err != nil {
+		return nil, err
+	}
+	var kept []FileSum
+	for _, s := range listed.sums {
+		if !slices.Contains(live, s.Path) {
+			kept = append(kept, s)
+		}
+	}
+	// Only the listed files' present state: an added file is no edit.
+	now = slices.DeleteFunc(now, func(n FileSum) bool {
+		return !slices.ContainsFunc(kept, func(k FileSum) bool { return k.Path == n.Path })
+	})
+	return diffSums(kept, now, FileSums), nil
+}
