@@ -295,6 +295,20 @@ func rcFind(w []uint64, s, addr, tag uint64) (i uint64, ok bool) {
 	return 0, false
 }
 
+// appendLines appends to lines the addresses of the lines a lookup of addr
+// touches before the record: the set's state and tags, and the directory
+// words of as many records as a set of the reference's 128 B records
+// holds (57: eight lines). It reads nothing (a prefetch never faults and
+// needs no latch).
+func (rc *readCache) appendLines(lines []uintptr, addr uint64) []uintptr {
+	w, _ := rc.set(rcMix(addr))
+	lines = append(lines, uintptr(unsafe.Pointer(&w[0])))
+	for i := rcDirStart; i < rcDirStart+rcSetBytes/(128+8); i += 8 {
+		lines = append(lines, uintptr(unsafe.Pointer(&w[i])))
+	}
+	return lines
+}
+
 // lookup finds the record at addr. memMatch: it is key's, decoded into *h,
 // with its value appended to dst[:0] unless it is a tombstone; memOther:
 // another key's (follow h.prev); memGone: not cached. A hit counts in the
