@@ -86,8 +86,8 @@ const (
 	// directory words and the set's meta words and sketch. The budget
 	// counts records, as the log's --memory does; the cache's own
 	// bookkeeping comes on top (ReadCacheStats.Bytes says how much).
-	// Records under 105 B are held to rcMaxRecords a set, so that the
-	// cache holds fewer bytes of them than its budget.
+	// Records of 96 B or less are held to rcMaxRecords a set (75 would
+	// fit), so that the cache holds fewer bytes of them than its budget.
 	rcSetRecordBytes = (rcSetBytes - rcDirStart*8) / (128 + 8) * 128
 
 	// MinReadCacheBytes is the smallest read cache: one set.
