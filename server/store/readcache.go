@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/tierbench/tierbench/internal/cacheline"
 )
 
 // readCache keeps copies of records read from the device, keyed by their
@@ -306,6 +308,22 @@ func (rc *readCache) appendLines(lines []uintptr, addr uint64) []uintptr {
 	for i := rcDirStart; i < rcDirStart+rcSetBytes/(128+8); i += 8 {
 		lines = append(lines, uintptr(unsafe.Pointer(&w[i])))
 	}
+	return lines
+}
+
+// appendRecordLines appends to lines the addresses of the first two lines
+// of the record cached at addr (a 128 B record packed from a set's end has
+// no others), if it is cached. It takes the set's latch to read the
+// directory, and counts nothing: the lookup that follows does.
+func (rc *readCache) appendRecordLines(lines []uintptr, addr uint64) []uintptr {
+	hs := rcMix(addr)
+	w, base := rc.set(hs)
+	s := rcLock(w)
+	if i, ok := rcFind(w, s, addr, rcTagOf(hs)); ok {
+		p := uintptr(unsafe.Pointer(&rc.bytes[base+rcOffset(w[rcDirStart+i])]))
+		lines = append(lines, p, p+cacheline.Bytes)
+	}
+	rcUnlock(w, s)
 	return lines
 }
 

@@ -231,6 +231,13 @@ func TestReadCacheConcurrent(t *testing.T) {
 					for pass := 0; !done.Load() || pass < 3; pass++ {
 						for i := rd; i < keys; i += readers {
 							before := acked[i].Load()
+							// Every other read is announced as a pipelined
+							// batch's is, so that Prefetch's passes over
+							// the cache's sets race with the writers too.
+							if i%2 == 0 {
+								sess.PrefetchKey(testKey(i))
+								sess.Prefetch()
+							}
 							v, st, err := getFrom(sess, testKey(i))
 							if err == nil {
 								err = checkRead(i, v, st, before, acked[i].Load(), deleted)

@@ -282,11 +282,12 @@ func (s *Session) LastRead() ReadTimes { return s.lastRead }
 // With a read cache, Prefetch then takes a second pass over the keys: the
 // buckets loading, it finds each key's newest record in its bucket and,
 // where that record is on the device, prefetches the lines of the cache's
-// set that a lookup of it touches first (its state and directory). A GET
-// the cache serves otherwise takes three misses one after another (the
-// set's latch, the directory word, the record) where a GET the log's
-// memory serves takes one; prefetched for the whole batch at once, they
-// overlap.
+// set that a lookup of it touches first (its state and directory), and in
+// a third pass, those lines loading, finds each record in its set (under
+// the set's latch) and prefetches the record's first two lines. A GET the
+// cache serves otherwise takes three misses one after another (the set's
+// latch, the directory word, the record) where a GET the log's memory
+// serves takes one; prefetched for the whole batch at once, they overlap.
 func (s *Session) PrefetchKey(key []byte) {
 	st := s.st
 	h := st.hash(key)
@@ -311,10 +312,18 @@ func (s *Session) Prefetch() {
 	}
 	st := s.st
 	begin, head := st.log.begin.Load(), st.log.head.Load()
+	addrs := s.rcHashes[:0] // each key's address overwrites its hash
 	for _, h := range s.rcHashes {
 		if addr := st.ix.find(h, begin); addr >= begin && addr < head {
 			s.prefetch = st.rc.appendLines(s.prefetch, addr)
+			addrs = append(addrs, addr)
 		}
+	}
+	cacheline.PrefetchAll(s.prefetch)
+	s.prefetch = s.prefetch[:0]
+	// A third pass, the sets' lines loading: the records' own lines.
+	for _, addr := range addrs {
+		s.prefetch = st.rc.appendRecordLines(s.prefetch, addr)
 	}
 	s.rcHashes = s.rcHashes[:0]
 	cacheline.PrefetchAll(s.prefetch)
