@@ -109,7 +109,8 @@
 // cache; a cached record carries its expiry time and is judged by it as a
 // record in memory is. The cache is pointer-free words: sets of 8 KiB
 // behind a latch each, TinyLFU admission so a one-hit scan does not evict
-// the hot set. Its cost when off is one nil check on the device path.
+// the hot set. Its cost when off is a nil check on the device path and in
+// PrefetchKey, and a length check in Prefetch.
 //
 // # Sessions
 //

@@ -21,21 +21,28 @@ func rcModelRecord(a uint64, valueBytes int) []byte {
 // record is the one admitted at its address.
 func rcCheckSet(t *testing.T, rc *readCache, w []uint64, base uint64, model map[uint64][]byte) map[uint64]uint64 {
 	t.Helper()
-	n, used := rcShape(w)
-	if (rcDirStart+n)*8+used > rcSetBytes {
+	n, used := rcShape(w[0])
+	if n > rcMaxRecords || (rcDirStart+n)*8+used > rcSetBytes {
 		t.Fatalf("set overfull: %d records, %d B", n, used)
 	}
 	freqs := map[uint64]uint64{}
 	end, sum := uint64(rcSetBytes), uint64(0)
 	for i := uint64(0); i < n; i++ {
 		d := w[rcDirStart+i]
-		a, size := d&addressMask, rcEntrySize(d)
+		a := d & addressMask
+		size := uint64(len(model[a]))
 		end -= size
 		sum += size
 		if _, dup := freqs[a]; dup {
 			t.Fatalf("address %d twice in the directory", a)
 		}
 		freqs[a] = d >> 60
+		if got := rcOffset(d); got != end {
+			t.Fatalf("record at %d: got offset %d, want %d (packed in directory order)", a, got, end)
+		}
+		if got, want := rcTag(w, i), rcTagOf(rcMix(a)); got != want {
+			t.Fatalf("record at %d: got tag %#x, want %#x", a, got, want)
+		}
 		if got := rc.bytes[base+end : base+end+size]; !bytes.Equal(got, model[a]) {
 			t.Fatalf("record at %d: got %q, want the admitted %q", a, got, model[a])
 		}
@@ -79,8 +86,8 @@ func FuzzReadCacheSet(f *testing.F) {
 					t.Fatalf("lookup(%d) of an address not cached: got %v", a, out)
 				}
 			case 1:
-				n, used := rcShape(w)
-				room := (rcDirStart+n+1)*8+used+uint64(len(rec)) <= rcSetBytes
+				n, used := rcShape(w[0])
+				room := n < rcMaxRecords && (rcDirStart+n+1)*8+used+uint64(len(rec)) <= rcSetBytes
 				st := rc.stats()
 				rc.admit(a, rec)
 				after := rcCheckSet(t, rc, w, base, model)

@@ -145,6 +145,29 @@ func TestReadCacheAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(500, func() { sess.Read(key, dst, 0) }); a != 0 {
 		t.Errorf("cached GET: got %v allocations, want 0", a)
 	}
+	// A pipelined batch: PrefetchKey and Prefetch (whose second pass
+	// prefetches the cache's lines) before the Reads.
+	keys := make([][]byte, 256)
+	for i := range keys {
+		keys[i] = testKey(i * 11 % n)
+		if _, st := get(t, sess, keys[i]); st != Found {
+			t.Fatalf("%s: got %v, want Found", keys[i], st)
+		}
+	}
+	batch := func() {
+		for _, k := range keys {
+			sess.PrefetchKey(k)
+		}
+		sess.Prefetch()
+		for _, k := range keys {
+			if _, st, err := sess.Read(k, dst, 0); st != Found || err != nil {
+				t.Fatalf("%s: got %v %v, want Found at once", k, st, err)
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(20, batch); a != 0 {
+		t.Errorf("batch of %d cached GETs: got %v allocations, want 0", len(keys), a)
+	}
 }
 
 // TestReadCacheConcurrent runs writers that update and delete keys while
@@ -208,6 +231,13 @@ func TestReadCacheConcurrent(t *testing.T) {
 					for pass := 0; !done.Load() || pass < 3; pass++ {
 						for i := rd; i < keys; i += readers {
 							before := acked[i].Load()
+							// Every other read is announced as a pipelined
+							// batch's is, so that Prefetch's passes over
+							// the cache's sets race with the writers too.
+							if i%2 == 0 {
+								sess.PrefetchKey(testKey(i))
+								sess.Prefetch()
+							}
 							v, st, err := getFrom(sess, testKey(i))
 							if err == nil {
 								err = checkRead(i, v, st, before, acked[i].Load(), deleted)

@@ -73,6 +73,9 @@ type Session struct {
 	// prefetch: the addresses of the lines PrefetchKey noted, for the
 	// next Prefetch.
 	prefetch []uintptr
+	// rcHashes: with a read cache, the hashes of the keys PrefetchKey
+	// noted, whose cache lines the next Prefetch loads in a second pass.
+	rcHashes []uint64
 
 	done   atomic.Uint64 // completion stack of reads: slot+1 of the top, 0 when empty
 	notify chan struct{} // capacity 1: a completion arrived while the session waited
@@ -275,9 +278,23 @@ func (s *Session) LastRead() ReadTimes { return s.lastRead }
 // take, the i-th call since the last CompleteAtLeast the i-th slot from
 // the top of the free stack: at many reads in flight a slot is cold by the
 // time it is taken again, and aiming it stalled on its lines.
+//
+// With a read cache, Prefetch then takes a second pass over the keys: the
+// buckets loading, it finds each key's newest record in its bucket and,
+// where that record is on the device, prefetches the lines of the cache's
+// set that a lookup of it touches first (its state and directory), and in
+// a third pass, those lines loading, finds each record in its set (under
+// the set's latch) and prefetches the record's first two lines. A GET the
+// cache serves otherwise takes three misses one after another (the set's
+// latch, the directory word, the record) where a GET the log's memory
+// serves takes one; prefetched for the whole batch at once, they overlap.
 func (s *Session) PrefetchKey(key []byte) {
 	st := s.st
-	s.prefetch = append(s.prefetch, uintptr(unsafe.Pointer(&st.ix.mainBucket(st.hash(key))[0])))
+	h := st.hash(key)
+	s.prefetch = append(s.prefetch, uintptr(unsafe.Pointer(&st.ix.mainBucket(h)[0])))
+	if st.rc != nil {
+		s.rcHashes = append(s.rcHashes, h)
+	}
 	if st.dev != nil && s.warmed < len(s.free) {
 		pr := s.slot(s.free[len(s.free)-1-s.warmed])
 		s.prefetch = append(s.prefetch, uintptr(unsafe.Pointer(pr)), uintptr(unsafe.Pointer(&pr.window)))
@@ -288,6 +305,27 @@ func (s *Session) PrefetchKey(key []byte) {
 // Prefetch starts loading the lines PrefetchKey noted, and returns at
 // once.
 func (s *Session) Prefetch() {
+	cacheline.PrefetchAll(s.prefetch)
+	s.prefetch = s.prefetch[:0]
+	if len(s.rcHashes) == 0 {
+		return
+	}
+	st := s.st
+	begin, head := st.log.begin.Load(), st.log.head.Load()
+	addrs := s.rcHashes[:0] // each key's address overwrites its hash
+	for _, h := range s.rcHashes {
+		if addr := st.ix.find(h, begin); addr >= begin && addr < head {
+			s.prefetch = st.rc.appendLines(s.prefetch, addr)
+			addrs = append(addrs, addr)
+		}
+	}
+	cacheline.PrefetchAll(s.prefetch)
+	s.prefetch = s.prefetch[:0]
+	// A third pass, the sets' lines loading: the records' own lines.
+	for _, addr := range addrs {
+		s.prefetch = st.rc.appendRecordLines(s.prefetch, addr)
+	}
+	s.rcHashes = s.rcHashes[:0]
 	cacheline.PrefetchAll(s.prefetch)
 	s.prefetch = s.prefetch[:0]
 }
