@@ -20,8 +20,6 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
-	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
@@ -451,57 +449,6 @@ func newRunID() string {
 	var b [3]byte
 	rand.Read(b[:])
 	return time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-}
-
-// pickDriver opens the runtime the configuration chooses (plan's
-// ChooseRuntime), falling back to processes where it may and the runtime
-// is unavailable here.
-func (r *runner) pickDriver(ctx context.Context) error {
-	if r.cfg.HostsMode() {
-		return r.pickHosts(ctx)
-	}
-	choice := r.cfg.ChooseRuntime(r.targets.started())
-	if choice.Note != "" {
-		r.printf("runtime: %s (%s)\n", choice.Name, choice.Note)
-	}
-	drv, err := runtimes[choice.Name](ctx, r)
-	if err != nil && choice.Fallback != "" && errors.Is(err, rig.ErrUnavailable) {
-		r.printf("runtime: %s (%v)\n", choice.Fallback, err)
-		drv, err = runtimes[choice.Fallback](ctx, r)
-	}
-	if err != nil {
-		return err
-	}
-	r.drv, r.clients = drv, localFleet{r}
-	r.plan.Runtime = drv.Name()
-	return nil
-}
-
-// openDocker opens the local Docker engine: the run's image built, the
-// server image checked (pulled only with --pull), the engine's lease taken.
-func openDocker(ctx context.Context, r *runner) (rig.Driver, error) {
-	d, err := docker.NewDriver(ctx, docker.Endpoint{}, r.cfg.Binary, r.plan.RunID)
-	if err != nil {
-		return nil, rig.Unavailable(fmt.Errorf("no Docker engine: %w", err))
-	}
-	if r.cfg.ServerImage != "" {
-		if err := docker.EnsureServerImage(ctx, d.Engine, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
-			d.Close(context.Background())
-			return nil, err
-		}
-	}
-	if err := d.TakeLease(ctx); err != nil {
-		d.Close(context.Background())
-		return nil, err
-	}
-	d.Warn = r.printf
-	r.printf("runtime: docker (image %s)\n", d.Image)
-	return d, nil
-}
-
-// openProcess starts servers and clients as child processes here.
-func openProcess(_ context.Context, r *runner) (rig.Driver, error) {
-	return process.NewDriver(r.cfg.Binary, r.local.pids), nil
 }
 
 func (r *runner) writePlan() error {
