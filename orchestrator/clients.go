@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -19,12 +21,12 @@ type clientFleet interface {
 	preflight(ctx context.Context) error
 	// checkNetwork measures the clients' link to a row's server, once per
 	// run where there is a network between them.
-	checkNetwork(ctx context.Context, tgt rowTarget) error
+	checkNetwork(ctx context.Context, tgt target.Server) error
 	// bench runs one offline GET phase of threads connections.
-	bench(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error)
+	bench(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error)
 	// online runs the row's own online phase, if the fleet has one (the
 	// merged latency phase across hosts), skipping one already recorded.
-	online(ctx context.Context, row results.Row, tgt rowTarget) error
+	online(ctx context.Context, row results.Row, tgt target.Server) error
 	// onlineDone says whether the bundle holds the row's online phase.
 	onlineDone(row results.Row) (bool, error)
 	// note names the clients of a step for progress lines (threads 0: the
@@ -35,13 +37,13 @@ type clientFleet interface {
 // localFleet runs every client on this machine, as the driver starts it.
 type localFleet struct{ r *runner }
 
-func (f localFleet) preflight(ctx context.Context) error                  { return f.r.preflightLocal(ctx) }
-func (f localFleet) checkNetwork(context.Context, rowTarget) error        { return nil }
-func (f localFleet) online(context.Context, results.Row, rowTarget) error { return nil }
-func (f localFleet) onlineDone(results.Row) (bool, error)                 { return true, nil }
-func (f localFleet) note(int) string                                      { return "" }
+func (f localFleet) preflight(ctx context.Context) error                      { return f.r.preflightLocal(ctx) }
+func (f localFleet) checkNetwork(context.Context, target.Server) error        { return nil }
+func (f localFleet) online(context.Context, results.Row, target.Server) error { return nil }
+func (f localFleet) onlineDone(results.Row) (bool, error)                     { return true, nil }
+func (f localFleet) note(int) string                                          { return "" }
 
-func (f localFleet) bench(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
+func (f localFleet) bench(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
 	return f.r.benchLocal(ctx, row, tgt, name, threads, seconds)
 }
 
@@ -54,7 +56,7 @@ type hostsFleet struct {
 
 func (f hostsFleet) preflight(ctx context.Context) error { return f.r.preflightHosts(ctx, f.h) }
 
-func (f hostsFleet) checkNetwork(ctx context.Context, tgt rowTarget) error {
+func (f hostsFleet) checkNetwork(ctx context.Context, tgt target.Server) error {
 	if f.h.NetChecked {
 		return nil
 	}
@@ -65,11 +67,11 @@ func (f hostsFleet) checkNetwork(ctx context.Context, tgt rowTarget) error {
 	return nil
 }
 
-func (f hostsFleet) bench(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
+func (f hostsFleet) bench(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
 	return f.r.benchHosts(ctx, f.h, row, tgt, name, threads, seconds)
 }
 
-func (f hostsFleet) online(ctx context.Context, row results.Row, tgt rowTarget) error {
+func (f hostsFleet) online(ctx context.Context, row results.Row, tgt target.Server) error {
 	return f.r.latencyHosts(ctx, f.h, row, tgt)
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/results/bundletest"
 )
@@ -31,7 +32,7 @@ func TestParseBench(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := parseBench(data)
+		out, err := rig.ParseBench(data)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: got error %v, want %q", tt.file, err, tt.wantErr)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 )

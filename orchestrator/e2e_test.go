@@ -18,7 +18,6 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
-
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/freeze"
 	"github.com/tierbench/tierbench/internal/testenv"

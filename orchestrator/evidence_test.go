@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
+	"golang.org/x/sys/unix"
 )
 
 func TestParseProcStat(t *testing.T) {
@@ -307,7 +307,7 @@ func TestFioBesideReal(t *testing.T) {
 	row := results.Row{Backend: "uring", Pin: plan.PinNone, Label: "no pin"}
 	var log strings.Builder
 	r := &runner{cfg: plan.Config{DataDir: data}, out: out, stderr: &log}
-	if got := r.fioBeside(t.Context(), row, rowTarget{}); got != 0 {
+	if got := r.fioBeside(t.Context(), row, target.Server{}); got != 0 {
 		t.Errorf("no preflight curve: got %v IOPS, want none", got)
 	}
 	pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 1,
@@ -318,7 +318,7 @@ func TestFioBesideReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	got := r.fioBeside(t.Context(), row, rowTarget{})
+	got := r.fioBeside(t.Context(), row, target.Server{})
 	if took := time.Since(start); got <= 0 || took < time.Duration(results.BesideSeconds)*time.Second {
 		t.Errorf("beside a pass: got %v IOPS after %v, want fio's positive IOPS after at least %d s:\n%s", got, took, results.BesideSeconds, log.String())
 	}
@@ -328,10 +328,10 @@ func TestFioBesideReal(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		r    *runner
-		tgt  rowTarget
+		tgt  target.Server
 	}{
-		{"a cluster", r, rowTarget{cluster: true}},
-		{"--no-fio", &runner{cfg: plan.Config{DataDir: data, NoFio: true}, out: out, stderr: &log}, rowTarget{}},
+		{"a cluster", r, target.Server{Cluster: true}},
+		{"--no-fio", &runner{cfg: plan.Config{DataDir: data, NoFio: true}, out: out, stderr: &log}, target.Server{}},
 	} {
 		start := time.Now()
 		if got := tt.r.fioBeside(t.Context(), row, tt.tgt); got != 0 || time.Since(start) > 500*time.Millisecond {

@@ -24,7 +24,7 @@ func addFiles(f *testing.F, names ...string) {
 func FuzzParseBench(f *testing.F) {
 	addFiles(f, "bench-load.json", "bench-cell.json", "bench-warning.txt", "bench-error.txt", "bench-negative.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, err := parseBench(data)
+		out, err := rig.ParseBench(data)
 		if err != nil {
 			return
 		}

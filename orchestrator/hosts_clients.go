@@ -14,10 +14,10 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -57,10 +57,10 @@ type clientOut struct {
 }
 
 // benchReport is the part of bench's JSON the hosts mode reads beyond
-// benchOutput: the window and the online run.
+// rig.BenchOutput: the window and the online run.
 type benchReport struct {
 	Cells []struct {
-		benchCell
+		rig.BenchCell
 		Window *benchWindow `json:"window"`
 	} `json:"cells"`
 	Online *benchOnline `json:"online"`
@@ -89,7 +89,7 @@ type benchWindow struct {
 // runs them just before the shared start, so the start is set that much
 // later and every client still has the whole lead time to get ready.
 // It does not judge the clients' readiness: runClients does.
-func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string, lead time.Duration) ([]clientOut, error) {
+func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt target.Server, name string, threads, seconds, warmup int, extra []string, lead time.Duration) ([]clientOut, error) {
 	shares := splitThreads(threads, len(h.Clients))
 	lead += time.Duration(warmup) * time.Second
 	start := time.Now().Add(lead).Truncate(time.Millisecond)
@@ -163,7 +163,7 @@ const maxLeadDoublings = 3
 // doubled and kept for the run's later phases, up to maxLeadDoublings
 // times; then the phase fails naming the host, rather than recording a
 // window some clients missed.
-func (r *runner) runClients(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
+func (r *runner) runClients(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt target.Server, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
 	if h.Lead == 0 {
 		h.Lead = clientLeadTime
 	}
@@ -207,25 +207,25 @@ func latestClient(outs []clientOut) (string, float64) {
 // benchHosts runs one offline GET phase over the client hosts and sums it:
 // ops, hits, misses and errors are the sums of the clients' counts inside
 // the shared window, and the rate is that sum over the window.
-func (r *runner) benchHosts(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
+func (r *runner) benchHosts(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
 	outs, err := r.runClients(ctx, h, row, tgt, name, threads, seconds, 0, append(r.cellOps(), "-b", strconv.Itoa(r.batchOf(row))))
 	if err != nil {
-		return benchCell{}, results.Placement{}, err
+		return rig.BenchCell{}, results.Placement{}, err
 	}
 	// The pass record's client placement is the first client's; each
 	// client's own is in its share.
 	pl := outs[0].pl
-	sum := benchCell{Op: "GET", Threads: threads, Batch: r.batchOf(row), Seconds: float64(seconds)}
+	sum := rig.BenchCell{Op: "GET", Threads: threads, Batch: r.batchOf(row), Seconds: float64(seconds)}
 	for _, o := range outs {
 		if o.threads == 0 {
 			continue
 		}
 		if len(o.rep.Cells) != 1 || o.rep.Cells[0].Window == nil {
-			return benchCell{}, pl, fmt.Errorf("orchestrator: host %s: client %s reported %d cells without a window, want one windowed cell", o.host, name, len(o.rep.Cells))
+			return rig.BenchCell{}, pl, fmt.Errorf("orchestrator: host %s: client %s reported %d cells without a window, want one windowed cell", o.host, name, len(o.rep.Cells))
 		}
 		c := o.rep.Cells[0]
 		if c.Window.Seconds != float64(seconds) {
-			return benchCell{}, pl, fmt.Errorf("orchestrator: host %s: client %s measured a %v s window, want %d s", o.host, name, c.Window.Seconds, seconds)
+			return rig.BenchCell{}, pl, fmt.Errorf("orchestrator: host %s: client %s measured a %v s window, want %d s", o.host, name, c.Window.Seconds, seconds)
 		}
 		sum.Ops += c.Ops
 		sum.Mix = append(sum.Mix, c.Mix...)
@@ -256,7 +256,7 @@ func hostsLatencyDone(dir string, row results.Row) (bool, error) {
 // library's Merge: percentiles of all the ops, never averages of the
 // clients' percentiles. A phase hosts/latency.jsonl already holds is kept
 // (--resume).
-func (r *runner) latencyHosts(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt rowTarget) error {
+func (r *runner) latencyHosts(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt target.Server) error {
 	if done, err := hostsLatencyDone(r.out, row); done || err != nil {
 		return err
 	}

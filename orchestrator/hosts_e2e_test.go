@@ -17,7 +17,6 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/moby/moby/client"
-
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"

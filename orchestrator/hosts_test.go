@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
@@ -80,7 +79,7 @@ func TestHostsHarness(t *testing.T) {
 			log, _ := os.ReadFile(filepath.Join(logs, "client.log"))
 			t.Fatalf("bench on host b against %s: %v\n%s", a.Addr, err, log)
 		}
-		rep, err := parseBench(out)
+		rep, err := rig.ParseBench(out)
 		if err != nil {
 			t.Fatal(err)
 		}

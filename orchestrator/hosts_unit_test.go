@@ -162,7 +162,7 @@ func TestLatestClient(t *testing.T) {
 	cell := func(late float64) benchReport {
 		var rep benchReport
 		rep.Cells = append(rep.Cells, struct {
-			benchCell
+			rig.BenchCell
 			Window *benchWindow `json:"window"`
 		}{Window: &benchWindow{Seconds: 1, LateSeconds: late}})
 		return rep

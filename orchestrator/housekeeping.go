@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 )

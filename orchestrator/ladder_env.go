@@ -10,6 +10,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -42,7 +43,7 @@ func (e ladderEnv) AwaitDisk(ctx context.Context, what string, ceilingIOPS float
 // handle would not compare nil.
 func (e ladderEnv) StartServer(ctx context.Context, row results.Row) (ladder.Server, error) {
 	tgt, err := e.r.StartServer(ctx, row)
-	if err != nil && tgt.srv == nil {
+	if err != nil && tgt.Handle == nil {
 		return nil, err
 	}
 	return ladderServer{r: e.r, row: row, tgt: tgt}, err
@@ -52,11 +53,11 @@ func (e ladderEnv) StartServer(ctx context.Context, row results.Row) (ladder.Ser
 type ladderServer struct {
 	r   *runner
 	row results.Row
-	tgt rowTarget
+	tgt target.Server
 }
 
 func (s ladderServer) Args() ([]string, error) {
-	port, _ := strconv.Atoi(s.tgt.addr[strings.LastIndexByte(s.tgt.addr, ':')+1:])
+	port, _ := strconv.Atoi(s.tgt.Addr[strings.LastIndexByte(s.tgt.Addr, ':')+1:])
 	return s.r.serverArgs(s.row, port, s.r.cfg.DataDir)
 }
 
@@ -65,7 +66,7 @@ func (s ladderServer) Load(ctx context.Context, rec *results.LoadRecord) error {
 }
 
 func (s ladderServer) Keys(ctx context.Context) (int64, error) {
-	w, err := s.tgt.first().probe.Witness(ctx)
+	w, err := s.tgt.First().Probe.Witness(ctx)
 	return w.Keys, err
 }
 
@@ -79,8 +80,8 @@ func (s ladderServer) TakePass(ctx context.Context, threads, pass int) (results.
 }
 
 func (s ladderServer) Stop(ctx context.Context) error {
-	if s.tgt.srv == nil {
+	if s.tgt.Handle == nil {
 		return nil
 	}
-	return s.tgt.srv.Stop(ctx)
+	return s.tgt.Handle.Stop(ctx)
 }

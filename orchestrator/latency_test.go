@@ -13,7 +13,6 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator/latency"
@@ -22,13 +21,14 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/rig/process"
 	"github.com/tierbench/tierbench/orchestrator/safe"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/results/bundletest"
 )
 
 // latencyRunner is a runner that can run latency steps against addr with
 // the real binary as a child process, writing into a temp bundle.
-func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, results.Row) {
+func latencyRunner(t *testing.T, cellSeconds int) (*runner, target.Server, results.Row) {
 	t.Helper()
 	bin := testenv.MustBinary(t)
 	pids, err := safe.NewPIDFile(t.TempDir(), "latency-test")
@@ -43,7 +43,7 @@ func latencyRunner(t *testing.T, cellSeconds int) (*runner, rowTarget, results.R
 	r := &runner{cfg: plan.Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
 		out: out, stderr: io.Discard, drv: process.NewDriver(bin, pids), local: localMachine{pids: pids}}
 	r.clients = localFleet{r}
-	return r, rowTarget{}, results.Row{Backend: "redis", Pin: plan.PinNone, Label: "no pin"}
+	return r, target.Server{}, results.Row{Backend: "redis", Pin: plan.PinNone, Label: "no pin"}
 }
 
 // debugSleep has a redis-server stop answering for seconds ("0.5").
@@ -72,7 +72,7 @@ func debugSleep(t *testing.T, addr, seconds string) error {
 func TestLatencyStepShowsAStall(t *testing.T) {
 	redis := testenv.MustRedisServer(t, "--enable-debug-command", "yes")
 	r, tgt, row := latencyRunner(t, 3)
-	tgt.addr = redis.Addr
+	tgt.Addr = redis.Addr
 	// Load the keys the steps read.
 	if _, _, err := r.drv.RunClient(t.Context(), r.benchSpec(row, tgt, "load", []string{"--op", "MSET", "--runtime", "0", "-t", "2"})); err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func TestHlogNamesAreTheRows(t *testing.T) {
 func TestFloorStep(t *testing.T) {
 	redis := testenv.MustRedisServer(t)
 	r, tgt, row := latencyRunner(t, 1)
-	tgt.addr = redis.Addr
+	tgt.Addr = redis.Addr
 	best := results.Cell{Row: row, Threads: 2, Median: 20000}
 	if err := latency.FloorStep(t.Context(), rowEnv{r, row, tgt}, row, best); err != nil {
 		t.Fatal(err)
@@ -398,7 +398,7 @@ func readLatencySteps(out string) ([]results.LatencyRecord, error) {
 func TestBenchSpecPinsTheClientApart(t *testing.T) {
 	r := &runner{cfg: plan.Config{DBSize: 10, KeyLength: 16, ValueLength: 96}, out: t.TempDir(),
 		local: localMachine{pinning: rig.Pinning{ServerCPUs: "0", ClientCPUs: "1", ServerMems: "0", ClientMems: "0"}}}
-	tgt := rowTarget{addr: "127.0.0.1:6379"}
+	tgt := target.Server{Addr: "127.0.0.1:6379"}
 	for _, tt := range []struct {
 		pin      string
 		wantCPUs string

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/moby/moby/client"
-
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 )

@@ -5,11 +5,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
+	"golang.org/x/sys/unix"
 )
 
 // assumedCellOpsPerSec is the rate the log-space check assumes of every

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -29,12 +30,12 @@ const (
 )
 
 // bench runs one GET phase of `threads` connections for `seconds`.
-func (r *runner) bench(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
+func (r *runner) bench(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
 	return r.clients.bench(ctx, row, tgt, name, threads, seconds)
 }
 
 // benchLocal is bench with the client on this machine.
-func (r *runner) benchLocal(ctx context.Context, row results.Row, tgt rowTarget, name string, threads, seconds int) (benchCell, results.Placement, error) {
+func (r *runner) benchLocal(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
 	var pl results.Placement
 	limit := rig.PhaseLimit(seconds)
 	pctx, cancel := context.WithTimeout(ctx, limit)
@@ -42,24 +43,24 @@ func (r *runner) benchLocal(ctx context.Context, row results.Row, tgt rowTarget,
 	out, err := r.runBench(pctx, row, tgt, name, append(append([]string{"-s"}, r.cellOps()...), "-t", strconv.Itoa(threads),
 		"-b", strconv.Itoa(r.batchOf(row)), "--runtime", strconv.Itoa(seconds)), &pl)
 	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
-		return benchCell{}, pl, fmt.Errorf("orchestrator: the %d s GET phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
+		return rig.BenchCell{}, pl, fmt.Errorf("orchestrator: the %d s GET phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
 	}
 	if err != nil {
-		return benchCell{}, pl, err
+		return rig.BenchCell{}, pl, err
 	}
 	for _, c := range out.Cells {
 		if c.Threads == threads || len(out.Cells) == 1 {
 			return c, pl, nil
 		}
 	}
-	return benchCell{}, pl, fmt.Errorf("orchestrator: bench reported no cell for t=%d", threads)
+	return rig.BenchCell{}, pl, fmt.Errorf("orchestrator: bench reported no cell for t=%d", threads)
 }
 
 // benchSpec is the client that runs `tierbench bench --json` with extra
 // flags against the row's server, pinned as the row says.
-func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []string) rig.ClientSpec {
+func (r *runner) benchSpec(row results.Row, tgt target.Server, name string, extra []string) rig.ClientSpec {
 	args := append(r.benchArgs(tgt), extra...)
-	if tgt.cluster {
+	if tgt.Cluster {
 		args = append(args, "--cluster-bench")
 	}
 	spec := rig.ClientSpec{Name: name, Args: args,
@@ -73,7 +74,7 @@ func (r *runner) benchSpec(row results.Row, tgt rowTarget, name string, extra []
 	return spec
 }
 
-func (r *runner) runBench(ctx context.Context, row results.Row, tgt rowTarget, name string, extra []string, pl *results.Placement) (benchOutput, error) {
+func (r *runner) runBench(ctx context.Context, row results.Row, tgt target.Server, name string, extra []string, pl *results.Placement) (rig.BenchOutput, error) {
 	stdout, got, err := r.drv.RunClient(ctx, r.benchSpec(row, tgt, name, extra))
 	if pl != nil {
 		*pl = got
@@ -81,18 +82,18 @@ func (r *runner) runBench(ctx context.Context, row results.Row, tgt rowTarget, n
 	if err != nil {
 		// A client that exits 1 after a short load still prints its JSON:
 		// the counts are the evidence the refusal names.
-		out, perr := parseBench(stdout)
+		out, perr := rig.ParseBench(stdout)
 		if perr == nil && out.Load != nil {
 			return out, fmt.Errorf("%w: %w", errShortLoad, err)
 		}
-		return benchOutput{}, err
+		return rig.BenchOutput{}, err
 	}
-	return parseBench(stdout)
+	return rig.ParseBench(stdout)
 }
 
 // measure runs one pass of one cell with the server's device reads
 // counted around it, and appends it to cells.jsonl.
-func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, threads, pass int) error {
+func (r *runner) measure(ctx context.Context, row results.Row, tgt target.Server, threads, pass int) error {
 	r.progress.cellIndex++
 	left := r.progressLeft()
 	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.progress.cellIndex, r.progress.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clients.note(threads), left)
@@ -138,7 +139,7 @@ func (r *runner) measure(ctx context.Context, row results.Row, tgt rowTarget, th
 
 // takePass runs one pass of one cell with the server's device reads and
 // CPU counted around it, and judges it; it records nothing.
-func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, threads, pass int) (results.PassRecord, error) {
+func (r *runner) takePass(ctx context.Context, row results.Row, tgt target.Server, threads, pass int) (results.PassRecord, error) {
 	rec := results.PassRecord{Kind: "pass", Schema: results.SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: r.batchOf(row), ReadBytes: -1}
 	disks := r.diskBefore(ctx)
 	storeBefore := r.readStore(ctx, tgt)
@@ -157,7 +158,7 @@ func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, t
 	recordMix(&rec, cell, storeBefore, r.readStore(ctx, tgt))
 	rec.Ops, rec.Seconds, rec.OpsPerSec = cell.Ops, cell.Seconds, cell.OpsPerSec
 	rec.Hits, rec.Misses, rec.Errors = cell.Hits, cell.Misses, cell.Errors
-	rec.Gets = cell.gets()
+	rec.Gets = cell.Gets()
 	rec.ClientCPUSeconds, rec.ClientSaturated, rec.Incomplete = cell.ClientCPUSeconds, cell.ClientSaturated, cell.Incomplete
 	rec.HostStealShare = cell.HostStealShare
 	rec.Client, rec.Clients = clientPl, cell.Clients
@@ -175,8 +176,8 @@ func (r *runner) takePass(ctx context.Context, row results.Row, tgt rowTarget, t
 }
 
 // benchArgs are the flags every client of a row's server takes.
-func (r *runner) benchArgs(tgt rowTarget) []string {
-	host, port, _ := net.SplitHostPort(tgt.addr)
+func (r *runner) benchArgs(tgt target.Server) []string {
+	host, port, _ := net.SplitHostPort(tgt.Addr)
 	args := []string{"bench", "--host", host, "--port", port,
 		"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
 		"--keylength", strconv.Itoa(r.cfg.KeyLength), "--valuelength", strconv.Itoa(r.cfg.ValueLength),
@@ -184,10 +185,10 @@ func (r *runner) benchArgs(tgt rowTarget) []string {
 	if r.cfg.KeyDist != "" {
 		args = append(args, "--key-dist", r.cfg.KeyDist)
 	}
-	if !tgt.noAuth {
+	if !tgt.NoAuth {
 		args = append(args, r.authArgs()...)
 	}
-	return append(args, tgt.clientArgs...)
+	return append(args, tgt.ClientArgs...)
 }
 
 // cellOps are the flags of a measured cell's operations: GETs, or the

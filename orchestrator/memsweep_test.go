@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/sweep"
 	"github.com/tierbench/tierbench/results"
 )
@@ -110,7 +111,7 @@ func TestLogSpaceRefusal(t *testing.T) {
 // TestRecordMix: a pass's per-operation rates, SETs and the change of
 // its store readings; a server without the counters records none.
 func TestRecordMix(t *testing.T) {
-	cell := benchCell{Seconds: 2, Mix: []benchOp{{Op: "GET", Ops: 1000}, {Op: "RMW", Ops: 200}, {Op: "SET", Ops: 800}}}
+	cell := rig.BenchCell{Seconds: 2, Mix: []rig.BenchOp{{Op: "GET", Ops: 1000}, {Op: "RMW", Ops: 200}, {Op: "SET", Ops: 800}}}
 	var rec results.PassRecord
 	recordMix(&rec, cell, storeReading{writeBytes: 100, counted: true, tail: 64, flushed: 0, gets: 5},
 		storeReading{writeBytes: 65636, counted: true, tail: 136064, flushed: 65536, gets: 905})

@@ -12,9 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 )
 
 // AnyAddrMetrics is the one non-loopback --metrics-addr host accepted:
@@ -173,7 +173,7 @@ func serverCounts(ctx context.Context, p rig.ServerProbe) (gets, errs int64, err
 // runs, for the metrics, until the returned stop is called. Only with
 // --metrics-addr: otherwise it reads nothing, so a run not watched sends
 // the server nothing but its cells.
-func (r *runner) watchCell(ctx context.Context, tgt rowTarget, threads int) (stop func()) {
+func (r *runner) watchCell(ctx context.Context, tgt target.Server, threads int) (stop func()) {
 	if r.metrics == nil {
 		return func() {}
 	}
@@ -185,9 +185,9 @@ func (r *runner) watchCell(ctx context.Context, tgt rowTarget, threads int) (sto
 		defer wg.Done()
 		read := func() (int64, int64, bool) {
 			var g, e int64
-			for _, n := range tgt.nodes {
+			for _, n := range tgt.Nodes {
 				rctx, rcancel := context.WithTimeout(ctx, 900*time.Millisecond)
-				ng, ne, err := serverCounts(rctx, n.probe)
+				ng, ne, err := serverCounts(rctx, n.Probe)
 				rcancel()
 				if err != nil {
 					return 0, 0, false

@@ -10,6 +10,7 @@ import (
 	"github.com/tierbench/tierbench/bench"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -32,12 +33,12 @@ type storeReading struct {
 // readStore reads every node's write counter and store counters. A
 // counter a node does not give leaves the reading without it; it never
 // fails the pass, which has its own evidence.
-func (r *runner) readStore(ctx context.Context, tgt rowTarget) storeReading {
+func (r *runner) readStore(ctx context.Context, tgt target.Server) storeReading {
 	s := storeReading{counted: true}
-	for _, n := range tgt.nodes {
+	for _, n := range tgt.Nodes {
 		wb := int64(-1)
-		if n.probe.Counts() {
-			if v, err := n.probe.WriteBytes(ctx); err == nil {
+		if n.Probe.Counts() {
+			if v, err := n.Probe.WriteBytes(ctx); err == nil {
 				wb = v
 			}
 		}
@@ -46,7 +47,7 @@ func (r *runner) readStore(ctx context.Context, tgt rowTarget) storeReading {
 		} else {
 			s.writeBytes += wb
 		}
-		tail, flushed, gets, hits, ok := storeCounters(ctx, n.probe)
+		tail, flushed, gets, hits, ok := storeCounters(ctx, n.Probe)
 		s.counted = s.counted && ok
 		s.tail, s.flushed, s.gets, s.cacheHits = s.tail+tail, s.flushed+flushed, s.gets+gets, s.cacheHits+hits
 	}
@@ -82,7 +83,7 @@ func storeCounters(ctx context.Context, p rig.ServerProbe) (tail, flushed, gets,
 
 // recordMix puts a pass's per-operation figures and the change of its
 // store readings into rec.
-func recordMix(rec *results.PassRecord, cell benchCell, before, after storeReading) {
+func recordMix(rec *results.PassRecord, cell rig.BenchCell, before, after storeReading) {
 	for _, o := range cell.Mix {
 		rec.Mix = append(rec.Mix, results.OpRate{Op: o.Op, Ops: o.Ops, OpsPerSec: float64(o.Ops) / max(cell.Seconds, 1e-9)})
 		if results.WritesOp(o.Op) {
@@ -150,7 +151,7 @@ func setShare(c plan.Config) float64 {
 // (on a cluster, each node's slots' share) and a fresh uniform sample of
 // the keys must all answer values of that length. A failure refuses the
 // row as a failed load would, after its passes are recorded.
-func (r *runner) recheckAfterMix(ctx context.Context, row results.Row, tgt rowTarget) error {
+func (r *runner) recheckAfterMix(ctx context.Context, row results.Row, tgt target.Server) error {
 	if setShare(r.cfg) == 0 {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/internal/slots"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -18,21 +19,10 @@ import (
 // the keys it must hold, which sampled keys it is asked for, and its
 // counters around a pass.
 
-// benchCluster is the per-node breakdown bench prints with --cluster-bench.
-type benchCluster struct {
-	Nodes []struct {
-		ID   string `json:"id"`
-		Addr string `json:"addr"`
-		Ops  int64  `json:"ops"`
-		Hits int64  `json:"hits"`
-	} `json:"nodes"`
-	Moved int64 `json:"moved"`
-	Ask   int64 `json:"ask"`
-}
 
 // slotOwners maps every slot to the index of the node serving it, -1 for
 // none.
-func slotOwners(nodes []*targetNode) *[slots.Count]int {
+func slotOwners(nodes []*target.Node) *[slots.Count]int {
 	var owner [slots.Count]int
 	for i := range owner {
 		owner[i] = -1
@@ -49,7 +39,7 @@ func slotOwners(nodes []*targetNode) *[slots.Count]int {
 
 // expectedKeys is how many of the keys 0..dbsize-1, spelled as the client
 // spells them, each node's slots hold: what its DBSIZE must be.
-func expectedKeys(nodes []*targetNode, dbsize int64, keyLength int) []int64 {
+func expectedKeys(nodes []*target.Node, dbsize int64, keyLength int) []int64 {
 	owner := slotOwners(nodes)
 	out := make([]int64, len(nodes))
 	key := make([]byte, keyLength)
@@ -64,11 +54,11 @@ func expectedKeys(nodes []*targetNode, dbsize int64, keyLength int) []int64 {
 
 // wantKeys is what each node's DBSIZE must be: every key for a server
 // that is not a cluster node, its slots' share for a cluster's.
-func wantKeys(tgt rowTarget, dbsize int64, keyLength int) []int64 {
-	if !tgt.cluster {
+func wantKeys(tgt target.Server, dbsize int64, keyLength int) []int64 {
+	if !tgt.Cluster {
 		return []int64{dbsize}
 	}
-	return expectedKeys(tgt.nodes, dbsize, keyLength)
+	return expectedKeys(tgt.Nodes, dbsize, keyLength)
 }
 
 // sampleTarget runs the sampled GET check: a uniform sample over the
@@ -76,13 +66,13 @@ func wantKeys(tgt rowTarget, dbsize int64, keyLength int) []int64 {
 // server that is not a cluster node draws the sample where it runs (its
 // probe may be on another host); a cluster's keys are drawn here and
 // split by slot, and each node's share is kept in rec.Nodes.
-func (r *runner) sampleTarget(ctx context.Context, tgt rowTarget, rec *results.LoadRecord) (results.SampleCheck, error) {
-	if !tgt.cluster {
-		return tgt.first().probe.Sample(ctx, r.cfg, nil)
+func (r *runner) sampleTarget(ctx context.Context, tgt target.Server, rec *results.LoadRecord) (results.SampleCheck, error) {
+	if !tgt.Cluster {
+		return tgt.First().Probe.Sample(ctx, r.cfg, nil)
 	}
-	owner := slotOwners(tgt.nodes)
+	owner := slotOwners(tgt.Nodes)
 	keys := rig.SampleKeys(r.cfg.DBSize, rig.MinSampleKeys, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x636c7573746572)))
-	per := make([][]uint64, len(tgt.nodes))
+	per := make([][]uint64, len(tgt.Nodes))
 	key := make([]byte, r.cfg.KeyLength)
 	var total results.SampleCheck
 	for _, k := range keys {
@@ -99,8 +89,8 @@ func (r *runner) sampleTarget(ctx context.Context, tgt rowTarget, rec *results.L
 		per[o] = append(per[o], k)
 	}
 	start := time.Now()
-	for i, n := range tgt.nodes {
-		s, err := n.probe.Sample(ctx, r.cfg, per[i])
+	for i, n := range tgt.Nodes {
+		s, err := n.Probe.Sample(ctx, r.cfg, per[i])
 		if err != nil {
 			return total, err
 		}
@@ -120,10 +110,10 @@ func (r *runner) sampleTarget(ctx context.Context, tgt rowTarget, rec *results.L
 }
 
 // keyCount is the target's DBSIZE, summed over its nodes.
-func keyCount(ctx context.Context, tgt rowTarget) (int64, error) {
+func keyCount(ctx context.Context, tgt target.Server) (int64, error) {
 	var sum int64
-	for _, n := range tgt.nodes {
-		k, err := rig.ProbeDBSize(ctx, n.probe)
+	for _, n := range tgt.Nodes {
+		k, err := rig.ProbeDBSize(ctx, n.Probe)
 		if err != nil {
 			return 0, err
 		}
@@ -144,17 +134,17 @@ type nodeReading struct {
 }
 
 // readNodes reads every node's counters, in the target's order.
-func (r *runner) readNodes(ctx context.Context, row results.Row, tgt rowTarget) ([]nodeReading, error) {
-	out := make([]nodeReading, len(tgt.nodes))
-	for i, n := range tgt.nodes {
+func (r *runner) readNodes(ctx context.Context, row results.Row, tgt target.Server) ([]nodeReading, error) {
+	out := make([]nodeReading, len(tgt.Nodes))
+	for i, n := range tgt.Nodes {
 		rd := &out[i]
 		rd.readBytes, rd.ticksErr = -1, rig.ErrPIDUnknown
-		if n.probe.Counts() {
+		if n.Probe.Counts() {
 			var err error
-			if rd.readBytes, rd.pl, err = n.probe.Evidence(ctx); err != nil {
+			if rd.readBytes, rd.pl, err = n.Probe.Evidence(ctx); err != nil {
 				return nil, err
 			}
-			rd.ticks, rd.ticksErr = n.probe.CPUTicks(ctx)
+			rd.ticks, rd.ticksErr = n.Probe.CPUTicks(ctx)
 		}
 		if plan.RowSpec(row).DeviceReads {
 			var err error
@@ -171,7 +161,7 @@ func (r *runner) readNodes(ctx context.Context, row results.Row, tgt rowTarget) 
 // the totals over the nodes and, for a cluster, each node's own figures
 // (ops from the client's per-node breakdown); each node's placement is
 // checked against what it was given.
-func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTarget, before, after []nodeReading, cell benchCell) error {
+func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt target.Server, before, after []nodeReading, cell rig.BenchCell) error {
 	ops := map[string]int64{}
 	if cell.Cluster != nil {
 		for _, n := range cell.Cluster.Nodes {
@@ -180,7 +170,7 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 	}
 	hz, note := rig.ClockTicks()
 	rec.ReadBytes, rec.ServerCPUSeconds, rec.ServerSystemCPUSeconds, rec.CPUNote = 0, 0, 0, note
-	if tgt.cluster {
+	if tgt.Cluster {
 		rec.ClockTicks = hz
 	}
 	counting := plan.RowSpec(row).DeviceReads
@@ -188,7 +178,7 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 		rec.DeviceReads = 0
 	}
 	var cpus []int
-	for i, n := range tgt.nodes {
+	for i, n := range tgt.Nodes {
 		b, a := before[i], after[i]
 		np := results.NodePass{ID: n.ID, Addr: n.Addr, Ops: ops[n.Addr], Keys: n.Keys, ReadBytes: -1}
 		np.OpsPerSec = float64(np.Ops) / max(rec.Seconds, 1e-9)
@@ -200,15 +190,15 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 				rec.ReadBytes += np.ReadBytes
 			}
 			np.Server = a.pl
-			if n.srv != nil {
-				want := n.srv.Placement()
+			if n.Handle != nil {
+				want := n.Handle.Placement()
 				np.Server.WantCPUs, np.Server.WantMems = want.WantCPUs, want.WantMems
 				if np.Server.Policy == "default" {
 					np.Server.Policy = want.Policy
 				}
 			}
 			role := "server"
-			if tgt.cluster {
+			if tgt.Cluster {
 				role = "shard " + n.Addr
 			}
 			if err := rig.CheckPlacement(role, np.Server); err != nil {
@@ -219,7 +209,7 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 			}
 		}
 		switch err := cmpErr(b.ticksErr, a.ticksErr); {
-		case err != nil && tgt.cluster:
+		case err != nil && tgt.Cluster:
 			rec.CPUNote = "the pid of cluster node " + n.Addr + " is unknown"
 		case err != nil:
 			rec.CPUNote = err.Error()
@@ -236,13 +226,13 @@ func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt rowTa
 		if np.Ops > 0 && np.ReadBytes >= 0 {
 			np.ReadBytesPerGet = float64(np.ReadBytes) / float64(np.Ops)
 		}
-		if tgt.cluster {
+		if tgt.Cluster {
 			rec.Nodes = append(rec.Nodes, np)
 		} else {
 			rec.Server = np.Server
 		}
 	}
-	if tgt.cluster {
+	if tgt.Cluster {
 		slices.Sort(cpus)
 		rec.Server.CPUs = rig.FormatCPUList(slices.Compact(cpus))
 	}

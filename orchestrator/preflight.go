@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/rig/process"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -107,7 +108,7 @@ func (r *runner) judgePreflight(p results.Preflight, where string) error {
 // serverPreflight runs the preflight where the server runs: for uring it
 // proves io_uring can be set up there (Docker's seccomp profile would
 // refuse it). Unless --force, a failed check fails the row.
-func (r *runner) serverPreflight(ctx context.Context, row results.Row, srv rig.ServerHandle, dataDir string, tgt *rowTarget) error {
+func (r *runner) serverPreflight(ctx context.Context, row results.Row, srv rig.ServerHandle, dataDir string, tgt *target.Server) error {
 	out, err := r.preflightWhereServed(ctx, row, srv, dataDir)
 	var p results.Preflight
 	if err == nil {
@@ -118,7 +119,7 @@ func (r *runner) serverPreflight(ctx context.Context, row results.Row, srv rig.S
 	}
 	if err == nil && row.Backend == "uring" {
 		err = uringUsable(p)
-		tgt.uringProbe = fmt.Sprintf("%s (%s)", uringDetail(p), r.drv.Name())
+		tgt.UringProbe = fmt.Sprintf("%s (%s)", uringDetail(p), r.drv.Name())
 	}
 	if err != nil {
 		if r.cfg.Force && !errors.Is(err, errUringRefused) {
@@ -240,7 +241,7 @@ func (r *runner) preflightHosts(ctx context.Context, h *docker.HostsDriver) erro
 // networkPreflight measures each client host's link to the row's server
 // once per run: round trips of PING at depth 1 and the rate of pipelined
 // PINGs, the most this link can carry whatever the server's storage.
-func (r *runner) networkPreflight(ctx context.Context, h *docker.HostsDriver, tgt rowTarget) error {
+func (r *runner) networkPreflight(ctx context.Context, h *docker.HostsDriver, tgt target.Server) error {
 	const noopThreads, noopBatch = 4, 1024
 	for i, d := range h.Clients {
 		if slices.Contains(h.Clients[:i], d) {
@@ -267,7 +268,7 @@ func (r *runner) networkPreflight(ctx context.Context, h *docker.HostsDriver, tg
 		if err != nil {
 			return fmt.Errorf("orchestrator: network preflight: %w", err)
 		}
-		b, err := parseBench(noop)
+		b, err := rig.ParseBench(noop)
 		if err != nil || len(b.Cells) != 1 {
 			return fmt.Errorf("orchestrator: network preflight: host %s: %v %q", d.Endpoint.Name, err, rig.Clip(noop))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -12,7 +13,7 @@ import (
 type rowEnv struct {
 	r   *runner
 	row results.Row
-	tgt rowTarget
+	tgt target.Server
 }
 
 func (e rowEnv) Config() plan.Config            { return e.r.cfg }

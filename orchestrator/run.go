@@ -496,7 +496,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 	if err != nil {
 		return err
 	}
-	if tgt.srv != nil {
+	if tgt.Handle != nil {
 		defer func() {
 			// The reference's 30 s grace, or 5 s when interrupted.
 			grace := 30 * time.Second
@@ -505,7 +505,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 			}
 			cctx, cancel := context.WithTimeout(context.Background(), grace)
 			defer cancel()
-			tgt.srv.Stop(cctx)
+			tgt.Handle.Stop(cctx)
 		}()
 	}
 	r.setPhase(phaseLoad, &row, "")

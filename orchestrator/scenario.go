@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )
@@ -52,10 +53,10 @@ func (r *runner) batchOf(row results.Row) int { return cmp.Or(row.Batch, r.cfg.B
 
 // deviceReads reads Device.CompletedReads from INFO store of one node,
 // through its probe (where it runs).
-func (r *runner) deviceReads(ctx context.Context, n *targetNode) (int64, error) {
+func (r *runner) deviceReads(ctx context.Context, n *target.Node) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	info, err := rig.ProbeInfo(ctx, n.probe, "store")
+	info, err := rig.ProbeInfo(ctx, n.Probe, "store")
 	if err != nil {
 		return 0, fmt.Errorf("orchestrator: INFO store of %s: %w", n.Addr, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/settle"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -22,9 +23,9 @@ import (
 // IOPS; ok is false where there is nothing to hold the disk against (no
 // fio ceiling, a dataset in RAM, a cluster's several data dirs, --no-fio)
 // or no file to read.
-func (r *runner) ceilingProbe(row results.Row, tgt rowTarget) (job fio.Job, ceilingIOPS float64, ok bool) {
+func (r *runner) ceilingProbe(row results.Row, tgt target.Server) (job fio.Job, ceilingIOPS float64, ok bool) {
 	base := r.rowBaseline(row)
-	if base == nil || r.cfg.NoFio || tgt.cluster || !plan.CeilingApplies(r.cfg) {
+	if base == nil || r.cfg.NoFio || tgt.Cluster || !plan.CeilingApplies(r.cfg) {
 		return fio.Job{}, 0, false
 	}
 	best, ok := base.Best()
@@ -37,7 +38,7 @@ func (r *runner) ceilingProbe(row results.Row, tgt rowTarget) (job fio.Job, ceil
 
 // settleDisk probes the disk after row's load; nil where ceilingProbe has
 // nothing.
-func (r *runner) settleDisk(ctx context.Context, row results.Row, tgt rowTarget) *results.DiskSettle {
+func (r *runner) settleDisk(ctx context.Context, row results.Row, tgt target.Server) *results.DiskSettle {
 	job, ceiling, ok := r.ceilingProbe(row, tgt)
 	if !ok {
 		return nil
@@ -53,7 +54,7 @@ func (r *runner) settleDisk(ctx context.Context, row results.Row, tgt rowTarget)
 // ceiling taken in a fast one while fio right after it read less than the
 // server). 0 where ceilingProbe has nothing, or fio failed (said, not
 // fatal: the pass stands against its ceiling).
-func (r *runner) fioBeside(ctx context.Context, row results.Row, tgt rowTarget) float64 {
+func (r *runner) fioBeside(ctx context.Context, row results.Row, tgt target.Server) float64 {
 	job, _, ok := r.ceilingProbe(row, tgt)
 	if !ok {
 		return 0

@@ -15,6 +15,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
 )
@@ -112,12 +113,12 @@ func shardPlaces(n int, topo rig.Topology, pin string, pn rig.Pinning) ([]shardP
 
 // shardGroup is the row's shards as one server: stop stops them all.
 type shardGroup struct {
-	nodes []*targetNode
+	nodes []*target.Node
 	acc   rig.Access // how the run's probes reach each shard: the password
 }
 
 func (g *shardGroup) Pid() int                     { return 0 }
-func (g *shardGroup) Placement() results.Placement { return g.nodes[0].srv.Placement() }
+func (g *shardGroup) Placement() results.Placement { return g.nodes[0].Handle.Placement() }
 
 // Probe reaches the cluster at addr; the group has no one process, so its
 // counters are read per node through each node's own probe.
@@ -125,14 +126,14 @@ func (g *shardGroup) Probe(addr string) rig.ServerProbe {
 	return rig.LocalProbe{Addr: addr, Acc: g.acc}
 }
 func (g *shardGroup) Mode() string {
-	return fmt.Sprintf("%s, %d shards", g.nodes[0].srv.Mode(), len(g.nodes))
+	return fmt.Sprintf("%s, %d shards", g.nodes[0].Handle.Mode(), len(g.nodes))
 }
 
 func (g *shardGroup) Stop(ctx context.Context) error {
 	var errs []error
 	for _, n := range g.nodes {
-		if n.srv != nil {
-			errs = append(errs, n.srv.Stop(ctx))
+		if n.Handle != nil {
+			errs = append(errs, n.Handle.Stop(ctx))
 		}
 	}
 	return errors.Join(errs...)
@@ -141,7 +142,7 @@ func (g *shardGroup) Stop(ctx context.Context) error {
 // startShards starts the row's shards on wiped data dirs, one static
 // cluster node each, with the slots split evenly, and proves each pid
 // owns its node's socket.
-func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarget, err error) {
+func (r *runner) startShards(ctx context.Context, row results.Row) (tgt target.Server, err error) {
 	n := row.Shards
 	places, how := shardPlaces(n, r.local.topo, row.Pin, r.local.pinning)
 	ranges := slots.Split(n)
@@ -149,7 +150,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 	group := &shardGroup{}
 	own, err := sut.Lookup(results.OwnServer)
 	if err != nil {
-		return rowTarget{}, err
+		return target.Server{}, err
 	}
 	// Each shard takes the run's password as a lone server does; the
 	// shards have no cluster bus, and the clients give AUTH on every
@@ -166,50 +167,50 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 	for i := range n {
 		port, err := freePort()
 		if err != nil {
-			return rowTarget{}, err
+			return target.Server{}, err
 		}
 		node := slots.Node{ID: fmt.Sprintf("%040x", i+1), Host: "127.0.0.1", Port: port, Ranges: []slots.Range{ranges[i]}}
 		file = append(file, node)
-		group.nodes = append(group.nodes, &targetNode{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, dir: shardDir(r.cfg, i, n)})
+		group.nodes = append(group.nodes, &target.Node{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, Dir: shardDir(r.cfg, i, n)})
 	}
 	name := rowFileName(row)
 	nodeFile := filepath.Join(r.out, results.DirLogs, "cluster-nodes-"+name+".txt")
 	f, err := safe.CreateOrTruncate(nodeFile, 0o644)
 	if err != nil {
-		return rowTarget{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
+		return target.Server{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
 	}
 	werr := slots.FormatNodes(f, file)
 	if err := errors.Join(werr, f.Close()); err != nil {
-		return rowTarget{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
+		return target.Server{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
 	}
 	r.printf("%s %s: starting %d shards (%s), slots split evenly, nodes in %s\n", titleCase(row.Backend), row.Label, n, how, nodeFile)
 	for i, node := range group.nodes {
-		if err := r.host.WipeData(ctx, node.dir); err != nil {
-			return rowTarget{}, err
+		if err := r.host.WipeData(ctx, node.Dir); err != nil {
+			return target.Server{}, err
 		}
-		args, err := r.serverArgs(row, file[i].Port, node.dir)
+		args, err := r.serverArgs(row, file[i].Port, node.Dir)
 		if err != nil {
-			return rowTarget{}, err
+			return target.Server{}, err
 		}
 		args = append(args, "--cluster-nodes", r.drv.DataPath(nodeFile), "--cluster-node-id", node.ID,
 			"--cluster-announce", node.Addr, "--cluster-slots", slots.FormatRanges(file[i].Ranges))
 		args, _ = r.serverPassword(own, args)
 		spec := rig.ServerSpec{Name: fmt.Sprintf("%s-shard%d", name, i), Args: args, CPUs: places[i].CPUs, Mems: places[i].Mems,
-			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.dir, Access: group.acc}
+			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.Dir, Access: group.acc}
 		srv, err := r.drv.StartServer(ctx, spec)
 		if err != nil {
-			return rowTarget{}, fmt.Errorf("orchestrator: %s %s shard %d: %w (log %s)", row.Backend, row.Label, i, err, spec.LogPath)
+			return target.Server{}, fmt.Errorf("orchestrator: %s %s shard %d: %w (log %s)", row.Backend, row.Label, i, err, spec.LogPath)
 		}
-		node.srv, node.probe = srv, srv.Probe(node.Addr)
+		node.Handle, node.Probe = srv, srv.Probe(node.Addr)
 	}
 	for i, node := range group.nodes {
 		if err := r.proveNode(ctx, row, node, filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i))); err != nil {
-			return rowTarget{}, err
+			return target.Server{}, err
 		}
 	}
-	tgt = rowTarget{addr: group.nodes[0].Addr, srv: group, nodes: group.nodes, cluster: true, noAuth: !auth}
-	if err := r.serverPreflight(ctx, row, group.nodes[0].srv, group.nodes[0].dir, &tgt); err != nil {
-		return rowTarget{}, err
+	tgt = target.Server{Addr: group.nodes[0].Addr, Handle: group, Nodes: group.nodes, Cluster: true, NoAuth: !auth}
+	if err := r.serverPreflight(ctx, row, group.nodes[0].Handle, group.nodes[0].Dir, &tgt); err != nil {
+		return target.Server{}, err
 	}
 	return tgt, nil
 }
@@ -217,7 +218,7 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt rowTarge
 // externalCluster asks an external server whether it is a cluster node;
 // if so it returns the masters, each with the pid of --server-pid's list
 // that owns its listening socket (found in /proc when not given).
-func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
+func (r *runner) externalCluster(ctx context.Context) ([]*target.Node, error) {
 	if r.cfg.ServerTLS || r.cfg.ServerPassword != "" {
 		// The cluster map is read over plain TCP without a password: a
 		// server at rediss:// or with a password is measured as one node.
@@ -239,10 +240,10 @@ func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
 	if len(pids) == 0 && r.cfg.ServerPID > 0 {
 		pids = []int{r.cfg.ServerPID}
 	}
-	var nodes []*targetNode
+	var nodes []*target.Node
 	used := map[int]bool{}
 	for _, m := range masters {
-		n := &targetNode{ID: m.ID, Addr: m.Addr, Ranges: m.Ranges}
+		n := &target.Node{ID: m.ID, Addr: m.Addr, Ranges: m.Ranges}
 		for _, rg := range m.Ranges {
 			n.Slots += rg.Len()
 		}
@@ -267,7 +268,7 @@ func (r *runner) externalCluster(ctx context.Context) ([]*targetNode, error) {
 			return nil, fmt.Errorf("orchestrator: no pid of --server-pid %s owns the socket of cluster node %s: %w", formatPIDs(pids), m.Addr, lastErr)
 		}
 		used[proof.PID] = true
-		n.proof, n.probe = &proof, rig.LocalProbe{Addr: m.Addr, Pid: proof.PID, Proc: r.local.proc}
+		n.Proof, n.Probe = &proof, rig.LocalProbe{Addr: m.Addr, Pid: proof.PID, Proc: r.local.proc}
 		r.printf("cluster node %s (%d slots): %s\n", m.Addr, n.Slots, proof.Sentence())
 		nodes = append(nodes, n)
 	}

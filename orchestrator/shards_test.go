@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -104,9 +105,9 @@ func TestExpandShardsLabelsRows(t *testing.T) {
 
 func TestExpectedKeysFollowTheSlots(t *testing.T) {
 	ranges := slots.Split(3)
-	var nodes []*targetNode
+	var nodes []*target.Node
 	for _, r := range ranges {
-		nodes = append(nodes, &targetNode{Ranges: []slots.Range{r}})
+		nodes = append(nodes, &target.Node{Ranges: []slots.Range{r}})
 	}
 	const dbsize, keyLength = 5000, 16
 	got := expectedKeys(nodes, dbsize, keyLength)

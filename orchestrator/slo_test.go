@@ -130,7 +130,7 @@ func checkFinding(t *testing.T, what string, f results.SLOFinding, slo results.S
 func TestSLOSlowedServerFindsLess(t *testing.T) {
 	redis := testenv.MustRedisServer(t, "--enable-debug-command", "yes")
 	r, tgt, row := latencyRunner(t, 2)
-	tgt.addr = redis.Addr
+	tgt.Addr = redis.Addr
 	if _, _, err := r.drv.RunClient(t.Context(), r.benchSpec(row, tgt, "load", []string{"--op", "MSET", "--runtime", "0", "-t", "2"})); err != nil {
 		t.Fatal(err)
 	}

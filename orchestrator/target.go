@@ -8,68 +8,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tierbench/tierbench/internal/slots"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
 )
-
-// A row's target is a list of nodes: one server is a target of one node,
-// a cluster (the shards the run starts, or the masters of an external
-// cluster) a target of several. Every step after the start — the owner
-// proof, the load check, the sampled GETs, the counters around a pass —
-// walks the nodes the same way, whoever started them; only the client's
-// routing (cluster) and the shape of the record (per-node figures for a
-// cluster) depend on how many there are.
-
-// targetNode is one server of a row's target.
-type targetNode struct {
-	// ID, Slots and Ranges are its cluster identity; empty for a server
-	// that is not a cluster node.
-	ID     string
-	Addr   string
-	Slots  int
-	Ranges []slots.Range
-	Keys   int64 // its DBSIZE after the load was verified
-	// probe reaches it and reads its process's counters where it runs;
-	// probe.counts() says whether those can be read (its pid is known).
-	probe rig.ServerProbe
-	proof *results.OwnerProof // its pid, proven to own the socket at Addr
-	srv   rig.ServerHandle    // nil for a server the run did not start
-	dir   string              // its data dir, for a server the run started
-}
-
-// rowTarget is where one row's server answers.
-type rowTarget struct {
-	addr  string        // where clients connect: the first node
-	nodes []*targetNode // at least one
-	// cluster says the client routes keys by slot (--cluster-bench) and
-	// the load is checked per node.
-	cluster bool
-	// srv stops everything the run started for the row; nil when it
-	// started nothing.
-	srv rig.ServerHandle
-	// uringProbe is the io_uring check of the preflight run where the
-	// server runs, for a uring row.
-	uringProbe string
-	// command is the server's command line as run ("" for one the run
-	// did not start).
-	command string
-	// clientArgs are the flags every client of it takes besides the
-	// address and the workload: TLS, a user and a password file; tls says
-	// it is reached over TLS.
-	clientArgs []string
-	// noAuth: the server runs without the run's password (a catalogue
-	// server that cannot take it off its command line, or shards), so
-	// its clients give none.
-	noAuth bool
-	tls    bool
-}
-
-// first is the node clients connect to.
-func (t rowTarget) first() *targetNode { return t.nodes[0] }
 
 // targetSource gives every row its target. There are two: the servers
 // the run starts afresh per row (ownServers), and the server or cluster at
@@ -77,7 +22,7 @@ func (t rowTarget) first() *targetNode { return t.nodes[0] }
 // What differs between them beyond the start is asked here, never by
 // testing the configuration.
 type targetSource interface {
-	start(ctx context.Context, row results.Row) (rowTarget, error)
+	start(ctx context.Context, row results.Row) (target.Server, error)
 	// dataDirs are the data dirs its servers write on the server host.
 	dataDirs() []string
 	// started says the run starts the servers: tierbench's own checks
@@ -99,7 +44,7 @@ func (o ownServers) dataDirs() []string {
 	return []string{o.r.cfg.DataDir}
 }
 
-func (o ownServers) start(ctx context.Context, row results.Row) (rowTarget, error) {
+func (o ownServers) start(ctx context.Context, row results.Row) (target.Server, error) {
 	if row.Shards > 1 {
 		return o.r.startShards(ctx, row)
 	}
@@ -109,7 +54,7 @@ func (o ownServers) start(ctx context.Context, row results.Row) (rowTarget, erro
 // externalTarget is the server at --server-addr, or the masters of the
 // cluster it is a node of, each proven to be owned by its pid.
 type externalTarget struct {
-	nodes   []*targetNode
+	nodes   []*target.Node
 	cluster bool
 	// clientArgs are its clients' TLS, user and password-file flags; tls
 	// says it was reached at rediss://.
@@ -120,8 +65,8 @@ type externalTarget struct {
 func (e *externalTarget) started() bool      { return false }
 func (e *externalTarget) dataDirs() []string { return nil }
 
-func (e *externalTarget) start(context.Context, results.Row) (rowTarget, error) {
-	return rowTarget{addr: e.nodes[0].Addr, nodes: e.nodes, cluster: e.cluster, clientArgs: e.clientArgs, tls: e.tls}, nil
+func (e *externalTarget) start(context.Context, results.Row) (target.Server, error) {
+	return target.Server{Addr: e.nodes[0].Addr, Nodes: e.nodes, Cluster: e.cluster, ClientArgs: e.clientArgs, TLS: e.tls}, nil
 }
 
 // attachExternal proves the server at --server-addr before anything is
@@ -155,22 +100,22 @@ func (r *runner) attachExternal(ctx context.Context) (*externalTarget, error) {
 	}
 	r.cfg.ServerPID = proof.PID
 	r.printf("server: %s%s\n", proof.Sentence(), externalWords(r.cfg))
-	n := &targetNode{Addr: r.cfg.ServerAddr, proof: &proof, probe: rig.LocalProbe{Addr: r.cfg.ServerAddr, Pid: proof.PID, Proc: r.local.proc, Acc: acc}}
-	return &externalTarget{nodes: []*targetNode{n}, clientArgs: args, tls: r.cfg.ServerTLS}, nil
+	n := &target.Node{Addr: r.cfg.ServerAddr, Proof: &proof, Probe: rig.LocalProbe{Addr: r.cfg.ServerAddr, Pid: proof.PID, Proc: r.local.proc, Acc: acc}}
+	return &externalTarget{nodes: []*target.Node{n}, clientArgs: args, tls: r.cfg.ServerTLS}, nil
 }
 
 // StartServer starts a fresh server on a wiped data dir and proves it.
-func (r *runner) StartServer(ctx context.Context, row results.Row) (rowTarget, error) {
+func (r *runner) StartServer(ctx context.Context, row results.Row) (target.Server, error) {
 	if err := r.host.WipeData(ctx, r.cfg.DataDir); err != nil {
-		return rowTarget{}, err
+		return target.Server{}, err
 	}
 	port, err := r.serverPort()
 	if err != nil {
-		return rowTarget{}, err
+		return target.Server{}, err
 	}
 	l, err := r.serverLaunch(row, port)
 	if err != nil {
-		return rowTarget{}, err
+		return target.Server{}, err
 	}
 	spec := rig.ServerSpec{
 		Name:    rowFileName(row),
@@ -191,31 +136,31 @@ func (r *runner) StartServer(ctx context.Context, row results.Row) (rowTarget, e
 	r.printf("%s %s: starting the server%s on a wiped %s, %s\n", rowTitle(row), row.Label, r.host.Where(), r.cfg.DataDir, tlsWord(row.TLS))
 	srv, err := r.drv.StartServer(ctx, spec)
 	if err != nil {
-		return rowTarget{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
+		return target.Server{}, fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, spec.LogPath)
 	}
 	addr := net.JoinHostPort(r.bindAddr(), strconv.Itoa(port))
-	n := &targetNode{Addr: addr, srv: srv, dir: r.cfg.DataDir, probe: srv.Probe(addr)}
-	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv, command: l.command, clientArgs: r.tlsClientArgs(row), tls: row.TLS, noAuth: !l.auth}
+	n := &target.Node{Addr: addr, Handle: srv, Dir: r.cfg.DataDir, Probe: srv.Probe(addr)}
+	tgt := target.Server{Addr: addr, Nodes: []*target.Node{n}, Handle: srv, Command: l.command, ClientArgs: r.tlsClientArgs(row), TLS: row.TLS, NoAuth: !l.auth}
 	if err := r.proveNode(ctx, row, n, spec.LogPath); err != nil {
 		srv.Stop(context.Background())
-		return rowTarget{}, err
+		return target.Server{}, err
 	}
 	if err := r.serverPreflight(ctx, row, srv, r.cfg.DataDir, &tgt); err != nil {
 		srv.Stop(context.Background())
-		return rowTarget{}, err
+		return target.Server{}, err
 	}
 	if err := r.clients.checkNetwork(ctx, tgt); err != nil {
 		srv.Stop(context.Background())
-		return rowTarget{}, err
+		return target.Server{}, err
 	}
 	return tgt, nil
 }
 
 // proveNode waits until a node the run started answers and proves that
 // the pid whose counters are read is the one that owns its socket.
-func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, logPath string) error {
+func (r *runner) proveNode(ctx context.Context, row results.Row, n *target.Node, logPath string) error {
 	wctx := ctx
-	w, watched := n.srv.(exitWatch)
+	w, watched := n.Handle.(exitWatch)
 	if watched {
 		// A server that exits before it answers is said at once, with its
 		// exit status and its last lines, not after the whole wait.
@@ -230,25 +175,25 @@ func (r *runner) proveNode(ctx context.Context, row results.Row, n *targetNode, 
 			}
 		}()
 	}
-	if err := rig.WaitProbe(wctx, n.probe, 60*time.Second); err != nil {
+	if err := rig.WaitProbe(wctx, n.Probe, 60*time.Second); err != nil {
 		if watched && ctx.Err() == nil && isDone(w.Exited()) {
 			return fmt.Errorf("orchestrator: %s %s: server at %s: %w", row.Backend, row.Label, n.Addr, w.ExitReport())
 		}
 		return fmt.Errorf("orchestrator: %s %s: server at %s never answered: %w (log %s)", row.Backend, row.Label, n.Addr, err, logPath)
 	}
-	if n.srv != nil {
+	if n.Handle != nil {
 		// The process that answers may be below the one started (a
 		// launcher): from here on its pid is the server's.
-		if err := n.srv.FindServer(ctx, n.Addr, 10*time.Second); err != nil {
+		if err := n.Handle.FindServer(ctx, n.Addr, 10*time.Second); err != nil {
 			return fmt.Errorf("orchestrator: %s %s: %w (log %s)", row.Backend, row.Label, err, logPath)
 		}
-		n.probe = n.srv.Probe(n.Addr)
+		n.Probe = n.Handle.Probe(n.Addr)
 	}
-	proof, err := n.probe.Prove(ctx)
+	proof, err := n.Probe.Prove(ctx)
 	if err != nil {
 		return fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, err)
 	}
-	n.proof = &proof
+	n.Proof = &proof
 	return nil
 }
 

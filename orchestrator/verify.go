@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -40,34 +41,34 @@ var errShortLoad = errors.New("orchestrator: the loader reported a short load")
 // really sits on the device; then GETs a random sample of the keys, each
 // from the node serving it. The evidence is appended to cells.jsonl
 // whatever the verdict; a cluster's record keeps each node's figures.
-func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarget) error {
-	rec := results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.first().proof}
-	if tgt.srv != nil {
-		rec.Server = tgt.srv.Placement()
-		rec.ServerMode = tgt.srv.Mode()
-		rec.UringProbe = tgt.uringProbe
-		rec.ServerCommand = tgt.command
+func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt target.Server) error {
+	rec := results.LoadRecord{Kind: "load", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, Acknowledged: -1, Time: time.Now().UTC(), Owner: tgt.First().Proof}
+	if tgt.Handle != nil {
+		rec.Server = tgt.Handle.Placement()
+		rec.ServerMode = tgt.Handle.Mode()
+		rec.UringProbe = tgt.UringProbe
+		rec.ServerCommand = tgt.Command
 	}
 	if !r.cfg.SkipLoad {
 		if err := r.load(ctx, row, tgt, &rec); err != nil {
 			return err
 		}
 	}
-	if tgt.command != "" {
+	if tgt.Command != "" {
 		// What the server says of itself once loaded (its entry's fields).
-		rec.ServerEvidence = r.serverEvidence(ctx, row, tgt.first().probe)
+		rec.ServerEvidence = r.serverEvidence(ctx, row, tgt.First().Probe)
 	}
 	want := wantKeys(tgt, r.cfg.DBSize, r.cfg.KeyLength)
 	loaded := rec.Nodes // the loader's per-node acknowledgements, cluster only
 	rec.Nodes = nil
 	var verdicts []error
-	for i, n := range tgt.nodes {
-		w, err := n.probe.Witness(ctx)
+	for i, n := range tgt.Nodes {
+		w, err := n.Probe.Witness(ctx)
 		if err != nil {
 			return fmt.Errorf("orchestrator: server %s: %w", n.Addr, err)
 		}
 		one := results.LoadRecord{Row: row, DBSize: want[i], Acknowledged: rec.Acknowledged, ServerKeys: w.Keys}
-		if tgt.cluster {
+		if tgt.Cluster {
 			one.Acknowledged = -1
 			if i < len(loaded) {
 				one.Acknowledged = loaded[i].Acknowledged
@@ -90,21 +91,21 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 		rec.ServerKeys += one.ServerKeys
 		n.Keys = one.ServerKeys
 		if v := verifyLoad(one, r.cfg); v != nil {
-			if tgt.cluster {
+			if tgt.Cluster {
 				v = fmt.Errorf("cluster node %s (%d slots, %d of the keys): %w", n.Addr, n.Slots, want[i], v)
 			}
 			verdicts = append(verdicts, v)
 		}
-		if tgt.cluster {
-			nl := results.NodeLoad{ID: n.ID, Addr: n.Addr, Slots: n.Slots, Acknowledged: one.Acknowledged, DataDir: n.dir, Owner: n.proof,
+		if tgt.Cluster {
+			nl := results.NodeLoad{ID: n.ID, Addr: n.Addr, Slots: n.Slots, Acknowledged: one.Acknowledged, DataDir: n.Dir, Owner: n.Proof,
 				ServerKeys: one.ServerKeys, Tiered: one.Tiered, HeadAddress: one.HeadAddress, TailAddress: one.TailAddress, DeviceShare: one.DeviceShare}
-			if n.srv != nil {
-				nl.Server = n.srv.Placement()
+			if n.Handle != nil {
+				nl.Server = n.Handle.Placement()
 			}
 			rec.Nodes = append(rec.Nodes, nl)
 		}
 	}
-	if tgt.cluster {
+	if tgt.Cluster {
 		// The totals, as one server's: the sum of DBSIZE must be dbsize.
 		total := rec
 		total.Tiered = false
@@ -119,8 +120,8 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 	}
 	if verdict == nil {
 		across := ""
-		if tgt.cluster {
-			across = fmt.Sprintf(" across %d nodes", len(tgt.nodes))
+		if tgt.Cluster {
+			across = fmt.Sprintf(" across %d nodes", len(tgt.Nodes))
 		}
 		r.printf("%s %s: sampled GET check of %d keys%s\n", titleCase(row.Backend), row.Label, min(r.cfg.DBSize, rig.MinSampleKeys), across)
 		sample, err := r.sampleTarget(ctx, tgt, &rec)
@@ -139,7 +140,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 	for i, nl := range rec.Nodes {
 		r.printf("  node %s: %d slots, %d keys (want %d), log on device %.2f %%\n", nl.Addr, nl.Slots, nl.ServerKeys, want[i], 100*nl.DeviceShare)
 	}
-	if verdict != nil && tgt.cluster {
+	if verdict != nil && tgt.Cluster {
 		return fmt.Errorf("orchestrator: %s %s: %w", row.Backend, row.Label, verdict)
 	}
 	return verdict
@@ -148,7 +149,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt rowTarg
 // load runs the loader while polling DBSIZE for progress and records the
 // loader's counts; a loader that reports a short load is not an error
 // here: verifyLoad refuses it with the counts.
-func (r *runner) load(ctx context.Context, row results.Row, tgt rowTarget, rec *results.LoadRecord) error {
+func (r *runner) load(ctx context.Context, row results.Row, tgt target.Server, rec *results.LoadRecord) error {
 	r.printf("%s %s: loading %d keys of %d+%d B%s\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength, r.clients.note(0))
 	lctx, cancelLoad := context.WithCancelCause(ctx)
 	defer cancelLoad(nil)
@@ -233,7 +234,7 @@ const loadStallTimeout = 90 * time.Second
 // loadProgress prints the server's key count every two seconds until
 // the returned function is called; when the count stops growing for
 // loadStallTimeout it cancels the load through stall.
-func (r *runner) loadProgress(ctx context.Context, tgt rowTarget, stall context.CancelCauseFunc) func() {
+func (r *runner) loadProgress(ctx context.Context, tgt target.Server, stall context.CancelCauseFunc) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -10,6 +10,7 @@ import (
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -47,7 +48,7 @@ func TestWorkloadFlags(t *testing.T) {
 		if got := r.cellOps(); !slices.Equal(got, tt.wantOps) {
 			t.Errorf("--workload %q: cell flags %v, want %v", tt.workload, got, tt.wantOps)
 		}
-		args := strings.Join(r.benchArgs(rowTarget{addr: "127.0.0.1:6379"}), " ")
+		args := strings.Join(r.benchArgs(target.Server{Addr: "127.0.0.1:6379"}), " ")
 		if hasDist := strings.Contains(args, "--key-dist "+tt.keyDist); hasDist != (tt.keyDist != "") {
 			t.Errorf("--key-dist %q: bench arguments %q", tt.keyDist, args)
 		}
