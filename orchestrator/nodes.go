@@ -19,7 +19,6 @@ import (
 // the keys it must hold, which sampled keys it is asked for, and its
 // counters around a pass.
 
-
 // slotOwners maps every slot to the index of the node serving it, -1 for
 // none.
 func slotOwners(nodes []*target.Node) *[slots.Count]int {
