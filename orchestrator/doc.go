@@ -84,8 +84,8 @@
 //
 // # Clusters
 //
-// A row's server may be a cluster (shards.go): the masters of an external
-// cluster node, or the N shards --shards starts, each a tierbench server
+// A row's server may be a cluster (target/shards.go): the masters of an
+// external cluster node, or the N shards --shards starts, each a tierbench server
 // with --cluster-… flags over one node file (slots split as redis-cli
 // does), its own data dir and CPU set, always as processes. Then the
 // client runs with --cluster-bench; the load check requires every node's
@@ -123,10 +123,11 @@
 // never which implementation it holds, and each is picked once, from the
 // flags, before the first row:
 //
-//   - targetSource (target.go) gives every row its target: ownServers
-//     starts a fresh server, or the row's shards, on wiped data dirs;
-//     externalTarget is the server at --server-addr, or the masters of
-//     the cluster it is a node of, proven before anything is created.
+//   - targetSource (target_env.go) gives every row its target:
+//     target.Own starts a fresh server, or the row's shards, on wiped
+//     data dirs; target.External is the server at --server-addr, or the
+//     masters of the cluster it is a node of, proven before anything is
+//     created.
 //     A target is a list of nodes (a server is a target of one): the
 //     owner proof, the load check (each node's DBSIZE exactly the keys its
 //     slots hold, all keys for a server that is not a cluster node), the
@@ -154,7 +155,7 @@
 // --server NAME[,NAME…] and --server-cmd TEMPLATE make the server a
 // dimension of the table: one set of rows per server (results.Row.Server),
 // each an entry of package sut's catalogue, which the run reads as data
-// (servers.go): its flags for the row's scenario filled in, its program
+// (target/servers.go): its flags for the row's scenario filled in, its program
 // (PATH or --server-bin) for the process runtime, or --server-image with
 // the entry's entrypoint for Docker (never pulled without --pull). Each
 // is started as tierbench's own server is, on a wiped data dir (a

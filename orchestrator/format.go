@@ -12,4 +12,5 @@ var (
 	humanBytes          = human.Bytes
 	formatPercentBeside = human.PercentBeside
 	share               = human.Share
+	plural              = human.Plural
 )

@@ -40,7 +40,7 @@ func sweepContainers(ctx context.Context) []string {
 // serverDataDirs are the data dirs the run's servers write, on the server
 // host: --data, or each of a --data list; none for a server the run does
 // not start.
-func (r *runner) serverDataDirs() []string { return r.targets.dataDirs() }
+func (r *runner) serverDataDirs() []string { return r.targets.DataDirs() }
 
 // localDataDirs are the data dirs of serverDataDirs on this machine.
 func (r *runner) localDataDirs() []string {

@@ -22,7 +22,7 @@ var _ ladder.Env = ladderEnv{}
 
 func (e ladderEnv) Config() plan.Config            { return e.r.cfg }
 func (e ladderEnv) Out() string                    { return e.r.out }
-func (e ladderEnv) Started() bool                  { return e.r.targets.started() }
+func (e ladderEnv) Started() bool                  { return e.r.targets.Started() }
 func (e ladderEnv) Printf(format string, a ...any) { e.r.printf(format, a...) }
 func (e ladderEnv) SetPhase()                      { e.r.setPhase(phaseLadder, nil, "") }
 func (e ladderEnv) Pinning() rig.Pinning           { return e.r.local.pinning }
@@ -42,7 +42,7 @@ func (e ladderEnv) AwaitDisk(ctx context.Context, what string, ceilingIOPS float
 // the ladder stops it even after an error; an interface holding a nil
 // handle would not compare nil.
 func (e ladderEnv) StartServer(ctx context.Context, row results.Row) (ladder.Server, error) {
-	tgt, err := e.r.StartServer(ctx, row)
+	tgt, err := e.r.ownServers().StartServer(ctx, row)
 	if err != nil && tgt.Handle == nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ type ladderServer struct {
 
 func (s ladderServer) Args() ([]string, error) {
 	port, _ := strconv.Atoi(s.tgt.Addr[strings.LastIndexByte(s.tgt.Addr, ':')+1:])
-	return s.r.serverArgs(s.row, port, s.r.cfg.DataDir)
+	return s.r.ownServers().ServerArgs(s.row, port, s.r.cfg.DataDir)
 }
 
 func (s ladderServer) Load(ctx context.Context, rec *results.LoadRecord) error {

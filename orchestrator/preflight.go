@@ -62,7 +62,7 @@ func (r *runner) preflightLocal(ctx context.Context) error {
 	if err := results.WriteFile(r.out, results.FileFingerprint, append(fp, '\n')); err != nil {
 		return err
 	}
-	return r.judgePreflight(hostSide(r.targets.started(), p), "host")
+	return r.judgePreflight(hostSide(r.targets.Started(), p), "host")
 }
 
 // preflightArgs tells preflight what the run plans, so its disk, memory
@@ -74,7 +74,7 @@ func (r *runner) preflightArgs(fio bool) []string {
 	}
 	args := []string{"--dbsize", strconv.FormatInt(r.cfg.DBSize, 10),
 		"--threads", strings.Join(threads, ","), "--record-bytes", strconv.Itoa(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength))}
-	if r.targets.started() {
+	if r.targets.Started() {
 		args = append(args, "--memory", r.cfg.LargestMemory(), "--index", r.cfg.Index)
 	}
 	if fio {

@@ -195,7 +195,7 @@ func (r *runner) planPhases(from int) []phase {
 	}
 	var backends int
 	if r.cfg.Ladder {
-		backends = len(ladder.Backends(r.cfg, r.targets.started()))
+		backends = len(ladder.Backends(r.cfg, r.targets.Started()))
 	}
 	return sumPhases(append(ps, ladderPhase(r.cfg, backends)...))
 }

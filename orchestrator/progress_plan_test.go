@@ -89,7 +89,7 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 			if err := r.setup(cfg); err != nil {
 				t.Fatal(err)
 			}
-			r.targets = ownServers{r}
+			r.targets = r.ownServers()
 			if tc.preflight {
 				pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 4, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}}}
 				raw, _ := json.Marshal(pre)
@@ -127,7 +127,7 @@ func TestRemainingPhasesAtACell(t *testing.T) {
 	if err := r.setup(cfg); err != nil {
 		t.Fatal(err)
 	}
-	r.targets = ownServers{r}
+	r.targets = r.ownServers()
 	// The first row's first pass is done and its second starting.
 	r.resumed.passes[results.PassKey(r.plan.Rows[0], 2, 1)] = true
 	r.progress.cellIndex = 2

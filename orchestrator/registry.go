@@ -8,6 +8,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/sweep"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -22,7 +23,7 @@ var runtimes = map[string]func(ctx context.Context, r *runner) (rig.Driver, erro
 // has a say over a configuration, in the order their refusals are listed.
 var parts = []plan.Part{
 	scenarioDimension{},
-	serversDimension{},
+	target.Servers{},
 	sweep.Memory{},
 	sweep.ReadCache{},
 	tlsDimension{},
@@ -39,19 +40,6 @@ func (scenarioDimension) Name() string               { return "scenario" }
 func (scenarioDimension) Supports(plan.Config) error { return nil }
 func (scenarioDimension) Expand(c plan.Config, rows []results.Row) []results.Row {
 	return scenarioRows(c, rows)
-}
-
-// serversDimension is --server, --server-cmd, --server-bin and
-// --server-image: the servers measured side by side (servers.go).
-type serversDimension struct{}
-
-func (serversDimension) Name() string { return "servers" }
-func (serversDimension) Supports(c plan.Config) error {
-	return plan.Refusals(func(bad func(string, ...any)) { validateServers(c, bad) })
-}
-func (serversDimension) Flags() string { return "--server redis --scenario memory" }
-func (serversDimension) Ask(c *plan.Config) {
-	c.Servers, c.Scenario = []string{"redis"}, results.ScenarioMemory
 }
 
 // tlsDimension is --tls: every row over TLS, in clear, or both (tls.go).

@@ -21,6 +21,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
+	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
@@ -211,7 +212,7 @@ type runner struct {
 	// state dir, or the containers' copy ("" across hosts: theirs).
 	authFile string
 	// passFiles are the files the servers that take the password in a
-	// form of their own read it from (sut.Password; localauth.go).
+	// form of their own read it from (sut.Password; target/localauth.go).
 	passFiles map[sut.Password]string
 	// dataCleaned says cleanData ran: across hosts in the server engine's
 	// close, before the data dirs' holds are let go (dockerDriver.beforeDrop).
@@ -373,7 +374,7 @@ func (r *runner) setup(cfg plan.Config) error {
 		if err != nil {
 			return err
 		}
-		rows = r.expandShards(rows)
+		rows = target.ExpandShards(r.cfg, rows)
 		for _, p := range parts {
 			if d, ok := p.(plan.Dimension); ok {
 				rows = d.Expand(r.cfg, rows)
@@ -398,7 +399,7 @@ func (r *runner) pickTargets(ctx context.Context) (targetSource, error) {
 		}
 		r.local.pinning = p
 	}
-	return ownServers{r}, nil
+	return r.ownServers(), nil
 }
 
 // createBundle creates the bundle's directories, after every check that
@@ -492,7 +493,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		}
 		r.printf("%s %s: passes done already, its latency not in the bundle: measuring that\n", titleCase(row.Backend), row.Label)
 	}
-	tgt, err := r.targets.start(ctx, row)
+	tgt, err := r.targets.Start(ctx, row)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 	if r.cfg.HostsMode() {
 		return r.pickHosts(ctx)
 	}
-	choice := r.cfg.ChooseRuntime(r.targets.started())
+	choice := r.cfg.ChooseRuntime(r.targets.Started())
 	if choice.Note != "" {
 		r.printf("runtime: %s (%s)\n", choice.Name, choice.Note)
 	}

@@ -14,7 +14,7 @@ func (r *runner) fioPlanned() bool { return !r.cfg.NoFio && plan.CeilingApplies(
 // a server at --server-addr whose data dir was not named, the bundle (the
 // run must not create a data dir nobody asked for).
 func (r *runner) preflightDir() string {
-	if !r.targets.started() && !r.cfg.Explicit("data") {
+	if !r.targets.Started() && !r.cfg.Explicit("data") {
 		return r.out
 	}
 	return r.cfg.DataDir

@@ -2,15 +2,11 @@ package orchestrator
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
-	"github.com/tierbench/tierbench/orchestrator/rig/process"
-	"github.com/tierbench/tierbench/results"
-	"github.com/tierbench/tierbench/sut"
 )
 
 // TestServersConfig: --server and its companions resolve to the servers
@@ -74,86 +70,5 @@ func TestReferenceLadderOffForForeignServers(t *testing.T) {
 	}
 	if cfg.Ladder || len(cfg.Notes) == 0 || !strings.Contains(strings.Join(cfg.Notes, "\n"), "ladder: off with --server redis") {
 		t.Errorf("got ladder %v, notes %q; want off, and said", cfg.Ladder, cfg.Notes)
-	}
-}
-
-// TestTierbenchEntryIsTheRunsServer: the catalogue's tierbench entry
-// starts tierbench's own server with the flags each scenario always gave
-// it, and shards (serverArgs) get the same.
-func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
-	cfg, err := plan.Config{Binary: "/bin/tierbench"}.Resolve(func(string) string { return "" }, parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DataDir = t.TempDir()
-	r := &runner{cfg: cfg, drv: process.NewDriver(cfg.Binary, nil)}
-	d := cfg.DataDir
-	sizes := []string{"--memory", "16m", "--page", "4m", "--segment", "1g", "--index", "256m"}
-	for _, c := range []struct {
-		row  results.Row
-		want []string
-	}{
-		{results.Row{Backend: "libaio", Pin: plan.PinNone}, append(append([]string{"server", "--port", "7001", "--bind", "127.0.0.1"}, sizes...),
-			"--storage-tier", "--logdir", d, "--device-type", "native", "--device-io-backend", "libaio")},
-		{results.Row{Backend: "uring", Pin: plan.PinPinned}, append(append([]string{"server", "--port", "7001", "--bind", "127.0.0.1"}, sizes...),
-			"--storage-tier", "--logdir", d, "--device-type", "native", "--device-io-backend", "uring")},
-		{results.Row{Backend: results.ScenarioMemory, Pin: plan.PinNone}, []string{"server", "--port", "7001", "--bind", "127.0.0.1", "--index", "256m"}},
-		{results.Row{Backend: results.ScenarioLocalMemory, Pin: plan.PinNone, Batch: 256}, []string{"server", "--port", "7001", "--bind", "127.0.0.1", "--index", "256m",
-			"--memory", "16m", "--page", "4m", "--segment", "1g", "--storage-tier", "--device-type", "localmemory", "--device-completion-threads", "4", "--device-throttle-limit", "512"}},
-	} {
-		l, err := r.serverLaunch(c.row, 7001)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(l.args, c.want) || l.prog != nil || l.dataDir != d {
-			t.Errorf("%s: got %q (program %q, data %s),\nwant %q (the tierbench binary, data %s)", c.row.ID(), l.args, l.prog, l.dataDir, c.want, d)
-		}
-		if l.command != "/bin/tierbench "+sut.Quote(c.want) {
-			t.Errorf("%s: command got %s", c.row.ID(), l.command)
-		}
-		if args, err := r.serverArgs(c.row, 7001, d); err != nil || !slices.Equal(args, c.want) {
-			t.Errorf("%s: serverArgs got %q, %v; want %q", c.row.ID(), args, err, c.want)
-		}
-	}
-}
-
-// TestRowFileNamesApart: rows a run tells apart (results.Row.ID) write
-// apart files; scenario 3's two -b rows once shared their client logs.
-func TestRowFileNamesApart(t *testing.T) {
-	rows := []results.Row{
-		{Backend: "uring", Pin: "none"},
-		{Backend: "uring", Pin: "pinned"},
-		{Backend: "libaio", Pin: "none"},
-		{Backend: "localmemory", Pin: "none", Batch: 1024},
-		{Backend: "localmemory", Pin: "none", Batch: 256},
-		{Backend: "localmemory", Pin: "none", Batch: 256, Shards: 2},
-		{Backend: "memory", Pin: "none", Server: "redis"},
-		{Backend: "memory", Pin: "none", Server: "valkey"},
-		{Backend: "uring", Pin: "none", Memory: "16m"},
-		{Backend: "uring", Pin: "none", Memory: "128m"},
-		{Backend: "uring", Pin: "none", TLS: true},
-		{Backend: "uring", Pin: "none", Ladder: true},
-	}
-	seen := map[string]results.Row{}
-	for _, row := range rows {
-		name := rowFileName(row)
-		if other, ok := seen[name]; ok {
-			t.Errorf("rows %s and %s: both named %q, want apart", other.ID(), row.ID(), name)
-		}
-		seen[name] = row
-	}
-	for _, tc := range []struct {
-		row  results.Row
-		want string
-	}{
-		{results.Row{Backend: "uring", Pin: "none"}, "uring-none"},
-		{results.Row{Backend: "uring", Pin: "none", TLS: true}, "uring-none-tls"},
-		{results.Row{Backend: "localmemory", Pin: "none", Batch: 256, Shards: 2}, "localmemory-none-b256-shards2"},
-		{results.Row{Backend: "memory", Pin: "pinned", Server: "redis", Memory: "16m"}, "memory-pinned-redis-memory16m"},
-		{results.Row{Backend: "memory", Pin: "none", Batch: 1024, Ladder: true}, "memory-none-b1024-ladder"},
-	} {
-		if got := rowFileName(tc.row); got != tc.want {
-			t.Errorf("rowFileName(%s): got %q, want %q", tc.row.ID(), got, tc.want)
-		}
 	}
 }

@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -11,41 +10,9 @@ import (
 	"github.com/tierbench/tierbench/internal/slots"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
-
-func TestShardPlaces(t *testing.T) {
-	one := rig.Topology{Nodes: [][]int{{0, 1, 2, 3}}}
-	two := rig.Topology{Nodes: [][]int{{0, 1}, {2, 3}}}
-	three := rig.Topology{Nodes: [][]int{{0, 1}, {2, 3}, {4, 5}}}
-	half := rig.Pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "0"}
-	tiny := rig.Pinning{ServerCPUs: "0", ServerMems: "0", ClientCPUs: "1", ClientMems: "0"}
-	cases := []struct {
-		n       int
-		topo    rig.Topology
-		pin     string
-		pn      rig.Pinning
-		want    string
-		wantHow string
-	}{
-		{2, one, plan.PinNone, rig.Pinning{}, "[{0-1 } {2-3 }]", "disjoint slices of all CPUs"},
-		{4, one, plan.PinNone, rig.Pinning{}, "[{0 } {1 } {2 } {3 }]", "cpus 0 | 1 | 2 | 3"},
-		{2, one, plan.PinPinned, half, "[{0 0} {1 0}]", "of the server's CPUs 0-1"},
-		{2, rig.Topology{Nodes: [][]int{{0, 1}}}, plan.PinPinned, tiny, "[{0 0} {1 0}]", "overlapping the client's"},
-		{2, two, plan.PinNone, rig.Pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
-		{2, two, plan.PinPinned, rig.Pinning{ServerCPUs: "0-1", ServerMems: "0", ClientCPUs: "2-3", ClientMems: "1"}, "[{0 0} {1 0}]", "of the server's CPUs"},
-		{2, three, plan.PinPinned, rig.Pinning{}, "[{0-1 0} {2-3 1}]", "NUMA node"},
-		{5, one, plan.PinNone, rig.Pinning{}, "[{ } { } { } { } { }]", "unpinned: 5 shards on 4 CPUs"},
-	}
-	for _, c := range cases {
-		got, how := shardPlaces(c.n, c.topo, c.pin, c.pn)
-		if fmt.Sprint(got) != c.want || !strings.Contains(how, c.wantHow) {
-			t.Errorf("shardPlaces(%d, %v, %s): got %v (%s), want %s (%q)", c.n, c.topo.Nodes, c.pin, got, how, c.want, c.wantHow)
-		}
-	}
-}
 
 func TestShardConfig(t *testing.T) {
 	none := func(string) string { return "" }
@@ -53,15 +20,8 @@ func TestShardConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DataDir != "/var/tmp/a" || fmt.Sprint(cfg.DataDirs) != "[/var/tmp/a /var/tmp/b]" || shardDir(cfg, 1, 2) != "/var/tmp/b" {
-		t.Errorf("--data list: DataDir %q, DataDirs %v, shard 1 in %q", cfg.DataDir, cfg.DataDirs, shardDir(cfg, 1, 2))
-	}
-	cfg, _ = plan.Config{Shards: []int{2}, DataDir: "/var/tmp/x", DBSize: 1000000, Memory: "1m", Page: "64k"}.Resolve(none, parts)
-	if got := shardDir(cfg, 1, 2); got != "/var/tmp/x/shard-1" {
-		t.Errorf("shard 1 under one --data: %q, want /var/tmp/x/shard-1", got)
-	}
-	if got := shardDir(cfg, 0, 1); got != "/var/tmp/x" {
-		t.Errorf("one shard: %q, want the data dir itself", got)
+	if cfg.DataDir != "/var/tmp/a" || fmt.Sprint(cfg.DataDirs) != "[/var/tmp/a /var/tmp/b]" {
+		t.Errorf("--data list: DataDir %q, DataDirs %v, want /var/tmp/a and [/var/tmp/a /var/tmp/b]", cfg.DataDir, cfg.DataDirs)
 	}
 	refused := []struct {
 		cfg  plan.Config
@@ -80,26 +40,6 @@ func TestShardConfig(t *testing.T) {
 		if err == nil || !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
 		}
-	}
-}
-
-func TestExpandShardsLabelsRows(t *testing.T) {
-	rows := []results.Row{{Backend: "uring", Pin: plan.PinNone, Label: "no pin"}}
-	r := &runner{cfg: plan.Config{Shards: []int{1, 2}}}
-	got := r.expandShards(rows)
-	want := []results.Row{
-		{Backend: "uring", Pin: plan.PinNone, Label: "1 shard / no pin", Shards: 1},
-		{Backend: "uring", Pin: plan.PinNone, Label: "2 shards / no pin", Shards: 2},
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("expandShards: got %+v, want %+v", got, want)
-	}
-	if got[0].ID() == got[1].ID() || got[1].ID() != "uring/none/shards=2" || got[0].ID() != "uring/none" {
-		t.Errorf("keys %q and %q: want uring/none and uring/none/shards=2", got[0].ID(), got[1].ID())
-	}
-	r.cfg.Shards = nil
-	if got := r.expandShards(rows); fmt.Sprint(got) != fmt.Sprint(rows) {
-		t.Errorf("without --shards the rows changed: %v", got)
 	}
 }
 

@@ -238,7 +238,7 @@ func (r *runner) setupTLS() error {
 	if r.cfg.TLS == TLSOff && r.plan.Hosts != nil && !isLoopback(r.plan.Hosts.Bind) {
 		r.printf("tls: WARNING: off across hosts (--tls off): every request and reply crosses the network in clear\n")
 	}
-	if !slices.ContainsFunc(r.plan.Rows, func(row results.Row) bool { return row.TLS }) || !r.targets.started() {
+	if !slices.ContainsFunc(r.plan.Rows, func(row results.Row) bool { return row.TLS }) || !r.targets.Started() {
 		return nil
 	}
 	t, err := newRunTLS(r.plan.RunID, r.cfg.StateDir, r.out, r.bindAddr())

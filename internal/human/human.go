@@ -51,6 +51,14 @@ func Title(s string) string {
 	return string(r)
 }
 
+// Plural is word for a count of n: "1 shard", "2 shards".
+func Plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
 // PercentBeside writes share v as a percentage with enough digits that
 // it never reads as the threshold it is compared with — a refused
 // 98.996 % beside "want ≥ 99 %" prints as "98.996 %", not "99.00 %" — and

@@ -49,3 +49,14 @@ func TestFormatPercentBeside(t *testing.T) {
 		}
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "shards"}, {1, "shard"}, {2, "shards"}} {
+		if got := Plural(c.n, "shard"); got != c.want {
+			t.Errorf("Plural(%d, shard): got %q, want %q", c.n, got, c.want)
+		}
+	}
+}

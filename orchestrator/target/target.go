@@ -1,10 +1,25 @@
-// Package target holds where a row's server answers: one server, or the
-// nodes of a cluster (the shards the run starts, or the masters of an
-// external cluster). Every step after the start — the owner proof, the
-// load check, the sampled GETs, the counters around a pass — walks the
-// nodes the same way, whoever started them; only the client's routing
-// (Cluster) and the shape of the record (per-node figures for a cluster)
-// depend on how many there are.
+// Package target holds where a row's server answers, and how it comes to
+// answer: one server, or the nodes of a cluster (the shards the run
+// starts, or the masters of an external cluster). Every step after the
+// start — the owner proof, the load check, the sampled GETs, the counters
+// around a pass — walks the nodes the same way, whoever started them;
+// only the client's routing (Cluster) and the shape of the record
+// (per-node figures for a cluster) depend on how many there are.
+//
+// The sources: Own starts a fresh server of the row's catalogue entry
+// (package sut) on a wiped data dir, or the row's shards as one static
+// cluster (shards.go), per row; External is the server at --server-addr,
+// proven by Attach before the run creates anything. Servers is the
+// servers dimension (--server, --server-cmd, …), localauth.go the
+// password the run gives the servers it starts on this machine.
+//
+// Invariants: a Server is returned only once each of its nodes answered
+// and its pid was proven to own the node's socket; whatever a failed
+// start started is stopped before the error is returned; the bundle
+// never holds the password, only the name of the file it is in.
+// This package imports nothing above it: what only the run knows (the
+// driver, the TLS of a row, the preflight where the server runs) comes
+// through Env.
 package target
 
 import (

@@ -1,4 +1,4 @@
-package orchestrator
+package target
 
 import (
 	"os"
@@ -7,9 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig/process"
-	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
 )
 
@@ -21,16 +19,18 @@ import (
 // way off argv gets none.
 func TestServerPasswordFiles(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state")
-	r := &runner{cfg: plan.Config{StateDir: state}, plan: results.Plan{RunID: "r1"}, drv: process.NewDriver("", nil), auth: "0123456789abcdef0123456789abcdef"}
+	secrets := &Secrets{StateDir: state, RunID: "r1"}
+	drv := process.NewDriver("", nil)
+	p := Password{Auth: "0123456789abcdef0123456789abcdef"}
 	var err error
-	if r.authFile, err = r.writePasswordFile(r.auth); err != nil {
+	if p.File, err = secrets.WritePassword(p.Auth); err != nil {
 		t.Fatal(err)
 	}
 	// Another process plants a link where the config file goes, to a
 	// file the run must not write.
 	victim := filepath.Join(t.TempDir(), "victim")
 	os.WriteFile(victim, []byte("untouched"), 0o644)
-	if err := os.Symlink(victim, filepath.Join(r.secretDir, sut.PasswordConfigFile.FileName())); err != nil {
+	if err := os.Symlink(victim, filepath.Join(secrets.Dir, sut.PasswordConfigFile.FileName())); err != nil {
 		t.Fatal(err)
 	}
 	servers := make([]sut.Server, 0, len(sut.Catalogue))
@@ -38,14 +38,14 @@ func TestServerPasswordFiles(t *testing.T) {
 		s, _ := sut.Lookup(name)
 		servers = append(servers, s)
 	}
-	if err := r.writeServerPasswords(servers); err != nil {
+	if err := p.writeServerPasswords(servers, drv, secrets); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "untouched" {
 		t.Errorf("the link's target: got %q, want it untouched", b)
 	}
-	if st, err := os.Lstat(r.secretDir); err != nil || st.Mode().Perm() != 0o700 || !st.IsDir() {
-		t.Errorf("the secret dir %s: got %v, %v; want a 0700 directory", r.secretDir, st.Mode(), err)
+	if st, err := os.Lstat(secrets.Dir); err != nil || st.Mode().Perm() != 0o700 || !st.IsDir() {
+		t.Errorf("the secret dir %s: got %v, %v; want a 0700 directory", secrets.Dir, st.Mode(), err)
 	}
 	for _, c := range []struct {
 		name      string
@@ -53,15 +53,15 @@ func TestServerPasswordFiles(t *testing.T) {
 		wantFlag  string // else the flag before it ("" : no file at all)
 		wantText  string
 	}{
-		{"tierbench", false, "--auth-file", r.auth + "\n"},
-		{"redis", true, "", `requirepass "` + r.auth + "\"\n"},
-		{"valkey", true, "", `requirepass "` + r.auth + "\"\n"},
-		{"keydb", true, "", `requirepass "` + r.auth + "\"\n"},
-		{"dragonfly", false, "--flagfile", "--requirepass=" + r.auth + "\n"},
+		{"tierbench", false, "--auth-file", p.Auth + "\n"},
+		{"redis", true, "", `requirepass "` + p.Auth + "\"\n"},
+		{"valkey", true, "", `requirepass "` + p.Auth + "\"\n"},
+		{"keydb", true, "", `requirepass "` + p.Auth + "\"\n"},
+		{"dragonfly", false, "--flagfile", "--requirepass=" + p.Auth + "\n"},
 		{"garnet", false, "", ""},
 	} {
 		s, _ := sut.Lookup(c.name)
-		args, auth := r.serverPassword(s, []string{"--port", "1"})
+		args, auth := p.serverPassword(s, []string{"--port", "1"})
 		var file string
 		switch {
 		case c.wantFirst:
@@ -75,8 +75,8 @@ func TestServerPasswordFiles(t *testing.T) {
 			}
 			continue
 		}
-		if !auth || file == "" || !strings.HasPrefix(file, r.secretDir+"/") {
-			t.Errorf("%s: got %q (auth %v), want a file of %s %s", c.name, args, auth, r.secretDir, map[bool]string{true: "first", false: "after " + c.wantFlag}[c.wantFirst])
+		if !auth || file == "" || !strings.HasPrefix(file, secrets.Dir+"/") {
+			t.Errorf("%s: got %q (auth %v), want a file of %s %s", c.name, args, auth, secrets.Dir, map[bool]string{true: "first", false: "after " + c.wantFlag}[c.wantFirst])
 			continue
 		}
 		st, err := os.Lstat(file)

@@ -1,4 +1,4 @@
-package orchestrator
+package target
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
@@ -21,6 +21,26 @@ import (
 // The servers a run measures side by side (--server, --server-cmd): each
 // an entry of package sut's catalogue, read as data. The run has no
 // branch of its own for any of them.
+
+// Servers is --server, --server-cmd, --server-bin and --server-image:
+// the servers measured side by side, a dimension of the registry.
+type Servers struct{}
+
+// Name names the dimension in the combination table.
+func (Servers) Name() string { return "servers" }
+
+// Supports refuses what validateServers refuses.
+func (Servers) Supports(c plan.Config) error {
+	return plan.Refusals(func(bad func(string, ...any)) { validateServers(c, bad) })
+}
+
+// Flags and Ask are how the combination table asks for it.
+func (Servers) Flags() string { return "--server redis --scenario memory" }
+
+// Ask sets what Flags says on c.
+func (Servers) Ask(c *plan.Config) {
+	c.Servers, c.Scenario = []string{"redis"}, results.ScenarioMemory
+}
 
 // validateServers checks --server, --server-cmd, --server-bin,
 // --server-image and --pull against each other and the rest of the run.
@@ -131,9 +151,9 @@ func rowScenario(row results.Row) string {
 	return results.ScenarioStorage
 }
 
-// rowServer is the catalogue entry of a row's server.
-func (r *runner) rowServer(row results.Row) (sut.Server, error) {
-	servers, err := r.cfg.Systems()
+// RowServer is the catalogue entry of a row's server.
+func RowServer(c plan.Config, row results.Row) (sut.Server, error) {
+	servers, err := c.Systems()
 	if err != nil {
 		return sut.Server{}, err
 	}
@@ -142,7 +162,7 @@ func (r *runner) rowServer(row results.Row) (sut.Server, error) {
 			return s, nil
 		}
 	}
-	return sut.Server{}, fmt.Errorf("orchestrator: row %s names server %q, which the run does not start", row.ID(), row.ServerName())
+	return sut.Server{}, fmt.Errorf("target: row %s names server %q, which the run does not start", row.ID(), row.ServerName())
 }
 
 // launch is how a row's server starts: the program before its flags
@@ -162,58 +182,60 @@ type launch struct {
 
 // serverLaunch is how row's server starts on port with the run's data
 // dir: its catalogue entry's flags for the row's scenario, filled in.
-func (r *runner) serverLaunch(row results.Row, port int) (launch, error) {
-	s, err := r.rowServer(row)
+func (o *Own) serverLaunch(row results.Row, port int) (launch, error) {
+	cfg, drv := o.Config, o.Env.Driver()
+	s, err := RowServer(cfg, row)
 	if err != nil {
 		return launch{}, err
 	}
-	l := launch{dataDir: r.cfg.DataDir}
-	data := r.drv.DataPath(r.cfg.DataDir)
+	l := launch{dataDir: cfg.DataDir}
+	data := drv.DataPath(cfg.DataDir)
 	if !s.Self {
-		if l.dataDir, err = safe.ServerDir(r.cfg.DataDir, s.Name); err != nil {
+		if l.dataDir, err = safe.ServerDir(cfg.DataDir, s.Name); err != nil {
 			return launch{}, err
 		}
 		data = filepath.Join(data, filepath.Base(l.dataDir))
 	}
-	v := r.serverValues(row, port, data)
+	v := o.serverValues(row, port, data)
 	sc := rowScenario(row)
 	switch {
 	case s.Self:
 		l.args, err = s.Process(sc, nil, v)
-		l.args = append(l.args, sweep.ReadCacheArgs(r.cfg, row)...)
-		l.command = sut.Quote(append([]string{r.cfg.Binary}, l.args...))
-	case r.drv.Capabilities().Images:
+		l.args = append(l.args, sweep.ReadCacheArgs(cfg, row)...)
+		l.command = sut.Quote(append([]string{cfg.Binary}, l.args...))
+	case drv.Capabilities().Images:
 		var ep []string
 		ep, l.args, err = s.Container(sc, v)
-		l.img = rig.ImageRun{Name: r.cfg.ServerImage, Entrypoint: ep}
-		l.command = "docker run " + sut.Quote(append([]string{"--entrypoint", ep[0], r.cfg.ServerImage}, l.args...))
+		l.img = rig.ImageRun{Name: cfg.ServerImage, Entrypoint: ep}
+		l.command = "docker run " + sut.Quote(append([]string{"--entrypoint", ep[0], cfg.ServerImage}, l.args...))
 	default:
-		if l.prog, err = s.Program(r.cfg.ServerBin); err == nil {
+		if l.prog, err = s.Program(cfg.ServerBin); err == nil {
 			l.args, err = s.Process(sc, nil, v)
 			l.command = sut.Quote(append(slices.Clone(l.prog), l.args...))
 		}
 	}
 	if err != nil {
-		return launch{}, fmt.Errorf("orchestrator: %s %s: %w", row.ServerName(), row.Label, err)
+		return launch{}, fmt.Errorf("target: %s %s: %w", row.ServerName(), row.Label, err)
 	}
 	// The password file goes in after the command is recorded: the
 	// bundle names no file of the run's secrets.
-	l.args, l.auth = r.serverPassword(s, l.args)
+	l.args, l.auth = o.Env.Password().serverPassword(s, l.args)
 	return l, nil
 }
 
 // serverValues are what a row's server's template is filled with: data
 // is its data dir as it sees it.
-func (r *runner) serverValues(row results.Row, port int, data string) sut.Values {
-	return sut.Values{Port: port, Bind: r.bindAddr(), Data: data, Memory: sweep.RowMemory(r.cfg, row), Page: r.cfg.Page,
-		Segment: r.cfg.Segment, Index: r.cfg.Index, Backend: row.Backend}
+func (o *Own) serverValues(row results.Row, port int, data string) sut.Values {
+	c := o.Config
+	return sut.Values{Port: port, Bind: o.Env.Bind(), Data: data, Memory: sweep.RowMemory(c, row), Page: c.Page,
+		Segment: c.Segment, Index: c.Index, Backend: row.Backend}
 }
 
-// serverEvidence reads the INFO fields the row's server's catalogue entry
-// names ("section:field"); a field the server does not report is left
-// out, and a section it refuses leaves out its fields.
-func (r *runner) serverEvidence(ctx context.Context, row results.Row, p rig.ServerProbe) map[string]string {
-	s, err := r.rowServer(row)
+// ServerEvidence reads the INFO fields the row's server's catalogue entry
+// names ("section:field") through p; a field the server does not report
+// is left out, and a section it refuses leaves out its fields.
+func ServerEvidence(ctx context.Context, c plan.Config, row results.Row, p rig.ServerProbe) map[string]string {
+	s, err := RowServer(c, row)
 	if err != nil || len(s.Evidence) == 0 {
 		return nil
 	}
@@ -236,13 +258,13 @@ func (r *runner) serverEvidence(ctx context.Context, row results.Row, p rig.Serv
 	return out
 }
 
-// rowFileName names a row's files, its server's log and container and its
+// FileName names a row's files, its server's log and container and its
 // clients' logs, after its ID (results.Row.ID), which tells the rows of a
 // run apart: "uring/none/b=256/server=redis/tls" is
 // "uring-none-b256-redis-tls". Backend and pin alone were not enough:
 // scenario 3's -b 1024 and -b 256 rows, a sweep's --memory rows and
 // --tls both's plain and TLS rows wrote over each other's client logs.
-func rowFileName(row results.Row) string {
+func FileName(row results.Row) string {
 	return fileNameOfID.Replace(row.ID())
 }
 
@@ -251,11 +273,7 @@ var fileNameOfID = strings.NewReplacer("/", "-", "server=", "", "=", "")
 // rowTitle names a row's server set-up in progress lines.
 func rowTitle(row results.Row) string {
 	if row.Server == "" {
-		return titleCase(row.Backend)
+		return human.Title(row.Backend)
 	}
-	return row.Server + " " + titleCase(row.Backend)
+	return row.Server + " " + human.Title(row.Backend)
 }
-
-// FindServer of a shard group: each shard is a tierbench server started
-// by itself, whose own pid owns its socket (proven per node).
-func (g *shardGroup) FindServer(context.Context, string, time.Duration) error { return nil }

@@ -1,4 +1,4 @@
-package orchestrator
+package target
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tierbench/tierbench/bench"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/slots"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
-	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
 )
@@ -39,10 +40,10 @@ func shardDir(c plan.Config, i, shards int) string {
 	return filepath.Join(c.DataDir, fmt.Sprintf("shard-%d", i))
 }
 
-// expandShards gives every backend × pin row one row per --shards count;
+// ExpandShards gives every backend × pin row one row per --shards count;
 // a sharded row is labelled "N shards / <pin label>".
-func (r *runner) expandShards(rows []results.Row) []results.Row {
-	counts := r.cfg.ShardCounts()
+func ExpandShards(c plan.Config, rows []results.Row) []results.Row {
+	counts := c.ShardCounts()
 	if len(counts) == 1 && counts[0] == 1 {
 		return rows
 	}
@@ -52,19 +53,12 @@ func (r *runner) expandShards(rows []results.Row) []results.Row {
 			x := row
 			x.Shards = n
 			if n > 1 || len(counts) > 1 {
-				x.Label = fmt.Sprintf("%d %s / %s", n, plural(n, "shard"), row.Label)
+				x.Label = fmt.Sprintf("%d %s / %s", n, human.Plural(n, "shard"), row.Label)
 			}
 			out = append(out, x)
 		}
 	}
 	return out
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return word + "s"
 }
 
 // shardPlace is where one shard runs.
@@ -113,7 +107,7 @@ func shardPlaces(n int, topo rig.Topology, pin string, pn rig.Pinning) ([]shardP
 
 // shardGroup is the row's shards as one server: stop stops them all.
 type shardGroup struct {
-	nodes []*target.Node
+	nodes []*Node
 	acc   rig.Access // how the run's probes reach each shard: the password
 }
 
@@ -142,22 +136,25 @@ func (g *shardGroup) Stop(ctx context.Context) error {
 // startShards starts the row's shards on wiped data dirs, one static
 // cluster node each, with the slots split evenly, and proves each pid
 // owns its node's socket.
-func (r *runner) startShards(ctx context.Context, row results.Row) (tgt target.Server, err error) {
+func (o *Own) startShards(ctx context.Context, row results.Row) (tgt Server, err error) {
+	env, cfg := o.Env, o.Config
+	host, drv := env.Host(), env.Driver()
 	n := row.Shards
-	places, how := shardPlaces(n, r.local.topo, row.Pin, r.local.pinning)
+	places, how := shardPlaces(n, o.Topo, row.Pin, o.Pinning)
 	ranges := slots.Split(n)
 	var file []slots.Node
 	group := &shardGroup{}
 	own, err := sut.Lookup(results.OwnServer)
 	if err != nil {
-		return target.Server{}, err
+		return Server{}, err
 	}
 	// Each shard takes the run's password as a lone server does; the
 	// shards have no cluster bus, and the clients give AUTH on every
 	// node they dial, the one a redirect names too (bench.dialSpec).
-	_, auth := r.serverPassword(own, nil)
+	pw := env.Password()
+	_, auth := pw.serverPassword(own, nil)
 	if auth {
-		group.acc = rig.Access{Auth: r.auth}
+		group.acc = rig.Access{Auth: pw.Auth}
 	}
 	defer func() {
 		if err != nil {
@@ -165,52 +162,52 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt target.S
 		}
 	}()
 	for i := range n {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
-			return target.Server{}, err
+			return Server{}, err
 		}
 		node := slots.Node{ID: fmt.Sprintf("%040x", i+1), Host: "127.0.0.1", Port: port, Ranges: []slots.Range{ranges[i]}}
 		file = append(file, node)
-		group.nodes = append(group.nodes, &target.Node{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, Dir: shardDir(r.cfg, i, n)})
+		group.nodes = append(group.nodes, &Node{ID: node.ID, Addr: node.Addr(), Slots: ranges[i].Len(), Ranges: node.Ranges, Dir: shardDir(cfg, i, n)})
 	}
-	name := rowFileName(row)
-	nodeFile := filepath.Join(r.out, results.DirLogs, "cluster-nodes-"+name+".txt")
+	name := FileName(row)
+	nodeFile := filepath.Join(o.Out, results.DirLogs, "cluster-nodes-"+name+".txt")
 	f, err := safe.CreateOrTruncate(nodeFile, 0o644)
 	if err != nil {
-		return target.Server{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
+		return Server{}, fmt.Errorf("target: write the cluster node file: %w", err)
 	}
 	werr := slots.FormatNodes(f, file)
 	if err := errors.Join(werr, f.Close()); err != nil {
-		return target.Server{}, fmt.Errorf("orchestrator: write the cluster node file: %w", err)
+		return Server{}, fmt.Errorf("target: write the cluster node file: %w", err)
 	}
-	r.printf("%s %s: starting %d shards (%s), slots split evenly, nodes in %s\n", titleCase(row.Backend), row.Label, n, how, nodeFile)
+	env.Printf("%s %s: starting %d shards (%s), slots split evenly, nodes in %s\n", human.Title(row.Backend), row.Label, n, how, nodeFile)
 	for i, node := range group.nodes {
-		if err := r.host.WipeData(ctx, node.Dir); err != nil {
-			return target.Server{}, err
+		if err := host.WipeData(ctx, node.Dir); err != nil {
+			return Server{}, err
 		}
-		args, err := r.serverArgs(row, file[i].Port, node.Dir)
+		args, err := o.ServerArgs(row, file[i].Port, node.Dir)
 		if err != nil {
-			return target.Server{}, err
+			return Server{}, err
 		}
-		args = append(args, "--cluster-nodes", r.drv.DataPath(nodeFile), "--cluster-node-id", node.ID,
+		args = append(args, "--cluster-nodes", drv.DataPath(nodeFile), "--cluster-node-id", node.ID,
 			"--cluster-announce", node.Addr, "--cluster-slots", slots.FormatRanges(file[i].Ranges))
-		args, _ = r.serverPassword(own, args)
+		args, _ = pw.serverPassword(own, args)
 		spec := rig.ServerSpec{Name: fmt.Sprintf("%s-shard%d", name, i), Args: args, CPUs: places[i].CPUs, Mems: places[i].Mems,
-			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.Dir, Access: group.acc}
-		srv, err := r.drv.StartServer(ctx, spec)
+			LogPath: filepath.Join(o.Out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i)), DataDir: node.Dir, Access: group.acc}
+		srv, err := drv.StartServer(ctx, spec)
 		if err != nil {
-			return target.Server{}, fmt.Errorf("orchestrator: %s %s shard %d: %w (log %s)", row.Backend, row.Label, i, err, spec.LogPath)
+			return Server{}, fmt.Errorf("target: %s %s shard %d: %w (log %s)", row.Backend, row.Label, i, err, spec.LogPath)
 		}
 		node.Handle, node.Probe = srv, srv.Probe(node.Addr)
 	}
 	for i, node := range group.nodes {
-		if err := r.proveNode(ctx, row, node, filepath.Join(r.out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i))); err != nil {
-			return target.Server{}, err
+		if err := proveNode(ctx, row, node, filepath.Join(o.Out, results.DirLogs, fmt.Sprintf("server-%s-shard%d.log", name, i))); err != nil {
+			return Server{}, err
 		}
 	}
-	tgt = target.Server{Addr: group.nodes[0].Addr, Handle: group, Nodes: group.nodes, Cluster: true, NoAuth: !auth}
-	if err := r.serverPreflight(ctx, row, group.nodes[0].Handle, group.nodes[0].Dir, &tgt); err != nil {
-		return target.Server{}, err
+	tgt = Server{Addr: group.nodes[0].Addr, Handle: group, Nodes: group.nodes, Cluster: true, NoAuth: !auth}
+	if err := env.Preflight(ctx, row, group.nodes[0].Handle, group.nodes[0].Dir, &tgt); err != nil {
+		return Server{}, err
 	}
 	return tgt, nil
 }
@@ -218,32 +215,32 @@ func (r *runner) startShards(ctx context.Context, row results.Row) (tgt target.S
 // externalCluster asks an external server whether it is a cluster node;
 // if so it returns the masters, each with the pid of --server-pid's list
 // that owns its listening socket (found in /proc when not given).
-func (r *runner) externalCluster(ctx context.Context) ([]*target.Node, error) {
-	if r.cfg.ServerTLS || r.cfg.ServerPassword != "" {
+func externalCluster(ctx context.Context, cfg plan.Config, proc rig.ProcRoot, printf func(string, ...any)) ([]*Node, error) {
+	if cfg.ServerTLS || cfg.ServerPassword != "" {
 		// The cluster map is read over plain TCP without a password: a
 		// server at rediss:// or with a password is measured as one node.
 		return nil, nil
 	}
-	masters, err := bench.DiscoverCluster(ctx, r.cfg.ServerAddr, "")
+	masters, err := bench.DiscoverCluster(ctx, cfg.ServerAddr, "")
 	var netErr *net.OpError
 	if errors.Is(err, bench.ErrNotCluster) || errors.As(err, &netErr) {
 		// One server, or nothing listening: the owner proof says which.
-		if len(r.cfg.ServerPIDs) > 1 {
-			return nil, fmt.Errorf("%w: --server-pid lists %d pids, but %s is not a cluster node (%v): give its one pid", fault.ErrConfig, len(r.cfg.ServerPIDs), r.cfg.ServerAddr, err)
+		if len(cfg.ServerPIDs) > 1 {
+			return nil, fmt.Errorf("%w: --server-pid lists %d pids, but %s is not a cluster node (%v): give its one pid", fault.ErrConfig, len(cfg.ServerPIDs), cfg.ServerAddr, err)
 		}
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("orchestrator: read the cluster map of %s: %w", r.cfg.ServerAddr, err)
+		return nil, fmt.Errorf("target: read the cluster map of %s: %w", cfg.ServerAddr, err)
 	}
-	pids := r.cfg.ServerPIDs
-	if len(pids) == 0 && r.cfg.ServerPID > 0 {
-		pids = []int{r.cfg.ServerPID}
+	pids := cfg.ServerPIDs
+	if len(pids) == 0 && cfg.ServerPID > 0 {
+		pids = []int{cfg.ServerPID}
 	}
-	var nodes []*target.Node
+	var nodes []*Node
 	used := map[int]bool{}
 	for _, m := range masters {
-		n := &target.Node{ID: m.ID, Addr: m.Addr, Ranges: m.Ranges}
+		n := &Node{ID: m.ID, Addr: m.Addr, Ranges: m.Ranges}
 		for _, rg := range m.Ranges {
 			n.Slots += rg.Len()
 		}
@@ -252,24 +249,24 @@ func (r *runner) externalCluster(ctx context.Context) ([]*target.Node, error) {
 		found := false
 		if len(pids) == 0 {
 			// No pids given: the owner of each node's socket, from /proc.
-			proof, lastErr = r.local.proc.ProveServer(ctx, rig.Access{}, m.Addr, 0)
+			proof, lastErr = proc.ProveServer(ctx, rig.Access{}, m.Addr, 0)
 			found = lastErr == nil
 		}
 		for _, pid := range pids {
 			if used[pid] {
 				continue
 			}
-			if proof, lastErr = r.local.proc.ProveServer(ctx, rig.Access{}, m.Addr, pid); lastErr == nil {
+			if proof, lastErr = proc.ProveServer(ctx, rig.Access{}, m.Addr, pid); lastErr == nil {
 				found = true
 				break
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("orchestrator: no pid of --server-pid %s owns the socket of cluster node %s: %w", formatPIDs(pids), m.Addr, lastErr)
+			return nil, fmt.Errorf("target: no pid of --server-pid %s owns the socket of cluster node %s: %w", formatPIDs(pids), m.Addr, lastErr)
 		}
 		used[proof.PID] = true
-		n.Proof, n.Probe = &proof, rig.LocalProbe{Addr: m.Addr, Pid: proof.PID, Proc: r.local.proc}
-		r.printf("cluster node %s (%d slots): %s\n", m.Addr, n.Slots, proof.Sentence())
+		n.Proof, n.Probe = &proof, rig.LocalProbe{Addr: m.Addr, Pid: proof.PID, Proc: proc}
+		printf("cluster node %s (%d slots): %s\n", m.Addr, n.Slots, proof.Sentence())
 		nodes = append(nodes, n)
 	}
 	return nodes, nil
@@ -282,3 +279,7 @@ func formatPIDs(pids []int) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// FindServer of a shard group: each shard is a tierbench server started
+// by itself, whose own pid owns its socket (proven per node).
+func (g *shardGroup) FindServer(context.Context, string, time.Duration) error { return nil }
