@@ -222,8 +222,8 @@ type runner struct {
 	// --server-addr's clients. Both are removed when the run ends.
 	tls       *runTLS
 	secretDir string
-	// targets gives every row its server (target.go); clients runs its
-	// clients (clients.go).
+	// targets gives every row its server (package target, through
+	// target_env.go); clients runs its clients (clients.go).
 	targets targetSource
 	clients clientFleet
 	// host is the machine the servers run on (package rig), from the driver.
