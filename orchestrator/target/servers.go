@@ -34,7 +34,7 @@ func (Servers) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateServers(c, bad) })
 }
 
-// Flags and Ask are how the combination table asks for it.
+// Flags is how a command line asks for it, in the combination table.
 func (Servers) Flags() string { return "--server redis --scenario memory" }
 
 // Ask sets what Flags says on c.
