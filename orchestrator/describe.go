@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
 )
@@ -49,28 +50,13 @@ func Describe(cfg plan.Config) (Description, error) {
 	}
 	c := r.cfg
 	rows := r.plan.Rows
-	var ps []phase
-	for _, row := range rows {
-		ps = append(ps, rowPhases(c, describeWork(c, row), phaseRates{loadKeysPerSec: assumedLoadKeysPerSec})...)
-	}
-	ladder := 0
-	switch {
-	case c.ServerAddr != "":
-		ladder = 1
-	case c.Spec().Tiered:
-		ladder = len(c.Backends)
-	}
-	ps = sumPhases(append(ps, ladderPhase(c, ladder)...))
 	f := plan.File{Schema: plan.FileSchema, Kind: plan.FileKind, Workload: c.Record(), Rows: rows,
-		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: &plan.Estimate{Seconds: phasesSeconds(ps)}}
+		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: watch.PlanEstimate(c, rows, rowEngine)}
 	// Where this host runs it is no part of the plan.
 	f.Workload.OutDir, f.Workload.StateDir, f.Workload.Binary = "", "", ""
 	if !c.Explicit("data") {
 		// This host's default, which a run elsewhere replaces by its own.
 		f.Workload.DataDir, f.Workload.DataDirs = "", nil
-	}
-	for _, p := range ps {
-		f.Estimate.Phases = append(f.Estimate.Phases, plan.Phase{Name: p.Name, Count: p.Count, Seconds: p.Seconds, UpTo: p.UpTo})
 	}
 	return Description{Config: c, Plan: f, Notes: c.Notes}, nil
 }
@@ -101,22 +87,6 @@ func describeAll(cfg plan.Config) (Description, error) {
 		out.Notes = append(out.Notes, d.Notes...)
 	}
 	return out, nil
-}
-
-// describeWork is a row's work before anything ran: every pass, its load
-// unless skipped, and the fio runs beside and after its passes where its
-// ceiling applies (rowWorkOf's, without a preflight to read).
-func describeWork(c plan.Config, row results.Row) rowWork {
-	w := rowWork{load: !c.SkipLoad}
-	w.cells = c.Passes * len(c.Threads)
-	if rowEngine(row) == "" || c.NoFio || !plan.CeilingApplies(c) {
-		return w
-	}
-	w.fioSeconds = cmp.Or(c.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
-	if row.Shards <= 1 {
-		w.besideSeconds = results.BesideSeconds
-	}
-	return w
 }
 
 // datasetOf is the data a run loads and what it needs on disk and in RAM.

@@ -1,4 +1,4 @@
-package orchestrator
+package watch
 
 import (
 	"cmp"
@@ -27,15 +27,19 @@ type phase struct {
 // Total is the phase's seconds in all.
 func (p phase) Total() float64 { return float64(p.Count) * p.Seconds }
 
-// Phase names, in the order a row runs them.
+// Phase names, as status.json and the progress lines give them: the
+// run's preflight, then a row's in the order it runs them, then the
+// ladder and the report.
 const (
-	phaseLoad    = "load"
-	phaseWarmup  = "warm-up"
-	phaseCells   = "cells"
-	phaseLatency = "latency steps"
-	phaseSLO     = "slo probes"
-	phaseFio     = "fio re-runs"
-	phaseLadder  = "ladder"
+	PhasePreflight = "preflight"
+	PhaseLoad      = "load"
+	PhaseWarmup    = "warm-up"
+	PhaseCells     = "cells"
+	PhaseLatency   = "latency steps"
+	PhaseSLO       = "slo probes"
+	PhaseFio       = "fio re-runs"
+	PhaseLadder    = "ladder"
+	PhaseReport    = "report"
 )
 
 // rowWork is what one row still has to run, for the estimate.
@@ -61,17 +65,17 @@ type phaseRates struct {
 func rowPhases(cfg plan.Config, w rowWork, rates phaseRates) []phase {
 	var out []phase
 	if w.load && cfg.DBSize > 0 {
-		out = append(out, phase{Name: phaseLoad, Count: 1, Seconds: float64(cfg.DBSize) / rates.loadKeysPerSec})
+		out = append(out, phase{Name: PhaseLoad, Count: 1, Seconds: float64(cfg.DBSize) / rates.loadKeysPerSec})
 	}
 	if w.cells > 0 && cfg.WarmupSeconds > 0 {
-		out = append(out, phase{Name: phaseWarmup, Count: 1, Seconds: float64(cfg.WarmupSeconds)})
+		out = append(out, phase{Name: PhaseWarmup, Count: 1, Seconds: float64(cfg.WarmupSeconds)})
 	}
 	if w.cells > 0 {
 		per := rates.perCellSeconds
 		if per == 0 {
 			per = float64(cfg.CellSeconds + 1 + w.besideSeconds)
 		}
-		out = append(out, phase{Name: phaseCells, Count: w.cells, Seconds: per})
+		out = append(out, phase{Name: PhaseCells, Count: w.cells, Seconds: per})
 	}
 	out = append(out, postCellPhases(cfg, w)...)
 	return out
@@ -85,13 +89,13 @@ func postCellPhases(cfg plan.Config, w rowWork) []phase {
 	step := float64(results.LatencyWarmupSeconds + cfg.CellSeconds)
 	if cfg.Latency {
 		floor := float64(results.LatencyWarmupSeconds + min(cfg.CellSeconds, latency.FloorSeconds))
-		out = append(out, phase{Name: phaseLatency, Count: 1 + len(latency.Shares), Seconds: (floor + float64(len(latency.Shares))*step) / float64(1+len(latency.Shares))})
+		out = append(out, phase{Name: PhaseLatency, Count: 1 + len(latency.Shares), Seconds: (floor + float64(len(latency.Shares))*step) / float64(1+len(latency.Shares))})
 	}
 	if cfg.SLO != "" {
-		out = append(out, phase{Name: phaseSLO, Count: latency.SLOMaxProbes, Seconds: step, UpTo: true})
+		out = append(out, phase{Name: PhaseSLO, Count: latency.SLOMaxProbes, Seconds: step, UpTo: true})
 	}
 	if w.fioSeconds > 0 {
-		out = append(out, phase{Name: phaseFio, Count: len(cfg.Threads), Seconds: float64(w.fioSeconds), UpTo: true})
+		out = append(out, phase{Name: PhaseFio, Count: len(cfg.Threads), Seconds: float64(w.fioSeconds), UpTo: true})
 	}
 	return out
 }
@@ -102,7 +106,7 @@ func ladderPhase(cfg plan.Config, backends int) []phase {
 	if !cfg.Ladder || backends == 0 {
 		return nil
 	}
-	return []phase{{Name: phaseLadder, Count: backends * ladder.Rounds * 3, Seconds: float64(max(cfg.CellSeconds, 1))}}
+	return []phase{{Name: PhaseLadder, Count: backends * ladder.Rounds * 3, Seconds: float64(max(cfg.CellSeconds, 1))}}
 }
 
 // sumPhases merges phases of the same name, keeping the first order.
@@ -151,22 +155,28 @@ func describePhases(ps []phase) string {
 }
 
 // rowWorkOf is what row still has to run in this run.
-func (r *runner) rowWorkOf(row results.Row) rowWork {
-	w := rowWork{cells: r.rowTodo(row), load: !r.cfg.SkipLoad && !r.resumed.loads[row.ID()], besideSeconds: r.besideOf(row)}
-	if rowEngine(row) == "" || r.cfg.NoFio || !plan.CeilingApplies(r.cfg) {
-		return w
+func (w *Run) rowWorkOf(row results.Row) rowWork {
+	cfg := w.v.Config
+	wk := rowWork{cells: w.PassesLeft(row), load: !cfg.SkipLoad && !w.v.DoneLoads[row.ID()], besideSeconds: w.besideOf(row)}
+	if w.env.RowEngine(row) == "" || cfg.NoFio || !plan.CeilingApplies(cfg) {
+		return wk
 	}
 	// A re-run runs as long as the preflight's steps did.
-	if base := r.rowBaseline(row); base != nil {
-		w.fioSeconds = cmp.Or(base.RuntimeSeconds, r.cfg.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
+	if base := w.env.RowBaseline(row); base != nil {
+		wk.fioSeconds = cmp.Or(base.RuntimeSeconds, cfg.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
 	}
-	return w
+	return wk
 }
 
-// besideOf is the seconds of the fio run after each pass of row
-// (fioBeside): where it has a ceiling, not across a cluster's shards.
-func (r *runner) besideOf(row results.Row) int {
-	if r.cfg.NoFio || row.Shards > 1 || !plan.CeilingApplies(r.cfg) || r.rowBaseline(row) == nil {
+// RerunsFio says row has fio re-runs after its passes (a ceiling to
+// hold its cells against), for the phase status.json names.
+func (w *Run) RerunsFio(row results.Row) bool { return w.rowWorkOf(row).fioSeconds > 0 }
+
+// besideOf is the seconds of the fio run after each pass of row (the fio
+// beside it): where it has a ceiling, not across a cluster's shards.
+func (w *Run) besideOf(row results.Row) int {
+	cfg := w.v.Config
+	if cfg.NoFio || row.Shards > 1 || !plan.CeilingApplies(cfg) || w.env.RowBaseline(row) == nil {
 		return 0
 	}
 	return results.BesideSeconds
@@ -174,28 +184,65 @@ func (r *runner) besideOf(row results.Row) int {
 
 // rates is what the estimate assumes per load key and per cell: what the
 // run measured so far, else the defaults.
-func (r *runner) rates() phaseRates {
+func (w *Run) rates() phaseRates {
 	rates := phaseRates{loadKeysPerSec: assumedLoadKeysPerSec}
-	if r.progress.loadedKeys > 0 && r.progress.loadTime > 0 {
-		rates.loadKeysPerSec = float64(r.progress.loadedKeys) / r.progress.loadTime.Seconds()
+	if w.progress.loadedKeys > 0 && w.progress.loadTime > 0 {
+		rates.loadKeysPerSec = float64(w.progress.loadedKeys) / w.progress.loadTime.Seconds()
 	}
-	if r.progress.cellIndex > 1 {
-		rates.perCellSeconds = r.progress.cellTime.Seconds() / float64(r.progress.cellIndex-1)
+	if w.progress.cellIndex > 1 {
+		rates.perCellSeconds = w.progress.cellTime.Seconds() / float64(w.progress.cellIndex-1)
 	}
 	return rates
 }
 
 // planPhases lists every phase the run will run from the row at index
 // from on (a row's passes already measured not counted), and the ladder.
-func (r *runner) planPhases(from int) []phase {
+func (w *Run) planPhases(from int) []phase {
 	var ps []phase
-	rates := r.rates()
-	for _, row := range r.plan.Rows[min(from, len(r.plan.Rows)):] {
-		ps = append(ps, rowPhases(r.cfg, r.rowWorkOf(row), rates)...)
+	cfg, rows, rates := w.v.Config, w.env.Rows(), w.rates()
+	for _, row := range rows[min(from, len(rows)):] {
+		ps = append(ps, rowPhases(cfg, w.rowWorkOf(row), rates)...)
 	}
 	var backends int
-	if r.cfg.Ladder {
-		backends = len(ladder.Backends(r.cfg, r.targets.started()))
+	if cfg.Ladder {
+		backends = len(ladder.Backends(cfg, w.v.OwnServers))
 	}
-	return sumPhases(append(ps, ladderPhase(r.cfg, backends)...))
+	return sumPhases(append(ps, ladderPhase(cfg, backends)...))
+}
+
+// PlanEstimate is the estimate a run of rows planned from cfg starts
+// from, before anything ran (tierbench plan): every row's phases at the
+// default rates, fio counted where engine names one for the row and the
+// ceiling applies, at --fio-seconds, and the ladder.
+func PlanEstimate(cfg plan.Config, rows []results.Row, engine func(results.Row) string) *plan.Estimate {
+	var ps []phase
+	for _, row := range rows {
+		ps = append(ps, rowPhases(cfg, plannedWork(cfg, row, engine(row)), phaseRates{loadKeysPerSec: assumedLoadKeysPerSec})...)
+	}
+	var backends int
+	if cfg.Ladder {
+		backends = len(ladder.Backends(cfg, cfg.ServerAddr == ""))
+	}
+	ps = sumPhases(append(ps, ladderPhase(cfg, backends)...))
+	e := &plan.Estimate{Seconds: phasesSeconds(ps)}
+	for _, p := range ps {
+		e.Phases = append(e.Phases, plan.Phase{Name: p.Name, Count: p.Count, Seconds: p.Seconds, UpTo: p.UpTo})
+	}
+	return e
+}
+
+// plannedWork is a row's work before anything ran: every pass, its load
+// unless skipped, and the fio runs beside and after its passes where its
+// ceiling applies (rowWorkOf's, without a preflight to read).
+func plannedWork(c plan.Config, row results.Row, engine string) rowWork {
+	w := rowWork{load: !c.SkipLoad}
+	w.cells = c.Passes * len(c.Threads)
+	if engine == "" || c.NoFio || !plan.CeilingApplies(c) {
+		return w
+	}
+	w.fioSeconds = cmp.Or(c.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
+	if row.Shards <= 1 {
+		w.besideSeconds = results.BesideSeconds
+	}
+	return w
 }
