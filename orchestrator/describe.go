@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -34,9 +35,10 @@ type Description struct {
 
 // Describe resolves cfg as Run does and plans its rows on this host's
 // topology, with the dataset, the disk and memory it needs and the
-// estimate the progress line would start from (phases counted from the
-// plan at the default rates; fio re-runs counted where the ceiling
-// applies, at --fio-seconds). It starts, writes and measures nothing.
+// estimate the run's status would start from (phases counted from the
+// plan at the default rates: the preflight's fio sweeps, and fio re-runs
+// where the ceiling applies, at --fio-seconds). It starts, writes and
+// measures nothing.
 func Describe(cfg plan.Config) (Description, error) {
 	if cfg.Scenario == results.ScenarioAll {
 		return describeAll(cfg)
@@ -48,10 +50,15 @@ func Describe(cfg plan.Config) (Description, error) {
 	if err := r.setup(cfg); err != nil {
 		return Description{}, err
 	}
+	if r.cfg.ServerAddr == "" && slices.Contains(r.cfg.Pins, plan.PinPinned) {
+		// As pickTargets places a run's pinned rows: the preflight's
+		// second sweep runs on the pinned server's CPUs.
+		r.local.pinning, _ = r.local.topo.Pinned()
+	}
 	c := r.cfg
 	rows := r.plan.Rows
 	f := plan.File{Schema: plan.FileSchema, Kind: plan.FileKind, Workload: c.Record(), Rows: rows,
-		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: watch.PlanEstimate(c, rows, rowEngine)}
+		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: watch.PlanEstimate(c, r.preflightSweeps(), rows, rowEngine)}
 	// Where this host runs it is no part of the plan.
 	f.Workload.OutDir, f.Workload.StateDir, f.Workload.Binary = "", "", ""
 	if !c.Explicit("data") {

@@ -42,6 +42,45 @@ const (
 	PhaseReport    = "report"
 )
 
+// PhaseSweep is the preflight's fio depth sweeps as the estimate counts
+// them, in the status's preflight phase.
+const PhaseSweep = "preflight fio steps"
+
+// Preflight is the host preflight's fio depth sweeps still ahead of a
+// run, as the estimate counts them; the zero value has none (no ceiling
+// to measure, none across hosts, or the bundle has it already).
+type Preflight struct {
+	// SweepCPUs is, per sweep, the CPUs its fio may use: the host's,
+	// then, for a pinned row, the pinned server's.
+	SweepCPUs []int
+	// MaxDepth is the depth each sweep reaches (--fio-max-depth).
+	MaxDepth int
+	// Full says each sweep runs every step (--fio-full-sweep); otherwise
+	// a sweep stops where IOPS stop growing and its most is counted.
+	Full bool
+}
+
+// fioStepSeconds is each fio sweep step's seconds (--fio-seconds, passed
+// on as preflight's --fio-runtime), the preflight's default where the run
+// gives none.
+func fioStepSeconds(cfg plan.Config) int {
+	return cmp.Or(cfg.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
+}
+
+// phases is the sweeps as one phase: every step of every sweep, the
+// 4 KiB read at each one's best depth included (hostcheck.SweepSteps),
+// each fioStepSeconds long.
+func (p Preflight) phases(cfg plan.Config) []phase {
+	var steps int
+	for _, cpus := range p.SweepCPUs {
+		steps += hostcheck.SweepSteps(p.MaxDepth, cpus)
+	}
+	if steps == 0 {
+		return nil
+	}
+	return []phase{{Name: PhaseSweep, Count: steps, Seconds: float64(fioStepSeconds(cfg)), UpTo: !p.Full}}
+}
+
 // rowWork is what one row still has to run, for the estimate.
 type rowWork struct {
 	cells int  // passes still to measure
@@ -162,7 +201,7 @@ func (w *Run) rowWorkOf(row results.Row) rowWork {
 		return wk
 	}
 	// A re-run runs as long as the preflight's steps did.
-	if base := w.env.RowBaseline(row); base != nil {
+	if base := w.baseline(row); base != nil {
 		wk.fioSeconds = cmp.Or(base.RuntimeSeconds, cfg.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
 	}
 	return wk
@@ -176,10 +215,21 @@ func (w *Run) RerunsFio(row results.Row) bool { return w.rowWorkOf(row).fioSecon
 // beside it): where it has a ceiling, not across a cluster's shards.
 func (w *Run) besideOf(row results.Row) int {
 	cfg := w.v.Config
-	if cfg.NoFio || row.Shards > 1 || !plan.CeilingApplies(cfg) || w.env.RowBaseline(row) == nil {
+	if cfg.NoFio || row.Shards > 1 || !plan.CeilingApplies(cfg) || w.baseline(row) == nil {
 		return 0
 	}
 	return results.BesideSeconds
+}
+
+// baseline is the fio curve row is held against, for the estimate: the
+// preflight's or, while its sweeps are still ahead, one with the steps
+// they will run, so that the first estimate counts the fio that runs
+// against the ceiling not measured yet.
+func (w *Run) baseline(row results.Row) *hostcheck.FIOBaseline {
+	if b := w.env.RowBaseline(row); b != nil || w.progress.pastPreflight || len(w.v.Preflight.SweepCPUs) == 0 {
+		return b
+	}
+	return &hostcheck.FIOBaseline{RuntimeSeconds: fioStepSeconds(w.v.Config)}
 }
 
 // rates is what the estimate assumes per load key and per cell: what the
@@ -211,11 +261,12 @@ func (w *Run) planPhases(from int) []phase {
 }
 
 // PlanEstimate is the estimate a run of rows planned from cfg starts
-// from, before anything ran (tierbench plan): every row's phases at the
-// default rates, fio counted where engine names one for the row and the
-// ceiling applies, at --fio-seconds, and the ladder.
-func PlanEstimate(cfg plan.Config, rows []results.Row, engine func(results.Row) string) *plan.Estimate {
-	var ps []phase
+// from, before anything ran (tierbench plan): the preflight's fio sweeps,
+// every row's phases at the default rates, fio counted where engine names
+// one for the row and the ceiling applies, at --fio-seconds, and the
+// ladder.
+func PlanEstimate(cfg plan.Config, pre Preflight, rows []results.Row, engine func(results.Row) string) *plan.Estimate {
+	ps := pre.phases(cfg)
 	for _, row := range rows {
 		ps = append(ps, rowPhases(cfg, plannedWork(cfg, row, engine(row)), phaseRates{loadKeysPerSec: assumedLoadKeysPerSec})...)
 	}
@@ -240,7 +291,7 @@ func plannedWork(c plan.Config, row results.Row, engine string) rowWork {
 	if engine == "" || c.NoFio || !plan.CeilingApplies(c) {
 		return w
 	}
-	w.fioSeconds = cmp.Or(c.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
+	w.fioSeconds = fioStepSeconds(c)
 	if row.Shards <= 1 {
 		w.besideSeconds = results.BesideSeconds
 	}

@@ -27,6 +27,9 @@ type progress struct {
 	// leftSeconds is the estimate of the last progress line, for
 	// status.json and the metrics.
 	leftSeconds float64
+	// pastPreflight says the run left its preflight phase: the fio
+	// ceilings are the bundle's from then on, not assumed.
+	pastPreflight bool
 }
 
 // PassesLeft counts the passes of row still to measure.

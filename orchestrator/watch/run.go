@@ -42,6 +42,9 @@ type Values struct {
 	// run began (--resume), keyed by results.PassKey and Row.ID.
 	DonePasses map[string]bool
 	DoneLoads  map[string]bool
+	// Preflight is the host preflight's fio sweeps still ahead, which the
+	// first estimate counts.
+	Preflight Preflight
 }
 
 // Run is one run's watch: its progress counts, its status and, with

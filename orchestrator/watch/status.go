@@ -121,6 +121,9 @@ func writeStatusFile(dir string, s RunStatus) error {
 // estimate of what is left. A status that cannot be written is said once
 // on the progress and not fatal: the run measures on.
 func (w *Run) Phase(phase string, row *results.Row, cell string) {
+	if phase != PhasePreflight {
+		w.progress.pastPreflight = true // its sweeps, if any, are measured
+	}
 	left := w.leftAt(phase) // before update: it may read the status
 	rows := w.env.Rows()
 	err := w.status.update(func(s *RunStatus) {
@@ -151,6 +154,11 @@ func (w *Run) PhaseIf(runs bool, phase string, row *results.Row) {
 // on; later in a row, the last estimate counted down.
 func (w *Run) leftAt(phase string) float64 {
 	switch phase {
+	case PhasePreflight:
+		// The run's first estimate: its preflight's fio sweeps, then
+		// every row and the ladder.
+		w.progress.leftSeconds = phasesSeconds(sumPhases(append(w.v.Preflight.phases(w.v.Config), w.planPhases(0)...)))
+		return w.progress.leftSeconds
 	case PhaseCells:
 		return w.progress.leftSeconds
 	case PhaseLoad, PhaseWarmup:
