@@ -115,6 +115,14 @@ const (
 	sweepFlatSteps = 2
 )
 
+// SweepSteps is the fio runs of one preflight sweep that runs every step
+// (--fio-full-sweep): the 512 B depth ladder up to maxDepth with at most
+// cpus jobs (capped as runBaseline caps them), and the 4 KiB read at the
+// best depth. A sweep that stops where IOPS stop growing runs fewer.
+func SweepSteps(maxDepth, cpus int) int {
+	return len(fio.DepthLadder(maxDepth, min(maxFIOJobs, cpus))) + 1
+}
+
 // PointOf turns one measured sweep step, its jobs on cpus CPUs (0: one
 // each), into its preflight.json form.
 func PointOf(p fio.Point, cpus int) FIOPoint {

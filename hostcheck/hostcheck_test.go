@@ -139,6 +139,9 @@ func TestTrees(t *testing.T) {
 			if len(probes.jobs) != len(want) {
 				t.Fatalf("got %d fio jobs, want %d (the 512 B sweep and 4 KiB)", len(probes.jobs), len(want))
 			}
+			if n := SweepSteps(4096, tt.wantFIOJobs); n != len(probes.jobs) {
+				t.Errorf("SweepSteps(4096, %d) = %d, want the %d fio runs the sweep made", tt.wantFIOJobs, n, len(probes.jobs))
+			}
 			for i, j := range probes.jobs {
 				bs := 512
 				if i == len(want)-1 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -17,6 +18,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
 )
@@ -33,9 +35,10 @@ type Description struct {
 
 // Describe resolves cfg as Run does and plans its rows on this host's
 // topology, with the dataset, the disk and memory it needs and the
-// estimate the progress line would start from (phases counted from the
-// plan at the default rates; fio re-runs counted where the ceiling
-// applies, at --fio-seconds). It starts, writes and measures nothing.
+// estimate the run's status would start from (phases counted from the
+// plan at the default rates: the preflight's fio sweeps, and fio re-runs
+// where the ceiling applies, at --fio-seconds). It starts, writes and
+// measures nothing.
 func Describe(cfg plan.Config) (Description, error) {
 	if cfg.Scenario == results.ScenarioAll {
 		return describeAll(cfg)
@@ -47,30 +50,20 @@ func Describe(cfg plan.Config) (Description, error) {
 	if err := r.setup(cfg); err != nil {
 		return Description{}, err
 	}
+	if r.cfg.ServerAddr == "" && slices.Contains(r.cfg.Pins, plan.PinPinned) {
+		// As pickTargets places a run's pinned rows: the preflight's
+		// second sweep runs on the pinned server's CPUs.
+		r.local.pinning, _ = r.local.topo.Pinned()
+	}
 	c := r.cfg
 	rows := r.plan.Rows
-	var ps []phase
-	for _, row := range rows {
-		ps = append(ps, rowPhases(c, describeWork(c, row), phaseRates{loadKeysPerSec: assumedLoadKeysPerSec})...)
-	}
-	ladder := 0
-	switch {
-	case c.ServerAddr != "":
-		ladder = 1
-	case c.Spec().Tiered:
-		ladder = len(c.Backends)
-	}
-	ps = sumPhases(append(ps, ladderPhase(c, ladder)...))
 	f := plan.File{Schema: plan.FileSchema, Kind: plan.FileKind, Workload: c.Record(), Rows: rows,
-		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: &plan.Estimate{Seconds: phasesSeconds(ps)}}
+		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: watch.PlanEstimate(c, r.preflightSweeps(), rows, rowEngine)}
 	// Where this host runs it is no part of the plan.
 	f.Workload.OutDir, f.Workload.StateDir, f.Workload.Binary = "", "", ""
 	if !c.Explicit("data") {
 		// This host's default, which a run elsewhere replaces by its own.
 		f.Workload.DataDir, f.Workload.DataDirs = "", nil
-	}
-	for _, p := range ps {
-		f.Estimate.Phases = append(f.Estimate.Phases, plan.Phase{Name: p.Name, Count: p.Count, Seconds: p.Seconds, UpTo: p.UpTo})
 	}
 	return Description{Config: c, Plan: f, Notes: c.Notes}, nil
 }
@@ -101,22 +94,6 @@ func describeAll(cfg plan.Config) (Description, error) {
 		out.Notes = append(out.Notes, d.Notes...)
 	}
 	return out, nil
-}
-
-// describeWork is a row's work before anything ran: every pass, its load
-// unless skipped, and the fio runs beside and after its passes where its
-// ceiling applies (rowWorkOf's, without a preflight to read).
-func describeWork(c plan.Config, row results.Row) rowWork {
-	w := rowWork{load: !c.SkipLoad}
-	w.cells = c.Passes * len(c.Threads)
-	if rowEngine(row) == "" || c.NoFio || !plan.CeilingApplies(c) {
-		return w
-	}
-	w.fioSeconds = cmp.Or(c.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
-	if row.Shards <= 1 {
-		w.besideSeconds = results.BesideSeconds
-	}
-	return w
 }
 
 // datasetOf is the data a run loads and what it needs on disk and in RAM.

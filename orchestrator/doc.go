@@ -24,6 +24,9 @@
 //     Env the facade hands them for one row.
 //   - safe: the directories, files and children of a run on a shared
 //     host; fault: the errors that classify why a run stopped short.
+//   - watch: what a run shows while it runs: the progress lines'
+//     estimate, status.json and the --metrics-addr endpoint (one
+//     watch.Run the facade tells where the run is; watch_env.go).
 //
 // A new measurement, dimension or runtime is a package of its own and a
 // line in registry.go.

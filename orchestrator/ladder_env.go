@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/target"
+	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -24,7 +25,7 @@ func (e ladderEnv) Config() plan.Config            { return e.r.cfg }
 func (e ladderEnv) Out() string                    { return e.r.out }
 func (e ladderEnv) Started() bool                  { return e.r.targets.Started() }
 func (e ladderEnv) Printf(format string, a ...any) { e.r.printf(format, a...) }
-func (e ladderEnv) SetPhase()                      { e.r.setPhase(phaseLadder, nil, "") }
+func (e ladderEnv) SetPhase()                      { e.r.watch.Phase(watch.PhaseLadder, nil, "") }
 func (e ladderEnv) Pinning() rig.Pinning           { return e.r.local.pinning }
 func (e ladderEnv) HostBaseline() *hostcheck.FIOBaseline {
 	host, _ := e.r.baselines()

@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/target"
+	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -94,13 +95,12 @@ func (r *runner) runBench(ctx context.Context, row results.Row, tgt target.Serve
 // measure runs one pass of one cell with the server's device reads
 // counted around it, and appends it to cells.jsonl.
 func (r *runner) measure(ctx context.Context, row results.Row, tgt target.Server, threads, pass int) error {
-	r.progress.cellIndex++
-	left := r.progressLeft()
-	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.progress.cellIndex, r.progress.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clients.note(threads), left)
-	r.setPhase(phaseCells, &row, fmt.Sprintf("t=%d pass %d/%d", threads, pass, r.cfg.Passes))
+	n, total, left := r.watch.NextCell()
+	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", n, total, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clients.note(threads), left)
+	r.watch.Phase(watch.PhaseCells, &row, fmt.Sprintf("t=%d pass %d/%d", threads, pass, r.cfg.Passes))
 	start := time.Now()
-	defer func() { r.progress.cellTime += time.Since(start) }()
-	stopWatch := r.watchCell(ctx, tgt, threads)
+	defer func() { r.watch.CellTook(time.Since(start)) }()
+	stopWatch := r.watch.Cell(ctx, tgt, threads*r.batchOf(row))
 	rec, err := r.takePass(ctx, row, tgt, threads, pass)
 	stopWatch()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/sweep"
 	"github.com/tierbench/tierbench/orchestrator/target"
+	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -67,6 +68,6 @@ type rowStep struct {
 // rowSteps are the measurements after a row's passes, in the order they
 // run.
 var rowSteps = []rowStep{
-	{phaseLatency, func(c plan.Config) bool { return c.Latency }, func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
-	{phaseSLO, func(c plan.Config) bool { return c.SLO != "" }, func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
+	{watch.PhaseLatency, func(c plan.Config) bool { return c.Latency }, func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
+	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
 }

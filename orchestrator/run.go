@@ -22,6 +22,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/orchestrator/target"
+	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/sut"
@@ -84,7 +85,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	if err := r.startWatch(); err != nil {
 		return err
 	}
-	defer func() { r.stopWatch(ctx, err) }()
+	defer func() { r.watch.Stop(ctx, err) }()
 
 	if err := safe.EnsureStateDir(r.cfg.StateDir); err != nil {
 		return err
@@ -102,7 +103,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 		// A refusal on a host (its data dir held by another run) leaves
 		// no bundle behind: its status goes, and os.Remove takes empty
 		// directories only.
-		r.dropBundleStatus()
+		r.watch.DropStatus()
 		os.Remove(filepath.Join(r.out, results.DirLogs))
 		os.Remove(r.out)
 		return err
@@ -136,14 +137,14 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 		return err
 	}
 	defer r.cells.Close()
-	r.countWork()
+	r.watch.CountCells()
 	// A row that fails (a server that stops answering, a placement not
 	// honoured) is recorded and the others still run: the table shows
 	// what could be measured and the run exits non-zero naming the rest.
 	// A refused load or a configuration error stops everything.
 	var failed []error
 	for i, row := range r.plan.Rows {
-		r.progress.rowIndex = i
+		r.watch.AtRow(i)
 		err := r.runRow(ctx, row)
 		if err == nil {
 			continue
@@ -169,7 +170,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 			failed = append(failed, err)
 		}
 	}
-	r.beforeSeal(len(failed) > 0 || !r.cfg.Ladder, errors.Join(failed...))
+	r.watch.BeforeSeal(len(failed) > 0 || !r.cfg.Ladder, errors.Join(failed...))
 	table, err := report.Render(r.out)
 	if err != nil {
 		return err
@@ -180,7 +181,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 			return err
 		}
 		// Again, so that results.json's checksums cover the ladder's files.
-		r.beforeSeal(true, nil)
+		r.watch.BeforeSeal(true, nil)
 		if _, err := report.Render(r.out); err != nil {
 			return err
 		}
@@ -234,12 +235,10 @@ type runner struct {
 	// evidence is what the disk counters around every GET phase read.
 	evidence diskEvidence
 	// resumed is what the bundle held already when the run began.
-	resumed  resumedWork
-	progress progressState
-	// watch is the run's status for status.json and --metrics-addr
-	// (status.go, metrics.go); metrics is nil without the flag.
-	watch   runWatch
-	metrics *metricsServer
+	resumed resumedWork
+	// watch is the run's progress, status.json and --metrics-addr
+	// (package watch), from the bundle's creation on.
+	watch *watch.Run
 }
 
 // localMachine is what the run holds of this machine: its /proc and
@@ -267,21 +266,6 @@ type resumedWork struct {
 	loads  map[string]bool
 }
 
-// progressState is what the progress lines' estimate counts.
-type progressState struct {
-	cellTotal int
-	cellIndex int
-	cellTime  time.Duration // measured time of the cells run so far
-	// loadedKeys and loadTime are the loads measured so far, for the
-	// estimate of the loads still ahead.
-	loadedKeys int64
-	loadTime   time.Duration
-	rowIndex   int // the row being run, for the estimate of what is ahead
-	// leftSeconds is the estimate of the last progress line, for
-	// status.json and the metrics.
-	leftSeconds float64
-}
-
 func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.stderr, format, a...) }
 
 // setup resolves the configuration, or reads it back from the bundle to
@@ -299,7 +283,7 @@ func (r *runner) setup(cfg plan.Config) error {
 		// A run seals its bundle when it renders; resuming seals it again.
 		// What the seal vouched for and was changed since would be sealed
 		// with it unseen: refused, as report refuses to render it.
-		edited, err := results.Edited(cfg.Resume, FileStatus)
+		edited, err := results.Edited(cfg.Resume, watch.FileStatus)
 		if err != nil {
 			return fmt.Errorf("orchestrator: --resume %s: %w", cfg.Resume, err)
 		}
@@ -468,21 +452,8 @@ func (r *runner) latencyTodo(row results.Row) (bool, error) {
 	return latency.Todo(rowEnv{r: r, row: row}, row)
 }
 
-// countWork counts the passes still to measure, for the progress line.
-func (r *runner) countWork() {
-	for _, row := range r.plan.Rows {
-		for p := 1; p <= r.cfg.Passes; p++ {
-			for _, t := range r.cfg.Threads {
-				if !r.resumed.passes[results.PassKey(row, t, p)] {
-					r.progress.cellTotal++
-				}
-			}
-		}
-	}
-}
-
 func (r *runner) runRow(ctx context.Context, row results.Row) error {
-	if r.rowTodo(row) == 0 {
+	if r.watch.PassesLeft(row) == 0 {
 		latency, err := r.latencyTodo(row)
 		if err != nil {
 			return err
@@ -509,7 +480,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 			tgt.Handle.Stop(cctx)
 		}()
 	}
-	r.setPhase(phaseLoad, &row, "")
+	r.watch.Phase(watch.PhaseLoad, &row, "")
 	if err := r.loadAndVerify(ctx, row, tgt); err != nil {
 		return err
 	}
@@ -517,7 +488,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		r.printf("%s %s: no warm-up (--warmup-seconds 0)\n", titleCase(row.Backend), row.Label)
 	} else {
 		r.printf("%s %s: warm-up, %d s at t=%d\n", titleCase(row.Backend), row.Label, r.cfg.WarmupSeconds, slices.Max(r.cfg.Threads))
-		r.setPhase(phaseWarmup, &row, "")
+		r.watch.Phase(watch.PhaseWarmup, &row, "")
 		if _, _, err := r.bench(ctx, row, tgt, "warmup", slices.Max(r.cfg.Threads), r.cfg.WarmupSeconds); err != nil {
 			return fmt.Errorf("orchestrator: warm-up of %s %s: %w", row.Backend, row.Label, err)
 		}
@@ -539,12 +510,12 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		return err
 	}
 	for _, s := range rowSteps {
-		r.setPhaseIf(s.asked(r.cfg), s.phase, &row)
+		r.watch.PhaseIf(s.asked(r.cfg), s.phase, &row)
 		if err := s.run(ctx, rowEnv{r, row, tgt}); err != nil {
 			return err
 		}
 	}
-	r.setPhaseIf(r.rowWorkOf(row).fioSeconds > 0, phaseFio, &row)
+	r.watch.PhaseIf(r.watch.RerunsFio(row), watch.PhaseFio, &row)
 	if err := r.measureFioCPU(ctx, row); err != nil {
 		return err
 	}

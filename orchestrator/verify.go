@@ -176,8 +176,7 @@ func (r *runner) load(ctx context.Context, row results.Row, tgt target.Server, r
 	if rec.LoadSeconds == 0 {
 		rec.LoadSeconds = time.Since(start).Seconds()
 	}
-	r.progress.loadedKeys += rec.Acknowledged
-	r.progress.loadTime += time.Since(start)
+	r.watch.Loaded(rec.Acknowledged, time.Since(start))
 	return nil
 }
 

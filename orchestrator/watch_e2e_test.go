@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -106,22 +107,22 @@ func TestMetricsScrapedDuringQuickRun(t *testing.T) {
 	case <-time.After(3 * time.Minute):
 		t.Fatalf("run did not end within 3 minutes:\n%s", b.stderr.String())
 	}
-	raw, err := os.ReadFile(filepath.Join(out, FileStatus))
+	raw, err := os.ReadFile(filepath.Join(out, watch.FileStatus))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st RunStatus
+	var st watch.RunStatus
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatalf("status.json: %v\n%s", err, raw)
 	}
-	if st.State != stateDone || st.CellsDone != 2 || st.CellsTotal != 2 || st.ETASeconds != 0 || st.RunID == "" || st.UpdatedAt.Before(st.StartedAt) {
+	if st.State != watch.StateDone || st.CellsDone != 2 || st.CellsTotal != 2 || st.ETASeconds != 0 || st.RunID == "" || st.UpdatedAt.Before(st.StartedAt) {
 		t.Errorf("final status.json: got %+v; want done, 2 of 2 passes, nothing left", st)
 	}
 	in, err := results.Check(out)
 	if err != nil || !in.Holds() {
 		t.Errorf("the sealed bundle with its status: got %+v, %v; want it to hold", in, err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(out, "."+FileStatus+".*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(out, "."+watch.FileStatus+".*")); len(left) > 0 {
 		t.Errorf("got temp files %v left in the bundle, want none", left)
 	}
 	if !strings.Contains(b.stderr.String(), "left (cells") {

@@ -120,7 +120,7 @@ type Config struct {
 	FioSeconds int  // seconds per step of the fio depth sweep (0 = preflight's default)
 	Silent     bool // no progress lines on stderr
 	// MetricsAddr serves the run's progress and the cell under way in
-	// the Prometheus text format (the facade's metrics.go); "" serves nothing.
+	// the Prometheus text format (package watch); "" serves nothing.
 	MetricsAddr string
 
 	// StateDir keeps pid files of running children so a later run can

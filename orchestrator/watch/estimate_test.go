@@ -1,18 +1,62 @@
-package orchestrator
+package watch
 
 import (
-	"encoding/json"
-	"os"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
+
+// runEnv is a run as its watch reads it (Env): its rows, fio's engine
+// for tierbench's disk rows, and the preflight's fio curve when the
+// preflight measured one.
+type runEnv struct {
+	rows []results.Row
+	base *hostcheck.FIOBaseline
+	log  *strings.Builder
+}
+
+func (e runEnv) Rows() []results.Row { return e.rows }
+func (e runEnv) RowEngine(row results.Row) string {
+	if row.Server != "" || (row.Backend != "libaio" && row.Backend != "uring") {
+		return ""
+	}
+	return fio.Engine(row.Backend)
+}
+func (e runEnv) RowBaseline(results.Row) *hostcheck.FIOBaseline { return e.base }
+func (e runEnv) Printf(format string, a ...any) {
+	if e.log != nil {
+		e.log.WriteString(fmt.Sprintf(format, a...))
+	}
+}
+
+// newRun is a watch over rows of cfg with nothing measured yet and no
+// bundle to write (Start is not called: nothing is written).
+func newRun(cfg plan.Config, env runEnv) *Run {
+	return &Run{env: env, v: Values{Config: cfg, OwnServers: true, DonePasses: map[string]bool{}, DoneLoads: map[string]bool{}}}
+}
+
+// rowsOf is one row per backend, unpinned, and per memory size of a sweep.
+func rowsOf(c plan.Config) []results.Row {
+	var rows []results.Row
+	for _, b := range c.Backends {
+		for _, m := range strings.Split(c.Memory, ",") {
+			row := results.Row{Backend: b, Pin: plan.PinNone, Label: "no pin"}
+			if strings.Contains(c.Memory, ",") {
+				row.Memory = m
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
 
 // phaseNames is the phase list's names, in order.
 func phaseNames(ps []phase) []string {
@@ -54,56 +98,47 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 		wantTotal float64
 	}{
 		{name: "cells only", cfg: base, rows: 1,
-			want:      []string{phaseLoad, phaseWarmup, phaseCells},
+			want:      []string{PhaseLoad, PhaseWarmup, PhaseCells},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1))},
 		{name: "two backends, loaded already (resumed)", cfg: with(func(c *plan.Config) { c.Backends = []string{"libaio", "uring"} }), loadsDone: true, rows: 2,
-			want:      []string{phaseWarmup, phaseCells},
+			want:      []string{PhaseWarmup, PhaseCells},
 			wantTotal: 2 * (warm + float64(cellsPerRow*(cell+1)))},
 		{name: "latency", cfg: with(func(c *plan.Config) { c.Latency = true; c.Given = []string{"latency"} }), rows: 1,
-			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency},
+			want:      []string{PhaseLoad, PhaseWarmup, PhaseCells, PhaseLatency},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latencySeconds},
 		{name: "slo", cfg: with(func(c *plan.Config) { c.SLO = "p99=1ms" }), rows: 1,
-			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseSLO},
+			want:      []string{PhaseLoad, PhaseWarmup, PhaseCells, PhaseSLO},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + latency.SLOMaxProbes*step},
 		{name: "ladder", cfg: with(func(c *plan.Config) { c.Ladder = true }), rows: 1,
-			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseLadder},
+			want:      []string{PhaseLoad, PhaseWarmup, PhaseCells, PhaseLadder},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1)) + ladder.Rounds*3*cell},
 		{name: "memory sweep", cfg: with(func(c *plan.Config) { c.Memory = "1m,2m,4m"; c.DBSize = 8 * dbsize }), rows: 3,
-			want:      []string{phaseLoad, phaseWarmup, phaseCells},
+			want:      []string{PhaseLoad, PhaseWarmup, PhaseCells},
 			wantTotal: 3 * (8*load + warm + float64(cellsPerRow*(cell+1)))},
 		{name: "fio re-runs with a ceiling", cfg: with(func(c *plan.Config) { c.NoFio = false }), preflight: true, rows: 1,
-			want:      []string{phaseLoad, phaseWarmup, phaseCells, phaseFio},
+			want:      []string{PhaseLoad, PhaseWarmup, PhaseCells, PhaseFio},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + float64(len(threads)*4)},
 		{name: "everything", cfg: with(func(c *plan.Config) {
 			c.Latency, c.Given, c.SLO, c.Ladder, c.NoFio, c.FioSeconds = true, []string{"latency"}, "p99=1ms", true, false, 0
 		}), preflight: true, rows: 1,
-			want: []string{phaseLoad, phaseWarmup, phaseCells, phaseLatency, phaseSLO, phaseFio, phaseLadder},
+			want: []string{PhaseLoad, PhaseWarmup, PhaseCells, PhaseLatency, PhaseSLO, PhaseFio, PhaseLadder},
 			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + latencySeconds + latency.SLOMaxProbes*step + float64(len(threads)*4) +
 				ladder.Rounds*3*cell},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := tc.cfg
-			cfg.OutDir = t.TempDir()
-			r := &runner{stderr: os.Stderr}
-			if err := r.setup(cfg); err != nil {
-				t.Fatal(err)
-			}
-			r.targets = r.ownServers()
+			env := runEnv{rows: rowsOf(tc.cfg)}
 			if tc.preflight {
-				pre := hostcheck.Report{FIO: &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 4, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}}}
-				raw, _ := json.Marshal(pre)
-				if err := results.WriteFile(r.out, results.FilePreflight, raw); err != nil {
-					t.Fatal(err)
-				}
+				env.base = &hostcheck.FIOBaseline{Engine: "io_uring", RuntimeSeconds: 4, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}}
 			}
-			for _, row := range r.plan.Rows {
-				r.resumed.loads[row.ID()] = tc.loadsDone
+			w := newRun(tc.cfg, env)
+			for _, row := range env.rows {
+				w.v.DoneLoads[row.ID()] = tc.loadsDone
 			}
-			if got := len(r.plan.Rows); got != tc.rows {
+			if got := len(env.rows); got != tc.rows {
 				t.Fatalf("got %d rows, want %d", got, tc.rows)
 			}
-			ps := r.planPhases(0)
+			ps := w.planPhases(0)
 			if got := phaseNames(ps); !slices.Equal(got, tc.want) {
 				t.Errorf("got phases %v, want %v", got, tc.want)
 			}
@@ -122,22 +157,19 @@ func TestRemainingPhasesAtACell(t *testing.T) {
 	cfg := plan.Config{Profile: plan.ProfileQuick, Backends: []string{"libaio", "uring"}, Pins: []string{plan.PinNone}, Threads: []int{2, 4},
 		CellSeconds: 2, WarmupSeconds: 1, Passes: 1, DBSize: 400_000, Runtime: plan.RuntimeProcess, NoFio: true,
 		Memory: "1m", Page: "64k", Segment: "16m", Index: "16m",
-		Latency: true, Given: []string{"latency"}, OutDir: t.TempDir()}
-	r := &runner{stderr: os.Stderr}
-	if err := r.setup(cfg); err != nil {
-		t.Fatal(err)
-	}
-	r.targets = r.ownServers()
+		Latency: true, Given: []string{"latency"}}
+	env := runEnv{rows: rowsOf(cfg)}
+	w := newRun(cfg, env)
 	// The first row's first pass is done and its second starting.
-	r.resumed.passes[results.PassKey(r.plan.Rows[0], 2, 1)] = true
-	r.progress.cellIndex = 2
-	ps := r.remainingPhases()
-	latencyPhase := phase{Name: phaseLatency, Count: 1 + len(latency.Shares), Seconds: float64(3+len(latency.Shares)*3) / float64(1+len(latency.Shares))}
+	w.v.DonePasses[results.PassKey(env.rows[0], 2, 1)] = true
+	w.progress.cellIndex = 2
+	ps := w.remainingPhases()
+	latencyPhase := phase{Name: PhaseLatency, Count: 1 + len(latency.Shares), Seconds: float64(3+len(latency.Shares)*3) / float64(1+len(latency.Shares))}
 	want := []phase{
-		{Name: phaseCells, Count: 1 + 2, Seconds: 3},
+		{Name: PhaseCells, Count: 1 + 2, Seconds: 3},
 		latencyPhase,
-		{Name: phaseLoad, Count: 1, Seconds: 1},
-		{Name: phaseWarmup, Count: 1, Seconds: 1},
+		{Name: PhaseLoad, Count: 1, Seconds: 1},
+		{Name: PhaseWarmup, Count: 1, Seconds: 1},
 	}
 	want[1].Count, want[1].Seconds = 2*latencyPhase.Count, latencyPhase.Seconds
 	if got := phaseNames(ps); !slices.Equal(got, phaseNames(want)) {
@@ -148,7 +180,7 @@ func TestRemainingPhasesAtACell(t *testing.T) {
 			t.Errorf("phase %s: got %d × %.2f s, want %d × %.2f s", p.Name, p.Count, p.Seconds, want[i].Count, want[i].Seconds)
 		}
 	}
-	if line := r.progressLeft(); !strings.Contains(line, "latency steps 12") || !strings.Contains(line, "assumed until a load is measured") {
+	if line := w.progressLeft(); !strings.Contains(line, "latency steps 12") || !strings.Contains(line, "assumed until a load is measured") {
 		t.Errorf("got progress %q, want the latency steps counted and the assumed load rate named", line)
 	}
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package watch
 
 import (
 	"context"
@@ -66,7 +66,7 @@ type metricsServer struct {
 }
 
 // startMetrics listens on addr (resolved) and serves /metrics from w.
-func startMetrics(addr string, w *runWatch) (*metricsServer, error) {
+func startMetrics(addr string, w *status) (*metricsServer, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(watchCollector{w})
 	ln, err := net.Listen("tcp", addr)
@@ -86,6 +86,7 @@ func startMetrics(addr string, w *runWatch) (*metricsServer, error) {
 // Addr is where the endpoint listens.
 func (m *metricsServer) Addr() string { return m.ln.Addr().String() }
 
+// Close stops the endpoint, waiting for its goroutine.
 func (m *metricsServer) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -111,7 +112,7 @@ var (
 )
 
 // watchCollector turns the run's status into metrics at each scrape.
-type watchCollector struct{ w *runWatch }
+type watchCollector struct{ w *status }
 
 func (c watchCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInfo, descCellsDone, descCellsTotal, descRow, descRows, descETA, descElapsed,
@@ -160,7 +161,7 @@ func serverCounts(ctx context.Context, p rig.ServerProbe) (gets, errs int64, err
 	hits, err1 := strconv.ParseInt(stats["keyspace_hits"], 10, 64)
 	misses, err2 := strconv.ParseInt(stats["keyspace_misses"], 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return 0, 0, fmt.Errorf("orchestrator: INFO stats: keyspace_hits/misses: %w", err)
+		return 0, 0, fmt.Errorf("watch: INFO stats: keyspace_hits/misses: %w", err)
 	}
 	e, perr := strconv.ParseInt(stats["total_error_replies"], 10, 64)
 	if perr != nil {
@@ -169,15 +170,15 @@ func serverCounts(ctx context.Context, p rig.ServerProbe) (gets, errs int64, err
 	return hits + misses, e, nil
 }
 
-// watchCell reads the row's servers' counters once a second while a cell
-// runs, for the metrics, until the returned stop is called. Only with
-// --metrics-addr: otherwise it reads nothing, so a run not watched sends
-// the server nothing but its cells.
-func (r *runner) watchCell(ctx context.Context, tgt target.Server, threads int) (stop func()) {
-	if r.metrics == nil {
+// Cell reads the row's servers' counters once a second while a cell
+// runs, for the metrics, until the returned stop is called; inFlight is
+// the GETs the cell keeps in flight (threads × batch), for the latency.
+// Only with --metrics-addr: otherwise it reads nothing, so a run not
+// watched sends the server nothing but its cells.
+func (w *Run) Cell(ctx context.Context, tgt target.Server, inFlight int) (stop func()) {
+	if w.metrics == nil {
 		return func() {}
 	}
-	inFlight := float64(threads * r.batchOf(r.plan.Rows[r.progress.rowIndex]))
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -200,9 +201,9 @@ func (r *runner) watchCell(ctx context.Context, tgt target.Server, threads int) 
 		if !ok {
 			return
 		}
-		r.watch.mu.Lock()
-		r.watch.live = liveCell{running: true}
-		r.watch.mu.Unlock()
+		w.status.mu.Lock()
+		w.status.live = liveCell{running: true}
+		w.status.mu.Unlock()
 		lastG, lastE, last := g0, e0, time.Now()
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
@@ -221,19 +222,19 @@ func (r *runner) watchCell(ctx context.Context, tgt target.Server, threads int) 
 			l := liveCell{running: true, gets: g - g0, errors: e - e0,
 				getsPerSec: float64(g-lastG) / secs, errorsPerSec: float64(e-lastE) / secs}
 			if l.getsPerSec > 0 {
-				l.latencySeconds = inFlight / l.getsPerSec
+				l.latencySeconds = float64(inFlight) / l.getsPerSec
 			}
-			r.watch.mu.Lock()
-			r.watch.live = l
-			r.watch.mu.Unlock()
+			w.status.mu.Lock()
+			w.status.live = l
+			w.status.mu.Unlock()
 			lastG, lastE, last = g, e, now
 		}
 	}()
 	return func() {
 		cancel()
 		wg.Wait()
-		r.watch.mu.Lock()
-		r.watch.live.running = false
-		r.watch.mu.Unlock()
+		w.status.mu.Lock()
+		w.status.live.running = false
+		w.status.mu.Unlock()
 	}
 }

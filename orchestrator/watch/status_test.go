@@ -1,4 +1,4 @@
-package orchestrator
+package watch
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ func TestWriteStatusFileReplacesWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, phase := range []string{"load", "cells"} {
-		if err := writeStatusFile(dir, RunStatus{RunID: "r", State: stateRunning, Phase: phase}); err != nil {
+		if err := writeStatusFile(dir, RunStatus{RunID: "r", State: StateRunning, Phase: phase}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,98 @@
+package orchestrator
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/tierbench/tierbench/device"
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/target"
+	"github.com/tierbench/tierbench/orchestrator/watch"
+)
+
+// TestPreflightSweepsAsAsked plans runs on this host and checks that the
+// preflight sweeps the estimate counts are the ones the run asks the
+// preflight for (its arguments: --fio, --fio-full-sweep, --fio-cpus,
+// --fio-max-depth), and that tierbench plan's estimate counts each
+// sweep's steps first.
+func TestPreflightSweepsAsAsked(t *testing.T) {
+	topo := rig.ReadTopology("/sys", runtime.NumCPU())
+	var hostCPUs int
+	for _, n := range topo.Nodes {
+		hostCPUs += len(n)
+	}
+	var pinnedCPUs int
+	if p, err := topo.Pinned(); err == nil {
+		cpus, _ := rig.ParseCPUList(p.ServerCPUs)
+		pinnedCPUs = len(cpus)
+	}
+	host := hostcheck.SweepSteps(device.DefaultThrottleLimit, hostCPUs)
+	tests := []struct {
+		name      string
+		cfg       plan.Config
+		wantCPUs  []int // the sweeps' CPUs: the host's, then the pinned server's
+		wantFull  bool
+		wantSteps int
+	}{
+		{name: "quick, unpinned", cfg: plan.Config{Profile: plan.ProfileQuick, Pins: []string{plan.PinNone}, Given: []string{"pin"}},
+			wantCPUs: []int{hostCPUs}, wantSteps: host},
+		{name: "quick, pinned too", cfg: plan.Config{Profile: plan.ProfileQuick, Pins: []string{plan.PinPinned, plan.PinNone}, Given: []string{"pin"}},
+			wantCPUs: []int{hostCPUs, pinnedCPUs}, wantSteps: host + hostcheck.SweepSteps(device.DefaultThrottleLimit, pinnedCPUs)},
+		{name: "reference, every step", cfg: plan.Config{Profile: plan.ProfileReference, Pins: []string{plan.PinNone}, Given: []string{"pin"}},
+			wantCPUs: []int{hostCPUs}, wantFull: true, wantSteps: host},
+		{name: "no fio", cfg: plan.Config{Profile: plan.ProfileQuick, Pins: []string{plan.PinNone}, NoFio: true, Given: []string{"pin"}}},
+		{name: "a server at an address", cfg: plan.Config{Profile: plan.ProfileQuick, ServerAddr: "127.0.0.1:6379"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if pinnedCPUs == 0 && slices.Contains(tc.cfg.Pins, plan.PinPinned) {
+				t.Fatalf("this host has %d CPUs: the pinned row needs two", hostCPUs)
+			}
+			tc.cfg.OutDir = t.TempDir()
+			r := &runner{local: localMachine{proc: "/proc"}}
+			if err := r.setup(tc.cfg); err != nil {
+				t.Fatal(err)
+			}
+			if tc.cfg.ServerAddr == "" {
+				var err error
+				if r.targets, err = r.pickTargets(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				r.targets = &target.External{}
+			}
+			got := r.preflightSweeps()
+			if !slices.Equal(got.SweepCPUs, tc.wantCPUs) || got.Full != tc.wantFull {
+				t.Errorf("got sweeps on %v CPUs (full %v), want %v (full %v)", got.SweepCPUs, got.Full, tc.wantCPUs, tc.wantFull)
+			}
+			args := r.preflightArgs(r.fioPlanned())
+			depth := slices.Index(args, "--fio-max-depth")
+			if slices.Contains(args, "--fio") != (len(got.SweepCPUs) > 0) || slices.Contains(args, "--fio-full-sweep") != got.Full ||
+				slices.Contains(args, "--fio-cpus") != (len(got.SweepCPUs) == 2) ||
+				depth >= 0 && (depth+1 >= len(args) || args[depth+1] != strconv.Itoa(got.MaxDepth)) {
+				t.Errorf("preflight asked for %q; the estimate counts %+v", args, got)
+			}
+
+			d, err := Describe(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var steps int
+			for i, p := range d.Plan.Estimate.Phases {
+				if p.Name == watch.PhaseSweep {
+					if steps = p.Count; i != 0 {
+						t.Errorf("got the preflight's steps at phase %d of %+v, want them first", i, d.Plan.Estimate.Phases)
+					}
+				}
+			}
+			if steps != tc.wantSteps {
+				t.Errorf("tierbench plan: got %d preflight fio steps, want %d (%+v)", steps, tc.wantSteps, d.Plan.Estimate.Phases)
+			}
+		})
+	}
+}

@@ -1,0 +1,299 @@
+package watch
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/orchestrator/ladder"
+	"github.com/tierbench/tierbench/orchestrator/latency"
+	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/results"
+)
+
+// phase is one kind of work a run does, counted from its plan: Count
+// runs of Seconds each. UpTo marks a count that is the most the phase can
+// run (an SLO search stops early, a fio re-run is skipped where the
+// preflight's curve already holds the depth): the estimate counts the
+// most, so it errs long, never short.
+type phase struct {
+	Name    string
+	Count   int
+	Seconds float64
+	UpTo    bool
+}
+
+// Total is the phase's seconds in all.
+func (p phase) Total() float64 { return float64(p.Count) * p.Seconds }
+
+// Phase names, as status.json and the progress lines give them: the
+// run's preflight, then a row's in the order it runs them, then the
+// ladder and the report.
+const (
+	PhasePreflight = "preflight"
+	PhaseLoad      = "load"
+	PhaseWarmup    = "warm-up"
+	PhaseCells     = "cells"
+	PhaseLatency   = "latency steps"
+	PhaseSLO       = "slo probes"
+	PhaseFio       = "fio re-runs"
+	PhaseLadder    = "ladder"
+	PhaseReport    = "report"
+)
+
+// PhaseSweep is the preflight's fio depth sweeps as the estimate counts
+// them, in the status's preflight phase.
+const PhaseSweep = "preflight fio steps"
+
+// Preflight is the host preflight's fio depth sweeps still ahead of a
+// run, as the estimate counts them; the zero value has none (no ceiling
+// to measure, none across hosts, or the bundle has it already).
+type Preflight struct {
+	// SweepCPUs is, per sweep, the CPUs its fio may use: the host's,
+	// then, for a pinned row, the pinned server's.
+	SweepCPUs []int
+	// MaxDepth is the depth each sweep reaches (--fio-max-depth).
+	MaxDepth int
+	// Full says each sweep runs every step (--fio-full-sweep); otherwise
+	// a sweep stops where IOPS stop growing and its most is counted.
+	Full bool
+}
+
+// fioStepSeconds is each fio sweep step's seconds (--fio-seconds, passed
+// on as preflight's --fio-runtime), the preflight's default where the run
+// gives none.
+func fioStepSeconds(cfg plan.Config) int {
+	return cmp.Or(cfg.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
+}
+
+// phases is the sweeps as one phase: every step of every sweep, the
+// 4 KiB read at each one's best depth included (hostcheck.SweepSteps),
+// each fioStepSeconds long.
+func (p Preflight) phases(cfg plan.Config) []phase {
+	var steps int
+	for _, cpus := range p.SweepCPUs {
+		steps += hostcheck.SweepSteps(p.MaxDepth, cpus)
+	}
+	if steps == 0 {
+		return nil
+	}
+	return []phase{{Name: PhaseSweep, Count: steps, Seconds: float64(fioStepSeconds(cfg)), UpTo: !p.Full}}
+}
+
+// rowWork is what one row still has to run, for the estimate.
+type rowWork struct {
+	cells int  // passes still to measure
+	load  bool // its load still to run (false with --skip-load or resumed)
+	// fioSeconds is each fio re-run's seconds; 0 when the row has none
+	// (no ceiling for it, --no-fio, or not a tierbench disk row).
+	fioSeconds int
+	// besideSeconds is the fio run after each of its passes
+	// (results.BesideSeconds) where the row has a ceiling, else 0.
+	besideSeconds int
+}
+
+// phaseRates are the per-unit rates the estimate assumes until the run
+// measured its own.
+type phaseRates struct {
+	loadKeysPerSec float64
+	perCellSeconds float64 // 0: the cell's seconds, one of set-up and the fio beside it
+}
+
+// rowPhases lists the phases of one row, from the run's parameters.
+func rowPhases(cfg plan.Config, w rowWork, rates phaseRates) []phase {
+	var out []phase
+	if w.load && cfg.DBSize > 0 {
+		out = append(out, phase{Name: PhaseLoad, Count: 1, Seconds: float64(cfg.DBSize) / rates.loadKeysPerSec})
+	}
+	if w.cells > 0 && cfg.WarmupSeconds > 0 {
+		out = append(out, phase{Name: PhaseWarmup, Count: 1, Seconds: float64(cfg.WarmupSeconds)})
+	}
+	if w.cells > 0 {
+		per := rates.perCellSeconds
+		if per == 0 {
+			per = float64(cfg.CellSeconds + 1 + w.besideSeconds)
+		}
+		out = append(out, phase{Name: PhaseCells, Count: w.cells, Seconds: per})
+	}
+	out = append(out, postCellPhases(cfg, w)...)
+	return out
+}
+
+// postCellPhases are what a row runs after its passes: the latency steps
+// (a PING floor and one step per share), the SLO search's probes and the
+// fio re-runs at the cells' disk depths.
+func postCellPhases(cfg plan.Config, w rowWork) []phase {
+	var out []phase
+	step := float64(results.LatencyWarmupSeconds + cfg.CellSeconds)
+	if cfg.Latency {
+		floor := float64(results.LatencyWarmupSeconds + min(cfg.CellSeconds, latency.FloorSeconds))
+		out = append(out, phase{Name: PhaseLatency, Count: 1 + len(latency.Shares), Seconds: (floor + float64(len(latency.Shares))*step) / float64(1+len(latency.Shares))})
+	}
+	if cfg.SLO != "" {
+		out = append(out, phase{Name: PhaseSLO, Count: latency.SLOMaxProbes, Seconds: step, UpTo: true})
+	}
+	if w.fioSeconds > 0 {
+		out = append(out, phase{Name: PhaseFio, Count: len(cfg.Threads), Seconds: float64(w.fioSeconds), UpTo: true})
+	}
+	return out
+}
+
+// ladderPhase is the ladder's rounds after the matrix: per backend,
+// ladder.Rounds rounds of the Device, fio and KV layers, each a cell long.
+func ladderPhase(cfg plan.Config, backends int) []phase {
+	if !cfg.Ladder || backends == 0 {
+		return nil
+	}
+	return []phase{{Name: PhaseLadder, Count: backends * ladder.Rounds * 3, Seconds: float64(max(cfg.CellSeconds, 1))}}
+}
+
+// sumPhases merges phases of the same name, keeping the first order.
+func sumPhases(ps []phase) []phase {
+	var out []phase
+	at := map[string]int{}
+	for _, p := range ps {
+		if p.Count == 0 {
+			continue
+		}
+		i, ok := at[p.Name]
+		if !ok {
+			at[p.Name] = len(out)
+			out = append(out, p)
+			continue
+		}
+		// Rows may differ in a phase's unit; the sum keeps the total.
+		total := out[i].Total() + p.Total()
+		out[i].Count += p.Count
+		out[i].Seconds = total / float64(out[i].Count)
+		out[i].UpTo = out[i].UpTo || p.UpTo
+	}
+	return out
+}
+
+// phasesSeconds is the phases' seconds in all.
+func phasesSeconds(ps []phase) float64 {
+	var s float64
+	for _, p := range ps {
+		s += p.Total()
+	}
+	return s
+}
+
+// describePhases is the phases as a progress line shows them.
+func describePhases(ps []phase) string {
+	parts := make([]string, 0, len(ps))
+	for _, p := range ps {
+		most := ""
+		if p.UpTo {
+			most = "≤"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%d ~%.0fs", p.Name, most, p.Count, p.Total()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// rowWorkOf is what row still has to run in this run.
+func (w *Run) rowWorkOf(row results.Row) rowWork {
+	cfg := w.v.Config
+	wk := rowWork{cells: w.PassesLeft(row), load: !cfg.SkipLoad && !w.v.DoneLoads[row.ID()], besideSeconds: w.besideOf(row)}
+	if w.env.RowEngine(row) == "" || cfg.NoFio || !plan.CeilingApplies(cfg) {
+		return wk
+	}
+	// A re-run runs as long as the preflight's steps did.
+	if base := w.baseline(row); base != nil {
+		wk.fioSeconds = cmp.Or(base.RuntimeSeconds, cfg.FioSeconds, hostcheck.DefaultFIORuntimeSeconds)
+	}
+	return wk
+}
+
+// RerunsFio says row has fio re-runs after its passes (a ceiling to
+// hold its cells against), for the phase status.json names.
+func (w *Run) RerunsFio(row results.Row) bool { return w.rowWorkOf(row).fioSeconds > 0 }
+
+// besideOf is the seconds of the fio run after each pass of row (the fio
+// beside it): where it has a ceiling, not across a cluster's shards.
+func (w *Run) besideOf(row results.Row) int {
+	cfg := w.v.Config
+	if cfg.NoFio || row.Shards > 1 || !plan.CeilingApplies(cfg) || w.baseline(row) == nil {
+		return 0
+	}
+	return results.BesideSeconds
+}
+
+// baseline is the fio curve row is held against, for the estimate: the
+// preflight's or, while its sweeps are still ahead, one with the steps
+// they will run, so that the first estimate counts the fio that runs
+// against the ceiling not measured yet.
+func (w *Run) baseline(row results.Row) *hostcheck.FIOBaseline {
+	if b := w.env.RowBaseline(row); b != nil || w.progress.pastPreflight || len(w.v.Preflight.SweepCPUs) == 0 {
+		return b
+	}
+	return &hostcheck.FIOBaseline{RuntimeSeconds: fioStepSeconds(w.v.Config)}
+}
+
+// rates is what the estimate assumes per load key and per cell: what the
+// run measured so far, else the defaults.
+func (w *Run) rates() phaseRates {
+	rates := phaseRates{loadKeysPerSec: assumedLoadKeysPerSec}
+	if w.progress.loadedKeys > 0 && w.progress.loadTime > 0 {
+		rates.loadKeysPerSec = float64(w.progress.loadedKeys) / w.progress.loadTime.Seconds()
+	}
+	if w.progress.cellIndex > 1 {
+		rates.perCellSeconds = w.progress.cellTime.Seconds() / float64(w.progress.cellIndex-1)
+	}
+	return rates
+}
+
+// planPhases lists every phase the run will run from the row at index
+// from on (a row's passes already measured not counted), and the ladder.
+func (w *Run) planPhases(from int) []phase {
+	var ps []phase
+	cfg, rows, rates := w.v.Config, w.env.Rows(), w.rates()
+	for _, row := range rows[min(from, len(rows)):] {
+		ps = append(ps, rowPhases(cfg, w.rowWorkOf(row), rates)...)
+	}
+	var backends int
+	if cfg.Ladder {
+		backends = len(ladder.Backends(cfg, w.v.OwnServers))
+	}
+	return sumPhases(append(ps, ladderPhase(cfg, backends)...))
+}
+
+// PlanEstimate is the estimate a run of rows planned from cfg starts
+// from, before anything ran (tierbench plan): the preflight's fio sweeps,
+// every row's phases at the default rates, fio counted where engine names
+// one for the row and the ceiling applies, at --fio-seconds, and the
+// ladder.
+func PlanEstimate(cfg plan.Config, pre Preflight, rows []results.Row, engine func(results.Row) string) *plan.Estimate {
+	ps := pre.phases(cfg)
+	for _, row := range rows {
+		ps = append(ps, rowPhases(cfg, plannedWork(cfg, row, engine(row)), phaseRates{loadKeysPerSec: assumedLoadKeysPerSec})...)
+	}
+	var backends int
+	if cfg.Ladder {
+		backends = len(ladder.Backends(cfg, cfg.ServerAddr == ""))
+	}
+	ps = sumPhases(append(ps, ladderPhase(cfg, backends)...))
+	e := &plan.Estimate{Seconds: phasesSeconds(ps)}
+	for _, p := range ps {
+		e.Phases = append(e.Phases, plan.Phase{Name: p.Name, Count: p.Count, Seconds: p.Seconds, UpTo: p.UpTo})
+	}
+	return e
+}
+
+// plannedWork is a row's work before anything ran: every pass, its load
+// unless skipped, and the fio runs beside and after its passes where its
+// ceiling applies (rowWorkOf's, without a preflight to read).
+func plannedWork(c plan.Config, row results.Row, engine string) rowWork {
+	w := rowWork{load: !c.SkipLoad}
+	w.cells = c.Passes * len(c.Threads)
+	if engine == "" || c.NoFio || !plan.CeilingApplies(c) {
+		return w
+	}
+	w.fioSeconds = fioStepSeconds(c)
+	if row.Shards <= 1 {
+		w.besideSeconds = results.BesideSeconds
+	}
+	return w
+}
