@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"mvdan.cc/sh/v3/shell"
+
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/results"
 )
@@ -130,9 +132,17 @@ func checkCatalogueAuth(t *testing.T, bin, out, state string, args []string, sta
 			return nil
 		})
 	}
-	recs, _, _ := results.ReadCells(out)
+	recs, loads, _ := results.ReadCells(out)
 	if len(recs) == 0 {
 		t.Errorf("cells.jsonl in %s: no pass recorded, want the redis row measured with the password", out)
+	}
+	// The command the bundle records ends with the argv redis-server was
+	// given, its config file first: what ran.
+	for _, l := range loads {
+		words, err := shell.Fields(l.ServerCommand, func(string) string { return "" })
+		if err != nil || len(words) < len(argv) || !slices.Equal(words[len(words)-len(argv):], argv) {
+			t.Errorf("recorded command %q (%v): want it to end with the argv redis-server was started with, %q", l.ServerCommand, err, argv)
+		}
 	}
 }
 

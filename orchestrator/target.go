@@ -195,7 +195,7 @@ func (r *runner) StartServer(ctx context.Context, row results.Row) (rowTarget, e
 	}
 	addr := net.JoinHostPort(r.bindAddr(), strconv.Itoa(port))
 	n := &targetNode{Addr: addr, srv: srv, dir: r.cfg.DataDir, probe: srv.Probe(addr)}
-	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv, command: l.command, clientArgs: r.tlsClientArgs(row), tls: row.TLS, noAuth: !l.auth}
+	tgt := rowTarget{addr: addr, nodes: []*targetNode{n}, srv: srv, command: l.commandOf(spec.Args), clientArgs: r.tlsClientArgs(row), tls: row.TLS, noAuth: !l.auth}
 	if err := r.proveNode(ctx, row, n, spec.LogPath); err != nil {
 		srv.Stop(context.Background())
 		return rowTarget{}, err
