@@ -58,9 +58,13 @@ func TestServerPasswordFiles(t *testing.T) {
 		{"valkey", true, "", `requirepass "` + r.auth + "\"\n"},
 		{"keydb", true, "", `requirepass "` + r.auth + "\"\n"},
 		{"dragonfly", false, "--flagfile", "--requirepass=" + r.auth + "\n"},
-		{"garnet", false, "", ""},
+		{"garnet", false, "--config-import-path", `{"AuthenticationMode":"Password","Password":"` + r.auth + "\"}\n"},
+		{sut.CustomName, false, "", ""},
 	} {
 		s, _ := sut.Lookup(c.name)
+		if c.name == sut.CustomName {
+			s, _ = sut.Custom("srv --port {port}")
+		}
 		args, auth := r.serverPassword(s, []string{"--port", "1"})
 		var file string
 		switch {
