@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -16,6 +17,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"mvdan.cc/sh/v3/shell"
 
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/results"
@@ -130,9 +135,17 @@ func checkCatalogueAuth(t *testing.T, bin, out, state string, args []string, sta
 			return nil
 		})
 	}
-	recs, _, _ := results.ReadCells(out)
+	recs, loads, _ := results.ReadCells(out)
 	if len(recs) == 0 {
 		t.Errorf("cells.jsonl in %s: no pass recorded, want the redis row measured with the password", out)
+	}
+	// The command the bundle records ends with the argv redis-server was
+	// given, its config file first: what ran.
+	for _, l := range loads {
+		words, err := shell.Fields(l.ServerCommand, func(string) string { return "" })
+		if err != nil || len(words) < len(argv) || !slices.Equal(words[len(words)-len(argv):], argv) {
+			t.Errorf("recorded command %q (%v): want it to end with the argv redis-server was started with, %q", l.ServerCommand, err, argv)
+		}
 	}
 }
 
@@ -180,9 +193,51 @@ func TestRunRedisProcessRefusesNoAuth(t *testing.T) {
 
 // TestRunRedisDockerRefusesNoAuth: the same under the Docker runtime, the
 // config file copied into the container (read back with docker cp), the
-// argv the container's as the engine records it.
+// argv the container's as the engine records it. The file belongs to the
+// user the image runs as: root for the test's redis image, and uid 4242
+// for the same image with USER 4242:4243, whose redis-server could not
+// read a 0400 file of root's and would not start (as Garnet's image, which
+// runs as a user of its own, would not).
 func TestRunRedisDockerRefusesNoAuth(t *testing.T) {
-	image := testenv.MustRedisImage(t)
+	root := testenv.MustRedisImage(t)
+	for _, c := range []struct {
+		name     string
+		user     string
+		uid, gid int
+	}{
+		{"root", "", 0, 0},
+		{"user 4242", "4242:4243", 4242, 4243},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			image := root
+			if c.user != "" {
+				image = imageAsUser(t, root, c.user)
+			}
+			checkRedisDockerAuth(t, image, c.uid, c.gid)
+		})
+	}
+}
+
+// imageAsUser is image with USER user, made by committing a container of
+// it (nothing pulled or built); removed when the test ends.
+func imageAsUser(t *testing.T, image, user string) string {
+	t.Helper()
+	cli := testenv.MustDocker(t)
+	ctx := t.Context()
+	c, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{Image: image}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.ContainerRemove(context.Background(), c.ID, client.ContainerRemoveOptions{Force: true})
+	tag := image + "-user" + strings.NewReplacer(":", "-").Replace(user)
+	if _, err := cli.ContainerCommit(ctx, c.ID, client.ContainerCommitOptions{Reference: tag, Changes: []string{"USER " + user}}); err != nil {
+		t.Fatalf("commit %s as user %s: %v", image, user, err)
+	}
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true}) })
+	return tag
+}
+
+func checkRedisDockerAuth(t *testing.T, image string, uid, gid int) {
 	bin := testenv.MustBinary(t)
 	base := testenv.MustDiskDir(t)
 	state := filepath.Join(base, "state")
@@ -209,8 +264,8 @@ func TestRunRedisDockerRefusesNoAuth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if h.Mode&0o077 != 0 {
-			t.Errorf("the config file in the container: mode %o, want none for group and others", h.Mode)
+		if h.Mode&0o077 != 0 || h.Uid != uid || h.Gid != gid {
+			t.Errorf("the config file in the container: mode %o, owner %d:%d; want none for group and others, owned by %d:%d", h.Mode, h.Uid, h.Gid, uid, gid)
 		}
 		conf, _ := io.ReadAll(tr)
 		return conf

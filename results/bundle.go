@@ -219,8 +219,9 @@ type LoadRecord struct {
 	Owner      *OwnerProof `json:"owner,omitempty"`       // the pid proven to own the listening socket
 	ServerInfo *ServerInfo `json:"server_info,omitempty"` // what the server says it is
 	// ServerCommand is the started server's command line as run, quoted
-	// as a shell reads it (an image's as "docker run IMAGE ENTRYPOINT
-	// ARGS…"); "" for a server the run did not start.
+	// as a shell reads it (an image's as "docker run --entrypoint
+	// ENTRYPOINT IMAGE ARGS…"), the paths of its password and TLS files
+	// in it, never the password; "" for a server the run did not start.
 	ServerCommand string `json:"server_command,omitempty"`
 	// ServerEvidence are the INFO fields its catalogue entry names
 	// ("section:field" → value), read after the load.

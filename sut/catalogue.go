@@ -123,8 +123,7 @@ var Catalogue = []Server{
 		Backends: map[string]string{"libaio": "Libaio", "uring": "Uring"},
 		Tiering:  "--storage-tier: the log beyond --memory on the device (Native: O_DIRECT through libaio or io_uring; LocalMemory: in RAM), the reference's scenarios 2 and 3",
 		Evidence: []string{"server:garnet_version", "store:Log.TailAddress", "store:Log.HeadAddress"},
-		NoPassword: "Garnet takes its password as --password on its command line, which every user of the host reads in /proc; " +
-			"its --config-import-path file (garnet.conf: AuthenticationMode, Password) would keep it off, but no Garnet here checks that form, so it runs without one",
+		Password: PasswordConfigImport,
 	},
 	{
 		Name: "redis", Title: "Redis",

@@ -1,6 +1,7 @@
 package sut
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -27,6 +28,10 @@ const (
 	// PasswordFlagFile: Dragonfly (abseil flags): --flagfile FILE holding
 	// one --requirepass=… line.
 	PasswordFlagFile
+	// PasswordConfigImport: Garnet: --config-import-path FILE, a garnet.conf
+	// (JSON, Garnet's default import format) setting AuthenticationMode
+	// to Password and Password to the password (garnetConf).
+	PasswordConfigImport
 )
 
 // Args puts the password file file into the server's flags args: first
@@ -40,6 +45,8 @@ func (p Password) Args(args []string, file string) []string {
 		return append([]string{file}, args...)
 	case PasswordFlagFile:
 		return append(slices.Clone(args), "--flagfile", file)
+	case PasswordConfigImport:
+		return append(slices.Clone(args), "--config-import-path", file)
 	}
 	return args
 }
@@ -54,6 +61,8 @@ func (p Password) FileName() string {
 		return "requirepass.conf"
 	case PasswordFlagFile:
 		return "requirepass.flags"
+	case PasswordConfigImport:
+		return "garnet.conf"
 	}
 	return ""
 }
@@ -83,8 +92,32 @@ func (p Password) File(pw string) ([]byte, error) {
 			return nil, fmt.Errorf("sut: a flag file cannot hold a password with a line break, a NUL or blanks at its ends")
 		}
 		return []byte("--requirepass=" + pw + "\n"), nil
+	case PasswordConfigImport:
+		return garnetConf(pw)
 	}
 	return nil, fmt.Errorf("sut: the server takes no password file")
+}
+
+// garnetConf is the garnet.conf Garnet reads pw from: a JSON object whose
+// keys are the names of Garnet's options as its configuration file spells
+// them (exactly: Garnet matches them case-sensitively), its authentication
+// mode the enum's name. JSON escapes every byte that could end the value.
+// Garnet turns the password into bytes as ASCII, so a byte past 0x7f would
+// be compared as '?': such a password is refused.
+func garnetConf(pw string) ([]byte, error) {
+	for i := 0; i < len(pw); i++ {
+		if pw[i] >= 0x80 {
+			return nil, fmt.Errorf("sut: Garnet reads its password as ASCII: the password may not hold byte %#x", pw[i])
+		}
+	}
+	b, err := json.Marshal(struct {
+		Mode     string `json:"AuthenticationMode"`
+		Password string `json:"Password"`
+	}{"Password", pw})
+	if err != nil {
+		return nil, fmt.Errorf("sut: garnet.conf: %w", err)
+	}
+	return append(b, '\n'), nil
 }
 
 // redisQuote quotes s as Redis's config parser (sdssplitargs) reads a

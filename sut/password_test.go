@@ -208,6 +208,7 @@ func TestArgsPutTheFileWhereTheServerReadsIt(t *testing.T) {
 		{PasswordAuthFile, []string{"--port", "1", "--auth-file", "F"}},
 		{PasswordConfigFile, []string{"F", "--port", "1"}},
 		{PasswordFlagFile, []string{"--port", "1", "--flagfile", "F"}},
+		{PasswordConfigImport, []string{"--port", "1", "--config-import-path", "F"}},
 	} {
 		if got := c.p.Args(flags, "F"); !slices.Equal(got, c.want) {
 			t.Errorf("Password %d: got %q, want %q", c.p, got, c.want)

@@ -48,9 +48,10 @@ type Secrets struct {
 // every server reads it from a file whose name alone is on its command
 // line, the way its catalogue entry says (sut.Server.Password: tierbench
 // --auth-file, Redis, Valkey and KeyDB a config file as their first
-// argument, Dragonfly --flagfile); clients read it with --auth-file; the
-// bundle never has it. A server the catalogue knows no such way for runs
-// without one, and the run says so. Across hosts pickHosts makes it
+// argument, Dragonfly --flagfile, Garnet --config-import-path); clients
+// read it with --auth-file; the bundle never has it. A server the
+// catalogue knows no such way for (a --server-cmd) runs without one, and
+// the run says so. Across hosts pickHosts makes it
 // (beyond loopback). Shards take it as a lone tierbench server does
 // (shards.go). The caller asks only when the run starts its servers on
 // this machine and has no password yet.

@@ -58,9 +58,13 @@ func TestServerPasswordFiles(t *testing.T) {
 		{"valkey", true, "", `requirepass "` + p.Auth + "\"\n"},
 		{"keydb", true, "", `requirepass "` + p.Auth + "\"\n"},
 		{"dragonfly", false, "--flagfile", "--requirepass=" + p.Auth + "\n"},
-		{"garnet", false, "", ""},
+		{"garnet", false, "--config-import-path", `{"AuthenticationMode":"Password","Password":"` + p.Auth + "\"}\n"},
+		{sut.CustomName, false, "", ""},
 	} {
 		s, _ := sut.Lookup(c.name)
+		if c.name == sut.CustomName {
+			s, _ = sut.Custom("srv --port {port}")
+		}
 		args, auth := p.serverPassword(s, []string{"--port", "1"})
 		var file string
 		switch {

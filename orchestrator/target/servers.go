@@ -169,15 +169,25 @@ func RowServer(c plan.Config, row results.Row) (sut.Server, error) {
 // (nil: the tierbench binary) for a process, or the image (zero: the run's
 // tierbench image) for a container; its flags; the host directory it is
 // given (a foreign server's own one in the data dir, serverDir); and the
-// command as run, for the report.
+// words the recorded command puts before the flags (head).
 type launch struct {
 	prog    []string
 	img     rig.ImageRun
 	args    []string
 	dataDir string
-	command string
+	// head is what the command line has before the flags: the program,
+	// or "docker run --entrypoint EP IMAGE".
+	head []string
 	// auth: the server takes the run's password (its file is in args).
 	auth bool
+}
+
+// commandOf is the command line that runs the server with the flags
+// args, quoted as a shell reads it, for the bundle. args are the ones the
+// runtime is given, the password file's and the TLS files' paths among
+// them: what ran, never a secret itself (those stay in the files).
+func (l launch) commandOf(args []string) string {
+	return sut.Quote(append(slices.Clone(l.head), args...))
 }
 
 // serverLaunch is how row's server starts on port with the run's data
@@ -202,23 +212,25 @@ func (o *Own) serverLaunch(row results.Row, port int) (launch, error) {
 	case s.Self:
 		l.args, err = s.Process(sc, nil, v)
 		l.args = append(l.args, sweep.ReadCacheArgs(cfg, row)...)
-		l.command = sut.Quote(append([]string{cfg.Binary}, l.args...))
+		l.head = []string{cfg.Binary}
 	case drv.Capabilities().Images:
 		var ep []string
 		ep, l.args, err = s.Container(sc, v)
 		l.img = rig.ImageRun{Name: cfg.ServerImage, Entrypoint: ep}
-		l.command = "docker run " + sut.Quote(append([]string{"--entrypoint", ep[0], cfg.ServerImage}, l.args...))
+		if err == nil {
+			l.head = []string{"docker", "run", "--entrypoint", ep[0], cfg.ServerImage}
+		}
 	default:
 		if l.prog, err = s.Program(cfg.ServerBin); err == nil {
 			l.args, err = s.Process(sc, nil, v)
-			l.command = sut.Quote(append(slices.Clone(l.prog), l.args...))
+			l.head = l.prog
 		}
 	}
 	if err != nil {
 		return launch{}, fmt.Errorf("target: %s %s: %w", row.ServerName(), row.Label, err)
 	}
-	// The password file goes in after the command is recorded: the
-	// bundle names no file of the run's secrets.
+	// The password file's path is in args, so in the recorded command
+	// (commandOf), as it ran; the password is only in the file.
 	l.args, l.auth = o.Env.Password().serverPassword(s, l.args)
 	return l, nil
 }

@@ -66,8 +66,8 @@ func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
 		if !slices.Equal(l.args, c.want) || l.prog != nil || l.dataDir != d {
 			t.Errorf("%s: got %q (program %q, data %s),\nwant %q (the tierbench binary, data %s)", c.row.ID(), l.args, l.prog, l.dataDir, c.want, d)
 		}
-		if l.command != "/bin/tierbench "+sut.Quote(c.want) {
-			t.Errorf("%s: command got %s", c.row.ID(), l.command)
+		if got := l.commandOf(l.args); got != "/bin/tierbench "+sut.Quote(c.want) {
+			t.Errorf("%s: command got %s", c.row.ID(), got)
 		}
 		if args, err := o.ServerArgs(c.row, 7001, d); err != nil || !slices.Equal(args, c.want) {
 			t.Errorf("%s: ServerArgs got %q, %v; want %q", c.row.ID(), args, err, c.want)

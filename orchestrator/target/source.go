@@ -153,7 +153,7 @@ func (o *Own) StartServer(ctx context.Context, row results.Row) (Server, error) 
 	}
 	addr := net.JoinHostPort(env.Bind(), strconv.Itoa(port))
 	n := &Node{Addr: addr, Handle: srv, Dir: cfg.DataDir, Probe: srv.Probe(addr)}
-	tgt := Server{Addr: addr, Nodes: []*Node{n}, Handle: srv, Command: l.command, ClientArgs: env.ClientTLSArgs(row), TLS: row.TLS, NoAuth: !l.auth}
+	tgt := Server{Addr: addr, Nodes: []*Node{n}, Handle: srv, Command: l.commandOf(spec.Args), ClientArgs: env.ClientTLSArgs(row), TLS: row.TLS, NoAuth: !l.auth}
 	if err := proveNode(ctx, row, n, spec.LogPath); err != nil {
 		srv.Stop(context.Background())
 		return Server{}, err

@@ -270,26 +270,30 @@ func (d *Driver) createOnce(ctx context.Context, img rig.ImageRun, role, name st
 }
 
 // copySecrets puts the run's password and TLS files into a created
-// container, before it starts, as a tar stream through the engine's API.
+// container, before it starts, as a tar stream through the engine's API,
+// owned by the user it runs as (secretsOwner).
 func (d *Driver) copySecrets(ctx context.Context, id string) error {
 	if d.Password == "" && len(d.secrets) == 0 {
 		return nil
 	}
+	uid, gid, err := d.secretsOwner(ctx, id)
+	if err != nil {
+		return fmt.Errorf("copy the password and TLS files in: %w", err)
+	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(name string, b []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o400, Size: int64(len(b))}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o400, Size: int64(len(b)), Uid: uid, Gid: gid}); err != nil {
 			return err
 		}
 		_, err := tw.Write(b)
 		return err
 	}
-	var err error
 	if d.Password != "" {
 		err = add(strings.TrimPrefix(rig.ContainerPasswordFile, "/"), []byte(d.Password+"\n"))
 	}
 	if len(d.secrets) > 0 && err == nil {
-		err = tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(rig.ContainerTLSDir, "/") + "/", Mode: 0o500, Typeflag: tar.TypeDir})
+		err = tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(rig.ContainerTLSDir, "/") + "/", Mode: 0o500, Typeflag: tar.TypeDir, Uid: uid, Gid: gid})
 	}
 	for _, name := range slices.Sorted(maps.Keys(d.secrets)) {
 		if err == nil {
