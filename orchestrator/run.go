@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
@@ -544,8 +545,8 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		}
 	}
 	r.setPhaseIf(r.rowWorkOf(row).fioSeconds > 0, phaseFio, &row)
-	if err := r.measureFioCPU(ctx, row); err != nil {
+	if err := ceiling.MeasureFioCPU(ctx, r.ceilingEnv(), row); err != nil {
 		return err
 	}
-	return r.recheckCeiling(ctx, row)
+	return ceiling.Recheck(ctx, r.ceilingEnv(), row)
 }
