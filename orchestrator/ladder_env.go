@@ -7,6 +7,7 @@ import (
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
@@ -28,15 +29,15 @@ func (e ladderEnv) Printf(format string, a ...any) { e.r.printf(format, a...) }
 func (e ladderEnv) SetPhase()                      { e.r.watch.Phase(watch.PhaseLadder, nil, "") }
 func (e ladderEnv) Pinning() rig.Pinning           { return e.r.local.pinning }
 func (e ladderEnv) HostBaseline() *hostcheck.FIOBaseline {
-	host, _ := e.r.baselines()
+	host, _ := ceiling.Baselines(e.r.out)
 	return host
 }
 func (e ladderEnv) RowBaseline(row results.Row) *hostcheck.FIOBaseline {
-	return e.r.rowBaseline(row)
+	return ceiling.RowBaseline(e.r.out, row)
 }
 
 func (e ladderEnv) AwaitDisk(ctx context.Context, what string, ceilingIOPS float64, job fio.Job) *results.DiskSettle {
-	return e.r.awaitDisk(ctx, what, ceilingIOPS, job)
+	return ceiling.AwaitDisk(ctx, e.r.ceilingEnv(), what, ceilingIOPS, job)
 }
 
 // StartServer returns a server whenever the run started one, so that

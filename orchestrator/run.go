@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
@@ -516,8 +517,8 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		}
 	}
 	r.watch.PhaseIf(r.watch.RerunsFio(row), watch.PhaseFio, &row)
-	if err := r.measureFioCPU(ctx, row); err != nil {
+	if err := ceiling.MeasureFioCPU(ctx, r.ceilingEnv(), row); err != nil {
 		return err
 	}
-	return r.recheckCeiling(ctx, row)
+	return ceiling.Recheck(ctx, r.ceilingEnv(), row)
 }

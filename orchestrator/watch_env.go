@@ -4,10 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/hostcheck"
-	"github.com/tierbench/tierbench/orchestrator/plan"
-	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
 )
@@ -40,7 +37,7 @@ func (r *runner) startWatch() (err error) {
 // fio), without a ceiling to measure, or when a resumed bundle has its
 // preflight.
 func (r *runner) preflightSweeps() watch.Preflight {
-	if r.cfg.HostsMode() || !r.fioPlanned() {
+	if r.cfg.HostsMode() {
 		return watch.Preflight{}
 	}
 	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil && r.cfg.Resume != "" {
@@ -50,11 +47,6 @@ func (r *runner) preflightSweeps() watch.Preflight {
 	for _, n := range r.local.topo.Nodes {
 		cpus += len(n)
 	}
-	p := watch.Preflight{SweepCPUs: []int{cpus}, MaxDepth: device.DefaultThrottleLimit,
-		Full: r.cfg.Profile == plan.ProfileReference}
-	if r.pinnedFioArgs() != nil {
-		pinned, _ := rig.ParseCPUList(r.local.pinning.ServerCPUs)
-		p.SweepCPUs = append(p.SweepCPUs, len(pinned))
-	}
-	return p
+	sweeps, depth, full := r.preflightEnv().Sweeps(cpus)
+	return watch.Preflight{SweepCPUs: sweeps, MaxDepth: depth, Full: full}
 }

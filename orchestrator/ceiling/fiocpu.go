@@ -1,4 +1,4 @@
-package orchestrator
+package ceiling
 
 import (
 	"context"
@@ -8,21 +8,22 @@ import (
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/fio"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
 
-// rowEngine is fio's --ioengine for the kernel interface row's server
+// RowEngine is fio's --ioengine for the kernel interface row's server
 // drives the disk with; "" where that is no fio engine (another server,
 // or tierbench on localmemory).
-func rowEngine(row results.Row) string {
+func RowEngine(row results.Row) string {
 	if row.Server != "" || (row.Backend != "libaio" && row.Backend != "uring") {
 		return ""
 	}
 	return fio.Engine(row.Backend)
 }
 
-// measureFioCPU runs after a row of tierbench's on a disk, with its
+// MeasureFioCPU runs after a row of tierbench's on a disk, with its
 // server idle: fio once at each cell's median disk depth, through the
 // row's own interface, on the row's CPUs, over the server's files, where
 // the ceiling's curve cannot stand in for that (no point within
@@ -30,24 +31,24 @@ func rowEngine(row results.Row) string {
 // io_uring). The report holds the cell's CPU per GET against it. Shares
 // are untouched. A fio that fails is recorded, not fatal; a cell already
 // measured (a resumed run) is not measured again.
-func (r *runner) measureFioCPU(ctx context.Context, row results.Row) error {
-	base, engine := r.rowBaseline(row), rowEngine(row)
-	if base == nil || engine == "" || !plan.CeilingApplies(r.cfg) {
+func MeasureFioCPU(ctx context.Context, env Env, row results.Row) error {
+	base, engine := RowBaseline(env.Bundle, row), RowEngine(row)
+	if base == nil || engine == "" || !plan.CeilingApplies(env.Config) {
 		return nil
 	}
-	passes, _, err := results.ReadCells(r.out)
+	passes, _, err := results.ReadCells(env.Bundle)
 	if err != nil {
 		return err
 	}
-	done, err := results.ReadFioCPU(r.out)
+	done, err := results.ReadFioCPU(env.Bundle)
 	if err != nil {
 		return err
 	}
-	files, _, _ := serverFiles(r.cfg.DataDir)
+	files, _, _ := serverFiles(env.Config.DataDir)
 	if len(files) == 0 {
 		return nil
 	}
-	for _, t := range r.cfg.Threads {
+	for _, t := range env.Config.Threads {
 		if slices.ContainsFunc(done, func(c results.FioCPURecord) bool { return c.Row == row && c.Threads == t }) {
 			continue
 		}
@@ -66,8 +67,8 @@ func (r *runner) measureFioCPU(ctx context.Context, row results.Row) error {
 		rec := results.FioCPURecord{Kind: "fio-cpu", Schema: results.SchemaVersion, Row: row, Threads: t, Engine: engine,
 			Depth: int(math.Ceil(d)), Jobs: step.Jobs, IODepth: step.IODepth, RuntimeSeconds: base.RuntimeSeconds, Files: len(files),
 			CPUs: base.CPUs, FioCost: results.FioCost{Time: time.Now().UTC()}}
-		r.printf("%s %s t=%d: fio %s at the cell's disk depth (%d in flight: %d jobs × %d) on the server's %d files, read-only, for its CPU per read\n",
-			titleCase(row.Backend), row.Label, t, engine, rec.Depth, rec.Jobs, rec.IODepth, rec.Files)
+		env.Printf("%s %s t=%d: fio %s at the cell's disk depth (%d in flight: %d jobs × %d) on the server's %d files, read-only, for its CPU per read\n",
+			human.Title(row.Backend), row.Label, t, engine, rec.Depth, rec.Jobs, rec.IODepth, rec.Files)
 		res, cpu, steal, err := fioAtDepth(ctx, base, engine, step, files)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -75,13 +76,13 @@ func (r *runner) measureFioCPU(ctx context.Context, row results.Row) error {
 		rec.StealShare = steal
 		if err != nil {
 			rec.Error = err.Error()
-			r.printf("  fio failed: %v\n", err)
+			env.Printf("  fio failed: %v\n", err)
 		} else {
 			rec.IOPS = res.IOPS
 			rec.SetCPU(cpu)
-			r.printf("  fio: %s IOPS, %.1f CPU µs per read\n", FormatOps(res.IOPS), cpu.MicrosPerRead)
+			env.Printf("  fio: %s IOPS, %.1f CPU µs per read\n", human.Ops(res.IOPS), cpu.MicrosPerRead)
 		}
-		if err := results.AppendJSONL(r.out, results.FileFioCPU, rec); err != nil {
+		if err := results.AppendJSONL(env.Bundle, results.FileFioCPU, rec); err != nil {
 			return err
 		}
 	}

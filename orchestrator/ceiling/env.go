@@ -1,0 +1,17 @@
+package ceiling
+
+import "github.com/tierbench/tierbench/orchestrator/plan"
+
+// Env is what the fio measurements need of the run: values that do not
+// change while one of them runs, so the facade builds one per call.
+type Env struct {
+	// Config is the run's resolved configuration: its data dir (whose
+	// files fio reads), thread counts, --no-fio and what makes a ceiling
+	// apply.
+	Config plan.Config
+	// Bundle is the results bundle's directory: preflight.json is read
+	// there, ceilings.jsonl and fio-cpu.jsonl appended to.
+	Bundle string
+	// Printf says progress on the run's stderr.
+	Printf func(format string, a ...any)
+}
