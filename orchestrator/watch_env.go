@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
 )
@@ -47,6 +48,6 @@ func (r *runner) preflightSweeps() watch.Preflight {
 	for _, n := range r.local.topo.Nodes {
 		cpus += len(n)
 	}
-	sweeps, depth, full := r.preflightEnv().Sweeps(cpus)
+	sweeps, depth, full := preflight.Env{Config: r.cfg, Pinning: r.local.pinning}.Sweeps(cpus)
 	return watch.Preflight{SweepCPUs: sweeps, MaxDepth: depth, Full: full}
 }
