@@ -22,6 +22,10 @@
 //     rig/docker, each saying what it can do in Capabilities.
 //   - latency: the fixed-rate steps and the SLO search, run through an
 //     Env the facade hands them for one row.
+//   - pass: a row's passes — the load and its verification on every
+//     node, the GET phases with the device reads, CPU, store counters and
+//     disk evidence read around each — run through a pass.Env the facade
+//     implements (pass_env.go).
 //   - safe: the directories, files and children of a run on a shared
 //     host; fault: the errors that classify why a run stopped short.
 //
@@ -131,7 +135,7 @@
 //     owner proof, the load check (each node's DBSIZE exactly the keys its
 //     slots hold, all keys for a server that is not a cluster node), the
 //     sampled GETs, the device reads, CPU and placement around a pass all
-//     walk the nodes alike (verify.go, nodes.go), each node reached
+//     walk the nodes alike (package pass), each node reached
 //     through its own serverProbe, where it runs. Only the client's
 //     routing and the record's per-node figures depend on it being a
 //     cluster.
@@ -198,7 +202,7 @@
 // pass the run also reads the server's /proc/<pid>/io write_bytes and,
 // where the server gives them (tierbench's own), INFO store's
 // Log.TailAddress and Log.FlushedAddress and INFO stats' device_gets
-// (mixes.go), so each pass records every operation's ops/sec, bytes
+// (package pass), so each pass records every operation's ops/sec, bytes
 // written per SET, the log's growth and the share of GETs the store served
 // from its device (results.MixEvidence). A mix that writes repeats the
 // exact load check after the row's cells (DBSIZE exactly --dbsize, a fresh
