@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/pass"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
 )
@@ -23,10 +24,10 @@ func TestExitCode(t *testing.T) {
 		{fmt.Errorf("%w: 2 of 8", ErrExcluded), ExitExcluded},
 		{fmt.Errorf("%w: all 8", ErrNothingPublishable), ExitNothing},
 		{fmt.Errorf("%w: pid 1 does not own it", rig.ErrWrongProcess), ExitNothing},
-		{fmt.Errorf("%w: 1 missing", ErrPartialLoad), ExitNothing},
-		{fmt.Errorf("%w: 3 missed", ErrSampleMiss), ExitNothing},
+		{fmt.Errorf("%w: 1 missing", pass.ErrPartialLoad), ExitNothing},
+		{fmt.Errorf("%w: 3 missed", pass.ErrSampleMiss), ExitNothing},
 		{fmt.Errorf("%w: interrupted", &InterruptedError{Signal: syscall.SIGINT}), ExitSIGINT},
-		{fmt.Errorf("%w: %w", &InterruptedError{Signal: syscall.SIGTERM}, ErrPartialLoad), ExitSIGTERM},
+		{fmt.Errorf("%w: %w", &InterruptedError{Signal: syscall.SIGTERM}, pass.ErrPartialLoad), ExitSIGTERM},
 	}
 	for _, tt := range tests {
 		if got := ExitCode(tt.err); got != tt.want {

@@ -64,7 +64,7 @@ func (s ladderServer) Args() ([]string, error) {
 }
 
 func (s ladderServer) Load(ctx context.Context, rec *results.LoadRecord) error {
-	return s.r.load(ctx, s.row, s.tgt, rec)
+	return s.r.passes().Load(ctx, s.row, s.tgt, rec)
 }
 
 func (s ladderServer) Keys(ctx context.Context) (int64, error) {
@@ -73,12 +73,12 @@ func (s ladderServer) Keys(ctx context.Context) (int64, error) {
 }
 
 func (s ladderServer) Warm(ctx context.Context, threads, seconds int) error {
-	_, _, err := s.r.bench(ctx, s.row, s.tgt, "warmup", threads, seconds)
+	_, _, err := s.r.clients.bench(ctx, s.row, s.tgt, "warmup", threads, seconds)
 	return err
 }
 
 func (s ladderServer) TakePass(ctx context.Context, threads, pass int) (results.PassRecord, error) {
-	return s.r.takePass(ctx, s.row, s.tgt, threads, pass)
+	return s.r.passes().TakePass(ctx, s.row, s.tgt, threads, pass)
 }
 
 func (s ladderServer) Stop(ctx context.Context) error {

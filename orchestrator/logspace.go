@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/pass"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 	"golang.org/x/sys/unix"
@@ -27,7 +28,7 @@ func logGrowth(c plan.Config) (total, load, updates, ops int64) {
 	load = c.DBSize * record
 	seconds := int64(c.WarmupSeconds) + int64(c.Passes)*int64(len(c.Threads))*int64(c.CellSeconds)
 	ops = seconds * assumedCellOpsPerSec
-	updates = int64(setShare(c) * float64(ops) * float64(record))
+	updates = int64(pass.SetShare(c) * float64(ops) * float64(record))
 	return load + updates, load, updates, ops
 }
 
@@ -50,7 +51,7 @@ func checkLogSpace(c plan.Config) error {
 	mix := ""
 	if updates > 0 {
 		mix = fmt.Sprintf(" plus %.0f %% SETs × %d ops (%d s of warm-up and cells at an assumed %s ops/s) × %d B = %s of updates",
-			100*setShare(c), ops, ops/assumedCellOpsPerSec, FormatOps(assumedCellOpsPerSec), results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(updates))
+			100*pass.SetShare(c), ops, ops/assumedCellOpsPerSec, FormatOps(assumedCellOpsPerSec), results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(updates))
 	}
 	return fmt.Errorf("%w: the log would grow by %s per row (the load, %d keys × %d B = %s%s), more than the %s free on %s (for --data %s); free space, lower --dbsize, --cell-seconds or --passes, or --force",
 		fault.ErrConfig, humanBytes(total), c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), humanBytes(load), mix, humanBytes(free), at, c.DataDir)

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
+	"github.com/tierbench/tierbench/orchestrator/pass"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
@@ -133,7 +134,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	if err := r.clients.preflight(ctx); err != nil {
 		return err
 	}
-	r.resolveDisks(ctx)
+	r.passes().ResolveDisks(ctx)
 	if r.cells, err = results.OpenCellsLog(r.out); err != nil {
 		return err
 	}
@@ -233,8 +234,8 @@ type runner struct {
 	local   localMachine
 	cells   *results.CellsLog
 	started time.Time
-	// evidence is what the disk counters around every GET phase read.
-	evidence diskEvidence
+	// passRunner takes the rows' passes (package pass; passes()).
+	passRunner *pass.Runner
 	// resumed is what the bundle held already when the run began.
 	resumed resumedWork
 	// watch is the run's progress, status.json and --metrics-addr
@@ -251,13 +252,6 @@ type localMachine struct {
 	pinning rig.Pinning
 	pids    *safe.PIDFile
 	claims  []*safe.DataClaim
-}
-
-// diskEvidence is the physical disks below the data dir whose counters
-// are read around every GET phase (evidence.go), or why there are none.
-type diskEvidence struct {
-	disks []string
-	note  string
 }
 
 // resumedWork is what cells.jsonl held when the run began: passes and
@@ -482,7 +476,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		}()
 	}
 	r.watch.Phase(watch.PhaseLoad, &row, "")
-	if err := r.loadAndVerify(ctx, row, tgt); err != nil {
+	if err := r.passes().LoadAndVerify(ctx, row, tgt); err != nil {
 		return err
 	}
 	if r.cfg.WarmupSeconds == 0 {
@@ -490,7 +484,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 	} else {
 		r.printf("%s %s: warm-up, %d s at t=%d\n", titleCase(row.Backend), row.Label, r.cfg.WarmupSeconds, slices.Max(r.cfg.Threads))
 		r.watch.Phase(watch.PhaseWarmup, &row, "")
-		if _, _, err := r.bench(ctx, row, tgt, "warmup", slices.Max(r.cfg.Threads), r.cfg.WarmupSeconds); err != nil {
+		if _, _, err := r.clients.bench(ctx, row, tgt, "warmup", slices.Max(r.cfg.Threads), r.cfg.WarmupSeconds); err != nil {
 			return fmt.Errorf("orchestrator: warm-up of %s %s: %w", row.Backend, row.Label, err)
 		}
 	}
@@ -499,12 +493,13 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 			if r.resumed.passes[results.PassKey(row, t, p)] {
 				continue
 			}
-			if err := r.measure(ctx, row, tgt, t, p); err != nil {
+			if err := r.passes().Measure(ctx, row, tgt, t, p); err != nil {
 				return err
 			}
+			r.resumed.passes[results.PassKey(row, t, p)] = true
 		}
 	}
-	if err := r.recheckAfterMix(ctx, row, tgt); err != nil {
+	if err := r.passes().RecheckAfterMix(ctx, row, tgt); err != nil {
 		return err
 	}
 	if err := r.clients.online(ctx, row, tgt); err != nil {

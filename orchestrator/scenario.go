@@ -11,13 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
-	"github.com/tierbench/tierbench/orchestrator/rig"
-	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )
@@ -50,35 +47,6 @@ func scenarioRows(c plan.Config, rows []results.Row) []results.Row {
 
 // batchOf is the -b of a row's GET phases.
 func (r *runner) batchOf(row results.Row) int { return cmp.Or(row.Batch, r.cfg.Batch) }
-
-// deviceReads reads Device.CompletedReads from INFO store of one node,
-// through its probe (where it runs).
-func (r *runner) deviceReads(ctx context.Context, n *target.Node) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	info, err := rig.ProbeInfo(ctx, n.Probe, "store")
-	if err != nil {
-		return 0, fmt.Errorf("orchestrator: INFO store of %s: %w", n.Addr, err)
-	}
-	v, err := parseDeviceReads(info)
-	if err != nil {
-		return 0, fmt.Errorf("%w (%s)", err, n.Addr)
-	}
-	return v, nil
-}
-
-// parseDeviceReads takes Device.CompletedReads from INFO store's fields.
-func parseDeviceReads(info map[string]string) (int64, error) {
-	v, ok := info["Device.CompletedReads"]
-	if !ok {
-		return -1, fmt.Errorf("orchestrator: INFO store has no Device.CompletedReads: the server is not tiered")
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return -1, fmt.Errorf("orchestrator: INFO store Device.CompletedReads %q is not a count", v)
-	}
-	return n, nil
-}
 
 // checkFreeMemory refuses, before anything is loaded, a memory or
 // localmemory dataset larger than the host's available memory.
@@ -206,17 +174,4 @@ func joinScenarioErrors(errs []error) error {
 		return errs[0]
 	}
 	return fmt.Errorf("%w (and %d more scenarios failed: %v)", errs[0], len(errs)-1, errs[1:])
-}
-
-// shardReadsNote is each shard's device reads per GET for a pass's line,
-// "" for a single server.
-func shardReadsNote(nodes []results.NodePass) string {
-	if len(nodes) == 0 {
-		return ""
-	}
-	per := make([]string, len(nodes))
-	for i, n := range nodes {
-		per[i] = fmt.Sprintf("%.2f", n.DeviceReadsPerGet)
-	}
-	return "; per shard " + strings.Join(per, " | ")
 }

@@ -113,24 +113,6 @@ func TestCheckFreeMemory(t *testing.T) {
 	}
 }
 
-func TestParseDeviceReads(t *testing.T) {
-	for _, tc := range []struct {
-		info map[string]string
-		want int64
-		err  bool
-	}{
-		{map[string]string{"Device.CompletedReads": "12345"}, 12345, false},
-		{map[string]string{"Log.HeadAddress": "64"}, -1, true},
-		{map[string]string{"Device.CompletedReads": "-3"}, -1, true},
-		{map[string]string{"Device.CompletedReads": "x"}, -1, true},
-	} {
-		got, err := parseDeviceReads(tc.info)
-		if got != tc.want || (err != nil) != tc.err {
-			t.Errorf("%v: got %d, %v; want %d, error %v", tc.info, got, err, tc.want, tc.err)
-		}
-	}
-}
-
 func FuzzMemAvailable(f *testing.F) {
 	f.Add([]byte("MemTotal: 10 kB\nMemAvailable:  2048 kB\n"))
 	f.Add([]byte("MemAvailable: -1 kB\n"))

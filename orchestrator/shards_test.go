@@ -6,11 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/internal/keyspace"
-	"github.com/tierbench/tierbench/internal/slots"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
-	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -40,34 +37,6 @@ func TestShardConfig(t *testing.T) {
 		if err == nil || !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("resolve(%+v): got %v, want an ErrConfig containing %q", tt.cfg, err, tt.want)
 		}
-	}
-}
-
-func TestExpectedKeysFollowTheSlots(t *testing.T) {
-	ranges := slots.Split(3)
-	var nodes []*target.Node
-	for _, r := range ranges {
-		nodes = append(nodes, &target.Node{Ranges: []slots.Range{r}})
-	}
-	const dbsize, keyLength = 5000, 16
-	got := expectedKeys(nodes, dbsize, keyLength)
-	var sum int64
-	for i, n := range got {
-		sum += n
-		// About a third each: the hash spreads the keys.
-		if n < dbsize/3-300 || n > dbsize/3+300 {
-			t.Errorf("node %d holds %d of %d keys", i, n, dbsize)
-		}
-	}
-	if sum != dbsize {
-		t.Errorf("the nodes hold %d keys in all, want %d", sum, dbsize)
-	}
-	// A key's node is the one whose range holds CRC16 of its spelling.
-	key := keyspace.AppendKey(nil, 1234, keyLength)
-	s := slots.Of(key)
-	owner := slotOwners(nodes)
-	if r := ranges[owner[s]]; s < r.Start || s > r.End {
-		t.Errorf("key %s (slot %d) mapped to range %v", key, s, r)
 	}
 }
 

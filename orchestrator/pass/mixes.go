@@ -1,4 +1,4 @@
-package orchestrator
+package pass
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/bench"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/target"
@@ -33,7 +34,7 @@ type storeReading struct {
 // readStore reads every node's write counter and store counters. A
 // counter a node does not give leaves the reading without it; it never
 // fails the pass, which has its own evidence.
-func (r *runner) readStore(ctx context.Context, tgt target.Server) storeReading {
+func readStore(ctx context.Context, tgt target.Server) storeReading {
 	s := storeReading{counted: true}
 	for _, n := range tgt.Nodes {
 		wb := int64(-1)
@@ -111,10 +112,10 @@ func mixLine(rec results.PassRecord) string {
 		if i == 0 {
 			sep = "  "
 		}
-		s += fmt.Sprintf("%s%s %s/s", sep, o.Op, FormatOps(o.OpsPerSec))
+		s += fmt.Sprintf("%s%s %s/s", sep, o.Op, human.Ops(o.OpsPerSec))
 	}
 	if rec.Sets > 0 {
-		s += fmt.Sprintf("; %.0f B written per SET, log +%s", rec.WriteBytesPerSet, humanBytes(rec.LogGrowth))
+		s += fmt.Sprintf("; %.0f B written per SET, log +%s", rec.WriteBytesPerSet, human.Bytes(rec.LogGrowth))
 	}
 	if rec.StoreCounted && (rec.Row.Memory != "" || rec.Sets > 0) {
 		s += fmt.Sprintf("; %.1f %% of GETs read the device (INFO stats device_gets)", 100*rec.DeviceGetShare)
@@ -125,9 +126,9 @@ func mixLine(rec results.PassRecord) string {
 	return s + "\n"
 }
 
-// setShare is the share of the measured cells' ops that write a record
+// SetShare is the share of the measured cells' ops that write a record
 // (SET and RMW); 0 for GETs alone.
-func setShare(c plan.Config) float64 {
+func SetShare(c plan.Config) float64 {
 	mix, err := c.OpMix()
 	if mix == "" || err != nil {
 		return 0
@@ -145,35 +146,36 @@ func setShare(c plan.Config) float64 {
 	return float64(pct) / 100
 }
 
-// recheckAfterMix repeats the exact load check after a row's cells when
+// RecheckAfterMix repeats the exact load check after a row's cells when
 // they wrote (a mix with SET or RMW): a SET rewrites a loaded key with a
 // value of the loaded length, so DBSIZE must still be exactly --dbsize
 // (on a cluster, each node's slots' share) and a fresh uniform sample of
 // the keys must all answer values of that length. A failure refuses the
 // row as a failed load would, after its passes are recorded.
-func (r *runner) recheckAfterMix(ctx context.Context, row results.Row, tgt target.Server) error {
-	if setShare(r.cfg) == 0 {
+func (r *Runner) RecheckAfterMix(ctx context.Context, row results.Row, tgt target.Server) error {
+	cfg := r.env.Config()
+	if SetShare(cfg) == 0 {
 		return nil
 	}
 	keys, err := keyCount(ctx, tgt)
 	if err != nil {
-		return fmt.Errorf("orchestrator: %s %s: DBSIZE after the mix: %w", row.Backend, row.Label, err)
+		return fmt.Errorf("pass: %s %s: DBSIZE after the mix: %w", row.Backend, row.Label, err)
 	}
-	rec := results.RecheckRecord{Kind: "recheck", Schema: results.SchemaVersion, Row: row, DBSize: r.cfg.DBSize, ServerKeys: keys}
+	rec := results.RecheckRecord{Kind: "recheck", Schema: results.SchemaVersion, Row: row, DBSize: cfg.DBSize, ServerKeys: keys}
 	verdict := error(nil)
-	if keys != r.cfg.DBSize && !(r.cfg.SkipLoad && keys > r.cfg.DBSize) {
+	if keys != cfg.DBSize && !(cfg.SkipLoad && keys > cfg.DBSize) {
 		verdict = fmt.Errorf("%w: %s %s: the server holds %d keys after the mix, %d before (--dbsize); its SETs and RMWs rewrite loaded keys and must not change the count",
-			ErrPartialLoad, row.Backend, row.Label, keys, r.cfg.DBSize)
+			ErrPartialLoad, row.Backend, row.Label, keys, cfg.DBSize)
 	} else {
-		if rec.Sample, err = r.sampleTarget(ctx, tgt, &results.LoadRecord{}); err != nil {
+		if rec.Sample, err = sampleTarget(ctx, cfg, tgt, &results.LoadRecord{}); err != nil {
 			return err
 		}
-		if err := judgeSample(rec.Sample, keys, r.cfg); err != nil {
-			verdict = fmt.Errorf("orchestrator: %s %s: after the mix: %w", row.Backend, row.Label, err)
+		if err := judgeSample(rec.Sample, keys, cfg); err != nil {
+			verdict = fmt.Errorf("pass: %s %s: after the mix: %w", row.Backend, row.Label, err)
 		}
 	}
 	rec.Error, rec.Time = errString(verdict), time.Now().UTC()
-	if err := results.AppendJSONL(r.out, results.FileRechecks, rec); err != nil {
+	if err := results.AppendJSONL(r.env.Out(), results.FileRechecks, rec); err != nil {
 		return errors.Join(verdict, err)
 	}
 	if verdict != nil {
@@ -181,6 +183,14 @@ func (r *runner) recheckAfterMix(ctx context.Context, row results.Row, tgt targe
 	}
 	sample := rec.Sample
 	r.printf("%s %s: after the mix: DBSIZE %d, exactly --dbsize; %d sampled keys each answered a %d B value\n",
-		titleCase(row.Backend), row.Label, keys, sample.Keys, r.cfg.ValueLength)
+		human.Title(row.Backend), row.Label, keys, sample.Keys, cfg.ValueLength)
 	return nil
+}
+
+// errString is err's text, "" for none.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -1,4 +1,4 @@
-package orchestrator
+package pass
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/tierbench/tierbench/internal/cpulist"
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/diskstats"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
@@ -23,12 +24,13 @@ type diskReading struct {
 
 // diskBefore reads the data disks' and the CPUs' counters where the
 // server runs.
-func (r *runner) diskBefore(ctx context.Context) diskReading {
+func (r *Runner) diskBefore(ctx context.Context) diskReading {
 	var s diskReading
-	if len(r.evidence.disks) > 0 {
-		s.disk, s.err = r.host.DiskSample(ctx, r.evidence.disks)
+	host := r.env.Host()
+	if len(r.disks) > 0 {
+		s.disk, s.err = host.DiskSample(ctx, r.disks)
 	}
-	s.cpu, s.cpuErr = r.host.CPUSample(ctx)
+	s.cpu, s.cpuErr = host.CPUSample(ctx)
 	return s
 }
 
@@ -50,20 +52,21 @@ func serverSteal(before, after cpustat.Sample, cpus string) *float64 {
 // recordDisks reads the disks' counters again after the phase and puts
 // the change into rec's evidence. A counter that cannot be read leaves a
 // note instead of failing the pass.
-func (r *runner) recordDisks(ctx context.Context, before diskReading, rec *results.PassRecord) {
+func (r *Runner) recordDisks(ctx context.Context, before diskReading, rec *results.PassRecord) {
 	ev := &rec.PassEvidence
+	host := r.env.Host()
 	if before.cpuErr == nil {
-		if after, err := r.host.CPUSample(ctx); err == nil {
+		if after, err := host.CPUSample(ctx); err == nil {
 			ev.ServerStealShare = serverSteal(before.cpu, after, rec.Server.CPUs)
 		}
 	}
 	switch {
-	case len(r.evidence.disks) == 0:
-		ev.DiskNote = r.evidence.note
+	case len(r.disks) == 0:
+		ev.DiskNote = r.note
 	case before.err != nil:
 		ev.DiskNote = before.err.Error()
 	default:
-		after, err := r.host.DiskSample(ctx, r.evidence.disks)
+		after, err := host.DiskSample(ctx, r.disks)
 		var d diskstats.Delta
 		if err == nil {
 			d, err = after.Since(before.disk)
@@ -72,44 +75,47 @@ func (r *runner) recordDisks(ctx context.Context, before diskReading, rec *resul
 			ev.DiskNote = err.Error()
 			break
 		}
-		ev.DiskDevices = r.evidence.disks
+		ev.DiskDevices = r.disks
 		ev.DiskReads, ev.DiskWeightedMs, ev.DiskWindowSeconds = d.ReadsCompleted, d.WeightedMs, d.Seconds
 	}
 }
 
-// resolveDisks finds the physical disks below the data dir once per run.
+// ResolveDisks finds the physical disks below the data dir once per run,
+// before its first pass.
 // For an external server they are sampled only when the user named where
 // its data lives: any other disk would be a stranger's evidence.
-func (r *runner) resolveDisks(ctx context.Context) {
-	if r.cfg.Spec().InRAM {
-		r.evidence.note = "--scenario " + r.cfg.ScenarioName() + " keeps the data in RAM"
-		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.evidence.note)
+func (r *Runner) ResolveDisks(ctx context.Context) {
+	cfg := r.env.Config()
+	if cfg.Spec().InRAM {
+		r.note = "--scenario " + cfg.ScenarioName() + " keeps the data in RAM"
+		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.note)
 		return
 	}
-	if !plan.CeilingApplies(r.cfg) {
-		r.evidence.note = "the external server's data dir was not named (--data)"
-		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.evidence.note)
+	if !plan.CeilingApplies(cfg) {
+		r.note = "the external server's data dir was not named (--data)"
+		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.note)
 		return
 	}
-	disks, err := r.host.DataDisks(ctx, r.cfg.DataDir)
+	host := r.env.Host()
+	disks, err := host.DataDisks(ctx, cfg.DataDir)
 	if err != nil {
-		r.evidence.note = err.Error()
-		r.printf("%sevidence: no disk counters: %v\n", hostPrefix(r.host), err)
+		r.note = err.Error()
+		r.printf("%sevidence: no disk counters: %v\n", r.env.HostPrefix(), err)
 		return
 	}
-	r.evidence.disks = disks
+	r.disks = disks
 	there := ""
-	if r.host.Where() != "" {
+	if host.Where() != "" {
 		there = ", read there"
 	}
-	r.printf("%sevidence: /proc/diskstats of %s (below %s) and the server's /proc/<pid>/stat around every GET phase%s\n", hostPrefix(r.host), strings.Join(disks, "+"), r.cfg.DataDir, there)
+	r.printf("%sevidence: /proc/diskstats of %s (below %s) and the server's /proc/<pid>/stat around every GET phase%s\n", r.env.HostPrefix(), strings.Join(disks, "+"), cfg.DataDir, there)
 }
 
 // evidenceLine is the progress line's account of one pass's evidence.
 func evidenceLine(rec results.PassRecord) string {
 	var s string
 	if len(rec.DiskDevices) > 0 {
-		s += fmt.Sprintf(", disk %s r/s at depth %.0f", FormatOps(rec.DiskReadsPerSec), rec.DiskQueueDepth)
+		s += fmt.Sprintf(", disk %s r/s at depth %.0f", human.Ops(rec.DiskReadsPerSec), rec.DiskQueueDepth)
 	}
 	if rec.ServerCPUs > 0 {
 		s += fmt.Sprintf(", server CPU %.0f %% of %d", 100*rec.ServerCPUShare, rec.ServerCPUs)

@@ -1,10 +1,11 @@
-package orchestrator
+package pass
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/tierbench/tierbench/internal/keyspace"
@@ -65,14 +66,14 @@ func wantKeys(tgt target.Server, dbsize int64, keyLength int) []int64 {
 // server that is not a cluster node draws the sample where it runs (its
 // probe may be on another host); a cluster's keys are drawn here and
 // split by slot, and each node's share is kept in rec.Nodes.
-func (r *runner) sampleTarget(ctx context.Context, tgt target.Server, rec *results.LoadRecord) (results.SampleCheck, error) {
+func sampleTarget(ctx context.Context, cfg plan.Config, tgt target.Server, rec *results.LoadRecord) (results.SampleCheck, error) {
 	if !tgt.Cluster {
-		return tgt.First().Probe.Sample(ctx, r.cfg, nil)
+		return tgt.First().Probe.Sample(ctx, cfg, nil)
 	}
 	owner := slotOwners(tgt.Nodes)
-	keys := rig.SampleKeys(r.cfg.DBSize, rig.MinSampleKeys, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x636c7573746572)))
+	keys := rig.SampleKeys(cfg.DBSize, rig.MinSampleKeys, rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x636c7573746572)))
 	per := make([][]uint64, len(tgt.Nodes))
-	key := make([]byte, r.cfg.KeyLength)
+	key := make([]byte, cfg.KeyLength)
 	var total results.SampleCheck
 	for _, k := range keys {
 		keyspace.PutKey(key, k)
@@ -89,7 +90,7 @@ func (r *runner) sampleTarget(ctx context.Context, tgt target.Server, rec *resul
 	}
 	start := time.Now()
 	for i, n := range tgt.Nodes {
-		s, err := n.Probe.Sample(ctx, r.cfg, per[i])
+		s, err := n.Probe.Sample(ctx, cfg, per[i])
 		if err != nil {
 			return total, err
 		}
@@ -133,7 +134,7 @@ type nodeReading struct {
 }
 
 // readNodes reads every node's counters, in the target's order.
-func (r *runner) readNodes(ctx context.Context, row results.Row, tgt target.Server) ([]nodeReading, error) {
+func readNodes(ctx context.Context, row results.Row, tgt target.Server) ([]nodeReading, error) {
 	out := make([]nodeReading, len(tgt.Nodes))
 	for i, n := range tgt.Nodes {
 		rd := &out[i]
@@ -147,7 +148,7 @@ func (r *runner) readNodes(ctx context.Context, row results.Row, tgt target.Serv
 		}
 		if plan.RowSpec(row).DeviceReads {
 			var err error
-			if rd.deviceReads, err = r.deviceReads(ctx, n); err != nil {
+			if rd.deviceReads, err = deviceReads(ctx, n); err != nil {
 				return nil, err
 			}
 		}
@@ -160,7 +161,7 @@ func (r *runner) readNodes(ctx context.Context, row results.Row, tgt target.Serv
 // the totals over the nodes and, for a cluster, each node's own figures
 // (ops from the client's per-node breakdown); each node's placement is
 // checked against what it was given.
-func (r *runner) recordNodes(rec *results.PassRecord, row results.Row, tgt target.Server, before, after []nodeReading, cell rig.BenchCell) error {
+func recordNodes(rec *results.PassRecord, row results.Row, tgt target.Server, before, after []nodeReading, cell rig.BenchCell) error {
 	ops := map[string]int64{}
 	if cell.Cluster != nil {
 		for _, n := range cell.Cluster.Nodes {
@@ -249,4 +250,33 @@ func cmpErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// deviceReads reads Device.CompletedReads from INFO store of one node,
+// through its probe (where it runs).
+func deviceReads(ctx context.Context, n *target.Node) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	info, err := rig.ProbeInfo(ctx, n.Probe, "store")
+	if err != nil {
+		return 0, fmt.Errorf("pass: INFO store of %s: %w", n.Addr, err)
+	}
+	v, err := parseDeviceReads(info)
+	if err != nil {
+		return 0, fmt.Errorf("%w (%s)", err, n.Addr)
+	}
+	return v, nil
+}
+
+// parseDeviceReads takes Device.CompletedReads from INFO store's fields.
+func parseDeviceReads(info map[string]string) (int64, error) {
+	v, ok := info["Device.CompletedReads"]
+	if !ok {
+		return -1, fmt.Errorf("pass: INFO store has no Device.CompletedReads: the server is not tiered")
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return -1, fmt.Errorf("pass: INFO store Device.CompletedReads %q is not a count", v)
+	}
+	return n, nil
 }
