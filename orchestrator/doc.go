@@ -135,10 +135,10 @@
 //     through its own serverProbe, where it runs. Only the client's
 //     routing and the record's per-node figures depend on it being a
 //     cluster.
-//   - clientFleet (clients.go) runs the clients and checks the machines
-//     they run on: localFleet here, hostsFleet over --client-hosts, each
-//     phase's connections split over them from one shared start
-//     (hosts_clients.go), with the network checked once per run and the
+//   - fleet.Fleet (package fleet) runs the clients and checks the
+//     machines they run on: fleet.Local here, fleet.Hosts over
+//     --client-hosts, each phase's connections split over them from one
+//     shared start, with the network checked once per run and the
 //     merged online phase.
 //   - serverHost (package rig) is everything the run does or observes on the
 //     machine its servers run on besides RESP: emptying the data dirs,
@@ -215,7 +215,7 @@
 //
 // # TLS
 //
-// --tls on|off|both is a row dimension too (tls.go, results.Row.TLS):
+// --tls on|off|both is a row dimension too (package tlsrow, results.Row.TLS):
 // both runs every row without and then with TLS, so report.md sets each
 // cell's ops/sec and the server's CPU per GET side by side. A TLS row's
 // server has a TLS port alone, with certificates a CA made for the run

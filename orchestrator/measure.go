@@ -31,7 +31,7 @@ const (
 
 // bench runs one GET phase of `threads` connections for `seconds`.
 func (r *runner) bench(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
-	return r.clients.bench(ctx, row, tgt, name, threads, seconds)
+	return r.clients.Bench(ctx, row, tgt, name, threads, seconds)
 }
 
 // benchLocal is bench with the client on this machine.
@@ -96,7 +96,7 @@ func (r *runner) runBench(ctx context.Context, row results.Row, tgt target.Serve
 func (r *runner) measure(ctx context.Context, row results.Row, tgt target.Server, threads, pass int) error {
 	r.progress.cellIndex++
 	left := r.progressLeft()
-	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.progress.cellIndex, r.progress.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clients.note(threads), left)
+	r.printf("cell %d/%d: %s %s t=%d pass %d/%d%s%s\n", r.progress.cellIndex, r.progress.cellTotal, titleCase(row.Backend), row.Label, threads, pass, r.cfg.Passes, r.clients.Note(threads), left)
 	r.setPhase(phaseCells, &row, fmt.Sprintf("t=%d pass %d/%d", threads, pass, r.cfg.Passes))
 	start := time.Now()
 	defer func() { r.progress.cellTime += time.Since(start) }()

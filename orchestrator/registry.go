@@ -8,6 +8,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/sweep"
+	"github.com/tierbench/tierbench/orchestrator/tlsrow"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -25,7 +26,7 @@ var parts = []plan.Part{
 	serversDimension{},
 	sweep.Memory{},
 	sweep.ReadCache{},
-	tlsDimension{},
+	tlsrow.Dimension{},
 	latency.FixedRate{},
 	latency.Capacity{},
 	ladder.Part{},
@@ -53,19 +54,6 @@ func (serversDimension) Flags() string { return "--server redis --scenario memor
 func (serversDimension) Ask(c *plan.Config) {
 	c.Servers, c.Scenario = []string{"redis"}, results.ScenarioMemory
 }
-
-// tlsDimension is --tls: every row over TLS, in clear, or both (tls.go).
-type tlsDimension struct{}
-
-func (tlsDimension) Name() string { return "tls" }
-func (tlsDimension) Supports(c plan.Config) error {
-	return plan.Refusals(func(bad func(string, ...any)) { validateTLS(c, bad) })
-}
-func (tlsDimension) Expand(c plan.Config, rows []results.Row) []results.Row {
-	return tlsRows(c, rows)
-}
-func (tlsDimension) Flags() string      { return "--tls both" }
-func (tlsDimension) Ask(c *plan.Config) { c.TLS = TLSBoth }
 
 // rowStep is a measurement run after a row's passes, on the row's server:
 // phase names it in progress lines and status.json, asked says whether

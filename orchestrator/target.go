@@ -149,7 +149,7 @@ func (r *runner) StartServer(ctx context.Context, row results.Row) (target.Serve
 		srv.Stop(context.Background())
 		return target.Server{}, err
 	}
-	if err := r.clients.checkNetwork(ctx, tgt); err != nil {
+	if err := r.clients.CheckNetwork(ctx, tgt); err != nil {
 		srv.Stop(context.Background())
 		return target.Server{}, err
 	}

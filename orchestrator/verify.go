@@ -150,7 +150,7 @@ func (r *runner) loadAndVerify(ctx context.Context, row results.Row, tgt target.
 // loader's counts; a loader that reports a short load is not an error
 // here: verifyLoad refuses it with the counts.
 func (r *runner) load(ctx context.Context, row results.Row, tgt target.Server, rec *results.LoadRecord) error {
-	r.printf("%s %s: loading %d keys of %d+%d B%s\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength, r.clients.note(0))
+	r.printf("%s %s: loading %d keys of %d+%d B%s\n", titleCase(row.Backend), row.Label, r.cfg.DBSize, r.cfg.KeyLength, r.cfg.ValueLength, r.clients.Note(0))
 	lctx, cancelLoad := context.WithCancelCause(ctx)
 	defer cancelLoad(nil)
 	stopProgress := r.loadProgress(lctx, tgt, cancelLoad)
