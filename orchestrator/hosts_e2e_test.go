@@ -18,6 +18,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/moby/moby/client"
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/fleet"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/safe"
@@ -229,7 +230,7 @@ func TestRunAcrossHosts(t *testing.T) {
 	}
 	var counts, warmOps int64
 	for _, c := range lat.Clients {
-		var rep benchReport
+		var rep fleet.Report
 		results.ReadJSON(out, c.JSON, &rep)
 		h, err := hdrhistogram.Decode([]byte(rep.Online.Histogram))
 		if err != nil {
@@ -370,7 +371,7 @@ func TestRunAcrossHostsClientKilled(t *testing.T) {
 			return
 		}
 		// Into the window: 2 s of lead, then 4 s of cell.
-		time.Sleep(clientLeadTime + 1500*time.Millisecond)
+		time.Sleep(fleet.LeadTime + 1500*time.Millisecond)
 		if _, err := cli.ContainerKill(context.Background(), id, client.ContainerKillOptions{Signal: "KILL"}); err == nil {
 			killed <- name
 		}
@@ -410,13 +411,13 @@ func checkHostsPass(t *testing.T, out string, p results.PassRecord) {
 	for _, c := range p.Clients {
 		sum += c.Ops
 		threads = append(threads, c.Threads)
-		var rep benchReport
+		var rep fleet.Report
 		results.ReadJSON(out, c.JSON, &rep)
 		if len(rep.Cells) != 1 || rep.Cells[0].Ops != c.Ops || rep.Cells[0].Window == nil || rep.Cells[0].Window.Seconds != 1 {
 			t.Errorf("client JSON %s: got %+v, want one 1 s window with %d ops", c.JSON, rep.Cells, c.Ops)
 		}
 	}
-	if want := splitThreads(p.Threads, 2); !slices.Equal(threads, want) || threads[0]+threads[1] != p.Threads {
+	if want := fleet.SplitThreads(p.Threads, 2); !slices.Equal(threads, want) || threads[0]+threads[1] != p.Threads {
 		t.Errorf("t=%d over hosts b, a: got threads %v, want %v", p.Threads, threads, want)
 	}
 	if p.Ops == 0 || p.Ops != sum || p.Seconds != 1 || p.OpsPerSec != float64(sum) {

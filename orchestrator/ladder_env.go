@@ -73,7 +73,7 @@ func (s ladderServer) Keys(ctx context.Context) (int64, error) {
 }
 
 func (s ladderServer) Warm(ctx context.Context, threads, seconds int) error {
-	_, _, err := s.r.clients.bench(ctx, s.row, s.tgt, "warmup", threads, seconds)
+	_, _, err := s.r.clients.Bench(ctx, s.row, s.tgt, "warmup", threads, seconds)
 	return err
 }
 

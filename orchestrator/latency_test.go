@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tierbench/tierbench/internal/plots"
 	"github.com/tierbench/tierbench/internal/testenv"
+	"github.com/tierbench/tierbench/orchestrator/fleet"
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
@@ -42,7 +44,7 @@ func latencyRunner(t *testing.T, cellSeconds int) (*runner, target.Server, resul
 	}
 	r := &runner{cfg: plan.Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
 		out: out, stderr: io.Discard, drv: process.NewDriver(bin, pids), local: localMachine{pids: pids}}
-	r.clients = localFleet{r}
+	r.clients = r.localFleet()
 	return r, target.Server{}, results.Row{Backend: "redis", Pin: plan.PinNone, Label: "no pin"}
 }
 
@@ -276,7 +278,7 @@ func TestLatencyTodo(t *testing.T) {
 	dir := writeBundle(t, false)
 	bundlePlan := referencePlan()
 	r := &runner{cfg: plan.ConfigOf(bundlePlan.Workload), plan: bundlePlan, out: dir}
-	r.clients = localFleet{r}
+	r.clients = r.localFleet()
 	row := bundlePlan.Rows[0]
 	todo := func(what string, row results.Row, want bool) {
 		t.Helper()
@@ -301,13 +303,17 @@ func TestLatencyTodo(t *testing.T) {
 	r.cfg.Latency = false
 	todo("no --latency", bundlePlan.Rows[1], false)
 
-	r.clients = hostsFleet{r: r, h: &docker.HostsDriver{}}
+	r.clients = fleet.NewHosts(fleet.Env{Bundle: dir}, &docker.HostsDriver{})
 	todo("across hosts, no merged phase", row, true)
 	if err := os.MkdirAll(filepath.Join(dir, results.DirHosts), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, results.DirHosts, results.FileHostsLatency)
-	if err := appendJSONLine(path, results.HostsLatencyRecord{Row: row, Count: 10}); err != nil {
+	line, err := json.Marshal(results.HostsLatencyRecord{Row: row, Count: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(line, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)

@@ -37,7 +37,7 @@ func (e passEnv) HostPrefix() string                  { return hostPrefix(e.r.ho
 func (e passEnv) Pinning() rig.Pinning                { return e.r.local.pinning }
 func (e passEnv) AuthArgs() []string                  { return e.r.authArgs() }
 func (e passEnv) FileName(row results.Row) string     { return rowFileName(row) }
-func (e passEnv) ClientNote(threads int) string       { return e.r.clients.note(threads) }
+func (e passEnv) ClientNote(threads int) string       { return e.r.clients.Note(threads) }
 func (e passEnv) CellPhase(row results.Row, c string) { e.r.watch.Phase(watch.PhaseCells, &row, c) }
 func (e passEnv) CellTook(d time.Duration)            { e.r.watch.CellTook(d) }
 
@@ -46,7 +46,7 @@ func (e passEnv) RunClient(ctx context.Context, spec rig.ClientSpec) ([]byte, re
 }
 
 func (e passEnv) Bench(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
-	return e.r.clients.bench(ctx, row, tgt, name, threads, seconds)
+	return e.r.clients.Bench(ctx, row, tgt, name, threads, seconds)
 }
 
 func (e passEnv) StartCell() (index, total int, left string) { return e.r.watch.NextCell() }

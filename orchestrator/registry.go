@@ -9,6 +9,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/sweep"
 	"github.com/tierbench/tierbench/orchestrator/target"
+	"github.com/tierbench/tierbench/orchestrator/tlsrow"
 	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
 )
@@ -27,7 +28,7 @@ var parts = []plan.Part{
 	target.Servers{},
 	sweep.Memory{},
 	sweep.ReadCache{},
-	tlsDimension{},
+	tlsrow.Dimension{},
 	latency.FixedRate{},
 	latency.Capacity{},
 	ladder.Part{},
@@ -42,19 +43,6 @@ func (scenarioDimension) Supports(plan.Config) error { return nil }
 func (scenarioDimension) Expand(c plan.Config, rows []results.Row) []results.Row {
 	return scenarioRows(c, rows)
 }
-
-// tlsDimension is --tls: every row over TLS, in clear, or both (tls.go).
-type tlsDimension struct{}
-
-func (tlsDimension) Name() string { return "tls" }
-func (tlsDimension) Supports(c plan.Config) error {
-	return plan.Refusals(func(bad func(string, ...any)) { validateTLS(c, bad) })
-}
-func (tlsDimension) Expand(c plan.Config, rows []results.Row) []results.Row {
-	return tlsRows(c, rows)
-}
-func (tlsDimension) Flags() string      { return "--tls both" }
-func (tlsDimension) Ask(c *plan.Config) { c.TLS = TLSBoth }
 
 // rowStep is a measurement run after a row's passes, on the row's server:
 // phase names it in progress lines and status.json, asked says whether

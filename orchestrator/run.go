@@ -17,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/fleet"
 	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/pass"
@@ -24,6 +25,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/orchestrator/target"
+	"github.com/tierbench/tierbench/orchestrator/tlsrow"
 	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
@@ -131,7 +133,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	if err := r.writePlan(); err != nil {
 		return err
 	}
-	if err := r.clients.preflight(ctx); err != nil {
+	if err := r.clients.Preflight(ctx); err != nil {
 		return err
 	}
 	r.passes().ResolveDisks(ctx)
@@ -220,15 +222,15 @@ type runner struct {
 	// dataCleaned says cleanData ran: across hosts in the server engine's
 	// close, before the data dirs' holds are let go (dockerDriver.beforeDrop).
 	dataCleaned bool
-	// tls is the TLS material of the servers the run starts (tls.go);
+	// tls is the TLS material of the servers the run starts (tlsrow);
 	// nil without a TLS row. secretDir holds the password file of
 	// --server-addr's clients. Both are removed when the run ends.
-	tls       *runTLS
+	tls       *tlsrow.Material
 	secretDir string
 	// targets gives every row its server (package target, through
-	// target_env.go); clients runs its clients (clients.go).
+	// target_env.go); clients runs its clients (package fleet).
 	targets targetSource
-	clients clientFleet
+	clients fleet.Fleet
 	// host is the machine the servers run on (package rig), from the driver.
 	host    rig.ServerHost
 	local   localMachine
@@ -441,7 +443,7 @@ func (r *runner) writePlan() error {
 // steps and the SLO search say they lack (--resume asks this before it
 // skips a row).
 func (r *runner) latencyTodo(row results.Row) (bool, error) {
-	if done, err := r.clients.onlineDone(row); !done || err != nil {
+	if done, err := r.clients.OnlineDone(row); !done || err != nil {
 		return !done, err
 	}
 	return latency.Todo(rowEnv{r: r, row: row}, row)
@@ -484,7 +486,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 	} else {
 		r.printf("%s %s: warm-up, %d s at t=%d\n", titleCase(row.Backend), row.Label, r.cfg.WarmupSeconds, slices.Max(r.cfg.Threads))
 		r.watch.Phase(watch.PhaseWarmup, &row, "")
-		if _, _, err := r.clients.bench(ctx, row, tgt, "warmup", slices.Max(r.cfg.Threads), r.cfg.WarmupSeconds); err != nil {
+		if _, _, err := r.clients.Bench(ctx, row, tgt, "warmup", slices.Max(r.cfg.Threads), r.cfg.WarmupSeconds); err != nil {
 			return fmt.Errorf("orchestrator: warm-up of %s %s: %w", row.Backend, row.Label, err)
 		}
 	}
@@ -502,7 +504,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 	if err := r.passes().RecheckAfterMix(ctx, row, tgt); err != nil {
 		return err
 	}
-	if err := r.clients.online(ctx, row, tgt); err != nil {
+	if err := r.clients.Online(ctx, row, tgt); err != nil {
 		return err
 	}
 	for _, s := range rowSteps {

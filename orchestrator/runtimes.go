@@ -29,7 +29,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.drv, r.clients = drv, localFleet{r}
+	r.drv, r.clients = drv, r.localFleet()
 	r.plan.Runtime = drv.Name()
 	return nil
 }

@@ -98,7 +98,7 @@ func (e targetEnv) Preflight(ctx context.Context, row results.Row, srv rig.Serve
 }
 
 func (e targetEnv) CheckNetwork(ctx context.Context, tgt target.Server) error {
-	return e.r.clients.checkNetwork(ctx, tgt)
+	return e.r.clients.CheckNetwork(ctx, tgt)
 }
 
 // ExternalReach keeps the secret dir the clients' password file went to,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/tlsrow"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -23,12 +24,12 @@ func TestTLSConfig(t *testing.T) {
 		want string
 	}{
 		{"a mode that is not one", plan.Config{TLS: "yes"}, `--tls "yes": want on, off or both`},
-		{"both against one port", plan.Config{TLS: TLSBoth, ServerAddr: "127.0.0.1:6379"}, "--tls both with --server-addr"},
-		{"on against a plain address", plan.Config{TLS: TLSOn, ServerAddr: "127.0.0.1:6379"}, "give the server's TLS address as rediss://"},
+		{"both against one port", plan.Config{TLS: tlsrow.Both, ServerAddr: "127.0.0.1:6379"}, "--tls both with --server-addr"},
+		{"on against a plain address", plan.Config{TLS: tlsrow.On, ServerAddr: "127.0.0.1:6379"}, "give the server's TLS address as rediss://"},
 		{"a CA for the run's own", plan.Config{CACert: "/ca.pem"}, "--cacert and --insecure apply to --server-addr rediss://"},
-		{"shards", plan.Config{TLS: TLSOn, Shards: []int{2}, DBSize: 20_000_000}, "--tls on with --shards above 1 is not supported"},
-		{"a foreign server", plan.Config{TLS: TLSBoth, Servers: []string{"redis"}, Scenario: results.ScenarioMemory}, "--tls both measures tierbench's own server"},
-		{"the ladder asked for", plan.Config{TLS: TLSOn, Ladder: true, Given: []string{"ladder"}}, "--tls on with --ladder is not supported"},
+		{"shards", plan.Config{TLS: tlsrow.On, Shards: []int{2}, DBSize: 20_000_000}, "--tls on with --shards above 1 is not supported"},
+		{"a foreign server", plan.Config{TLS: tlsrow.Both, Servers: []string{"redis"}, Scenario: results.ScenarioMemory}, "--tls both measures tierbench's own server"},
+		{"the ladder asked for", plan.Config{TLS: tlsrow.On, Ladder: true, Given: []string{"ladder"}}, "--tls on with --ladder is not supported"},
 		{"another scheme", plan.Config{ServerAddr: "http://127.0.0.1:6379"}, "want redis:// or rediss://"},
 		{"no port", plan.Config{ServerAddr: "rediss://alice@cache.example.com", AuthEnv: "PATH"}, "give the port"},
 		{"a password in the address", plan.Config{ServerAddr: "rediss://alice:s3cret@cache.example.com:6380"}, "give rediss://alice@cache.example.com:6380 with the password in a file of yours, --auth-file FILE"},
@@ -69,31 +70,6 @@ func TestTLSConfig(t *testing.T) {
 		}
 		if w := got.Record(); strings.Contains(w.ServerAddr+w.ServerUser, "s3cret") {
 			t.Errorf("--server-addr %s: the plan records the password: %+v", tc.addr, w)
-		}
-	}
-}
-
-// TestTLSRows: TLS is a row dimension: --tls both doubles every row,
-// plain first; on (or a rediss:// server) turns it on in every row; off
-// and the default on one machine leave the rows plain.
-func TestTLSRows(t *testing.T) {
-	rows := []results.Row{{Backend: "libaio", Pin: plan.PinNone}, {Backend: "uring", Pin: plan.PinNone}}
-	for _, tc := range []struct {
-		cfg  plan.Config
-		want string
-	}{
-		{plan.Config{TLS: TLSBoth}, "libaio/none libaio/none/tls uring/none uring/none/tls"},
-		{plan.Config{TLS: TLSOn}, "libaio/none/tls uring/none/tls"},
-		{plan.Config{ServerTLS: true}, "libaio/none/tls uring/none/tls"},
-		{plan.Config{TLS: TLSOff}, "libaio/none uring/none"},
-		{plan.Config{}, "libaio/none uring/none"},
-	} {
-		var ids []string
-		for _, r := range tlsRows(tc.cfg, rows) {
-			ids = append(ids, r.ID())
-		}
-		if got := strings.Join(ids, " "); got != tc.want {
-			t.Errorf("--tls %q (rediss %v): got rows %s, want %s", tc.cfg.TLS, tc.cfg.ServerTLS, got, tc.want)
 		}
 	}
 }

@@ -99,7 +99,7 @@ type Config struct {
 	DataDirs []string
 	SkipLoad bool // do not load; still verify the key count
 
-	// TLS is --tls: on, off or both (a row dimension, the facade's tls.go); "" is on
+	// TLS is --tls: on, off or both (a row dimension, package tlsrow); "" is on
 	// across hosts beyond loopback and off otherwise. ServerTLS and
 	// ServerUser come from --server-addr rediss://user@host:port
 	// (ServerAddr then HOST:PORT; the password from --auth-file or

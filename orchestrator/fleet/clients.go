@@ -1,6 +1,7 @@
-package orchestrator
+package fleet
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,9 +15,9 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/rig"
-	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
@@ -26,16 +27,16 @@ import (
 // the same window; offline their counts are summed, online their
 // HdrHistograms merged.
 
-// clientLeadTime is how far ahead of now a cell's shared start is set:
+// LeadTime is how far ahead of now a cell's shared start is set:
 // time for every engine to create its client container and for the
 // clients to connect and build their requests. 2 s was too short on a
 // loaded 2-CPU host, where a client container was seen ready 1.3 s after
 // the shared start and measured nothing of its window.
-const clientLeadTime = 4 * time.Second
+const LeadTime = 4 * time.Second
 
-// splitThreads divides a cell's connections over n client hosts: equal
+// SplitThreads divides a cell's connections over n client hosts: equal
 // shares, the remainder one each to the first hosts.
-func splitThreads(threads, n int) []int {
+func SplitThreads(threads, n int) []int {
 	out := make([]int, n)
 	for i := range out {
 		out[i] = threads / n
@@ -51,31 +52,34 @@ type clientOut struct {
 	host    string
 	threads int
 	pl      results.Placement
-	rep     benchReport
+	rep     Report
 	raw     []byte
 	err     error
 }
 
-// benchReport is the part of bench's JSON the hosts mode reads beyond
-// rig.BenchOutput: the window and the online run.
-type benchReport struct {
+// Report is the part of a client's bench JSON (kept under
+// hosts/<name>/clients/) the fleet reads beyond rig.BenchOutput: the
+// window and the online run.
+type Report struct {
 	Cells []struct {
 		rig.BenchCell
-		Window *benchWindow `json:"window"`
+		Window *Window `json:"window"`
 	} `json:"cells"`
-	Online *benchOnline `json:"online"`
+	Online *OnlineRun `json:"online"`
 }
 
-// benchOnline is what a client host's online run says of its window.
-type benchOnline struct {
+// OnlineRun is what a client host's online run says of its window.
+type OnlineRun struct {
 	Ops            int64                `json:"ops"`
 	Histogram      string               `json:"histogram"`
-	Window         *benchWindow         `json:"window"`
+	Window         *Window              `json:"window"`
 	Warmup         latency.OnlineWarmup `json:"warmup"`
 	HostStealShare *float64             `json:"host_steal_share"`
 }
 
-type benchWindow struct {
+// Window is the shared window a client measured, and how late after
+// its start the client was ready.
+type Window struct {
 	StartUnixMs int64   `json:"start_unix_ms"`
 	Seconds     float64 `json:"seconds"`
 	LateSeconds float64 `json:"late_seconds"`
@@ -89,8 +93,9 @@ type benchWindow struct {
 // runs them just before the shared start, so the start is set that much
 // later and every client still has the whole lead time to get ready.
 // It does not judge the clients' readiness: runClients does.
-func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt target.Server, name string, threads, seconds, warmup int, extra []string, lead time.Duration) ([]clientOut, error) {
-	shares := splitThreads(threads, len(h.Clients))
+func (f *Hosts) runClientsOnce(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds, warmup int, extra []string, lead time.Duration) ([]clientOut, error) {
+	h := f.Driver
+	shares := SplitThreads(threads, len(h.Clients))
 	lead += time.Duration(warmup) * time.Second
 	start := time.Now().Add(lead).Truncate(time.Millisecond)
 	limit := lead + rig.PhaseLimit(seconds)
@@ -106,16 +111,16 @@ func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row 
 		if n == 0 {
 			continue
 		}
-		args := append(r.benchArgs(tgt), "-s", "-t", strconv.Itoa(n), "--runtime", strconv.Itoa(seconds),
+		args := append(f.env.BenchArgs(tgt), "-s", "-t", strconv.Itoa(n), "--runtime", strconv.Itoa(seconds),
 			"--start-at", strconv.FormatInt(start.UnixMilli(), 10))
 		args = append(args, extra...)
 		spec := rig.ClientSpec{Name: name + "-" + d.Endpoint.Name, Host: i, Args: args,
-			LogPath: filepath.Join(r.out, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", rowFileName(row), name, d.Endpoint.Name))}
+			LogPath: filepath.Join(f.env.Bundle, results.DirLogs, fmt.Sprintf("client-%s-%s-%s.log", f.env.RowFile(row), name, d.Endpoint.Name))}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			o := &outs[i]
-			o.raw, o.pl, o.err = r.drv.RunClient(pctx, spec)
+			o.raw, o.pl, o.err = h.RunClient(pctx, spec)
 			if o.err == nil {
 				doc, err := rig.JSONDocument(o.raw)
 				if err == nil {
@@ -133,7 +138,7 @@ func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row 
 	wg.Wait()
 	if first != nil {
 		if ctx.Err() == nil && pctx.Err() != nil && errors.Is(first, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("orchestrator: the %d s phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
+			return nil, fmt.Errorf("fleet: the %d s phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
 		}
 		return nil, first
 	}
@@ -141,9 +146,9 @@ func (r *runner) runClientsOnce(ctx context.Context, h *docker.HostsDriver, row 
 		if outs[i].threads == 0 {
 			continue
 		}
-		dir := filepath.Join(r.out, results.DirHosts, outs[i].host, "clients")
+		dir := filepath.Join(f.env.Bundle, results.DirHosts, outs[i].host, "clients")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("orchestrator: bundle: %w", err)
+			return nil, fmt.Errorf("fleet: bundle: %w", err)
 		}
 		if err := results.WriteFile(dir, fmt.Sprintf("%s-%s-%s.json", row.Backend, row.Pin, name), outs[i].raw); err != nil {
 			return nil, err
@@ -163,12 +168,13 @@ const maxLeadDoublings = 3
 // doubled and kept for the run's later phases, up to maxLeadDoublings
 // times; then the phase fails naming the host, rather than recording a
 // window some clients missed.
-func (r *runner) runClients(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt target.Server, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
+func (f *Hosts) runClients(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds, warmup int, extra []string) ([]clientOut, error) {
+	h := f.Driver
 	if h.Lead == 0 {
-		h.Lead = clientLeadTime
+		h.Lead = LeadTime
 	}
 	for attempt := 0; ; attempt++ {
-		outs, err := r.runClientsOnce(ctx, h, row, tgt, name, threads, seconds, warmup, extra, h.Lead)
+		outs, err := f.runClientsOnce(ctx, row, tgt, name, threads, seconds, warmup, extra, h.Lead)
 		if err != nil {
 			return nil, err
 		}
@@ -177,10 +183,10 @@ func (r *runner) runClients(ctx context.Context, h *docker.HostsDriver, row resu
 			return outs, nil
 		}
 		if attempt == maxLeadDoublings {
-			return nil, fmt.Errorf("orchestrator: host %s: the client was ready %.2f s after the shared start of a %d s window even with a %v lead: the host is too loaded to measure a shared window", host, late, seconds, h.Lead)
+			return nil, fmt.Errorf("fleet: host %s: the client was ready %.2f s after the shared start of a %d s window even with a %v lead: the host is too loaded to measure a shared window", host, late, seconds, h.Lead)
 		}
 		h.Lead *= 2
-		r.printf("  host %s: the client was ready %.2f s after the shared start: the phase is run again with a %v lead\n", host, late, h.Lead)
+		f.env.Printf("  host %s: the client was ready %.2f s after the shared start: the phase is run again with a %v lead\n", host, late, h.Lead)
 	}
 }
 
@@ -189,7 +195,7 @@ func (r *runner) runClients(ctx context.Context, h *docker.HostsDriver, row resu
 func latestClient(outs []clientOut) (string, float64) {
 	host, late := "", 0.0
 	for _, o := range outs {
-		var w *benchWindow
+		var w *Window
 		switch {
 		case o.threads == 0:
 		case o.rep.Online != nil:
@@ -204,28 +210,29 @@ func latestClient(outs []clientOut) (string, float64) {
 	return host, late
 }
 
-// benchHosts runs one offline GET phase over the client hosts and sums it:
+// bench runs one offline GET phase over the client hosts and sums it:
 // ops, hits, misses and errors are the sums of the clients' counts inside
 // the shared window, and the rate is that sum over the window.
-func (r *runner) benchHosts(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
-	outs, err := r.runClients(ctx, h, row, tgt, name, threads, seconds, 0, append(r.cellOps(), "-b", strconv.Itoa(r.batchOf(row))))
+func (f *Hosts) bench(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
+	batch := cmp.Or(row.Batch, f.env.Config.Batch)
+	outs, err := f.runClients(ctx, row, tgt, name, threads, seconds, 0, append(slices.Clone(f.env.CellOps), "-b", strconv.Itoa(batch)))
 	if err != nil {
 		return rig.BenchCell{}, results.Placement{}, err
 	}
 	// The pass record's client placement is the first client's; each
 	// client's own is in its share.
 	pl := outs[0].pl
-	sum := rig.BenchCell{Op: "GET", Threads: threads, Batch: r.batchOf(row), Seconds: float64(seconds)}
+	sum := rig.BenchCell{Op: "GET", Threads: threads, Batch: batch, Seconds: float64(seconds)}
 	for _, o := range outs {
 		if o.threads == 0 {
 			continue
 		}
 		if len(o.rep.Cells) != 1 || o.rep.Cells[0].Window == nil {
-			return rig.BenchCell{}, pl, fmt.Errorf("orchestrator: host %s: client %s reported %d cells without a window, want one windowed cell", o.host, name, len(o.rep.Cells))
+			return rig.BenchCell{}, pl, fmt.Errorf("fleet: host %s: client %s reported %d cells without a window, want one windowed cell", o.host, name, len(o.rep.Cells))
 		}
 		c := o.rep.Cells[0]
 		if c.Window.Seconds != float64(seconds) {
-			return rig.BenchCell{}, pl, fmt.Errorf("orchestrator: host %s: client %s measured a %v s window, want %d s", o.host, name, c.Window.Seconds, seconds)
+			return rig.BenchCell{}, pl, fmt.Errorf("fleet: host %s: client %s measured a %v s window, want %d s", o.host, name, c.Window.Seconds, seconds)
 		}
 		sum.Ops += c.Ops
 		sum.Mix = append(sum.Mix, c.Mix...)
@@ -244,47 +251,48 @@ func (r *runner) benchHosts(ctx context.Context, h *docker.HostsDriver, row resu
 	return sum, pl, nil
 }
 
-// hostsLatencyDone reports whether hosts/latency.jsonl holds row's phase.
-func hostsLatencyDone(dir string, row results.Row) (bool, error) {
+// latencyDone reports whether hosts/latency.jsonl holds row's phase.
+func latencyDone(dir string, row results.Row) (bool, error) {
 	done, err := results.ReadHostsLatency(dir)
 	return slices.ContainsFunc(done, func(l results.HostsLatencyRecord) bool { return l.Row == row }), err
 }
 
-// latencyHosts runs the row's online phase (closed loop, one op in flight
+// latency runs the row's online phase (closed loop, one op in flight
 // per connection, after the same unrecorded warm-up as the fixed-rate
 // steps) over the client hosts and merges their histograms with the
 // library's Merge: percentiles of all the ops, never averages of the
 // clients' percentiles. A phase hosts/latency.jsonl already holds is kept
 // (--resume).
-func (r *runner) latencyHosts(ctx context.Context, h *docker.HostsDriver, row results.Row, tgt target.Server) error {
-	if done, err := hostsLatencyDone(r.out, row); done || err != nil {
+func (f *Hosts) latency(ctx context.Context, row results.Row, tgt target.Server) error {
+	if done, err := latencyDone(f.env.Bundle, row); done || err != nil {
 		return err
 	}
-	threads := max(len(h.Clients), min(r.cfg.Threads[0], 8))
-	r.printf("%s %s: latency, %d s online at t=%d over %d client host(s) after a %d s unrecorded warm-up\n", titleCase(row.Backend), row.Label,
-		r.cfg.CellSeconds, threads, len(h.Clients), results.LatencyWarmupSeconds)
-	outs, err := r.runClients(ctx, h, row, tgt, "latency", threads, r.cfg.CellSeconds, results.LatencyWarmupSeconds, latency.OnlineGET(1, 0))
+	h, cfg := f.Driver, f.env.Config
+	threads := max(len(h.Clients), min(cfg.Threads[0], 8))
+	f.env.Printf("%s %s: latency, %d s online at t=%d over %d client host(s) after a %d s unrecorded warm-up\n", human.Title(row.Backend), row.Label,
+		cfg.CellSeconds, threads, len(h.Clients), results.LatencyWarmupSeconds)
+	outs, err := f.runClients(ctx, row, tgt, "latency", threads, cfg.CellSeconds, results.LatencyWarmupSeconds, latency.OnlineGET(1, 0))
 	if err != nil {
-		return fmt.Errorf("orchestrator: latency phase of %s %s: %w", row.Backend, row.Label, err)
+		return fmt.Errorf("fleet: latency phase of %s %s: %w", row.Backend, row.Label, err)
 	}
-	rec := results.HostsLatencyRecord{Row: row, Threads: threads, Seconds: r.cfg.CellSeconds, Time: time.Now().UTC()}
+	rec := results.HostsLatencyRecord{Row: row, Threads: threads, Seconds: cfg.CellSeconds, Time: time.Now().UTC()}
 	var merged *hdrhistogram.Histogram
 	for _, o := range outs {
 		if o.threads == 0 {
 			continue
 		}
 		if o.rep.Online == nil {
-			return fmt.Errorf("orchestrator: host %s: the latency client reported no online run", o.host)
+			return fmt.Errorf("fleet: host %s: the latency client reported no online run", o.host)
 		}
-		h, err := hdrhistogram.Decode([]byte(o.rep.Online.Histogram))
+		hist, err := hdrhistogram.Decode([]byte(o.rep.Online.Histogram))
 		if err != nil {
-			return fmt.Errorf("orchestrator: host %s: the latency client's histogram: %w", o.host, err)
+			return fmt.Errorf("fleet: host %s: the latency client's histogram: %w", o.host, err)
 		}
 		if merged == nil {
-			merged = hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+			merged = hdrhistogram.New(hist.LowestTrackableValue(), hist.HighestTrackableValue(), int(hist.SignificantFigures()))
 		}
-		if dropped := merged.Merge(h); dropped > 0 {
-			return fmt.Errorf("orchestrator: host %s: %d latencies outside the merged histogram's range", o.host, dropped)
+		if dropped := merged.Merge(hist); dropped > 0 {
+			return fmt.Errorf("fleet: host %s: %d latencies outside the merged histogram's range", o.host, dropped)
 		}
 		w := o.rep.Online.Warmup
 		if len(rec.Clients) == 0 || w.Seconds < rec.WarmupSeconds {
@@ -292,17 +300,17 @@ func (r *runner) latencyHosts(ctx context.Context, h *docker.HostsDriver, row re
 		}
 		rec.WarmupOps += w.Ops
 		rec.HostStealShare = results.MaxShare(rec.HostStealShare, o.rep.Online.HostStealShare)
-		rec.Clients = append(rec.Clients, results.ClientShare{Host: o.host, Threads: o.threads, Ops: h.TotalCount(),
+		rec.Clients = append(rec.Clients, results.ClientShare{Host: o.host, Threads: o.threads, Ops: hist.TotalCount(),
 			JSON: filepath.Join(results.DirHosts, o.host, "clients", fmt.Sprintf("%s-%s-latency.json", row.Backend, row.Pin))})
 	}
 	if merged == nil {
-		return fmt.Errorf("orchestrator: latency phase of %s %s: no client ran", row.Backend, row.Label)
+		return fmt.Errorf("fleet: latency phase of %s %s: no client ran", row.Backend, row.Label)
 	}
 	us := func(q float64) float64 { return float64(merged.ValueAtQuantile(q)) / 1e3 }
 	rec.Count = merged.TotalCount()
 	rec.P50us, rec.P99us, rec.P999us, rec.Maxus = us(50), us(99), us(99.9), float64(merged.Max())/1e3
-	r.printf("  latency µs p50 %.1f p99 %.1f p99.9 %.1f over %d ops (%d clients merged)\n", rec.P50us, rec.P99us, rec.P999us, rec.Count, len(rec.Clients))
-	return appendJSONLine(filepath.Join(r.out, results.DirHosts, results.FileHostsLatency), rec)
+	f.env.Printf("  latency µs p50 %.1f p99 %.1f p99.9 %.1f over %d ops (%d clients merged)\n", rec.P50us, rec.P99us, rec.P999us, rec.Count, len(rec.Clients))
+	return appendJSONLine(filepath.Join(f.env.Bundle, results.DirHosts, results.FileHostsLatency), rec)
 }
 
 // appendJSONLine appends v as one line to path and syncs it.
@@ -313,7 +321,7 @@ func appendJSONLine(path string, v any) error {
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
-		return fmt.Errorf("orchestrator: %w", err)
+		return fmt.Errorf("fleet: %w", err)
 	}
 	_, err = f.Write(append(b, '\n'))
 	return errors.Join(err, f.Sync(), f.Close())
