@@ -58,7 +58,7 @@ func Describe(cfg plan.Config) (Description, error) {
 	c := r.cfg
 	rows := r.plan.Rows
 	f := plan.File{Schema: plan.FileSchema, Kind: plan.FileKind, Workload: c.Record(), Rows: rows,
-		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: watch.PlanEstimate(c, r.preflightSweeps(), rows, rowEngine)}
+		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: watch.PlanEstimate(c, r.preflightSweeps(), rows, rowEngine, watchSteps())}
 	// Where this host runs it is no part of the plan.
 	f.Workload.OutDir, f.Workload.StateDir, f.Workload.Binary = "", "", ""
 	if !c.Explicit("data") {

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"io"
 
 	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
@@ -46,16 +47,61 @@ func (scenarioDimension) Expand(c plan.Config, rows []results.Row) []results.Row
 
 // rowStep is a measurement run after a row's passes, on the row's server:
 // phase names it in progress lines and status.json, asked says whether
-// the configuration asks for it, run measures what the bundle lacks.
+// the configuration asks for it, work is what the estimate counts for it
+// (watch.Step), run measures what the bundle lacks.
 type rowStep struct {
 	phase string
 	asked func(plan.Config) bool
+	work  func(c plan.Config, ownServers bool) (count int, seconds float64, upTo bool)
 	run   func(ctx context.Context, env rowEnv) error
 }
 
 // rowSteps are the measurements after a row's passes, in the order they
 // run.
 var rowSteps = []rowStep{
-	{watch.PhaseLatency, func(c plan.Config) bool { return c.Latency }, func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
-	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
+	{watch.PhaseLatency, func(c plan.Config) bool { return c.Latency }, latency.StepsWork,
+		func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
+	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, latency.SLOWork,
+		func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
+}
+
+// runStep is a measurement run once after every row has passed, on the
+// bundle; the bundle is rendered and sealed again after it, so that its
+// sums cover the step's files.
+type runStep struct {
+	phase string
+	asked func(plan.Config) bool
+	work  func(c plan.Config, ownServers bool) (count int, seconds float64, upTo bool)
+	run   func(ctx context.Context, r *runner, stdout io.Writer) error
+}
+
+// runSteps are the measurements after every row, in the order they run.
+var runSteps = []runStep{
+	{watch.PhaseLadder, func(c plan.Config) bool { return c.Ladder }, ladder.Work,
+		func(ctx context.Context, r *runner, stdout io.Writer) error {
+			return ladder.Run(ctx, ladderEnv{r}, stdout)
+		}},
+}
+
+// watchSteps are the steps as the estimate counts them.
+func watchSteps() watch.Steps {
+	var s watch.Steps
+	for _, st := range rowSteps {
+		s.RowSteps = append(s.RowSteps, watch.Step{Name: st.phase, Work: st.work})
+	}
+	for _, st := range runSteps {
+		s.RunSteps = append(s.RunSteps, watch.Step{Name: st.phase, Work: st.work})
+	}
+	return s
+}
+
+// runStepsAsked are the run steps c asks for.
+func runStepsAsked(c plan.Config) []runStep {
+	var out []runStep
+	for _, s := range runSteps {
+		if s.asked(c) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/fleet"
-	"github.com/tierbench/tierbench/orchestrator/ladder"
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/pass"
 	"github.com/tierbench/tierbench/orchestrator/plan"
@@ -174,17 +173,20 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 			failed = append(failed, err)
 		}
 	}
-	r.watch.BeforeSeal(len(failed) > 0 || !r.cfg.Ladder, errors.Join(failed...))
+	steps := runStepsAsked(r.cfg)
+	r.watch.BeforeSeal(len(failed) > 0 || len(steps) == 0, errors.Join(failed...))
 	table, err := report.Render(r.out)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, table)
-	if r.cfg.Ladder && len(failed) == 0 {
-		if err := ladder.Run(ctx, ladderEnv{r}, stdout); err != nil {
-			return err
+	if len(steps) > 0 && len(failed) == 0 {
+		for _, s := range steps {
+			if err := s.run(ctx, r, stdout); err != nil {
+				return err
+			}
 		}
-		// Again, so that results.json's checksums cover the ladder's files.
+		// Again, so that results.json's checksums cover the steps' files.
 		r.watch.BeforeSeal(true, nil)
 		if _, err := report.Render(r.out); err != nil {
 			return err

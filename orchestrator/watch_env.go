@@ -27,7 +27,7 @@ func (e watchEnv) RowBaseline(row results.Row) *hostcheck.FIOBaseline { return e
 func (r *runner) startWatch() (err error) {
 	r.watch, err = watch.Start(watchEnv{r}, watch.Values{Config: r.cfg, RunID: r.plan.RunID, Bundle: r.out, Started: r.started,
 		OwnServers: r.targets.Started(), DonePasses: r.resumed.passes, DoneLoads: r.resumed.loads,
-		Preflight: r.preflightSweeps()})
+		Preflight: r.preflightSweeps(), Steps: watchSteps()})
 	return err
 }
 

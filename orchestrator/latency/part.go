@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/results"
 )
 
 // FixedRate is the measurement --latency turns on (on in the reference
@@ -55,3 +56,26 @@ func (Capacity) Flags() string { return "--slo p99=1ms" }
 
 // Ask sets what Flags says.
 func (Capacity) Ask(c *plan.Config) { c.SLO, c.Given = "p99=1ms", append(c.Given, "slo") }
+
+// StepsWork is the latency steps' work after one row's passes, for the
+// run's estimate: a PING floor and one step per share, each a warm-up
+// and a cell long (the floor at most FloorSeconds); none without
+// --latency.
+func StepsWork(c plan.Config, _ bool) (count int, seconds float64, upTo bool) {
+	if !c.Latency {
+		return 0, 0, false
+	}
+	step := float64(results.LatencyWarmupSeconds + c.CellSeconds)
+	floor := float64(results.LatencyWarmupSeconds + min(c.CellSeconds, FloorSeconds))
+	n := 1 + len(Shares)
+	return n, (floor + float64(len(Shares))*step) / float64(n), false
+}
+
+// SLOWork is the SLO search's work after one row's passes: at most
+// SLOMaxProbes probes, each a latency step long; none without --slo.
+func SLOWork(c plan.Config, _ bool) (count int, seconds float64, upTo bool) {
+	if c.SLO == "" {
+		return 0, 0, false
+	}
+	return SLOMaxProbes, float64(results.LatencyWarmupSeconds + c.CellSeconds), true
+}

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/hostcheck"
-	"github.com/tierbench/tierbench/orchestrator/ladder"
-	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
@@ -101,7 +99,7 @@ type phaseRates struct {
 }
 
 // rowPhases lists the phases of one row, from the run's parameters.
-func rowPhases(cfg plan.Config, w rowWork, rates phaseRates) []phase {
+func rowPhases(cfg plan.Config, w rowWork, rates phaseRates, steps Steps) []phase {
 	var out []phase
 	if w.load && cfg.DBSize > 0 {
 		out = append(out, phase{Name: PhaseLoad, Count: 1, Seconds: float64(cfg.DBSize) / rates.loadKeysPerSec})
@@ -116,22 +114,17 @@ func rowPhases(cfg plan.Config, w rowWork, rates phaseRates) []phase {
 		}
 		out = append(out, phase{Name: PhaseCells, Count: w.cells, Seconds: per})
 	}
-	out = append(out, postCellPhases(cfg, w)...)
+	out = append(out, postCellPhases(cfg, w, steps)...)
 	return out
 }
 
-// postCellPhases are what a row runs after its passes: the latency steps
-// (a PING floor and one step per share), the SLO search's probes and the
-// fio re-runs at the cells' disk depths.
-func postCellPhases(cfg plan.Config, w rowWork) []phase {
+// postCellPhases are what a row runs after its passes: the registered
+// row steps (the latency steps, the SLO search's probes) and the fio
+// re-runs at the cells' disk depths.
+func postCellPhases(cfg plan.Config, w rowWork, steps Steps) []phase {
 	var out []phase
-	step := float64(results.LatencyWarmupSeconds + cfg.CellSeconds)
-	if cfg.Latency {
-		floor := float64(results.LatencyWarmupSeconds + min(cfg.CellSeconds, latency.FloorSeconds))
-		out = append(out, phase{Name: PhaseLatency, Count: 1 + len(latency.Shares), Seconds: (floor + float64(len(latency.Shares))*step) / float64(1+len(latency.Shares))})
-	}
-	if cfg.SLO != "" {
-		out = append(out, phase{Name: PhaseSLO, Count: latency.SLOMaxProbes, Seconds: step, UpTo: true})
+	for _, s := range steps.RowSteps {
+		out = append(out, s.phase(cfg, true))
 	}
 	if w.fioSeconds > 0 {
 		out = append(out, phase{Name: PhaseFio, Count: len(cfg.Threads), Seconds: float64(w.fioSeconds), UpTo: true})
@@ -139,13 +132,14 @@ func postCellPhases(cfg plan.Config, w rowWork) []phase {
 	return out
 }
 
-// ladderPhase is the ladder's rounds after the matrix: per backend,
-// ladder.Rounds rounds of the Device, fio and KV layers, each a cell long.
-func ladderPhase(cfg plan.Config, backends int) []phase {
-	if !cfg.Ladder || backends == 0 {
-		return nil
+// runStepPhases are what the run runs once after every row (the
+// ladder's rounds).
+func runStepPhases(cfg plan.Config, ownServers bool, steps Steps) []phase {
+	var out []phase
+	for _, s := range steps.RunSteps {
+		out = append(out, s.phase(cfg, ownServers))
 	}
-	return []phase{{Name: PhaseLadder, Count: backends * ladder.Rounds * 3, Seconds: float64(max(cfg.CellSeconds, 1))}}
+	return out
 }
 
 // sumPhases merges phases of the same name, keeping the first order.
@@ -251,13 +245,9 @@ func (w *Run) planPhases(from int) []phase {
 	var ps []phase
 	cfg, rows, rates := w.v.Config, w.env.Rows(), w.rates()
 	for _, row := range rows[min(from, len(rows)):] {
-		ps = append(ps, rowPhases(cfg, w.rowWorkOf(row), rates)...)
+		ps = append(ps, rowPhases(cfg, w.rowWorkOf(row), rates, w.v.Steps)...)
 	}
-	var backends int
-	if cfg.Ladder {
-		backends = len(ladder.Backends(cfg, w.v.OwnServers))
-	}
-	return sumPhases(append(ps, ladderPhase(cfg, backends)...))
+	return sumPhases(append(ps, runStepPhases(cfg, w.v.OwnServers, w.v.Steps)...))
 }
 
 // PlanEstimate is the estimate a run of rows planned from cfg starts
@@ -265,16 +255,12 @@ func (w *Run) planPhases(from int) []phase {
 // every row's phases at the default rates, fio counted where engine names
 // one for the row and the ceiling applies, at --fio-seconds, and the
 // ladder.
-func PlanEstimate(cfg plan.Config, pre Preflight, rows []results.Row, engine func(results.Row) string) *plan.Estimate {
+func PlanEstimate(cfg plan.Config, pre Preflight, rows []results.Row, engine func(results.Row) string, steps Steps) *plan.Estimate {
 	ps := pre.phases(cfg)
 	for _, row := range rows {
-		ps = append(ps, rowPhases(cfg, plannedWork(cfg, row, engine(row)), phaseRates{loadKeysPerSec: assumedLoadKeysPerSec})...)
+		ps = append(ps, rowPhases(cfg, plannedWork(cfg, row, engine(row)), phaseRates{loadKeysPerSec: assumedLoadKeysPerSec}, steps)...)
 	}
-	var backends int
-	if cfg.Ladder {
-		backends = len(ladder.Backends(cfg, cfg.ServerAddr == ""))
-	}
-	ps = sumPhases(append(ps, ladderPhase(cfg, backends)...))
+	ps = sumPhases(append(ps, runStepPhases(cfg, cfg.ServerAddr == "", steps)...))
 	e := &plan.Estimate{Seconds: phasesSeconds(ps)}
 	for _, p := range ps {
 		e.Phases = append(e.Phases, plan.Phase{Name: p.Name, Count: p.Count, Seconds: p.Seconds, UpTo: p.UpTo})

@@ -67,7 +67,7 @@ func TestFirstEstimateCountsThePreflightSweep(t *testing.T) {
 			c.NoFio, c.FioSeconds = tc.noFio, tc.fioSeconds
 			env := runEnv{rows: rowsOf(c), base: tc.measured}
 			dir := t.TempDir()
-			w, err := Start(env, Values{Config: c, RunID: "r", Bundle: dir, Started: time.Now(), OwnServers: true,
+			w, err := Start(env, Values{Config: c, RunID: "r", Bundle: dir, Started: time.Now(), OwnServers: true, Steps: testSteps,
 				DonePasses: map[string]bool{}, DoneLoads: map[string]bool{}, Preflight: tc.pre})
 			if err != nil {
 				t.Fatal(err)
@@ -77,7 +77,7 @@ func TestFirstEstimateCountsThePreflightSweep(t *testing.T) {
 				t.Errorf("status.json at the start: got phase %q, %.3f s left; want %q, %.3f s", got.Phase, got.ETASeconds, PhasePreflight, tc.want)
 			}
 
-			e := PlanEstimate(c, tc.pre, env.rows, env.RowEngine)
+			e := PlanEstimate(c, tc.pre, env.rows, env.RowEngine, testSteps)
 			if tc.measured == nil && abs(e.Seconds-tc.want) > 1e-6 {
 				t.Errorf("plan estimate: got %.3f s, want %.3f s (%+v)", e.Seconds, tc.want, e.Phases)
 			}

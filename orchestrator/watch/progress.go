@@ -85,7 +85,7 @@ func (w *Run) remainingPhases() []phase {
 	}
 	wk := w.rowWorkOf(rows[w.progress.rowIndex])
 	wk.load = false
-	here := rowPhases(w.v.Config, wk, w.rates())
+	here := rowPhases(w.v.Config, wk, w.rates(), w.v.Steps)
 	// The warm-up is behind a row whose first cell is starting.
 	kept := here[:0]
 	for _, p := range here {

@@ -45,6 +45,8 @@ type Values struct {
 	// Preflight is the host preflight's fio sweeps still ahead, which the
 	// first estimate counts.
 	Preflight Preflight
+	// Steps are the measurements the run takes besides the passes.
+	Steps Steps
 }
 
 // Run is one run's watch: its progress counts, its status and, with
