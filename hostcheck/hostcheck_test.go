@@ -33,6 +33,7 @@ func TestTrees(t *testing.T) {
 		wantVulnerable  []string
 		wantIOUringNote string
 		wantParagraph   string
+		wantLine        string // HostLine: the report's head
 		wantIRQCPUs     string // where the data disks' completions interrupt
 		wantIRQDetail   string // in the odirect check's detail
 		wantQueue       string // in each disk's facts: its queues and tags
@@ -51,6 +52,8 @@ func TestTrees(t *testing.T) {
 				"8× KIOXIA KCM6DRUL3T84 3.84 TB NVMe in Linux md RAID-0 (/dev/md1, 512 KB chunks, ext4, ≈30.7 TB); " +
 				"Ubuntu 24.04.4 LTS, kernel 6.8.0-136-generic; fs.aio-max-nr = 4194304. " +
 				"fio random-read ceiling on this array: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (the best of a depth sweep over 64–4096 reads in flight: 8 jobs × QD256, io_uring, O_DIRECT, 8 files).",
+			wantLine: "2× Intel Xeon Platinum 8480CL, 224 logical CPUs, 2 NUMA nodes, ~2 TB; " +
+				"8× KIOXIA KCM6DRUL3T84 3.84 TB NVMe in Linux md RAID-0 (/dev/md1, 512 KB chunks, ext4, ≈30.7 TB); kernel 6.8.0-136-generic",
 		},
 		{
 			tree:      "vm-host",
@@ -66,6 +69,7 @@ func TestTrees(t *testing.T) {
 				"1× virtio_blk 275 GB virtio disk (/dev/vda, ext4); Debian GNU/Linux 12 (bookworm), kernel 6.1.0-18-amd64, " +
 				"virtual machine (QEMU Standard PC (Q35 + ICH9, 2009)); fs.aio-max-nr = 65536. " +
 				"fio random-read ceiling on this disk: 8.24 M IOPS at 4 K and 8.20 M IOPS at 512 B (the best of a depth sweep over 64–4096 reads in flight: 2 jobs × QD1024, io_uring, O_DIRECT, 8 files).",
+			wantLine: "1× AMD EPYC 7B13, 2 logical CPUs, 1 NUMA node, ~24 GB; 1× virtio_blk 275 GB virtio disk (/dev/vda, ext4); kernel 6.1.0-18-amd64, virtual machine",
 		},
 	}
 	for _, tt := range tests {
@@ -157,6 +161,9 @@ func TestTrees(t *testing.T) {
 			}
 			if got := HostParagraph(rep); got != tt.wantParagraph {
 				t.Errorf("got paragraph\n%s\nwant\n%s", got, tt.wantParagraph)
+			}
+			if got := HostLine(rep); got != tt.wantLine {
+				t.Errorf("got host line\n%s\nwant\n%s", got, tt.wantLine)
 			}
 			if !strings.Contains(out, tt.wantParagraph) || !strings.Contains(out, "│ odirect") {
 				t.Errorf("got output\n%s\nwant the table and the paragraph", out)

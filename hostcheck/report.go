@@ -59,6 +59,26 @@ func cpuName(model string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
+// HostLine is the host in one line, for the head of a report: CPUs,
+// NUMA nodes and memory, the storage under the data dir and the kernel,
+// with "virtual machine" where it is one. HostParagraph says the rest.
+func HostLine(rep Report) string {
+	fp := rep.Fingerprint
+	nodes := "1 NUMA node"
+	if n := len(fp.NUMANodes); n != 1 {
+		nodes = fmt.Sprintf("%d NUMA nodes", n)
+	}
+	s := fmt.Sprintf("%d× %s, %d logical CPUs, %s, ~%s", fp.Sockets, cpuName(fp.CPUModel), fp.LogicalCPUs, nodes, roughBytes(fp.MemoryBytes))
+	if st := storagePhrase(fp.Storage); st != "" {
+		s += "; " + st
+	}
+	s += "; kernel " + fp.Kernel
+	if fp.Virtualization != "" && fp.Virtualization != "none" {
+		s += ", virtual machine"
+	}
+	return s
+}
+
 // HostParagraph writes the fingerprint in the reference's style: CPUs and
 // topology, memory, the storage under the data dir, OS and kernel, the aio
 // budget and the fio ceiling.

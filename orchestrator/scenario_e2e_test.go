@@ -44,7 +44,7 @@ func TestRunScenarioMemory(t *testing.T) {
 		}
 	}
 	report, _ := os.ReadFile(filepath.Join(out, results.FileReport))
-	if !strings.Contains(string(report), "Scenario 1 is memory-bound") || !strings.Contains(string(report), "in the untiered server") || strings.Contains(string(report), "tiered with --memory") {
+	if !strings.Contains(string(report), "Scenario 1, Memory-bound — data in RAM") || !strings.Contains(string(report), "in the untiered server") || strings.Contains(string(report), "tiered with --memory") {
 		t.Errorf("report.md does not describe scenario 1's server and check:\n%s", report)
 	}
 	var res results.Results

@@ -70,8 +70,8 @@ func renderCurve(b *strings.Builder, f *hostcheck.FIOBaseline, c results.Workloa
 	case f.Registered:
 		where += ", up to 32 reads per submission"
 	}
-	fmt.Fprintf(b, "fio depth curve (%s, %s, 512 B random read, O_DIRECT, %d s per step%s) over %s. The ceiling is the highest IOPS of the sweep; the server keeps up to %d reads in flight. fio CPU is its jobs' user + system time over the CPUs they could run on; at ≥ %.0f %% the point is cpu-bound: fio's CPU, not the disk, set it.\n\n",
-		f.Version, f.Engine, f.RuntimeSeconds, where, footprintPhrase(f, c), f.MaxDepth, 100*fio.CPUBoundShare)
+	fmt.Fprintf(b, "fio depth curve (%s, %s, 512 B random read, O_DIRECT, %d s per step%s) over %s, up to the server's %d reads in flight.\n\n",
+		f.Version, f.Engine, f.RuntimeSeconds, where, footprintPhrase(f, c), f.MaxDepth)
 	// The driver's column only where the sweep sampled it (bundles from
 	// before it, and hosts without /sys/block/*/inflight, have none).
 	driver := slices.ContainsFunc(f.Sweep, func(p hostcheck.FIOPoint) bool { return p.DriverDepth > 0 })
@@ -294,7 +294,7 @@ func renderRemeasures(b *strings.Builder, res results.Results) {
 		fmt.Fprintf(b, "No cell exceeded %.0f %% of the ceiling, so fio was not measured again.\n\n", 100*results.AboveCeilingTolerance)
 		return
 	}
-	fmt.Fprintf(b, "A cell above %.0f %% of the ceiling makes fio measure again right after its row, with the server idle, at the cell's observed disk depth over the server's own files (read-only: tierbench's segment files, or an external server's files below --data); the cell is then divided by the higher of the two:\n\n", 100*results.AboveCeilingTolerance)
+	fmt.Fprintf(b, "fio measured again right after the rows of the cells above %.0f %% of the ceiling, at each cell's disk depth; each is divided by the higher of the two:\n\n", 100*results.AboveCeilingTolerance)
 	for _, c := range res.Ceilings {
 		fmt.Fprintf(b, "- %s %s t=%d (%s ops/s, %.1f %% of %s): ", rowName(c.Row), c.Row.Label, c.Threads, human.Ops(c.CellOpsPerSec),
 			100*c.CellOpsPerSec/c.BaseIOPS, human.Ops(c.BaseIOPS))

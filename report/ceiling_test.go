@@ -151,7 +151,6 @@ func TestRenderCeilingsPerCPUBudget(t *testing.T) {
 	text = cpuAgainstFio(res, preRaw)
 	for _, want := range []string{
 		"| Uring | no pin | 11.0 µs (fio libaio 10.5 at 100): 1.05 × · io_uring fio 9.7, kernel 8.5, at 128: 1.13 × |",
-		"through the row's interface, on its CPUs, and the cell is held against that",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("CPU against fio on the row's own interface lacks %q:\n%s", want, text)

@@ -130,12 +130,8 @@ func cpuAgainstFio(res results.Results, preRaw []byte) string {
 	if !some {
 		return ""
 	}
-	ownDepth := ""
-	if len(res.FioCPU) > 0 {
-		ownDepth = " Where the curve has no point within 10 % of a cell's depth, or the row's server drives the disk through another interface (libaio beside the curve's io_uring), fio ran again right after the row at the cell's depth, through the row's interface, on its CPUs, and the cell is held against that: the kernel spends more per read behind io_submit and io_getevents than behind a ring with registered buffers, whoever calls them. The curve's figure stands beside a cell held against another interface."
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Server CPU per GET (its utime + stime over each GET phase ÷ the GETs answered, the median over the passes; the client's CPU apart) against fio's CPU per read on the same CPUs (a pinned row: the curve on its server's cpuset) at the reads in flight nearest the cell's disk depth, or fio measured again at that depth. The seed's bar is %.1f ×: past it a cell is marked **over**, the server paying more than the disk path fio drives. \"kernel\" is the system part of each (the server's stime, fio's sys_cpu): a GET takes a read's path through the kernel as fio's read does, and its share of the socket reads and writes besides, so where the two kernel parts are near each other the rest of the gap is the server's own code.%s\n\n", CPUAgainstFioBar, ownDepth)
+	b.WriteString("Server CPU per GET against fio's CPU per read on the row's CPUs at the cell's depth, and their ratio:\n\n")
 	b.WriteString("| backend | NUMA |")
 	for _, t := range threads {
 		fmt.Fprintf(&b, " t=%d |", t)

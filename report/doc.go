@@ -1,8 +1,10 @@
 // Package report renders a results bundle for people: report.html (one
 // self-contained page, HTMLPage), table.md (the
 // reference's `| backend | NUMA | t=… |` layout, excluded cells marked and
-// explained), report.md (host, workload, the table, the share of the fio
-// ceiling, load, device-hit, disk and CPU evidence, latency, cluster nodes,
+// explained), report.md (the finding first: a host line, the table and
+// its verdict, with one link to docs/methodology.md where the columns and
+// marks are defined; then host, workload, the share of the fio ceiling,
+// load, device-hit, disk and CPU evidence, latency, cluster nodes,
 // failures) and the SVG charts; and, at the top of a --scenario all
 // bundle, a report.md that shows each scenario's table and links its
 // report and ladder. `tierbench report` is Render and Verify; the run

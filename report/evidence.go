@@ -32,13 +32,11 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 		}
 		b.WriteString(".\n\n")
 	} else {
-		fmt.Fprintf(b, "During every measured GET phase the run sampled /proc/diskstats of %s, the physical disk(s) below the data dir: r/s is reads completed per second and depth is aqu-sz, the time-weighted requests in flight (Δ weighted I/O ms / Δ ms), both over the phase's own seconds (iostat's r/s and aqu-sz). A storage-bound cell shows r/s ≈ ops/s and a depth near what the server keeps in flight, or near the disk's own queue limit when that is lower. The ceiling column is what the cell is divided by: the sweep's best, or fio measured again at the cell's depth when higher. The counters include every process's I/O on those disks. Server CPU is its utime+stime (/proc/<pid>/stat) over the phase as a share of the CPUs it was allowed; at ≥ %.0f %% the cell is marked server-cpu-bound: it measured the server's CPU, not the disk.\n\n",
-			strings.Join(disks, "+"), 100*results.ServerCPUBoundShare)
+		fmt.Fprintf(b, "Disks sampled in every GET phase: %s, below the data dir.\n\n", strings.Join(disks, "+"))
 	}
 	cols := []string{"backend", "NUMA", "threads>", "ops/s>", "ceiling>", "% of ceiling>", "disk r/s>", "r/s % of ceiling>", "r/s ÷ ops/s>", "disk depth>", "server CPU>", "client CPU>", "marks"}
 	steal := anyCellSteal(res)
 	if steal {
-		b.WriteString(cellStealSentence)
 		cols = slices.Insert(cols, len(cols)-1, "steal>")
 	}
 	writeHead(b, cols...)
@@ -76,20 +74,8 @@ func renderEvidence(b *strings.Builder, res results.Results) {
 			fmt.Fprintf(b, "- **%s %s t=%d is above-ceiling**: %s\n", rowName(c.Row), c.Row.Label, c.Threads, c.AboveCeilingWhy)
 		}
 	}
-	for _, c := range res.Cells {
-		if c.ServerCPUBound {
-			fmt.Fprintf(b, "- %s %s t=%d is server-cpu-bound: the server used %.0f %% of its CPUs (%s) in at least one pass, so this number is its CPU's limit, not the disk's.\n",
-				rowName(c.Row), c.Row.Label, c.Threads, 100*c.ServerCPUShare, cpusOf(res, c.Row))
-		}
-	}
 	b.WriteString("\n")
 }
-
-// stealSentence says what the steal columns hold.
-const stealSentence = "Steal is the share of the host's CPU time that the hypervisor took during the phase (/proc/stat, read by the client on its host, which is the server's host too unless the run had client hosts; for a cell, the most any pass saw). On a virtual machine that is time neither the server nor the client had: a stolen slice stalls whatever was running, and a latency tail or a late send in a phase with steal is partly the host's.\n\n"
-
-// cellStealSentence says what a cell's steal column holds.
-const cellStealSentence = "Steal is the share of the server's CPU time that the hypervisor took during the phase: its host's /proc/stat over the CPUs the server was allowed (where that was not read, the whole host's as the client read it), the most any pass of the cell saw. On a virtual machine that is time the server did not have although its CPUs were its own: a stolen slice stalls whatever was running, and a cell whose passes had steal measured a smaller machine than its row says.\n\n"
 
 // anyCellSteal reports whether any cell's passes read the steal.
 func anyCellSteal(res results.Results) bool {

@@ -43,11 +43,3 @@ func hostsMarkdown(res results.Results) string {
 	b.WriteString("\n")
 	return b.String()
 }
-
-// linkWarningsMarkdown repeats the link warnings beside the table.
-func linkWarningsMarkdown(res results.Results) string {
-	if len(res.LinkWarnings) == 0 {
-		return ""
-	}
-	return "**Network:** " + strings.Join(res.LinkWarnings, "; ") + ".\n\n"
-}

@@ -57,7 +57,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if shown == 0 {
 		t.Fatal("the bundle shows no cell")
 	}
-	for _, want := range []string{"<h1>tierbench run " + res.Plan.RunID, `src="data:image/svg+xml;base64,`, "Integrity", results.FileSums, `"run_id": "` + res.Plan.RunID + `"`, "/proc/&lt;pid&gt;/io"} {
+	for _, want := range []string{"<h1>tierbench run " + res.Plan.RunID, `src="data:image/svg+xml;base64,`, "Integrity", results.FileSums, `"run_id": "` + res.Plan.RunID + `"`, "/proc/&lt;pid&gt;/status"} {
 		if !strings.Contains(got.DOM, want) {
 			t.Errorf("the page's DOM lacks %q", want)
 		}

@@ -64,23 +64,6 @@ func noCeilingSentence(cfg results.Workload) string {
 	return "No fio baseline in this bundle (preflight ran without --fio, or failed): no ceiling to divide by.\n\n"
 }
 
-// deviceHitParagraph explains the device-hit and miss rules of the table.
-func deviceHitParagraph(res results.Results) string {
-	if p := scenarioDeviceHitParagraph(res.Plan.Workload); p != "" {
-		return p
-	}
-	fits := ""
-	if res.Plan.Workload.ServerAddr == "" {
-		fits = fmt.Sprintf("; at most 1/%d of the dataset fits in the server's memory", results.MinDeviceToMemory)
-	}
-	misses := "a cell with any miss answered it without the device"
-	if res.Plan.MaxMisses > 0 {
-		misses = fmt.Sprintf("a cell with more than %s misses answered them without the device", human.PercentBeside(res.Plan.MaxMisses, 0))
-	}
-	return fmt.Sprintf("Device bytes are the server's /proc/<pid>/io read_bytes over each GET phase. A cell under %.0f B per GET (%.0f %% of a %d B sector%s) was served from memory; %s. Both are kept out of the table.\n\n",
-		results.MinSectorShare*results.SectorBytes, 100*results.MinSectorShare, results.SectorBytes, fits, misses)
-}
-
 // loadNotes lists each row's proof of process and sampled GET check.
 func loadNotes(res results.Results) string {
 	var b strings.Builder
@@ -106,28 +89,6 @@ func loadNotes(res results.Results) string {
 	return b.String()
 }
 
-// keptOut lists the planned cells that are not in the table and why; the
-// run's exit status is 3 when there are some, 4 when no cell is left.
-func keptOut(res results.Results) string {
-	kept, _ := KeptOut(res)
-	if len(kept) == 0 {
-		return "Every planned cell is in the table.\n\n"
-	}
-	return "Kept out of the table: " + strings.Join(kept, "; ") + ".\n\n"
-}
-
-// scenarioNotes explains the scenario marks under a table.
-func scenarioNotes(seen map[string]bool) []string {
-	var notes []string
-	if seen[results.ExcludedDeviceRead] {
-		notes = append(notes, fmt.Sprintf("device-read*: the server read %.1f B or more (%.0f %% of a %d B sector) per GET through the kernel (/proc/<pid>/io): in scenario 1 the data was not all in RAM, in scenario 3 a native device, not the in-RAM one, is under the store; the cell is kept out of the table.", results.MaxMemorySectorShare*results.SectorBytes, 100*results.MaxMemorySectorShare, results.SectorBytes))
-	}
-	if seen[results.ExcludedNoDeviceReads] {
-		notes = append(notes, fmt.Sprintf("no-device-reads*: the server's INFO store counted fewer than %.1f device reads per GET: reads did not reach the localmemory device, and the cell is kept out of the table.", results.MinDeviceReadsPerGet))
-	}
-	return notes
-}
-
 // scenarioWorkload describes the server of a memory or localmemory run
 // for report.md; "" for the storage scenario or an external server.
 func scenarioWorkload(c results.Workload) string {
@@ -141,20 +102,6 @@ func scenarioWorkload(c results.Workload) string {
 	case results.ScenarioLocalMemory:
 		return fmt.Sprintf("%d keys, %d B records (--keylength %d --valuelength %d) tiered with --memory %s --page %s --segment %s --index %s on --device-type localmemory --device-completion-threads 4 --device-throttle-limit 512",
 			c.DBSize, results.RecordBytes(c.KeyLength, c.ValueLength), c.KeyLength, c.ValueLength, c.Memory, c.Page, c.Segment, c.Index)
-	}
-	return ""
-}
-
-// scenarioDeviceHitParagraph states the device-hit rule of scenarios 1
-// and 3 for report.md; "" for the storage scenario.
-func scenarioDeviceHitParagraph(c results.Workload) string {
-	switch c.ScenarioName() {
-	case results.ScenarioMemory:
-		return fmt.Sprintf("Device bytes are the server's /proc/<pid>/io read_bytes over each GET phase. Scenario 1 is memory-bound: a cell reading %.1f B or more per GET (%.0f %% of a %d B sector) reached a device and is kept out of the table, as is a cell with any miss.\n\n",
-			results.MaxMemorySectorShare*results.SectorBytes, 100*results.MaxMemorySectorShare, results.SectorBytes)
-	case results.ScenarioLocalMemory:
-		return fmt.Sprintf("The localmemory device reads nothing through the kernel, so the evidence is the server's own INFO store Device.CompletedReads over each GET phase: a cell under %.1f device reads per GET, or reading %.1f B or more per GET from /proc/<pid>/io (a native device under the store), is kept out of the table, as is a cell with any miss.\n\n",
-			results.MinDeviceReadsPerGet, results.MaxMemorySectorShare*results.SectorBytes)
 	}
 	return ""
 }

@@ -86,10 +86,11 @@ func bundleSVGs(t *testing.T, dir string) []string {
 }
 
 // TestLatencyReportClientBound: a step whose client sent late is marked
-// client-bound in the table and explained once below it; each step shows
-// its lateness p99, with the client's own part beside it where the client
-// measured it apart (explained once), and with the row's floor measured,
-// the floor comes first and each step shows its p50 above it.
+// client-bound in the table and keyed once below it; each step shows its
+// lateness p99, with the client's own part beside it where the client
+// measured it apart, and with the row's floor measured, the floor comes
+// first and each step shows its p50 above it. What the columns mean is
+// docs/methodology.md's, not repeated here.
 func TestLatencyReportClientBound(t *testing.T) {
 	steps := bundletest.LatencySteps(referencePlan())
 	steps[0].Pacing = &results.Pacing{LatenessP50Micros: 40, LatenessP99Micros: 900, Due: 1000, ClientBound: true}
@@ -102,12 +103,15 @@ func TestLatencyReportClientBound(t *testing.T) {
 		"| Libaio | srv node-0 / cli node-1 | floor: PING at 800 K | 800 K | 30 µs | — | 80 µs | 900 µs | 5 ms | 4 µs |",
 		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K client-bound† | 90 µs | 60 µs | 300 µs | 900 µs | 5 ms | 900 µs |",
 		"| Libaio | srv node-0 / cli node-1 | 2.00 M (25 %) | 2.00 M | 180 µs | 150 µs | 1.2 ms | 3.6 ms | 10 ms | 1.5 ms (own 12 µs) |",
-		"(own) is the client's part alone",
-		"client-bound†: the client sent its GETs late",
-		"Before its GET steps, each row's floor: PING",
+		"client-bound†: the client sent late.",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("latency section lacks %q:\n%s", want, got)
+		}
+	}
+	for _, definition := range []string{"(own) is the client's part alone", "Before its GET steps", "Steal is the share"} {
+		if strings.Contains(got, definition) {
+			t.Errorf("latency section repeats the definition %q:\n%s", definition, got)
 		}
 	}
 	if n := strings.Count(got, "client-bound†"); n != 2 {
@@ -138,7 +142,7 @@ func TestLatencyReport(t *testing.T) {
 		// A bundle from before the floor and the client's pacing: dashes.
 		"| Libaio | srv node-0 / cli node-1 | 800 K (10 %) | 800 K | 90 µs | — | 300 µs | 900 µs | 5 ms | — |",
 		"| Libaio | srv node-0 / cli node-1 | 7.20 M (90 %) | 6.48 M short* | 450 µs | — | 7.5 ms | 22.5 ms | 25 ms | — |",
-		"short*: the step achieved less than 95 % of its offered rate",
+		"short*: under 95 % of the offered rate achieved.",
 		"](latency-libaio-pinned.svg)",
 	} {
 		if !strings.Contains(string(report), want) {
@@ -193,9 +197,9 @@ func TestLatencyReportHostColumns(t *testing.T) {
 		notes        []string
 	}{
 		{"steal", "‡", 0.001, 0.012, func(r *results.LatencyRecord, s *float64) { r.HostStealShare = s }, "0.1 %", "1.2 % ‡",
-			[]string{"‡: the hypervisor took at least 0.5 % of the host's CPU time during the step", "Steal is the share of the host's CPU time"}},
+			[]string{"‡: steal of 0.5 % or more."}},
 		{"frozen", "§", 0.0004, 0.045, func(r *results.LatencyRecord, s *float64) { r.HostFrozenShare = s }, "0.0 %", "4.5 % §",
-			[]string{"§: this machine's CPUs stood still for at least 0.5 % of their time"}},
+			[]string{"§: frozen 0.5 % or more."}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.column, func(t *testing.T) {

@@ -82,7 +82,11 @@ func render(dir string, signing *results.Signing) (string, error) {
 	if err := results.WriteFile(dir, results.FileTable, []byte(table)); err != nil {
 		return "", err
 	}
-	reportMD := renderReport(res, pre, preRaw, table)
+	grid, err := tableGrid(res.Plan, res.Cells)
+	if err != nil {
+		return "", err
+	}
+	reportMD := renderReport(res, pre, preRaw, grid)
 	if err := results.WriteFile(dir, results.FileReport, []byte(reportMD)); err != nil {
 		return "", err
 	}
@@ -109,20 +113,22 @@ func render(dir string, signing *results.Signing) (string, error) {
 	return table, nil
 }
 
-// renderReport writes report.md: the host paragraph, the table, each
-// cell as a share of the fio 512 B ceiling, and the load and device-hit
-// evidence behind every number.
-func renderReport(res results.Results, pre results.Preflight, preRaw []byte, table string) string {
+// renderReport writes report.md. Its first screen is the finding: a line
+// on the host and workload, the table (grid, without table.md's notes)
+// and the verdict under it (verdictMarkdown), with the one link to where
+// its columns and marks are defined; then the host and workload in full,
+// each cell as a share of its ceiling, and the load, device-hit, disk and
+// CPU evidence behind every number.
+func renderReport(res results.Results, pre results.Preflight, preRaw []byte, grid string) string {
 	var b strings.Builder
 	c := res.Plan.Workload
-	fmt.Fprintf(&b, "# tierbench run %s\n\n", res.Plan.RunID)
+	fmt.Fprintf(&b, "# tierbench run %s\n\n%s\n\n", res.Plan.RunID, leadLine(res, pre, preRaw))
+	fmt.Fprintf(&b, "## Results (GET ops/sec)\n\n%s\n", grid)
+	b.WriteString(verdictMarkdown(res))
+	b.WriteString(plotsMarkdown(res.Plots, false))
 	fmt.Fprintf(&b, "## Host\n\n%s\n\n", hostParagraph(res, pre, preRaw))
 	b.WriteString(hostsMarkdown(res))
 	fmt.Fprintf(&b, "## Workload\n\n%s", workloadParagraph(res))
-	fmt.Fprintf(&b, "## Results (GET ops/sec)\n\n%s\n", table)
-	b.WriteString(linkWarningsMarkdown(res))
-	b.WriteString(keptOut(res))
-	b.WriteString(plotsMarkdown(res.Plots, false))
 	b.WriteString(mixMarkdown(res))
 	b.WriteString(sweepMarkdown(res))
 	b.WriteString(tlsMarkdown(res))
@@ -133,13 +139,12 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 	b.WriteString("## Share of the fio ceiling\n\n")
 	if res.FioIOPS512 > 0 {
 		renderCeilings(&b, res, preRaw)
-		b.WriteString("Each cell's median as a share of its row's ceiling (RESP ≤ KV ≤ Device ≤ fio):\n\n")
+		b.WriteString("Each cell's median as a share of its row's ceiling:\n\n")
 		fmt.Fprintf(&b, "| backend | NUMA | held against |")
 		for _, t := range c.Threads {
 			fmt.Fprintf(&b, " t=%d |", t)
 		}
 		b.WriteString("\n|:--|:--|:--|" + strings.Repeat(":--|", len(c.Threads)) + "\n")
-		shownAfter := false
 		for _, row := range res.Plan.Rows {
 			fmt.Fprintf(&b, "| %s | %s | %s |", rowName(row), row.Label, heldAgainst(res, row))
 			then := diskThen(res, row)
@@ -151,27 +156,12 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 				case cell.Excluded != "":
 					b.WriteString(" " + excludedMark[cell.Excluded] + " |")
 				default:
-					after := fioAfter(res, cell)
-					shownAfter = shownAfter || after.IOPS > 0
-					b.WriteString(" " + shareText(cell, res.FioIOPS512, then, after) + " |")
+					b.WriteString(" " + shareText(cell, res.FioIOPS512, then, fioAfter(res, cell)) + " |")
 				}
 			}
 			b.WriteString("\n")
 		}
 		b.WriteString("\n")
-		if slices.ContainsFunc(res.Cells, func(c results.Cell) bool { return c.BesideShare > 0 && c.Excluded == "" }) {
-			fmt.Fprintf(&b, "(beside: X %%): the median over the cell's passes of each pass's ops/s as a share of fio at the ceiling's best point (its jobs × iodepth, on its CPUs) over the server's own files, read-only, for %d s right after that pass with the server idle: the ceiling measured side by side with the server, seconds apart, where the ceiling above was measured before any row ran. On a host whose disk changes speed within minutes the two differ, and this is the share the disk of the moment allowed.\n\n", results.BesideSeconds)
-		}
-		if shownAfter {
-			b.WriteString("(fio ENGINE at D after: X %): the cell's median as a share of fio run right after its row, with the server idle, on the row's CPUs, through the row's interface, at D reads in flight, the cell's own disk depth (the fio of the CPU table below): the same disk at the same depth, minutes later. The ceiling is fio's best depth, measured at the preflight; where a cell reads a larger share of this than of its ceiling, the difference went to the depth the disk was kept at or to a disk that was slower by then, not to the server's path. The share of the ceiling stays the cell's figure.\n\n")
-		}
-		for _, cell := range res.Cells {
-			if cell.Passes > 0 && cell.Excluded == "" && stealMarked(cell) {
-				fmt.Fprintf(&b, "(steal X %%): in at least one of the cell's passes the hypervisor took X %% of the server's CPU time (%.0f %% or more: the steal of the Disk and CPU evidence table): the server had fewer cycles than the CPUs it was given, and a low share there may be the host's. The steal of fio's sweep is under its depth curve above.\n\n",
-					100*results.CellStealMark)
-				break
-			}
-		}
 		renderRemeasures(&b, res)
 		b.WriteString(cpuAgainstFio(res, preRaw))
 	} else {
@@ -217,7 +207,6 @@ func renderReport(res results.Results, pre results.Preflight, preRaw []byte, tab
 
 	b.WriteString(shardsReport(res))
 	b.WriteString("## Device-hit evidence and spread\n\n")
-	b.WriteString(deviceHitParagraph(res))
 	b.WriteString("| backend | NUMA | threads | passes | median | min | max | device B/GET | misses | note |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, cell := range res.Cells {
 		if cell.Passes == 0 {

@@ -18,7 +18,7 @@ func shardsReport(res results.Results) string {
 		nodes = nodes || len(c.Nodes) > 0
 	}
 	if cpu {
-		b.WriteString("## CPU per GET\n\nServer (all its threads, every shard) plus client user+system CPU over each GET phase, from /proc/<pid>/stat and the client's rusage, divided by the GETs answered; the median over the passes:\n\n")
+		b.WriteString("## CPU per GET\n\nServer plus client CPU per GET:\n\n")
 		fmt.Fprintf(&b, "| backend | NUMA |")
 		for _, t := range res.Plan.Workload.Threads {
 			fmt.Fprintf(&b, " t=%d |", t)
@@ -46,7 +46,6 @@ func shardsReport(res results.Results) string {
 	}
 	b.WriteString("## Cluster nodes\n\n")
 	if loads {
-		b.WriteString("Load evidence per node: the loader's acknowledgements there and the node's DBSIZE must both equal the keys of dbsize its slots hold, and their sum dbsize.\n\n")
 		b.WriteString("| backend | NUMA | node | slots | acknowledged | DBSIZE | log on device | sampled GETs (missed) | cpus |\n|:--|:--|:--|--:|--:|--:|--:|--:|:--|\n")
 		for _, l := range res.Loads {
 			for _, n := range l.Nodes {

@@ -30,10 +30,8 @@ func sloMarkdown(res results.Results) string {
 	p := slo.Percentile
 	var b strings.Builder
 	fmt.Fprintf(&b, "## GET ops/s at %s\n\n", slo.Title())
-	fmt.Fprintf(&b, "After each row's passes, `run --slo %s` searched fixed offered GET rates for the highest whose %s latency, from each GET's intended send time, stays at or under the bound. "+
-		"Each probe is a latency step: %d s at its rate after %d s unrecorded, over the row's best cell's connections. The search starts at the row's best median, halves the rate until a probe meets the bound, then bisects between the highest that met it and the lowest that did not until they are within 5 %%. "+
-		"A probe that is short (under %.0f %% of its rate achieved) or has a miss or an error does not meet the bound. A client-bound probe (the client sent late) that still meets the bound counts, since its latency includes the client's lateness; one that does not is marked client-bound, not over: the search stops below it, and the rate found is what this client could show, not the server's limit.\n\n",
-		slo, p, res.Plan.Workload.CellSeconds, results.LatencyWarmupSeconds, 100*results.MinAchievedShare)
+	fmt.Fprintf(&b, "The highest offered GET rate whose %s latency stayed at or under the bound (`run --slo %s`), each probe %d s over the row's best cell's connections:\n\n",
+		p, slo, res.Plan.Workload.CellSeconds)
 	fmt.Fprintf(&b, "| backend | NUMA | GET ops/s at %s | %s there | lowest probe above | %s there | probes |\n|:--|:--|--:|--:|--:|--:|--:|\n", slo.Title(), p, p)
 	bound, stalled := false, false
 	for _, f := range found {
@@ -57,12 +55,15 @@ func sloMarkdown(res results.Results) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %d |\n", rowName(f.Row), f.Row.Label, met, metP, above, aboveP, f.Probes)
 	}
+	var key []string
 	if bound {
-		b.WriteString("\nclient-bound†: the client could not keep that probe's schedule and it missed the bound, which may be the client's doing: the row's capacity at the bound is at least the rate shown; how much more, this client could not measure.\n")
+		key = append(key, "client-bound†: the client could not keep that probe's schedule, so the capacity at the bound is at least the rate shown.")
 	}
 	if stalled {
-		fmt.Fprintf(&b, "\nhost-stalled§: that probe missed the bound while the host took at least %.1f %% of this machine's CPU time (steal, or freezes: its CPUs not run at all), which delays every GET in flight: the miss may be the host's, so the row's capacity at the bound is at least the rate shown; how much more, this host could not measure. Each probe's steal and frozen shares are in latency.jsonl.\n",
-			100*results.NoticeableSteal)
+		key = append(key, fmt.Sprintf("host-stalled§: the host took %.1f %% or more of the CPU time during that probe, so the capacity at the bound is at least the rate shown.", 100*results.NoticeableSteal))
+	}
+	if len(key) > 0 {
+		b.WriteString("\n" + strings.Join(key, "\n") + "\n")
 	}
 	fmt.Fprintf(&b, "\nThe probes, in the order run:\n\n| backend | NUMA | probe | offered | achieved | p50 | p99 | p99.9 | %s |\n|:--|:--|--:|--:|--:|--:|--:|--:|:--|\n", slo.Title())
 	for _, f := range found {

@@ -40,7 +40,7 @@ func TestSLOMarkdown(t *testing.T) {
 		"client-bound†: the client could not keep that probe's schedule",
 		"| 4 | 4.76 M | 4.76 M | 237.5 µs | 950 µs | 1.9 ms | met |",
 		"| 3.50 M | 600 µs | 7.00 M | 2.5 ms host-stalled§ | 2 |",
-		"host-stalled§: that probe missed the bound while the host took at least 0.5 %",
+		"host-stalled§: the host took 0.5 % or more of the CPU time during that probe",
 		"| 1 | 7.00 M | 7.00 M | 625 µs | 2.5 ms | 5 ms | not met: host-stalled |",
 	} {
 		if !strings.Contains(got, want) {

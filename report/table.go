@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -33,6 +34,25 @@ var excludedMark = map[string]string{
 // there when a row had TLS on; a table without it is plain TCP in every
 // row, as every bundle from before TLS.
 func Table(plan results.Plan, cells []results.Cell) (string, error) {
+	grid, err := tableGrid(plan, cells)
+	if err != nil {
+		return "", err
+	}
+	var notes []string
+	for _, kind := range markOrder {
+		if slices.ContainsFunc(cells, func(c results.Cell) bool { return c.Excluded == kind }) {
+			notes = append(notes, markNote(plan, kind))
+		}
+	}
+	if len(notes) > 0 {
+		grid += "\n" + strings.Join(notes, "\n") + "\n"
+	}
+	return grid, nil
+}
+
+// tableGrid is the table of Table without the notes under it: report.md
+// names each marked cell with its mark's reason in its verdict instead.
+func tableGrid(plan results.Plan, cells []results.Cell) (string, error) {
 	header := []string{"backend", "NUMA"}
 	tlsCol := hasTLS(plan)
 	if tlsCol {
@@ -57,7 +77,6 @@ func Table(plan results.Plan, cells []results.Cell) (string, error) {
 		tablewriter.WithRowAlignment(tw.AlignLeft),
 	)
 	table.Header(header)
-	seen := map[string]bool{}
 	for _, row := range plan.Rows {
 		line := []string{human.Title(row.Backend), row.Label}
 		if tlsCol {
@@ -70,7 +89,6 @@ func Table(plan results.Plan, cells []results.Cell) (string, error) {
 			c, ok := byKey[results.CellKey(row, t)]
 			switch {
 			case c.Excluded != "":
-				seen[c.Excluded] = true
 				line = append(line, excludedMark[c.Excluded])
 			case !ok || c.Passes == 0:
 				line = append(line, "—")
@@ -79,38 +97,45 @@ func Table(plan results.Plan, cells []results.Cell) (string, error) {
 			}
 		}
 		if err := table.Append(line); err != nil {
-			return "", fmt.Errorf("orchestrator: table row %v: %w", line, err)
+			return "", fmt.Errorf("report: table row %v: %w", line, err)
 		}
 	}
 	if err := table.Render(); err != nil {
-		return "", fmt.Errorf("orchestrator: render table: %w", err)
+		return "", fmt.Errorf("report: render table: %w", err)
 	}
-	var notes []string
-	if seen[results.ExcludedMemoryServed] {
-		notes = append(notes, fmt.Sprintf("mem-served*: the server read less than %.0f B (%.0f %% of a %d B sector) from its device per GET: the cell was served from memory, not storage-bound, and is kept out of the table.", results.MinSectorShare*results.SectorBytes, 100*results.MinSectorShare, results.SectorBytes))
-	}
-	if seen[results.ExcludedMisses] {
+	return buf.String(), nil
+}
+
+// markOrder is the order of the notes under the table.
+var markOrder = []string{
+	results.ExcludedMemoryServed, results.ExcludedMisses, results.ExcludedRefused, results.ExcludedUnverified,
+	results.ExcludedFailed, results.ExcludedDeviceRead, results.ExcludedNoDeviceReads,
+}
+
+// markNote is the note under the table for the cells kept out as kind:
+// its mark, a colon, and why, with the plan's thresholds.
+func markNote(plan results.Plan, kind string) string {
+	switch kind {
+	case results.ExcludedMemoryServed:
+		return fmt.Sprintf("mem-served*: the server read less than %.0f B (%.0f %% of a %d B sector) from its device per GET: the cell was served from memory, not storage-bound, and is kept out of the table.", results.MinSectorShare*results.SectorBytes, 100*results.MinSectorShare, results.SectorBytes)
+	case results.ExcludedMisses:
 		limit := "a GET missed"
 		if plan.MaxMisses > 0 {
 			limit = fmt.Sprintf("more than %s of the GETs missed (--max-miss-ratio %g)", human.PercentBeside(plan.MaxMisses, 0), plan.MaxMisses)
 		}
-		notes = append(notes, fmt.Sprintf("misses*: %s: a miss is answered without a device read, so the cell is kept out of the table.", limit))
+		return fmt.Sprintf("misses*: %s: a miss is answered without a device read, so the cell is kept out of the table.", limit)
+	case results.ExcludedRefused:
+		return "refused*: the row was refused before measuring (a partial load, a sampled GET that missed, or a pid that is not the server); report.md says why."
+	case results.ExcludedUnverified:
+		return "unverified*: the server's pid is unknown (give --server-pid), so its device reads could not be counted; the cell is kept out of the table."
+	case results.ExcludedFailed:
+		return "failed*: the row failed before all its passes were measured (report.md and cells.jsonl say why); --resume retries it."
+	case results.ExcludedDeviceRead:
+		return fmt.Sprintf("device-read*: the server read %.1f B or more (%.0f %% of a %d B sector) per GET through the kernel (/proc/<pid>/io): in scenario 1 the data was not all in RAM, in scenario 3 a native device, not the in-RAM one, is under the store; the cell is kept out of the table.", results.MaxMemorySectorShare*results.SectorBytes, 100*results.MaxMemorySectorShare, results.SectorBytes)
+	case results.ExcludedNoDeviceReads:
+		return fmt.Sprintf("no-device-reads*: the server's INFO store counted fewer than %.1f device reads per GET: reads did not reach the localmemory device, and the cell is kept out of the table.", results.MinDeviceReadsPerGet)
 	}
-	if seen[results.ExcludedRefused] {
-		notes = append(notes, "refused*: the row was refused before measuring (a partial load, a sampled GET that missed, or a pid that is not the server); report.md says why.")
-	}
-	if seen[results.ExcludedUnverified] {
-		notes = append(notes, "unverified*: the server's pid is unknown (give --server-pid), so its device reads could not be counted; the cell is kept out of the table.")
-	}
-	if seen[results.ExcludedFailed] {
-		notes = append(notes, "failed*: the row failed before all its passes were measured (report.md and cells.jsonl say why); --resume retries it.")
-	}
-	notes = append(notes, scenarioNotes(seen)...)
-	out := buf.String()
-	if len(notes) > 0 {
-		out += "\n" + strings.Join(notes, "\n") + "\n"
-	}
-	return out, nil
+	return excludedMark[kind] + ": kept out of the table (" + kind + ")."
 }
 
 // rowName names a row in the report's sentences and tables: its backend,

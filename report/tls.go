@@ -54,8 +54,6 @@ func tlsMarkdown(res results.Results) string {
 		return ""
 	}
 	return "## What TLS costs\n\n" +
-		"Each row measured on a fresh server without TLS and then with it (run --tls both: the server on a TLS port alone, a CA made for the run, every client connection TLS 1.3), the same dataset and clients. " +
-		"Server CPU per GET is the server's utime + stime over each GET phase (/proc/<pid>/stat) divided by the GETs answered, the median over the passes; a cell kept out of the table shows its mark instead of its ops/sec.\n\n" +
 		"| backend | NUMA | threads | ops/sec plain | ops/sec TLS | TLS ÷ plain | server CPU plain | server CPU TLS | TLS adds per GET |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|\n" +
 		b.String() + "\n"
 }

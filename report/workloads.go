@@ -69,13 +69,7 @@ func mixMarkdown(res results.Results) string {
 	}
 	var b strings.Builder
 	b.WriteString("## Operations of the mix\n\n")
-	fmt.Fprintf(&b, "Workload %s. Each cell's median over its passes: ops/sec of every operation and together; "+
-		"device bytes read per GET (/proc/<pid>/io read_bytes ÷ the GETs and RMWs; a SET over a record on the device reads its header's sector too, so a mix that writes reads more per GET), "+
-		"written per SET (write_bytes ÷ the SETs and RMWs; the log writes whole pages, so a short cell's figure is within a page of the truth), "+
-		"the log's growth per second and per SET (Δ INFO store Log.TailAddress: one record per SET) and the share of GETs "+
-		"the store served from its device (Δ INFO stats device_gets ÷ GETs; — for a server without these counters). "+
-		"After each row's cells a mix that writes is checked again as the load was (rechecks.jsonl, below the table): DBSIZE exactly --dbsize, sampled keys answering values of the loaded length.\n\n",
-		orDash(res.Plan.Workload.Workload))
+	fmt.Fprintf(&b, "Workload %s.\n\n", orDash(res.Plan.Workload.Workload))
 	b.WriteString("| backend | NUMA | threads | ops/sec | per operation | device B/GET | written B/SET | log growth/s (B/SET) | GETs from device |\n|:--|:--|--:|--:|:--|--:|--:|--:|--:|\n")
 	for _, c := range res.Cells {
 		if c.Passes == 0 || len(c.Mix) == 0 {
@@ -192,11 +186,8 @@ func sweepMarkdown(res results.Results) string {
 	w := res.Plan.Workload
 	var b strings.Builder
 	b.WriteString("## Memory-tier sweep\n\n")
-	fmt.Fprintf(&b, "One dataset (%d keys, %s), %s keys, loaded afresh for each size of the memory tier (--memory, the in-memory log, and --readcache-memory, the read cache; the store does not recover its index from the log, so a restart would start empty). "+
-		"No cell is kept out for being partly served from memory: each shows the share of its GETs the store served from the device (Δ INFO stats device_gets ÷ GETs) and the device bytes per GET (/proc/<pid>/io) beside its ops/sec. "+
-		"A read-cache cell its cache serves (under 1 %% of a sector per GET) is memory-served, marked so in the main table and never counted as device-bound. "+
-		"The best cache is the least share any cache of the same memory (log and cache together, ÷ %d B per record) must send to the device: 1 − the probability mass of the hottest keys it can hold (docs/read-cache.md).\n\n",
-		w.DBSize, human.Bytes(w.DatasetBytes()), orDash(w.KeyDist), results.RecordBytes(w.KeyLength, w.ValueLength))
+	fmt.Fprintf(&b, "One dataset (%d keys, %s), %s keys, loaded afresh for each size of the memory tier.\n\n",
+		w.DBSize, human.Bytes(w.DatasetBytes()), orDash(w.KeyDist))
 	b.WriteString("| backend | NUMA | memory ÷ dataset | threads | ops/sec | GETs from device | best cache | measured ÷ best | device B/GET |\n|:--|:--|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range res.Cells {
 		if c.Passes == 0 || !sweepRow(c.Row) {
