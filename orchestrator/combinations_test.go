@@ -19,7 +19,7 @@ import (
 // profile's extras to being turned off, and said, where they cannot run.
 func TestCombinations(t *testing.T) {
 	none := func(string) string { return "" }
-	hosts := plan.Config{ServerHost: "srv=tcp://127.0.0.1:1", ClientHosts: "cli=tcp://127.0.0.1:2"}
+	hosts := plan.Config{Workload: results.Workload{ServerHost: "srv=tcp://127.0.0.1:1", ClientHosts: "cli=tcp://127.0.0.1:2"}}
 	with := func(c plan.Config, f func(*plan.Config)) plan.Config { f(&c); return c }
 	for _, tc := range []struct {
 		name string
@@ -29,17 +29,29 @@ func TestCombinations(t *testing.T) {
 		{"localmemory across hosts", with(hosts, func(c *plan.Config) { c.Scenario = results.ScenarioLocalMemory }), "--scenario localmemory across hosts is not supported"},
 		{"memory across hosts", with(hosts, func(c *plan.Config) { c.Scenario = results.ScenarioMemory }), "--scenario memory across hosts is not supported"},
 		{"ladder with a server host", with(hosts, func(c *plan.Config) { c.Ladder = true; c.Given = []string{"ladder"} }), "--ladder with --server-host is not supported"},
-		{"latency with shards", plan.Config{Shards: []int{1, 2}, Latency: true, Given: []string{"latency"}, DBSize: 20_000_000}, "--latency with --shards above 1 is not supported"},
+		{"latency with shards", plan.Config{Workload: results.Workload{
+			Shards:  []int{1, 2},
+			Latency: true,
+			Given:   []string{"latency"},
+			DBSize:  20_000_000,
+		},
+		}, "--latency with --shards above 1 is not supported"},
 		{"relative data on a server host", with(hosts, func(c *plan.Config) { c.DataDir = "data" }), "give an absolute path"},
 		{"root data on a server host", with(hosts, func(c *plan.Config) { c.DataDir = "/" }), "--data /: a run empties its data dir"},
 		{"shards across hosts", with(hosts, func(c *plan.Config) { c.Shards = []int{2}; c.DBSize = 20_000_000 }), "--shards across hosts is not supported"},
 		{"external server across hosts", with(hosts, func(c *plan.Config) { c.ServerAddr = "127.0.0.1:6379" }), "--server-addr measures a server already running"},
 		{"foreign server across hosts", with(hosts, func(c *plan.Config) { c.Servers = []string{"redis"}; c.Scenario = results.ScenarioMemory }), "--server redis across hosts is not supported yet"},
-		{"foreign server with shards", plan.Config{Servers: []string{"garnet"}, Shards: []int{2}, DBSize: 20_000_000}, "--shards starts tierbench's own servers as a cluster"},
-		{"foreign server with an external one", plan.Config{Servers: []string{"redis"}, ServerAddr: "127.0.0.1:6379"}, "give one or the other"},
-		{"foreign server's image under process", plan.Config{Scenario: results.ScenarioMemory, Servers: []string{"redis"}, ServerImage: "redis", Runtime: plan.RuntimeProcess}, "--server-image runs the server under Docker"},
-		{"foreign server under docker without an image", plan.Config{Scenario: results.ScenarioMemory, Servers: []string{"redis"}, Runtime: plan.RuntimeDocker}, "give --server-image"},
-		{"a server that has no tier in storage", plan.Config{Servers: []string{"dragonfly"}}, "--server dragonfly cannot run --scenario storage"},
+		{"foreign server with shards", plan.Config{Workload: results.Workload{Servers: []string{"garnet"}, Shards: []int{2}, DBSize: 20_000_000}}, "--shards starts tierbench's own servers as a cluster"},
+		{"foreign server with an external one", plan.Config{Workload: results.Workload{Servers: []string{"redis"}, ServerAddr: "127.0.0.1:6379"}}, "give one or the other"},
+		{"foreign server's image under process", plan.Config{Workload: results.Workload{
+			Scenario:    results.ScenarioMemory,
+			Servers:     []string{"redis"},
+			ServerImage: "redis",
+			Runtime:     plan.RuntimeProcess,
+		},
+		}, "--server-image runs the server under Docker"},
+		{"foreign server under docker without an image", plan.Config{Workload: results.Workload{Scenario: results.ScenarioMemory, Servers: []string{"redis"}, Runtime: plan.RuntimeDocker}}, "give --server-image"},
+		{"a server that has no tier in storage", plan.Config{Workload: results.Workload{Servers: []string{"dragonfly"}}}, "--server dragonfly cannot run --scenario storage"},
 	} {
 		_, err := tc.cfg.Resolve(none, parts)
 		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
@@ -55,7 +67,7 @@ func TestCombinations(t *testing.T) {
 		note string
 	}{
 		{"reference across hosts", with(hosts, func(c *plan.Config) { c.Profile = plan.ProfileReference }), "ladder: off across hosts"},
-		{"reference with shards", plan.Config{Profile: plan.ProfileReference, Shards: []int{1, 2}, Pins: []string{plan.PinNone}}, "latency: off with --shards above 1"},
+		{"reference with shards", plan.Config{Workload: results.Workload{Profile: plan.ProfileReference, Shards: []int{1, 2}, Pins: []string{plan.PinNone}}}, "latency: off with --shards above 1"},
 	} {
 		got, err := tc.cfg.Resolve(none, parts)
 		if err != nil {
@@ -66,7 +78,7 @@ func TestCombinations(t *testing.T) {
 			t.Errorf("%s: notes %q, want one saying %q", tc.name, got.Notes, tc.note)
 		}
 	}
-	if got, _ := (plan.Config{Profile: plan.ProfileReference}).Resolve(none, parts); !got.Ladder || !got.Latency || len(got.Notes) != 0 {
+	if got, _ := (plan.Config{Workload: results.Workload{Profile: plan.ProfileReference}}).Resolve(none, parts); !got.Ladder || !got.Latency || len(got.Notes) != 0 {
 		t.Errorf("reference on one machine: ladder %v latency %v notes %q; want both on, nothing said", got.Ladder, got.Latency, got.Notes)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
 	none := func(string) string { return "" }
-	cfg, err := plan.Config{WarmupSeconds: 0, Given: []string{"warmup-seconds"}}.Resolve(none, parts)
+	cfg, err := plan.Config{Workload: results.Workload{WarmupSeconds: 0, Given: []string{"warmup-seconds"}}}.Resolve(none, parts)
 	if err != nil || cfg.WarmupSeconds != 0 {
 		t.Errorf("--warmup-seconds 0: got %d, %v; want 0 (no warm-up)", cfg.WarmupSeconds, err)
 	}
@@ -26,23 +26,23 @@ func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
 		cfg  plan.Config
 		want string
 	}{
-		{plan.Config{Given: []string{"passes"}}, "--passes 0: want at least 1 pass"},
-		{plan.Config{Given: []string{"cell-seconds"}}, "--cell-seconds 0"},
-		{plan.Config{Given: []string{"dbsize"}}, "--dbsize 0"},
-		{plan.Config{Given: []string{"batch"}}, "--batch 0"},
-		{plan.Config{Given: []string{"load-threads"}}, "--load-threads 0"},
-		{plan.Config{Given: []string{"load-batch"}}, "--load-batch 0"},
-		{plan.Config{Given: []string{"keylength"}}, "--keylength 0"},
-		{plan.Config{Given: []string{"threads"}}, "--threads: want at least one"},
-		{plan.Config{WarmupSeconds: -1}, "--warmup-seconds -1"},
-		{plan.Config{MaxMissRatio: 1}, "--max-miss-ratio 1"},
-		{plan.Config{MaxMissRatio: -0.1}, "--max-miss-ratio -0.1"},
-		{plan.Config{ServerPID: 42}, "--server-pid 42 needs --server-addr"},
-		{plan.Config{ServerAddr: "127.0.0.1:6379", Given: []string{"server-pid"}}, "--server-pid 0: want the pid"},
-		{plan.Config{ServerAddr: "127.0.0.1"}, `--server-addr "127.0.0.1": want HOST:PORT`},
-		{plan.Config{ServerAddr: "127.0.0.1:6379", Memory: "16m"}, "--memory applies to the tiered server a run starts"},
-		{plan.Config{ServerAddr: "127.0.0.1:6379", Backends: []string{"uring"}}, "--backends applies"},
-		{plan.Config{ServerAddr: "127.0.0.1:6379", Given: []string{"pin"}}, "--pin applies"},
+		{plan.Config{Workload: results.Workload{Given: []string{"passes"}}}, "--passes 0: want at least 1 pass"},
+		{plan.Config{Workload: results.Workload{Given: []string{"cell-seconds"}}}, "--cell-seconds 0"},
+		{plan.Config{Workload: results.Workload{Given: []string{"dbsize"}}}, "--dbsize 0"},
+		{plan.Config{Workload: results.Workload{Given: []string{"batch"}}}, "--batch 0"},
+		{plan.Config{Workload: results.Workload{Given: []string{"load-threads"}}}, "--load-threads 0"},
+		{plan.Config{Workload: results.Workload{Given: []string{"load-batch"}}}, "--load-batch 0"},
+		{plan.Config{Workload: results.Workload{Given: []string{"keylength"}}}, "--keylength 0"},
+		{plan.Config{Workload: results.Workload{Given: []string{"threads"}}}, "--threads: want at least one"},
+		{plan.Config{Workload: results.Workload{WarmupSeconds: -1}}, "--warmup-seconds -1"},
+		{plan.Config{Workload: results.Workload{MaxMissRatio: 1}}, "--max-miss-ratio 1"},
+		{plan.Config{Workload: results.Workload{MaxMissRatio: -0.1}}, "--max-miss-ratio -0.1"},
+		{plan.Config{Workload: results.Workload{ServerPID: 42}}, "--server-pid 42 needs --server-addr"},
+		{plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379", Given: []string{"server-pid"}}}, "--server-pid 0: want the pid"},
+		{plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1"}}, `--server-addr "127.0.0.1": want HOST:PORT`},
+		{plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379", Memory: "16m"}}, "--memory applies to the tiered server a run starts"},
+		{plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379", Backends: []string{"uring"}}}, "--backends applies"},
+		{plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379", Given: []string{"pin"}}}, "--pin applies"},
 	}
 	for _, tt := range refused {
 		_, err := tt.cfg.Resolve(none, parts)
@@ -53,7 +53,7 @@ func TestExplicitZeroIsKeptOrRefused(t *testing.T) {
 }
 
 func TestExternalConfigHoldsOnlyWhatRuns(t *testing.T) {
-	cfg, err := plan.Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.Resolve(func(string) string { return "" }, parts)
+	cfg, err := plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}}.Resolve(func(string) string { return "" }, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestExternalConfigHoldsOnlyWhatRuns(t *testing.T) {
 	if plan.CeilingApplies(cfg) {
 		t.Errorf("external server without --data: ceilingApplies = true, want false")
 	}
-	named, _ := plan.Config{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}.Resolve(func(k string) string {
+	named, _ := plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379", ServerPID: 7, SkipLoad: true}}.Resolve(func(k string) string {
 		return map[string]string{"TIERBENCH_DATA": "/mnt/redis"}[k]
 	}, parts)
 	if !plan.CeilingApplies(named) || named.DataDir != "/mnt/redis" {
@@ -113,7 +113,7 @@ func TestParseIntsAndSplitList(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	ref, err := plan.Config{Profile: plan.ProfileReference}.Resolve(env(nil), parts)
+	ref, err := plan.Config{Workload: results.Workload{Profile: plan.ProfileReference}}.Resolve(env(nil), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestResolve(t *testing.T) {
 		!slices.Equal(quick.Threads, []int{8, 32, 48, 64}) {
 		t.Errorf("quick profile: got %+v; want the reference's columns with the dataset ≥ 20 × memory", quick)
 	}
-	got, err := plan.Config{Passes: 5}.Resolve(env(map[string]string{"TIERBENCH_DATA": "/mnt/x", "TIERBENCH_THREADS": "8 16", "TIERBENCH_PASSES": "2", "TIERBENCH_CELL_SECONDS": "7"}), parts)
+	got, err := plan.Config{Workload: results.Workload{Passes: 5}}.Resolve(env(map[string]string{"TIERBENCH_DATA": "/mnt/x", "TIERBENCH_THREADS": "8 16", "TIERBENCH_PASSES": "2", "TIERBENCH_CELL_SECONDS": "7"}), parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestResolve(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{plan.Config{Profile: "huge"}, nil, `unknown --profile "huge"`},
+		{plan.Config{Workload: results.Workload{Profile: "huge"}}, nil, `unknown --profile "huge"`},
 		{plan.Config{}, map[string]string{"TIERBENCH_THREADS": "8,x"}, "TIERBENCH_THREADS"},
 		{plan.Config{}, map[string]string{"TIERBENCH_PASSES": "0"}, "TIERBENCH_PASSES"},
 		{plan.Config{}, map[string]string{"TIERBENCH_CELL_SECONDS": "x"}, "TIERBENCH_CELL_SECONDS"},
@@ -156,19 +156,19 @@ func TestResolve(t *testing.T) {
 		// the new one, even when the flag is given.
 		{plan.Config{}, map[string]string{"DATA": "/mnt/x"}, "set TIERBENCH_DATA"},
 		{plan.Config{}, map[string]string{"THREADS": "8"}, "set TIERBENCH_THREADS"},
-		{plan.Config{Passes: 2, Given: []string{"passes"}}, map[string]string{"PASSES": "2"}, "set TIERBENCH_PASSES"},
+		{plan.Config{Workload: results.Workload{Passes: 2, Given: []string{"passes"}}}, map[string]string{"PASSES": "2"}, "set TIERBENCH_PASSES"},
 		{plan.Config{}, map[string]string{"RUNTIME": "7"}, "set TIERBENCH_CELL_SECONDS"},
-		{plan.Config{Backends: []string{"spdk"}}, nil, `unknown backend "spdk"`},
-		{plan.Config{Pins: []string{"half"}}, nil, `unknown pin mode "half"`},
+		{plan.Config{Workload: results.Workload{Backends: []string{"spdk"}}}, nil, `unknown backend "spdk"`},
+		{plan.Config{Workload: results.Workload{Pins: []string{"half"}}}, nil, `unknown pin mode "half"`},
 		// A repeated row or column was measured once and shown twice.
-		{plan.Config{Backends: []string{"uring", "libaio", "uring"}}, nil, "--backends names uring twice"},
-		{plan.Config{Pins: []string{"none", "none"}}, nil, "--pin names none twice"},
+		{plan.Config{Workload: results.Workload{Backends: []string{"uring", "libaio", "uring"}}}, nil, "--backends names uring twice"},
+		{plan.Config{Workload: results.Workload{Pins: []string{"none", "none"}}}, nil, "--pin names none twice"},
 		{plan.Config{}, map[string]string{"TIERBENCH_THREADS": "8 32 8"}, "--threads names 8 twice"},
-		{plan.Config{Shards: []int{1, 2, 2}}, nil, "--shards names 2 twice"},
-		{plan.Config{Runtime: "vm"}, nil, `--runtime "vm"`},
-		{plan.Config{DBSize: 1000}, nil, "less than 20 × --memory"},
-		{plan.Config{Memory: "lots"}, nil, `size "lots"`},
-		{plan.Config{SkipLoad: true}, nil, "--skip-load needs --server-addr"},
+		{plan.Config{Workload: results.Workload{Shards: []int{1, 2, 2}}}, nil, "--shards names 2 twice"},
+		{plan.Config{Workload: results.Workload{Runtime: "vm"}}, nil, `--runtime "vm"`},
+		{plan.Config{Workload: results.Workload{DBSize: 1000}}, nil, "less than 20 × --memory"},
+		{plan.Config{Workload: results.Workload{Memory: "lots"}}, nil, `size "lots"`},
+		{plan.Config{Workload: results.Workload{SkipLoad: true}}, nil, "--skip-load needs --server-addr"},
 	}
 	for _, tt := range bad {
 		_, err := tt.cfg.Resolve(env(tt.env), parts)
@@ -176,7 +176,7 @@ func TestResolve(t *testing.T) {
 			t.Errorf("resolve(%+v, env %v): got %v, want an ErrConfig containing %q", tt.cfg, tt.env, err, tt.want)
 		}
 	}
-	if _, err := (plan.Config{DBSize: 1000, Force: true}).Resolve(env(nil), parts); err != nil {
+	if _, err := (plan.Config{Workload: results.Workload{DBSize: 1000, Force: true}}).Resolve(env(nil), parts); err != nil {
 		t.Errorf("--force with a small dataset: got %v, want it accepted (the device-hit check judges)", err)
 	}
 }

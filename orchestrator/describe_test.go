@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/orchestrator/watch"
+	"github.com/tierbench/tierbench/results"
 )
 
 // TestPreflightSweepsAsAsked plans runs on this host and checks that the
@@ -38,14 +39,20 @@ func TestPreflightSweepsAsAsked(t *testing.T) {
 		wantFull  bool
 		wantSteps int
 	}{
-		{name: "quick, unpinned", cfg: plan.Config{Profile: plan.ProfileQuick, Pins: []string{plan.PinNone}, Given: []string{"pin"}},
+		{name: "quick, unpinned", cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick, Pins: []string{plan.PinNone}, Given: []string{"pin"}}},
 			wantCPUs: []int{hostCPUs}, wantSteps: host},
-		{name: "quick, pinned too", cfg: plan.Config{Profile: plan.ProfileQuick, Pins: []string{plan.PinPinned, plan.PinNone}, Given: []string{"pin"}},
+		{name: "quick, pinned too", cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick, Pins: []string{plan.PinPinned, plan.PinNone}, Given: []string{"pin"}}},
 			wantCPUs: []int{hostCPUs, pinnedCPUs}, wantSteps: host + hostcheck.SweepSteps(device.DefaultThrottleLimit, pinnedCPUs)},
-		{name: "reference, every step", cfg: plan.Config{Profile: plan.ProfileReference, Pins: []string{plan.PinNone}, Given: []string{"pin"}},
+		{name: "reference, every step", cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileReference, Pins: []string{plan.PinNone}, Given: []string{"pin"}}},
 			wantCPUs: []int{hostCPUs}, wantFull: true, wantSteps: host},
-		{name: "no fio", cfg: plan.Config{Profile: plan.ProfileQuick, Pins: []string{plan.PinNone}, NoFio: true, Given: []string{"pin"}}},
-		{name: "a server at an address", cfg: plan.Config{Profile: plan.ProfileQuick, ServerAddr: "127.0.0.1:6379"}},
+		{name: "no fio", cfg: plan.Config{Workload: results.Workload{
+			Profile: plan.ProfileQuick,
+			Pins:    []string{plan.PinNone},
+			NoFio:   true,
+			Given:   []string{"pin"},
+		},
+		}},
+		{name: "a server at an address", cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick, ServerAddr: "127.0.0.1:6379"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // referencePlan is the reference's four rows with three passes, under
 // the reference profile as this run resolves it.
 func referencePlan() results.Plan {
-	cfg, _ := plan.Config{Profile: plan.ProfileReference}.Resolve(func(string) string { return "" }, parts)
+	cfg, _ := plan.Config{Workload: results.Workload{Profile: plan.ProfileReference}}.Resolve(func(string) string { return "" }, parts)
 	return bundletest.ReferencePlan(cfg.Record())
 }
 

@@ -42,7 +42,14 @@ func latencyRunner(t *testing.T, cellSeconds int) (*runner, target.Server, resul
 	if err := os.MkdirAll(filepath.Join(out, results.DirLogs), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cfg: plan.Config{DBSize: 2000, KeyLength: 16, ValueLength: 96, Batch: 64, CellSeconds: cellSeconds},
+	r := &runner{cfg: plan.Config{Workload: results.Workload{
+		DBSize:      2000,
+		KeyLength:   16,
+		ValueLength: 96,
+		Batch:       64,
+		CellSeconds: cellSeconds,
+	},
+	},
 		out: out, stderr: io.Discard, drv: process.NewDriver(bin, pids), local: localMachine{pids: pids}}
 	r.clients = r.localFleet()
 	return r, target.Server{}, results.Row{Backend: "redis", Pin: plan.PinNone, Label: "no pin"}
@@ -161,10 +168,10 @@ func TestBestCellAndResolve(t *testing.T) {
 		cfg  plan.Config
 		want bool
 	}{
-		{plan.Config{Profile: plan.ProfileQuick}, false},
-		{plan.Config{Profile: plan.ProfileQuick, Latency: true, Given: []string{"latency"}}, true},
-		{plan.Config{Profile: plan.ProfileReference}, true},
-		{plan.Config{Profile: plan.ProfileReference, Given: []string{"latency"}}, false},
+		{plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick}}, false},
+		{plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick, Latency: true, Given: []string{"latency"}}}, true},
+		{plan.Config{Workload: results.Workload{Profile: plan.ProfileReference}}, true},
+		{plan.Config{Workload: results.Workload{Profile: plan.ProfileReference, Given: []string{"latency"}}}, false},
 	} {
 		got, err := tt.cfg.Resolve(func(string) string { return "" }, parts)
 		if err != nil {
@@ -402,7 +409,7 @@ func readLatencySteps(out string) ([]results.LatencyRecord, error) {
 // CPUs and is told so (--own-cpus: its paced loops may spin there); an
 // unpinned row's client shares the server's CPUs and is not.
 func TestBenchSpecPinsTheClientApart(t *testing.T) {
-	r := &runner{cfg: plan.Config{DBSize: 10, KeyLength: 16, ValueLength: 96}, out: t.TempDir(),
+	r := &runner{cfg: plan.Config{Workload: results.Workload{DBSize: 10, KeyLength: 16, ValueLength: 96}}, out: t.TempDir(),
 		local: localMachine{pinning: rig.Pinning{ServerCPUs: "0", ClientCPUs: "1", ServerMems: "0", ClientMems: "0"}}}
 	tgt := target.Server{Addr: "127.0.0.1:6379"}
 	for _, tt := range []struct {

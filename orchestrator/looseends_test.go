@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/safe"
+	"github.com/tierbench/tierbench/results"
 )
 
 // TestLadderFioIsOwned: the ladder's fio directory, left by a run killed
@@ -48,15 +49,15 @@ func TestPlanRefusesRowsTheServerWould(t *testing.T) {
 		cfg  plan.Config
 		want string
 	}{
-		{"one row", plan.Config{Memory: "4m", Page: "4m", Force: true}, "--memory 4m holds fewer than two --page 4m pages"},
-		{"a memory sweep", plan.Config{Memory: "4m,32m", Page: "4m", Force: true}, "--memory 4m holds fewer than two --page 4m pages"},
+		{"one row", plan.Config{Workload: results.Workload{Memory: "4m", Page: "4m", Force: true}}, "--memory 4m holds fewer than two --page 4m pages"},
+		{"a memory sweep", plan.Config{Workload: results.Workload{Memory: "4m,32m", Page: "4m", Force: true}}, "--memory 4m holds fewer than two --page 4m pages"},
 	} {
 		_, err := tc.cfg.Resolve(none, parts)
 		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want a configuration error saying %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := (plan.Config{Memory: "8m", Page: "4m", Force: true}).Resolve(none, parts); err != nil && strings.Contains(err.Error(), "fewer than two") {
+	if _, err := (plan.Config{Workload: results.Workload{Memory: "8m", Page: "4m", Force: true}}).Resolve(none, parts); err != nil && strings.Contains(err.Error(), "fewer than two") {
 		t.Errorf("--memory 8m --page 4m: got %v, want no page refusal", err)
 	}
 }

@@ -23,17 +23,17 @@ func TestMemorySweepFlags(t *testing.T) {
 		wantErr string
 		want    []string // the rows' memory
 	}{
-		{"one size", plan.Config{Memory: "16m"}, "", []string{""}},
-		{"sweep", plan.Config{Memory: "128m,4m 32m", Page: "1m", DBSize: 100_000}, "", []string{"4m", "32m", "128m"}},
-		{"bad size", plan.Config{Memory: "4m,lots"}, "--memory 4m,lots", nil},
-		{"twice", plan.Config{Memory: "4m,4096k"}, "the same size", nil},
-		{"empty item", plan.Config{Memory: "4m,,8m"}, "is empty", nil},
-		{"memory scenario", plan.Config{Memory: "4m,8m", Scenario: results.ScenarioMemory}, "applies to --scenario storage", nil},
-		{"ladder", plan.Config{Memory: "4m,8m", Ladder: true, Given: []string{"ladder"}}, "with --ladder", nil},
-		{"reference profile", plan.Config{Memory: "8m,16m", Profile: plan.ProfileReference}, "", []string{"8m", "16m"}},
-		{"one size under the 20 × rule", plan.Config{Memory: "128m", DBSize: 100_000}, "less than 20 × --memory 128m", nil},
-		{"foreign server", plan.Config{Memory: "4m,8m", Servers: []string{"garnet"}}, "measures tierbench's own server", nil},
-		{"shards", plan.Config{Memory: "4m,8m", Shards: []int{2}}, "with --shards", nil},
+		{"one size", plan.Config{Workload: results.Workload{Memory: "16m"}}, "", []string{""}},
+		{"sweep", plan.Config{Workload: results.Workload{Memory: "128m,4m 32m", Page: "1m", DBSize: 100_000}}, "", []string{"4m", "32m", "128m"}},
+		{"bad size", plan.Config{Workload: results.Workload{Memory: "4m,lots"}}, "--memory 4m,lots", nil},
+		{"twice", plan.Config{Workload: results.Workload{Memory: "4m,4096k"}}, "the same size", nil},
+		{"empty item", plan.Config{Workload: results.Workload{Memory: "4m,,8m"}}, "is empty", nil},
+		{"memory scenario", plan.Config{Workload: results.Workload{Memory: "4m,8m", Scenario: results.ScenarioMemory}}, "applies to --scenario storage", nil},
+		{"ladder", plan.Config{Workload: results.Workload{Memory: "4m,8m", Ladder: true, Given: []string{"ladder"}}}, "with --ladder", nil},
+		{"reference profile", plan.Config{Workload: results.Workload{Memory: "8m,16m", Profile: plan.ProfileReference}}, "", []string{"8m", "16m"}},
+		{"one size under the 20 × rule", plan.Config{Workload: results.Workload{Memory: "128m", DBSize: 100_000}}, "less than 20 × --memory 128m", nil},
+		{"foreign server", plan.Config{Workload: results.Workload{Memory: "4m,8m", Servers: []string{"garnet"}}}, "measures tierbench's own server", nil},
+		{"shards", plan.Config{Workload: results.Workload{Memory: "4m,8m", Shards: []int{2}}}, "with --shards", nil},
 	} {
 		c := tt.cfg
 		c.NoFio, c.Backends, c.Pins = true, []string{"libaio"}, []string{plan.PinNone}
@@ -77,7 +77,15 @@ func TestLogSpaceRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	record := int64(results.RecordBytes(16, 96))
-	base := plan.Config{DataDir: dir + "/data", KeyLength: 16, ValueLength: 96, Threads: []int{1}, Passes: 1, CellSeconds: 1}
+	base := plan.Config{Workload: results.Workload{
+		DataDir:     dir + "/data",
+		KeyLength:   16,
+		ValueLength: 96,
+		Threads:     []int{1},
+		Passes:      1,
+		CellSeconds: 1,
+	},
+	}
 	fits := base
 	fits.DBSize = 1000
 	if err := checkLogSpace(fits); err != nil {
@@ -95,13 +103,13 @@ func TestLogSpaceRefusal(t *testing.T) {
 	// A mix whose SETs would write more than the disk holds: the seconds
 	// needed at the assumed rate, with 50 % SETs.
 	mixed := base
-	mixed.DBSize, mixed.Workload = 1000, "ycsb-a"
+	mixed.DBSize, mixed.Mix = 1000, "ycsb-a"
 	mixed.CellSeconds = int(free/(assumedCellOpsPerSec/2*record)) + 1
 	err = checkLogSpace(mixed)
 	if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), "50 % SETs ×") || !strings.Contains(err.Error(), "assumed 1.00 M ops/s") {
 		t.Errorf("ycsb-a for %d s: got %v, want a refusal naming the SET share and the assumed rate", mixed.CellSeconds, err)
 	}
-	mixed.Workload = "ycsb-c"
+	mixed.Mix = "ycsb-c"
 	if err := checkLogSpace(mixed); err != nil {
 		t.Errorf("ycsb-c (GETs alone) for %d s: got %v, want no refusal", mixed.CellSeconds, err)
 	}

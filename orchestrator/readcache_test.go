@@ -26,13 +26,13 @@ func TestReadCacheSweepFlags(t *testing.T) {
 		wantArgs [][]string // each row's server flags for it
 	}{
 		{"off", plan.Config{}, "", []string{""}, [][]string{nil}},
-		{"one size", plan.Config{ReadCacheMemory: "32m"}, "", []string{""}, [][]string{{"--readcache-memory", "32m"}}},
-		{"sweep", plan.Config{ReadCacheMemory: "128m,32m"}, "", []string{"32m", "128m"},
+		{"one size", plan.Config{Workload: results.Workload{ReadCacheMemory: "32m"}}, "", []string{""}, [][]string{{"--readcache-memory", "32m"}}},
+		{"sweep", plan.Config{Workload: results.Workload{ReadCacheMemory: "128m,32m"}}, "", []string{"32m", "128m"},
 			[][]string{{"--readcache-memory", "32m"}, {"--readcache-memory", "128m"}}},
-		{"bad size", plan.Config{ReadCacheMemory: "4m,lots"}, "--readcache-memory 4m,lots", nil, nil},
-		{"twice", plan.Config{ReadCacheMemory: "4m,4096k"}, "the same size", nil, nil},
-		{"memory scenario", plan.Config{ReadCacheMemory: "4m,8m", Scenario: results.ScenarioMemory}, "applies to --scenario storage", nil, nil},
-		{"foreign server", plan.Config{ReadCacheMemory: "4m", Servers: []string{"garnet"}}, "tierbench's own server's flag", nil, nil},
+		{"bad size", plan.Config{Workload: results.Workload{ReadCacheMemory: "4m,lots"}}, "--readcache-memory 4m,lots", nil, nil},
+		{"twice", plan.Config{Workload: results.Workload{ReadCacheMemory: "4m,4096k"}}, "the same size", nil, nil},
+		{"memory scenario", plan.Config{Workload: results.Workload{ReadCacheMemory: "4m,8m", Scenario: results.ScenarioMemory}}, "applies to --scenario storage", nil, nil},
+		{"foreign server", plan.Config{Workload: results.Workload{ReadCacheMemory: "4m", Servers: []string{"garnet"}}}, "tierbench's own server's flag", nil, nil},
 	} {
 		c := tt.cfg
 		c.NoFio, c.Backends, c.Pins = true, []string{"libaio"}, []string{plan.PinNone}

@@ -23,15 +23,21 @@ func TestResolveScenario(t *testing.T) {
 		valueLength int
 	}{
 		{cfg: plan.Config{}, threads: []int{8, 32, 48, 64}, backends: []string{"libaio", "uring"}, valueLength: 96},
-		{cfg: plan.Config{Scenario: results.ScenarioMemory}, threads: []int{1, 2, 4, 8, 16, 32}, backends: []string{results.ScenarioMemory}, valueLength: 100},
-		{cfg: plan.Config{Scenario: results.ScenarioMemory, Profile: plan.ProfileReference}, threads: []int{1, 2, 4, 8, 16, 32}, backends: []string{results.ScenarioMemory}, valueLength: 100},
-		{cfg: plan.Config{Scenario: results.ScenarioLocalMemory, Profile: plan.ProfileReference}, threads: []int{1, 2, 4, 8, 16}, backends: []string{results.ScenarioLocalMemory}, valueLength: 100},
-		{cfg: plan.Config{Scenario: "disk"}, wantErr: `unknown --scenario "disk" (want memory, storage, localmemory or all)`},
-		{cfg: plan.Config{Scenario: results.ScenarioMemory, Backends: []string{"libaio"}, Given: []string{"backends"}}, wantErr: "--backends applies to --scenario storage"},
-		{cfg: plan.Config{Scenario: results.ScenarioMemory, Shards: []int{2}, Given: []string{"shards"}}, wantErr: "--shards applies to --scenario storage and localmemory"},
-		{cfg: plan.Config{Scenario: results.ScenarioLocalMemory, Shards: []int{1, 2}, DBSize: 1_400_000, Given: []string{"shards"}}, threads: []int{1, 2, 4, 8, 16}, backends: []string{results.ScenarioLocalMemory}, valueLength: 100},
+		{cfg: plan.Config{Workload: results.Workload{Scenario: results.ScenarioMemory}}, threads: []int{1, 2, 4, 8, 16, 32}, backends: []string{results.ScenarioMemory}, valueLength: 100},
+		{cfg: plan.Config{Workload: results.Workload{Scenario: results.ScenarioMemory, Profile: plan.ProfileReference}}, threads: []int{1, 2, 4, 8, 16, 32}, backends: []string{results.ScenarioMemory}, valueLength: 100},
+		{cfg: plan.Config{Workload: results.Workload{Scenario: results.ScenarioLocalMemory, Profile: plan.ProfileReference}}, threads: []int{1, 2, 4, 8, 16}, backends: []string{results.ScenarioLocalMemory}, valueLength: 100},
+		{cfg: plan.Config{Workload: results.Workload{Scenario: "disk"}}, wantErr: `unknown --scenario "disk" (want memory, storage, localmemory or all)`},
+		{cfg: plan.Config{Workload: results.Workload{Scenario: results.ScenarioMemory, Backends: []string{"libaio"}, Given: []string{"backends"}}}, wantErr: "--backends applies to --scenario storage"},
+		{cfg: plan.Config{Workload: results.Workload{Scenario: results.ScenarioMemory, Shards: []int{2}, Given: []string{"shards"}}}, wantErr: "--shards applies to --scenario storage and localmemory"},
+		{cfg: plan.Config{Workload: results.Workload{
+			Scenario: results.ScenarioLocalMemory,
+			Shards:   []int{1, 2},
+			DBSize:   1_400_000,
+			Given:    []string{"shards"},
+		},
+		}, threads: []int{1, 2, 4, 8, 16}, backends: []string{results.ScenarioLocalMemory}, valueLength: 100},
 		// The quick profile's 700 000 keys are 47.6 MiB a shard, under 20 × --memory 4m.
-		{cfg: plan.Config{Scenario: results.ScenarioLocalMemory, Shards: []int{2}, Given: []string{"shards"}}, wantErr: "split over --shards 2"},
+		{cfg: plan.Config{Workload: results.Workload{Scenario: results.ScenarioLocalMemory, Shards: []int{2}, Given: []string{"shards"}}}, wantErr: "split over --shards 2"},
 	} {
 		got, err := tc.cfg.Resolve(env, parts)
 		if tc.wantErr != "" {
@@ -48,7 +54,7 @@ func TestResolveScenario(t *testing.T) {
 			t.Errorf("scenario %q: got threads %v backends %v valuelength %d, want %v %v %d", tc.cfg.Scenario, got.Threads, got.Backends, got.ValueLength, tc.threads, tc.backends, tc.valueLength)
 		}
 	}
-	ref, _ := plan.Config{Scenario: results.ScenarioMemory, Profile: plan.ProfileReference}.Resolve(env, parts)
+	ref, _ := plan.Config{Workload: results.Workload{Scenario: results.ScenarioMemory, Profile: plan.ProfileReference}}.Resolve(env, parts)
 	if ref.DBSize != 16_777_216 || ref.Batch != 1024 {
 		t.Errorf("memory reference: got %d keys -b %d, want 16777216 and -b 1024", ref.DBSize, ref.Batch)
 	}
@@ -56,7 +62,7 @@ func TestResolveScenario(t *testing.T) {
 
 func TestScenarioRows(t *testing.T) {
 	rows := []results.Row{{Backend: results.ScenarioLocalMemory, Pin: plan.PinNone, Label: "no pin"}}
-	got := scenarioRows(plan.Config{Scenario: results.ScenarioLocalMemory}, slices.Clone(rows))
+	got := scenarioRows(plan.Config{Workload: results.Workload{Scenario: results.ScenarioLocalMemory}}, slices.Clone(rows))
 	want := []results.Row{{Backend: results.ScenarioLocalMemory, Pin: plan.PinNone, Label: "-b 1024, no pin", Batch: 1024}, {Backend: results.ScenarioLocalMemory, Pin: plan.PinNone, Label: "-b 256, no pin", Batch: 256}}
 	if !slices.Equal(got, want) {
 		t.Errorf("localmemory rows: got %+v, want %+v", got, want)
@@ -64,7 +70,7 @@ func TestScenarioRows(t *testing.T) {
 	if got[0].ID() == got[1].ID() {
 		t.Errorf("rows -b 1024 and -b 256 share the key %q", got[0].ID())
 	}
-	ext := scenarioRows(plan.Config{Scenario: results.ScenarioMemory, ServerAddr: "127.0.0.1:1"}, []results.Row{{Backend: "external", Pin: plan.PinNone}})
+	ext := scenarioRows(plan.Config{Workload: results.Workload{Scenario: results.ScenarioMemory, ServerAddr: "127.0.0.1:1"}}, []results.Row{{Backend: "external", Pin: plan.PinNone}})
 	if ext[0].Backend != results.ScenarioMemory {
 		t.Errorf("external row in scenario 1: got backend %q, want %q so the inverted check judges it", ext[0].Backend, results.ScenarioMemory)
 	}
@@ -93,14 +99,62 @@ func TestCheckFreeMemory(t *testing.T) {
 		cfg     plan.Config
 		wantErr string
 	}{
-		{plan.Config{Scenario: results.ScenarioLocalMemory, DBSize: 1_000_000, KeyLength: 16, ValueLength: 100}, "1000000 keys × 136 B = 129.7 MiB is larger than the 100.0 MiB of memory available"},
-		{plan.Config{Scenario: results.ScenarioMemory, DBSize: 1_000_000, KeyLength: 16, ValueLength: 100}, "129.7 MiB is larger than the 100.0 MiB"},
-		{plan.Config{Scenario: results.ScenarioLocalMemory, DBSize: 500_000, KeyLength: 16, ValueLength: 100}, ""},
-		{plan.Config{Scenario: results.ScenarioStorage, DBSize: 100_000_000, KeyLength: 16, ValueLength: 96}, ""}, // on disk
-		{plan.Config{Scenario: results.ScenarioMemory, DBSize: 1_000_000, KeyLength: 16, ValueLength: 100, Force: true}, ""},
+		{plan.Config{Workload: results.Workload{
+			Scenario:    results.ScenarioLocalMemory,
+			DBSize:      1_000_000,
+			KeyLength:   16,
+			ValueLength: 100,
+		},
+		}, "1000000 keys × 136 B = 129.7 MiB is larger than the 100.0 MiB of memory available"},
+		{plan.Config{Workload: results.Workload{
+			Scenario:    results.ScenarioMemory,
+			DBSize:      1_000_000,
+			KeyLength:   16,
+			ValueLength: 100,
+		},
+		}, "129.7 MiB is larger than the 100.0 MiB"},
+		{plan.Config{Workload: results.Workload{
+			Scenario:    results.ScenarioLocalMemory,
+			DBSize:      500_000,
+			KeyLength:   16,
+			ValueLength: 100,
+		},
+		}, ""},
+		{plan.Config{Workload: results.Workload{
+			Scenario:    results.ScenarioStorage,
+			DBSize:      100_000_000,
+			KeyLength:   16,
+			ValueLength: 96,
+		},
+		}, ""}, // on disk
+		{plan.Config{Workload: results.Workload{
+			Scenario:    results.ScenarioMemory,
+			DBSize:      1_000_000,
+			KeyLength:   16,
+			ValueLength: 100,
+			Force:       true,
+		},
+		}, ""},
 		// 500 000 keys fit alone, not with each shard's log and index.
-		{plan.Config{Scenario: results.ScenarioLocalMemory, DBSize: 500_000, KeyLength: 16, ValueLength: 100, Memory: "4m", Index: "8m"}, ""},
-		{plan.Config{Scenario: results.ScenarioLocalMemory, DBSize: 500_000, KeyLength: 16, ValueLength: 100, Memory: "4m", Index: "8m", Shards: []int{1, 2, 4}}, "plus 4 shards × (--memory 4m + --index 8m) = 112.8 MiB in all, is larger than the 100.0 MiB"},
+		{plan.Config{Workload: results.Workload{
+			Scenario:    results.ScenarioLocalMemory,
+			DBSize:      500_000,
+			KeyLength:   16,
+			ValueLength: 100,
+			Memory:      "4m",
+			Index:       "8m",
+		},
+		}, ""},
+		{plan.Config{Workload: results.Workload{
+			Scenario:    results.ScenarioLocalMemory,
+			DBSize:      500_000,
+			KeyLength:   16,
+			ValueLength: 100,
+			Memory:      "4m",
+			Index:       "8m",
+			Shards:      []int{1, 2, 4},
+		},
+		}, "plus 4 shards × (--memory 4m + --index 8m) = 112.8 MiB in all, is larger than the 100.0 MiB"},
 	} {
 		err := checkFreeMemory(tc.cfg, meminfo)
 		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
@@ -108,7 +162,7 @@ func TestCheckFreeMemory(t *testing.T) {
 		}
 	}
 	os.WriteFile(meminfo, []byte("MemTotal: 1 kB\n"), 0o644)
-	if err := checkFreeMemory((plan.Config{Scenario: results.ScenarioMemory, DBSize: 1}), meminfo); err == nil || !strings.Contains(err.Error(), "no MemAvailable") {
+	if err := checkFreeMemory((plan.Config{Workload: results.Workload{Scenario: results.ScenarioMemory, DBSize: 1}}), meminfo); err == nil || !strings.Contains(err.Error(), "no MemAvailable") {
 		t.Errorf("meminfo without MemAvailable: got %v, want it named", err)
 	}
 }

@@ -13,7 +13,14 @@ import (
 
 func TestShardConfig(t *testing.T) {
 	none := func(string) string { return "" }
-	cfg, err := plan.Config{Shards: []int{1, 2}, DataDir: "/var/tmp/a,/var/tmp/b", DBSize: 1000000, Memory: "1m", Page: "64k"}.Resolve(none, parts)
+	cfg, err := plan.Config{Workload: results.Workload{
+		Shards:  []int{1, 2},
+		DataDir: "/var/tmp/a,/var/tmp/b",
+		DBSize:  1000000,
+		Memory:  "1m",
+		Page:    "64k",
+	},
+	}.Resolve(none, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,13 +31,13 @@ func TestShardConfig(t *testing.T) {
 		cfg  plan.Config
 		want string
 	}{
-		{plan.Config{Shards: []int{0}}, "--shards 0 is outside 1..64"},
-		{plan.Config{Shards: []int{65}}, "--shards 65"},
-		{plan.Config{Shards: []int{3}, DataDir: "/a,/b"}, "--data lists 2 directories for --shards 3"},
-		{plan.Config{Shards: []int{2}, DataDir: "/a,,/b"}, "has an empty directory"},
-		{plan.Config{Shards: []int{2}, Runtime: plan.RuntimeDocker}, "--runtime docker does not start clusters"},
-		{plan.Config{Shards: []int{2}, ServerAddr: "127.0.0.1:7000"}, "with --server-addr"},
-		{plan.Config{Shards: []int{4}, DBSize: 100000, Memory: "1m"}, "split over --shards 4"},
+		{plan.Config{Workload: results.Workload{Shards: []int{0}}}, "--shards 0 is outside 1..64"},
+		{plan.Config{Workload: results.Workload{Shards: []int{65}}}, "--shards 65"},
+		{plan.Config{Workload: results.Workload{Shards: []int{3}, DataDir: "/a,/b"}}, "--data lists 2 directories for --shards 3"},
+		{plan.Config{Workload: results.Workload{Shards: []int{2}, DataDir: "/a,,/b"}}, "has an empty directory"},
+		{plan.Config{Workload: results.Workload{Shards: []int{2}, Runtime: plan.RuntimeDocker}}, "--runtime docker does not start clusters"},
+		{plan.Config{Workload: results.Workload{Shards: []int{2}, ServerAddr: "127.0.0.1:7000"}}, "with --server-addr"},
+		{plan.Config{Workload: results.Workload{Shards: []int{4}, DBSize: 100000, Memory: "1m"}}, "split over --shards 4"},
 	}
 	for _, tt := range refused {
 		_, err := tt.cfg.Resolve(none, parts)

@@ -307,12 +307,12 @@ func TestSLOConfig(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{cfg: plan.Config{Profile: plan.ProfileQuick, SLO: "P99=2000us"}, want: "p99=2ms"},
-		{cfg: plan.Config{Profile: plan.ProfileQuick}, want: ""},
-		{cfg: plan.Config{Profile: plan.ProfileQuick, SLO: "p95=1ms"}, wantErr: `--slo: percentile "p95"`},
-		{cfg: plan.Config{Profile: plan.ProfileQuick, SLO: "p99=1sec"}, wantErr: "--slo: bound"},
-		{cfg: plan.Config{Profile: plan.ProfileQuick, Given: []string{"slo"}}, wantErr: "--slo is empty"},
-		{cfg: plan.Config{Profile: plan.ProfileQuick, SLO: "p99=1ms", Shards: []int{2}}, wantErr: "--slo with --shards above 1"},
+		{cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick, SLO: "P99=2000us"}}, want: "p99=2ms"},
+		{cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick}}, want: ""},
+		{cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick, SLO: "p95=1ms"}}, wantErr: `--slo: percentile "p95"`},
+		{cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick, SLO: "p99=1sec"}}, wantErr: "--slo: bound"},
+		{cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick, Given: []string{"slo"}}}, wantErr: "--slo is empty"},
+		{cfg: plan.Config{Workload: results.Workload{Profile: plan.ProfileQuick, SLO: "p99=1ms", Shards: []int{2}}}, wantErr: "--slo with --shards above 1"},
 	} {
 		got, err := tt.cfg.Resolve(func(string) string { return "" }, parts)
 		if tt.wantErr != "" {

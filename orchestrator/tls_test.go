@@ -23,20 +23,20 @@ func TestTLSConfig(t *testing.T) {
 		cfg  plan.Config
 		want string
 	}{
-		{"a mode that is not one", plan.Config{TLS: "yes"}, `--tls "yes": want on, off or both`},
-		{"both against one port", plan.Config{TLS: tlsrow.Both, ServerAddr: "127.0.0.1:6379"}, "--tls both with --server-addr"},
-		{"on against a plain address", plan.Config{TLS: tlsrow.On, ServerAddr: "127.0.0.1:6379"}, "give the server's TLS address as rediss://"},
-		{"a CA for the run's own", plan.Config{CACert: "/ca.pem"}, "--cacert and --insecure apply to --server-addr rediss://"},
-		{"shards", plan.Config{TLS: tlsrow.On, Shards: []int{2}, DBSize: 20_000_000}, "--tls on with --shards above 1 is not supported"},
-		{"a foreign server", plan.Config{TLS: tlsrow.Both, Servers: []string{"redis"}, Scenario: results.ScenarioMemory}, "--tls both measures tierbench's own server"},
-		{"the ladder asked for", plan.Config{TLS: tlsrow.On, Ladder: true, Given: []string{"ladder"}}, "--tls on with --ladder is not supported"},
-		{"another scheme", plan.Config{ServerAddr: "http://127.0.0.1:6379"}, "want redis:// or rediss://"},
-		{"no port", plan.Config{ServerAddr: "rediss://alice@cache.example.com", AuthEnv: "PATH"}, "give the port"},
-		{"a password in the address", plan.Config{ServerAddr: "rediss://alice:s3cret@cache.example.com:6380"}, "give rediss://alice@cache.example.com:6380 with the password in a file of yours, --auth-file FILE"},
-		{"a user without a password", plan.Config{ServerAddr: "redis://alice@127.0.0.1:6379"}, "give its password with --auth-file FILE or --auth-env NAME"},
-		{"a password for no server", plan.Config{AuthEnv: "PATH"}, "give the password of the server at --server-addr"},
-		{"two passwords", plan.Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "PATH", AuthFile: "/etc/hostname"}, "both give a password"},
-		{"an empty variable", plan.Config{ServerAddr: "127.0.0.1:6379", AuthEnv: "TIERBENCH_NO_SUCH_VARIABLE"}, "has no TIERBENCH_NO_SUCH_VARIABLE"},
+		{"a mode that is not one", plan.Config{Workload: results.Workload{TLS: "yes"}}, `--tls "yes": want on, off or both`},
+		{"both against one port", plan.Config{Workload: results.Workload{TLS: tlsrow.Both, ServerAddr: "127.0.0.1:6379"}}, "--tls both with --server-addr"},
+		{"on against a plain address", plan.Config{Workload: results.Workload{TLS: tlsrow.On, ServerAddr: "127.0.0.1:6379"}}, "give the server's TLS address as rediss://"},
+		{"a CA for the run's own", plan.Config{Workload: results.Workload{CACert: "/ca.pem"}}, "--cacert and --insecure apply to --server-addr rediss://"},
+		{"shards", plan.Config{Workload: results.Workload{TLS: tlsrow.On, Shards: []int{2}, DBSize: 20_000_000}}, "--tls on with --shards above 1 is not supported"},
+		{"a foreign server", plan.Config{Workload: results.Workload{TLS: tlsrow.Both, Servers: []string{"redis"}, Scenario: results.ScenarioMemory}}, "--tls both measures tierbench's own server"},
+		{"the ladder asked for", plan.Config{Workload: results.Workload{TLS: tlsrow.On, Ladder: true, Given: []string{"ladder"}}}, "--tls on with --ladder is not supported"},
+		{"another scheme", plan.Config{Workload: results.Workload{ServerAddr: "http://127.0.0.1:6379"}}, "want redis:// or rediss://"},
+		{"no port", plan.Config{Workload: results.Workload{ServerAddr: "rediss://alice@cache.example.com", AuthEnv: "PATH"}}, "give the port"},
+		{"a password in the address", plan.Config{Workload: results.Workload{ServerAddr: "rediss://alice:s3cret@cache.example.com:6380"}}, "give rediss://alice@cache.example.com:6380 with the password in a file of yours, --auth-file FILE"},
+		{"a user without a password", plan.Config{Workload: results.Workload{ServerAddr: "redis://alice@127.0.0.1:6379"}}, "give its password with --auth-file FILE or --auth-env NAME"},
+		{"a password for no server", plan.Config{Workload: results.Workload{AuthEnv: "PATH"}}, "give the password of the server at --server-addr"},
+		{"two passwords", plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379", AuthEnv: "PATH", AuthFile: "/etc/hostname"}}, "both give a password"},
+		{"an empty variable", plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379", AuthEnv: "TIERBENCH_NO_SUCH_VARIABLE"}}, "has no TIERBENCH_NO_SUCH_VARIABLE"},
 	} {
 		_, err := tc.cfg.Resolve(none, parts)
 		if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tc.want) {
@@ -60,7 +60,13 @@ func TestTLSConfig(t *testing.T) {
 		{"redis://127.0.0.1:6379", "", "TIERBENCH_TEST_PW", "127.0.0.1:6379", "", "s3cret", false},
 		{"rediss://127.0.0.1:6380", "", "", "127.0.0.1:6380", "", "", true},
 	} {
-		got, err := plan.Config{ServerAddr: tc.addr, AuthFile: tc.authFile, AuthEnv: tc.authEnv, DBSize: 1000}.Resolve(none, parts)
+		got, err := plan.Config{Workload: results.Workload{
+			ServerAddr: tc.addr,
+			AuthFile:   tc.authFile,
+			AuthEnv:    tc.authEnv,
+			DBSize:     1000,
+		},
+		}.Resolve(none, parts)
 		if err != nil {
 			t.Errorf("--server-addr %s: %v", tc.addr, err)
 			continue

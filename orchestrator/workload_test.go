@@ -34,7 +34,7 @@ func TestWorkloadFlags(t *testing.T) {
 		{"", "GET:90,DEL:10", "DEL changes the dataset", nil},
 		{"", "GET:90,INCR:10", "INCR changes the dataset", nil},
 	} {
-		cfg, err := resolve(plan.Config{KeyDist: tt.keyDist, Workload: tt.workload, NoFio: true})
+		cfg, err := resolve(plan.Config{Workload: results.Workload{KeyDist: tt.keyDist, Mix: tt.workload, NoFio: true}})
 		if tt.wantErr != "" {
 			if !errors.Is(err, fault.ErrConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("--key-dist %q --workload %q: got %v, want a config error saying %q", tt.keyDist, tt.workload, err, tt.wantErr)
@@ -53,7 +53,7 @@ func TestWorkloadFlags(t *testing.T) {
 			t.Errorf("--key-dist %q: bench arguments %q", tt.keyDist, args)
 		}
 	}
-	if _, err := resolve(plan.Config{Workload: "ycsb-b", Shards: []int{1, 2}, NoFio: true}); err == nil || !strings.Contains(err.Error(), "--workload with --shards") {
+	if _, err := resolve(plan.Config{Workload: results.Workload{Mix: "ycsb-b", Shards: []int{1, 2}, NoFio: true}}); err == nil || !strings.Contains(err.Error(), "--workload with --shards") {
 		t.Errorf("--workload with --shards 1,2: got %v, want a refusal", err)
 	}
 }
@@ -75,8 +75,8 @@ func TestRunWorkloadOnTieredServer(t *testing.T) {
 		t.Fatalf("ycsb-a run: exit %d:\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	plan := checkBundle(t, out, r.stdout, 1, 1)
-	if plan.Workload.KeyDist != "hotspot:0.5,0.6" || plan.Workload.Workload != "ycsb-a" {
-		t.Errorf("plan.json records key dist %q and workload %q, want hotspot:0.5,0.6 and ycsb-a", plan.Workload.KeyDist, plan.Workload.Workload)
+	if plan.Workload.KeyDist != "hotspot:0.5,0.6" || plan.Workload.Mix != "ycsb-a" {
+		t.Errorf("plan.json records key dist %q and workload %q, want hotspot:0.5,0.6 and ycsb-a", plan.Workload.KeyDist, plan.Workload.Mix)
 	}
 	recs, _, err := results.ReadCells(out)
 	if err != nil {

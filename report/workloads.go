@@ -69,7 +69,7 @@ func mixMarkdown(res results.Results) string {
 	}
 	var b strings.Builder
 	b.WriteString("## Operations of the mix\n\n")
-	fmt.Fprintf(&b, "Workload %s.\n\n", orDash(res.Plan.Workload.Workload))
+	fmt.Fprintf(&b, "Workload %s.\n\n", orDash(res.Plan.Workload.Mix))
 	b.WriteString("| backend | NUMA | threads | ops/sec | per operation | device B/GET | written B/SET | log growth/s (B/SET) | GETs from device |\n|:--|:--|--:|--:|:--|--:|--:|--:|--:|\n")
 	for _, c := range res.Cells {
 		if c.Passes == 0 || len(c.Mix) == 0 {

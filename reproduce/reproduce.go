@@ -191,7 +191,7 @@ func datasetDiffers(a, b results.Workload) string {
 	add("--dbsize", strconv.FormatInt(a.DBSize, 10), strconv.FormatInt(b.DBSize, 10))
 	add("--keylength", strconv.Itoa(a.KeyLength), strconv.Itoa(b.KeyLength))
 	add("--valuelength", strconv.Itoa(a.ValueLength), strconv.Itoa(b.ValueLength))
-	add("--workload", orGets(a.Workload), orGets(b.Workload))
+	add("--workload", orGets(a.Mix), orGets(b.Mix))
 	add("--key-dist", orUniform(a.KeyDist), orUniform(b.KeyDist))
 	add("--batch", strconv.Itoa(a.Batch), strconv.Itoa(b.Batch))
 	add("--memory", a.Memory, b.Memory)

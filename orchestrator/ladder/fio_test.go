@@ -28,7 +28,7 @@ func TestFioAgain(t *testing.T) {
 	if err := os.WriteFile(file, content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := &run{cfg: plan.Config{CellSeconds: 1}}
+	r := &run{cfg: plan.Config{Workload: results.Workload{CellSeconds: 1}}}
 	for _, tt := range []struct {
 		name  string
 		base  *hostcheck.FIOBaseline

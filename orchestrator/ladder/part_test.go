@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/results"
 )
 
 // TestPartSupports: the ladder refuses, in its own words, a server host
@@ -17,23 +18,35 @@ func TestPartSupports(t *testing.T) {
 		cfg  plan.Config
 		want []string // each refusal, in order; none: supported
 	}{
-		{"no ladder", plan.Config{ServerHost: "srv=tcp://127.0.0.1:1", TLS: "on", Memory: "1g,2g"}, nil},
-		{"one machine", plan.Config{Ladder: true, Given: asked}, nil},
-		{"a server host", plan.Config{Ladder: true, ServerHost: "srv=tcp://127.0.0.1:1"},
+		{"no ladder", plan.Config{Workload: results.Workload{ServerHost: "srv=tcp://127.0.0.1:1", TLS: "on", Memory: "1g,2g"}}, nil},
+		{"one machine", plan.Config{Workload: results.Workload{Ladder: true, Given: asked}}, nil},
+		{"a server host", plan.Config{Workload: results.Workload{Ladder: true, ServerHost: "srv=tcp://127.0.0.1:1"}},
 			[]string{"--ladder with --server-host is not supported: its fio, device and kv layers run on this machine, not the server host; leave --ladder out"}},
-		{"another server", plan.Config{Ladder: true, Given: asked, Servers: []string{"redis"}},
+		{"another server", plan.Config{Workload: results.Workload{Ladder: true, Given: asked, Servers: []string{"redis"}}},
 			[]string{"--ladder measures tierbench's own layers below RESP; with --server redis leave --ladder out"}},
-		{"tls on", plan.Config{Ladder: true, Given: asked, TLS: "on"},
+		{"tls on", plan.Config{Workload: results.Workload{Ladder: true, Given: asked, TLS: "on"}},
 			[]string{"--tls on with --ladder is not supported: the ladder's top server is plain TCP; leave --ladder out"}},
-		{"tls both", plan.Config{Ladder: true, Given: asked, TLS: "both"},
+		{"tls both", plan.Config{Workload: results.Workload{Ladder: true, Given: asked, TLS: "both"}},
 			[]string{"--tls both with --ladder is not supported: the ladder's top server is plain TCP; leave --ladder out"}},
-		{"tls off", plan.Config{Ladder: true, Given: asked, TLS: "off"}, nil},
-		{"a memory sweep", plan.Config{Ladder: true, Given: asked, Memory: "1g,2g"},
+		{"tls off", plan.Config{Workload: results.Workload{Ladder: true, Given: asked, TLS: "off"}}, nil},
+		{"a memory sweep", plan.Config{Workload: results.Workload{Ladder: true, Given: asked, Memory: "1g,2g"}},
 			[]string{"--memory 1g,2g (a memory-tier sweep) with --ladder is not supported: the ladder measures one memory size; leave --ladder out (--ladder=false with --profile reference)"}},
-		{"the profile's, not asked for", plan.Config{Ladder: true, Servers: []string{"redis"}, TLS: "on", Memory: "1g,2g"}, nil},
+		{"the profile's, not asked for", plan.Config{Workload: results.Workload{
+			Ladder:  true,
+			Servers: []string{"redis"},
+			TLS:     "on",
+			Memory:  "1g,2g",
+		},
+		}, nil},
 		// The server at --server-addr is not the run's: the other
 		// flags' own checks refuse what applies there.
-		{"an external server", plan.Config{Ladder: true, Given: asked, ServerAddr: "127.0.0.1:6379", TLS: "on"}, nil},
+		{"an external server", plan.Config{Workload: results.Workload{
+			Ladder:     true,
+			Given:      asked,
+			ServerAddr: "127.0.0.1:6379",
+			TLS:        "on",
+		},
+		}, nil},
 	} {
 		err := Part{}.Supports(tt.cfg)
 		var got []string
@@ -56,16 +69,16 @@ func TestPartAdjust(t *testing.T) {
 		ladder bool
 		note   string
 	}{
-		{"one machine", plan.Config{Ladder: true}, true, ""},
-		{"across hosts", plan.Config{Ladder: true, ServerHost: "srv=tcp://127.0.0.1:1", Servers: []string{"redis"}}, false,
+		{"one machine", plan.Config{Workload: results.Workload{Ladder: true}}, true, ""},
+		{"across hosts", plan.Config{Workload: results.Workload{Ladder: true, ServerHost: "srv=tcp://127.0.0.1:1", Servers: []string{"redis"}}}, false,
 			"ladder: off across hosts (its layers would run on this machine, not the server host)"},
-		{"another server", plan.Config{Ladder: true, Servers: []string{"redis"}, TLS: "on"}, false,
+		{"another server", plan.Config{Workload: results.Workload{Ladder: true, Servers: []string{"redis"}, TLS: "on"}}, false,
 			"ladder: off with --server redis (its layers are tierbench's own)"},
-		{"a memory sweep", plan.Config{Ladder: true, Memory: "1g,2g", TLS: "on"}, false,
+		{"a memory sweep", plan.Config{Workload: results.Workload{Ladder: true, Memory: "1g,2g", TLS: "on"}}, false,
 			"ladder: off in a memory-tier sweep (its layers measure one --memory)"},
-		{"tls", plan.Config{Ladder: true, TLS: "both"}, false, "ladder: off with --tls (its top server is plain TCP)"},
-		{"tls at an external server", plan.Config{Ladder: true, TLS: "on", ServerAddr: "127.0.0.1:6379"}, true, ""},
-		{"asked for", plan.Config{Ladder: true, Given: []string{"ladder"}, TLS: "on"}, true, ""},
+		{"tls", plan.Config{Workload: results.Workload{Ladder: true, TLS: "both"}}, false, "ladder: off with --tls (its top server is plain TCP)"},
+		{"tls at an external server", plan.Config{Workload: results.Workload{Ladder: true, TLS: "on", ServerAddr: "127.0.0.1:6379"}}, true, ""},
+		{"asked for", plan.Config{Workload: results.Workload{Ladder: true, Given: []string{"ladder"}, TLS: "on"}}, true, ""},
 	} {
 		c := tt.cfg
 		Part{}.Adjust(&c)

@@ -40,7 +40,7 @@ func TestSampleKeys(t *testing.T) {
 }
 
 func TestJudgeSample(t *testing.T) {
-	cfg := plan.Config{ValueLength: 96}
+	cfg := plan.Config{Workload: results.Workload{ValueLength: 96}}
 	tests := []struct {
 		name    string
 		s       results.SampleCheck
@@ -64,8 +64,8 @@ func TestJudgeSample(t *testing.T) {
 }
 
 func TestVerifyLoad(t *testing.T) {
-	cfg := plan.Config{Memory: "16m", Page: "4m"}
-	skip := plan.Config{SkipLoad: true, ServerAddr: "127.0.0.1:6379"}
+	cfg := plan.Config{Workload: results.Workload{Memory: "16m", Page: "4m"}}
+	skip := plan.Config{Workload: results.Workload{SkipLoad: true, ServerAddr: "127.0.0.1:6379"}}
 	mb := uint64(1 << 20)
 	const n = 100_000
 	tests := []struct {

@@ -44,138 +44,23 @@ const (
 // (--warmup-seconds 0 means no warm-up) or refused with the flag's name
 // (--passes 0), never replaced by the profile's value.
 type Config struct {
-	Profile string // quick | reference (default quick)
-	// Scenario is storage (the default), memory, localmemory or all
-	// (scenario.go): which of the reference's server set-ups runs.
-	Scenario string
-	// Ladder measures the layers below RESP after the matrix (package ladder):
-	// fio, `tierbench device`, `tierbench kv`; on by default in the
-	// reference profile.
-	Ladder bool
+	// Workload is everything the bundle's plan.json records of the run:
+	// Record returns it as it is, and ConfigOf takes it back for
+	// --resume, so a field added there is recorded and resumed alike.
+	results.Workload
 
-	DBSize      int64 // keys loaded and read (--dbsize)
-	KeyLength   int   // bytes per key (--keylength)
-	ValueLength int   // bytes per value (--valuelength)
-	Threads     []int // client connections per cell, one table column each (-t)
-	Batch       int   // GETs per pipelined batch (-b)
-	CellSeconds int   // seconds per measured GET phase (bench --runtime)
-	Passes      int   // passes per cell; the table shows their median
-
-	WarmupSeconds int // seconds of the unrecorded first GET phase (default CellSeconds)
-	LoadThreads   int // loader connections (default 8)
-	LoadBatch     int // keys per loader MSET batch (default 4096 as in the reference)
-
-	// Server sizing, passed to `tierbench server` as Garnet writes it.
-	Memory, Page, Segment, Index string
-	// ReadCacheMemory is the server's --readcache-memory: "" off, one
-	// size, or a list, a read-cache sweep (see package sweep).
-	ReadCacheMemory string
-
-	Backends []string // libaio, uring
-	Pins     []string // pinned, none
-
-	DataDir string // the server's --logdir; wiped before each row
-	OutDir  string // the results bundle; created
-	Resume  string // a bundle to complete: its cells already done are skipped
-
-	Runtime string // docker | process | auto
-	Binary  string // the static tierbench binary to run (default: this executable)
-
-	// Hosts (Docker engines, see ParseEndpoint): the server's, and the
-	// client hosts' comma-separated; both empty: the local engine or
-	// processes, as before. ServerBind is where the server listens
-	// (default: its address on the route to the first other client host).
-	ServerHost, ClientHosts, ServerBind string
-
-	ServerAddr string // HOST:PORT of a server already running: measure it instead of starting one
-	ServerPID  int    // its pid on this host, for /proc/<pid>/io
-	// ServerPIDs are the pids of a cluster's masters (--server-pid a,b,c),
-	// each matched to the node whose listening socket it owns.
-	ServerPIDs []int
-	// Shards lists the shard counts to run, one row each per backend × pin
-	// (--shards 1,2); empty is one server. DataDirs is a --data list, one
-	// directory per shard.
-	Shards   []int
-	DataDirs []string
-	SkipLoad bool // do not load; still verify the key count
-
-	// TLS is --tls: on, off or both (a row dimension, package tlsrow); "" is on
-	// across hosts beyond loopback and off otherwise. ServerTLS and
-	// ServerUser come from --server-addr rediss://user@host:port
-	// (ServerAddr then HOST:PORT; the password from --auth-file or
-	// --auth-env only in ServerPassword, never recorded); CACert and Insecure check its certificate.
-	TLS            string
-	ServerTLS      bool
-	ServerUser     string
-	ServerPassword string `record:"-"` // never recorded
-	// AuthFile and AuthEnv give that server's password: the first line
-	// of a file, or an environment variable by name (never a command
-	// line, which every user of the host can read).
-	AuthFile, AuthEnv string
-	CACert            string
-	Insecure          bool
-
-	Force      bool // measure even when a preflight check failed
-	NoFio      bool // skip the fio baseline (the report then has no ceiling)
-	FioSeconds int  // seconds per step of the fio depth sweep (0 = preflight's default)
-	Silent     bool // no progress lines on stderr
-	// MetricsAddr serves the run's progress and the cell under way in
-	// the Prometheus text format (package watch); "" serves nothing.
-	MetricsAddr string
-
-	// StateDir keeps pid files of running children so a later run can
-	// remove what an interrupted one left; default $TMPDIR/tierbench-state.
-	StateDir string
-
-	// MaxMissRatio is the share of missed GETs a cell may have and still be
-	// shown (--max-miss-ratio); 0, the default, keeps out a cell with any
-	// miss. It also bounds the sampled hit check before measuring.
-	MaxMissRatio float64
-	// KeepData keeps the last row's segment files in DataDir when the run
-	// ends (--keep-data); by default a run removes what it wrote there.
-	KeepData bool
-
-	// Latency runs the fixed-rate latency steps after each row's passes
-	// (--latency; package latency); on in the reference profile.
-	Latency bool
-	// SLO is the latency bound of the capacity search after each row's
-	// passes (--slo p99=1ms; package latency), as results.SLO.String spells it;
-	// "" runs none.
-	SLO string
-
-	// Servers are the catalogue names (package sut) of the servers
-	// measured side by side, one set of rows each (--server); empty is
-	// tierbench's own alone. ServerCmd starts one more from a template
-	// (--server-cmd), ServerBin is the program file of the one catalogue
-	// server besides tierbench (--server-bin), ServerImage the image that
-	// runs it under Docker (--server-image), which is pulled only with
-	// Pull (--pull).
-	Servers     []string
-	ServerCmd   string
-	ServerBin   string
-	ServerImage string
-	Pull        bool
-
-	// KeyDist is the key distribution of the measured cells and the
-	// latency steps (--key-dist, as keyspace.ParseDist reads it); empty
-	// is uniform. Workload makes each measured cell a mix (--workload: a
-	// preset of bench.Workloads or OP:PERCENT,…); empty is GETs alone.
-	KeyDist  string
-	Workload string
-
-	// Given lists the flags set explicitly, by name without dashes
-	// ("passes", "warmup-seconds", "data"); see the type's comment.
-	Given []string
-
+	// ServerPassword is --server-addr's password, read from --auth-file
+	// or --auth-env; never recorded.
+	ServerPassword string
 	// FromEnv lists the environment variables resolve used, as
 	// "TIERBENCH_DATA=/mnt/x (--data)": the run says each, since a
 	// variable set long ago changes what it measures (and names the
 	// directory it empties).
-	FromEnv []string `record:"-"`
+	FromEnv []string
 	// Notes are what resolve decided that the user did not ask for (a
 	// profile's default turned off for a combination that cannot have
 	// it); the run prints them first.
-	Notes []string `record:"-"`
+	Notes []string
 }
 
 // Explicit reports whether the flag name was set explicitly.
@@ -184,15 +69,15 @@ func (c Config) Explicit(name string) bool { return slices.Contains(c.Given, nam
 // OpMix is the mix the measured cells run, spelled as bench --op-mix
 // takes it: Workload's preset resolved, or Workload itself; "" for GETs.
 func (c Config) OpMix() (string, error) {
-	if c.Workload == "" {
+	if c.Mix == "" {
 		return "", nil
 	}
-	if mix, ok := bench.Workloads[strings.ToLower(c.Workload)]; ok {
+	if mix, ok := bench.Workloads[strings.ToLower(c.Mix)]; ok {
 		return mix, nil
 	}
-	mix, err := bench.ParseOpMix(c.Workload)
+	mix, err := bench.ParseOpMix(c.Mix)
 	if err != nil {
-		return "", fmt.Errorf("%q is neither a preset (ycsb-a, ycsb-b, ycsb-c, ycsb-f) nor a mix: %w", c.Workload, err)
+		return "", fmt.Errorf("%q is neither a preset (ycsb-a, ycsb-b, ycsb-c, ycsb-f) nor a mix: %w", c.Mix, err)
 	}
 	return bench.MixString(mix), nil
 }
@@ -206,16 +91,41 @@ func (c Config) OpMix() (string, error) {
 // noise (uring 80-89 % at 256, 80-87 % at 1024, one quick run each).
 var Profiles = map[string]Config{
 	ProfileReference: {
-		DBSize: 100_000_000, KeyLength: 16, ValueLength: 96,
-		Threads: []int{8, 32, 48, 64}, Batch: 1024, CellSeconds: 12, Passes: 3,
-		Memory: "16m", Page: "4m", Segment: "1g", Index: "8g",
-		LoadThreads: 32, LoadBatch: 4096, Latency: true,
+		Workload: results.Workload{
+			DBSize:      100_000_000,
+			KeyLength:   16,
+			ValueLength: 96,
+			Threads:     []int{8, 32, 48, 64},
+			Batch:       1024,
+			CellSeconds: 12,
+			Passes:      3,
+			Memory:      "16m",
+			Page:        "4m",
+			Segment:     "1g",
+			Index:       "8g",
+			LoadThreads: 32,
+			LoadBatch:   4096,
+			Latency:     true,
+		},
 	},
 	ProfileQuick: {
-		DBSize: 2_700_000, KeyLength: 16, ValueLength: 96,
-		Threads: []int{8, 32, 48, 64}, Batch: 256, CellSeconds: 2, Passes: 2,
-		Memory: "16m", Page: "4m", Segment: "1g", Index: "256m",
-		LoadThreads: 8, LoadBatch: 4096, WarmupSeconds: 1, FioSeconds: 2,
+		Workload: results.Workload{
+			DBSize:        2_700_000,
+			KeyLength:     16,
+			ValueLength:   96,
+			Threads:       []int{8, 32, 48, 64},
+			Batch:         256,
+			CellSeconds:   2,
+			Passes:        2,
+			Memory:        "16m",
+			Page:          "4m",
+			Segment:       "1g",
+			Index:         "256m",
+			LoadThreads:   8,
+			LoadBatch:     4096,
+			WarmupSeconds: 1,
+			FioSeconds:    2,
+		},
 	},
 }
 

@@ -210,11 +210,23 @@ func TestNeedsOf(t *testing.T) {
 		c    Config
 		want Needs
 	}{
-		{"pinned", Config{Runtime: "auto", Backends: []string{"uring"}, Pins: []string{"pinned", "none"}}, Needs{Runtime: "auto", NUMANodes: 2, Backends: []string{"uring"}}},
-		{"unpinned", Config{Runtime: "process", Backends: []string{"libaio"}, Pins: []string{"none"}}, Needs{Runtime: "process", Backends: []string{"libaio"}}},
-		{"servers and image", Config{Runtime: "docker", Pins: []string{"none"}, Servers: []string{"tierbench", "redis"}, ServerImage: "redis@sha256:ab"},
+		{"pinned", Config{Workload: results.Workload{Runtime: "auto", Backends: []string{"uring"}, Pins: []string{"pinned", "none"}}}, Needs{Runtime: "auto", NUMANodes: 2, Backends: []string{"uring"}}},
+		{"unpinned", Config{Workload: results.Workload{Runtime: "process", Backends: []string{"libaio"}, Pins: []string{"none"}}}, Needs{Runtime: "process", Backends: []string{"libaio"}}},
+		{"servers and image", Config{Workload: results.Workload{
+			Runtime:     "docker",
+			Pins:        []string{"none"},
+			Servers:     []string{"tierbench", "redis"},
+			ServerImage: "redis@sha256:ab",
+		},
+		},
 			Needs{Runtime: "docker", Servers: []string{"redis"}, Images: []string{"redis@sha256:ab"}}},
-		{"external", Config{Runtime: "auto", ServerAddr: "h:1", Backends: []string{"uring"}, Pins: []string{"none"}}, Needs{Runtime: "auto"}},
+		{"external", Config{Workload: results.Workload{
+			Runtime:    "auto",
+			ServerAddr: "h:1",
+			Backends:   []string{"uring"},
+			Pins:       []string{"none"},
+		},
+		}, Needs{Runtime: "auto"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := NeedsOf(tc.c, 2)

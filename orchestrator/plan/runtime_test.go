@@ -3,6 +3,8 @@ package plan
 import (
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/results"
 )
 
 // TestChooseRuntime: the runtime a run on one machine starts its servers
@@ -15,14 +17,14 @@ func TestChooseRuntime(t *testing.T) {
 		want          RuntimeChoice
 		noteHas       string
 	}{
-		{"auto", Config{Runtime: RuntimeAuto}, true, RuntimeChoice{Name: RuntimeDocker, Fallback: RuntimeProcess}, ""},
-		{"docker", Config{Runtime: RuntimeDocker}, true, RuntimeChoice{Name: RuntimeDocker}, ""},
-		{"process", Config{Runtime: RuntimeProcess}, true, RuntimeChoice{Name: RuntimeProcess}, ""},
-		{"only clients", Config{Runtime: RuntimeDocker, ServerAddr: "127.0.0.1:6379"}, false, RuntimeChoice{Name: RuntimeProcess}, ""},
-		{"a program of this host", Config{Runtime: RuntimeAuto, Servers: []string{"redis"}}, true, RuntimeChoice{Name: RuntimeProcess}, "--server-image runs it under Docker"},
-		{"a program's image", Config{Runtime: RuntimeAuto, Servers: []string{"redis"}, ServerImage: "redis"}, true, RuntimeChoice{Name: RuntimeDocker, Fallback: RuntimeProcess}, ""},
-		{"shards under auto", Config{Runtime: RuntimeAuto, Shards: []int{1, 2}}, true, RuntimeChoice{Name: RuntimeProcess}, "--shards 1,2 starts its shards as pinned processes"},
-		{"shards under docker", Config{Runtime: RuntimeDocker, Shards: []int{2}}, true, RuntimeChoice{Name: RuntimeProcess}, "--shards 2"},
+		{"auto", Config{Workload: results.Workload{Runtime: RuntimeAuto}}, true, RuntimeChoice{Name: RuntimeDocker, Fallback: RuntimeProcess}, ""},
+		{"docker", Config{Workload: results.Workload{Runtime: RuntimeDocker}}, true, RuntimeChoice{Name: RuntimeDocker}, ""},
+		{"process", Config{Workload: results.Workload{Runtime: RuntimeProcess}}, true, RuntimeChoice{Name: RuntimeProcess}, ""},
+		{"only clients", Config{Workload: results.Workload{Runtime: RuntimeDocker, ServerAddr: "127.0.0.1:6379"}}, false, RuntimeChoice{Name: RuntimeProcess}, ""},
+		{"a program of this host", Config{Workload: results.Workload{Runtime: RuntimeAuto, Servers: []string{"redis"}}}, true, RuntimeChoice{Name: RuntimeProcess}, "--server-image runs it under Docker"},
+		{"a program's image", Config{Workload: results.Workload{Runtime: RuntimeAuto, Servers: []string{"redis"}, ServerImage: "redis"}}, true, RuntimeChoice{Name: RuntimeDocker, Fallback: RuntimeProcess}, ""},
+		{"shards under auto", Config{Workload: results.Workload{Runtime: RuntimeAuto, Shards: []int{1, 2}}}, true, RuntimeChoice{Name: RuntimeProcess}, "--shards 1,2 starts its shards as pinned processes"},
+		{"shards under docker", Config{Workload: results.Workload{Runtime: RuntimeDocker, Shards: []int{2}}}, true, RuntimeChoice{Name: RuntimeProcess}, "--shards 2"},
 	} {
 		got := tc.cfg.ChooseRuntime(tc.startsServers)
 		note := got.Note

@@ -29,14 +29,14 @@ func (c Config) validate(parts []Part) error {
 			bad("--key-dist: %v", err)
 		}
 	}
-	if c.Workload != "" {
+	if c.Mix != "" {
 		mix, err := c.OpMix()
 		if err != nil {
 			bad("--workload: %v", err)
 		}
 		for _, op := range []string{"DEL", "INCR"} {
 			if strings.Contains(mix, op+":") {
-				bad("--workload %s: %s changes the dataset the run loaded and verified, so every later cell would count misses or wrong values; mix GET, SET, MGET and RMW", c.Workload, op)
+				bad("--workload %s: %s changes the dataset the run loaded and verified, so every later cell would count misses or wrong values; mix GET, SET, MGET and RMW", c.Mix, op)
 			}
 		}
 		if c.MaxShards() > 1 {

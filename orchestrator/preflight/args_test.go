@@ -25,7 +25,15 @@ func flagValue(args []string, flag string) (string, bool) {
 // baseline, a pinned sweep only with a pinned row, bound to a memory
 // node only where there are two.
 func TestArgs(t *testing.T) {
-	cfg := plan.Config{DBSize: 3_000_000, KeyLength: 16, ValueLength: 100, Threads: []int{4, 16}, Memory: "1G", Index: "64M"}
+	cfg := plan.Config{Workload: results.Workload{
+		DBSize:      3_000_000,
+		KeyLength:   16,
+		ValueLength: 100,
+		Threads:     []int{4, 16},
+		Memory:      "1G",
+		Index:       "64M",
+	},
+	}
 	pinned := cfg
 	pinned.Pins = []string{plan.PinNone, plan.PinPinned}
 	pin := rig.Pinning{ServerCPUs: "0", ServerMems: "1"}
@@ -114,7 +122,15 @@ func TestHostSide(t *testing.T) {
 // asks preflight for: one with --fio, a second with --fio-cpus, every
 // depth with --fio-full-sweep, as deep as --fio-max-depth.
 func TestSweepsAsAsked(t *testing.T) {
-	quick := plan.Config{Profile: plan.ProfileQuick, DBSize: 1000, KeyLength: 16, ValueLength: 96, Threads: []int{8}, Pins: []string{plan.PinNone}}
+	quick := plan.Config{Workload: results.Workload{
+		Profile:     plan.ProfileQuick,
+		DBSize:      1000,
+		KeyLength:   16,
+		ValueLength: 96,
+		Threads:     []int{8},
+		Pins:        []string{plan.PinNone},
+	},
+	}
 	pinned := quick
 	pinned.Pins = []string{plan.PinPinned, plan.PinNone}
 	reference := quick

@@ -104,7 +104,7 @@ func Probe(ctx context.Context, req ProbeRequest, stdout io.Writer) error {
 		a.Witness = &w
 	}
 	if req.Sample != nil {
-		s, err := runSample(ctx, req.Addr, acc, plan.Config{DBSize: req.Sample.DBSize, KeyLength: req.Sample.KeyLength, ValueLength: req.Sample.ValueLength})
+		s, err := runSample(ctx, req.Addr, acc, plan.Config{Workload: results.Workload{DBSize: req.Sample.DBSize, KeyLength: req.Sample.KeyLength, ValueLength: req.Sample.ValueLength}})
 		if err != nil {
 			return err
 		}

@@ -39,7 +39,7 @@ func (e localEnv) Preflight(context.Context, results.Row, rig.ServerHandle, stri
 // starts tierbench's own server with the flags each scenario always gave
 // it, and shards (ServerArgs) get the same.
 func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
-	cfg, err := plan.Config{Binary: "/bin/tierbench"}.Resolve(func(string) string { return "" }, []plan.Part{Servers{}})
+	cfg, err := plan.Config{Workload: results.Workload{Binary: "/bin/tierbench"}}.Resolve(func(string) string { return "" }, []plan.Part{Servers{}})
 	if err != nil {
 		t.Fatal(err)
 	}

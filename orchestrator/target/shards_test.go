@@ -46,8 +46,8 @@ func TestShardPlaces(t *testing.T) {
 // directory of its own under the one --data; a lone shard in --data
 // itself.
 func TestShardDir(t *testing.T) {
-	list := plan.Config{DataDir: "/var/tmp/a", DataDirs: []string{"/var/tmp/a", "/var/tmp/b"}}
-	one := plan.Config{DataDir: "/var/tmp/x", DataDirs: []string{"/var/tmp/x"}}
+	list := plan.Config{Workload: results.Workload{DataDir: "/var/tmp/a", DataDirs: []string{"/var/tmp/a", "/var/tmp/b"}}}
+	one := plan.Config{Workload: results.Workload{DataDir: "/var/tmp/x", DataDirs: []string{"/var/tmp/x"}}}
 	for _, c := range []struct {
 		cfg       plan.Config
 		i, shards int
@@ -66,7 +66,7 @@ func TestShardDir(t *testing.T) {
 
 func TestExpandShardsLabelsRows(t *testing.T) {
 	rows := []results.Row{{Backend: "uring", Pin: plan.PinNone, Label: "no pin"}}
-	cfg := plan.Config{Shards: []int{1, 2}}
+	cfg := plan.Config{Workload: results.Workload{Shards: []int{1, 2}}}
 	got := ExpandShards(cfg, rows)
 	want := []results.Row{
 		{Backend: "uring", Pin: plan.PinNone, Label: "1 shard / no pin", Shards: 1},

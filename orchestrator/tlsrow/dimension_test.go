@@ -17,10 +17,10 @@ func TestTLSRows(t *testing.T) {
 		cfg  plan.Config
 		want string
 	}{
-		{plan.Config{TLS: Both}, "libaio/none libaio/none/tls uring/none uring/none/tls"},
-		{plan.Config{TLS: On}, "libaio/none/tls uring/none/tls"},
-		{plan.Config{ServerTLS: true}, "libaio/none/tls uring/none/tls"},
-		{plan.Config{TLS: Off}, "libaio/none uring/none"},
+		{plan.Config{Workload: results.Workload{TLS: Both}}, "libaio/none libaio/none/tls uring/none uring/none/tls"},
+		{plan.Config{Workload: results.Workload{TLS: On}}, "libaio/none/tls uring/none/tls"},
+		{plan.Config{Workload: results.Workload{ServerTLS: true}}, "libaio/none/tls uring/none/tls"},
+		{plan.Config{Workload: results.Workload{TLS: Off}}, "libaio/none uring/none"},
 		{plan.Config{}, "libaio/none uring/none"},
 	} {
 		var ids []string

@@ -44,7 +44,7 @@ func Setup(env Env, rows []results.Row) ([]results.Row, *Material, error) {
 	c := env.Config
 	beyond := !isLoopback(env.Bind)
 	if c.TLS == "" && beyond && c.Resume == "" {
-		rows = Rows(plan.Config{TLS: On}, rows)
+		rows = Rows(plan.Config{Workload: results.Workload{TLS: On}}, rows)
 		env.Printf("tls: on (across hosts beyond loopback; --tls off to refuse it)\n")
 	}
 	if c.TLS == Off && beyond {

@@ -33,10 +33,10 @@ func TestSetup(t *testing.T) {
 	}{
 		{"default on loopback", plan.Config{}, "127.0.0.1", true, "libaio/none uring/none", false, ""},
 		{"default beyond loopback", plan.Config{}, "10.0.0.5", true, "libaio/none/tls uring/none/tls", true, "tls: on (across hosts beyond loopback"},
-		{"default beyond loopback, resumed", plan.Config{Resume: "/bundle"}, "10.0.0.5", true, "libaio/none uring/none", false, ""},
-		{"off beyond loopback", plan.Config{TLS: Off}, "10.0.0.5", true, "libaio/none uring/none", false, "tls: WARNING: off across hosts"},
-		{"on, a server the run does not start", plan.Config{TLS: On}, "127.0.0.1", false, "libaio/none/tls uring/none/tls", false, ""},
-		{"both on loopback", plan.Config{TLS: Both}, "127.0.0.1", true, "libaio/none libaio/none/tls uring/none uring/none/tls", true, "tls: a CA made for this run"},
+		{"default beyond loopback, resumed", plan.Config{Workload: results.Workload{Resume: "/bundle"}}, "10.0.0.5", true, "libaio/none uring/none", false, ""},
+		{"off beyond loopback", plan.Config{Workload: results.Workload{TLS: Off}}, "10.0.0.5", true, "libaio/none uring/none", false, "tls: WARNING: off across hosts"},
+		{"on, a server the run does not start", plan.Config{Workload: results.Workload{TLS: On}}, "127.0.0.1", false, "libaio/none/tls uring/none/tls", false, ""},
+		{"both on loopback", plan.Config{Workload: results.Workload{TLS: Both}}, "127.0.0.1", true, "libaio/none libaio/none/tls uring/none uring/none/tls", true, "tls: a CA made for this run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.StateDir = filepath.Join(t.TempDir(), "state")
@@ -206,10 +206,10 @@ func TestExternal(t *testing.T) {
 		wantArgs string
 		wantTLS  bool
 	}{
-		{"plain, no password", plan.Config{ServerAddr: "127.0.0.1:6379"}, "", false},
-		{"plain with a user and password", plan.Config{ServerAddr: "127.0.0.1:6379", ServerUser: "alice", ServerPassword: "s3cret"}, "--user alice --auth-file FILE", false},
-		{"rediss with a CA", plan.Config{ServerAddr: "cache.example.com:6380", ServerTLS: true, CACert: caFile}, "--tls --cacert " + caFile, true},
-		{"rediss, insecure, a password", plan.Config{ServerAddr: "127.0.0.1:6380", ServerTLS: true, Insecure: true, ServerPassword: "s3cret"}, "--tls --insecure --auth-file FILE", true},
+		{"plain, no password", plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379"}}, "", false},
+		{"plain with a user and password", plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6379", ServerUser: "alice"}, ServerPassword: "s3cret"}, "--user alice --auth-file FILE", false},
+		{"rediss with a CA", plan.Config{Workload: results.Workload{ServerAddr: "cache.example.com:6380", ServerTLS: true, CACert: caFile}}, "--tls --cacert " + caFile, true},
+		{"rediss, insecure, a password", plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6380", ServerTLS: true, Insecure: true}, ServerPassword: "s3cret"}, "--tls --insecure --auth-file FILE", true},
 	} {
 		file := filepath.Join(t.TempDir(), "pw")
 		var wrote string
@@ -230,7 +230,7 @@ func TestExternal(t *testing.T) {
 			t.Errorf("%s: TLS server name %q, want the address's host", tc.name, a.TLS.ServerName)
 		}
 	}
-	if _, _, err := External(plan.Config{ServerAddr: "127.0.0.1:6380", ServerTLS: true, CACert: filepath.Join(t.TempDir(), "none.pem")}, nil); err == nil {
+	if _, _, err := External(plan.Config{Workload: results.Workload{ServerAddr: "127.0.0.1:6380", ServerTLS: true, CACert: filepath.Join(t.TempDir(), "none.pem")}}, nil); err == nil {
 		t.Errorf("a CA file that is not there: got no error")
 	}
 }

@@ -79,9 +79,23 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 	step := float64(results.LatencyWarmupSeconds + cell)
 	latencySeconds := float64(results.LatencyWarmupSeconds+min(cell, latency.FloorSeconds)) + float64(len(latency.Shares))*step
 	load := float64(dbsize) / assumedLoadKeysPerSec
-	base := plan.Config{Profile: plan.ProfileQuick, Backends: []string{"uring"}, Pins: []string{plan.PinNone}, Threads: threads,
-		CellSeconds: cell, WarmupSeconds: warm, Passes: passes, DBSize: dbsize, Runtime: plan.RuntimeProcess, NoFio: true,
-		Memory: "1m", Page: "64k", Segment: "16m", Index: "16m"}
+	base := plan.Config{Workload: results.Workload{
+		Profile:       plan.ProfileQuick,
+		Backends:      []string{"uring"},
+		Pins:          []string{plan.PinNone},
+		Threads:       threads,
+		CellSeconds:   cell,
+		WarmupSeconds: warm,
+		Passes:        passes,
+		DBSize:        dbsize,
+		Runtime:       plan.RuntimeProcess,
+		NoFio:         true,
+		Memory:        "1m",
+		Page:          "64k",
+		Segment:       "16m",
+		Index:         "16m",
+	},
+	}
 	with := func(f func(*plan.Config)) plan.Config {
 		c := base
 		c.Backends = slices.Clone(base.Backends)
@@ -154,10 +168,25 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 // later rows' loads, warm-ups, cells and latency; no warm-up or load of
 // the current row.
 func TestRemainingPhasesAtACell(t *testing.T) {
-	cfg := plan.Config{Profile: plan.ProfileQuick, Backends: []string{"libaio", "uring"}, Pins: []string{plan.PinNone}, Threads: []int{2, 4},
-		CellSeconds: 2, WarmupSeconds: 1, Passes: 1, DBSize: 400_000, Runtime: plan.RuntimeProcess, NoFio: true,
-		Memory: "1m", Page: "64k", Segment: "16m", Index: "16m",
-		Latency: true, Given: []string{"latency"}}
+	cfg := plan.Config{Workload: results.Workload{
+		Profile:       plan.ProfileQuick,
+		Backends:      []string{"libaio", "uring"},
+		Pins:          []string{plan.PinNone},
+		Threads:       []int{2, 4},
+		CellSeconds:   2,
+		WarmupSeconds: 1,
+		Passes:        1,
+		DBSize:        400_000,
+		Runtime:       plan.RuntimeProcess,
+		NoFio:         true,
+		Memory:        "1m",
+		Page:          "64k",
+		Segment:       "16m",
+		Index:         "16m",
+		Latency:       true,
+		Given:         []string{"latency"},
+	},
+	}
 	env := runEnv{rows: rowsOf(cfg)}
 	w := newRun(cfg, env)
 	// The first row's first pass is done and its second starting.

@@ -29,9 +29,22 @@ func TestFirstEstimateCountsThePreflightSweep(t *testing.T) {
 	// With a ceiling: the fio beside each pass, and a fio re-run per
 	// thread count after them, each as long as a sweep step.
 	withFio := load + warm + cells*(cell+1+results.BesideSeconds) + float64(len(threads)*step)
-	cfg := plan.Config{Profile: plan.ProfileQuick, Backends: []string{"uring"}, Pins: []string{plan.PinNone}, Threads: threads,
-		CellSeconds: cell, WarmupSeconds: warm, Passes: passes, DBSize: dbsize, Runtime: plan.RuntimeProcess,
-		Memory: "1m", Page: "64k", Segment: "16m", Index: "16m"}
+	cfg := plan.Config{Workload: results.Workload{
+		Profile:       plan.ProfileQuick,
+		Backends:      []string{"uring"},
+		Pins:          []string{plan.PinNone},
+		Threads:       threads,
+		CellSeconds:   cell,
+		WarmupSeconds: warm,
+		Passes:        passes,
+		DBSize:        dbsize,
+		Runtime:       plan.RuntimeProcess,
+		Memory:        "1m",
+		Page:          "64k",
+		Segment:       "16m",
+		Index:         "16m",
+	},
+	}
 	host := Preflight{SweepCPUs: []int{2}, MaxDepth: 4096}
 	tests := []struct {
 		name       string
