@@ -233,7 +233,7 @@ func TestResumeRunsMissingLatency(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("resume exited %d:\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"passes done already, its latency not in the bundle", "latency: Libaio"} {
+	for _, want := range []string{"passes done already, what its steps measure not all in the bundle", "latency: Libaio"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("resume: stderr lacks %q:\n%s", want, r.stderr)
 		}
@@ -289,8 +289,8 @@ func TestLatencyTodo(t *testing.T) {
 	row := bundlePlan.Rows[0]
 	todo := func(what string, row results.Row, want bool) {
 		t.Helper()
-		if got, err := r.latencyTodo(row); err != nil || got != want {
-			t.Errorf("%s: latencyTodo(%s) = %v, %v; want %v", what, row.ID(), got, err, want)
+		if got, err := r.stepsTodo(row); err != nil || got != want {
+			t.Errorf("%s: stepsTodo(%s) = %v, %v; want %v", what, row.ID(), got, err, want)
 		}
 	}
 	steps := bundletest.LatencySteps(bundlePlan)

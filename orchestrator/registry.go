@@ -48,11 +48,14 @@ func (scenarioDimension) Expand(c plan.Config, rows []results.Row) []results.Row
 // rowStep is a measurement run after a row's passes, on the row's server:
 // phase names it in progress lines and status.json, asked says whether
 // the configuration asks for it, work is what the estimate counts for it
-// (watch.Step), run measures what the bundle lacks.
+// (watch.Step), todo says whether the bundle still lacks some of it (so
+// --resume runs a row whose passes are all done again), run measures
+// what the bundle lacks.
 type rowStep struct {
 	phase string
 	asked func(plan.Config) bool
 	work  func(c plan.Config, ownServers bool) (count int, seconds float64, upTo bool)
+	todo  func(env rowEnv) (bool, error)
 	run   func(ctx context.Context, env rowEnv) error
 }
 
@@ -60,8 +63,9 @@ type rowStep struct {
 // run.
 var rowSteps = []rowStep{
 	{watch.PhaseLatency, func(c plan.Config) bool { return c.Latency }, latency.StepsWork,
+		func(e rowEnv) (bool, error) { return latency.Todo(e, e.row) }, // the SLO search's too
 		func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
-	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, latency.SLOWork,
+	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, latency.SLOWork, nil,
 		func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
 }
 

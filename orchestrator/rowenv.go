@@ -22,6 +22,11 @@ func (e rowEnv) Bundle() string                 { return e.r.out }
 func (e rowEnv) Printf(format string, a ...any) { e.r.printf(format, a...) }
 func (e rowEnv) Batch() int                     { return e.r.batchOf(e.row) }
 
+// Target is where the row's server answers: its nodes, each with the
+// probe that reaches it. Empty when a step is asked whether it has work
+// left (todo) before the row's server is started.
+func (e rowEnv) Target() target.Server { return e.tgt }
+
 func (e rowEnv) RunClient(ctx context.Context, name string, args []string) ([]byte, error) {
 	out, _, err := e.r.drv.RunClient(ctx, e.r.benchSpec(e.row, e.tgt, name, args))
 	return out, err

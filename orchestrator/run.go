@@ -18,7 +18,6 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/fleet"
-	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/pass"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
@@ -440,20 +439,28 @@ func (r *runner) writePlan() error {
 	return results.WriteJSON(r.out, results.FilePlan, r.plan)
 }
 
-// latencyTodo reports whether row still lacks latency this run measures:
-// the fleet's merged online phase across hosts, or what the latency
-// steps and the SLO search say they lack (--resume asks this before it
-// skips a row).
-func (r *runner) latencyTodo(row results.Row) (bool, error) {
+// stepsTodo reports whether row still lacks what its steps measure: the
+// fleet's merged online phase across hosts, or what a registered row
+// step says it lacks (--resume asks this before it skips a row whose
+// passes are all done).
+func (r *runner) stepsTodo(row results.Row) (bool, error) {
 	if done, err := r.clients.OnlineDone(row); !done || err != nil {
 		return !done, err
 	}
-	return latency.Todo(rowEnv{r: r, row: row}, row)
+	for _, s := range rowSteps {
+		if s.todo == nil {
+			continue
+		}
+		if todo, err := s.todo(rowEnv{r: r, row: row}); todo || err != nil {
+			return todo, err
+		}
+	}
+	return false, nil
 }
 
 func (r *runner) runRow(ctx context.Context, row results.Row) error {
 	if r.watch.PassesLeft(row) == 0 {
-		latency, err := r.latencyTodo(row)
+		latency, err := r.stepsTodo(row)
 		if err != nil {
 			return err
 		}
@@ -461,7 +468,7 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 			r.printf("%s %s: done already, skipped\n", titleCase(row.Backend), row.Label)
 			return nil
 		}
-		r.printf("%s %s: passes done already, its latency not in the bundle: measuring that\n", titleCase(row.Backend), row.Label)
+		r.printf("%s %s: passes done already, what its steps measure not all in the bundle: measuring that\n", titleCase(row.Backend), row.Label)
 	}
 	tgt, err := r.targets.Start(ctx, row)
 	if err != nil {

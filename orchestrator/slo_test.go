@@ -379,7 +379,7 @@ func TestResumeContinuesSLOSearch(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("resume exited %d:\n%s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "passes done already, its latency not in the bundle") || strings.Contains(r.stderr, "cell 1/") {
+	if !strings.Contains(r.stderr, "passes done already, what its steps measure not all in the bundle") || strings.Contains(r.stderr, "cell 1/") {
 		t.Errorf("resume: want the row's passes skipped and its search continued:\n%s", r.stderr)
 	}
 	for _, k := range kept {
