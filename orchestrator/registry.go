@@ -8,6 +8,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/latency"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/serverinfo"
 	"github.com/tierbench/tierbench/orchestrator/sweep"
 	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/orchestrator/tlsrow"
@@ -67,6 +68,8 @@ var rowSteps = []rowStep{
 		func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
 	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, latency.SLOWork, nil,
 		func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
+	{serverinfo.Phase, func(c plan.Config) bool { return c.ServerInfo }, serverinfo.Work, func(e rowEnv) (bool, error) { return serverinfo.Todo(e, e.row) },
+		func(ctx context.Context, e rowEnv) error { return serverinfo.Take(ctx, e, e.row) }},
 }
 
 // runStep is a measurement run once after every row has passed, on the

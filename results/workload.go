@@ -123,6 +123,9 @@ type Workload struct {
 	// Latency runs the fixed-rate latency steps after each row's passes
 	// (--latency); on in the reference profile.
 	Latency bool `json:"Latency"`
+	// ServerInfo keeps every node's whole INFO after each row's passes
+	// in server-info.jsonl (--server-info); absent when off.
+	ServerInfo bool `json:"ServerInfo,omitempty"`
 
 	// Servers are the catalogue names (package sut) of the servers
 	// measured side by side, one set of rows each (--server); empty is

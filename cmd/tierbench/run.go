@@ -70,6 +70,7 @@ func runFlags(name string, cfg *plan.Config) (*flag.FlagSet, func() error) {
 	fs.BoolVar(&cfg.SkipLoad, "skip-load", false, "with --server-addr: do not load; the server must hold at least --dbsize keys and pass the sampled GET check")
 	fs.Float64Var(&cfg.MaxMissRatio, "max-miss-ratio", 0, "share of GETs a cell (and the sampled check) may miss and still count; the report states a non-zero value in bold (default 0: any miss keeps the cell out)")
 	fs.BoolVar(&cfg.Latency, "latency", false, "after each row's passes, measure GET latency at fixed offered rates of 10, 25, 50, 75 and 90 % of the row's best median, from each GET's intended send time (default on in the reference profile, off in quick)")
+	fs.BoolVar(&cfg.ServerInfo, "server-info", false, "after each row's passes, keep every server node's whole INFO in the bundle (server-info.jsonl)")
 	fs.StringVar(&cfg.SLO, "slo", "", "after each row's passes, search the highest offered GET rate whose latency `percentile=bound` holds: p50, p99 or p99.9, in us or ms (e.g. p99=1ms);\n"+
 		"fixed-rate steps as --latency's, starting at the row's best median, halving until one meets the bound (down to 1/64), then bisecting to within 5 %: at most 11 steps;\n"+
 		"a step the client could not pace counts only if it met the bound (its lateness is inside the latency), else it caps the search as the client's limit; the report's table \"GET ops/s at p99 ≤ 1 ms\", every step in latency.jsonl and the latency chart")
