@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/watch"
@@ -105,7 +106,7 @@ func datasetOf(c plan.Config) *plan.Dataset {
 	}
 	spec := c.Spec()
 	if spec.Tiered && !spec.InRAM {
-		total, _, _, _ := logGrowth(c)
+		total, _, _, _ := preflight.LogGrowth(c)
 		d.DiskBytes = total
 	}
 	if !c.NoFio && plan.CeilingApplies(c) {

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/orchestrator/fleet"
 	"github.com/tierbench/tierbench/orchestrator/pass"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/orchestrator/target"
@@ -59,10 +60,10 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	if err := safe.CheckPrivateDir("--out", r.out); err != nil {
 		return err
 	}
-	if err := checkFreeMemory(r.cfg, "/proc/meminfo"); err != nil {
+	if err := preflight.CheckFreeMemory(r.cfg, "/proc/meminfo"); err != nil {
 		return err
 	}
-	if err := checkLogSpace(r.cfg); err != nil {
+	if err := preflight.CheckLogSpace(r.cfg); err != nil {
 		return err
 	}
 	// An external server is proven before anything is created or started:
