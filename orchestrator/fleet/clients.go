@@ -29,9 +29,9 @@ import (
 
 // LeadTime is how far ahead of now a cell's shared start is set:
 // time for every engine to create its client container and for the
-// clients to connect and build their requests. 2 s was too short on a
-// loaded 2-CPU host, where a client container was seen ready 1.3 s after
-// the shared start and measured nothing of its window.
+// clients to connect and build their requests, with room for a loaded
+// host: a client ready after the shared start measures nothing of its
+// window.
 const LeadTime = 4 * time.Second
 
 // SplitThreads divides a cell's connections over n client hosts: equal
