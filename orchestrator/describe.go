@@ -14,6 +14,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/size"
+	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/preflight"
@@ -59,7 +60,7 @@ func Describe(cfg plan.Config) (Description, error) {
 	c := r.cfg
 	rows := r.plan.Rows
 	f := plan.File{Schema: plan.FileSchema, Kind: plan.FileKind, Workload: c.Record(), Rows: rows,
-		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: watch.PlanEstimate(c, r.preflightSweeps(), rows, rowEngine, watchSteps())}
+		Needs: plan.NeedsOf(c, r.plan.Nodes), Dataset: datasetOf(c), Estimate: watch.PlanEstimate(c, r.preflightSweeps(), rows, ceiling.RowEngine, watchSteps())}
 	// Where this host runs it is no part of the plan.
 	f.Workload.OutDir, f.Workload.StateDir, f.Workload.Binary = "", "", ""
 	if !c.Explicit("data") {

@@ -6,7 +6,10 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/orchestrator/fleet"
+	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/rig"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
+	"github.com/tierbench/tierbench/orchestrator/target"
 )
 
 // The facade's side of package fleet: the run's clients on this machine
@@ -16,23 +19,27 @@ import (
 // localFleet runs the clients on this machine with the run's own
 // preflight and bench.
 func (r *runner) localFleet() fleet.Local {
-	return fleet.NewLocal(r.preflightLocal, r.benchLocal)
+	return fleet.NewLocal(func(ctx context.Context) error { return preflight.Local(ctx, r.preflightEnv()) }, r.benchLocal)
 }
 
 // fleetEnv is the run as the client hosts see it (fleet.Env).
 func (r *runner) fleetEnv() fleet.Env {
 	return fleet.Env{
-		Config:       r.cfg,
-		RunID:        r.plan.RunID,
-		Bundle:       r.out,
-		Printf:       r.printf,
-		Preflight:    r.preflightHosts,
-		CheckNetwork: r.networkPreflight,
-		BenchArgs:    r.benchArgs,
-		CellOps:      r.cellOps(),
-		RowFile:      rowFileName,
-		DataDirs:     r.serverDataDirs,
-		CleanData:    r.cleanData,
+		Config: r.cfg,
+		RunID:  r.plan.RunID,
+		Bundle: r.out,
+		Printf: r.printf,
+		Preflight: func(ctx context.Context, h *docker.HostsDriver) error {
+			return preflight.AcrossHosts(ctx, r.preflightEnv(), h)
+		},
+		CheckNetwork: func(ctx context.Context, h *docker.HostsDriver, tgt target.Server) error {
+			return preflight.Network(ctx, r.preflightEnv(), h, tgt)
+		},
+		BenchArgs: r.benchArgs,
+		CellOps:   r.cellOps(),
+		RowFile:   target.FileName,
+		DataDirs:  r.serverDataDirs,
+		CleanData: r.cleanData,
 	}
 }
 
@@ -58,7 +65,7 @@ func (r *runner) serverPort() (int, error) {
 	if r.plan.Hosts != nil {
 		return r.plan.Hosts.Port, nil
 	}
-	return freePort()
+	return target.FreePort()
 }
 
 // authArgs are the password flags of the server and of every client.

@@ -8,9 +8,6 @@ func FormatOps(v float64) string { return human.Ops(v) }
 
 // The bundle's ways of writing numbers (package human).
 var (
-	titleCase           = human.Title
-	humanBytes          = human.Bytes
-	formatPercentBeside = human.PercentBeside
-	share               = human.Share
-	plural              = human.Plural
+	titleCase = human.Title
+	share     = human.Share
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/pass"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
@@ -36,7 +37,7 @@ func (e passEnv) Host() rig.ServerHost                { return e.r.host }
 func (e passEnv) HostPrefix() string                  { return hostPrefix(e.r.host) }
 func (e passEnv) Pinning() rig.Pinning                { return e.r.local.pinning }
 func (e passEnv) AuthArgs() []string                  { return e.r.authArgs() }
-func (e passEnv) FileName(row results.Row) string     { return rowFileName(row) }
+func (e passEnv) FileName(row results.Row) string     { return target.FileName(row) }
 func (e passEnv) ClientNote(threads int) string       { return e.r.clients.Note(threads) }
 func (e passEnv) CellPhase(row results.Row, c string) { e.r.watch.Phase(watch.PhaseCells, &row, c) }
 func (e passEnv) CellTook(d time.Duration)            { e.r.watch.CellTook(d) }
@@ -58,15 +59,15 @@ func (e passEnv) WatchCell(ctx context.Context, row results.Row, tgt target.Serv
 func (e passEnv) LoadTook(keys int64, d time.Duration) { e.r.watch.Loaded(keys, d) }
 
 func (e passEnv) SettleDisk(ctx context.Context, row results.Row, tgt target.Server) *results.DiskSettle {
-	return e.r.settleDisk(ctx, row, tgt)
+	return ceiling.SettleDisk(ctx, e.r.ceilingEnv(), row, tgt)
 }
 
 func (e passEnv) FioBeside(ctx context.Context, row results.Row, tgt target.Server) float64 {
-	return e.r.fioBeside(ctx, row, tgt)
+	return ceiling.Beside(ctx, e.r.ceilingEnv(), row, tgt)
 }
 
 func (e passEnv) ServerEvidence(ctx context.Context, row results.Row, p rig.ServerProbe) map[string]string {
-	return e.r.serverEvidence(ctx, row, p)
+	return target.ServerEvidence(ctx, e.r.cfg, row, p)
 }
 
 // The facade's own names for what other parts of the run (the client

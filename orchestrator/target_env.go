@@ -3,10 +3,11 @@ package orchestrator
 import (
 	"context"
 
+	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/target"
+	"github.com/tierbench/tierbench/orchestrator/tlsrow"
 	"github.com/tierbench/tierbench/results"
-	"github.com/tierbench/tierbench/sut"
 )
 
 // targetSource gives every row its target: target.Own starts the run's
@@ -94,7 +95,7 @@ func (e targetEnv) ServerTLSArgs(row results.Row, port int) []string {
 func (e targetEnv) ClientTLSArgs(row results.Row) []string { return e.r.tlsClientArgs(row) }
 
 func (e targetEnv) Preflight(ctx context.Context, row results.Row, srv rig.ServerHandle, dataDir string, tgt *target.Server) error {
-	return e.r.serverPreflight(ctx, row, srv, dataDir, tgt)
+	return preflight.Server(ctx, e.r.preflightEnv(), row, srv, dataDir, tgt)
 }
 
 func (e targetEnv) CheckNetwork(ctx context.Context, tgt target.Server) error {
@@ -109,19 +110,5 @@ func (e targetEnv) ExternalReach() (target.Reach, error) {
 		return target.Reach{}, err
 	}
 	e.r.secretDir = dir
-	return target.Reach{Access: acc, ClientArgs: args, Words: externalWords(e.r.cfg)}, nil
-}
-
-// What the facade's other files still call by their old names; each
-// forwards to package target.
-
-func rowFileName(row results.Row) string { return target.FileName(row) }
-func freePort() (int, error)             { return target.FreePort() }
-
-func (r *runner) rowServer(row results.Row) (sut.Server, error) {
-	return target.RowServer(r.cfg, row)
-}
-
-func (r *runner) serverEvidence(ctx context.Context, row results.Row, p rig.ServerProbe) map[string]string {
-	return target.ServerEvidence(ctx, r.cfg, row, p)
+	return target.Reach{Access: acc, ClientArgs: args, Words: tlsrow.ExternalWords(e.r.cfg)}, nil
 }

@@ -51,13 +51,6 @@ func (r *runner) externalAccess() (rig.Access, []string, string, error) {
 	return a, args, r.secretDir, nil
 }
 
-// tlsWord and externalWords name a row's TLS and the access to the
-// server at --server-addr in progress lines.
-var (
-	tlsWord       = tlsrow.Word
-	externalWords = tlsrow.ExternalWords
-)
-
 // removeSecrets removes the run's TLS files and password file from this
 // machine.
 func (r *runner) removeSecrets() {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
@@ -17,10 +18,12 @@ type watchEnv struct{ r *runner }
 
 var _ watch.Env = watchEnv{}
 
-func (e watchEnv) Rows() []results.Row                                { return e.r.plan.Rows }
-func (e watchEnv) RowEngine(row results.Row) string                   { return rowEngine(row) }
-func (e watchEnv) Printf(format string, a ...any)                     { e.r.printf(format, a...) }
-func (e watchEnv) RowBaseline(row results.Row) *hostcheck.FIOBaseline { return e.r.rowBaseline(row) }
+func (e watchEnv) Rows() []results.Row              { return e.r.plan.Rows }
+func (e watchEnv) RowEngine(row results.Row) string { return ceiling.RowEngine(row) }
+func (e watchEnv) Printf(format string, a ...any)   { e.r.printf(format, a...) }
+func (e watchEnv) RowBaseline(row results.Row) *hostcheck.FIOBaseline {
+	return ceiling.RowBaseline(e.r.out, row)
+}
 
 // startWatch begins status.json in the new bundle and, with
 // --metrics-addr, the metrics endpoint.
