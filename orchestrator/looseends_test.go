@@ -4,12 +4,16 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
+	"github.com/tierbench/tierbench/orchestrator/rig/docker"
 	"github.com/tierbench/tierbench/orchestrator/safe"
 	"github.com/tierbench/tierbench/results"
 )
@@ -73,5 +77,46 @@ func TestServerExitReportedAtOnce(t *testing.T) {
 	r := runBinary(t, bin, args...)
 	if r.code == 0 || !strings.Contains(r.stderr, "exit status 7") || !strings.Contains(r.stderr, "kvd: unknown flag --frobnicate") || strings.Contains(r.stderr, "never answered") {
 		t.Errorf("a server that exits 7 at start: exit %d, want a failure naming exit status 7 and its last line:\n%s", r.code, r.stderr)
+	}
+}
+
+// TestServerExitReportedAtOnceDocker: the same under --runtime docker. A
+// row the plan lets through and tierbench's server refuses at start (a
+// read cache smaller than one set) stops its container at once; the run
+// says so with the exit status and the server's own line well within the
+// 60 s it would wait for a port (before, it waited them all and said the
+// server "never answered … connection refused"), and leaves no container.
+func TestServerExitReportedAtOnceDocker(t *testing.T) {
+	cli := testenv.MustDocker(t)
+	bin := testenv.MustBinary(t)
+	removeImageAfter(t, cli, bin)
+	// The image is built first, so the time measured is the run's.
+	d, err := docker.NewDriver(t.Context(), docker.Endpoint{}, bin, "exit-"+strconv.Itoa(os.Getpid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Engine.Close()
+	base := testenv.MustDiskDir(t)
+	out := filepath.Join(base, "out")
+	args := append(runTinyArgs(filepath.Join(base, "data"), out, filepath.Join(base, "state")),
+		"--backends", "libaio", "--pin", "none", "--readcache-memory", "1k")
+	args[slices.Index(args, "--runtime")+1] = "docker"
+	start := time.Now()
+	r := runBinary(t, bin, args...)
+	took := time.Since(start)
+	for _, want := range []string{"exit status 1", "tierbench server: store: --readcache-memory 1k: want 0 (off) or at least"} {
+		if r.code == 0 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, "never answered") {
+			t.Errorf("a server container that exits 1 at start: exit %d, want a failure saying %q:\n%s", r.code, want, r.stderr)
+		}
+	}
+	if took > 20*time.Second {
+		t.Errorf("the run took %v, want it to end within 20 s of the server's exit, not after the 60 s wait for its port", took.Round(time.Second))
+	}
+	var bundlePlan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &bundlePlan); err != nil {
+		t.Fatal(err)
+	}
+	if left := containersLabelled(t, cli, docker.LabelRun+"="+bundlePlan.RunID); len(left) != 0 {
+		t.Errorf("%d containers of run %s left after the failed run", len(left), bundlePlan.RunID)
 	}
 }

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -12,12 +13,13 @@ import (
 )
 
 type dockerServer struct {
-	d   *Driver
-	id  string
-	p   int
-	pl  results.Placement
-	log string
-	acc rig.Access // how the run's probes reach it
+	d    *Driver
+	id   string
+	p    int
+	pl   results.Placement
+	log  string
+	acc  rig.Access     // how the run's probes reach it
+	exit *containerExit // the engine's wait for its container to stop
 }
 
 func (d *Driver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerHandle, error) {
@@ -35,13 +37,26 @@ func (d *Driver) StartImage(ctx context.Context, img rig.ImageRun, s rig.ServerS
 		}
 		return nil, err
 	}
-	srv := &dockerServer{d: d, id: id, log: s.LogPath, acc: s.Access}
+	srv := &dockerServer{d: d, id: id, log: s.LogPath, acc: s.Access, exit: d.watchExit(id)}
 	d.mu.Lock()
 	d.serverID = id
 	d.mu.Unlock()
-	if srv.p, err = d.hostPID(ctx, id); err != nil {
+	fail := func(err error) (*dockerServer, error) {
+		srv.exit.cancel()
 		d.Remove(context.Background(), id)
 		return nil, err
+	}
+	// exitedOr is err, or, when the container has stopped, how the server
+	// exited and its last lines: a server that exits at once is said as
+	// such, not as a container that "is not running".
+	exitedOr := func(err error) error {
+		if srv.exit.exitedWithin(5 * time.Second) {
+			return fmt.Errorf("orchestrator: %w", srv.ExitReport())
+		}
+		return err
+	}
+	if srv.p, err = d.hostPID(ctx, id); err != nil {
+		return fail(exitedOr(err))
 	}
 	var pl results.Placement
 	if d.Endpoint.local() {
@@ -55,13 +70,15 @@ func (d *Driver) StartImage(ctx context.Context, img rig.ImageRun, s rig.ServerS
 		}
 	}
 	pl.WantCPUs, pl.WantMems = s.CPUs, s.Mems
-	if err == nil {
+	if err != nil {
+		// Its /proc, or the probe in its container, is gone with it.
+		err = exitedOr(err)
+	} else {
 		err = rig.CheckPlacement("server", pl)
 	}
 	srv.pl = pl
 	if err != nil {
-		d.Remove(context.Background(), id)
-		return nil, err
+		return fail(err)
 	}
 	return srv, nil
 }
@@ -112,5 +129,7 @@ func (s *dockerServer) Stop(ctx context.Context) error {
 	defer cancel()
 	timeout := int(grace / time.Second)
 	_, err := s.d.Engine.ContainerStop(sctx, s.id, client.ContainerStopOptions{Timeout: &timeout})
-	return errors.Join(err, s.d.Remove(sctx, s.id))
+	err = errors.Join(err, s.d.Remove(sctx, s.id))
+	s.exit.cancel()
+	return err
 }
