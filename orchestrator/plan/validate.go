@@ -207,14 +207,29 @@ func (c Config) checkStoreSizes(bad func(string, ...any)) {
 	if err1 != nil || err2 != nil || err3 != nil {
 		return // said above
 	}
+	caches := []int64{0}
+	if c.ReadCacheMemory != "" {
+		caches = caches[:0]
+		if list, err := SplitList(c.ReadCacheMemory); err == nil {
+			for _, rc := range list {
+				if n, err := size.Parse(rc); err == nil {
+					caches = append(caches, n) // a bad size: sweep.ReadCache says it
+				}
+			}
+		}
+	}
+	said := map[string]bool{}
 	for _, m := range c.memorySizes() {
 		mem, err := size.Parse(m)
 		if err != nil {
 			continue // validateSweep says it
 		}
-		cfg := store.Config{MemoryBytes: mem, PageBytes: page, SegmentBytes: segment, IndexBytes: index, StorageTier: true, LogDir: "/"}
-		if err := cfg.Check(); err != nil {
-			bad("the server would refuse this row at start: %v", strings.TrimPrefix(err.Error(), "store: "))
+		for _, rc := range caches {
+			cfg := store.Config{MemoryBytes: mem, PageBytes: page, SegmentBytes: segment, IndexBytes: index, ReadCacheBytes: rc, StorageTier: true, LogDir: "/"}
+			if err := cfg.Check(); err != nil && !said[err.Error()] {
+				said[err.Error()] = true
+				bad("the server would refuse this row at start: %v", strings.TrimPrefix(err.Error(), "store: "))
+			}
 		}
 	}
 }
