@@ -38,9 +38,6 @@ func (r *Runner) printf(format string, a ...any) { r.env.Printf(format, a...) }
 
 // Verification thresholds of the methodology.
 const (
-	// minLoadedShare: the loader's acknowledgements and the server's key
-	// count must each reach 99 % of dbsize.
-	minLoadedShare = 0.99
 	// minDeviceShare: ≥ 99 % of the hybrid log below HeadAddress, unless
 	// the part above it is no larger than --memory (the store evicted all
 	// it could) and the dataset is ≥ 20 × memory, as validate requires.
