@@ -23,7 +23,7 @@ var FlagFields = map[string][]string{
 	"server-addr": {"ServerAddr"}, "auth-file": {"AuthFile"}, "auth-env": {"AuthEnv"}, "tls": {"TLS"},
 	"cacert": {"CACert"}, "insecure": {"Insecure"}, "server-pid": {"ServerPID", "ServerPIDs"},
 	"shards": {"Shards"}, "skip-load": {"SkipLoad"}, "max-miss-ratio": {"MaxMissRatio"},
-	"latency": {"Latency"}, "slo": {"SLO"}, "key-dist": {"KeyDist"}, "workload": {"Workload"},
+	"latency": {"Latency"}, "slo": {"SLO"}, "key-dist": {"KeyDist"}, "workload": {"Mix"}, "server-info": {"ServerInfo"},
 	"force": {"Force"}, "no-fio": {"NoFio"}, "silent": {"Silent"},
 	"metrics-addr": {"MetricsAddr"}, "server": {"Servers"}, "server-cmd": {"ServerCmd"},
 	"server-bin": {"ServerBin"}, "server-image": {"ServerImage"}, "pull": {"Pull"}, "state-dir": {"StateDir"},
