@@ -165,6 +165,11 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (Report, error) {
 			job := fio.Job{Dir: dir, Files: cfg.FIOFiles, FileBytes: cfg.FIOFileBytes, Engine: engine, RuntimeSeconds: cfg.FIORuntimeSeconds}
 			defer removeFioFiles(job)
 			sampler := newDriverSampler(cfg.Root, fp.Storage, probes.FIO)
+			if cfg.Progress != nil {
+				// fio writes its files whole before the first step: minutes
+				// at a large dataset, which would otherwise pass unsaid.
+				fmt.Fprintln(cfg.Progress, layoutLine(job))
+			}
 			base, err := runBaseline(ctx, cfg.Root, sampler, job, cfg.FIOMaxDepth, min(maxFIOJobs, cpus), cfg.FIOFullSweep, cfg.Progress)
 			fioCheck = baselineCheck(base, err)
 			if err == nil {

@@ -25,6 +25,12 @@ func stepPrinter(w io.Writer, job fio.Job, steps []fio.Step, start time.Time) fu
 	}
 }
 
+// layoutLine says fio's files are being laid out before the sweep.
+func layoutLine(job fio.Job) string {
+	return fmt.Sprintf("preflight: fio lays out its %d file(s) of %s (%s in all) in %s before the first step",
+		job.Files, humanBytes(job.FileBytes), humanBytes(job.FileBytes*int64(job.Files)), job.Dir)
+}
+
 // stepLine is one step's progress line: step i (from 0) of n, each of
 // runtimeSeconds.
 func stepLine(what string, i, n int, p fio.Point, elapsed time.Duration, runtimeSeconds int) string {

@@ -12,8 +12,9 @@ import (
 )
 
 // TestSweepPrintsEachStep runs the real fio sweep at a tiny size and
-// checks one progress line per step as it finished, in order, naming its
-// depth and the IOPS the report then holds for it.
+// checks a line saying fio's files are laid out, then one progress line
+// per step as it finished, in order, naming its depth and the IOPS the
+// report then holds for it.
 func TestSweepPrintsEachStep(t *testing.T) {
 	testenv.MustLookPath(t, "fio")
 	dir := testenv.MustDiskDir(t)
@@ -27,6 +28,10 @@ func TestSweepPrintsEachStep(t *testing.T) {
 		t.Fatalf("got fio baseline %+v, want a sweep of two steps or more", rep.FIO)
 	}
 	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
+	if want := "fio lays out its 2 file(s) of 4.0 MiB (8.0 MiB in all) in " + dir; !strings.Contains(lines[0], want) {
+		t.Fatalf("first line: got %q, want %q", lines[0], want)
+	}
+	lines = lines[1:]
 	if len(lines) != len(rep.FIO.Sweep) {
 		t.Fatalf("got %d progress lines, want one per step (%d):\n%s", len(lines), len(rep.FIO.Sweep), progress.String())
 	}

@@ -55,7 +55,7 @@ func (scenarioDimension) Expand(c plan.Config, rows []results.Row) []results.Row
 type rowStep struct {
 	phase string
 	asked func(plan.Config) bool
-	work  func(c plan.Config, ownServers bool) (count int, seconds float64, upTo bool)
+	work  func(c plan.Config, rows []results.Row, ownServers bool) (count int, seconds float64, upTo bool)
 	todo  func(env rowEnv) (bool, error)
 	run   func(ctx context.Context, env rowEnv) error
 }
@@ -78,16 +78,26 @@ var rowSteps = []rowStep{
 type runStep struct {
 	phase string
 	asked func(plan.Config) bool
-	work  func(c plan.Config, ownServers bool) (count int, seconds float64, upTo bool)
+	work  func(c plan.Config, rows []results.Row, ownServers bool) (count int, seconds float64, upTo bool)
 	run   func(ctx context.Context, r *runner, stdout io.Writer) error
 }
 
 // runSteps are the measurements after every row, in the order they run.
 var runSteps = []runStep{
-	{watch.PhaseLadder, func(c plan.Config) bool { return c.Ladder }, ladder.Work,
+	{watch.PhaseLadder, func(c plan.Config) bool { return c.Ladder }, ladderWork,
 		func(ctx context.Context, r *runner, stdout io.Writer) error {
 			return ladder.Run(ctx, ladderEnv{r}, stdout)
 		}},
+}
+
+// ladderWork is the ladder's work for the estimate: it runs fio beside
+// each of a row's fixed-rate latency steps, which latency counts.
+func ladderWork(c plan.Config, rows []results.Row, ownServers bool) (int, float64, bool) {
+	var steps int
+	if c.Latency {
+		steps = len(latency.Shares)
+	}
+	return ladder.Work(c, rows, ownServers, steps)
 }
 
 // watchSteps are the steps as the estimate counts them.

@@ -52,5 +52,5 @@ func (r *runner) preflightSweeps() watch.Preflight {
 		cpus += len(n)
 	}
 	sweeps, depth, full := preflight.Env{Config: r.cfg, Pinning: r.local.pinning}.Sweeps(cpus)
-	return watch.Preflight{SweepCPUs: sweeps, MaxDepth: depth, Full: full}
+	return watch.Preflight{SweepCPUs: sweeps, MaxDepth: depth, Full: full, FileBytes: preflight.FioFileBytes(r.cfg)}
 }

@@ -94,13 +94,3 @@ func (Part) Flags() string { return "--ladder" }
 
 // Ask sets what Flags says.
 func (Part) Ask(c *plan.Config) { c.Ladder, c.Given = true, append(c.Given, "ladder") }
-
-// Work is the ladder's rounds after the matrix, for the run's estimate:
-// per backend it climbs (ownServers: every tiered one), Rounds rounds of
-// the Device, fio and KV layers, each a cell long; none without --ladder.
-func Work(c plan.Config, ownServers bool) (count int, seconds float64, upTo bool) {
-	if !c.Ladder {
-		return 0, 0, false
-	}
-	return len(Backends(c, ownServers)) * Rounds * 3, float64(max(c.CellSeconds, 1)), false
-}

@@ -61,7 +61,7 @@ func (Capacity) Ask(c *plan.Config) { c.SLO, c.Given = "p99=1ms", append(c.Given
 // run's estimate: a PING floor and one step per share, each a warm-up
 // and a cell long (the floor at most FloorSeconds); none without
 // --latency.
-func StepsWork(c plan.Config, _ bool) (count int, seconds float64, upTo bool) {
+func StepsWork(c plan.Config, _ []results.Row, _ bool) (count int, seconds float64, upTo bool) {
 	if !c.Latency {
 		return 0, 0, false
 	}
@@ -73,7 +73,7 @@ func StepsWork(c plan.Config, _ bool) (count int, seconds float64, upTo bool) {
 
 // SLOWork is the SLO search's work after one row's passes: at most
 // SLOMaxProbes probes, each a latency step long; none without --slo.
-func SLOWork(c plan.Config, _ bool) (count int, seconds float64, upTo bool) {
+func SLOWork(c plan.Config, _ []results.Row, _ bool) (count int, seconds float64, upTo bool) {
 	if c.SLO == "" {
 		return 0, 0, false
 	}

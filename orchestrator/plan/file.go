@@ -67,6 +67,17 @@ type Estimate struct {
 	Phases  []Phase `json:"phases"`
 }
 
+// Rates an estimate assumes of a host before the run has measured its
+// own (each phase's estimate then corrects itself from what it measured).
+const (
+	// AssumedLoadKeysPerSec is a tierbench server's load through RESP
+	// at the reference profile's shape on a 2-CPU host.
+	AssumedLoadKeysPerSec = 400_000
+	// AssumedWriteBytesPerSec is how fast a file is laid out on the
+	// data dir's disk (fio's files, the ladder's Device rung's).
+	AssumedWriteBytesPerSec = 200 << 20
+)
+
 // Phase is one kind of work of an Estimate: Count runs of Seconds each
 // (UpTo: at most).
 type Phase struct {

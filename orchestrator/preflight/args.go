@@ -51,13 +51,22 @@ const fioFiles = 8
 // fioFootprintBytes is what the server reads (results.Workload.DatasetBytes).
 func fioFootprintBytes(c plan.Config) int64 { return c.Record().DatasetBytes() }
 
+// FioFileBytes is the size of the preflight's fio files in all, for the
+// estimate of their layout.
+func FioFileBytes(c plan.Config) int64 { return fioFiles * fioFileBytes(c) }
+
+// fioFileBytes is each fio file's size: the dataset's footprint over
+// fioFiles files, in whole MiB.
+func fioFileBytes(c plan.Config) int64 {
+	per := (fioFootprintBytes(c) + fioFiles - 1) / fioFiles
+	return max((per+(1<<20)-1)&^((1<<20)-1), 1<<20)
+}
+
 // fioArgs are preflight's fio flags for the run c: files as large as the
 // dataset in total, a sweep up to the server's throttle limit, every depth
 // for the reference profile and an early stop otherwise.
 func fioArgs(c plan.Config) []string {
-	per := (fioFootprintBytes(c) + fioFiles - 1) / fioFiles
-	per = max((per+(1<<20)-1)&^((1<<20)-1), 1<<20) // whole MiB
-	args := []string{"--fio", "--fio-files", strconv.Itoa(fioFiles), "--fio-size", strconv.FormatInt(per, 10),
+	args := []string{"--fio", "--fio-files", strconv.Itoa(fioFiles), "--fio-size", strconv.FormatInt(fioFileBytes(c), 10),
 		"--fio-max-depth", strconv.Itoa(device.DefaultThrottleLimit)}
 	if c.FioSeconds > 0 {
 		args = append(args, "--fio-runtime", strconv.Itoa(c.FioSeconds))

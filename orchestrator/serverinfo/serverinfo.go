@@ -48,7 +48,7 @@ type Record struct {
 
 // Work is the step's work after one row, for the run's estimate: one
 // INFO per row, about a second; none without --server-info.
-func Work(c plan.Config, _ bool) (count int, seconds float64, upTo bool) {
+func Work(c plan.Config, _ []results.Row, _ bool) (count int, seconds float64, upTo bool) {
 	if !c.ServerInfo {
 		return 0, 0, false
 	}

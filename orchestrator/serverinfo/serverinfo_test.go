@@ -79,7 +79,7 @@ func TestTakeKeepsEveryNodesInfo(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(off.bundle, File)); !os.IsNotExist(err) {
 		t.Errorf("without --server-info: got %s (%v), want no file", File, err)
 	}
-	if n, _, _ := Work(off.cfg, true); n != 0 {
+	if n, _, _ := Work(off.cfg, nil, true); n != 0 {
 		t.Errorf("Work without --server-info: got %d, want 0", n)
 	}
 }

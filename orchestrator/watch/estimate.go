@@ -56,7 +56,14 @@ type Preflight struct {
 	// Full says each sweep runs every step (--fio-full-sweep); otherwise
 	// a sweep stops where IOPS stop growing and its most is counted.
 	Full bool
+	// FileBytes is the fio files' size in all, laid out before the first
+	// step (the sweeps share them).
+	FileBytes int64
 }
+
+// fioStartSeconds is what each fio run costs around its measured
+// seconds: the process, its files opened, its rings or contexts set up.
+const fioStartSeconds = 0.5
 
 // fioStepSeconds is each fio sweep step's seconds (--fio-seconds, passed
 // on as preflight's --fio-runtime), the preflight's default where the run
@@ -76,7 +83,9 @@ func (p Preflight) phases(cfg plan.Config) []phase {
 	if steps == 0 {
 		return nil
 	}
-	return []phase{{Name: PhaseSweep, Count: steps, Seconds: float64(fioStepSeconds(cfg)), UpTo: !p.Full}}
+	// The layout is spread over the steps: the phase is one line.
+	layout := float64(p.FileBytes) / plan.AssumedWriteBytesPerSec / float64(steps)
+	return []phase{{Name: PhaseSweep, Count: steps, Seconds: float64(fioStepSeconds(cfg)) + fioStartSeconds + layout, UpTo: !p.Full}}
 }
 
 // rowWork is what one row still has to run, for the estimate.
@@ -99,7 +108,7 @@ type phaseRates struct {
 }
 
 // rowPhases lists the phases of one row, from the run's parameters.
-func rowPhases(cfg plan.Config, w rowWork, rates phaseRates, steps Steps) []phase {
+func rowPhases(cfg plan.Config, row results.Row, w rowWork, rates phaseRates, steps Steps) []phase {
 	var out []phase
 	if w.load && cfg.DBSize > 0 {
 		out = append(out, phase{Name: PhaseLoad, Count: 1, Seconds: float64(cfg.DBSize) / rates.loadKeysPerSec})
@@ -114,17 +123,17 @@ func rowPhases(cfg plan.Config, w rowWork, rates phaseRates, steps Steps) []phas
 		}
 		out = append(out, phase{Name: PhaseCells, Count: w.cells, Seconds: per})
 	}
-	out = append(out, postCellPhases(cfg, w, steps)...)
+	out = append(out, postCellPhases(cfg, row, w, steps)...)
 	return out
 }
 
 // postCellPhases are what a row runs after its passes: the registered
 // row steps (the latency steps, the SLO search's probes) and the fio
 // re-runs at the cells' disk depths.
-func postCellPhases(cfg plan.Config, w rowWork, steps Steps) []phase {
+func postCellPhases(cfg plan.Config, row results.Row, w rowWork, steps Steps) []phase {
 	var out []phase
 	for _, s := range steps.RowSteps {
-		out = append(out, s.phase(cfg, true))
+		out = append(out, s.phase(cfg, []results.Row{row}, true))
 	}
 	if w.fioSeconds > 0 {
 		out = append(out, phase{Name: PhaseFio, Count: len(cfg.Threads), Seconds: float64(w.fioSeconds), UpTo: true})
@@ -134,10 +143,10 @@ func postCellPhases(cfg plan.Config, w rowWork, steps Steps) []phase {
 
 // runStepPhases are what the run runs once after every row (the
 // ladder's rounds).
-func runStepPhases(cfg plan.Config, ownServers bool, steps Steps) []phase {
+func runStepPhases(cfg plan.Config, rows []results.Row, ownServers bool, steps Steps) []phase {
 	var out []phase
 	for _, s := range steps.RunSteps {
-		out = append(out, s.phase(cfg, ownServers))
+		out = append(out, s.phase(cfg, rows, ownServers))
 	}
 	return out
 }
@@ -229,7 +238,7 @@ func (w *Run) baseline(row results.Row) *hostcheck.FIOBaseline {
 // rates is what the estimate assumes per load key and per cell: what the
 // run measured so far, else the defaults.
 func (w *Run) rates() phaseRates {
-	rates := phaseRates{loadKeysPerSec: assumedLoadKeysPerSec}
+	rates := phaseRates{loadKeysPerSec: plan.AssumedLoadKeysPerSec}
 	if w.progress.loadedKeys > 0 && w.progress.loadTime > 0 {
 		rates.loadKeysPerSec = float64(w.progress.loadedKeys) / w.progress.loadTime.Seconds()
 	}
@@ -245,9 +254,9 @@ func (w *Run) planPhases(from int) []phase {
 	var ps []phase
 	cfg, rows, rates := w.v.Config, w.env.Rows(), w.rates()
 	for _, row := range rows[min(from, len(rows)):] {
-		ps = append(ps, rowPhases(cfg, w.rowWorkOf(row), rates, w.v.Steps)...)
+		ps = append(ps, rowPhases(cfg, row, w.rowWorkOf(row), rates, w.v.Steps)...)
 	}
-	return sumPhases(append(ps, runStepPhases(cfg, w.v.OwnServers, w.v.Steps)...))
+	return sumPhases(append(ps, runStepPhases(cfg, rows, w.v.OwnServers, w.v.Steps)...))
 }
 
 // PlanEstimate is the estimate a run of rows planned from cfg starts
@@ -258,9 +267,9 @@ func (w *Run) planPhases(from int) []phase {
 func PlanEstimate(cfg plan.Config, pre Preflight, rows []results.Row, engine func(results.Row) string, steps Steps) *plan.Estimate {
 	ps := pre.phases(cfg)
 	for _, row := range rows {
-		ps = append(ps, rowPhases(cfg, plannedWork(cfg, row, engine(row)), phaseRates{loadKeysPerSec: assumedLoadKeysPerSec}, steps)...)
+		ps = append(ps, rowPhases(cfg, row, plannedWork(cfg, row, engine(row)), phaseRates{loadKeysPerSec: plan.AssumedLoadKeysPerSec}, steps)...)
 	}
-	ps = sumPhases(append(ps, runStepPhases(cfg, cfg.ServerAddr == "", steps)...))
+	ps = sumPhases(append(ps, runStepPhases(cfg, rows, cfg.ServerAddr == "", steps)...))
 	e := &plan.Estimate{Seconds: phasesSeconds(ps)}
 	for _, p := range ps {
 		e.Phases = append(e.Phases, plan.Phase{Name: p.Name, Count: p.Count, Seconds: p.Seconds, UpTo: p.UpTo})

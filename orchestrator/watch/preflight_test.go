@@ -18,13 +18,14 @@ import (
 // tierbench plan prints: the preflight's fio sweeps (each to the
 // throttle limit's 4096 in flight: 5 depths and the 4 KiB read), then
 // every row with the fio that runs against the ceiling the sweep will
-// measure. Once the preflight is over, a ceiling it did not measure is
+// measure, and the sweep's files laid out before its first step. Once
+// the preflight is over, a ceiling it did not measure is
 // no longer assumed.
 func TestFirstEstimateCountsThePreflightSweep(t *testing.T) {
 	const cell, warm, passes, dbsize, step = 3, 2, 2, 800_000, 2
 	threads := []int{2, 4}
 	cells := float64(passes * len(threads))
-	load := float64(dbsize) / assumedLoadKeysPerSec
+	load := float64(dbsize) / plan.AssumedLoadKeysPerSec
 	noFio := load + warm + cells*(cell+1)
 	// With a ceiling: the fio beside each pass, and a fio re-run per
 	// thread count after them, each as long as a sweep step.
@@ -63,14 +64,16 @@ func TestFirstEstimateCountsThePreflightSweep(t *testing.T) {
 	}{
 		{name: "no fio", noFio: true, want: noFio, wantAfter: noFio},
 		{name: "the host's sweep", pre: host, fioSeconds: step,
-			want: 6*step + withFio, wantSteps: 6, wantUpTo: true, wantAfter: noFio},
+			want: 6*(step+fioStartSeconds) + withFio, wantSteps: 6, wantUpTo: true, wantAfter: noFio},
+		{name: "the host's sweep, its files laid out first", pre: Preflight{SweepCPUs: []int{2}, MaxDepth: 4096, FileBytes: 400 << 20}, fioSeconds: step,
+			want: 6*(step+fioStartSeconds) + float64(400<<20)/plan.AssumedWriteBytesPerSec + withFio, wantSteps: 6, wantUpTo: true, wantAfter: noFio},
 		{name: "the host's and the pinned server's sweeps", pre: Preflight{SweepCPUs: []int{2, 1}, MaxDepth: 4096}, fioSeconds: step,
-			want: 12*step + withFio, wantSteps: 12, wantUpTo: true, wantAfter: noFio},
+			want: 12*(step+fioStartSeconds) + withFio, wantSteps: 12, wantUpTo: true, wantAfter: noFio},
 		{name: "a full sweep, at the preflight's default step", pre: Preflight{SweepCPUs: []int{2}, MaxDepth: 4096, Full: true},
-			want:      6*hostcheck.DefaultFIORuntimeSeconds + load + warm + cells*(cell+1+results.BesideSeconds) + float64(len(threads)*hostcheck.DefaultFIORuntimeSeconds),
+			want:      6*(hostcheck.DefaultFIORuntimeSeconds+fioStartSeconds) + load + warm + cells*(cell+1+results.BesideSeconds) + float64(len(threads)*hostcheck.DefaultFIORuntimeSeconds),
 			wantSteps: 6, wantAfter: noFio},
 		{name: "past the throttle limit", pre: Preflight{SweepCPUs: []int{2}, MaxDepth: 16384}, fioSeconds: step,
-			want: 8*step + withFio, wantSteps: 8, wantUpTo: true, wantAfter: noFio},
+			want: 8*(step+fioStartSeconds) + withFio, wantSteps: 8, wantUpTo: true, wantAfter: noFio},
 		{name: "resumed: the sweep measured already", fioSeconds: step, measured: &hostcheck.FIOBaseline{RuntimeSeconds: step, Results: []hostcheck.FIOResult{{BlockBytes: 512, IOPS: 1000}}},
 			want: withFio, wantAfter: withFio},
 	}

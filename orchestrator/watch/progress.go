@@ -8,12 +8,6 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// assumedLoadKeysPerSec is the load rate the progress estimate assumes
-// until the run has measured a load of its own: the reference profile's
-// 100 M keys took about 4 minutes on a 2-CPU host. The estimate says when
-// it assumes it.
-const assumedLoadKeysPerSec = 400_000
-
 // progress is what the progress lines' estimate counts.
 type progress struct {
 	cellTotal int
@@ -85,7 +79,7 @@ func (w *Run) remainingPhases() []phase {
 	}
 	wk := w.rowWorkOf(rows[w.progress.rowIndex])
 	wk.load = false
-	here := rowPhases(w.v.Config, wk, w.rates(), w.v.Steps)
+	here := rowPhases(w.v.Config, rows[w.progress.rowIndex], wk, w.rates(), w.v.Steps)
 	// The warm-up is behind a row whose first cell is starting.
 	kept := here[:0]
 	for _, p := range here {
