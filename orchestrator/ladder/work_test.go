@@ -45,7 +45,9 @@ func TestWorkCountsWhatRunRuns(t *testing.T) {
 			wantRuns: 2 * (3 + 3*4 + 2*2*steps), wantUntimed: 2 * (2*layout + 3*kvLoad + assumedSettleSeconds), wantUpTo: true},
 		// LocalMemory: no shapes, no fio, no settle; the top's 2 servers
 		// loaded and warmed up, 3 passes each.
-		{name: "localmemory", cfg: with(func(c *plan.Config) { c.Scenario, c.Backends = results.ScenarioLocalMemory, []string{results.ScenarioLocalMemory} }),
+		{name: "localmemory", cfg: with(func(c *plan.Config) {
+			c.Scenario, c.Backends = results.ScenarioLocalMemory, []string{results.ScenarioLocalMemory}
+		}),
 			rows: []results.Row{{Backend: results.ScenarioLocalMemory, Pin: plan.PinNone}}, own: true,
 			wantRuns: 3*3 + 2*3, wantUntimed: 3*float64(dbsize)/assumedKVLoadKeysPerSec + 2*(float64(dbsize)/plan.AssumedLoadKeysPerSec+12)},
 	}
