@@ -50,6 +50,16 @@ func TestRunLadder(t *testing.T) {
 	if segs, _ := filepath.Glob(filepath.Join(data, "ladder-*")); len(segs) != 0 {
 		t.Errorf("the ladder left %v in the data dir", segs)
 	}
+	// The estimate counts at least every timed run the ladder said it
+	// started (a KV round's line starts two runs, one per thread count).
+	var bundlePlan results.Plan
+	if err := results.ReadJSON(out, results.FilePlan, &bundlePlan); err != nil {
+		t.Fatal(err)
+	}
+	runs, _, _ := ladder.Work(plan.ConfigOf(bundlePlan.Workload), bundlePlan.Rows, true, 0)
+	if said := strings.Count(r.stdout, "\nladder libaio: "); said == 0 || runs < said {
+		t.Errorf("the ladder said %d runs, its estimate counted %d: want at least as many counted", said, runs)
+	}
 	assertNoProcesses(t, bin)
 
 	_, addr, port := startTieredServer(t, bin, filepath.Join(base, "srv"))

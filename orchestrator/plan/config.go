@@ -86,9 +86,9 @@ func (c Config) OpMix() (string, error) {
 // reference's shape (16/96-byte records, four thread columns, median of
 // passes) at a size a 2-CPU machine finishes in minutes, with the dataset
 // still ≥ 20× the server's in-memory log so reads hit the device. Its -b is
-// 256, not the reference's 1024 (so since the first quick profile); on a
+// 256, not the reference's 1024 (so since the first quick profile): on a
 // pinned CPU the two read the same share of its fio ceiling within a run's
-// noise (uring 80-89 % at 256, 80-87 % at 1024, one quick run each).
+// noise (docs/notes/2026-12-07-quick-batch.md).
 var Profiles = map[string]Config{
 	ProfileReference: {
 		Workload: results.Workload{
