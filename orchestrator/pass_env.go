@@ -53,7 +53,7 @@ func (e passEnv) Bench(ctx context.Context, row results.Row, tgt target.Server, 
 func (e passEnv) StartCell() (index, total int, left string) { return e.r.watch.NextCell() }
 
 func (e passEnv) WatchCell(ctx context.Context, row results.Row, tgt target.Server, threads int) (stop func()) {
-	return e.r.watch.Cell(ctx, tgt, threads*e.r.batchOf(row))
+	return e.r.watch.Cell(ctx, tgt, threads*e.r.cfg.BatchOf(row))
 }
 
 func (e passEnv) LoadTook(keys int64, d time.Duration) { e.r.watch.Loaded(keys, d) }

@@ -20,7 +20,7 @@ func (e rowEnv) Config() plan.Config            { return e.r.cfg }
 func (e rowEnv) Plan() results.Plan             { return e.r.plan }
 func (e rowEnv) Bundle() string                 { return e.r.out }
 func (e rowEnv) Printf(format string, a ...any) { e.r.printf(format, a...) }
-func (e rowEnv) Batch() int                     { return e.r.batchOf(e.row) }
+func (e rowEnv) Batch() int                     { return e.r.cfg.BatchOf(e.row) }
 
 // Target is where the row's server answers: its nodes, each with the
 // probe that reaches it. Empty when a step is asked whether it has work

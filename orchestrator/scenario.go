@@ -40,9 +40,6 @@ func scenarioRows(c plan.Config, rows []results.Row) []results.Row {
 	})
 }
 
-// batchOf is the -b of a row's GET phases.
-func (r *runner) batchOf(row results.Row) int { return cmp.Or(row.Batch, r.cfg.Batch) }
-
 // runAll runs every scenario in sequence, each into its own section of
 // one bundle (a sub-bundle per scenario under cfg.OutDir), and prints one
 // table per scenario under the reference's heading.

@@ -177,6 +177,10 @@ type Workload struct {
 // bundle from before scenarios).
 func (w Workload) ScenarioName() string { return cmp.Or(w.Scenario, ScenarioStorage) }
 
+// BatchOf is row's -b: the row's own (a scenario's batch rows), else the
+// run's.
+func (w Workload) BatchOf(row Row) int { return cmp.Or(row.Batch, w.Batch) }
+
 // GivenFlag reports whether the flag name was set explicitly.
 func (w Workload) GivenFlag(name string) bool { return slices.Contains(w.Given, name) }
 

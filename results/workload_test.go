@@ -83,3 +83,16 @@ func TestRowKeyTellsRowsApart(t *testing.T) {
 		t.Errorf("RowKey.String: got %q, want %q", got, want)
 	}
 }
+
+// TestBatchOf: a row's own -b (a scenario's batch rows) wins over the run's.
+func TestBatchOf(t *testing.T) {
+	w := Workload{Batch: 1024}
+	for _, tc := range []struct {
+		row  Row
+		want int
+	}{{Row{Backend: "uring"}, 1024}, {Row{Backend: ScenarioMemory, Batch: 64}, 64}} {
+		if got := w.BatchOf(tc.row); got != tc.want {
+			t.Errorf("BatchOf(%+v): got %d, want %d", tc.row, got, tc.want)
+		}
+	}
+}

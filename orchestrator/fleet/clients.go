@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -214,7 +213,7 @@ func latestClient(outs []clientOut) (string, float64) {
 // ops, hits, misses and errors are the sums of the clients' counts inside
 // the shared window, and the rate is that sum over the window.
 func (f *Hosts) bench(ctx context.Context, row results.Row, tgt target.Server, name string, threads, seconds int) (rig.BenchCell, results.Placement, error) {
-	batch := cmp.Or(row.Batch, f.env.Config.Batch)
+	batch := f.env.Config.BatchOf(row)
 	outs, err := f.runClients(ctx, row, tgt, name, threads, seconds, 0, append(slices.Clone(f.env.CellOps), "-b", strconv.Itoa(batch)))
 	if err != nil {
 		return rig.BenchCell{}, results.Placement{}, err

@@ -1,7 +1,6 @@
 package ladder
 
 import (
-	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -78,9 +77,6 @@ func newRun(env Env) *run {
 }
 
 func (r *run) printf(format string, a ...any) { r.env.Printf(format, a...) }
-
-// batchOf is the -b a row's cells ran at: its own, else the run's.
-func (r *run) batchOf(row results.Row) int { return cmp.Or(row.Batch, r.cfg.Batch) }
 
 // joinInts lists ints as a comma list, as `tierbench kv -t` takes them.
 func joinInts(xs []int) string {

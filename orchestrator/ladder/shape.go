@@ -42,7 +42,7 @@ func (r *run) rungPlaceOf(best results.Cell, ok bool) rungPlace {
 	if !ok {
 		return p
 	}
-	p.threads, p.batch = best.Threads, r.batchOf(best.Row)
+	p.threads, p.batch = best.Threads, r.cfg.BatchOf(best.Row)
 	if pin := r.env.Pinning(); best.Row.Pin == plan.PinPinned && pin.ServerCPUs != "" {
 		p.cpus, p.mems = pin.ServerCPUs, pin.ServerMems
 		if list, err := cpulist.Parse(p.cpus); err == nil && len(list) > 0 {

@@ -73,7 +73,7 @@ func (r *run) inMemoryLayer(ctx context.Context, best results.Cell, ok bool) res
 	}
 	tiered := best.Row
 	tiered.Label, tiered.Ladder = "ladder top, "+best.Row.Label, true
-	untiered := results.Row{Backend: results.ScenarioMemory, Pin: best.Row.Pin, Label: tiered.Label, Batch: r.batchOf(best.Row), Ladder: true}
+	untiered := results.Row{Backend: results.ScenarioMemory, Pin: best.Row.Pin, Label: tiered.Label, Batch: r.cfg.BatchOf(best.Row), Ladder: true}
 	raw, err := r.measureTop(ctx, tiered, untiered, best.Threads)
 	if werr := results.WriteJSON(r.out, fileInMemoryLayer, raw); werr == nil {
 		layer.Raw = fileInMemoryLayer

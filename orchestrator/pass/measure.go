@@ -1,7 +1,6 @@
 package pass
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -53,7 +52,7 @@ func (r *Runner) BenchLocal(ctx context.Context, row results.Row, tgt target.Ser
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	out, err := r.runBench(pctx, row, tgt, name, append(append([]string{"-s"}, CellOps(cfg)...), "-t", strconv.Itoa(threads),
-		"-b", strconv.Itoa(batchOf(cfg, row)), "--runtime", strconv.Itoa(seconds)), &pl)
+		"-b", strconv.Itoa(cfg.BatchOf(row)), "--runtime", strconv.Itoa(seconds)), &pl)
 	if err != nil && ctx.Err() == nil && pctx.Err() != nil {
 		return rig.BenchCell{}, pl, fmt.Errorf("pass: the %d s GET phase at t=%d did not end within %v: the server stopped answering (see logs/)", seconds, threads, limit)
 	}
@@ -166,7 +165,7 @@ func shardReadsNote(nodes []results.NodePass) string {
 // CPU counted around it, and judges it; it records nothing.
 func (r *Runner) TakePass(ctx context.Context, row results.Row, tgt target.Server, threads, pass int) (results.PassRecord, error) {
 	cfg := r.env.Config()
-	rec := results.PassRecord{Kind: "pass", Schema: results.SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: batchOf(cfg, row), ReadBytes: -1}
+	rec := results.PassRecord{Kind: "pass", Schema: results.SchemaVersion, Row: row, Threads: threads, Pass: pass, Batch: cfg.BatchOf(row), ReadBytes: -1}
 	disks := r.diskBefore(ctx)
 	storeBefore := readStore(ctx, tgt)
 	before, err := readNodes(ctx, row, tgt)
@@ -228,5 +227,3 @@ func CellOps(cfg plan.Config) []string {
 	return []string{"--op", "GET"}
 }
 
-// batchOf is the -b of a row's GET phases: its own, else the run's.
-func batchOf(cfg plan.Config, row results.Row) int { return cmp.Or(row.Batch, cfg.Batch) }
