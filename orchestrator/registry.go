@@ -51,7 +51,8 @@ func (scenarioDimension) Expand(c plan.Config, rows []results.Row) []results.Row
 // the configuration asks for it, work is what the estimate counts for it
 // (watch.Step), todo says whether the bundle still lacks some of it (so
 // --resume runs a row whose passes are all done again), run measures
-// what the bundle lacks.
+// what the bundle lacks. The facade calls todo and run only when asked
+// says yes, so a step's body never asks for its own flag again.
 type rowStep struct {
 	phase string
 	asked func(plan.Config) bool
@@ -64,9 +65,10 @@ type rowStep struct {
 // run.
 var rowSteps = []rowStep{
 	{watch.PhaseLatency, func(c plan.Config) bool { return c.Latency }, latency.StepsWork,
-		func(e rowEnv) (bool, error) { return latency.Todo(e, e.row) }, // the SLO search's too
+		func(e rowEnv) (bool, error) { return latency.Todo(e, e.row) },
 		func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
-	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, latency.SLOWork, nil,
+	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, latency.SLOWork,
+		func(e rowEnv) (bool, error) { return latency.SLOTodo(e, e.row) },
 		func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
 	{serverinfo.Phase, func(c plan.Config) bool { return c.ServerInfo }, serverinfo.Work, func(e rowEnv) (bool, error) { return serverinfo.Todo(e, e.row) },
 		func(ctx context.Context, e rowEnv) error { return serverinfo.Take(ctx, e, e.row) }},

@@ -449,7 +449,7 @@ func (r *runner) stepsTodo(row results.Row) (bool, error) {
 		return !done, err
 	}
 	for _, s := range rowSteps {
-		if s.todo == nil {
+		if s.todo == nil || !s.asked(r.cfg) {
 			continue
 		}
 		if todo, err := s.todo(rowEnv{r: r, row: row}); todo || err != nil {
@@ -518,7 +518,10 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		return err
 	}
 	for _, s := range rowSteps {
-		r.watch.PhaseIf(s.asked(r.cfg), s.phase, &row)
+		if !s.asked(r.cfg) {
+			continue
+		}
+		r.watch.Phase(s.phase, &row, "")
 		if err := s.run(ctx, rowEnv{r, row, tgt}); err != nil {
 			return err
 		}
