@@ -110,7 +110,7 @@ func datasetOf(c plan.Config) *plan.Dataset {
 		total, _, _, _ := preflight.LogGrowth(c)
 		d.DiskBytes = total
 	}
-	if !c.NoFio && plan.CeilingApplies(c) {
+	if plan.FioPlanned(c) {
 		d.DiskBytes += d.Bytes // fio's files are as large as the dataset
 	}
 	mem, _ := size.Parse(c.LargestMemory())

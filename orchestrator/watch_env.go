@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/orchestrator/ceiling"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
@@ -51,6 +52,6 @@ func (r *runner) preflightSweeps() watch.Preflight {
 	for _, n := range r.local.topo.Nodes {
 		cpus += len(n)
 	}
-	sweeps, depth, full := preflight.Env{Config: r.cfg, Pinning: r.local.pinning}.Sweeps(cpus)
+	sweeps, depth, full := preflight.Env{Config: r.cfg, FioPlanned: plan.FioPlanned(r.cfg), Pinning: r.local.pinning}.Sweeps(cpus)
 	return watch.Preflight{SweepCPUs: sweeps, MaxDepth: depth, Full: full}
 }

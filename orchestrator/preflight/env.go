@@ -15,6 +15,9 @@ import (
 type Env struct {
 	// Config is the run's resolved configuration.
 	Config plan.Config
+	// FioPlanned says the host preflight measures the fio baseline
+	// (plan.FioPlanned).
+	FioPlanned bool
 	// Bundle is the results bundle's directory: preflight.json and
 	// fingerprint.json are written there (hosts/<name>/ across hosts).
 	Bundle string

@@ -31,8 +31,8 @@ func Local(ctx context.Context, env Env) error {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return fmt.Errorf("preflight: data dir: %w", err)
 	}
-	env.Printf("preflight: %s (fio baseline: %v)\n", dataDir, env.fioPlanned())
-	out, err := process.RunPreflight(ctx, env.Config.Binary, dataDir, env.args(env.fioPlanned()), env.Stderr)
+	env.Printf("preflight: %s (fio baseline: %v)\n", dataDir, env.FioPlanned)
+	out, err := process.RunPreflight(ctx, env.Config.Binary, dataDir, env.args(env.FioPlanned), env.Stderr)
 	var p results.Preflight
 	if err == nil {
 		p, err = results.ParsePreflight(out)
