@@ -36,6 +36,26 @@ var parts = []plan.Part{
 	ladder.Part{},
 }
 
+// preparer is a part with something to make ready on the run's driver
+// once it is open, before the first row (target.Servers: the servers'
+// images on the engine).
+type preparer interface {
+	Prepare(ctx context.Context, c plan.Config, drv rig.Driver) error
+}
+
+// prepare runs every registered part's Prepare on drv, in the registry's
+// order.
+func prepare(ctx context.Context, c plan.Config, drv rig.Driver) error {
+	for _, p := range parts {
+		if pp, ok := p.(preparer); ok {
+			if err := pp.Prepare(ctx, c, drv); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // scenarioDimension is --scenario: which of the reference's server
 // set-ups each row runs (scenario.go); plan refuses what cannot run.
 type scenarioDimension struct{}
