@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/target"
@@ -33,9 +34,28 @@ func (r *runner) ownServers() *target.Own {
 }
 
 // attachExternal proves the server at --server-addr (target.Attach),
-// which sets r.cfg's ServerPID and may turn its Latency off.
+// which sets r.cfg's ServerPID, then asks every registered part what it
+// says of the server found: a refusal, or a default it turns off in
+// r.cfg, said at once.
 func (r *runner) attachExternal(ctx context.Context) (*target.External, error) {
-	return target.Attach(ctx, &r.cfg, r.local.proc, targetEnv{r})
+	ext, err := target.Attach(ctx, &r.cfg, r.local.proc, targetEnv{r})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parts {
+		c, ok := p.(plan.AttachChecker)
+		if !ok {
+			continue
+		}
+		note, err := c.CheckAttached(&r.cfg, ext.Attached())
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			r.printf("%s\n", note)
+		}
+	}
+	return ext, nil
 }
 
 // protectLocalServers gives the servers the run starts on this machine a

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
@@ -71,6 +70,10 @@ type External struct {
 // Started is false: the run starts nothing.
 func (e *External) Started() bool { return false }
 
+// Attached is what the attach found, for the parts that have something
+// to say of it (plan.AttachChecker).
+func (e *External) Attached() plan.Attached { return plan.Attached{Cluster: e.cluster} }
+
 // DataDirs are none: the run writes no data dir of an external server.
 func (e *External) DataDirs() []string { return nil }
 
@@ -81,24 +84,14 @@ func (e *External) Start(context.Context, results.Row) (Server, error) {
 
 // Attach proves the server at cfg's --server-addr before anything is
 // created or started: a wrong pid or nothing listening is refused at
-// once. It updates cfg: ServerPID to the proven pid, and Latency off
-// against a cluster when the profile, not the user, asked for it.
+// once. It sets cfg's ServerPID to the proven pid. What the measurements
+// say of the server found is theirs (External.Attached).
 func Attach(ctx context.Context, cfg *plan.Config, proc rig.ProcRoot, env Env) (*External, error) {
 	nodes, err := externalCluster(ctx, *cfg, proc, env.Printf)
 	if err != nil {
 		return nil, err
 	}
 	if nodes != nil {
-		if cfg.Latency {
-			if cfg.Explicit("latency") {
-				return nil, fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", fault.ErrConfig, cfg.ServerAddr)
-			}
-			cfg.Latency = false
-			env.Printf("latency: off against a cluster (the fixed-rate client drives one server)\n")
-		}
-		if cfg.SLO != "" {
-			return nil, fmt.Errorf("%w: --slo against a cluster (%s is a cluster node) is not supported: the search's fixed-rate client drives one server; leave --slo out", fault.ErrConfig, cfg.ServerAddr)
-		}
 		return &External{nodes: nodes, cluster: true}, nil
 	}
 	reach, err := env.ExternalReach()
