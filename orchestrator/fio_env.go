@@ -17,7 +17,7 @@ func (r *runner) ceilingEnv() ceiling.Env {
 // preflightEnv is the run as package preflight sees it, built afresh for
 // each call: the driver and the pinning are chosen after the runner is.
 func (r *runner) preflightEnv() preflight.Env {
-	return preflight.Env{Config: r.cfg, FioPlanned: plan.FioPlanned(r.cfg), Bundle: r.out, Started: r.targets.Started(), Printf: r.printf, Stderr: r.stderr,
+	return preflight.Env{Config: r.cfg, FioPlanned: plan.FioPlanned(r.cfg), Bundle: r.out, Measured: r.resumed.preflight, Started: r.targets.Started(), Printf: r.printf, Stderr: r.stderr,
 		Pinning: r.local.pinning, NUMANodes: len(r.local.topo.Nodes), Driver: r.drv,
 		Foreign: func(row results.Row) bool {
 			s, err := target.RowServer(r.cfg, row)

@@ -258,11 +258,12 @@ type localMachine struct {
 	claims  []*safe.DataClaim
 }
 
-// resumedWork is what cells.jsonl held when the run began: passes and
-// loads --resume skips.
+// resumedWork is what the bundle held when the run began: the passes and
+// loads of cells.jsonl and the host preflight, which --resume skips.
 type resumedWork struct {
-	passes map[string]bool
-	loads  map[string]bool
+	passes    map[string]bool
+	loads     map[string]bool
+	preflight bool
 }
 
 func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.stderr, format, a...) }
@@ -323,6 +324,9 @@ func (r *runner) setup(cfg plan.Config) error {
 			return err
 		}
 		r.resumed.passes = results.DonePasses(passes)
+		if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil {
+			r.resumed.preflight = true
+		}
 		r.resumed.loads = map[string]bool{}
 		for _, l := range loads {
 			r.resumed.loads[l.Row.ID()] = true

@@ -1,9 +1,6 @@
 package orchestrator
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/plan"
@@ -42,10 +39,7 @@ func (r *runner) startWatch() (err error) {
 // fio), without a ceiling to measure, or when a resumed bundle has its
 // preflight.
 func (r *runner) preflightSweeps() watch.Preflight {
-	if r.cfg.HostsMode() {
-		return watch.Preflight{}
-	}
-	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil && r.cfg.Resume != "" {
+	if r.cfg.HostsMode() || r.resumed.preflight {
 		return watch.Preflight{}
 	}
 	var cpus int
