@@ -68,7 +68,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	}
 	// An external server is proven before anything is created or started:
 	// a wrong pid or nothing listening is refused at once.
-	if r.targets, err = r.pickTargets(ctx); err != nil {
+	if r.targets, err = r.choice.pick(ctx, r); err != nil {
 		return err
 	}
 	for _, n := range r.cfg.Notes {
@@ -229,8 +229,11 @@ type runner struct {
 	// --server-addr's clients. Both are removed when the run ends.
 	tls       *tlsrow.Material
 	secretDir string
-	// targets gives every row its server (package target, through
-	// target_env.go); clients runs its clients (package fleet).
+	// choice is where the rows' servers come from, chosen once at setup;
+	// targets, which it picks, gives every row its server (package
+	// target, through target_env.go); clients runs its clients (package
+	// fleet).
+	choice  targetChoice
 	targets targetSource
 	clients fleet.Fleet
 	// host is the machine the servers run on (package rig), from the driver.
@@ -293,11 +296,7 @@ func (r *runner) setup(cfg plan.Config) error {
 		}
 		// The plan decides what is measured; how it is run may change.
 		saved := plan.ConfigOf(bundlePlan.Workload)
-		if saved.ServerAddr != "" {
-			// Bundles written before external runs recorded only what
-			// ran carry tierbench's server defaults, which validate refuses.
-			saved.Backends, saved.Pins, saved.Memory, saved.Page, saved.Segment, saved.Index = nil, nil, "", "", "", ""
-		}
+		chooseTargets(saved).fromBundle(&saved)
 		saved.Resume, saved.OutDir = cfg.Resume, cfg.Resume
 		// Keep the runtime the run began with unless told otherwise: one
 		// bundle should not mix containers and processes by accident.
@@ -356,8 +355,9 @@ func (r *runner) setup(cfg plan.Config) error {
 	r.local.topo = rig.ReadTopology("/sys", runtime.NumCPU())
 	r.plan.Nodes = len(r.local.topo.Nodes)
 	r.plan.Hostname, _ = os.Hostname()
+	r.choice = chooseTargets(r.cfg)
 	if r.cfg.Resume == "" {
-		rows, err := r.planRows()
+		rows, err := r.choice.rows(r)
 		if err != nil {
 			return err
 		}
@@ -372,23 +372,6 @@ func (r *runner) setup(cfg plan.Config) error {
 	return nil
 }
 
-// pickTargets chooses where the rows' servers come from — started afresh
-// per row, or the one at --server-addr, proven now — and, for servers it
-// starts pinned, their CPUs.
-func (r *runner) pickTargets(ctx context.Context) (targetSource, error) {
-	if r.cfg.ServerAddr != "" {
-		return r.attachExternal(ctx)
-	}
-	if slices.Contains(r.cfg.Pins, plan.PinPinned) {
-		p, err := r.local.topo.Pinned()
-		if err != nil {
-			return nil, err
-		}
-		r.local.pinning = p
-	}
-	return r.ownServers(), nil
-}
-
 // createBundle creates the bundle's directories, after every check that
 // can refuse the run: a refused run leaves nothing behind.
 func (r *runner) createBundle() error {
@@ -401,12 +384,9 @@ func (r *runner) createBundle() error {
 	return nil
 }
 
-// planRows lists the rows in the reference's order: per backend the
-// pinned row, then the unpinned one.
-func (r *runner) planRows() ([]results.Row, error) {
-	if r.cfg.ServerAddr != "" {
-		return []results.Row{{Backend: "external", Pin: plan.PinNone, Label: "no pin (" + r.cfg.ServerAddr + ")"}}, nil
-	}
+// rows lists the rows of the servers the run starts in the reference's
+// order: per server and backend the pinned row, then the unpinned one.
+func (ownChoice) rows(r *runner) ([]results.Row, error) {
 	servers, err := r.cfg.Systems()
 	if err != nil {
 		return nil, err
