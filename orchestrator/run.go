@@ -272,79 +272,108 @@ type resumedWork struct {
 func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.stderr, format, a...) }
 
 // setup resolves the configuration, or reads it back from the bundle to
-// resume, and plans the rows.
+// resume (resumeBundle), and plans the rows of a new run.
 func (r *runner) setup(cfg plan.Config) error {
 	r.started = time.Now()
+	r.local.topo = rig.ReadTopology("/sys", runtime.NumCPU())
 	if cfg.Resume != "" {
-		var bundlePlan results.Plan
-		if err := results.ReadJSON(cfg.Resume, results.FilePlan, &bundlePlan); err != nil {
-			return fmt.Errorf("orchestrator: --resume: %w", err)
-		}
-		if bundlePlan.Schema > results.SchemaVersion {
-			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, bundlePlan.Schema, results.SchemaVersion)
-		}
-		// A run seals its bundle when it renders; resuming seals it again.
-		// What the seal vouched for and was changed since would be sealed
-		// with it unseen: refused, as report refuses to render it.
-		edited, err := results.Edited(cfg.Resume, watch.FileStatus)
-		if err != nil {
-			return fmt.Errorf("orchestrator: --resume %s: %w", cfg.Resume, err)
-		}
-		if len(edited) > 0 {
-			return fmt.Errorf("%w: --resume %s: the bundle changed since its run sealed it (%s): resuming would seal the change unseen; look at what changed, and accept it with `tierbench report --resign WHY %s` first if it is yours",
-				fault.ErrConfig, cfg.Resume, strings.Join(edited, "; "), cfg.Resume)
-		}
-		// The plan decides what is measured; how it is run may change.
-		saved := plan.ConfigOf(bundlePlan.Workload)
-		chooseTargets(saved).fromBundle(&saved)
-		saved.Resume, saved.OutDir = cfg.Resume, cfg.Resume
-		// Keep the runtime the run began with unless told otherwise: one
-		// bundle should not mix containers and processes by accident.
-		saved.Runtime = cmp.Or(cfg.Runtime, bundlePlan.Runtime)
-		saved.Binary, saved.Force, saved.Silent, saved.KeepData = cfg.Binary, cfg.Force, cfg.Silent, cfg.KeepData
-		// The password is read again where the run first read it (the
-		// bundlePlan records the file or variable, never the password), unless
-		// told another place.
-		if cfg.AuthFile != "" || cfg.AuthEnv != "" {
-			saved.AuthFile, saved.AuthEnv = cfg.AuthFile, cfg.AuthEnv
-		}
-		saved.MetricsAddr = cfg.MetricsAddr
-		if cfg.StateDir != "" {
-			saved.StateDir = cfg.StateDir
-		}
-		resolved, err := saved.Resolve(func(string) string { return "" }, parts)
-		if err != nil {
-			return err
-		}
-		r.cfg, r.plan, r.out = resolved, bundlePlan, cfg.Resume
-		r.plan.Workload = resolved.Record()
-		passes, loads, err := results.ReadCells(r.out)
-		if err != nil {
-			return err
-		}
-		r.resumed.passes = results.DonePasses(passes)
-		if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil {
-			r.resumed.preflight = true
-		}
-		r.resumed.loads = map[string]bool{}
-		for _, l := range loads {
-			r.resumed.loads[l.Row.ID()] = true
-		}
-	} else {
-		resolved, err := cfg.Resolve(os.Getenv, parts)
-		if err != nil {
-			return err
-		}
-		r.cfg = resolved
-		r.plan = results.Plan{Schema: results.SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: resolved.MaxMissRatio}
-		r.out = resolved.OutDir
-		if r.out == "" {
-			r.out = filepath.Join(plan.DefaultOutParent, r.plan.RunID)
-		}
-		r.cfg.OutDir = r.out
-		r.resumed.passes = map[string]bool{}
-		r.resumed.loads = map[string]bool{}
+		return r.resumeBundle(cfg)
 	}
+	resolved, err := cfg.Resolve(os.Getenv, parts)
+	if err != nil {
+		return err
+	}
+	r.cfg = resolved
+	r.plan = results.Plan{Schema: results.SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: resolved.MaxMissRatio}
+	r.out = resolved.OutDir
+	if r.out == "" {
+		r.out = filepath.Join(plan.DefaultOutParent, r.plan.RunID)
+	}
+	r.cfg.OutDir = r.out
+	r.resumed.passes = map[string]bool{}
+	r.resumed.loads = map[string]bool{}
+	r.choice = chooseTargets(r.cfg)
+	if err := r.setupHost(); err != nil {
+		return err
+	}
+	rows, err := r.choice.rows(r)
+	if err != nil {
+		return err
+	}
+	rows = target.ExpandShards(r.cfg, rows)
+	for _, p := range parts {
+		if d, ok := p.(plan.Dimension); ok {
+			rows = d.Expand(r.cfg, rows)
+		}
+	}
+	r.plan.Rows = rows
+	return nil
+}
+
+// resumeBundle reads the configuration and the plan back from the bundle
+// --resume names, and what it holds already; its rows are the plan's.
+func (r *runner) resumeBundle(cfg plan.Config) error {
+	var bundlePlan results.Plan
+	if err := results.ReadJSON(cfg.Resume, results.FilePlan, &bundlePlan); err != nil {
+		return fmt.Errorf("orchestrator: --resume: %w", err)
+	}
+	if bundlePlan.Schema > results.SchemaVersion {
+		return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, bundlePlan.Schema, results.SchemaVersion)
+	}
+	// A run seals its bundle when it renders; resuming seals it again.
+	// What the seal vouched for and was changed since would be sealed
+	// with it unseen: refused, as report refuses to render it.
+	edited, err := results.Edited(cfg.Resume, watch.FileStatus)
+	if err != nil {
+		return fmt.Errorf("orchestrator: --resume %s: %w", cfg.Resume, err)
+	}
+	if len(edited) > 0 {
+		return fmt.Errorf("%w: --resume %s: the bundle changed since its run sealed it (%s): resuming would seal the change unseen; look at what changed, and accept it with `tierbench report --resign WHY %s` first if it is yours",
+			fault.ErrConfig, cfg.Resume, strings.Join(edited, "; "), cfg.Resume)
+	}
+	// The plan decides what is measured; how it is run may change.
+	saved := plan.ConfigOf(bundlePlan.Workload)
+	choice := chooseTargets(saved)
+	choice.fromBundle(&saved)
+	saved.Resume, saved.OutDir = cfg.Resume, cfg.Resume
+	// Keep the runtime the run began with unless told otherwise: one
+	// bundle should not mix containers and processes by accident.
+	saved.Runtime = cmp.Or(cfg.Runtime, bundlePlan.Runtime)
+	saved.Binary, saved.Force, saved.Silent, saved.KeepData = cfg.Binary, cfg.Force, cfg.Silent, cfg.KeepData
+	// The password is read again where the run first read it (the
+	// bundlePlan records the file or variable, never the password), unless
+	// told another place.
+	if cfg.AuthFile != "" || cfg.AuthEnv != "" {
+		saved.AuthFile, saved.AuthEnv = cfg.AuthFile, cfg.AuthEnv
+	}
+	saved.MetricsAddr = cfg.MetricsAddr
+	if cfg.StateDir != "" {
+		saved.StateDir = cfg.StateDir
+	}
+	resolved, err := saved.Resolve(func(string) string { return "" }, parts)
+	if err != nil {
+		return err
+	}
+	r.cfg, r.plan, r.out, r.choice = resolved, bundlePlan, cfg.Resume, choice
+	r.plan.Workload = resolved.Record()
+	passes, loads, err := results.ReadCells(r.out)
+	if err != nil {
+		return err
+	}
+	r.resumed.passes = results.DonePasses(passes)
+	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil {
+		r.resumed.preflight = true
+	}
+	r.resumed.loads = map[string]bool{}
+	for _, l := range loads {
+		r.resumed.loads[l.Row.ID()] = true
+	}
+	return r.setupHost()
+}
+
+// setupHost fills in what this host gives the run: the tierbench binary
+// when not named, and the plan's NUMA nodes and host name.
+func (r *runner) setupHost() error {
 	if r.cfg.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -352,23 +381,8 @@ func (r *runner) setup(cfg plan.Config) error {
 		}
 		r.cfg.Binary = exe
 	}
-	r.local.topo = rig.ReadTopology("/sys", runtime.NumCPU())
 	r.plan.Nodes = len(r.local.topo.Nodes)
 	r.plan.Hostname, _ = os.Hostname()
-	r.choice = chooseTargets(r.cfg)
-	if r.cfg.Resume == "" {
-		rows, err := r.choice.rows(r)
-		if err != nil {
-			return err
-		}
-		rows = target.ExpandShards(r.cfg, rows)
-		for _, p := range parts {
-			if d, ok := p.(plan.Dimension); ok {
-				rows = d.Expand(r.cfg, rows)
-			}
-		}
-		r.plan.Rows = rows
-	}
 	return nil
 }
 
