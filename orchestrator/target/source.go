@@ -87,16 +87,19 @@ func (e *External) Start(context.Context, results.Row) (Server, error) {
 // once. It sets cfg's ServerPID to the proven pid. What the measurements
 // say of the server found is theirs (External.Attached).
 func Attach(ctx context.Context, cfg *plan.Config, proc rig.ProcRoot, env Env) (*External, error) {
-	nodes, err := externalCluster(ctx, *cfg, proc, env.Printf)
+	// How the server is reached comes first: it decides whether its
+	// cluster map can be read. Without TLS or a password it has no side
+	// effect (no password file), so a cluster node's reach is dropped.
+	reach, err := env.ExternalReach()
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := externalCluster(ctx, *cfg, proc, reach.Access, env.Printf)
 	if err != nil {
 		return nil, err
 	}
 	if nodes != nil {
 		return &External{nodes: nodes, cluster: true}, nil
-	}
-	reach, err := env.ExternalReach()
-	if err != nil {
-		return nil, err
 	}
 	proof, err := proc.ProveServer(ctx, reach.Access, cfg.ServerAddr, cfg.ServerPID)
 	if err != nil {
