@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	if err := r.clients.Preflight(ctx); err != nil {
 		return err
 	}
-	r.passes().ResolveDisks(ctx)
+	r.passes().ResolveDisks(ctx, r.targets.DiskDir())
 	if r.cells, err = results.OpenCellsLog(r.out); err != nil {
 		return err
 	}

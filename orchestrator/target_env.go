@@ -21,6 +21,9 @@ type targetSource interface {
 	Start(ctx context.Context, row results.Row) (target.Server, error)
 	// DataDirs are the data dirs its servers write on the server host.
 	DataDirs() []string
+	// DiskDir is where the servers' data lives, whose disks are the
+	// passes' evidence; "" where not known.
+	DiskDir() string
 	// Started says the run starts the servers: tierbench's own checks
 	// (O_DIRECT, the io_uring probe, disk space for segments) judge them,
 	// pinning applies, and the layers below RESP can be run.

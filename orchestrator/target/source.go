@@ -40,6 +40,10 @@ type Own struct {
 // pinning applies, and the layers below RESP can be run.
 func (o *Own) Started() bool { return true }
 
+// DiskDir is where its servers' data lives, whose disks are the
+// passes' evidence: the run's data dir.
+func (o *Own) DiskDir() string { return o.Config.DataDir }
+
 // DataDirs are the data dirs its servers write on the server host.
 func (o *Own) DataDirs() []string {
 	if len(o.Config.DataDirs) > 1 {
@@ -65,6 +69,9 @@ type External struct {
 	// says it was reached at rediss://.
 	clientArgs []string
 	tls        bool
+	// diskDir is where the user said the server's data lives (--data);
+	// "" when not said.
+	diskDir string
 }
 
 // Started is false: the run starts nothing.
@@ -73,6 +80,11 @@ func (e *External) Started() bool { return false }
 // Attached is what the attach found, for the parts that have something
 // to say of it (plan.AttachChecker).
 func (e *External) Attached() plan.Attached { return plan.Attached{Cluster: e.cluster} }
+
+// DiskDir is where the user said the server's data lives (--data), or
+// "" when not said: the run then samples no disk, as any other would be
+// a stranger's evidence.
+func (e *External) DiskDir() string { return e.diskDir }
 
 // DataDirs are none: the run writes no data dir of an external server.
 func (e *External) DataDirs() []string { return nil }
@@ -98,8 +110,12 @@ func Attach(ctx context.Context, cfg *plan.Config, proc rig.ProcRoot, env Env) (
 	if err != nil {
 		return nil, err
 	}
+	diskDir := ""
+	if cfg.Explicit("data") {
+		diskDir = cfg.DataDir
+	}
 	if nodes != nil {
-		return &External{nodes: nodes, cluster: true}, nil
+		return &External{nodes: nodes, cluster: true, diskDir: diskDir}, nil
 	}
 	proof, err := proc.ProveServer(ctx, reach.Access, cfg.ServerAddr, cfg.ServerPID)
 	if err != nil {
@@ -108,7 +124,7 @@ func Attach(ctx context.Context, cfg *plan.Config, proc rig.ProcRoot, env Env) (
 	cfg.ServerPID = proof.PID
 	env.Printf("server: %s%s\n", proof.Sentence(), reach.Words)
 	n := &Node{Addr: cfg.ServerAddr, Proof: &proof, Probe: rig.LocalProbe{Addr: cfg.ServerAddr, Pid: proof.PID, Proc: proc, Acc: reach.Access}}
-	return &External{nodes: []*Node{n}, clientArgs: reach.ClientArgs, tls: cfg.ServerTLS}, nil
+	return &External{nodes: []*Node{n}, clientArgs: reach.ClientArgs, tls: cfg.ServerTLS, diskDir: diskDir}, nil
 }
 
 // StartServer starts a fresh server on a wiped data dir and proves it.
