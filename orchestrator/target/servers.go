@@ -43,8 +43,8 @@ type imageEnsurer interface {
 // Prepare makes ready, once the run's driver is open and before the
 // first row, the images the plan's servers run from (plan.Needs.Images:
 // --server-image), on drv's engine; pulled only with --pull. A driver
-// without images has nothing to prepare: validation refused
-// --server-image for it.
+// that runs no images (the process runtime, also where auto fell back to
+// it) has none to prepare.
 func (Servers) Prepare(ctx context.Context, c plan.Config, drv rig.Driver) error {
 	e, ok := drv.(imageEnsurer)
 	if !ok {
