@@ -53,7 +53,7 @@ func Describe(cfg plan.Config) (Description, error) {
 		return Description{}, err
 	}
 	if r.cfg.ServerAddr == "" && slices.Contains(r.cfg.Pins, plan.PinPinned) {
-		// As pickTargets places a run's pinned rows: the preflight's
+		// As ownChoice.pick places a run's pinned rows: the preflight's
 		// second sweep runs on the pinned server's CPUs.
 		r.local.pinning, _ = r.local.topo.Pinned()
 	}
@@ -110,7 +110,7 @@ func datasetOf(c plan.Config) *plan.Dataset {
 		total, _, _, _ := preflight.LogGrowth(c)
 		d.DiskBytes = total
 	}
-	if !c.NoFio && plan.CeilingApplies(c) {
+	if plan.FioPlanned(c) {
 		d.DiskBytes += d.Bytes // fio's files are as large as the dataset
 	}
 	mem, _ := size.Parse(c.LargestMemory())

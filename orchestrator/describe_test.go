@@ -66,7 +66,7 @@ func TestPreflightSweepsAsAsked(t *testing.T) {
 			}
 			if tc.cfg.ServerAddr == "" {
 				var err error
-				if r.targets, err = r.pickTargets(context.Background()); err != nil {
+				if r.targets, err = r.choice.pick(context.Background(), r); err != nil {
 					t.Fatal(err)
 				}
 			} else {

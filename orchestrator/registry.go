@@ -36,6 +36,26 @@ var parts = []plan.Part{
 	ladder.Part{},
 }
 
+// preparer is a part with something to make ready on the run's driver
+// once it is open, before the first row (target.Servers: the servers'
+// images on the engine).
+type preparer interface {
+	Prepare(ctx context.Context, c plan.Config, drv rig.Driver) error
+}
+
+// prepare runs every registered part's Prepare on drv, in the registry's
+// order.
+func prepare(ctx context.Context, c plan.Config, drv rig.Driver) error {
+	for _, p := range parts {
+		if pp, ok := p.(preparer); ok {
+			if err := pp.Prepare(ctx, c, drv); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // scenarioDimension is --scenario: which of the reference's server
 // set-ups each row runs (scenario.go); plan refuses what cannot run.
 type scenarioDimension struct{}
@@ -51,7 +71,8 @@ func (scenarioDimension) Expand(c plan.Config, rows []results.Row) []results.Row
 // the configuration asks for it, work is what the estimate counts for it
 // (watch.Step), todo says whether the bundle still lacks some of it (so
 // --resume runs a row whose passes are all done again), run measures
-// what the bundle lacks.
+// what the bundle lacks. The facade calls todo and run only when asked
+// says yes, so a step's body never asks for its own flag again.
 type rowStep struct {
 	phase string
 	asked func(plan.Config) bool
@@ -64,9 +85,10 @@ type rowStep struct {
 // run.
 var rowSteps = []rowStep{
 	{watch.PhaseLatency, func(c plan.Config) bool { return c.Latency }, latency.StepsWork,
-		func(e rowEnv) (bool, error) { return latency.Todo(e, e.row) }, // the SLO search's too
+		func(e rowEnv) (bool, error) { return latency.Todo(e, e.row) },
 		func(ctx context.Context, e rowEnv) error { return latency.Steps(ctx, e, e.row) }},
-	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, latency.SLOWork, nil,
+	{watch.PhaseSLO, func(c plan.Config) bool { return c.SLO != "" }, latency.SLOWork,
+		func(e rowEnv) (bool, error) { return latency.SLOTodo(e, e.row) },
 		func(ctx context.Context, e rowEnv) error { return latency.SLOSearch(ctx, e, e.row) }},
 	{serverinfo.Phase, func(c plan.Config) bool { return c.ServerInfo }, serverinfo.Work, func(e rowEnv) (bool, error) { return serverinfo.Todo(e, e.row) },
 		func(ctx context.Context, e rowEnv) error { return serverinfo.Take(ctx, e, e.row) }},

@@ -68,7 +68,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	}
 	// An external server is proven before anything is created or started:
 	// a wrong pid or nothing listening is refused at once.
-	if r.targets, err = r.pickTargets(ctx); err != nil {
+	if r.targets, err = r.choice.pick(ctx, r); err != nil {
 		return err
 	}
 	for _, n := range r.cfg.Notes {
@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg plan.Config, stdout, stderr io.Writer) (err er
 	if err := r.clients.Preflight(ctx); err != nil {
 		return err
 	}
-	r.passes().ResolveDisks(ctx)
+	r.passes().ResolveDisks(ctx, r.targets.DiskDir())
 	if r.cells, err = results.OpenCellsLog(r.out); err != nil {
 		return err
 	}
@@ -229,8 +229,11 @@ type runner struct {
 	// --server-addr's clients. Both are removed when the run ends.
 	tls       *tlsrow.Material
 	secretDir string
-	// targets gives every row its server (package target, through
-	// target_env.go); clients runs its clients (package fleet).
+	// choice is where the rows' servers come from, chosen once at setup;
+	// targets, which it picks, gives every row its server (package
+	// target, through target_env.go); clients runs its clients (package
+	// fleet).
+	choice  targetChoice
 	targets targetSource
 	clients fleet.Fleet
 	// host is the machine the servers run on (package rig), from the driver.
@@ -258,90 +261,119 @@ type localMachine struct {
 	claims  []*safe.DataClaim
 }
 
-// resumedWork is what cells.jsonl held when the run began: passes and
-// loads --resume skips.
+// resumedWork is what the bundle held when the run began: the passes and
+// loads of cells.jsonl and the host preflight, which --resume skips.
 type resumedWork struct {
-	passes map[string]bool
-	loads  map[string]bool
+	passes    map[string]bool
+	loads     map[string]bool
+	preflight bool
 }
 
 func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.stderr, format, a...) }
 
 // setup resolves the configuration, or reads it back from the bundle to
-// resume, and plans the rows.
+// resume (resumeBundle), and plans the rows of a new run.
 func (r *runner) setup(cfg plan.Config) error {
 	r.started = time.Now()
+	r.local.topo = rig.ReadTopology("/sys", runtime.NumCPU())
 	if cfg.Resume != "" {
-		var bundlePlan results.Plan
-		if err := results.ReadJSON(cfg.Resume, results.FilePlan, &bundlePlan); err != nil {
-			return fmt.Errorf("orchestrator: --resume: %w", err)
-		}
-		if bundlePlan.Schema > results.SchemaVersion {
-			return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, bundlePlan.Schema, results.SchemaVersion)
-		}
-		// A run seals its bundle when it renders; resuming seals it again.
-		// What the seal vouched for and was changed since would be sealed
-		// with it unseen: refused, as report refuses to render it.
-		edited, err := results.Edited(cfg.Resume, watch.FileStatus)
-		if err != nil {
-			return fmt.Errorf("orchestrator: --resume %s: %w", cfg.Resume, err)
-		}
-		if len(edited) > 0 {
-			return fmt.Errorf("%w: --resume %s: the bundle changed since its run sealed it (%s): resuming would seal the change unseen; look at what changed, and accept it with `tierbench report --resign WHY %s` first if it is yours",
-				fault.ErrConfig, cfg.Resume, strings.Join(edited, "; "), cfg.Resume)
-		}
-		// The plan decides what is measured; how it is run may change.
-		saved := plan.ConfigOf(bundlePlan.Workload)
-		if saved.ServerAddr != "" {
-			// Bundles written before external runs recorded only what
-			// ran carry tierbench's server defaults, which validate refuses.
-			saved.Backends, saved.Pins, saved.Memory, saved.Page, saved.Segment, saved.Index = nil, nil, "", "", "", ""
-		}
-		saved.Resume, saved.OutDir = cfg.Resume, cfg.Resume
-		// Keep the runtime the run began with unless told otherwise: one
-		// bundle should not mix containers and processes by accident.
-		saved.Runtime = cmp.Or(cfg.Runtime, bundlePlan.Runtime)
-		saved.Binary, saved.Force, saved.Silent, saved.KeepData = cfg.Binary, cfg.Force, cfg.Silent, cfg.KeepData
-		// The password is read again where the run first read it (the
-		// bundlePlan records the file or variable, never the password), unless
-		// told another place.
-		if cfg.AuthFile != "" || cfg.AuthEnv != "" {
-			saved.AuthFile, saved.AuthEnv = cfg.AuthFile, cfg.AuthEnv
-		}
-		saved.MetricsAddr = cfg.MetricsAddr
-		if cfg.StateDir != "" {
-			saved.StateDir = cfg.StateDir
-		}
-		resolved, err := saved.Resolve(func(string) string { return "" }, parts)
-		if err != nil {
-			return err
-		}
-		r.cfg, r.plan, r.out = resolved, bundlePlan, cfg.Resume
-		r.plan.Workload = resolved.Record()
-		passes, loads, err := results.ReadCells(r.out)
-		if err != nil {
-			return err
-		}
-		r.resumed.passes = results.DonePasses(passes)
-		r.resumed.loads = map[string]bool{}
-		for _, l := range loads {
-			r.resumed.loads[l.Row.ID()] = true
-		}
-	} else {
-		resolved, err := cfg.Resolve(os.Getenv, parts)
-		if err != nil {
-			return err
-		}
-		r.cfg = resolved
-		r.plan = results.Plan{Schema: results.SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: resolved.MaxMissRatio}
-		r.out = resolved.OutDir
-		if r.out == "" {
-			r.out = filepath.Join(plan.DefaultOutParent, r.plan.RunID)
-		}
-		r.cfg.OutDir = r.out
-		r.resumed.passes = map[string]bool{}
-		r.resumed.loads = map[string]bool{}
+		return r.resumeBundle(cfg)
 	}
+	resolved, err := cfg.Resolve(os.Getenv, parts)
+	if err != nil {
+		return err
+	}
+	r.cfg = resolved
+	r.plan = results.Plan{Schema: results.SchemaVersion, RunID: newRunID(), Started: r.started, MaxMisses: resolved.MaxMissRatio}
+	r.out = resolved.OutDir
+	if r.out == "" {
+		r.out = filepath.Join(plan.DefaultOutParent, r.plan.RunID)
+	}
+	r.cfg.OutDir = r.out
+	r.resumed.passes = map[string]bool{}
+	r.resumed.loads = map[string]bool{}
+	r.choice = chooseTargets(r.cfg)
+	if err := r.setupHost(); err != nil {
+		return err
+	}
+	rows, err := r.choice.rows(r)
+	if err != nil {
+		return err
+	}
+	rows = target.ExpandShards(r.cfg, rows)
+	for _, p := range parts {
+		if d, ok := p.(plan.Dimension); ok {
+			rows = d.Expand(r.cfg, rows)
+		}
+	}
+	r.plan.Rows = rows
+	return nil
+}
+
+// resumeBundle reads the configuration and the plan back from the bundle
+// --resume names, and what it holds already; its rows are the plan's.
+func (r *runner) resumeBundle(cfg plan.Config) error {
+	var bundlePlan results.Plan
+	if err := results.ReadJSON(cfg.Resume, results.FilePlan, &bundlePlan); err != nil {
+		return fmt.Errorf("orchestrator: --resume: %w", err)
+	}
+	if bundlePlan.Schema > results.SchemaVersion {
+		return fmt.Errorf("orchestrator: --resume %s: schema_version %d is newer than %d", cfg.Resume, bundlePlan.Schema, results.SchemaVersion)
+	}
+	// A run seals its bundle when it renders; resuming seals it again.
+	// What the seal vouched for and was changed since would be sealed
+	// with it unseen: refused, as report refuses to render it.
+	edited, err := results.Edited(cfg.Resume, watch.FileStatus)
+	if err != nil {
+		return fmt.Errorf("orchestrator: --resume %s: %w", cfg.Resume, err)
+	}
+	if len(edited) > 0 {
+		return fmt.Errorf("%w: --resume %s: the bundle changed since its run sealed it (%s): resuming would seal the change unseen; look at what changed, and accept it with `tierbench report --resign WHY %s` first if it is yours",
+			fault.ErrConfig, cfg.Resume, strings.Join(edited, "; "), cfg.Resume)
+	}
+	// The plan decides what is measured; how it is run may change.
+	saved := plan.ConfigOf(bundlePlan.Workload)
+	choice := chooseTargets(saved)
+	choice.fromBundle(&saved)
+	saved.Resume, saved.OutDir = cfg.Resume, cfg.Resume
+	// Keep the runtime the run began with unless told otherwise: one
+	// bundle should not mix containers and processes by accident.
+	saved.Runtime = cmp.Or(cfg.Runtime, bundlePlan.Runtime)
+	saved.Binary, saved.Force, saved.Silent, saved.KeepData = cfg.Binary, cfg.Force, cfg.Silent, cfg.KeepData
+	// The password is read again where the run first read it (the
+	// bundlePlan records the file or variable, never the password), unless
+	// told another place.
+	if cfg.AuthFile != "" || cfg.AuthEnv != "" {
+		saved.AuthFile, saved.AuthEnv = cfg.AuthFile, cfg.AuthEnv
+	}
+	saved.MetricsAddr = cfg.MetricsAddr
+	if cfg.StateDir != "" {
+		saved.StateDir = cfg.StateDir
+	}
+	resolved, err := saved.Resolve(func(string) string { return "" }, parts)
+	if err != nil {
+		return err
+	}
+	r.cfg, r.plan, r.out, r.choice = resolved, bundlePlan, cfg.Resume, choice
+	r.plan.Workload = resolved.Record()
+	passes, loads, err := results.ReadCells(r.out)
+	if err != nil {
+		return err
+	}
+	r.resumed.passes = results.DonePasses(passes)
+	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil {
+		r.resumed.preflight = true
+	}
+	r.resumed.loads = map[string]bool{}
+	for _, l := range loads {
+		r.resumed.loads[l.Row.ID()] = true
+	}
+	return r.setupHost()
+}
+
+// setupHost fills in what this host gives the run: the tierbench binary
+// when not named, and the plan's NUMA nodes and host name.
+func (r *runner) setupHost() error {
 	if r.cfg.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -349,40 +381,9 @@ func (r *runner) setup(cfg plan.Config) error {
 		}
 		r.cfg.Binary = exe
 	}
-	r.local.topo = rig.ReadTopology("/sys", runtime.NumCPU())
 	r.plan.Nodes = len(r.local.topo.Nodes)
 	r.plan.Hostname, _ = os.Hostname()
-	if r.cfg.Resume == "" {
-		rows, err := r.planRows()
-		if err != nil {
-			return err
-		}
-		rows = target.ExpandShards(r.cfg, rows)
-		for _, p := range parts {
-			if d, ok := p.(plan.Dimension); ok {
-				rows = d.Expand(r.cfg, rows)
-			}
-		}
-		r.plan.Rows = rows
-	}
 	return nil
-}
-
-// pickTargets chooses where the rows' servers come from — started afresh
-// per row, or the one at --server-addr, proven now — and, for servers it
-// starts pinned, their CPUs.
-func (r *runner) pickTargets(ctx context.Context) (targetSource, error) {
-	if r.cfg.ServerAddr != "" {
-		return r.attachExternal(ctx)
-	}
-	if slices.Contains(r.cfg.Pins, plan.PinPinned) {
-		p, err := r.local.topo.Pinned()
-		if err != nil {
-			return nil, err
-		}
-		r.local.pinning = p
-	}
-	return r.ownServers(), nil
 }
 
 // createBundle creates the bundle's directories, after every check that
@@ -397,12 +398,9 @@ func (r *runner) createBundle() error {
 	return nil
 }
 
-// planRows lists the rows in the reference's order: per backend the
-// pinned row, then the unpinned one.
-func (r *runner) planRows() ([]results.Row, error) {
-	if r.cfg.ServerAddr != "" {
-		return []results.Row{{Backend: "external", Pin: plan.PinNone, Label: "no pin (" + r.cfg.ServerAddr + ")"}}, nil
-	}
+// rows lists the rows of the servers the run starts in the reference's
+// order: per server and backend the pinned row, then the unpinned one.
+func (ownChoice) rows(r *runner) ([]results.Row, error) {
 	servers, err := r.cfg.Systems()
 	if err != nil {
 		return nil, err
@@ -449,7 +447,7 @@ func (r *runner) stepsTodo(row results.Row) (bool, error) {
 		return !done, err
 	}
 	for _, s := range rowSteps {
-		if s.todo == nil {
+		if s.todo == nil || !s.asked(r.cfg) {
 			continue
 		}
 		if todo, err := s.todo(rowEnv{r: r, row: row}); todo || err != nil {
@@ -518,7 +516,10 @@ func (r *runner) runRow(ctx context.Context, row results.Row) error {
 		return err
 	}
 	for _, s := range rowSteps {
-		r.watch.PhaseIf(s.asked(r.cfg), s.phase, &row)
+		if !s.asked(r.cfg) {
+			continue
+		}
+		r.watch.Phase(s.phase, &row, "")
 		if err := s.run(ctx, rowEnv{r, row, tgt}); err != nil {
 			return err
 		}

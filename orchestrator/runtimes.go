@@ -29,23 +29,21 @@ func (r *runner) pickDriver(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := prepare(ctx, r.cfg, drv); err != nil {
+		drv.Close(context.Background())
+		return err
+	}
 	r.drv, r.clients = drv, r.localFleet()
 	r.plan.Runtime = drv.Name()
 	return nil
 }
 
 // openDocker opens the local Docker engine: the run's image built, the
-// server image checked (pulled only with --pull), the engine's lease taken.
+// engine's lease taken.
 func openDocker(ctx context.Context, r *runner) (rig.Driver, error) {
 	d, err := docker.NewDriver(ctx, docker.Endpoint{}, r.cfg.Binary, r.plan.RunID)
 	if err != nil {
 		return nil, rig.Unavailable(fmt.Errorf("no Docker engine: %w", err))
-	}
-	if r.cfg.ServerImage != "" {
-		if err := docker.EnsureServerImage(ctx, d.Engine, "", r.cfg.ServerImage, r.cfg.Pull); err != nil {
-			d.Close(context.Background())
-			return nil, err
-		}
 	}
 	if err := d.TakeLease(ctx); err != nil {
 		d.Close(context.Background())

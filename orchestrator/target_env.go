@@ -2,7 +2,9 @@ package orchestrator
 
 import (
 	"context"
+	"slices"
 
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/target"
@@ -19,10 +21,75 @@ type targetSource interface {
 	Start(ctx context.Context, row results.Row) (target.Server, error)
 	// DataDirs are the data dirs its servers write on the server host.
 	DataDirs() []string
+	// DiskDir is where the servers' data lives, whose disks are the
+	// passes' evidence; "" where not known.
+	DiskDir() string
 	// Started says the run starts the servers: tierbench's own checks
 	// (O_DIRECT, the io_uring probe, disk space for segments) judge them,
 	// pinning applies, and the layers below RESP can be run.
 	Started() bool
+}
+
+// targetChoice is where the rows' servers come from, chosen once from
+// the configuration (chooseTargets): the servers the run starts, or the
+// one at --server-addr. What differs between the two before the first
+// row is asked of it, never of the configuration.
+type targetChoice interface {
+	// fromBundle mends a configuration a bundle's plan.json recorded,
+	// before --resume resolves it again.
+	fromBundle(c *plan.Config)
+	// rows plans the run's rows.
+	rows(r *runner) ([]results.Row, error)
+	// pick gives the source of the rows' targets, with what it needs
+	// placed or proven before anything is created.
+	pick(ctx context.Context, r *runner) (targetSource, error)
+}
+
+// chooseTargets is the one place --server-addr decides where the rows'
+// servers come from.
+func chooseTargets(c plan.Config) targetChoice {
+	if c.ServerAddr != "" {
+		return externalChoice{}
+	}
+	return ownChoice{}
+}
+
+// ownChoice is a run that starts its servers afresh per row.
+type ownChoice struct{}
+
+func (ownChoice) fromBundle(*plan.Config) {}
+
+// pick places the pinned rows' servers on their CPUs, when the run has
+// a pinned row, and gives the run's own servers.
+func (ownChoice) pick(_ context.Context, r *runner) (targetSource, error) {
+	if slices.Contains(r.cfg.Pins, plan.PinPinned) {
+		p, err := r.local.topo.Pinned()
+		if err != nil {
+			return nil, err
+		}
+		r.local.pinning = p
+	}
+	return r.ownServers(), nil
+}
+
+// externalChoice is a run that measures the server at --server-addr.
+type externalChoice struct{}
+
+// fromBundle drops tierbench's server defaults, which bundles written
+// before external runs recorded only what ran carry, and validate
+// refuses.
+func (externalChoice) fromBundle(c *plan.Config) {
+	c.Backends, c.Pins, c.Memory, c.Page, c.Segment, c.Index = nil, nil, "", "", "", ""
+}
+
+// rows is the one row of the server at --server-addr.
+func (externalChoice) rows(r *runner) ([]results.Row, error) {
+	return []results.Row{{Backend: "external", Pin: plan.PinNone, Label: "no pin (" + r.cfg.ServerAddr + ")"}}, nil
+}
+
+// pick proves the server at --server-addr now.
+func (externalChoice) pick(ctx context.Context, r *runner) (targetSource, error) {
+	return r.attachExternal(ctx)
 }
 
 // ownServers is the source of the servers the run starts. It holds the
@@ -33,9 +100,28 @@ func (r *runner) ownServers() *target.Own {
 }
 
 // attachExternal proves the server at --server-addr (target.Attach),
-// which sets r.cfg's ServerPID and may turn its Latency off.
+// which sets r.cfg's ServerPID, then asks every registered part what it
+// says of the server found: a refusal, or a default it turns off in
+// r.cfg, said at once.
 func (r *runner) attachExternal(ctx context.Context) (*target.External, error) {
-	return target.Attach(ctx, &r.cfg, r.local.proc, targetEnv{r})
+	ext, err := target.Attach(ctx, &r.cfg, r.local.proc, targetEnv{r})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range parts {
+		c, ok := p.(plan.AttachChecker)
+		if !ok {
+			continue
+		}
+		note, err := c.CheckAttached(&r.cfg, ext.Attached())
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			r.printf("%s\n", note)
+		}
+	}
+	return ext, nil
 }
 
 // protectLocalServers gives the servers the run starts on this machine a

@@ -1,11 +1,9 @@
 package orchestrator
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/orchestrator/ceiling"
+	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/watch"
 	"github.com/tierbench/tierbench/results"
@@ -41,16 +39,13 @@ func (r *runner) startWatch() (err error) {
 // fio), without a ceiling to measure, or when a resumed bundle has its
 // preflight.
 func (r *runner) preflightSweeps() watch.Preflight {
-	if r.cfg.HostsMode() {
-		return watch.Preflight{}
-	}
-	if _, err := os.Stat(filepath.Join(r.out, results.FilePreflight)); err == nil && r.cfg.Resume != "" {
+	if r.cfg.HostsMode() || r.resumed.preflight {
 		return watch.Preflight{}
 	}
 	var cpus int
 	for _, n := range r.local.topo.Nodes {
 		cpus += len(n)
 	}
-	sweeps, depth, full := preflight.Env{Config: r.cfg, Pinning: r.local.pinning}.Sweeps(cpus)
+	sweeps, depth, full := preflight.Env{Config: r.cfg, FioPlanned: plan.FioPlanned(r.cfg), Pinning: r.local.pinning}.Sweeps(cpus)
 	return watch.Preflight{SweepCPUs: sweeps, MaxDepth: depth, Full: full, FileBytes: preflight.FioFileBytes(r.cfg)}
 }

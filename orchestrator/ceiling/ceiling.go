@@ -56,7 +56,7 @@ func RowBaseline(dir string, row results.Row) *hostcheck.FIOBaseline {
 // that fails is recorded, not fatal: the cell is then marked without it.
 func Recheck(ctx context.Context, env Env, row results.Row) error {
 	base := RowBaseline(env.Bundle, row)
-	if base == nil || !plan.CeilingApplies(env.Config) {
+	if base == nil || !env.FioPlanned {
 		return nil
 	}
 	ceiling := base.Results[0].IOPS

@@ -72,7 +72,7 @@ func TestRecheckCeilingReal(t *testing.T) {
 	}
 	l.Close()
 	var log strings.Builder
-	env := Env{Config: plan.Config{Workload: results.Workload{DataDir: data, Threads: []int{2, 4}}}, Bundle: out, Printf: logTo(&log)}
+	env := Env{Config: plan.Config{Workload: results.Workload{DataDir: data, Threads: []int{2, 4}}}, FioPlanned: true, Bundle: out, Printf: logTo(&log)}
 	if err := Recheck(t.Context(), env, row); err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestFioBesideReal(t *testing.T) {
 	out, data, seg := segmentFixture(t, 1)
 	row := results.Row{Backend: "uring", Pin: plan.PinNone, Label: "no pin"}
 	var log strings.Builder
-	env := Env{Config: plan.Config{Workload: results.Workload{DataDir: data}}, Bundle: out, Printf: logTo(&log)}
+	env := Env{Config: plan.Config{Workload: results.Workload{DataDir: data}}, FioPlanned: true, Bundle: out, Printf: logTo(&log)}
 	if got := Beside(t.Context(), env, row, target.Server{}); got != 0 {
 		t.Errorf("no preflight curve: got %v IOPS, want none", got)
 	}
@@ -247,7 +247,7 @@ func TestFioBesideReal(t *testing.T) {
 		tgt  target.Server
 	}{
 		{"a cluster", env, target.Server{Cluster: true}},
-		{"--no-fio", Env{Config: plan.Config{Workload: results.Workload{DataDir: data, NoFio: true}}, Bundle: out, Printf: logTo(&log)}, target.Server{}},
+		{"--no-fio", Env{Config: plan.Config{Workload: results.Workload{DataDir: data, NoFio: true}}, FioPlanned: false, Bundle: out, Printf: logTo(&log)}, target.Server{}},
 	} {
 		start := time.Now()
 		if got := Beside(t.Context(), tt.env, row, tt.tgt); got != 0 || time.Since(start) > 500*time.Millisecond {

@@ -6,9 +6,11 @@ import "github.com/tierbench/tierbench/orchestrator/plan"
 // change while one of them runs, so the facade builds one per call.
 type Env struct {
 	// Config is the run's resolved configuration: its data dir (whose
-	// files fio reads), thread counts, --no-fio and what makes a ceiling
-	// apply.
+	// files fio reads) and thread counts.
 	Config plan.Config
+	// FioPlanned says the run measures fio at all (plan.FioPlanned):
+	// without it nothing here runs fio.
+	FioPlanned bool
 	// Bundle is the results bundle's directory: preflight.json is read
 	// there, ceilings.jsonl and fio-cpu.jsonl appended to.
 	Bundle string

@@ -9,7 +9,6 @@ import (
 	"github.com/tierbench/tierbench/hostcheck"
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/human"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -33,7 +32,7 @@ func RowEngine(row results.Row) string {
 // measured (a resumed run) is not measured again.
 func MeasureFioCPU(ctx context.Context, env Env, row results.Row) error {
 	base, engine := RowBaseline(env.Bundle, row), RowEngine(row)
-	if base == nil || engine == "" || !plan.CeilingApplies(env.Config) {
+	if base == nil || engine == "" || !env.FioPlanned {
 		return nil
 	}
 	passes, _, err := results.ReadCells(env.Bundle)

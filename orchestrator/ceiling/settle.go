@@ -7,7 +7,6 @@ import (
 	"github.com/tierbench/tierbench/internal/fio"
 	"github.com/tierbench/tierbench/internal/human"
 	"github.com/tierbench/tierbench/internal/settle"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/target"
 	"github.com/tierbench/tierbench/results"
 )
@@ -26,7 +25,7 @@ import (
 // or no file to read.
 func probe(env Env, row results.Row, tgt target.Server) (job fio.Job, ceilingIOPS float64, ok bool) {
 	base := RowBaseline(env.Bundle, row)
-	if base == nil || env.Config.NoFio || tgt.Cluster || !plan.CeilingApplies(env.Config) {
+	if base == nil || !env.FioPlanned || tgt.Cluster {
 		return fio.Job{}, 0, false
 	}
 	best, ok := base.Best()

@@ -142,11 +142,9 @@ func BestCell(plan results.Plan, recs []results.PassRecord, row results.Row) (re
 }
 
 // Steps runs the fixed-rate steps of a row whose passes are done,
-// skipping the steps latency.jsonl already holds (--resume).
+// skipping the steps latency.jsonl already holds (--resume). The
+// registry runs it only for a run that asks for --latency.
 func Steps(ctx context.Context, env Env, row results.Row) error {
-	if !env.Config().Latency {
-		return nil
-	}
 	recs, _, err := results.ReadCells(env.Bundle())
 	if err != nil {
 		return err
@@ -225,34 +223,34 @@ func MissingShares(recs []results.LatencyRecord, row results.Row) []float64 {
 	return out
 }
 
-// Todo reports whether row still lacks latency this run measures:
-// with --latency, a fixed-rate step latency.jsonl does not hold for a row
-// with a cell in the table; with --slo, a probe its search still needs
-// (sloNext). (Across hosts, the row's merged online phase is the
-// fleet's to say.)
-// A run stopped during a row's latency phase has all the row's passes, so
-// --resume asks this before it skips a row: what the bundle holds is kept
-// and only what it lacks is run.
+// Todo reports whether row still lacks a fixed-rate step latency.jsonl
+// does not hold, for a row with a cell in the table (a row without one
+// has no rate to offer: Steps skips it). (Across hosts, the row's merged
+// online phase is the fleet's to say.) A run stopped during a row's
+// latency phase has all the row's passes, so --resume asks this before it
+// skips a row: what the bundle holds is kept and only what it lacks is
+// run. The registry asks it only of a run with --latency.
 func Todo(env Env, row results.Row) (bool, error) {
-	if !env.Config().Latency && env.Config().SLO == "" {
-		return false, nil
+	done, _, ok, err := rowDone(env, row)
+	if !ok || err != nil {
+		return false, err
 	}
+	return len(MissingShares(done, row)) > 0, nil
+}
+
+// rowDone is what the bundle holds of row's latency and the row's best
+// cell, the rate its steps and its search start from; ok is false for a
+// row without a cell in the table.
+func rowDone(env Env, row results.Row) (done []results.LatencyRecord, best results.Cell, ok bool, err error) {
 	recs, _, err := results.ReadCells(env.Bundle())
 	if err != nil {
-		return false, err
+		return nil, best, false, err
 	}
-	best, ok := BestCell(env.Plan(), recs, row)
-	if !ok {
-		return false, nil // no rate to offer: latencySteps skips the row
+	if best, ok = BestCell(env.Plan(), recs, row); !ok {
+		return nil, best, false, nil
 	}
-	done, err := results.ReadLatency(env.Bundle())
-	if err != nil {
-		return false, err
-	}
-	if env.Config().Latency && len(MissingShares(done, row)) > 0 {
-		return true, nil
-	}
-	return sloTodo(env, done, row, best)
+	done, err = results.ReadLatency(env.Bundle())
+	return done, best, err == nil, err
 }
 
 // Step offers share × best's median over best's connections for

@@ -3,6 +3,7 @@ package latency
 import (
 	"fmt"
 
+	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
@@ -32,6 +33,19 @@ func (FixedRate) Adjust(c *plan.Config) {
 	}
 }
 
+// CheckAttached refuses --latency against a cluster node, or turns the
+// profile's off there: the fixed-rate client drives one server.
+func (FixedRate) CheckAttached(c *plan.Config, a plan.Attached) (string, error) {
+	if !a.Cluster || !c.Latency {
+		return "", nil
+	}
+	if c.Explicit("latency") {
+		return "", fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", fault.ErrConfig, c.ServerAddr)
+	}
+	c.Latency = false
+	return "latency: off against a cluster (the fixed-rate client drives one server)", nil
+}
+
 // Capacity is the measurement --slo turns on: the search for the highest
 // rate whose latency meets the bound, after each row's passes.
 type Capacity struct{}
@@ -43,6 +57,15 @@ func (Capacity) Name() string { return "slo" }
 // search.
 func (Capacity) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateSLO(c, bad) })
+}
+
+// CheckAttached refuses --slo against a cluster node: the search's
+// fixed-rate client drives one server.
+func (Capacity) CheckAttached(c *plan.Config, a plan.Attached) (string, error) {
+	if a.Cluster && c.SLO != "" {
+		return "", fmt.Errorf("%w: --slo against a cluster (%s is a cluster node) is not supported: the search's fixed-rate client drives one server; leave --slo out", fault.ErrConfig, c.ServerAddr)
+	}
+	return "", nil
 }
 
 // Flags asks for the steps, for the combination table.

@@ -116,24 +116,25 @@ func SLOReplay(recs []results.LatencyRecord, row results.Row, slo results.SLO, b
 	}
 }
 
-// sloTodo reports whether row's search still lacks a probe.
-func sloTodo(env Env, recs []results.LatencyRecord, row results.Row, best results.Cell) (bool, error) {
-	if env.Config().SLO == "" {
-		return false, nil
-	}
+// SLOTodo reports whether row's search still lacks a probe, for a row
+// with a cell in the table (--resume asks this as it asks Todo). The
+// registry asks it only of a run with --slo.
+func SLOTodo(env Env, row results.Row) (bool, error) {
 	slo, err := results.ParseSLO(env.Config().SLO)
 	if err != nil {
 		return false, fmt.Errorf("orchestrator: --slo: %w", err)
 	}
-	next, _ := SLOReplay(recs, row, slo, best)
+	done, best, ok, err := rowDone(env, row)
+	if !ok || err != nil {
+		return false, err
+	}
+	next, _ := SLOReplay(done, row, slo, best)
 	return next > 0, nil
 }
 
-// sloSearch runs row's search, measuring the probes latency.jsonl lacks.
+// SLOSearch runs row's search, measuring the probes latency.jsonl lacks.
+// The registry runs it only for a run that asks for --slo.
 func SLOSearch(ctx context.Context, env Env, row results.Row) error {
-	if env.Config().SLO == "" {
-		return nil
-	}
 	slo, err := results.ParseSLO(env.Config().SLO)
 	if err != nil {
 		return fmt.Errorf("orchestrator: --slo: %w", err)

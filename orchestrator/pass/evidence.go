@@ -9,7 +9,6 @@ import (
 	"github.com/tierbench/tierbench/internal/cpustat"
 	"github.com/tierbench/tierbench/internal/diskstats"
 	"github.com/tierbench/tierbench/internal/human"
-	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -80,24 +79,25 @@ func (r *Runner) recordDisks(ctx context.Context, before diskReading, rec *resul
 	}
 }
 
-// ResolveDisks finds the physical disks below the data dir once per run,
-// before its first pass.
-// For an external server they are sampled only when the user named where
-// its data lives: any other disk would be a stranger's evidence.
-func (r *Runner) ResolveDisks(ctx context.Context) {
+// ResolveDisks finds the physical disks below dir, where the servers'
+// data lives, once per run, before its first pass. The target source
+// says where that is; "" where it is not known (an external server whose
+// data dir the user did not name), and then no disk is sampled: any
+// other disk would be a stranger's evidence.
+func (r *Runner) ResolveDisks(ctx context.Context, dir string) {
 	cfg := r.env.Config()
 	if cfg.Spec().InRAM {
 		r.note = "--scenario " + cfg.ScenarioName() + " keeps the data in RAM"
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.note)
 		return
 	}
-	if !plan.CeilingApplies(cfg) {
+	if dir == "" {
 		r.note = "the external server's data dir was not named (--data)"
 		r.printf("evidence: no disk counters (%s); the server's CPU is still sampled\n", r.note)
 		return
 	}
 	host := r.env.Host()
-	disks, err := host.DataDisks(ctx, cfg.DataDir)
+	disks, err := host.DataDisks(ctx, dir)
 	if err != nil {
 		r.note = err.Error()
 		r.printf("%sevidence: no disk counters: %v\n", r.env.HostPrefix(), err)
@@ -108,7 +108,7 @@ func (r *Runner) ResolveDisks(ctx context.Context) {
 	if host.Where() != "" {
 		there = ", read there"
 	}
-	r.printf("%sevidence: /proc/diskstats of %s (below %s) and the server's /proc/<pid>/stat around every GET phase%s\n", r.env.HostPrefix(), strings.Join(disks, "+"), cfg.DataDir, there)
+	r.printf("%sevidence: /proc/diskstats of %s (below %s) and the server's /proc/<pid>/stat around every GET phase%s\n", r.env.HostPrefix(), strings.Join(disks, "+"), dir, there)
 }
 
 // evidenceLine is the progress line's account of one pass's evidence.

@@ -35,6 +35,23 @@ func Refusals(check func(bad func(format string, a ...any))) error {
 	return errors.Join(errs...)
 }
 
+// Attached is what a run learns of the server at --server-addr when it
+// attaches, before anything is created: what no flag says.
+type Attached struct {
+	// Cluster says the server is a cluster node: the rows measure its
+	// masters.
+	Cluster bool
+}
+
+// AttachChecker is a Part with something to say of the server a run
+// attaches to: CheckAttached refuses c against it, or turns off a
+// profile default c cannot have there and returns the sentence that
+// says so ("" for none).
+type AttachChecker interface {
+	Part
+	CheckAttached(c *Config, a Attached) (note string, err error)
+}
+
 // Example is a Part that says, for the combination table, how a command
 // line asks for it: Flags as a user types them, and Ask setting them on
 // a configuration.

@@ -11,9 +11,6 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// fioPlanned says whether this run measures the fio baseline.
-func (e Env) fioPlanned() bool { return !e.Config.NoFio && plan.CeilingApplies(e.Config) }
-
 // dir is where the host preflight probes: the data dir, or, for a
 // server at --server-addr whose data dir was not named, the bundle (the
 // run must not create a data dir nobody asked for).
@@ -101,7 +98,7 @@ func (e Env) pinnedFioArgs() []string {
 // whether every depth is run (else the sweep may stop early). None when
 // the run measures no fio baseline.
 func (e Env) Sweeps(hostCPUs int) (cpus []int, maxDepth int, full bool) {
-	if !e.fioPlanned() {
+	if !e.FioPlanned {
 		return nil, 0, false
 	}
 	cpus = []int{hostCPUs}

@@ -143,16 +143,16 @@ func TestSweepsAsAsked(t *testing.T) {
 		env      Env
 		wantCPUs []int
 	}{
-		{"quick, unpinned", Env{Config: quick, Started: true, Pinning: pin}, []int{4}},
-		{"quick, a pinned row", Env{Config: pinned, Started: true, Pinning: pin}, []int{4, 2}},
-		{"reference", Env{Config: reference, Started: true, Pinning: pin}, []int{4}},
-		{"no fio", Env{Config: noFio, Started: true, Pinning: pin}, nil},
+		{"quick, unpinned", Env{Config: quick, FioPlanned: plan.FioPlanned(quick), Started: true, Pinning: pin}, []int{4}},
+		{"quick, a pinned row", Env{Config: pinned, FioPlanned: plan.FioPlanned(pinned), Started: true, Pinning: pin}, []int{4, 2}},
+		{"reference", Env{Config: reference, FioPlanned: plan.FioPlanned(reference), Started: true, Pinning: pin}, []int{4}},
+		{"no fio", Env{Config: noFio, FioPlanned: plan.FioPlanned(noFio), Started: true, Pinning: pin}, nil},
 	} {
 		cpus, depth, full := tt.env.Sweeps(4)
 		if !slices.Equal(cpus, tt.wantCPUs) {
 			t.Errorf("%s: got sweeps on %v CPUs, want %v", tt.name, cpus, tt.wantCPUs)
 		}
-		args := tt.env.args(tt.env.fioPlanned())
+		args := tt.env.args(tt.env.FioPlanned)
 		d, _ := flagValue(args, "--fio-max-depth")
 		if slices.Contains(args, "--fio") != (len(cpus) > 0) || slices.Contains(args, "--fio-cpus") != (len(cpus) == 2) ||
 			slices.Contains(args, "--fio-full-sweep") != full || len(cpus) > 0 && d != strconv.Itoa(depth) {

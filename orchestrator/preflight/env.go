@@ -15,9 +15,15 @@ import (
 type Env struct {
 	// Config is the run's resolved configuration.
 	Config plan.Config
+	// FioPlanned says the host preflight measures the fio baseline
+	// (plan.FioPlanned).
+	FioPlanned bool
 	// Bundle is the results bundle's directory: preflight.json and
 	// fingerprint.json are written there (hosts/<name>/ across hosts).
 	Bundle string
+	// Measured says the bundle held preflight.json when the run began (a
+	// resumed run's, measured when its bundle began): not measured again.
+	Measured bool
 	// Started says the run starts its servers (false for a server at
 	// --server-addr): only then do the own server's checks stop the run.
 	Started bool

@@ -22,17 +22,18 @@ import (
 )
 
 // Local runs the host's preflight with the fio baseline once per run
-// and keeps its JSON; a failed check stops the run unless --force.
+// and keeps its JSON; a failed check stops the run unless --force. A
+// bundle that holds it already (Measured) is not measured again.
 func Local(ctx context.Context, env Env) error {
-	if _, err := os.Stat(filepath.Join(env.Bundle, results.FilePreflight)); err == nil && env.Config.Resume != "" {
-		return nil // measured when the run began
+	if env.Measured {
+		return nil
 	}
 	dataDir := env.dir()
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return fmt.Errorf("preflight: data dir: %w", err)
 	}
-	env.Printf("preflight: %s (fio baseline: %v)\n", dataDir, env.fioPlanned())
-	out, err := process.RunPreflight(ctx, env.Config.Binary, dataDir, env.args(env.fioPlanned()), env.Stderr)
+	env.Printf("preflight: %s (fio baseline: %v)\n", dataDir, env.FioPlanned)
+	out, err := process.RunPreflight(ctx, env.Config.Binary, dataDir, env.args(env.FioPlanned), env.Stderr)
 	var p results.Preflight
 	if err == nil {
 		p, err = results.ParsePreflight(out)
@@ -41,10 +42,9 @@ func Local(ctx context.Context, env Env) error {
 		if ctx.Err() != nil {
 			return err // stopped, not failed: --force would not help
 		}
-		if !env.Config.Force {
+		if !env.forced("preflight: " + err.Error()) {
 			return fmt.Errorf("%w (--force measures without a preflight)", err)
 		}
-		env.Printf("preflight: %v; measuring anyway (--force)\n", err)
 		b, _ := json.Marshal(map[string]string{"error": err.Error()})
 		return errors.Join(results.WriteFile(env.Bundle, results.FilePreflight, b), results.WriteFile(env.Bundle, results.FileFingerprint, []byte("null\n")))
 	}
@@ -59,6 +59,17 @@ func Local(ctx context.Context, env Env) error {
 		return err
 	}
 	return env.judge(hostSide(env.Started, p), "host")
+}
+
+// forced is the one place that decides what a failed preflight does:
+// with --force the run measures anyway, and says so after said (what
+// failed); without, the caller refuses.
+func (e Env) forced(said string) bool {
+	if !e.Config.Force {
+		return false
+	}
+	e.Printf("%s; measuring anyway (--force)\n", said)
+	return true
 }
 
 // judge says p's warnings and, unless --force, fails on its failed
@@ -77,8 +88,7 @@ func (e Env) judge(p results.Preflight, where string) error {
 	for _, c := range failed {
 		msgs = append(msgs, c.Name+": "+c.Detail)
 	}
-	if e.Config.Force {
-		e.Printf("preflight (%s): FAIL %s; measuring anyway (--force)\n", where, strings.Join(msgs, "; "))
+	if e.forced(fmt.Sprintf("preflight (%s): FAIL %s", where, strings.Join(msgs, "; "))) {
 		return nil
 	}
 	return fmt.Errorf("%w (%s): %s (--force measures anyway)", fault.ErrPreflight, where, strings.Join(msgs, "; "))
@@ -102,8 +112,7 @@ func Server(ctx context.Context, env Env, row results.Row, srv rig.ServerHandle,
 		tgt.UringProbe = fmt.Sprintf("%s (%s)", uringDetail(p), env.Driver.Name())
 	}
 	if err != nil {
-		if env.Config.Force && !errors.Is(err, errUringRefused) {
-			env.Printf("preflight (%s): %v; measuring anyway (--force)\n", row.Backend, err)
+		if !errors.Is(err, errUringRefused) && env.forced(fmt.Sprintf("preflight (%s): %v", row.Backend, err)) {
 			return nil
 		}
 		return fmt.Errorf("preflight: %s %s: %w", row.Backend, row.Label, err)
@@ -116,7 +125,7 @@ func Server(ctx context.Context, env Env, row results.Row, srv rig.ServerHandle,
 // bundle's preflight.json and fingerprint.json, and judged. The image has
 // no fio, so there is no fio baseline on a remote host.
 func AcrossHosts(ctx context.Context, env Env, h *docker.HostsDriver) error {
-	if _, err := os.Stat(filepath.Join(env.Bundle, results.FilePreflight)); err == nil && env.Config.Resume != "" {
+	if env.Measured {
 		return nil
 	}
 	if !env.Config.NoFio {
@@ -149,10 +158,9 @@ func AcrossHosts(ctx context.Context, env Env, h *docker.HostsDriver) error {
 			if ctx.Err() != nil {
 				return err // stopped, not failed: --force would not help
 			}
-			if !env.Config.Force {
+			if !env.forced(err.Error()) {
 				return fmt.Errorf("%w (--force measures without a preflight)", err)
 			}
-			env.Printf("%v; measuring anyway (--force)\n", err)
 			continue
 		}
 		fp := p.Fingerprint

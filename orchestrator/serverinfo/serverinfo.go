@@ -55,11 +55,9 @@ func Work(c plan.Config, _ []results.Row, _ bool) (count int, seconds float64, u
 	return 1, 1, false
 }
 
-// Todo says whether the bundle lacks row's snapshot, for --resume.
+// Todo says whether the bundle lacks row's snapshot, for --resume. The
+// registry asks it, and runs Take, only for a run with --server-info.
 func Todo(env Env, row results.Row) (bool, error) {
-	if !env.Config().ServerInfo {
-		return false, nil
-	}
 	done, err := rowsDone(env.Bundle())
 	return !done[row.ID()], err
 }

@@ -34,6 +34,30 @@ func (Servers) Supports(c plan.Config) error {
 	return plan.Refusals(func(bad func(string, ...any)) { validateServers(c, bad) })
 }
 
+// imageEnsurer is a driver that runs servers from images on an engine
+// (docker.Driver): it makes sure one is there, pulling it only when asked.
+type imageEnsurer interface {
+	EnsureImage(ctx context.Context, ref string, pull bool) error
+}
+
+// Prepare makes ready, once the run's driver is open and before the
+// first row, the images the plan's servers run from (plan.Needs.Images:
+// --server-image), on drv's engine; pulled only with --pull. A driver
+// that runs no images (the process runtime, also where auto fell back to
+// it) has none to prepare.
+func (Servers) Prepare(ctx context.Context, c plan.Config, drv rig.Driver) error {
+	e, ok := drv.(imageEnsurer)
+	if !ok {
+		return nil
+	}
+	for _, img := range plan.NeedsOf(c, 0).Images {
+		if err := e.EnsureImage(ctx, img, c.Pull); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Flags is how a command line asks for it, in the combination table.
 func (Servers) Flags() string { return "--server redis --scenario memory" }
 

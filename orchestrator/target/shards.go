@@ -212,13 +212,15 @@ func (o *Own) startShards(ctx context.Context, row results.Row) (tgt Server, err
 	return tgt, nil
 }
 
-// externalCluster asks an external server whether it is a cluster node;
-// if so it returns the masters, each with the pid of --server-pid's list
-// that owns its listening socket (found in /proc when not given).
-func externalCluster(ctx context.Context, cfg plan.Config, proc rig.ProcRoot, printf func(string, ...any)) ([]*Node, error) {
-	if cfg.ServerTLS || cfg.ServerPassword != "" {
+// externalCluster asks an external server, reached with acc, whether it
+// is a cluster node; if so it returns the masters, each with the pid of
+// --server-pid's list that owns its listening socket (found in /proc
+// when not given).
+func externalCluster(ctx context.Context, cfg plan.Config, proc rig.ProcRoot, acc rig.Access, printf func(string, ...any)) ([]*Node, error) {
+	if acc.TLS != nil || acc.Auth != "" {
 		// The cluster map is read over plain TCP without a password: a
-		// server at rediss:// or with a password is measured as one node.
+		// server reached over TLS or with a password is measured as one
+		// node.
 		return nil, nil
 	}
 	masters, err := bench.DiscoverCluster(ctx, cfg.ServerAddr, "")

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tierbench/tierbench/orchestrator/fault"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/results"
@@ -41,6 +40,10 @@ type Own struct {
 // pinning applies, and the layers below RESP can be run.
 func (o *Own) Started() bool { return true }
 
+// DiskDir is where its servers' data lives, whose disks are the
+// passes' evidence: the run's data dir.
+func (o *Own) DiskDir() string { return o.Config.DataDir }
+
 // DataDirs are the data dirs its servers write on the server host.
 func (o *Own) DataDirs() []string {
 	if len(o.Config.DataDirs) > 1 {
@@ -66,10 +69,22 @@ type External struct {
 	// says it was reached at rediss://.
 	clientArgs []string
 	tls        bool
+	// diskDir is where the user said the server's data lives (--data);
+	// "" when not said.
+	diskDir string
 }
 
 // Started is false: the run starts nothing.
 func (e *External) Started() bool { return false }
+
+// Attached is what the attach found, for the parts that have something
+// to say of it (plan.AttachChecker).
+func (e *External) Attached() plan.Attached { return plan.Attached{Cluster: e.cluster} }
+
+// DiskDir is where the user said the server's data lives (--data), or
+// "" when not said: the run then samples no disk, as any other would be
+// a stranger's evidence.
+func (e *External) DiskDir() string { return e.diskDir }
 
 // DataDirs are none: the run writes no data dir of an external server.
 func (e *External) DataDirs() []string { return nil }
@@ -81,29 +96,26 @@ func (e *External) Start(context.Context, results.Row) (Server, error) {
 
 // Attach proves the server at cfg's --server-addr before anything is
 // created or started: a wrong pid or nothing listening is refused at
-// once. It updates cfg: ServerPID to the proven pid, and Latency off
-// against a cluster when the profile, not the user, asked for it.
+// once. It sets cfg's ServerPID to the proven pid. What the measurements
+// say of the server found is theirs (External.Attached).
 func Attach(ctx context.Context, cfg *plan.Config, proc rig.ProcRoot, env Env) (*External, error) {
-	nodes, err := externalCluster(ctx, *cfg, proc, env.Printf)
-	if err != nil {
-		return nil, err
-	}
-	if nodes != nil {
-		if cfg.Latency {
-			if cfg.Explicit("latency") {
-				return nil, fmt.Errorf("%w: --latency against a cluster (%s is a cluster node) is not supported: the latency steps' fixed-rate client drives one server; leave --latency out", fault.ErrConfig, cfg.ServerAddr)
-			}
-			cfg.Latency = false
-			env.Printf("latency: off against a cluster (the fixed-rate client drives one server)\n")
-		}
-		if cfg.SLO != "" {
-			return nil, fmt.Errorf("%w: --slo against a cluster (%s is a cluster node) is not supported: the search's fixed-rate client drives one server; leave --slo out", fault.ErrConfig, cfg.ServerAddr)
-		}
-		return &External{nodes: nodes, cluster: true}, nil
-	}
+	// How the server is reached comes first: it decides whether its
+	// cluster map can be read. Without TLS or a password it has no side
+	// effect (no password file), so a cluster node's reach is dropped.
 	reach, err := env.ExternalReach()
 	if err != nil {
 		return nil, err
+	}
+	nodes, err := externalCluster(ctx, *cfg, proc, reach.Access, env.Printf)
+	if err != nil {
+		return nil, err
+	}
+	diskDir := ""
+	if cfg.Explicit("data") {
+		diskDir = cfg.DataDir
+	}
+	if nodes != nil {
+		return &External{nodes: nodes, cluster: true, diskDir: diskDir}, nil
 	}
 	proof, err := proc.ProveServer(ctx, reach.Access, cfg.ServerAddr, cfg.ServerPID)
 	if err != nil {
@@ -112,7 +124,7 @@ func Attach(ctx context.Context, cfg *plan.Config, proc rig.ProcRoot, env Env) (
 	cfg.ServerPID = proof.PID
 	env.Printf("server: %s%s\n", proof.Sentence(), reach.Words)
 	n := &Node{Addr: cfg.ServerAddr, Proof: &proof, Probe: rig.LocalProbe{Addr: cfg.ServerAddr, Pid: proof.PID, Proc: proc, Acc: reach.Access}}
-	return &External{nodes: []*Node{n}, clientArgs: reach.ClientArgs, tls: cfg.ServerTLS}, nil
+	return &External{nodes: []*Node{n}, clientArgs: reach.ClientArgs, tls: cfg.ServerTLS, diskDir: diskDir}, nil
 }
 
 // StartServer starts a fresh server on a wiped data dir and proves it.

@@ -97,16 +97,30 @@ func (t *Material) Close() error {
 	return os.RemoveAll(t.local)
 }
 
+// config is the probes' TLS configuration; nil in clear.
+func (t *Material) config() *tls.Config {
+	if t == nil {
+		return nil
+	}
+	return t.conf
+}
+
 // serverArgs are a TLS row's server flags: a TLS port alone, clients
-// proving themselves with the run's client certificate.
+// proving themselves with the run's client certificate; none in clear.
 func (t *Material) serverArgs(port string) []string {
+	if t == nil {
+		return nil
+	}
 	return []string{"--port", "0", "--tls-port", port,
 		"--tls-cert-file", tlsPath(t.dir, rig.TLSServerCertFile), "--tls-key-file", tlsPath(t.dir, rig.TLSServerKeyFile),
 		"--tls-ca-cert-file", tlsPath(t.dir, rig.TLSCAFile)}
 }
 
-// clientArgs are a TLS row's bench flags.
+// clientArgs are a TLS row's bench flags; none in clear.
 func (t *Material) clientArgs() []string {
+	if t == nil {
+		return nil
+	}
 	return []string{"--tls", "--cacert", tlsPath(t.dir, rig.TLSCAFile),
 		"--cert", tlsPath(t.dir, rig.TLSClientCertFile), "--key", tlsPath(t.dir, rig.TLSClientKeyFile)}
 }

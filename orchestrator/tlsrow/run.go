@@ -70,32 +70,33 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// ofRow is the material a row's server is reached with: t for a row
+// over TLS, nil for one in clear (t is nil too in a run without a TLS
+// row). It is the one place a row's TLS decides its flags and access;
+// the methods below hold for a nil material, a row in clear.
+func (t *Material) ofRow(row results.Row) *Material {
+	if !row.TLS {
+		return nil
+	}
+	return t
+}
+
 // Access is how the run's probes reach a row's server it starts, with
 // the servers' password auth.
 func (t *Material) Access(row results.Row, auth string) rig.Access {
-	a := rig.Access{Auth: auth}
-	if row.TLS && t != nil {
-		a.TLS = t.conf
-	}
-	return a
+	return rig.Access{Auth: auth, TLS: t.ofRow(row).config()}
 }
 
 // ServerArgs are the TLS flags of a row's server the run starts on
 // port.
 func (t *Material) ServerArgs(row results.Row, port int) []string {
-	if !row.TLS || t == nil {
-		return nil
-	}
-	return t.serverArgs(fmt.Sprint(port))
+	return t.ofRow(row).serverArgs(fmt.Sprint(port))
 }
 
 // ClientArgs are the TLS flags of every client of a row's server the
 // run starts.
 func (t *Material) ClientArgs(row results.Row) []string {
-	if !row.TLS || t == nil {
-		return nil
-	}
-	return t.clientArgs()
+	return t.ofRow(row).clientArgs()
 }
 
 // External is how the run reaches the server at --server-addr, and the

@@ -51,3 +51,9 @@ func EnsureServerImage(ctx context.Context, cli *client.Client, where, ref strin
 	}
 	return nil
 }
+
+// EnsureImage is EnsureServerImage on the driver's own engine: ref is
+// there, or pulled when pull.
+func (d *Driver) EnsureImage(ctx context.Context, ref string, pull bool) error {
+	return EnsureServerImage(ctx, d.Engine, "", ref, pull)
+}
