@@ -25,6 +25,7 @@ var _ ladder.Env = ladderEnv{}
 func (e ladderEnv) Config() plan.Config            { return e.r.cfg }
 func (e ladderEnv) Out() string                    { return e.r.out }
 func (e ladderEnv) Started() bool                  { return e.r.targets.Started() }
+func (e ladderEnv) FioPlanned() bool               { return plan.FioPlanned(e.r.cfg) }
 func (e ladderEnv) Printf(format string, a ...any) { e.r.printf(format, a...) }
 func (e ladderEnv) SetPhase()                      { e.r.watch.Phase(watch.PhaseLadder, nil, "") }
 func (e ladderEnv) Pinning() rig.Pinning           { return e.r.local.pinning }

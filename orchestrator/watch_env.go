@@ -27,7 +27,7 @@ func (e watchEnv) RowBaseline(row results.Row) *hostcheck.FIOBaseline {
 // --metrics-addr, the metrics endpoint.
 func (r *runner) startWatch() (err error) {
 	r.watch, err = watch.Start(watchEnv{r}, watch.Values{Config: r.cfg, RunID: r.plan.RunID, Bundle: r.out, Started: r.started,
-		OwnServers: r.targets.Started(), DonePasses: r.resumed.passes, DoneLoads: r.resumed.loads,
+		OwnServers: r.targets.Started(), Loads: !r.cfg.SkipLoad, FioPlanned: plan.FioPlanned(r.cfg), DonePasses: r.resumed.passes, DoneLoads: r.resumed.loads,
 		Preflight: r.preflightSweeps(), Steps: watchSteps()})
 	return err
 }

@@ -25,6 +25,10 @@ type Env interface {
 	// Started says the run starts its servers: the layers below RESP can
 	// be run on this machine (false for a server at --server-addr).
 	Started() bool
+	// FioPlanned says the run measures fio on its data dir
+	// (plan.FioPlanned): the fio rung is measured again in each round,
+	// and fio runs beside each latency step.
+	FioPlanned() bool
 	// Printf says progress on the run's stderr.
 	Printf(format string, a ...any)
 	// SetPhase records that the run entered the ladder's phase.
@@ -70,10 +74,11 @@ type run struct {
 	cfg     plan.Config
 	out     string
 	started bool
+	fio     bool // Env.FioPlanned
 }
 
 func newRun(env Env) *run {
-	return &run{env: env, cfg: env.Config(), out: env.Out(), started: env.Started()}
+	return &run{env: env, cfg: env.Config(), out: env.Out(), started: env.Started(), fio: env.FioPlanned()}
 }
 
 func (r *run) printf(format string, a ...any) { r.env.Printf(format, a...) }

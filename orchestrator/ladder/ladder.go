@@ -235,7 +235,7 @@ func (r *run) lowerLayers(ctx context.Context, backend string, place rungPlace, 
 	if len(below) > 0 {
 		fioOps = below[0].OpsPerSec
 	}
-	again := len(below) > 0 && base != nil && !r.cfg.NoFio && backend != results.ScenarioLocalMemory
+	again := len(below) > 0 && base != nil && r.fio && backend != results.ScenarioLocalMemory
 	var devs, kvs, fios []results.LadderLayer
 	for i := 0; i < Rounds; i++ {
 		order := []string{LayerDevice, LayerFio, LayerKV}

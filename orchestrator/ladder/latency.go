@@ -46,10 +46,11 @@ func fioStepDepth(rec results.LatencyRecord) int {
 // once the disk reads at its ceiling again (settle): the KV rung and the
 // first fio run lay out a dataset's worth of files just before, and a
 // disk still writing that back gave fio a p99 of 400 ms at 6.7 K IOPS
-// here where a quiet one gives 0.15-0.3 ms. It returns nothing without
-// --latency, for an external server or a backend with no disk under it.
+// here where a quiet one gives 0.15-0.3 ms. It returns nothing when the
+// bundle holds no fixed-rate step of backend (a run without --latency),
+// for an external server or a backend with no disk under it.
 func (r *run) latencyBeside(ctx context.Context, backend string) ([]results.LadderLatency, *results.DiskSettle) {
-	if !r.cfg.Latency || !r.started || r.cfg.Spec().InRAM || backend == results.ScenarioLocalMemory {
+	if !r.started || r.cfg.Spec().InRAM || backend == results.ScenarioLocalMemory {
 		return nil, nil
 	}
 	recs, err := results.ReadLatency(r.out)
@@ -72,7 +73,7 @@ func (r *run) latencyBeside(ctx context.Context, backend string) ([]results.Ladd
 	}
 	fileBytes := max(r.cfg.DBSize*int64(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
 	var settled *results.DiskSettle
-	if host := r.env.HostBaseline(); !r.cfg.NoFio && host != nil {
+	if host := r.env.HostBaseline(); r.fio && host != nil {
 		if best, ok := host.Best(); ok {
 			// The first probe lays out fio's file; the steps read it after.
 			settled = r.env.AwaitDisk(ctx, "ladder "+backend+": disk before fio beside the latency steps", best.IOPS,
@@ -85,7 +86,7 @@ func (r *run) latencyBeside(ctx context.Context, backend string) ([]results.Ladd
 		l := results.LadderLatency{Row: rec.Row, Share: rec.Share, OfferedOpsPerSec: rec.OfferedOpsPerSec,
 			Depth: fioStepDepth(rec), P50Micros: rec.P50Micros, P99Micros: rec.P99Micros, StealShare: rec.HostStealShare, BusyShare: rec.HostBusyShare,
 			FrozenShare: rec.HostFrozenShare}
-		if r.cfg.NoFio {
+		if !r.fio {
 			l.Error = "--no-fio"
 			out = append(out, l)
 			continue

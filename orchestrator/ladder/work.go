@@ -76,7 +76,7 @@ func backendWork(c plan.Config, rows []results.Row, backend string, latencySteps
 	var w ladderWork
 	native := backend != results.ScenarioLocalMemory
 	fileBytes := float64(max(c.DBSize*int64(results.RecordBytes(c.KeyLength, c.ValueLength)), 64<<20))
-	fio := native && !c.Spec().InRAM && !c.NoFio && plan.CeilingApplies(c)
+	fio := native && !c.Spec().InRAM && plan.FioPlanned(c)
 	if native {
 		w.runs += 3 // deviceShapes, at their most
 		w.untimedSeconds += fileBytes / plan.AssumedWriteBytesPerSec
@@ -92,7 +92,7 @@ func backendWork(c plan.Config, rows []results.Row, backend string, latencySteps
 		kvLoad += assumedSettleSeconds
 	}
 	w.untimedSeconds += Rounds * kvLoad
-	if c.Latency && native && !c.Spec().InRAM {
+	if latencySteps > 0 && native && !c.Spec().InRAM {
 		steps := 0
 		for _, row := range rows {
 			if row.Backend == backend && row.Shards <= 1 && !row.Ladder {

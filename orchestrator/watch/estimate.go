@@ -199,8 +199,8 @@ func describePhases(ps []phase) string {
 // rowWorkOf is what row still has to run in this run.
 func (w *Run) rowWorkOf(row results.Row) rowWork {
 	cfg := w.v.Config
-	wk := rowWork{cells: w.PassesLeft(row), load: !cfg.SkipLoad && !w.v.DoneLoads[row.ID()], besideSeconds: w.besideOf(row)}
-	if w.env.RowEngine(row) == "" || cfg.NoFio || !plan.CeilingApplies(cfg) {
+	wk := rowWork{cells: w.PassesLeft(row), load: w.v.Loads && !w.v.DoneLoads[row.ID()], besideSeconds: w.besideOf(row)}
+	if w.env.RowEngine(row) == "" || !w.v.FioPlanned {
 		return wk
 	}
 	// A re-run runs as long as the preflight's steps did.
@@ -217,8 +217,7 @@ func (w *Run) RerunsFio(row results.Row) bool { return w.rowWorkOf(row).fioSecon
 // besideOf is the seconds of the fio run after each pass of row (the fio
 // beside it): where it has a ceiling, not across a cluster's shards.
 func (w *Run) besideOf(row results.Row) int {
-	cfg := w.v.Config
-	if cfg.NoFio || row.Shards > 1 || !plan.CeilingApplies(cfg) || w.baseline(row) == nil {
+	if !w.v.FioPlanned || row.Shards > 1 || w.baseline(row) == nil {
 		return 0
 	}
 	return results.BesideSeconds
@@ -266,8 +265,9 @@ func (w *Run) planPhases(from int) []phase {
 // ladder.
 func PlanEstimate(cfg plan.Config, pre Preflight, rows []results.Row, engine func(results.Row) string, steps Steps) *plan.Estimate {
 	ps := pre.phases(cfg)
+	fio := plan.FioPlanned(cfg)
 	for _, row := range rows {
-		ps = append(ps, rowPhases(cfg, row, plannedWork(cfg, row, engine(row)), phaseRates{loadKeysPerSec: plan.AssumedLoadKeysPerSec}, steps)...)
+		ps = append(ps, rowPhases(cfg, row, plannedWork(cfg, row, engine(row), fio), phaseRates{loadKeysPerSec: plan.AssumedLoadKeysPerSec}, steps)...)
 	}
 	ps = sumPhases(append(ps, runStepPhases(cfg, rows, cfg.ServerAddr == "", steps)...))
 	e := &plan.Estimate{Seconds: phasesSeconds(ps)}
@@ -278,12 +278,12 @@ func PlanEstimate(cfg plan.Config, pre Preflight, rows []results.Row, engine fun
 }
 
 // plannedWork is a row's work before anything ran: every pass, its load
-// unless skipped, and the fio runs beside and after its passes where its
-// ceiling applies (rowWorkOf's, without a preflight to read).
-func plannedWork(c plan.Config, row results.Row, engine string) rowWork {
+// unless skipped, and the fio runs beside and after its passes where the
+// run measures fio (rowWorkOf's, without a preflight to read).
+func plannedWork(c plan.Config, row results.Row, engine string, fio bool) rowWork {
 	w := rowWork{load: !c.SkipLoad}
 	w.cells = c.Passes * len(c.Threads)
-	if engine == "" || c.NoFio || !plan.CeilingApplies(c) {
+	if engine == "" || !fio {
 		return w
 	}
 	w.fioSeconds = fioStepSeconds(c)

@@ -40,7 +40,7 @@ func (e runEnv) Printf(format string, a ...any) {
 // newRun is a watch over rows of cfg with nothing measured yet and no
 // bundle to write (Start is not called: nothing is written).
 func newRun(cfg plan.Config, env runEnv) *Run {
-	return &Run{env: env, v: Values{Config: cfg, OwnServers: true, Steps: testSteps, DonePasses: map[string]bool{}, DoneLoads: map[string]bool{}}}
+	return &Run{env: env, v: Values{Config: cfg, OwnServers: true, Loads: !cfg.SkipLoad, FioPlanned: plan.FioPlanned(cfg), Steps: testSteps, DonePasses: map[string]bool{}, DoneLoads: map[string]bool{}}}
 }
 
 // rowsOf is one row per backend, unpinned, and per memory size of a sweep.

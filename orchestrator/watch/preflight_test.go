@@ -83,7 +83,7 @@ func TestFirstEstimateCountsThePreflightSweep(t *testing.T) {
 			c.NoFio, c.FioSeconds = tc.noFio, tc.fioSeconds
 			env := runEnv{rows: rowsOf(c), base: tc.measured}
 			dir := t.TempDir()
-			w, err := Start(env, Values{Config: c, RunID: "r", Bundle: dir, Started: time.Now(), OwnServers: true, Steps: testSteps,
+			w, err := Start(env, Values{Config: c, RunID: "r", Bundle: dir, Started: time.Now(), OwnServers: true, Loads: true, FioPlanned: plan.FioPlanned(c), Steps: testSteps,
 				DonePasses: map[string]bool{}, DoneLoads: map[string]bool{}, Preflight: tc.pre})
 			if err != nil {
 				t.Fatal(err)

@@ -38,6 +38,11 @@ type Values struct {
 	// OwnServers says the run starts its servers (not --server-addr's):
 	// the ladder then climbs every tiered backend.
 	OwnServers bool
+	// Loads says the run loads each row's dataset (not --skip-load).
+	Loads bool
+	// FioPlanned says the run measures fio on its data dir
+	// (plan.FioPlanned): the fio beside and after each row's passes.
+	FioPlanned bool
 	// DonePasses and DoneLoads are what the bundle held already when the
 	// run began (--resume), keyed by results.PassKey and Row.ID.
 	DonePasses map[string]bool
