@@ -99,7 +99,7 @@ func backendWork(c plan.Config, rows []results.Row, backend string, latencySteps
 				steps += latencySteps
 			}
 		}
-		if steps > 0 && !c.NoFio {
+		if steps > 0 && fio {
 			w.runs += 2 * steps // alone, and again under load at the most
 			w.untimedSeconds += fileBytes/plan.AssumedWriteBytesPerSec + assumedSettleSeconds
 			w.upTo = true
