@@ -24,13 +24,16 @@ import (
 // distinct, the steps worth holding) are counted at their most, so the
 // estimate errs long.
 
-// Assumed rates of the ladder's untimed work, until a run measures its
-// own: tierbench kv's in-process load writes through the store alone (no
-// network, no RESP), and a disk settles after a dataset's worth of
-// writes before its reads reach the ceiling again.
+// Assumed rates of the ladder's untimed work (docs/notes has the run
+// they were read from): tierbench kv's in-process load writes through
+// the store alone (no network, no RESP); the Device rung lays out its
+// file with O_DIRECT writes many in flight, faster than fio's buffered
+// layout (plan.AssumedWriteBytesPerSec); a disk settles after a
+// dataset's worth of writes before its reads reach the ceiling again.
 const (
-	assumedKVLoadKeysPerSec = 2_000_000
-	assumedSettleSeconds    = 10
+	assumedKVLoadKeysPerSec       = 900_000
+	assumedDeviceWriteBytesPerSec = 600 << 20
+	assumedSettleSeconds          = 20
 	// startSeconds is a child process's start and exit around its timed
 	// run: tierbench device or kv, or fio.
 	startSeconds = 1
@@ -79,7 +82,7 @@ func backendWork(c plan.Config, rows []results.Row, backend string, latencySteps
 	fio := native && !c.Spec().InRAM && plan.FioPlanned(c)
 	if native {
 		w.runs += 3 // deviceShapes, at their most
-		w.untimedSeconds += fileBytes / plan.AssumedWriteBytesPerSec
+		w.untimedSeconds += fileBytes / assumedDeviceWriteBytesPerSec
 		w.upTo = true
 	}
 	perRound := 1 + 2 // the Device rung and the KV rung's thread counts, at their most

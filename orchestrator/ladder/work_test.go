@@ -21,7 +21,8 @@ func TestWorkCountsWhatRunRuns(t *testing.T) {
 		{Backend: "uring", Pin: plan.PinPinned}, {Backend: "uring", Pin: plan.PinNone}}
 	fileBytes := float64(dbsize * results.RecordBytes(16, 96))
 	kvLoad := float64(dbsize)/assumedKVLoadKeysPerSec + assumedSettleSeconds
-	layout := fileBytes / plan.AssumedWriteBytesPerSec
+	layout := fileBytes / assumedDeviceWriteBytesPerSec
+	fioLayout := fileBytes / plan.AssumedWriteBytesPerSec
 	tests := []struct {
 		name        string
 		cfg         plan.Config
@@ -42,7 +43,7 @@ func TestWorkCountsWhatRunRuns(t *testing.T) {
 		// And fio beside each of the backend's 2 rows' 5 steps, twice at
 		// the most, over a file of its own.
 		{name: "storage, --latency", cfg: with(func(c *plan.Config) { c.Latency = true }), rows: rows, own: true, steps: steps,
-			wantRuns: 2 * (3 + 3*4 + 2*2*steps), wantUntimed: 2 * (2*layout + 3*kvLoad + assumedSettleSeconds), wantUpTo: true},
+			wantRuns: 2 * (3 + 3*4 + 2*2*steps), wantUntimed: 2 * (layout + fioLayout + 3*kvLoad + assumedSettleSeconds), wantUpTo: true},
 		// LocalMemory: no shapes, no fio, no settle; the top's 2 servers
 		// loaded and warmed up, 3 passes each.
 		{name: "localmemory", cfg: with(func(c *plan.Config) {

@@ -30,6 +30,7 @@ func (p phase) Total() float64 { return float64(p.Count) * p.Seconds }
 // ladder and the report.
 const (
 	PhasePreflight = "preflight"
+	PhaseServer    = "server start and stop"
 	PhaseLoad      = "load"
 	PhaseWarmup    = "warm-up"
 	PhaseCells     = "cells"
@@ -92,6 +93,9 @@ func (p Preflight) phases(cfg plan.Config) []phase {
 type rowWork struct {
 	cells int  // passes still to measure
 	load  bool // its load still to run (false with --skip-load or resumed)
+	// server says the run starts the row's server and stops it after:
+	// its own servers, a row still to run.
+	server bool
 	// fioSeconds is each fio re-run's seconds; 0 when the row has none
 	// (no ceiling for it, --no-fio, or not a tierbench disk row).
 	fioSeconds int
@@ -99,6 +103,10 @@ type rowWork struct {
 	// (results.BesideSeconds) where the row has a ceiling, else 0.
 	besideSeconds int
 }
+
+// serverStartStopSeconds is a row's server started on a wiped data dir,
+// its load's sampled GET check, and its stop with its files removed.
+const serverStartStopSeconds = 15
 
 // phaseRates are the per-unit rates the estimate assumes until the run
 // measured its own.
@@ -110,6 +118,9 @@ type phaseRates struct {
 // rowPhases lists the phases of one row, from the run's parameters.
 func rowPhases(cfg plan.Config, row results.Row, w rowWork, rates phaseRates, steps Steps) []phase {
 	var out []phase
+	if w.server {
+		out = append(out, phase{Name: PhaseServer, Count: 1, Seconds: serverStartStopSeconds})
+	}
 	if w.load && cfg.DBSize > 0 {
 		out = append(out, phase{Name: PhaseLoad, Count: 1, Seconds: float64(cfg.DBSize) / rates.loadKeysPerSec})
 	}
@@ -136,7 +147,7 @@ func postCellPhases(cfg plan.Config, row results.Row, w rowWork, steps Steps) []
 		out = append(out, s.phase(cfg, []results.Row{row}, true))
 	}
 	if w.fioSeconds > 0 {
-		out = append(out, phase{Name: PhaseFio, Count: len(cfg.Threads), Seconds: float64(w.fioSeconds), UpTo: true})
+		out = append(out, phase{Name: PhaseFio, Count: len(cfg.Threads), Seconds: float64(w.fioSeconds) + fioStartSeconds, UpTo: true})
 	}
 	return out
 }
@@ -200,6 +211,7 @@ func describePhases(ps []phase) string {
 func (w *Run) rowWorkOf(row results.Row) rowWork {
 	cfg := w.v.Config
 	wk := rowWork{cells: w.PassesLeft(row), load: w.v.Loads && !w.v.DoneLoads[row.ID()], besideSeconds: w.besideOf(row)}
+	wk.server = w.v.OwnServers && wk.cells > 0
 	if w.env.RowEngine(row) == "" || !w.v.FioPlanned {
 		return wk
 	}
@@ -265,11 +277,13 @@ func (w *Run) planPhases(from int) []phase {
 // ladder.
 func PlanEstimate(cfg plan.Config, pre Preflight, rows []results.Row, engine func(results.Row) string, steps Steps) *plan.Estimate {
 	ps := pre.phases(cfg)
-	fio := plan.FioPlanned(cfg)
+	fio, ownServers := plan.FioPlanned(cfg), cfg.ServerAddr == ""
 	for _, row := range rows {
-		ps = append(ps, rowPhases(cfg, row, plannedWork(cfg, row, engine(row), fio), phaseRates{loadKeysPerSec: plan.AssumedLoadKeysPerSec}, steps)...)
+		w := plannedWork(cfg, row, engine(row), fio)
+		w.server = ownServers
+		ps = append(ps, rowPhases(cfg, row, w, phaseRates{loadKeysPerSec: plan.AssumedLoadKeysPerSec}, steps)...)
 	}
-	ps = sumPhases(append(ps, runStepPhases(cfg, rows, cfg.ServerAddr == "", steps)...))
+	ps = sumPhases(append(ps, runStepPhases(cfg, rows, ownServers, steps)...))
 	e := &plan.Estimate{Seconds: phasesSeconds(ps)}
 	for _, p := range ps {
 		e.Phases = append(e.Phases, plan.Phase{Name: p.Name, Count: p.Count, Seconds: p.Seconds, UpTo: p.UpTo})

@@ -138,12 +138,12 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 			wantTotal: 3 * (8*load + warm + float64(cellsPerRow*(cell+1)))},
 		{name: "fio re-runs with a ceiling", cfg: with(func(c *plan.Config) { c.NoFio = false }), preflight: true, rows: 1,
 			want:      []string{PhaseLoad, PhaseWarmup, PhaseCells, PhaseFio},
-			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + float64(len(threads)*4)},
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + float64(len(threads))*(4+fioStartSeconds)},
 		{name: "everything", cfg: with(func(c *plan.Config) {
 			c.Latency, c.Given, c.SLO, c.Ladder, c.NoFio, c.FioSeconds = true, []string{"latency"}, "p99=1ms", true, false, 0
 		}), preflight: true, rows: 1,
 			want: []string{PhaseLoad, PhaseWarmup, PhaseCells, PhaseLatency, PhaseSLO, PhaseFio, PhaseLadder},
-			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + latencySeconds + latency.SLOMaxProbes*step + float64(len(threads)*4) +
+			wantTotal: load + warm + float64(cellsPerRow*(cell+1+results.BesideSeconds)) + latencySeconds + latency.SLOMaxProbes*step + float64(len(threads))*(4+fioStartSeconds) +
 				ladderSeconds(with(func(c *plan.Config) {
 					c.Latency, c.Given, c.SLO, c.Ladder, c.NoFio, c.FioSeconds = true, []string{"latency"}, "p99=1ms", true, false, 0
 				}))},
@@ -161,12 +161,14 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 			if got := len(env.rows); got != tc.rows {
 				t.Fatalf("got %d rows, want %d", got, tc.rows)
 			}
+			// Every row starts its server and stops it after.
+			want, wantTotal := append([]string{PhaseServer}, tc.want...), tc.wantTotal+float64(tc.rows)*serverStartStopSeconds
 			ps := w.planPhases(0)
-			if got := phaseNames(ps); !slices.Equal(got, tc.want) {
-				t.Errorf("got phases %v, want %v", got, tc.want)
+			if got := phaseNames(ps); !slices.Equal(got, want) {
+				t.Errorf("got phases %v, want %v", got, want)
 			}
-			if got := phasesSeconds(ps); abs(got-tc.wantTotal) > 1e-6 {
-				t.Errorf("got %.3f s in all, want %.3f s (%s)", got, tc.wantTotal, describePhases(ps))
+			if got := phasesSeconds(ps); abs(got-wantTotal) > 1e-6 {
+				t.Errorf("got %.3f s in all, want %.3f s (%s)", got, wantTotal, describePhases(ps))
 			}
 		})
 	}
@@ -174,8 +176,8 @@ func TestPlanPhasesCountEveryPhase(t *testing.T) {
 
 // TestRemainingPhasesAtACell checks the estimate of a cell's progress
 // line: the current row's passes left and its latency steps, then the
-// later rows' loads, warm-ups, cells and latency; no warm-up or load of
-// the current row.
+// later rows' server starts, loads, warm-ups, cells and latency; no
+// start, warm-up or load of the current row.
 func TestRemainingPhasesAtACell(t *testing.T) {
 	cfg := plan.Config{Workload: results.Workload{
 		Profile:       plan.ProfileQuick,
@@ -206,6 +208,7 @@ func TestRemainingPhasesAtACell(t *testing.T) {
 	want := []phase{
 		{Name: PhaseCells, Count: 1 + 2, Seconds: 3},
 		latencyPhase,
+		{Name: PhaseServer, Count: 1, Seconds: serverStartStopSeconds},
 		{Name: PhaseLoad, Count: 1, Seconds: 1},
 		{Name: PhaseWarmup, Count: 1, Seconds: 1},
 	}

@@ -26,10 +26,10 @@ func TestFirstEstimateCountsThePreflightSweep(t *testing.T) {
 	threads := []int{2, 4}
 	cells := float64(passes * len(threads))
 	load := float64(dbsize) / plan.AssumedLoadKeysPerSec
-	noFio := load + warm + cells*(cell+1)
+	noFio := serverStartStopSeconds + load + warm + cells*(cell+1)
 	// With a ceiling: the fio beside each pass, and a fio re-run per
 	// thread count after them, each as long as a sweep step.
-	withFio := load + warm + cells*(cell+1+results.BesideSeconds) + float64(len(threads)*step)
+	withFio := serverStartStopSeconds + load + warm + cells*(cell+1+results.BesideSeconds) + float64(len(threads))*(step+fioStartSeconds)
 	cfg := plan.Config{Workload: results.Workload{
 		Profile:       plan.ProfileQuick,
 		Backends:      []string{"uring"},
@@ -70,7 +70,7 @@ func TestFirstEstimateCountsThePreflightSweep(t *testing.T) {
 		{name: "the host's and the pinned server's sweeps", pre: Preflight{SweepCPUs: []int{2, 1}, MaxDepth: 4096}, fioSeconds: step,
 			want: 12*(step+fioStartSeconds) + withFio, wantSteps: 12, wantUpTo: true, wantAfter: noFio},
 		{name: "a full sweep, at the preflight's default step", pre: Preflight{SweepCPUs: []int{2}, MaxDepth: 4096, Full: true},
-			want:      6*(hostcheck.DefaultFIORuntimeSeconds+fioStartSeconds) + load + warm + cells*(cell+1+results.BesideSeconds) + float64(len(threads)*hostcheck.DefaultFIORuntimeSeconds),
+			want:      6*(hostcheck.DefaultFIORuntimeSeconds+fioStartSeconds) + serverStartStopSeconds + load + warm + cells*(cell+1+results.BesideSeconds) + float64(len(threads))*(hostcheck.DefaultFIORuntimeSeconds+fioStartSeconds),
 			wantSteps: 6, wantAfter: noFio},
 		{name: "past the throttle limit", pre: Preflight{SweepCPUs: []int{2}, MaxDepth: 16384}, fioSeconds: step,
 			want: 8*(step+fioStartSeconds) + withFio, wantSteps: 8, wantUpTo: true, wantAfter: noFio},

@@ -78,7 +78,7 @@ func (w *Run) remainingPhases() []phase {
 		return nil
 	}
 	wk := w.rowWorkOf(rows[w.progress.rowIndex])
-	wk.load = false
+	wk.load, wk.server = false, false // started and loaded; its stop is in the noise
 	here := rowPhases(w.v.Config, rows[w.progress.rowIndex], wk, w.rates(), w.v.Steps)
 	// The warm-up is behind a row whose first cell is starting.
 	kept := here[:0]
