@@ -226,4 +226,3 @@ func CellOps(cfg plan.Config) []string {
 	}
 	return []string{"--op", "GET"}
 }
-
