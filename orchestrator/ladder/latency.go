@@ -45,8 +45,8 @@ func fioStepDepth(rec results.LatencyRecord) int {
 // latencyBeside measures fio beside each latency step of backend's rows,
 // once the disk reads at its ceiling again (settle): the KV rung and the
 // first fio run lay out a dataset's worth of files just before, and a
-// disk still writing that back gave fio a p99 of 400 ms at 6.7 K IOPS
-// here where a quiet one gives 0.15-0.3 ms. It returns nothing when the
+// disk still writing that back gives fio a p99 hundreds of times a quiet
+// disk's (docs/notes/2026-12-07-ladder-fio-beside.md). It returns nothing when the
 // bundle holds no fixed-rate step of backend (a run without --latency),
 // for an external server or a backend with no disk under it.
 func (r *run) latencyBeside(ctx context.Context, backend string) ([]results.LadderLatency, *results.DiskSettle) {
@@ -124,12 +124,8 @@ func (r *run) latencyBeside(ctx context.Context, backend string) ([]results.Ladd
 // steal (time the host took because none was idle); fio alone was busy
 // for fioBusy, and threads spinning for h of the time overlap it at
 // random, adding h × (1 − fioBusy): h = (busy + steal − fioBusy) / (1 −
-// fioBusy). Measured here beside fio at 15 000 reads a second (busy 34-38
-// % alone): threads at 0.4 gave busy 63-67 % and steal 1.3-1.9 %, at 0.9
-// busy 80-81 % and steal 8.5-8.6 %, where an unpinned quick step was 83 %
-// busy with 9.9 % steal; holding only busy − fioBusy (0.42) left the host
-// a quarter idle and fio's p99 at 0.76 ms against the 4.5-5.2 ms of 0.9.
-// False when the step was less than results.LoadWorthHolding less idle
+// fioBusy). Holding only busy − fioBusy leaves the host idle where the
+// step was not (docs/notes/2026-12-07-ladder-fio-beside.md). False when the step was less than results.LoadWorthHolding less idle
 // than fio, or a share was not read.
 func loadToHold(l results.LadderLatency) (float64, bool) {
 	if l.BusyShare == nil || l.FioBusyShare == nil || *l.FioBusyShare >= 1 {
