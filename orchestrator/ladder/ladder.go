@@ -320,7 +320,7 @@ func (r *run) deviceLayer(ctx context.Context, backend, round string, place rung
 		args = append(args, "--device-completion-threads", "4", "--device-throttle-limit", "512")
 	} else {
 		dir := filepath.Join(r.cfg.DataDir, "ladder-device")
-		fileBytes := max(r.cfg.DBSize*int64(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
+		fileBytes := fileBytesOf(r.cfg)
 		args = append(args, "--dir", dir, "--file-size", strconv.FormatInt((fileBytes+(1<<20)-1)>>20, 10)+"m")
 	}
 	args = append(args, "--qd", strconv.Itoa(shape.qd))

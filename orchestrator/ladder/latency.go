@@ -71,7 +71,7 @@ func (r *run) latencyBeside(ctx context.Context, backend string) ([]results.Ladd
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return []results.LadderLatency{{Error: fmt.Sprintf("orchestrator: ladder fio dir: %v", err)}}, nil
 	}
-	fileBytes := max(r.cfg.DBSize*int64(results.RecordBytes(r.cfg.KeyLength, r.cfg.ValueLength)), 64<<20)
+	fileBytes := fileBytesOf(r.cfg)
 	var settled *results.DiskSettle
 	if host := r.env.HostBaseline(); r.fio && host != nil {
 		if best, ok := host.Best(); ok {

@@ -39,6 +39,12 @@ const (
 	startSeconds = 1
 )
 
+// fileBytesOf is the size of the files the Device rung and fio beside
+// the latency steps read: the dataset's records, at least 64 MiB.
+func fileBytesOf(c plan.Config) int64 {
+	return max(c.DBSize*int64(results.RecordBytes(c.KeyLength, c.ValueLength)), 64<<20)
+}
+
 // Work is the ladder's work after the matrix, for the run's estimate:
 // count is its timed runs over rows (each a cell long), seconds their
 // mean with what runs untimed around them (files laid out, the KV
@@ -78,7 +84,7 @@ type ladderWork struct {
 func backendWork(c plan.Config, rows []results.Row, backend string, latencySteps int) ladderWork {
 	var w ladderWork
 	native := backend != results.ScenarioLocalMemory
-	fileBytes := float64(max(c.DBSize*int64(results.RecordBytes(c.KeyLength, c.ValueLength)), 64<<20))
+	fileBytes := float64(fileBytesOf(c))
 	fio := native && !c.Spec().InRAM && plan.FioPlanned(c)
 	if native {
 		w.runs += 3 // deviceShapes, at their most
