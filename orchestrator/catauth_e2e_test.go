@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/client"
 	"mvdan.cc/sh/v3/shell"
 
 	"github.com/tierbench/tierbench/internal/testenv"
@@ -211,30 +208,11 @@ func TestRunRedisDockerRefusesNoAuth(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			image := root
 			if c.user != "" {
-				image = imageAsUser(t, root, c.user)
+				image = testenv.MustImageAsUser(t, root, c.user)
 			}
 			checkRedisDockerAuth(t, image, c.uid, c.gid)
 		})
 	}
-}
-
-// imageAsUser is image with USER user, made by committing a container of
-// it (nothing pulled or built); removed when the test ends.
-func imageAsUser(t *testing.T, image, user string) string {
-	t.Helper()
-	cli := testenv.MustDocker(t)
-	ctx := t.Context()
-	c, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{Image: image}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.ContainerRemove(context.Background(), c.ID, client.ContainerRemoveOptions{Force: true})
-	tag := image + "-user" + strings.NewReplacer(":", "-").Replace(user)
-	if _, err := cli.ContainerCommit(ctx, c.ID, client.ContainerCommitOptions{Reference: tag, Changes: []string{"USER " + user}}); err != nil {
-		t.Fatalf("commit %s as user %s: %v", image, user, err)
-	}
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true}) })
-	return tag
 }
 
 func checkRedisDockerAuth(t *testing.T, image string, uid, gid int) {

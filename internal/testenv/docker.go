@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
@@ -70,4 +71,24 @@ func MustDocker(t testing.TB) *client.Client {
 		t.Fatalf("testenv: the Docker engine at %s does not answer within %v (set %s=1 to run without Docker): %v", where, dockerPingTimeout, NoDockerEnv, err)
 	}
 	return cli
+}
+
+// MustImageAsUser is image with USER user (as "4242:4243"), made by
+// committing a container of it (nothing pulled or built); removed when the
+// test ends.
+func MustImageAsUser(t testing.TB, image, user string) string {
+	t.Helper()
+	cli := MustDocker(t)
+	ctx := context.Background()
+	c, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &container.Config{Image: image}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true})
+	tag := image + "-user" + strings.NewReplacer(":", "-").Replace(user)
+	if _, err := cli.ContainerCommit(ctx, c.ID, client.ContainerCommitOptions{Reference: tag, Changes: []string{"USER " + user}}); err != nil {
+		t.Fatalf("testenv: commit %s as user %s: %v", image, user, err)
+	}
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), tag, client.ImageRemoveOptions{Force: true}) })
+	return tag
 }

@@ -75,6 +75,11 @@ type ServerSpec struct {
 	CPUs, Mems string   // "" = not pinned
 	LogPath    string
 	DataDir    string // host path, bind-mounted for containers
+	// OwnDir is the directory below DataDir the run made for a server
+	// other than tierbench alone (server-NAME): a container sees only it,
+	// given to the user the image runs as; "" for tierbench's own, which
+	// writes DataDir itself.
+	OwnDir string
 	// Program is the argv before Args of a server that is not tierbench,
 	// for the process runtime; Image the image (and entrypoint) of one for
 	// Docker. Both zero: tierbench's own binary or image.

@@ -191,14 +191,15 @@ func RowServer(c plan.Config, row results.Row) (sut.Server, error) {
 
 // launch is how a row's server starts: the program before its flags
 // (nil: the tierbench binary) for a process, or the image (zero: the run's
-// tierbench image) for a container; its flags; the host directory it is
-// given (a foreign server's own one in the data dir, serverDir); and the
-// words the recorded command puts before the flags (head).
+// tierbench image) for a container; its flags; the directory of the data
+// dir made for a foreign server alone (safe.ServerDir; "" for tierbench,
+// which writes the data dir itself); and the words the recorded command
+// puts before the flags (head).
 type launch struct {
-	prog    []string
-	img     rig.ImageRun
-	args    []string
-	dataDir string
+	prog   []string
+	img    rig.ImageRun
+	args   []string
+	ownDir string
 	// head is what the command line has before the flags: the program,
 	// or "docker run --entrypoint EP IMAGE".
 	head []string
@@ -222,13 +223,13 @@ func (o *Own) serverLaunch(row results.Row, port int) (launch, error) {
 	if err != nil {
 		return launch{}, err
 	}
-	l := launch{dataDir: cfg.DataDir}
+	var l launch
 	data := drv.DataPath(cfg.DataDir)
 	if !s.Self {
-		if l.dataDir, err = safe.ServerDir(cfg.DataDir, s.Name); err != nil {
+		if l.ownDir, err = safe.ServerDir(cfg.DataDir, s.Name); err != nil {
 			return launch{}, err
 		}
-		data = filepath.Join(data, filepath.Base(l.dataDir))
+		data = filepath.Join(data, filepath.Base(l.ownDir))
 	}
 	v := o.serverValues(row, port, data)
 	sc := rowScenario(row)

@@ -63,8 +63,8 @@ func TestTierbenchEntryIsTheRunsServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(l.args, c.want) || l.prog != nil || l.dataDir != d {
-			t.Errorf("%s: got %q (program %q, data %s),\nwant %q (the tierbench binary, data %s)", c.row.ID(), l.args, l.prog, l.dataDir, c.want, d)
+		if !slices.Equal(l.args, c.want) || l.prog != nil || l.ownDir != "" {
+			t.Errorf("%s: got %q (program %q, a dir of its own %q),\nwant %q (the tierbench binary, writing the data dir %s)", c.row.ID(), l.args, l.prog, l.ownDir, c.want, d)
 		}
 		if got := l.commandOf(l.args); got != "/bin/tierbench "+sut.Quote(c.want) {
 			t.Errorf("%s: command got %s", c.row.ID(), got)

@@ -147,6 +147,7 @@ func (o *Own) StartServer(ctx context.Context, row results.Row) (Server, error) 
 		Args:    l.args,
 		LogPath: filepath.Join(o.Out, results.DirLogs, "server-"+FileName(row)+".log"),
 		DataDir: cfg.DataDir,
+		OwnDir:  l.ownDir,
 		Program: l.prog,
 		Image:   l.img,
 	}

@@ -214,19 +214,36 @@ func (d *Driver) labels(role string) map[string]string {
 
 // Create creates and starts a container of the image on the host network.
 func (d *Driver) Create(ctx context.Context, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
-	return d.createOf(ctx, rig.ImageRun{}, role, name, args, cpus, mems, privileged, binds, logPath)
+	return d.createOf(ctx, containerSpec{role: role, name: name, args: args, cpus: cpus, mems: mems, privileged: privileged, binds: binds, logPath: logPath})
 }
 
-// createOf is create for a container of img.
-func (d *Driver) createOf(ctx context.Context, img rig.ImageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
-	id, err := d.createOnce(ctx, img, role, name, args, cpus, mems, privileged && !d.unprivileged, binds, logPath)
-	if err != nil && privileged && !d.unprivileged && strings.Contains(err.Error(), "apply caps") {
+// containerSpec is what a container is created from.
+type containerSpec struct {
+	img        rig.ImageRun // zero: the run's own image and entrypoint
+	role, name string
+	args       []string
+	cpus, mems string
+	privileged bool
+	binds      []string
+	logPath    string
+	// ownDir, when set, is a directory of this host the run made for the
+	// container alone, given to the user it runs as before it starts
+	// (giveDir).
+	ownDir string
+}
+
+// createOf creates and starts the container c. A privileged one runs
+// unprivileged with the capabilities a server needs (serverCapabilities)
+// once the engine has refused one, for the rest of the run.
+func (d *Driver) createOf(ctx context.Context, c containerSpec) (string, error) {
+	id, err := d.createOnce(ctx, c)
+	if err != nil && c.privileged && !d.unprivileged && strings.Contains(err.Error(), "apply caps") {
 		d.Remove(context.Background(), id)
 		d.unprivileged = true
 		if d.Warn != nil {
 			d.Warn("docker: the engine refused a privileged container (%v); servers run with seccomp=unconfined, apparmor=unconfined and capabilities %s instead\n", err, strings.Join(serverCapabilities, ", "))
 		}
-		return d.createOnce(ctx, img, role, name, args, cpus, mems, true, binds, logPath)
+		return d.createOnce(ctx, c)
 	}
 	return id, err
 }
@@ -239,29 +256,34 @@ func (d *Driver) Mode() string {
 	return "docker, privileged"
 }
 
-func (d *Driver) createOnce(ctx context.Context, img rig.ImageRun, role, name string, args []string, cpus, mems string, privileged bool, binds []string, logPath string) (string, error) {
-	cfg := &container.Config{Image: cmp.Or(img.Name, d.Image), Entrypoint: img.Entrypoint, Cmd: args, Labels: d.labels(role)}
+func (d *Driver) createOnce(ctx context.Context, c containerSpec) (string, error) {
+	cfg := &container.Config{Image: cmp.Or(c.img.Name, d.Image), Entrypoint: c.img.Entrypoint, Cmd: c.args, Labels: d.labels(c.role)}
 	host := &container.HostConfig{
 		NetworkMode: "host",
-		Privileged:  privileged && !d.unprivileged,
-		Binds:       binds,
-		Resources:   container.Resources{CpusetCpus: cpus, CpusetMems: mems},
+		Privileged:  c.privileged && !d.unprivileged,
+		Binds:       c.binds,
+		Resources:   container.Resources{CpusetCpus: c.cpus, CpusetMems: c.mems},
 	}
-	if privileged && d.unprivileged {
+	if c.privileged && d.unprivileged {
 		host.SecurityOpt = []string{"seccomp=unconfined", "apparmor=unconfined"}
 		host.CapAdd = serverCapabilities
 	}
-	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.RunID, role, name)
+	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.RunID, c.role, c.name)
 	d.Remove(ctx, cname) // a container of the same name from a failed attempt
 	resp, err := d.Engine.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: cname})
 	if err != nil {
 		return "", fmt.Errorf("orchestrator: create container %s: %w", cname, err)
 	}
 	d.mu.Lock()
-	d.ids[resp.ID] = logPath
+	d.ids[resp.ID] = c.logPath
 	d.mu.Unlock()
 	if err := d.copySecrets(ctx, resp.ID); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: container %s: %w", cname, err)
+	}
+	if c.ownDir != "" {
+		if err := d.giveDir(ctx, resp.ID, c.ownDir); err != nil {
+			return resp.ID, fmt.Errorf("orchestrator: container %s: %w", cname, err)
+		}
 	}
 	if _, err := d.Engine.ContainerStart(ctx, resp.ID, client.ContainerStartOptions{}); err != nil {
 		return resp.ID, fmt.Errorf("orchestrator: start container %s: %w", cname, err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/moby/moby/client"
+	"golang.org/x/sys/unix"
 )
 
 // The files copied into a container (the password and TLS files, 0400 in
@@ -34,6 +35,41 @@ func (d *Driver) secretsOwner(ctx context.Context, id string) (uid, gid int, err
 		user = res.Container.Config.User
 	}
 	return ownerOf(user, func() ([]byte, error) { return d.containerFile(ctx, id, "/etc/passwd") })
+}
+
+// giveDir gives dir, a directory of this host the run made for container
+// id alone, to the user the container runs as (secretsOwner), mode 0700,
+// before it starts: a server whose image drops root (Garnet's) writes
+// its log there. Nothing changes for a container that runs as root. The
+// directory is opened without following a link and changed through its
+// descriptor, so a link put in its place is refused, not followed. The
+// run's servers other than tierbench run on this machine only (target
+// refuses them across hosts), so dir is never another host's.
+func (d *Driver) giveDir(ctx context.Context, id, dir string) error {
+	if !d.Endpoint.local() {
+		return fmt.Errorf("give %s to the container's user: a directory of host %s cannot be changed from here", dir, d.Endpoint.Name)
+	}
+	uid, gid, err := d.secretsOwner(ctx, id)
+	if err != nil || uid == 0 && gid == 0 {
+		return err
+	}
+	return chownDir(dir, uid, gid)
+}
+
+// chownDir makes dir, never a link, uid:gid's with mode 0700.
+func chownDir(dir string, uid, gid int) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		defer unix.Close(fd)
+		err = unix.Fchown(fd, uid, gid)
+	}
+	if err == nil {
+		err = unix.Fchmod(fd, 0o700)
+	}
+	if err != nil {
+		return fmt.Errorf("give %s to the container's user %d:%d: %w", dir, uid, gid, err)
+	}
+	return nil
 }
 
 // ownerOf resolves a container's user ("", "uid", "uid:gid", "name",

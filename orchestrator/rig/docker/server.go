@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -29,8 +31,15 @@ func (d *Driver) StartServer(ctx context.Context, s rig.ServerSpec) (rig.ServerH
 // StartImage starts the server s as a container of img, with the same
 // cpusets, binds and labels whatever the image.
 func (d *Driver) StartImage(ctx context.Context, img rig.ImageRun, s rig.ServerSpec) (*dockerServer, error) {
-	id, err := d.createOf(ctx, img, "server", s.Name, s.Args, s.CPUs, s.Mems, true,
-		[]string{s.DataDir + ":" + rig.ContainerDataDir}, s.LogPath)
+	// A server with a directory of its own sees only that one, at the
+	// path it has below the data dir: whatever --data's mode, the user the
+	// image runs as reaches it, and nothing else of the data dir.
+	bind := s.DataDir + ":" + rig.ContainerDataDir
+	if s.OwnDir != "" {
+		bind = s.OwnDir + ":" + path.Join(rig.ContainerDataDir, filepath.Base(s.OwnDir))
+	}
+	id, err := d.createOf(ctx, containerSpec{img: img, role: "server", name: s.Name, args: s.Args, cpus: s.CPUs, mems: s.Mems, privileged: true,
+		binds: []string{bind}, logPath: s.LogPath, ownDir: s.OwnDir})
 	if err != nil {
 		if id != "" {
 			d.Remove(context.Background(), id)
