@@ -258,16 +258,7 @@ func (d *Driver) Mode() string {
 
 func (d *Driver) createOnce(ctx context.Context, c containerSpec) (string, error) {
 	cfg := &container.Config{Image: cmp.Or(c.img.Name, d.Image), Entrypoint: c.img.Entrypoint, Cmd: c.args, Labels: d.labels(c.role)}
-	host := &container.HostConfig{
-		NetworkMode: "host",
-		Privileged:  c.privileged && !d.unprivileged,
-		Binds:       c.binds,
-		Resources:   container.Resources{CpusetCpus: c.cpus, CpusetMems: c.mems},
-	}
-	if c.privileged && d.unprivileged {
-		host.SecurityOpt = []string{"seccomp=unconfined", "apparmor=unconfined"}
-		host.CapAdd = serverCapabilities
-	}
+	host := hostConfigOf(c, d.unprivileged)
 	cname := fmt.Sprintf("tierbench-%s-%s-%s", d.RunID, c.role, c.name)
 	d.Remove(ctx, cname) // a container of the same name from a failed attempt
 	resp, err := d.Engine.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: cname})
@@ -289,6 +280,23 @@ func (d *Driver) createOnce(ctx context.Context, c containerSpec) (string, error
 		return resp.ID, fmt.Errorf("orchestrator: start container %s: %w", cname, err)
 	}
 	return resp.ID, nil
+}
+
+// hostConfigOf is how container c runs: on the host network, its binds
+// and cpusets; privileged when it asks to be, or, once the engine has
+// refused that (unprivileged), unconfined with serverCapabilities.
+func hostConfigOf(c containerSpec, unprivileged bool) *container.HostConfig {
+	host := &container.HostConfig{
+		NetworkMode: "host",
+		Privileged:  c.privileged && !unprivileged,
+		Binds:       c.binds,
+		Resources:   container.Resources{CpusetCpus: c.cpus, CpusetMems: c.mems},
+	}
+	if c.privileged && unprivileged {
+		host.SecurityOpt = []string{"seccomp=unconfined", "apparmor=unconfined"}
+		host.CapAdd = serverCapabilities
+	}
+	return host
 }
 
 // copySecrets puts the run's password and TLS files into a created
