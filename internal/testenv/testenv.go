@@ -283,6 +283,17 @@ func MustBinary(t testing.TB) string {
 	return buildPath
 }
 
+// Main runs a package's tests and then removes what they left on this
+// machine for the whole test binary: the binary MustBinary built. A
+// package whose tests call MustBinary has TestMain call it.
+func Main(m *testing.M) {
+	code := m.Run()
+	if buildPath != "" {
+		os.RemoveAll(filepath.Dir(buildPath))
+	}
+	os.Exit(code)
+}
+
 // RepoRoot returns the module root, found from this source file's location.
 func RepoRoot(t testing.TB) string {
 	t.Helper()
