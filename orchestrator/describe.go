@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/internal/size"
 	"github.com/tierbench/tierbench/orchestrator/ceiling"
 	"github.com/tierbench/tierbench/orchestrator/fault"
+	"github.com/tierbench/tierbench/orchestrator/fleet"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/preflight"
 	"github.com/tierbench/tierbench/orchestrator/rig"
@@ -130,11 +132,43 @@ func datasetOf(c plan.Config) *plan.Dataset {
 	return d
 }
 
-// CheckPlanHost refuses, before anything starts, a plan whose needs this
-// host cannot give: the Docker engine for a docker plan, the NUMA nodes
-// its pinned rows were planned on, io_uring for uring rows, the programs
-// of its servers, its images. Each refusal is a sentence; all are given.
-func CheckPlanHost(ctx context.Context, n plan.Needs, pull bool) error {
+// CheckPlanHost refuses, before anything starts, a plan cfg whose needs
+// n the hosts it runs on cannot give: the Docker engine of each host it
+// names (this host's for a docker plan without hosts), and where its
+// server runs here, the NUMA nodes its pinned rows were planned on,
+// io_uring for uring rows, the programs of its servers, its images. A
+// server host elsewhere is checked by the run itself, which proves
+// O_DIRECT and io_uring inside its server container (preflight) and pins
+// on that host's own layout. Each refusal is a sentence; all are given.
+func CheckPlanHost(ctx context.Context, cfg plan.Config, n plan.Needs) error {
+	var engines []docker.Endpoint
+	if cfg.HostsMode() {
+		srv, clients, err := fleet.Endpoints(cfg)
+		if err != nil {
+			return err
+		}
+		for _, e := range append([]docker.Endpoint{srv}, clients...) {
+			if !slices.ContainsFunc(engines, func(o docker.Endpoint) bool { return o.Host == e.Host }) {
+				engines = append(engines, e)
+			}
+		}
+	}
+	var errs []error
+	for _, e := range engines {
+		if e.Host == "" {
+			continue // this host's engine: asked below, as a docker plan's
+		}
+		if err := pingEngine(ctx, e); err != nil {
+			errs = append(errs, fmt.Errorf("the plan runs on host %s, whose Docker engine (%s) does not answer: %v", e.Name, e.Display(), err))
+		}
+	}
+	if cfg.HostsMode() && !cfg.ServerHostLocal() {
+		// Nothing runs on this host but the clients the hosts name.
+		n = plan.Needs{Runtime: n.Runtime}
+		if !slices.ContainsFunc(engines, func(e docker.Endpoint) bool { return e.Host == "" }) {
+			n.Runtime = ""
+		}
+	}
 	h := plan.Host{
 		NUMANodes: len(rig.ReadTopology("/sys", runtime.NumCPU()).Nodes),
 		LookPath:  exec.LookPath,
@@ -173,9 +207,22 @@ func CheckPlanHost(ctx context.Context, n plan.Needs, pull bool) error {
 		}
 		h.Docker = err
 	}
-	if err := plan.CheckHost(n, h, pull); err != nil {
+	if err := errors.Join(append(errs, plan.CheckHost(n, h, cfg.Pull))...); err != nil {
 		host, _ := os.Hostname()
 		return fmt.Errorf("%w: this host (%s) cannot run the plan:\n%w", fault.ErrConfig, host, err)
 	}
 	return nil
+}
+
+// pingEngine asks the engine at e whether it answers, within 10 s.
+func pingEngine(ctx context.Context, e docker.Endpoint) error {
+	cli, err := e.Client()
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err = cli.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true})
+	return err
 }

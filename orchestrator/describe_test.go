@@ -4,10 +4,14 @@ import (
 	"context"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/moby/moby/client"
 
 	"github.com/tierbench/tierbench/device"
 	"github.com/tierbench/tierbench/hostcheck"
+	"github.com/tierbench/tierbench/internal/testenv"
 	"github.com/tierbench/tierbench/orchestrator/plan"
 	"github.com/tierbench/tierbench/orchestrator/rig"
 	"github.com/tierbench/tierbench/orchestrator/target"
@@ -92,5 +96,47 @@ func TestPreflightSweepsAsAsked(t *testing.T) {
 				t.Errorf("tierbench plan: got %d preflight fio steps, want %d (%+v)", steps, tc.wantSteps, d.Plan.Estimate.Phases)
 			}
 		})
+	}
+}
+
+// TestCheckPlanHostAsksTheHostsEngines: a plan across hosts is checked on
+// the engines its hosts name, not on this host's, and a server host
+// elsewhere answers for its own NUMA layout and io_uring (the run's
+// preflight there): this host's engine not answering and its single NUMA
+// node refuse only a plan whose server runs here. The earlier check
+// pinged this host's engine for every docker plan and compared this
+// host's NUMA nodes, refusing a driving machine without an engine.
+func TestCheckPlanHostAsksTheHostsEngines(t *testing.T) {
+	testenv.MustDocker(t)
+	engine := client.DefaultDockerHost // this machine's engine, named as a host
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	hosts := func(server, clients string) plan.Config {
+		return plan.Config{Workload: results.Workload{ServerHost: server, ClientHosts: clients}}
+	}
+	needs := plan.Needs{Runtime: plan.RuntimeDocker, Backends: []string{"uring"}, NUMANodes: 64}
+	for _, c := range []struct {
+		name string
+		cfg  plan.Config
+		want []string // each in the refusal; none: accepted
+	}{
+		{"server elsewhere", hosts("a="+engine, ""), nil},
+		{"server and clients elsewhere", hosts("a="+engine, "b="+engine+",c="+engine), nil},
+		{"a host's engine silent", hosts("a="+engine, "b=unix:///nonexistent/b.sock"),
+			[]string{"host b, whose Docker engine (unix:///nonexistent/b.sock) does not answer"}},
+		{"server here", hosts("", ""), []string{"this host's engine does not answer", "planned on 64 NUMA node(s)"}},
+		{"server here, clients elsewhere", hosts("", "b="+engine), []string{"this host's engine does not answer", "planned on 64 NUMA node(s)"}},
+	} {
+		err := CheckPlanHost(t.Context(), c.cfg, needs)
+		if len(c.want) == 0 {
+			if err != nil {
+				t.Errorf("%s: got %v, want the plan accepted", c.name, err)
+			}
+			continue
+		}
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: got %v, want a refusal saying %q", c.name, err, w)
+			}
+		}
 	}
 }

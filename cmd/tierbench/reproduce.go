@@ -60,7 +60,7 @@ func planConfig(path string, flags plan.Config, reproducing bool, stderr io.Writ
 		}
 		needs.NUMANodes = 0
 	}
-	if err := orchestrator.CheckPlanHost(context.Background(), needs, merged.Pull); err != nil {
+	if err := orchestrator.CheckPlanHost(context.Background(), merged, needs); err != nil {
 		return plan.Config{}, err
 	}
 	return merged, nil

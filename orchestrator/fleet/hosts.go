@@ -53,28 +53,9 @@ type Env struct {
 // the returned fleet's Driver.
 func Open(ctx context.Context, env Env) (_ *Hosts, err error) {
 	cfg := env.Config
-	srv := docker.Endpoint{Name: "local"}
-	if cfg.ServerHost != "" {
-		if srv, err = docker.ParseEndpoint(cfg.ServerHost, docker.DefaultContextDir()); err != nil {
-			return nil, err
-		}
-	}
-	clients := []docker.Endpoint{srv}
-	if cfg.ClientHosts != "" {
-		if clients, err = docker.ParseEndpoints(cfg.ClientHosts, docker.DefaultContextDir()); err != nil {
-			return nil, err
-		}
-	}
-	names := map[string]string{srv.Name: srv.Host}
-	for i, c := range clients {
-		if c.Host == srv.Host {
-			clients[i].Name = srv.Name // the server host, also a client
-			continue
-		}
-		if h, ok := names[c.Name]; ok && h != c.Host {
-			return nil, fmt.Errorf("%w: two hosts are named %q (%s and %s): name them with NAME=ENDPOINT", fault.ErrConfig, c.Name, h, c.Host)
-		}
-		names[c.Name] = c.Host
+	srv, clients, err := Endpoints(cfg)
+	if err != nil {
+		return nil, err
 	}
 	hd, err := docker.NewHostsDriver(ctx, srv, clients, cfg.Binary, env.RunID, env.Printf)
 	if err != nil {
@@ -120,6 +101,37 @@ func Open(ctx context.Context, env Env) (_ *Hosts, err error) {
 	}
 	env.Printf("host %s: the server will listen on %s, port %d, with %s\n", srv.Name, hp.Bind, hp.Port, auth)
 	return f, nil
+}
+
+// Endpoints are the engines cfg's hosts name: the server host's (this
+// host's, named "local", without --server-host) and the client hosts'
+// (the server host's without --client-hosts), a client host with the
+// server host's endpoint named as it.
+func Endpoints(cfg plan.Config) (srv docker.Endpoint, clients []docker.Endpoint, err error) {
+	srv = docker.Endpoint{Name: "local"}
+	if cfg.ServerHost != "" {
+		if srv, err = docker.ParseEndpoint(cfg.ServerHost, docker.DefaultContextDir()); err != nil {
+			return srv, nil, err
+		}
+	}
+	clients = []docker.Endpoint{srv}
+	if cfg.ClientHosts != "" {
+		if clients, err = docker.ParseEndpoints(cfg.ClientHosts, docker.DefaultContextDir()); err != nil {
+			return srv, nil, err
+		}
+	}
+	names := map[string]string{srv.Name: srv.Host}
+	for i, c := range clients {
+		if c.Host == srv.Host {
+			clients[i].Name = srv.Name // the server host, also a client
+			continue
+		}
+		if h, ok := names[c.Name]; ok && h != c.Host {
+			return srv, nil, fmt.Errorf("%w: two hosts are named %q (%s and %s): name them with NAME=ENDPOINT", fault.ErrConfig, c.Name, h, c.Host)
+		}
+		names[c.Name] = c.Host
+	}
+	return srv, clients, nil
 }
 
 func isLoopback(addr string) bool {
