@@ -334,3 +334,89 @@ func TestRunShardsRefuseNoAuth(t *testing.T) {
 		t.Errorf("cells.jsonl: got %d passes, want 3, measured through the password", len(recs))
 	}
 }
+
+// TestRunServerCmdPasswordFile: a --server-cmd template that names
+// {password_file} gets the run's password file there (0600, under the
+// state dir): the server refuses a client without the password, the run
+// measures it with it, the password is on no command line and in no file
+// of the bundle, and the run does not warn that it runs without one. The
+// server is tierbench's own under another name, reading the file with
+// --requirepass-file.
+func TestRunServerCmdPasswordFile(t *testing.T) {
+	bin := testenv.MustBinary(t)
+	base := testenv.MustDiskDir(t)
+	out, state := filepath.Join(base, "out"), filepath.Join(base, "state")
+	kvd := filepath.Join(t.TempDir(), "kvd")
+	copyFile(t, bin, kvd, 0o755)
+	tmpl := kvd + " server --port {port} --bind {bind} --requirepass-file {password_file}"
+	b := startBackground(t, bin, scenarioArgs(base, results.ScenarioMemory, "--server-cmd", tmpl, "--passes", "3", "--cell-seconds", "2")...)
+	var argv []string
+	b.waitUntil(t, "kvd listening", 120*time.Second, func() bool {
+		argv = nil
+		for _, a := range cmdlines() {
+			if len(a) > 0 && a[0] == kvd {
+				argv = a
+			}
+		}
+		if !slices.Contains(argv, "--port") {
+			return false
+		}
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", argv[slices.Index(argv, "--port")+1]))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	addr := net.JoinHostPort("127.0.0.1", argv[slices.Index(argv, "--port")+1])
+	file := argv[slices.Index(argv, "--requirepass-file")+1]
+	st, err := os.Lstat(file)
+	if err != nil || !strings.HasPrefix(file, state+"/") || !st.Mode().IsRegular() || st.Mode().Perm() != 0o600 {
+		t.Fatalf("{password_file}: got %s (%v, %v), want a regular 0600 file under %s", file, st, err, state)
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := strings.TrimSuffix(string(raw), "\n")
+	if len(pw) < 16 || strings.Contains(pw, "\n") {
+		t.Fatalf("the password file holds %q, want one line of a random password", raw)
+	}
+	for _, cmd := range []string{"FLUSHALL", "PING"} {
+		if got := respLine(t, addr, "", cmd); !strings.HasPrefix(got, "-NOAUTH") {
+			t.Errorf("%s without the password at %s: got %q, want -NOAUTH", cmd, addr, got)
+		}
+	}
+	if got := respLine(t, addr, pw, "PING"); got != "+PONG" {
+		t.Errorf("PING with the password at %s: got %q, want +PONG", addr, got)
+	}
+	for p, a := range cmdlines() {
+		if strings.Contains(strings.Join(a, " "), pw) {
+			t.Errorf("the run's password is on the command line of pid %s: %q", p, a)
+		}
+	}
+	select {
+	case err := <-b.done:
+		if exitCode(err) != 0 {
+			t.Fatalf("the run exited %d:\n%s", exitCode(err), b.stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the run did not end within 5 minutes:\n%s", b.stderr.String())
+	}
+	if strings.Contains(b.stderr.String(), "runs without a password") {
+		t.Errorf("stderr: got\n%s\nwant no warning that cmd runs without a password", b.stderr.String())
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Errorf("the password file %s is left after the run", file)
+	}
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if data, _ := os.ReadFile(p); bytes.Contains(data, []byte(pw)) {
+				t.Errorf("%s holds the run's password", p)
+			}
+		}
+		return nil
+	})
+	if recs, _, _ := results.ReadCells(out); len(recs) == 0 {
+		t.Errorf("cells.jsonl in %s: no pass recorded, want the cmd row measured with the password", out)
+	}
+}

@@ -107,6 +107,9 @@ func TestRunServersProcess(t *testing.T) {
 		t.Fatalf("exit %d, want 0:\n%s", r.code, r.stderr)
 	}
 	checkServersBundle(t, bin, filepath.Join(base, "out"), r.stdout, true)
+	if want := "servers: WARNING: cmd runs without a password: its template has no {password_file}"; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr: got\n%s\nwant a line saying %q", r.stderr, want)
+	}
 }
 
 // TestRunServersDocker: the same with tierbench's image and the redis

@@ -229,7 +229,10 @@ func Custom(template string) (Server, error) {
 		Args:       map[string]string{},
 		Tiering:    "whatever the command starts: the scenario's evidence judges it",
 		Evidence:   []string{"server:process_id"},
-		NoPassword: "the catalogue does not know how a --server-cmd command takes a password, so it runs without one",
+		NoPassword: "its template has no {password_file}, the file holding the run's password (one line), so it runs without one: put it where your server reads a password from a file",
+	}
+	if t.Uses("password_file") {
+		s.Password, s.NoPassword = PasswordPlaceholder, ""
 	}
 	s.parsed, s.given = map[string]Template{}, true
 	for _, sc := range results.Scenarios {

@@ -32,11 +32,16 @@ const (
 	// (JSON, Garnet's default import format) setting AuthenticationMode
 	// to Password and Password to the password (garnetConf).
 	PasswordConfigImport
+	// PasswordPlaceholder: a --server-cmd template that names
+	// {password_file}: the file the clients and tierbench's own server
+	// read (the password, one line), put where the template says.
+	PasswordPlaceholder
 )
 
 // Args puts the password file file into the server's flags args: first
 // for a config file (redis-server reads a config file only as its first
-// argument), last for a flag.
+// argument), last for a flag; a template's {password_file} has put it in
+// already.
 func (p Password) Args(args []string, file string) []string {
 	switch p {
 	case PasswordAuthFile:
@@ -77,7 +82,7 @@ func (p Password) File(pw string) ([]byte, error) {
 		return nil, fmt.Errorf("sut: an empty password")
 	}
 	switch p {
-	case PasswordAuthFile:
+	case PasswordAuthFile, PasswordPlaceholder:
 		if strings.ContainsAny(pw, "\r\n") {
 			return nil, fmt.Errorf("sut: a password file holds one line: the password may not hold a line break")
 		}

@@ -10,13 +10,14 @@ import (
 
 // Placeholders are the names a template may hold in braces, each filled
 // from one field of Values.
-var Placeholders = []string{"port", "bind", "data", "memory", "page", "segment", "index", "backend"}
+var Placeholders = []string{"port", "bind", "data", "memory", "page", "segment", "index", "backend", "password_file"}
 
 // Values are what a row gives a server's command line: its port and bind
 // address, its data dir as the server sees it (/data in a container), the
 // store's sizes as tierbench spells them (16m, 4m, 1g, 8g) and the row's
 // device backend as the server spells it (the entry's Backends map
-// tierbench's libaio and uring to it).
+// tierbench's libaio and uring to it); the file holding the run's
+// password (one line) as the server sees it.
 type Values struct {
 	Port    int
 	Bind    string
@@ -26,6 +27,8 @@ type Values struct {
 	Segment string
 	Index   string
 	Backend string
+	// PasswordFile is "" when the run gives the server no password.
+	PasswordFile string
 }
 
 // value is the text of placeholder name.
@@ -47,6 +50,8 @@ func (v Values) value(name string) string {
 		return v.Index
 	case "backend":
 		return v.Backend
+	case "password_file":
+		return v.PasswordFile
 	}
 	return ""
 }
@@ -266,6 +271,9 @@ func (t Template) Expand(v Values) ([]string, error) {
 				continue
 			}
 			val := v.value(p.name)
+			if p.name == "password_file" && val == "" {
+				return nil, fmt.Errorf("sut: {password_file}: the run gives this server no password (it does across hosts or with --server-addr, where it starts none)")
+			}
 			if strings.IndexByte(val, 0) >= 0 {
 				return nil, fmt.Errorf("sut: {%s} %q holds a NUL byte, which no command line can carry", p.name, val)
 			}

@@ -44,7 +44,7 @@ func TestParseTemplate(t *testing.T) {
 
 func TestParseTemplateErrors(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
-		{"srv --port {prot}", `unknown placeholder {prot} at column 12 (known: {port} {bind} {data} {memory} {page} {segment} {index} {backend})`},
+		{"srv --port {prot}", `unknown placeholder {prot} at column 12 (known: {port} {bind} {data} {memory} {page} {segment} {index} {backend} {password_file})`},
 		{"srv --dir '{data}' --x {Data}", "unknown placeholder {Data} at column 24"},
 		{"srv 'open", "the ' at column 5 is never closed"},
 		{`srv "open`, `the " at column 5 is never closed`},
@@ -113,6 +113,27 @@ func TestCustom(t *testing.T) {
 	ep, args, err := s.Container("memory", tplValues)
 	if err != nil || !slices.Equal(ep, []string{"/usr/local/bin/my-srv"}) || len(args) != 6 {
 		t.Errorf("Container: got %q %q, %v; want the program as entrypoint and its six flags", ep, args, err)
+	}
+	if s.Password != PasswordNone || !strings.Contains(s.NoPassword, "{password_file}") {
+		t.Errorf("a template without {password_file}: got password form %d, %q; want none, saying to give {password_file}", s.Password, s.NoPassword)
+	}
+	// {password_file} makes the run's password file the template's: the
+	// word stands where the template puts it, and Args adds nothing.
+	pw, err := Custom("my-srv --port {port} --requirepass-file {password_file}")
+	if err != nil || pw.Password != PasswordPlaceholder || pw.NoPassword != "" {
+		t.Fatalf("a template with {password_file}: got %v, form %d, %q; want PasswordPlaceholder", err, pw.Password, pw.NoPassword)
+	}
+	v := tplValues
+	v.PasswordFile = "/run/tierbench/run-1/password"
+	got, err := pw.Process("memory", []string{"my-srv"}, v)
+	if want := []string{"my-srv", "--port", "7001", "--requirepass-file", "/run/tierbench/run-1/password"}; err != nil || !slices.Equal(pw.Password.Args(got, v.PasswordFile), want) {
+		t.Errorf("{password_file}: got %q, %v; want %q", got, err, want)
+	}
+	if got, err := pw.Process("memory", []string{"my-srv"}, tplValues); err == nil {
+		t.Errorf("{password_file} with no file: got %q, want a refusal", got)
+	}
+	if b, err := PasswordPlaceholder.File("s3cret"); err != nil || string(b) != "s3cret\n" {
+		t.Errorf("PasswordPlaceholder.File: got %q, %v; want the password and a newline", b, err)
 	}
 	for _, c := range []struct{ in, want string }{
 		{"{data}/srv --port {port}", "the program, its first word, may not hold a placeholder"},

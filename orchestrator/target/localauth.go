@@ -48,10 +48,11 @@ type Secrets struct {
 // every server reads it from a file whose name alone is on its command
 // line, the way its catalogue entry says (sut.Server.Password: tierbench
 // --auth-file, Redis, Valkey and KeyDB a config file as their first
-// argument, Dragonfly --flagfile, Garnet --config-import-path); clients
-// read it with --auth-file; the bundle never has it. A server the
-// catalogue knows no such way for (a --server-cmd) runs without one, and
-// the run says so. Across hosts pickHosts makes it
+// argument, Dragonfly --flagfile, Garnet --config-import-path, a
+// --server-cmd template where it puts {password_file}); clients read it
+// with --auth-file; the bundle never has it. A server with no such way
+// (a template without {password_file}) runs without one, and the run
+// says so. Across hosts pickHosts makes it
 // (beyond loopback). Shards take it as a lone tierbench server does
 // (shards.go). The caller asks only when the run starts its servers on
 // this machine and has no password yet.
@@ -98,7 +99,7 @@ func (p *Password) writeServerPasswords(servers []sut.Server, drv rig.Driver, se
 	dir := drv.Capabilities().FilesDir
 	for _, s := range servers {
 		form := s.Password
-		if form == sut.PasswordNone || form == sut.PasswordAuthFile || p.Files[form] != "" {
+		if form == sut.PasswordNone || form == sut.PasswordAuthFile || form == sut.PasswordPlaceholder || p.Files[form] != "" {
 			continue
 		}
 		data, err := form.File(p.Auth)
@@ -128,17 +129,24 @@ func (p *Password) writeServerPasswords(servers []sut.Server, drv rig.Driver, se
 // serverPassword is how a row's server s takes the run's password: its
 // flags args with the password file put in, and whether it has one.
 func (p Password) serverPassword(s sut.Server, args []string) ([]string, bool) {
-	if p.Auth == "" || s.Password == sut.PasswordNone {
-		return args, false
-	}
-	file := p.Files[s.Password]
-	if s.Password == sut.PasswordAuthFile {
-		file = cmp.Or(p.File, rig.ContainerPasswordFile)
-	}
+	file := p.fileOf(s)
 	if file == "" {
 		return args, false
 	}
 	return s.Password.Args(args, file), true
+}
+
+// fileOf is the file server s reads the run's password from, "" when it
+// takes none: the clients' own for tierbench's server and a template's
+// {password_file}, else the file in the form s reads.
+func (p Password) fileOf(s sut.Server) string {
+	switch {
+	case p.Auth == "" || s.Password == sut.PasswordNone:
+		return ""
+	case s.Password == sut.PasswordAuthFile || s.Password == sut.PasswordPlaceholder:
+		return cmp.Or(p.File, rig.ContainerPasswordFile)
+	}
+	return p.Files[s.Password]
 }
 
 // WritePassword writes auth into the run's password file, 0600 in a

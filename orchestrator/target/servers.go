@@ -232,6 +232,7 @@ func (o *Own) serverLaunch(row results.Row, port int) (launch, error) {
 		data = filepath.Join(data, filepath.Base(l.ownDir))
 	}
 	v := o.serverValues(row, port, data)
+	v.PasswordFile = o.Env.Password().fileOf(s)
 	sc := rowScenario(row)
 	switch {
 	case s.Self:
