@@ -66,8 +66,8 @@
 // internal/freeze): gaps are time the host did not run this machine at
 // all, which steal does not count (a CPU quota running out), reported as
 // a second [Host] line and host_freezes. The samples are timer
-// interrupts, 2-3 % of a busy CPU's time on the 2-CPU test machine:
-// Config.NoFreezeProbe (--no-freeze-probe) leaves them out.
+// interrupts, a small but measurable part of a busy CPU's time on a virtual
+// machine: Config.NoFreezeProbe (--no-freeze-probe) leaves them out.
 //
 // With Config.OpMix (--op-mix, --workload) an offline cell is a mix: each
 // of a batch's Batch ops is drawn from the shares (GET, SET, INCR, DEL,

@@ -29,7 +29,7 @@ import (
 // connection then parks in Go's netpoller on every EAGAIN, so every batch
 // costs a read that fails, a park, a netpoll wake-up and a goroutine
 // switch, and that cost grew with the connection count until the client
-// used about three times redis-benchmark's CPU per op at 64 connections.
+// used far more CPU per op than redis-benchmark at many connections.
 // One thread polling many sockets pays one epoll_wait for all the
 // connections that became ready together, which is what redis-benchmark's
 // single event loop does.
@@ -315,10 +315,10 @@ func (l *clientLoop) pollOnce(uintptr) bool {
 // blockMillis bounds one blocking epoll_pwait of an auto loop that parks
 // (see idleWait). Why block in the loop's own epoll rather than park in
 // Go's netpoller: parked, a wake-up costs the scheduler's search for work,
-// its own epoll_wait and then the loop's, about a fifth of the client's
-// CPU at two connections and depth 64 in a profile; blocked in a raw
-// system call the loop keeps its P and the reply wakes it straight into
-// its own epoll_pwait. The runtime sees a running goroutine: the bound
+// its own epoll_wait and then the loop's, a large share of the client's
+// CPU at few connections in a profile; blocked in a raw system call the
+// loop keeps its P and the reply wakes it straight into its own
+// epoll_pwait. The runtime sees a running goroutine: the bound
 // (and every return to Go through idleWait.again, a preemption point)
 // lets it preempt the loop for its timers and the garbage collector, as
 // it does the loop's naps; the eventfd still ends the wait at once.

@@ -77,15 +77,14 @@ const (
 
 // A paced loop blocks until spinNs before an op's due time and spins the
 // rest. spinNs follows how late the timer's wake-ups come (wokeLate): on
-// a virtual machine a wake-up costs tens of microseconds (here p50 43,
-// p99 100-110 µs for a timerfd on an idle CPU), more when other processes
-// hold the CPUs, and a spin that covers it sends on time. It stays within
-// [pacedSpinMinNs, maxSpin], never more than pacedSpinMaxNs. Measured on
-// a loaded two-CPU machine against redis-server, 8 connections: at 1 000
-// GET/s a 200 µs ceiling gave p50 76–78 µs where 100 µs gave 121–220 µs;
-// on a quiet one, alternated three times, 400 µs (250 µs in effect: an
-// eighth of two loops' gaps) sent with a lateness p99 of 28–32 µs where
-// 200 µs gave 41–70 µs, for 0.04 s more spin in 8 s.
+// a virtual machine a wake-up costs tens of microseconds, even for a
+// timerfd on an idle CPU, more when other processes hold the CPUs, and a
+// spin that covers it sends on time. It stays within [pacedSpinMinNs,
+// maxSpin], never more than pacedSpinMaxNs. The ceiling is where raising it
+// stopped paying: against redis-server on a two-CPU machine, each doubling
+// up to it gave a lower latency (loaded) or lateness (quiet), the last for
+// little more spin (docs/notes/2026-12-07-comment-figures.md has the
+// figures).
 const (
 	pacedSpinMinNs = 10_000
 	pacedSpinMaxNs = 400_000
@@ -101,10 +100,9 @@ const pacedMergeGapNs = 400_000
 // the process a CPU to spare, or no server shares its CPUs
 // (Config.OwnCPUs) (either: spare), a loop may spin through the whole
 // gap between its sends: where that gap is shorter than a wake-up, a loop
-// that blocks sends every op a wake-up late (at 13 000 GET/s, one loop:
-// lateness p50 40 µs and latency p50 93-100 µs, against 1 µs and 30-43 µs
-// spinning). Without a spare CPU the spin is at most an eighth of the
-// gap, leaving the CPU to the server.
+// that blocks sends every op a wake-up late, and its latency grows with it,
+// where one that spins sends on time. Without a spare CPU the spin is at
+// most an eighth of the gap, leaving the CPU to the server.
 func maxSpin(intervalNs int64, threads, n int, spare bool) int64 {
 	gapNs := intervalNs * int64(n) / int64(threads) // between a loop's sends
 	if !spare {
@@ -123,12 +121,11 @@ func spinSpare(p *plan, n int) bool {
 // spinYields says whether a spinning loop gives its CPU away at every
 // turn (sched_yield): unless the client's CPUs are its own, a server may
 // be scheduled on the CPU the loop spins on, and the kernel lets it wait
-// for the spinner's time slice. Measured here, our server free on both
-// CPUs, 64 connections, PING at 12 000/s (the reference run's floor):
-// p99 3.4 ms spinning, 0.20-0.24 ms spinning with yields, the lateness
-// p99 30 µs either way; redis-server at 13 000 GET/s over 8 connections:
-// p99 0.40-0.42 ms → 0.13-0.14 ms. A yield with no one else runnable
-// returns at once, so the spin keeps its precision.
+// for the spinner's time slice. Measured here with our server and with
+// redis-server sharing the client's CPUs, yields cut the p99 several times
+// over while the client's lateness stayed the same
+// (docs/notes/2026-12-07-comment-figures.md has the figures). A yield with
+// no one else runnable returns at once, so the spin keeps its precision.
 func spinYields(p *plan) bool { return !p.OwnCPUs }
 
 // schedYield is sched_yield(2); it cannot fail.

@@ -89,8 +89,8 @@ func (b *bench) nowNs() int64 { return int64(time.Since(b.clock)) }
 // backends through afterGroup once the group is delivered, as fio reaps a
 // batch and then submits one; on localmemory, where a Submit from a
 // completion is a push onto a lock-free stack, at once (gathering there
-// left the completion goroutines idle while a batch was delivered: 4.7-4.8
-// M IOPS against 5.3-5.4 M at 2 threads × QD 64).
+// left the completion goroutines idle while a batch was delivered, and
+// read fewer IOPS).
 func (b *bench) onComplete(ud uint64, n int, err error) {
 	if ud&benchPrepareBit != 0 {
 		b.prepareDone <- prepareCompletion{buf: int(ud &^ benchPrepareBit), err: err}

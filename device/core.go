@@ -29,8 +29,8 @@ type slot struct {
 	// through the kernel: this atomic pair states the same ordering in
 	// terms it understands. Elsewhere it is left out: its store is an
 	// XCHG, which waits for the slot's cache line the plain stores before
-	// it would have left to the store buffer (2.5 % of a tiered server's
-	// CPU samples at 80 K GET/s on one CPU).
+	// it would have left to the store buffer, which showed in a tiered
+	// server's CPU samples.
 	published atomic.Uint32
 }
 
@@ -70,27 +70,21 @@ type core struct {
 // Config.AfterGroup), even in the middle of a batch.
 //
 // Why not wait for the end of the batch: a device kept at a fixed queue
-// depth settles into batches as deep as the queue (the virtio disk of the
-// test host answers 64 reads at QD 64 with batches of ~64 completions), and
-// a batch submitted in one call is plugged in the block layer until its last
-// request is built, so every request waits for the whole batch's completion
-// work and submission before the disk sees it. Why not fewer: it was 4,
-// tuned against fio submitting one read per call; against fio submitting
-// and reaping up to 32 per call (2.5-3 × faster on this virtual machine)
-// the device bench at 1 thread × QD 64 read 0.34-0.46 × fio, its CPU the
-// limit at a system call per 4 requests (and a gettid per resubmit, see
-// Config.AfterGroup). With the bench resubmitting per group, 3 alternated
-// passes against fio each, uring: every 8 read 0.82 ×, every 16 1.08-1.25 ×,
-// every 32 0.83-1.08 ×. Measured again once the disk read 300-340 K IOPS
-// (`tierbench device --compare-fio --passes 3`, each ratio the median of
-// three passes side by side with fio, 16 then 32): uring 1 × QD 64 0.865
-// then 1.047, 2 × QD 64 0.820 then 0.989, pinned to one CPU 1 × QD 128
-// 0.854 and 0.915 then 0.965 and 0.865, libaio pinned 1 × QD 128 0.950 then
-// 1.024; uring pinned at 1 × QD 128 made 57 774 io_uring_enter calls in
-// 3 s for 850 000 reads, a call per 15. At a faster disk a call costs
-// more of the CPU than the few microseconds a request waits for its
-// group. With more in flight the disk's queue stays full anyway, so the
-// group grows to a sixteenth of what is in flight (reapSubmitLimit).
+// depth settles into batches as deep as the queue (the test host's virtio
+// disk does), and a batch submitted in one call is plugged in the block
+// layer until its last request is built, so every request waits for the
+// whole batch's completion work and submission before the disk sees it.
+// Why not fewer: it was 4, tuned against fio submitting one read per call;
+// against fio submitting and reaping in batches, much faster on a virtual
+// machine, the device bench read far below fio, its CPU the limit at a
+// system call per 4 requests (and a gettid per resubmit, see
+// Config.AfterGroup). With the bench resubmitting per group, alternated
+// with fio, groups of 8 read the least; 16 read the most on a slower disk,
+// 32 on most shapes once the disk was faster. At a faster disk a call
+// costs more of the CPU than the few microseconds a request waits for its
+// group (docs/notes/2026-12-07-comment-figures.md has the figures). With
+// more in flight the disk's queue stays full anyway, so the group grows to
+// a sixteenth of what is in flight (reapSubmitLimit).
 const reapSubmitEvery = 32
 
 // reapSubmitLimit is the group size for a reaper's next batch: at least

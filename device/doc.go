@@ -71,7 +71,8 @@
 // doorbell in Go's netpoller, never in a blocking syscall: a goroutine in a
 // syscall keeps its P until the runtime's monitor retakes it, up to 10-20
 // ms, and the goroutines its completions readied wait that long when the
-// other Ps are busy (doorbell.go has the measurement).
+// other Ps are busy (docs/notes/2026-12-07-comment-figures.md has the
+// measurement).
 //
 // Submissions made from inside OnComplete (the way a store resubmits, and
 // the way the benchmark keeps its queue depth) are recognised by the thread

@@ -17,10 +17,11 @@ import (
 // monitor retakes it, which takes up to 10-20 ms when the monitor has
 // backed off. Until then the goroutines its completions readied (a
 // connection waiting for its read) wait on that P, and when the other Ps
-// are busy nobody watches the sockets either. Measured with the server on
-// 2 CPUs, one busy with a 500 k-member ZADD: a device GET waited 0.7 ms at
-// the median and 13 ms at p99 for those wake-ups. Parked in the netpoller
-// the reaper holds no P, and its wake-up is an ordinary goroutine's.
+// are busy nobody watches the sockets either. With the server on 2 CPUs,
+// one busy with a long ZADD, device GETs waited on those wake-ups, the
+// slowest for milliseconds (docs/notes/2026-12-07-comment-figures.md has
+// the figures). Parked in the netpoller the reaper holds no P, and its
+// wake-up is an ordinary goroutine's.
 type doorbell struct {
 	fd   int
 	file *os.File // the netpoller's handle on fd
@@ -46,9 +47,9 @@ func newDoorbell() (*doorbell, error) {
 // the bell announces (an io_uring CQ's tail) from memory.
 //
 // Why: wait costs two reads of the eventfd per wake-up (one that finds
-// nothing and parks, one that resets the counter), each a syscall of about
-// 0.9 µs on the virtual test host; at 11.6 K device GET/s on one CPU they
-// were 3 % of the server's CPU. The counter need not be reset: the
+// nothing and parks, one that resets the counter), each a syscall, dear on
+// a virtual machine: on the virtual test host they were a visible share of
+// a one-CPU server's CPU. The counter need not be reset: the
 // netpoller watches the eventfd edge-triggered, and the kernel reports
 // every signal as a new edge whatever the count (which saturates, it does
 // not wrap). A signal is not missed between the check and the wait: the

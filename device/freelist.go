@@ -12,12 +12,11 @@ import (
 //
 // Why not a channel of indexes (what it replaced): a buffered channel takes
 // its lock on every send and receive, and with completions released on one
-// CPU and slots taken on the other the lock's spinning was a third of the
-// localmemory benchmark's CPU (profile of tierbench device --backend
-// localmemory --threads 2 --qd 64: runtime.lock2, unlock2 and procyield
-// 0.39 of 1.31 CPU µs per op). Here taking and returning a slot are one
-// compare-and-swap each, and the mutex and condition variable are touched
-// only while the throttle is full.
+// CPU and slots taken on the other the lock's spinning was a large part of
+// the localmemory benchmark's CPU (runtime.lock2, unlock2 and procyield in
+// a profile of tierbench device --backend localmemory). Here taking and
+// returning a slot are one compare-and-swap each, and the mutex and
+// condition variable are touched only while the throttle is full.
 //
 // Why several stacks: the localmemory device gives each completion queue
 // its own, so that the slots a queue frees go back where its submitter

@@ -28,10 +28,11 @@ import (
 // (GOMAXPROCS 1, as a server pinned to one CPU gets): the waiting thread
 // holds that P until the runtime's monitor retakes it, which on a quiet
 // process sleeps up to 10 ms, and every other connection waits with it.
-// Measured on one CPU with 8 connections one GET each in flight: the
-// uring server topped out at 6.3–7.2 K GET/s, p50 0.7–1.3 s at 10–17 K
-// offered, where libaio (which has no idle path) answered 17 K at p50
-// 0.25 ms. SubmitIdle must not be called from a completion function.
+// Measured on one CPU with 8 connections one GET each in flight, the uring
+// server fell behind the offered rate and its latency ran away, where
+// libaio (which has no idle path) kept up
+// (docs/notes/2026-12-07-comment-figures.md has the figures). SubmitIdle
+// must not be called from a completion function.
 type IdleSubmitter interface {
 	SubmitIdle(reqs []Request) (accepted int, err error)
 }

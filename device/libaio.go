@@ -346,10 +346,10 @@ func (d *aioDevice) flush(c *aioContext, mine int) (int, error) {
 // io_submit runs the block layer for every iocb, so a batch of 256 keeps
 // the thread in the kernel for longer than the 20 µs after which the
 // runtime's monitor hands its P to another thread, and the submitter then
-// parks its own on return. On the pinned libaio server that was 0.058
-// context switches per GET against 0.013 made raw, and raw cost 0.89 × the
-// CPU per GET at 8 connections and 0.95 × at 64 (10 alternated cells each,
-// 9 of 10 cheaper; the disk at 120 K reads/s, GET/s the same). A read finds
+// parks its own on return. On the pinned libaio server raw calls made far
+// fewer context switches per GET and cost less CPU per GET at 8 and at 64
+// connections, for as many GETs a second
+// (docs/notes/2026-12-07-comment-figures.md has the figures). A read finds
 // no block request free only while the disk's queue is full, and sleeping
 // for one then holds the P harmlessly (see uringRing.enter). A batch with a
 // write goes through the scheduler: an O_DIRECT write into blocks not yet

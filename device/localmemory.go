@@ -66,8 +66,8 @@ type memDevice struct {
 //
 // Why stacks taken whole rather than channels (what they replaced): a
 // channel send and receive per request, each taking the channel's lock
-// from both CPUs, cost 0.35 of the 1.31 CPU µs per op the benchmark spent
-// (lock2, unlock2, procyield in the profile), more than the copy.
+// from both CPUs, cost more of the benchmark's CPU per op than the copy
+// itself (lock2, unlock2, procyield in the profile).
 type memQueue struct {
 	// top is the stack: slot+1 of its top entry in the low 32 bits (0:
 	// empty) and the number of requests on it in the high 32 bits, so the
@@ -386,14 +386,15 @@ func (d *memDevice) serveTaken(q *memQueue, taken uint64) int {
 // time: it starts loading the source lines of all of them, copies them,
 // returns their slots with one swap and then delivers their completions.
 //
-// Why in groups (profile of the tiered server on localmemory, t=16 -b 256,
-// 700 000 keys): returning each slot with its own swap right after its
-// copy was 15 % of the server's CPU, nearly all of it on the instruction
-// after the swap, a full barrier that waits for the copy's stores into a
-// buffer whose lines the submitter's CPU holds; one swap per group lets
-// those stores overlap. And the source lines loaded by plain loads ahead
-// of the copies (16 %) stalled retirement as the misses queued; issued as
-// prefetches, a group's misses overlap without holding the loop up.
+// Why in groups (a profile of the tiered server on localmemory): returning
+// each slot with its own swap right after its copy was a large share of
+// the server's CPU, nearly all of it on the instruction after the swap, a
+// full barrier that waits for the copy's stores into a buffer whose lines
+// the submitter's CPU holds; one swap per group lets those stores overlap.
+// And the source lines loaded by plain loads ahead of the copies, another
+// large share, stalled retirement as the misses queued; issued as
+// prefetches, a group's misses overlap without holding the loop up
+// (docs/notes/2026-12-07-comment-figures.md has the figures).
 const memGroup = 64
 
 // memReadLines is how many lines of each read the group's prefetch starts:

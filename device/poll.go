@@ -14,21 +14,17 @@ import "sync/atomic"
 // Why: a completion goroutine waits for its queue's doorbell in Go's
 // netpoller, and a busy process looks at the netpoller only when a P runs
 // out of goroutines to run (or when the runtime's monitor does, every 10
-// ms). On a server pinned to one CPU with 64 connections, 83-89 % of the
+// ms). On a server pinned to one CPU with 64 connections, most of the
 // reapers' turns took a full batch (256 CQEs): completed reads waited in
 // the CQ behind runnable connections while the disk's queue ran low. A
 // goroutine about to wait for its own completions polls first, and takes
-// everyone's: measured on the 2-CPU virtio test host (uring, server on
-// CPU 0, 2.7 M keys, `bench -s -t 64 -b 256` from CPU 1, polling switched
-// on and off every 2 s cell on one server, 20 cells), 6.8 % more GET/s at
-// 64 connections (16 of 19 adjacent pairs) at 5.2 % less server CPU per
-// GET, and 2.8 % more at 8 (14 of 19); libaio 8.5 % more at 64 (18 of
-// 19) at 12 % less CPU per GET, and as much as before at 8. On
-// localmemory (the tiered server with the seed's 4 completion goroutines,
-// unpinned, 700 000 keys, t=4), 0.8 % more at -b 256 and 2.5 % more at
-// -b 1024 (8 of 12 alternated cells each) at 1.7-2.1 % less server CPU
-// per GET: a session that would park takes its queue instead of handing
-// the copies to another goroutine and waiting to be woken.
+// everyone's. On the 2-CPU virtio test host, with polling switched on and
+// off cell by cell on one server, uring and libaio read more GETs a
+// second at 64 connections for less server CPU per GET, and at 8 more or
+// as many; on localmemory the tiered server read a little more for less
+// CPU per GET too, since a session that would park takes its queue
+// instead of handing the copies to another goroutine and waiting to be
+// woken (docs/notes/2026-12-07-comment-figures.md has the figures).
 //
 // Poll must not be called from a completion function, nor while holding
 // anything a completion function takes. After Close it returns 0.

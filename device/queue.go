@@ -126,8 +126,8 @@ func afterCompletion[Q kernelQueue](c *core, q Q, group *int, limit int, send fu
 // When no reaper is delivering, the caller is not one, and the gettid is
 // skipped: a completion function runs after its reaper's beginDelivery,
 // on the same goroutine, so it sees its queue's reaperTid set. At low load
-// a Submit almost never meets a delivery, and the syscall (about 0.9 µs on
-// the virtual test host) was 1-2 % of the server's CPU per device GET.
+// a Submit almost never meets a delivery, and the syscall, dear on a
+// virtual machine, showed in the server's CPU per device GET.
 func ownQueue[Q kernelQueue](queues []Q) (Q, bool) {
 	var none Q
 	if !anyDelivering(queues) {

@@ -14,8 +14,8 @@ import (
 // IORING_REGISTER_BUFFERS_UPDATE per buffer, kernel 5.19+): a buffer a
 // caller registers is pinned by the kernel once, and a request into it
 // goes as IORING_OP_READ_FIXED / WRITE_FIXED, which skips pinning and
-// unpinning its pages per request (get_user_pages was ≈ 6 % of the server's
-// CPU per device GET in perf, uring, one CPU).
+// unpinning its pages per request (get_user_pages was a visible share of
+// the server's CPU per device GET in perf).
 //
 // Invariants: every ring of the device has the same table, and index i
 // names the same buffer on each (a request may go to any ring). A buffer
@@ -47,8 +47,8 @@ var uringFixedTableEntries = 4096
 // uringFixedFileEntries is the size of each ring's table of registered
 // files: segment n is entry n, so the first 1024 segments (1 TiB of 1 GiB
 // segments) are read without the kernel looking their file up and
-// counting a reference on it per request (fget was ≈ 2 % of the server's
-// CPU per device GET); the segments past it take the plain path.
+// counting a reference on it per request (fget showed in the server's CPU
+// per device GET in perf); the segments past it take the plain path.
 const uringFixedFileEntries = 1024
 
 // uringRsrcRegister is struct io_uring_rsrc_register, 32 bytes.

@@ -152,23 +152,23 @@ func (r *uringRing) close() {
 // around it, with one exception: a read the block layer has no request for
 // is slept on in the submitter's thread (blk_mq_get_tag, io_schedule), not
 // handed to io-wq, although io_uring issues it with IOCB_NOWAIT: seen on
-// ext4 over a virtio disk on 6.18 (perf, 3-4 % of a pinned server's samples
-// with 2048 reads asked for and 256 requests in the disk's queue), as
-// liburing issue 826 reports for ext4 and xfs on 6.8. The sleep holds this
-// thread's P, and it is harmless: it happens only while the disk's
-// queue is full, so the disk runs at its best and a GET completes only as
-// fast as it does. Keeping what we hand the kernel near the queue's size
-// does not pay: throttle 256 against 4096 read 5-6 % fewer GETs at 8 and
-// 64 connections, 384 the same, neither cheaper per GET beyond the noise
-// (alternated 5 ×, pinned uring server, the disk at 100-120 K reads/s).
+// ext4 over a virtio disk on 6.18 (in perf, with more reads asked for than
+// the disk's queue has requests), as liburing issue 826 reports for ext4
+// and xfs on 6.8. The sleep holds this thread's P, and it is harmless: it
+// happens only while the disk's queue is full, so the disk runs at its best
+// and a GET completes only as fast as it does. Keeping what we hand the
+// kernel near the queue's size does not pay: a throttle at or just above
+// the queue's size read fewer GETs than the default, and was not cheaper
+// per GET beyond the noise.
 //
-// Why: a batch of 256 reads keeps the thread in io_uring_enter for about
-// 0.5-1 ms. Made as an ordinary syscall, the runtime's monitor retakes the
-// P after 20 µs and starts another thread to run the other goroutines, and
-// the submitter, back from the kernel without a P, parks its thread: on a
-// server given one CPU that was two thread switches per batch and the
-// monitor waking every 20 µs, ≈ 15 % of the server's CPU (perf, uring, 1
-// CPU, 32 connections × 256 GETs).
+// Why: a batch of 256 reads keeps the thread in io_uring_enter far longer
+// than the runtime's monitor waits. Made as an ordinary syscall, the
+// monitor retakes the P after 20 µs and starts another thread to run the
+// other goroutines, and the submitter, back from the kernel without a P,
+// parks its thread: on a server given one CPU that was two thread switches
+// per batch and the monitor waking every 20 µs, a large share of the
+// server's CPU in perf (docs/notes/2026-12-07-comment-figures.md has the
+// figures).
 func (r *uringRing) enter(toSubmit, minComplete, flags uint32) (int, unix.Errno) {
 	n, _, e := unix.RawSyscall6(unix.SYS_IO_URING_ENTER, uintptr(r.fd), uintptr(toSubmit), uintptr(minComplete), uintptr(flags), 0, 0)
 	return int(n), e

@@ -145,8 +145,8 @@ const driverSampleEvery = 10 * time.Millisecond
 //
 // Why: a disk may take fewer requests at once than its tags say. The test
 // VM's virtio disk has 128 tags, but its ring of 256 descriptors, without
-// indirect ones, holds 85 reads of three descriptors each; fio's best depth
-// there is 100-128, and deeper steps read less.
+// indirect ones, holds 85 reads of three descriptors each; fio's sweep
+// there peaks near the tags, and deeper steps read less.
 type driverSampler struct {
 	root  string
 	disks []string

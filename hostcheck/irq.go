@@ -13,9 +13,10 @@ import (
 // it. A read's completion interrupts these CPUs; a reader waiting on
 // another CPU is then woken across CPUs (an inter-processor interrupt,
 // a VM exit on a virtual machine). On the 2-CPU test VM, moving the
-// disk's one interrupt onto a pinned server's CPU took the server's own
-// p99 at 11 600 GET/s from 0.75-0.95 to 0.41-0.48 ms; where it lands is the
-// host's setting, which tierbench reports and never changes.
+// disk's one interrupt onto a pinned server's CPU cut the server's own p99
+// at a fixed rate well beyond the noise
+// (docs/notes/2026-12-07-comment-figures.md has the figures); where it
+// lands is the host's setting, which tierbench reports and never changes.
 type DiskInterrupt struct {
 	IRQ  int    `json:"irq"`
 	Name string `json:"name"` // /sys/kernel/irq/N/actions: "virtio1-req.0", "nvme0q3"

@@ -185,9 +185,11 @@ func span(xs []float64, scale float64, format string) string {
 // what the disk takes.
 //
 // Why: on the test VM (one queue of 128 tags) the ceiling is fio's best
-// depth, 128, where the pinned server's pipelined batches keep 236-255 in
-// flight; fio at those depths read 0.89-0.90 of the ceiling, and the
-// cells 0.89-0.97 of that fio, so a share of 82-87 % was mostly the depth.
+// depth, at the tags, where the pinned server's pipelined batches keep far
+// more in flight; fio at the server's depths read less than its ceiling,
+// and the cells nearly all of that fio, so most of the cells' shortfall
+// against the ceiling was the depth
+// (docs/notes/2026-12-07-comment-figures.md has the figures).
 func depthNote(res results.Results, st hostcheck.Storage, driver int) string {
 	tags := 0
 	for _, d := range st.Disks {
@@ -345,8 +347,8 @@ func heldAgainst(res results.Results, row results.Row) string {
 // the same depth minutes later. The ceiling is fio's best depth, on the
 // day of the preflight; a cell that reads a larger share of this than of
 // the ceiling lost the difference to the depth it kept the disk at, or to
-// a disk slower by then (here the host's disk swings between 200 K and
-// 300 K reads a second in phases of tens of seconds), not to its own path.
+// a disk slower by then (a virtual disk's speed can swing in phases of
+// tens of seconds, as this host's does), not to its own path.
 func fioAfter(res results.Results, c results.Cell) results.FioCPURecord {
 	if r, ok := results.FioCPUFor(res.FioCPU, c.Row, c.Threads); ok && r.IOPS > 0 {
 		return r
@@ -356,11 +358,11 @@ func fioAfter(res results.Results, c results.Cell) results.FioCPURecord {
 
 // diskThen is the fastest fio probe over the row's files after its load
 // when the disk had not come back to its ceiling before the passes (0 when
-// it had, or was not probed). The disk on this machine drifts by a fifth
-// within minutes (a pinned row's probes read 122-145 K against a 165 K
-// preflight ceiling), and a share of that ceiling alone then reads as the
-// server's shortfall; beside it, the share of what the disk read at the
-// time. The fastest probe is the figure kindest to the disk.
+// it had, or was not probed). A disk may drift within minutes (a pinned
+// row's probes here read well under the preflight ceiling), and a share of
+// that ceiling alone then reads as the server's shortfall; beside it, the
+// share of what the disk read at the time. The fastest probe is the figure
+// kindest to the disk.
 func diskThen(res results.Results, row results.Row) float64 {
 	for _, l := range res.Loads {
 		if l.Row == row && l.Settle != nil && !l.Settle.Settled && len(l.Settle.ProbeIOPS) > 0 {

@@ -237,11 +237,11 @@ type LoadRecord struct {
 }
 
 // DiskSettle is the wait after a load for the disk to read at its
-// ceiling again. A large load leaves the disk slower for minutes (here
-// 100 M keys, 12.8 GB: the first passes read 28-35 K GET/s, the third
-// 64-71 K, every one with the disk's queue full), so the passes start
-// once fio over the server's own files, read-only, reads at least
-// SettleShare of the row's ceiling, or stops getting faster.
+// ceiling again. A large load leaves the disk slower for minutes (here,
+// after the reference dataset's load, the first passes read far fewer
+// GETs a second than the third, every one with the disk's queue full), so
+// the passes start once fio over the server's own files, read-only, reads
+// at least SettleShare of the row's ceiling, or stops getting faster.
 type DiskSettle struct {
 	// ProbeIOPS are the probes in order, each ProbeSeconds of fio at
 	// Jobs × IODepth in flight (the ceiling's best point).

@@ -215,8 +215,7 @@ func RecordBytes(keyLength, valueLength int) int {
 // DatasetBytes is what the server reads: every record of the dataset on
 // the device. The fio ceiling is measured over as much: on a smaller file
 // set the disk's and the hypervisor's caches serve a larger share, which
-// made the reference run here reach only 72–93 % of a ceiling measured on
-// 8 × 64 MiB.
+// held the reference run here well below a ceiling measured on 8 × 64 MiB.
 func (w Workload) DatasetBytes() int64 {
 	return w.DBSize * int64(RecordBytes(w.KeyLength, w.ValueLength))
 }

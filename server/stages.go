@@ -55,12 +55,13 @@ var stageNames = [nStages]string{"parse", "index", "submit", "complete", "wake",
 const stageShards = 8
 
 // stageTimedGets is how many GETs of a batch are timed stage by stage.
-// A clock reading costs 30-40 ns through a kvm-clock vDSO, and a device GET
-// took four (one on the device's reaper): 3 % of a pinned server's CPU per
-// GET at 64 × 256 pipelined. A batch of up to this many GETs, which is
-// every batch a latency-bound client sends, is still timed whole; of a
-// deep pipeline the first ones are a sample whose reads were submitted,
-// served and handed over with the rest.
+// A clock reading through a kvm-clock vDSO is not cheap, and a device GET
+// takes four (one on the device's reaper): timing every GET of a deep
+// pipeline was a visible share of a pinned server's CPU per GET
+// (docs/notes/2026-12-07-comment-figures.md has the figures). A batch of up
+// to this many GETs, which is every batch a latency-bound client sends, is
+// still timed whole; of a deep pipeline the first ones are a sample whose
+// reads were submitted, served and handed over with the rest.
 const stageTimedGets = 16
 
 type stageShard struct {

@@ -15,9 +15,10 @@ func Prefetch(p unsafe.Pointer)
 //
 // Why a loop of its own: on the processor we measured (the 2-CPU AMD EPYC
 // guest of the README) a prefetch issued among a GET's parsing and
-// hashing stalled what came after it and the misses hardly overlapped:
-// 170 ns per index bucket prefetched that way, against a random read's
-// 240-330 ns, where prefetches issued back to back took 10 ns each. Our
+// hashing stalled what came after it and the misses hardly overlapped: a
+// bucket prefetched that way cost a good part of what a random read does,
+// where prefetches issued back to back cost a small fraction of one
+// (docs/notes/2026-12-07-comment-figures.md has the figures). Our
 // reading, which the guest's lack of counters leaves unproven: a prefetch
 // whose address misses the TLB holds up retirement until its page walk is
 // done. The addresses are plain numbers: nothing keeps their memory

@@ -4,11 +4,12 @@
 //
 // Why: on a virtual machine the disk's emulation may run on the host CPUs
 // the guest's virtual CPUs run on, and then the disk is slower while the
-// guest keeps its CPUs busy. Measured on a two-CPU Firecracker guest, fio
-// at 16 000 random 512 B reads a second: p99 62 µs with the CPUs idle,
-// 643 µs with both held 40 % busy, 1.6 ms at 80 %. A latency step of the
-// server (its client and server both running) is held against fio alone
-// and against fio with the CPUs as busy as the step's.
+// guest keeps its CPUs busy. On a two-CPU Firecracker guest, fio's p99 at a
+// fixed rate of random reads grew many times over with both CPUs held
+// partly busy, and more the busier they were
+// (docs/notes/2026-12-07-comment-figures.md has the figures). A latency
+// step of the server (its client and server both running) is held against
+// fio alone and against fio with the CPUs as busy as the step's.
 //
 // Invariant: each holding thread keeps its busy time within one spin slice
 // of share × its wall time since it began, whatever its sleeps oversleep

@@ -17,10 +17,11 @@ import (
 // inflight counts only what the driver has started (the ABI says it "can
 // be less than the number of requests queued in the block device queue"),
 // while diskstats counts the requests waiting in the I/O scheduler too.
-// On the 2-CPU test VM (virtio, 128 tags, mq-deadline) a loaded server
-// read 256 there (nr_requests, full) and 85 here: a virtio ring of 256
-// descriptors without indirect descriptors holds 85 three-descriptor reads,
-// fewer than the tags the kernel gave it.
+// On the 2-CPU test VM (virtio, 128 tags, mq-deadline), under a loaded
+// server, diskstats showed the scheduler's queue full (nr_requests) and
+// this file what the ring holds: a virtio ring of 256 descriptors without
+// indirect descriptors holds 85 three-descriptor reads, fewer than the
+// tags the kernel gave it.
 func ParseInFlight(data []byte) (reads, writes int, err error) {
 	f := bytes.Fields(data)
 	if len(f) != 2 {
@@ -95,13 +96,13 @@ func WatchDriver(root string, devices []string, every time.Duration) *DriverWatc
 // below in nine samples of ten that found any (the 90th percentile,
 // nearest rank); ok is false when the disks could not be read or never
 // held a read (then depth is 0). Samples without a read are left out:
-// fio lays out its files before it reads them, and at 100 M keys that
-// writing was most of a step's first minute.
+// fio lays out its files before it reads them, and at the reference
+// dataset's size that writing takes much of a step.
 //
 // Why not the most: blk-mq counts a request as the driver's from the
 // moment it tries to hand it over, so a request the device had no room
 // for is counted until it is put back: on the test VM, whose virtio ring
-// holds 85 reads, one sample in fifty read up to 116.
+// holds 85 reads, a few samples read more than the ring can hold.
 func (w *DriverWatch) Stop() (depth int, ok bool) {
 	close(w.stop)
 	<-w.done

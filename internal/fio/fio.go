@@ -48,8 +48,8 @@ type Job struct {
 	// Registered, on io_uring, registers the files and the buffers with
 	// the ring (--registerfiles --fixedbufs): no file table lookup or
 	// page pinning per read; on this machine's virtio disk it cut fio's
-	// CPU per 512 B read from 10.6 to 7.2 µs on one CPU and from 9.2-9.7
-	// to 8.1-8.2 µs with two jobs. Other engines ignore it.
+	// CPU per 512 B read, on one CPU and with two jobs. Other engines
+	// ignore it.
 	Registered bool
 	// Batched submits up to BatchReads reads per system call and reaps
 	// between one and BatchReads per call (--iodepth_batch_submit,
@@ -57,10 +57,10 @@ type Job struct {
 	// any engine. The upper bound on the reap matters: without it fio at
 	// an iodepth its io_uring ring size equals (a power of two: 64, 128,
 	// 256, 512 ...) fell back to about one system call per read. Pinned
-	// to one CPU of this machine, io_uring with registered files read
-	// 75-95 K IOPS at 9-11 µs per read at those depths against 197-243 K
-	// at 2.5-3.0 µs with the bound, and libaio at 128 in flight 65 K at
-	// 13.4 µs unbatched against 249 K at 2.6 µs batched.
+	// to one CPU of this machine, fio read several times the IOPS at a
+	// fraction of the CPU per read with the bound (io_uring with
+	// registered files) and batched (libaio)
+	// (docs/notes/2026-12-07-comment-figures.md has the figures).
 	Batched bool
 }
 

@@ -3,9 +3,10 @@
 // because its host did not run it. The kernel counts a vCPU that was ready
 // and not run as steal (package cpustat), but not one its host held back
 // for a CPU quota (a cgroup's cpu.max running out, which stops every vCPU
-// of the machine until the next period): on the 2-CPU test host that was
-// 4-8 ms at the end of each 100 ms period under a tiered server's load,
-// with steal at 0, and it was the p99 of every latency step there.
+// of the machine until the next period): on the 2-CPU test host that
+// stopped the machine for milliseconds at the end of each quota period
+// under a tiered server's load, with steal at 0, and it was the p99 of
+// every latency step there.
 //
 // The measurement: the kernel's cpu-clock event samples each CPU every
 // period, whatever runs on it, idle included (perf_event_open with

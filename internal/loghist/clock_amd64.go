@@ -15,10 +15,11 @@ func rdtsc() uint64
 // init, and only where the kernel itself keeps time with the counter.
 //
 // Why: a server that times the stages of every GET (INFO latencystats)
-// reads the clock four or five times per device GET. Through the vDSO a
-// reading cost 33-38 ns on the 2-CPU test host, 45 in a tiered GET's
-// benchmark, a fifth of that benchmark's time (BenchmarkDeviceGet); the
-// counter read directly costs 12.
+// reads the clock four or five times per device GET. Through the vDSO
+// (kvm-clock on a virtual machine) those readings were a large part of a
+// tiered GET's benchmark time (BenchmarkDeviceGet); the counter read
+// directly costs a fraction of a vDSO reading
+// (docs/notes/2026-12-07-comment-figures.md has the figures).
 //
 // Invariants: the kernel uses the counter as its clocksource only when it
 // runs at a constant rate and agrees across CPUs (it switches away when its

@@ -2,11 +2,11 @@
 // its ceiling again.
 //
 // A large load leaves a disk slower for seconds to minutes while it writes
-// back what it took in (here, after 12.8 GB: probes read 28 K, 30 K, 35 K,
-// 51 K… against a 73 K ceiling), so a measurement that starts right after
-// one measures the write-back, not the layer. The caller probes the disk
-// with short read-only runs (Await), Verdict saying after each whether to
-// go on.
+// back what it took in (here, after the reference dataset's load, probes
+// climbed back towards the ceiling from far below it), so a measurement
+// that starts right after one measures the write-back, not the layer. The
+// caller probes the disk with short read-only runs (Await), Verdict saying
+// after each whether to go on.
 // The rule is the same wherever a load precedes a measurement: the run's
 // passes (fio probes over the server's files) and `tierbench kv` (its own
 // read-only rounds over the store).

@@ -90,8 +90,8 @@ func MeasureFioCPU(ctx context.Context, env Env, row results.Row) error {
 
 // curveDepthSlack is how far, by ratio, a curve's point may be from a
 // cell's disk depth and still stand for fio at that depth: fio's CPU per
-// read moves little within it (5.9 µs at 128 and 6.2 at 512 on one CPU
-// here).
+// read moves little with depth, even between depths much further apart
+// than that (docs/notes/2026-12-07-comment-figures.md has the figures).
 const curveDepthSlack = 1.1
 
 // curveHasDepth says whether base has fio's CPU at a point within

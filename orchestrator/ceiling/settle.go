@@ -49,11 +49,11 @@ func SettleDisk(ctx context.Context, env Env, row results.Row, tgt target.Server
 // Beside runs the ceiling's probe for results.BesideSeconds right after
 // a pass, its server idle, and returns its IOPS: the pass is then also
 // held against fio side by side, not only against a ceiling measured
-// before any row ran (this disk's speed swings by a third in phases of
-// tens of seconds: a row that ran in a slow phase read 72-77 % of a
-// ceiling taken in a fast one while fio right after it read less than the
-// server). 0 where probe has nothing, or fio failed (said, not
-// fatal: the pass stands against its ceiling).
+// before any row ran (this disk's speed swings in phases of tens of
+// seconds: a row that ran in a slow phase read well below a ceiling taken
+// in a fast one while fio right after it read less than the server). 0
+// where probe has nothing, or fio failed (said, not fatal: the pass stands
+// against its ceiling).
 func Beside(ctx context.Context, env Env, row results.Row, tgt target.Server) float64 {
 	job, _, ok := probe(env, row, tgt)
 	if !ok {

@@ -12,14 +12,14 @@ import (
 
 // The fio rung is measured again in every round of the lower layers,
 // between Device and KV, instead of being taken only from the preflight:
-// the preflight ran minutes before the rungs, and this machine's disk
-// moves by a fifth and more in minutes (a quick ladder's Device rung
-// read 134 K IOPS against the preflight's 165 K while the RESP cell above
-// it read 142 K, and the ladder named a device-side gap that was the
-// disk's drift). fio runs at the ceiling's best point (its jobs ×
-// iodepth, engine, registration and CPUs) over the Device rung's own
-// file, read-only: the same disk, the same moment, no file of its own to
-// lay out.
+// the preflight ran minutes before the rungs, and a disk's speed can drift
+// within minutes (a quick ladder's Device rung once read well below the
+// preflight's fio while the RESP cell above it read more than the rung, and
+// the ladder named a device-side gap that was the disk's drift;
+// docs/notes/2026-12-07-comment-figures.md has the figures). fio runs at
+// the ceiling's best point (its jobs × iodepth, engine, registration and
+// CPUs) over the Device rung's own file, read-only: the same disk, the same
+// moment, no file of its own to lay out.
 
 // fioAgain runs one round of the fio rung over file; the layer's error
 // says why it could not.

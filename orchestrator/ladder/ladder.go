@@ -209,7 +209,8 @@ func finishLadder(l *results.Ladder) {
 
 // ladderWideNoise is a noise past which a ladder's shares say nothing of
 // the layers: at the reference scale the KV rung's rounds, each read
-// right after its own 12.8 GB load, spread 152 %.
+// right after its own load, spread far past it
+// (docs/notes/2026-12-07-comment-figures.md has the figure).
 const ladderWideNoise = 0.5
 
 // Rounds is how many times the lower layers run, in alternating
@@ -342,8 +343,8 @@ func (r *run) deviceLayer(ctx context.Context, backend, round string, place rung
 // the round's. On the disk its reads wait after its own load until they
 // reach 90 % of fioOps (or stop getting faster; with no fio ceiling
 // they do not wait, as the passes do not): the load has just written
-// the whole dataset, and at 100 M keys rounds that read at once spread
-// 152 %.
+// the whole dataset, and at the reference scale rounds that read at once
+// spread far past ladderWideNoise.
 func (r *run) kvLayer(ctx context.Context, backend string, round int, place rungPlace, fioOps float64) results.LadderLayer {
 	layer := results.LadderLayer{Layer: LayerKV}
 	threads := place.kvThreads()

@@ -17,11 +17,11 @@ import (
 
 // The rungs below RESP run at shapes the server's own run had, or they
 // measure something the server never does (a device rung of 1 thread ×
-// 4096 reads in flight read 0.47 of fio at the reference scale, below the
-// KV and RESP rungs above it): on the CPUs the best RESP cell's server
-// had (its cpuset when the row is pinned, so the device layer picks the
-// same completion threads and rings), and at the cell's connections and
-// -b as well as at one submitter per CPU, the better of the two.
+// 4096 reads in flight read far below fio at the reference scale, below
+// even the KV and RESP rungs above it): on the CPUs the best RESP cell's
+// server had (its cpuset when the row is pinned, so the device layer picks
+// the same completion threads and rings), and at the cell's connections
+// and -b as well as at one submitter per CPU, the better of the two.
 
 // rungPlace is where and at what shape the lower rungs run: the best
 // RESP cell's server budget and client shape.
@@ -86,8 +86,9 @@ func (s deviceShape) String() string {
 // best cell's connections each with its -b in flight, as the server's
 // sessions submit (their total capped at the throttle limit); and fio's
 // best point, so that the rung is not held below fio by a shape fio was
-// not measured at (at 100 M keys the first two read 101-103 K IOPS
-// against fio's 126 K at 2 jobs × 64). Each shape appears once.
+// not measured at (at the reference scale the first two read less than fio
+// at its own best point; docs/notes/2026-12-07-comment-figures.md has the
+// figures). Each shape appears once.
 func (p rungPlace) deviceShapes() []deviceShape {
 	limit := device.DefaultThrottleLimit
 	perCPU := deviceShape{threads: max(p.cpuCount, 1), qd: (limit + max(p.cpuCount, 1) - 1) / max(p.cpuCount, 1)}

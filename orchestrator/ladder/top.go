@@ -21,8 +21,9 @@ import (
 // server of the best cell's row is started again beside the untiered one
 // and their passes alternate, the order swapped each round. Against the
 // best cell of the matrix, taken minutes before on a host whose speed
-// moves by tens of percent between minutes, the share read 0.68 to 1.13
-// over runs of one code.
+// drifts between minutes, the share moved widely, above and below 1, over
+// runs of one code (docs/notes/2026-12-07-comment-figures.md has the
+// figures).
 
 // LayerInMemory is the untiered server's RESP layer, the LocalMemory
 // ladder's top.

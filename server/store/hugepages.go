@@ -18,9 +18,10 @@ const hugePageBytes = 2 << 20
 // Why: every GET looks up one random 64-byte bucket of the index (8 GiB at
 // the reference scale, 256 MiB at the quick one). With 4 KiB pages nearly
 // every lookup also misses the TLB, and in a virtual machine a page walk
-// goes through two sets of page tables: (*index).find was ≈ 10 % of the
-// server's CPU per device GET (perf, uring, one CPU, quick dataset). An
-// error is ignored: without huge pages the index works as before.
+// goes through two sets of page tables: (*index).find was a large share of
+// the server's CPU per device GET in a profile
+// (docs/notes/2026-12-07-comment-figures.md has the figure). An error is
+// ignored: without huge pages the index works as before.
 func adviseHugePages(words []uint64) {
 	if len(words)*8 < 2*hugePageBytes {
 		return

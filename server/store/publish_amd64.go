@@ -8,8 +8,8 @@ package store
 // processor keeps stores in program order (total store order) and the
 // compiler keeps every store in the one memory chain, never moving one
 // past another or past a call such as the copies that fill a record.
-// atomic.StoreUint64 would add a full fence (XCHG), which on the plain SET
-// path cost about 3 % of the whole request; see BenchmarkProcessBatch.
+// atomic.StoreUint64 would add a full fence (XCHG), whose cost shows on
+// the plain SET path; see BenchmarkProcessBatch.
 //
 // The race detector knows nothing of this ordering, so -race builds, and
 // every other architecture, use the atomic store (publish_other.go).

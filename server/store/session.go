@@ -269,10 +269,12 @@ func (s *Session) LastRead() ReadTimes { return s.lastRead }
 // that knows the keys it is about to Read (the GETs of a pipelined batch)
 // notes them all, then prefetches: each bucket is a random line of a big
 // index, a memory miss the processor otherwise takes one GET at a time
-// ((*index).find was ≈ 10 % of the server's CPU per device GET, nearly all
-// of it the load of the bucket's first word), and the lines are loaded in
-// a loop of their own (see cacheline.PrefetchAll): a prefetch after each
-// key's hashing took 170 ns per GET, 9 % of a pinned libaio server's CPU.
+// ((*index).find was a large share of the server's CPU per device GET in a
+// profile, nearly all of it the load of the bucket's first word), and the
+// lines are loaded in a loop of their own (see cacheline.PrefetchAll): a
+// prefetch issued after each key's hashing cost a good part of the miss
+// it was to hide (docs/notes/2026-12-07-comment-figures.md has the
+// figures).
 //
 // It also notes the slot that the next Read going to the device would
 // take, the i-th call since the last CompleteAtLeast the i-th slot from
@@ -416,16 +418,15 @@ func (s *Session) CompleteAtLeast(n int, fn func(token uint64, value []byte, st 
 //
 // Why not the window's first line (what it was): a record lies anywhere in
 // its sector, so that line held the header of a 128-byte record only one
-// time in eight, and the header's first load, in decodeRecord, was a miss:
-// half of decodeRecord's samples on one instruction, and the copy of the
-// value in the reply (memmove) the next line's miss, together 4 % of a
-// pinned uring server's CPU samples; with the record's lines prefetched the
-// copy fell from 2.9 to 0.8 % and the GET path's misses and prefetches
-// together from 7.9 to 6.3 %: 0.97 × the server's CPU per GET (medians of
-// 12 alternated cells, at 8 and at 32 connections). Only for a disk: localmemory's windows were
-// just written by a CPU, and prefetching them read 2.7 % fewer GETs (7 of
-// 8 alternated cells), while leaving them alone read as many as the old
-// first-line prefetch (1.008 ×, 10 cells).
+// time in eight, and the header's first load, in decodeRecord, was a miss
+// (many of decodeRecord's samples on that one instruction), as was the
+// next line's in the copy of the value into the reply (memmove). With the
+// record's own lines prefetched the copy's miss mostly went, and the server
+// spent less CPU per GET at 8 and at 32 connections. Only for a disk:
+// localmemory's windows were just written by a CPU, and prefetching them
+// read fewer GETs, while leaving them alone read as many as the old
+// first-line prefetch (docs/notes/2026-12-07-comment-figures.md has the
+// figures).
 func (s *Session) noteRecord(pr *pendingRead) {
 	w := pr.window
 	off := pr.addr - s.st.sectorStart(pr.addr)

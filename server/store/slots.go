@@ -22,7 +22,7 @@ import (
 // and the session's pop (a Swap of it) order those writes before the
 // session reads them, and the session writes them again only once it
 // submits the slot anew. (Atomic stores here were XCHGs, each waiting for
-// the slot's cache line: 4 % of a tiered server's CPU samples.)
+// the slot's cache line, and they showed in a tiered server's profile.)
 //
 // Its fields are laid out by who touches them, one cache line each (the
 // struct is 192 bytes and a chunk's slots start on a line, see

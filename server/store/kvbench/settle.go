@@ -15,8 +15,9 @@ import (
 // SettleResult is the wait between the load and the runs (Config.Settle)
 // for the disk to read at its ceiling again: the load has just written
 // the whole dataset, and a disk still writing it back reads slower for
-// seconds to minutes (the ladder's KV rounds at 100 M keys, each right
-// after its own 12.8 GB load, spread 152 %).
+// seconds to minutes (the ladder's KV rounds at the reference scale, each
+// right after its own load, spread too far apart to say anything of the
+// store).
 type SettleResult struct {
 	// ProbeOpsPerSec are the probes in order: read-only rounds of the
 	// store, ProbeSeconds each, at Threads threads and the runs' --itp.
