@@ -68,6 +68,20 @@ func (b *background) waitPasses(t *testing.T, out string, n int) {
 	})
 }
 
+// waitExitOK waits, up to 5 minutes, for the run to end, and fails the
+// test with what it said unless it exited 0.
+func (b *background) waitExitOK(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-b.done:
+		if exitCode(err) != 0 {
+			t.Fatalf("the run exited %d:\n%s", exitCode(err), b.stderr.String())
+		}
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the run did not end within 5 minutes:\n%s", b.stderr.String())
+	}
+}
+
 // waitUntil waits until reached says the run got to what; a run that ends
 // before that, or does not get there within limit, fails the test at once
 // with what it said.

@@ -23,6 +23,30 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
+// checkPasswordHeld: the server at addr answers each of cmds without the
+// password with -NOAUTH, and PING with it with +PONG.
+func checkPasswordHeld(t *testing.T, addr, pw string, cmds ...string) {
+	t.Helper()
+	for _, cmd := range cmds {
+		if got := respLine(t, addr, "", cmd); !strings.HasPrefix(got, "-NOAUTH") {
+			t.Errorf("%s without the password at %s: got %q, want -NOAUTH", cmd, addr, got)
+		}
+	}
+	if got := respLine(t, addr, pw, "PING"); got != "+PONG" {
+		t.Errorf("PING with the password at %s: got %q, want +PONG", addr, got)
+	}
+}
+
+// checkNoCommandLineHolds: no process of the host has pw in its argv.
+func checkNoCommandLineHolds(t *testing.T, pw string) {
+	t.Helper()
+	for p, a := range cmdlines() {
+		if strings.Contains(strings.Join(a, " "), pw) {
+			t.Errorf("the run's password is on the command line of pid %s: %q", p, a)
+		}
+	}
+}
+
 // cmdlines are the argv of every process of the host that /proc lists,
 // by pid.
 func cmdlines() map[string][]string {
@@ -97,27 +121,9 @@ func checkCatalogueAuth(t *testing.T, bin, out, state string, args []string, sta
 	if strings.Contains(strings.Join(argv, " "), pw) {
 		t.Errorf("redis-server was started with the run's password in its argv: %q", argv)
 	}
-	for _, cmd := range []string{"FLUSHALL", "CONFIG SET maxmemory 1", "CLIENT PAUSE 5000", "PING"} {
-		if got := respLine(t, addr, "", cmd); !strings.HasPrefix(got, "-NOAUTH") {
-			t.Errorf("%s without the password at %s: got %q, want -NOAUTH", cmd, addr, got)
-		}
-	}
-	if got := respLine(t, addr, pw, "PING"); got != "+PONG" {
-		t.Errorf("PING with the password at %s: got %q, want +PONG", addr, got)
-	}
-	for p, a := range cmdlines() {
-		if strings.Contains(strings.Join(a, " "), pw) {
-			t.Errorf("the run's password is on the command line of pid %s: %q", p, a)
-		}
-	}
-	select {
-	case err := <-b.done:
-		if exitCode(err) != 0 {
-			t.Fatalf("the run exited %d:\n%s", exitCode(err), b.stderr.String())
-		}
-	case <-time.After(5 * time.Minute):
-		t.Fatalf("the run did not end within 5 minutes:\n%s", b.stderr.String())
-	}
+	checkPasswordHeld(t, addr, pw, "FLUSHALL", "CONFIG SET maxmemory 1", "CLIENT PAUSE 5000", "PING")
+	checkNoCommandLineHolds(t, pw)
+	b.waitExitOK(t)
 	if !strings.Contains(b.stderr.String(), "servers: a password made for this run") {
 		t.Errorf("stderr: got\n%s\nwant the line saying the servers got a password", b.stderr.String())
 	}
@@ -308,19 +314,8 @@ func TestRunShardsRefuseNoAuth(t *testing.T) {
 	if len(pw) != 32 {
 		t.Fatalf("the run's password file holds %d bytes, want 32 hex digits", len(pw))
 	}
-	for p, a := range cmdlines() {
-		if strings.Contains(strings.Join(a, " "), pw) {
-			t.Errorf("the run's password is on the command line of pid %s: %q", p, a)
-		}
-	}
-	select {
-	case err := <-b.done:
-		if exitCode(err) != 0 {
-			t.Fatalf("the run exited %d:\n%s", exitCode(err), b.stderr.String())
-		}
-	case <-time.After(5 * time.Minute):
-		t.Fatalf("the run did not end within 5 minutes:\n%s", b.stderr.String())
-	}
+	checkNoCommandLineHolds(t, pw)
+	b.waitExitOK(t)
 	filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() || strings.HasPrefix(p, filepath.Join(base, "data")) {
 			return nil
@@ -381,27 +376,9 @@ func TestRunServerCmdPasswordFile(t *testing.T) {
 	if len(pw) < 16 || strings.Contains(pw, "\n") {
 		t.Fatalf("the password file holds %q, want one line of a random password", raw)
 	}
-	for _, cmd := range []string{"FLUSHALL", "PING"} {
-		if got := respLine(t, addr, "", cmd); !strings.HasPrefix(got, "-NOAUTH") {
-			t.Errorf("%s without the password at %s: got %q, want -NOAUTH", cmd, addr, got)
-		}
-	}
-	if got := respLine(t, addr, pw, "PING"); got != "+PONG" {
-		t.Errorf("PING with the password at %s: got %q, want +PONG", addr, got)
-	}
-	for p, a := range cmdlines() {
-		if strings.Contains(strings.Join(a, " "), pw) {
-			t.Errorf("the run's password is on the command line of pid %s: %q", p, a)
-		}
-	}
-	select {
-	case err := <-b.done:
-		if exitCode(err) != 0 {
-			t.Fatalf("the run exited %d:\n%s", exitCode(err), b.stderr.String())
-		}
-	case <-time.After(5 * time.Minute):
-		t.Fatalf("the run did not end within 5 minutes:\n%s", b.stderr.String())
-	}
+	checkPasswordHeld(t, addr, pw, "FLUSHALL", "PING")
+	checkNoCommandLineHolds(t, pw)
+	b.waitExitOK(t)
 	if strings.Contains(b.stderr.String(), "runs without a password") {
 		t.Errorf("stderr: got\n%s\nwant no warning that cmd runs without a password", b.stderr.String())
 	}
