@@ -5,8 +5,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -65,6 +67,9 @@ func chownDir(dir string, uid, gid int) error {
 	}
 	if err == nil {
 		err = unix.Fchmod(fd, 0o700)
+	}
+	if errors.Is(err, unix.EPERM) && os.Geteuid() != 0 {
+		return fmt.Errorf("give %s to the container's user %d:%d: only root may (this run is uid %d): run as root, or --runtime process", dir, uid, gid, os.Geteuid())
 	}
 	if err != nil {
 		return fmt.Errorf("give %s to the container's user %d:%d: %w", dir, uid, gid, err)
