@@ -179,11 +179,13 @@ const minServerFileBytes = 1 << 20
 
 // serverFiles lists what the server in dir reads: tierbench's segment
 // files, or, for another server, every regular file below dir of at least
-// minServerFileBytes whose name fio can take.
+// minServerFileBytes whose name fio can take. A link is never one: a
+// server's own directory belongs to the user its image runs as, and fio
+// must not be sent through a link it planted.
 func serverFiles(dir string) (files []string, footprint string, totalBytes int64) {
 	segs, _ := filepath.Glob(filepath.Join(dir, "segment.*"))
 	for _, f := range segs {
-		if st, err := os.Stat(f); err == nil && st.Mode().IsRegular() {
+		if st, err := os.Lstat(f); err == nil && st.Mode().IsRegular() {
 			files, totalBytes = append(files, f), totalBytes+st.Size()
 		}
 	}

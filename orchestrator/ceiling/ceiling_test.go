@@ -173,6 +173,17 @@ func TestServerFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Links a server could plant in its own directory: to a file of
+	// another's, under a segment's name and under any name.
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{filepath.Join(own, "segment.2"), filepath.Join(other, "Store", "hlog.2")} {
+		if err := os.Symlink(victim, l); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		dir           string
 		wantFiles     []string
