@@ -189,7 +189,7 @@ Examples:
   tierbench run --scenario memory --server-cmd 'my-server --port {port} --dir {data}'
   tierbench run --server-host ssh://me@storage1 --client-hosts ssh://me@client1,ssh://me@client2 --data /mnt/nvme/tb
   tierbench run --tls both --backends uring --pin none (each row without and with TLS: what TLS costs)
-  tierbench run --server-addr rediss://default:PASSWORD@my-cache.example.com:6380 --dbsize 100000 (a managed service)
+  tierbench run --server-addr rediss://default@my-cache.example.com:6380 --auth-file ~/cache.pass --dbsize 100000 (a managed service)
 
 `+orchestrator.ExitCodesHelp+`
 Flags:
