@@ -175,7 +175,7 @@ flag given explicitly means what it says: --warmup-seconds 0 is no warm-up,
 --passes 0 is refused.
 
 Examples:
-  tierbench run --profile quick --data /var/tmp/tierbench-data
+  tierbench run --profile quick (data in /var/tmp/tierbench-$UID/data, the bundle in ./tierbench-results/<run id>)
   tierbench run --plan quick.yaml --passes 3 (a plan file, one value overridden)
   tierbench run --reproduce published/RUN --tolerance 10 (a published bundle, here)
   tierbench run --scenario all --profile quick (the seed's three scenarios, one table each)
