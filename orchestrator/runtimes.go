@@ -43,7 +43,7 @@ func (r *runner) pickDriver(ctx context.Context) error {
 func openDocker(ctx context.Context, r *runner) (rig.Driver, error) {
 	d, err := docker.NewDriver(ctx, docker.Endpoint{}, r.cfg.Binary, r.plan.RunID)
 	if err != nil {
-		return nil, rig.Unavailable(fmt.Errorf("no Docker engine: %w", err))
+		return nil, rig.Unavailable(fmt.Errorf("the Docker runtime cannot start: %w", err))
 	}
 	if err := d.TakeLease(ctx); err != nil {
 		d.Close(context.Background())
