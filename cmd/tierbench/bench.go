@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -151,6 +152,11 @@ the whole distribution, at the client CPU of a draw per op (--cluster-bench cycl
 			return usageErr("--uri %s is plain redis://: the TLS flags need rediss:// or --tls", *uri)
 		}
 	}
+	if argvPassword(fs, *uri) {
+		// As redis-cli warns for -a and -u: the orchestrator's own clients
+		// only ever take --auth-file.
+		fmt.Fprintln(stderr, "tierbench bench: WARNING: a password on the command line is shown to every user of this host (ps, /proc/PID/cmdline): --auth-file FILE keeps it off")
+	}
 	var err error
 	threadsSet := false
 	fs.Visit(func(f *flag.Flag) { threadsSet = threadsSet || f.Name == "t" })
@@ -245,4 +251,18 @@ func (f idleNapFlag) Set(v string) error {
 	}
 	*f.d = d
 	return nil
+}
+
+// argvPassword reports whether bench's password came on its command line:
+// --auth, or a password in --uri.
+func argvPassword(fs *flag.FlagSet, uri string) bool {
+	if flagGiven(fs, "auth") {
+		return true
+	}
+	u, err := url.Parse(uri)
+	if err != nil || u.User == nil {
+		return false
+	}
+	_, ok := u.User.Password()
+	return ok
 }

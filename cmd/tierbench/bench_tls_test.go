@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -45,12 +46,27 @@ func TestBenchTLSFlags(t *testing.T) {
 			if tt.want != "" && !strings.Contains(stderr.String(), tt.want) {
 				t.Fatalf("got stderr %q, want %q", stderr.String(), tt.want)
 			}
-			if tt.code == 1 && strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
-				t.Fatalf("got stderr %q, want one line", stderr.String())
+			warned := strings.Contains(stderr.String(), "WARNING: a password on the command line is shown to every user")
+			if argv := slices.Contains(tt.args, "--auth") || strings.Contains(strings.Join(tt.args, " "), ":pw@") || strings.Contains(strings.Join(tt.args, " "), ":nope@"); warned != argv {
+				t.Errorf("password on the command line %v: warned %v, want the WARNING line exactly then\n%s", argv, warned, stderr.String())
+			}
+			if tt.code == 1 && strings.Count(strings.TrimSpace(stripWarning(stderr.String())), "\n") != 0 {
+				t.Fatalf("got stderr %q, want one line besides the warning", stderr.String())
 			}
 			if tt.code == 0 && !strings.Contains(stdout.String(), `"misses": 0`) {
 				t.Fatalf("got %s, want a report with 0 misses", stdout.String())
 			}
 		})
 	}
+}
+
+// stripWarning is stderr without the warning lines.
+func stripWarning(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.Contains(l, "WARNING:") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
