@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -360,4 +361,90 @@ func TestReadmeQuickstart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHelpExamples parses every example command line each subcommand's
+// --help shows, as TestDocCommands parses the docs' (an example that
+// elides its flags with … is left out), and holds both to the rule the
+// run enforces: no password on a command line.
+func TestHelpExamples(t *testing.T) {
+	seen := 0
+	for _, name := range usageOrder {
+		var help bytes.Buffer
+		dispatch([]string{name, "--help"}, &help, io.Discard)
+		for _, c := range helpExamples(name, help.String()) {
+			seen++
+			if err := checkDocCommand(c.args); err != "" {
+				t.Errorf("%s: tierbench %s: %s", c.where, strings.Join(c.args, " "), err)
+			}
+			if err := passwordOnArgv(c.args); err != "" {
+				t.Errorf("%s: tierbench %s: %s", c.where, strings.Join(c.args, " "), err)
+			}
+		}
+	}
+	if seen < 20 {
+		t.Errorf("got %d example command lines in the --help texts, want at least 20: is the parser finding them?", seen)
+	}
+}
+
+// TestDocCommandsKeepPasswordsOff: no command line of the docs' code
+// blocks puts a password on argv.
+func TestDocCommandsKeepPasswordsOff(t *testing.T) {
+	for _, file := range docFiles(t) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range docCommands(filepath.ToSlash(strings.TrimPrefix(file, "../../")), string(data)) {
+			if err := passwordOnArgv(c.args); err != "" {
+				t.Errorf("%s: tierbench %s: %s", c.where, strings.Join(c.args, " "), err)
+			}
+		}
+	}
+}
+
+// helpExamples are the command lines of a --help text: lines that start
+// with "  tierbench " and their backslash continuations, a closing
+// "(…)" remark taken off.
+func helpExamples(name, help string) []docCommand {
+	var out []docCommand
+	lines := strings.Split(help, "\n")
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "  tierbench ") {
+			continue
+		}
+		start, line := i, lines[i]
+		for strings.HasSuffix(strings.TrimRight(line, " "), `\`) && i+1 < len(lines) {
+			line = strings.TrimSuffix(strings.TrimRight(line, " "), `\`) + " " + strings.TrimSpace(lines[i+1])
+			i++
+		}
+		line = helpRemark.ReplaceAllString(line, "")
+		if strings.Contains(line, "…") || strings.Contains(line, "...") {
+			continue
+		}
+		for _, c := range docCommands(name, "```\n"+line+"\n```\n") {
+			c.where = "tierbench " + name + " --help, line " + itoa3(start+1)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// helpRemark is a remark in parentheses closing an example line.
+var helpRemark = regexp.MustCompile(`\s+\([^()]*\)\s*$`)
+
+// passwordOnArgv says why args put a password on a command line ("" when
+// they do not): --auth with a value, or a URL with one.
+func passwordOnArgv(args []string) string {
+	for i, a := range args {
+		if a == "--auth" || strings.HasPrefix(a, "--auth=") {
+			return "gives a password with --auth, where ps shows it: show --auth-file"
+		}
+		if u, err := url.Parse(a); err == nil && u.User != nil {
+			if _, ok := u.User.Password(); ok {
+				return "word " + itoa3(i+1) + " holds a password in a URL, where ps shows it: show --auth-file"
+			}
+		}
+	}
+	return ""
 }

@@ -132,7 +132,7 @@ CPU-bound host. Prints a check | status | detail table and a "Host —"
 paragraph. Exit status: 0 nothing failed, 1 a check failed, 2 usage error.
 
 Example:
-  tierbench preflight --data-dir /var/tmp/tierbench --fio
+  tierbench preflight --data-dir /mnt/nvme/tb --fio
   tierbench preflight --data-dir /mnt/nvme/tb --threads 8,32,48,64 --dbsize 100000000 --index 8g --memory 16m --json
 
 Flags:
