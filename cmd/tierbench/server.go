@@ -88,6 +88,9 @@ Flags:
 	if status, ok := parseArgs(fs, args, 0, stdout, stderr); !ok {
 		return status
 	}
+	if flagGiven(fs, "auth") || slices.ContainsFunc(cfg.Users, ruleHasPassword) {
+		fmt.Fprintln(stderr, "tierbench server: WARNING: a password on the command line is shown to every user of this host (ps, /proc/PID/cmdline): --requirepass-file and --aclfile keep it off")
+	}
 	if err := readAuthFile(); err != nil {
 		fmt.Fprintf(stderr, "tierbench server: %v\n", err)
 		return 2
@@ -248,4 +251,10 @@ func wrapWords(prefix string, words []string, width int) string {
 	}
 	b.WriteString(line + "\n")
 	return b.String()
+}
+
+// ruleHasPassword reports whether an ACL user rule ("alice on >secret …")
+// holds a password in clear (">secret"; "#hash" is not one).
+func ruleHasPassword(rule string) bool {
+	return slices.ContainsFunc(strings.Fields(rule), func(w string) bool { return strings.HasPrefix(w, ">") })
 }

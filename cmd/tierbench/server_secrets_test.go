@@ -67,6 +67,35 @@ func TestServerSecretFlagsRefused(t *testing.T) {
 	}
 }
 
+// TestServerWarnsOfPasswordsOnArgv: a password given on the command line
+// (--auth, or a --user rule with >password) gets a WARNING naming the
+// files that keep it off; one from a file, or a user's #hash, gets none.
+// Each command ends at --maxclients 0 (exit 2) after the warning's place,
+// so no server starts.
+func TestServerWarnsOfPasswordsOnArgv(t *testing.T) {
+	pw := writeSecret(t, t.TempDir(), "pw", "s3cret\n", 0o600)
+	hash := "#5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8"
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--auth", "s3cret"}, true},
+		{[]string{"--user", "alice on >s3cret ~* +@all"}, true},
+		{[]string{"--requirepass-file", pw}, false},
+		{[]string{"--user", "alice on " + hash + " ~* +@all"}, false},
+		{nil, false},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append(append([]string{"server", "--port", "0"}, tc.args...), "--maxclients", "0")
+		if code := dispatch(args, &stdout, &stderr); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (stderr %q)", tc.args, code, stderr.String())
+		}
+		if got := strings.Contains(stderr.String(), "WARNING: a password on the command line"); got != tc.warn {
+			t.Errorf("%q: warned %v, want %v (stderr %q)", tc.args, got, tc.warn, stderr.String())
+		}
+	}
+}
+
 // TestServerPasswordsFromFiles: a real server started with
 // --requirepass-file and --aclfile authenticates with the files' passwords,
 // and none of them is on its command line.
