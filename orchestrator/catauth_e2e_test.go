@@ -23,6 +23,25 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
+// waitListening waits, up to 120 s, until started gives the argv of the
+// run's server (what) with --port and the port answers on 127.0.0.1, and
+// returns that argv and address.
+func (b *background) waitListening(t *testing.T, what string, started func() []string) (argv []string, addr string) {
+	t.Helper()
+	b.waitUntil(t, what+" listening", 120*time.Second, func() bool {
+		if argv = started(); !slices.Contains(argv, "--port") {
+			return false
+		}
+		addr = net.JoinHostPort("127.0.0.1", argv[slices.Index(argv, "--port")+1])
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return argv, addr
+}
+
 // checkPasswordHeld: the server at addr answers each of cmds without the
 // password with -NOAUTH, and PING with it with +PONG.
 func checkPasswordHeld(t *testing.T, addr, pw string, cmds ...string) {
@@ -100,18 +119,7 @@ func respLine(t *testing.T, addr, auth string, cmd string) string {
 // the state dir.
 func checkCatalogueAuth(t *testing.T, bin, out, state string, args []string, started func() []string, readConf func(t *testing.T, argv []string) []byte) {
 	b := startBackground(t, bin, args...)
-	var argv []string
-	b.waitUntil(t, "the run's redis-server listening", 120*time.Second, func() bool {
-		if argv = started(); !slices.Contains(argv, "--port") {
-			return false
-		}
-		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", argv[slices.Index(argv, "--port")+1]))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
-	addr := net.JoinHostPort("127.0.0.1", argv[slices.Index(argv, "--port")+1])
+	argv, addr := b.waitListening(t, "the run's redis-server", started)
 	conf := readConf(t, argv)
 	m := requirepassLine.FindSubmatch(conf)
 	if m == nil {
@@ -345,24 +353,14 @@ func TestRunServerCmdPasswordFile(t *testing.T) {
 	copyFile(t, bin, kvd, 0o755)
 	tmpl := kvd + " server --port {port} --bind {bind} --requirepass-file {password_file}"
 	b := startBackground(t, bin, scenarioArgs(base, results.ScenarioMemory, "--server-cmd", tmpl, "--passes", "3", "--cell-seconds", "2")...)
-	var argv []string
-	b.waitUntil(t, "kvd listening", 120*time.Second, func() bool {
-		argv = nil
+	argv, addr := b.waitListening(t, "kvd", func() []string {
 		for _, a := range cmdlines() {
 			if len(a) > 0 && a[0] == kvd {
-				argv = a
+				return a
 			}
 		}
-		if !slices.Contains(argv, "--port") {
-			return false
-		}
-		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", argv[slices.Index(argv, "--port")+1]))
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
+		return nil
 	})
-	addr := net.JoinHostPort("127.0.0.1", argv[slices.Index(argv, "--port")+1])
 	file := argv[slices.Index(argv, "--requirepass-file")+1]
 	st, err := os.Lstat(file)
 	if err != nil || !strings.HasPrefix(file, state+"/") || !st.Mode().IsRegular() || st.Mode().Perm() != 0o600 {
