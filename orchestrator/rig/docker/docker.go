@@ -268,11 +268,17 @@ func (d *Driver) createOnce(ctx context.Context, c containerSpec) (string, error
 	d.mu.Lock()
 	d.ids[resp.ID] = c.logPath
 	d.mu.Unlock()
-	if err := d.copySecrets(ctx, resp.ID); err != nil {
-		return resp.ID, fmt.Errorf("orchestrator: container %s: %w", cname, err)
-	}
-	if c.ownDir != "" {
-		if err := d.giveDir(ctx, resp.ID, c.ownDir); err != nil {
+	if d.Password != "" || len(d.secrets) > 0 || c.ownDir != "" {
+		// The files copied in and the directory given belong to the
+		// user the container runs as, looked up once.
+		uid, gid, err := d.containerUser(ctx, resp.ID)
+		if err == nil {
+			err = d.copySecrets(ctx, resp.ID, uid, gid)
+		}
+		if err == nil && c.ownDir != "" {
+			err = d.giveDir(c.ownDir, uid, gid)
+		}
+		if err != nil {
 			return resp.ID, fmt.Errorf("orchestrator: container %s: %w", cname, err)
 		}
 	}
@@ -301,15 +307,12 @@ func hostConfigOf(c containerSpec, unprivileged bool) *container.HostConfig {
 
 // copySecrets puts the run's password and TLS files into a created
 // container, before it starts, as a tar stream through the engine's API,
-// owned by the user it runs as (secretsOwner).
-func (d *Driver) copySecrets(ctx context.Context, id string) error {
+// owned by uid:gid, the user it runs as (containerUser).
+func (d *Driver) copySecrets(ctx context.Context, id string, uid, gid int) error {
 	if d.Password == "" && len(d.secrets) == 0 {
 		return nil
 	}
-	uid, gid, err := d.secretsOwner(ctx, id)
-	if err != nil {
-		return fmt.Errorf("copy the password and TLS files in: %w", err)
-	}
+	var err error
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(name string, b []byte) error {

@@ -24,10 +24,11 @@ import (
 // lookup of a user is made among the engine host's users, not the
 // image's).
 
-// secretsOwner is the uid and gid the files copied into container id are
-// given: those of the user it runs as (its Config.User, the image's USER
-// unless the run set one); root for an image with no USER.
-func (d *Driver) secretsOwner(ctx context.Context, id string) (uid, gid int, err error) {
+// containerUser is the uid and gid of the user container id runs as (its
+// Config.User, the image's USER unless the run set one); root for an
+// image with no USER. The files copied into it and the directory given
+// to it belong to that user.
+func (d *Driver) containerUser(ctx context.Context, id string) (uid, gid int, err error) {
 	res, err := d.Engine.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		return 0, 0, fmt.Errorf("inspect it for its user: %w", err)
@@ -39,21 +40,20 @@ func (d *Driver) secretsOwner(ctx context.Context, id string) (uid, gid int, err
 	return ownerOf(user, func() ([]byte, error) { return d.containerFile(ctx, id, "/etc/passwd") })
 }
 
-// giveDir gives dir, a directory of this host the run made for container
-// id alone, to the user the container runs as (secretsOwner), mode 0700,
+// giveDir gives dir, a directory of this host the run made for a
+// container alone, to uid:gid, the user it runs as (containerUser), 0700,
 // before it starts: a server whose image drops root (Garnet's) writes
 // its log there. Nothing changes for a container that runs as root. The
 // directory is opened without following a link and changed through its
 // descriptor, so a link put in its place is refused, not followed. The
 // run's servers other than tierbench run on this machine only (target
 // refuses them across hosts), so dir is never another host's.
-func (d *Driver) giveDir(ctx context.Context, id, dir string) error {
+func (d *Driver) giveDir(dir string, uid, gid int) error {
 	if !d.Endpoint.local() {
 		return fmt.Errorf("give %s to the container's user: a directory of host %s cannot be changed from here", dir, d.Endpoint.Name)
 	}
-	uid, gid, err := d.secretsOwner(ctx, id)
-	if err != nil || uid == 0 && gid == 0 {
-		return err
+	if uid == 0 && gid == 0 {
+		return nil
 	}
 	return chownDir(dir, uid, gid)
 }
