@@ -38,6 +38,13 @@ const (
 	PasswordPlaceholder
 )
 
+// ReadsClientsFile reports whether the server reads the password from the
+// file the run's clients read (tierbench's --auth-file, a template's
+// {password_file}), not from one of a form of its own.
+func (p Password) ReadsClientsFile() bool {
+	return p == PasswordAuthFile || p == PasswordPlaceholder
+}
+
 // Args puts the password file file into the server's flags args: first
 // for a config file (redis-server reads a config file only as its first
 // argument), last for a flag; a template's {password_file} has put it in

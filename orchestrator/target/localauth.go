@@ -99,7 +99,7 @@ func (p *Password) writeServerPasswords(servers []sut.Server, drv rig.Driver, se
 	dir := drv.Capabilities().FilesDir
 	for _, s := range servers {
 		form := s.Password
-		if form == sut.PasswordNone || form == sut.PasswordAuthFile || form == sut.PasswordPlaceholder || p.Files[form] != "" {
+		if form == sut.PasswordNone || form.ReadsClientsFile() || p.Files[form] != "" {
 			continue
 		}
 		data, err := form.File(p.Auth)
@@ -143,7 +143,7 @@ func (p Password) fileOf(s sut.Server) string {
 	switch {
 	case p.Auth == "" || s.Password == sut.PasswordNone:
 		return ""
-	case s.Password == sut.PasswordAuthFile || s.Password == sut.PasswordPlaceholder:
+	case s.Password.ReadsClientsFile():
 		return cmp.Or(p.File, rig.ContainerPasswordFile)
 	}
 	return p.Files[s.Password]
